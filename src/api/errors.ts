@@ -1,0 +1,178 @@
+/** The API layer's one error type, ApiError, and the kube-style Status body it renders to. */
+import { aggregateMessage, fieldErrorToCause, type FieldError, type StatusCause } from './field-errors.js';
+
+export type StatusReason =
+  | 'BadRequest'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Gone'
+  | 'Invalid'
+  | 'Expired'
+  | 'MethodNotAllowed'
+  | 'NotAcceptable'
+  | 'UnsupportedMediaType'
+  | 'RequestEntityTooLarge'
+  | 'TooManyRequests'
+  | 'InternalError'
+  | 'Timeout'
+  | 'ServiceUnavailable';
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: StatusReason;
+  details?: StatusDetails;
+  code: number;
+}
+
+/** Names a resource the way kube's messages do: `teams.management.service`. */
+export interface GroupResource {
+  group: string;
+  resource: string;
+}
+
+/** Names a kind the way kube's Invalid messages do: `Team.management.service`. */
+export interface GroupKind {
+  group: string;
+  kind: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: StatusReason,
+    message: string,
+    readonly details?: StatusDetails,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  toStatus(): Status {
+    const status: Status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      code: this.code,
+    };
+    if (this.details) status.details = this.details;
+    return status;
+  }
+}
+
+export function isApiError(err: unknown): err is ApiError {
+  return err instanceof ApiError;
+}
+
+const qualified = (gr: GroupResource) => (gr.group ? `${gr.resource}.${gr.group}` : gr.resource);
+
+export function notFound(gr: GroupResource, name: string): ApiError {
+  return new ApiError(404, 'NotFound', `${qualified(gr)} "${name}" not found`, {
+    name,
+    group: gr.group,
+    kind: gr.resource,
+  });
+}
+
+export function alreadyExists(gr: GroupResource, name: string): ApiError {
+  return new ApiError(409, 'AlreadyExists', `${qualified(gr)} "${name}" already exists`, {
+    name,
+    group: gr.group,
+    kind: gr.resource,
+  });
+}
+
+/** A generateName collision that survived every retry: the client should try again. */
+export function generateNameConflict(gr: GroupResource, name: string): ApiError {
+  return new ApiError(
+    409,
+    'AlreadyExists',
+    `${qualified(gr)} "${name}" already exists, the server was not able to generate a unique name for the object`,
+    { name, group: gr.group, kind: gr.resource, retryAfterSeconds: 1 },
+  );
+}
+
+export const conflictDetail =
+  'the object has been modified; please apply your changes to the latest version and try again';
+
+export function conflict(gr: GroupResource, name: string, detail: string = conflictDetail): ApiError {
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(gr)} "${name}": ${detail}`, {
+    name,
+    group: gr.group,
+    kind: gr.resource,
+  });
+}
+
+export function invalid(gk: GroupKind, name: string, errs: FieldError[]): ApiError {
+  const prefix = gk.group ? `${gk.kind}.${gk.group}` : gk.kind;
+  return new ApiError(422, 'Invalid', `${prefix} "${name}" is invalid: ${aggregateMessage(errs)}`, {
+    name,
+    group: gk.group,
+    kind: gk.kind,
+    causes: errs.map(fieldErrorToCause),
+  });
+}
+
+/** A 422 that is not about one field, as kube answers a failed JSON-patch `test`. */
+export function unprocessable(message: string): ApiError {
+  return new ApiError(422, 'Invalid', message);
+}
+
+export function badRequest(message: string, causes?: StatusCause[]): ApiError {
+  return new ApiError(400, 'BadRequest', message, causes ? { causes } : undefined);
+}
+
+export function expired(message: string): ApiError {
+  return new ApiError(410, 'Expired', message);
+}
+
+export function gone(message: string): ApiError {
+  return new ApiError(410, 'Gone', message);
+}
+
+export function tooLarge(message: string): ApiError {
+  return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: ${message}`);
+}
+
+export function unsupportedMediaType(contentType: string, supported: string[]): ApiError {
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${supported.join(', ')}`,
+    { causes: [{ reason: 'UnexpectedHeader', message: `unsupported media type "${contentType}"`, field: 'Content-Type' }] },
+  );
+}
+
+export function methodNotAllowed(method: string, what: string): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', `${method} is not supported on ${what}`);
+}
+
+export function timeout(message: string, retryAfterSeconds?: number): ApiError {
+  return new ApiError(504, 'Timeout', `Timeout: ${message}`, retryAfterSeconds ? { retryAfterSeconds } : undefined);
+}
+
+export function internalError(message: string): ApiError {
+  return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`);
+}
+
+export function serviceUnavailable(message: string): ApiError {
+  return new ApiError(503, 'ServiceUnavailable', message);
+}

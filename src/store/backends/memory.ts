@@ -1,0 +1,136 @@
+/** The in-memory backend: the same log semantics as SQLite, for tests and throwaway servers. */
+import { keyExists } from '../errors.js';
+import type { LogBackend, Row } from '../log-backend.js';
+import { LogStore } from '../log-store.js';
+import type { EventType, LogRecord } from '../types.js';
+
+interface MemRow {
+  key: string;
+  revision: number;
+  value: string;
+  type: EventType;
+  prevRevision: number;
+}
+
+/** Index of the first element for which `before` is false, in a sorted array. */
+function lowerBound<T>(items: T[], before: (item: T) => boolean): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (before(items[mid]!)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+class MemoryBackend implements LogBackend {
+  private revision = 0;
+  private compacted = 0;
+  private log: MemRow[] = [];
+  private readonly rows = new Map<string, MemRow[]>();
+  private sortedKeys: string[] = [];
+
+  latest(key: string): Row | undefined {
+    const last = this.rows.get(key)?.at(-1);
+    return last && last.type !== 'DELETED' ? last : undefined;
+  }
+
+  create(key: string, value: string): number {
+    const last = this.rows.get(key)?.at(-1);
+    if (last && last.type !== 'DELETED') throw keyExists(key);
+    return this.append(key, value, 'ADDED', last?.revision ?? 0);
+  }
+
+  update(key: string, value: string, expected: number): number | undefined {
+    const last = this.latest(key);
+    if (!last || last.revision !== expected) return undefined;
+    return this.append(key, value, 'MODIFIED', expected);
+  }
+
+  delete(key: string, expected: number): number | undefined {
+    const last = this.latest(key);
+    if (!last || last.revision !== expected) return undefined;
+    return this.append(key, last.value, 'DELETED', expected);
+  }
+
+  list(start: string, end: string, after: string, revision: number, limit: number): Row[] {
+    const out: Row[] = [];
+    const first =
+      after >= start ? lowerBound(this.sortedKeys, (k) => k <= after) : lowerBound(this.sortedKeys, (k) => k < start);
+    for (let i = first; i < this.sortedKeys.length; i++) {
+      const key = this.sortedKeys[i]!;
+      if (key >= end) break;
+      const history = this.rows.get(key)!;
+      const row = history[lowerBound(history, (r) => r.revision <= revision) - 1];
+      if (row && row.type !== 'DELETED') out.push(row);
+      if (limit > 0 && out.length >= limit) break;
+    }
+    return out;
+  }
+
+  readSince(after: number, limit: number): LogRecord[] {
+    const start = lowerBound(this.log, (r) => r.revision <= after);
+    return this.log.slice(start, start + limit).map((r) => {
+      const record: LogRecord = { revision: r.revision, key: r.key, type: r.type, value: r.value };
+      const prev = r.type === 'ADDED' ? undefined : this.rows.get(r.key)?.find((p) => p.revision === r.prevRevision);
+      if (prev) {
+        record.prevValue = prev.value;
+        record.prevRevision = prev.revision;
+      }
+      return record;
+    });
+  }
+
+  currentRevision(): number {
+    return this.revision;
+  }
+
+  compactedRevision(): number {
+    return this.compacted;
+  }
+
+  compact(revision: number): void {
+    if (revision <= this.compacted) return;
+    const dropped = new Set<MemRow>();
+    for (const [key, history] of this.rows) {
+      const upTo = lowerBound(history, (r) => r.revision <= revision);
+      // Rows superseded at or before the compaction revision, and a tombstone that is the last of them.
+      const lastKept = history[upTo - 1];
+      const cut = lastKept && lastKept.type === 'DELETED' ? upTo : upTo - 1;
+      for (let i = 0; i < cut; i++) dropped.add(history[i]!);
+      const kept = history.slice(Math.max(cut, 0));
+      if (kept.length === 0) this.rows.delete(key);
+      else this.rows.set(key, kept);
+    }
+    if (dropped.size > 0) {
+      this.log = this.log.filter((r) => !dropped.has(r));
+      this.sortedKeys = this.sortedKeys.filter((k) => this.rows.has(k));
+    }
+    this.compacted = revision;
+  }
+
+  ping(): void {}
+
+  close(): void {}
+
+  private append(key: string, value: string, type: EventType, prevRevision: number): number {
+    const row: MemRow = { key, revision: ++this.revision, value, type, prevRevision };
+    this.log.push(row);
+    let history = this.rows.get(key);
+    if (!history) {
+      history = [];
+      this.rows.set(key, history);
+      this.sortedKeys.splice(lowerBound(this.sortedKeys, (k) => k < key), 0, key);
+    }
+    history.push(row);
+    return row.revision;
+  }
+}
+
+/** A Store that lives in this process's memory and is gone when it exits. */
+export class MemoryStore extends LogStore {
+  constructor() {
+    super(new MemoryBackend(), { pollIntervalMs: 0 });
+  }
+}

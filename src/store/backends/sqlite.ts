@@ -1,0 +1,179 @@
+/**
+ * The embedded default backend: one SQLite file in WAL mode, laid out as kine lays out etcd's
+ * keyspace. Table kv holds one row per revision (id); a unique (name, prev_revision) index means
+ * two writers can never both append after the same row. Writes run in BEGIN IMMEDIATE transactions,
+ * so several processes may share the file; each one's watchers poll the log for the others' rows.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { keyExists } from '../errors.js';
+import type { LogBackend, Row } from '../log-backend.js';
+import { LogStore } from '../log-store.js';
+import type { LogRecord } from '../types.js';
+
+const schema = `
+CREATE TABLE IF NOT EXISTS kv (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  created INTEGER NOT NULL,
+  deleted INTEGER NOT NULL,
+  prev_revision INTEGER NOT NULL,
+  value TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS kv_name_prev_revision ON kv (name, prev_revision);
+CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+`;
+
+interface KvRow {
+  id: number;
+  name: string;
+  created: number;
+  deleted: number;
+  prev_revision: number;
+  value: string;
+  prev_value?: string | null;
+}
+
+export interface SqliteOptions {
+  /** SQLite's synchronous pragma: FULL (default) survives power loss, NORMAL survives process crashes. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** How long a writer waits for another process's write lock. */
+  busyTimeoutMs?: number;
+}
+
+class SqliteBackend implements LogBackend {
+  private readonly db: Database.Database;
+  private readonly stmts;
+  private readonly txCreate: Database.Transaction<(key: string, value: string) => number>;
+  private readonly txAppend: Database.Transaction<
+    (key: string, value: string | undefined, expected: number) => number | undefined
+  >;
+  private readonly txCompact: Database.Transaction<(revision: number) => void>;
+
+  constructor(path: string, opts: SqliteOptions) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+    this.db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
+    this.db.exec(schema);
+    const db = this.db;
+    this.stmts = {
+      latest: db.prepare<[string], KvRow>(
+        'SELECT id, name, created, deleted, prev_revision, value FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1',
+      ),
+      insert: db.prepare<[string, number, number, number, string]>(
+        'INSERT INTO kv (name, created, deleted, prev_revision, value) VALUES (?, ?, ?, ?, ?)',
+      ),
+      // Streams keys in index order and stops at the limit: the correlated MAX keeps only the row
+      // that was current at the revision.
+      list: db.prepare<{ start: string; end: string; after: string; rev: number; limit: number }, KvRow>(
+        `SELECT kv.id, kv.name, kv.value FROM kv
+          WHERE kv.name >= @start AND kv.name < @end AND kv.name > @after AND kv.id <= @rev AND kv.deleted = 0
+            AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name AND k2.id <= @rev)
+          ORDER BY kv.name LIMIT @limit`,
+      ),
+      since: db.prepare<[number, number], KvRow>(
+        `SELECT kv.id, kv.name, kv.created, kv.deleted, kv.prev_revision, kv.value, p.value AS prev_value
+           FROM kv LEFT JOIN kv p ON p.id = kv.prev_revision AND kv.created = 0
+          WHERE kv.id > ? ORDER BY kv.id LIMIT ?`,
+      ),
+      revision: db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'kv'"),
+      getMeta: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE key = ?'),
+      setMeta: db.prepare<[string, number]>(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      ),
+      // Drops rows superseded at or before the revision, and tombstones at or before it.
+      compact: db.prepare<{ rev: number }>(
+        `DELETE FROM kv WHERE id <= @rev AND (deleted = 1
+           OR EXISTS (SELECT 1 FROM kv k2 WHERE k2.name = kv.name AND k2.id > kv.id AND k2.id <= @rev))`,
+      ),
+      ping: db.prepare('SELECT 1'),
+    };
+    this.txCreate = db.transaction((key: string, value: string) => {
+      const last = this.stmts.latest.get(key);
+      if (last && !last.deleted) throw keyExists(key);
+      return Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value).lastInsertRowid);
+    });
+    // value undefined appends a tombstone carrying the last value.
+    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number) => {
+      const last = this.stmts.latest.get(key);
+      if (!last || last.deleted || last.id !== expected) return undefined;
+      const deleted = value === undefined ? 1 : 0;
+      return Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value).lastInsertRowid);
+    });
+    this.txCompact = db.transaction((revision: number) => {
+      this.stmts.compact.run({ rev: revision });
+      this.stmts.setMeta.run('compact_revision', revision);
+    });
+  }
+
+  latest(key: string): Row | undefined {
+    const r = this.stmts.latest.get(key);
+    return r && !r.deleted ? { key, revision: r.id, value: r.value } : undefined;
+  }
+
+  create(key: string, value: string): number {
+    return this.txCreate.immediate(key, value);
+  }
+
+  update(key: string, value: string, expected: number): number | undefined {
+    return this.txAppend.immediate(key, value, expected);
+  }
+
+  delete(key: string, expected: number): number | undefined {
+    return this.txAppend.immediate(key, undefined, expected);
+  }
+
+  list(start: string, end: string, after: string, revision: number, limit: number): Row[] {
+    return this.stmts.list
+      .all({ start, end, after, rev: revision, limit: limit > 0 ? limit : -1 })
+      .map((r) => ({ key: r.name, revision: r.id, value: r.value }));
+  }
+
+  readSince(after: number, limit: number): LogRecord[] {
+    return this.stmts.since.all(after, limit).map((r) => {
+      const record: LogRecord = {
+        revision: r.id,
+        key: r.name,
+        type: r.created ? 'ADDED' : r.deleted ? 'DELETED' : 'MODIFIED',
+        value: r.value,
+      };
+      if (typeof r.prev_value === 'string') {
+        record.prevValue = r.prev_value;
+        record.prevRevision = r.prev_revision;
+      }
+      return record;
+    });
+  }
+
+  currentRevision(): number {
+    return this.stmts.revision.get()?.seq ?? 0;
+  }
+
+  compactedRevision(): number {
+    return this.stmts.getMeta.get('compact_revision')?.value ?? 0;
+  }
+
+  compact(revision: number): void {
+    if (revision <= this.compactedRevision()) return;
+    this.txCompact.immediate(revision);
+  }
+
+  ping(): void {
+    this.stmts.ping.get();
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/** A Store in one SQLite file that acknowledges a write only once it is durable. */
+export class SqliteStore extends LogStore {
+  constructor(path: string, opts: SqliteOptions & { pollIntervalMs?: number } = {}) {
+    super(new SqliteBackend(path, opts), { pollIntervalMs: opts.pollIntervalMs ?? 200 });
+  }
+}

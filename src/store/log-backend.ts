@@ -1,0 +1,32 @@
+/**
+ * What a backend must provide: a log of rows, one per revision, each a key's new value or its
+ * tombstone. Every method may answer synchronously (SQLite, memory) or with a promise (PostgreSQL).
+ */
+import type { LogRecord } from './types.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface Row {
+  key: string;
+  revision: number;
+  value: string;
+}
+
+export interface LogBackend {
+  /** The key's latest row, or undefined when the key is absent or deleted. */
+  latest(key: string): MaybePromise<Row | undefined>;
+  /** Appends a creation row; throws StorageError KeyExists when the key holds a live object. */
+  create(key: string, value: string): MaybePromise<number>;
+  /** Appends a new value if the key's latest live row is still `expected`; undefined otherwise. */
+  update(key: string, value: string, expected: number): MaybePromise<number | undefined>;
+  /** Appends a tombstone if the key's latest live row is still `expected`; undefined otherwise. */
+  delete(key: string, expected: number): MaybePromise<number | undefined>;
+  /** Keys in [start, end) and after `after`, live at `revision`, in key order; limit 0 = all. */
+  list(start: string, end: string, after: string, revision: number, limit: number): MaybePromise<Row[]>;
+  readSince(after: number, limit: number): MaybePromise<LogRecord[]>;
+  currentRevision(): MaybePromise<number>;
+  compactedRevision(): MaybePromise<number>;
+  compact(revision: number): MaybePromise<void>;
+  ping(): MaybePromise<void>;
+  close(): MaybePromise<void>;
+}

@@ -1,0 +1,167 @@
+/** The Store every backend shares: preconditions, the update retry loop, listing and watching. */
+import { decodeObject, encodeObject } from './encode.js';
+import { StorageError, expired, notFound } from './errors.js';
+import type { LogBackend } from './log-backend.js';
+import { LogTail } from './log-tail.js';
+import {
+  prefixEnd,
+  type ListOptions,
+  type ListResult,
+  type Preconditions,
+  type Store,
+  type StoreWatch,
+  type StoredObject,
+  type TryUpdate,
+} from './types.js';
+
+export interface LogStoreOptions {
+  /** How often watchers look for writes made by other processes; 0 for a single-process store. */
+  pollIntervalMs: number;
+}
+
+/** Guards against a livelock when writers keep racing: far more than real contention needs. */
+const maxUpdateAttempts = 1000;
+
+export class LogStore implements Store {
+  private readonly tail: LogTail;
+  private closed = false;
+
+  constructor(
+    protected readonly backend: LogBackend,
+    opts: LogStoreOptions,
+  ) {
+    this.tail = new LogTail(backend, { pollIntervalMs: opts.pollIntervalMs });
+  }
+
+  async create<T extends StoredObject>(key: string, obj: T): Promise<T> {
+    this.assertOpen(key);
+    const value = encodeObject(obj);
+    const revision = await this.backend.create(key, value);
+    this.tail.notify();
+    return decodeObject<T>(value, revision);
+  }
+
+  async get<T extends StoredObject>(key: string): Promise<T> {
+    this.assertOpen(key);
+    const row = await this.backend.latest(key);
+    if (!row) throw notFound(key);
+    return decodeObject<T>(row.value, row.revision);
+  }
+
+  async list<T extends StoredObject>(prefix: string, opts: ListOptions = {}): Promise<ListResult<T>> {
+    this.assertOpen(prefix);
+    const current = await this.backend.currentRevision();
+    const revision = opts.revision ?? current;
+    if (revision > current) {
+      throw new StorageError(
+        'TooLargeResourceVersion',
+        prefix,
+        `Too large resource version: ${revision}, current: ${current}`,
+        current,
+      );
+    }
+    if (opts.revision !== undefined) {
+      const compacted = await this.backend.compactedRevision();
+      if (revision < compacted) throw expired(prefix, revision, compacted);
+    }
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const rows = await this.backend.list(prefix, prefixEnd(prefix), opts.after ?? '', revision, limit ? limit + 1 : 0);
+    const more = limit > 0 && rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const result: ListResult<T> = { items: page.map((r) => decodeObject<T>(r.value, r.revision)), revision };
+    if (more) result.continueAfter = page[page.length - 1]!.key;
+    return result;
+  }
+
+  async guaranteedUpdate<T extends StoredObject>(
+    key: string,
+    preconditions: Preconditions | undefined,
+    tryUpdate: TryUpdate<T>,
+  ): Promise<T> {
+    this.assertOpen(key);
+    for (let attempt = 0; attempt < maxUpdateAttempts; attempt++) {
+      const row = await this.backend.latest(key);
+      if (!row) throw notFound(key);
+      const current = decodeObject<T>(row.value, row.revision);
+      checkPreconditions(key, preconditions, current);
+      const next = await tryUpdate(current);
+      const value = encodeObject(next);
+      if (value === row.value) return decodeObject<T>(row.value, row.revision);
+      const revision = await this.backend.update(key, value, row.revision);
+      if (revision !== undefined) {
+        this.tail.notify();
+        return decodeObject<T>(value, revision);
+      }
+      // Another writer changed the object after we read it: read it again and recompute.
+    }
+    throw new StorageError('Conflict', key, `too many concurrent updates to ${key}`);
+  }
+
+  async delete<T extends StoredObject>(key: string, preconditions?: Preconditions): Promise<T> {
+    this.assertOpen(key);
+    for (let attempt = 0; attempt < maxUpdateAttempts; attempt++) {
+      const row = await this.backend.latest(key);
+      if (!row) throw notFound(key);
+      checkPreconditions(key, preconditions, decodeObject<T>(row.value, row.revision));
+      const revision = await this.backend.delete(key, row.revision);
+      if (revision !== undefined) {
+        this.tail.notify();
+        return decodeObject<T>(row.value, revision);
+      }
+    }
+    throw new StorageError('Conflict', key, `too many concurrent updates to ${key}`);
+  }
+
+  watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T> {
+    this.assertOpen(prefix);
+    return this.tail.watch<T>(prefix, fromRevision);
+  }
+
+  async currentRevision(): Promise<number> {
+    return this.backend.currentRevision();
+  }
+
+  async compactedRevision(): Promise<number> {
+    return this.backend.compactedRevision();
+  }
+
+  async compact(revision: number): Promise<void> {
+    const current = await this.backend.currentRevision();
+    await this.backend.compact(Math.min(revision, current));
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen('');
+    await this.backend.ping();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.tail.close();
+    await this.backend.close();
+  }
+
+  private assertOpen(key: string): void {
+    if (this.closed) throw new StorageError('Closed', key, 'the store is closed');
+  }
+}
+
+function checkPreconditions(key: string, pre: Preconditions | undefined, current: StoredObject): void {
+  if (!pre) return;
+  const meta = current.metadata ?? {};
+  if (pre.uid !== undefined && pre.uid !== meta.uid) {
+    throw new StorageError(
+      'PreconditionFailed',
+      key,
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid ?? ''}`,
+    );
+  }
+  if (pre.resourceVersion !== undefined && pre.resourceVersion !== meta.resourceVersion) {
+    throw new StorageError(
+      'PreconditionFailed',
+      key,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ''}`,
+    );
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The Store interface, modelled on kube-apiserver's storage.Interface: objects are JSON values under
+ * string keys, every write gets the next value of one global revision, and that revision is the
+ * object's metadata.resourceVersion.
+ */
+
+/** Any persisted object. The store reads and writes only metadata.uid and metadata.resourceVersion. */
+export interface StoredObject {
+  metadata?: { uid?: string; resourceVersion?: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+export interface Preconditions {
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface ListOptions {
+  /** At most this many items; 0 or absent means all. */
+  limit?: number;
+  /** Return keys strictly after this one (the continue position). */
+  after?: string;
+  /** Read the state as of this revision; absent means the current revision. */
+  revision?: number;
+}
+
+export interface ListResult<T> {
+  items: T[];
+  /** The revision the list was read at. */
+  revision: number;
+  /** The key of the last item returned, when more items follow it. */
+  continueAfter?: string;
+}
+
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoreEvent<T = StoredObject> {
+  type: EventType;
+  key: string;
+  revision: number;
+  /** The new object; for DELETED, the object as it was when deleted, at the deletion revision. */
+  object: T;
+  /** The object before this event (MODIFIED and DELETED), when history still holds it. */
+  prevObject?: T;
+}
+
+/** A running watch: iterate it for events; stop() ends the iteration. */
+export interface StoreWatch<T = StoredObject> extends AsyncIterable<StoreEvent<T>> {
+  stop(): void;
+}
+
+/** Computes the next version of an object; throwing aborts the update with that error. */
+export type TryUpdate<T> = (current: T) => T | Promise<T>;
+
+export interface Store {
+  /** Writes a new object; fails with KeyExists when the key holds a live object. */
+  create<T extends StoredObject>(key: string, obj: T): Promise<T>;
+  get<T extends StoredObject>(key: string): Promise<T>;
+  list<T extends StoredObject>(prefix: string, opts?: ListOptions): Promise<ListResult<T>>;
+  /**
+   * Reads the current object, checks preconditions, calls tryUpdate and writes the result if it
+   * differs, retrying from a fresh read when another writer got there first. An unchanged result
+   * writes nothing and keeps the resourceVersion.
+   */
+  guaranteedUpdate<T extends StoredObject>(
+    key: string,
+    preconditions: Preconditions | undefined,
+    tryUpdate: TryUpdate<T>,
+  ): Promise<T>;
+  /** Removes the object if preconditions hold; returns it as it was, at the deletion revision. */
+  delete<T extends StoredObject>(key: string, preconditions?: Preconditions): Promise<T>;
+  /** Every event under prefix with a revision after fromRevision, in revision order. */
+  watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T>;
+  /** The revision of the latest write. */
+  currentRevision(): Promise<number>;
+  /** History at or before this revision is gone; watching or listing from it is Expired. */
+  compactedRevision(): Promise<number>;
+  /** Drops history that no object needs at revisions up to and including this one. */
+  compact(revision: number): Promise<void>;
+  /** Cheap liveness check used by /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** One row of the log as the backends hand it to the watch fan-out. */
+export interface LogRecord {
+  revision: number;
+  key: string;
+  type: EventType;
+  value: string;
+  prevValue?: string;
+  prevRevision?: number;
+}
+
+/** The first key after every key with this prefix, for range scans. */
+export function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}

@@ -1,0 +1,87 @@
+/** A bounded push-to-pull queue: the producer pushes events, the watcher iterates them. */
+import { StorageError } from './errors.js';
+
+export class WatchQueue<T> implements AsyncIterable<T> {
+  private items: T[] = [];
+  private waiter: ((r: IteratorResult<T>) => void) | undefined;
+  private rejecter: ((err: unknown) => void) | undefined;
+  private failure: unknown;
+  private done = false;
+
+  /** @param maxPending a watcher this far behind is cut off rather than buffered without bound. */
+  constructor(
+    private readonly maxPending: number,
+    private readonly onClose: () => void = () => {},
+  ) {}
+
+  push(item: T): void {
+    if (this.done) return;
+    if (this.waiter) {
+      const resolve = this.waiter;
+      this.waiter = this.rejecter = undefined;
+      resolve({ value: item, done: false });
+      return;
+    }
+    if (this.items.length >= this.maxPending) {
+      this.fail(new StorageError('WatchOverflow', '', `watcher fell more than ${this.maxPending} events behind`));
+      return;
+    }
+    this.items.push(item);
+  }
+
+  /** Ends the stream with an error, delivered after the events already queued. */
+  fail(err: unknown): void {
+    if (this.done) return;
+    this.failure = err;
+    this.finish();
+  }
+
+  end(): void {
+    if (this.done) return;
+    this.finish();
+  }
+
+  get closed(): boolean {
+    return this.done;
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.onClose();
+    if (this.waiter && this.items.length === 0) {
+      const resolve = this.waiter;
+      const reject = this.rejecter!;
+      this.waiter = this.rejecter = undefined;
+      if (this.failure !== undefined) reject(this.failure);
+      else resolve({ value: undefined, done: true });
+    }
+  }
+
+  private next(): Promise<IteratorResult<T>> {
+    const item = this.items.shift();
+    if (item !== undefined) return Promise.resolve({ value: item, done: false });
+    if (this.done) {
+      if (this.failure !== undefined) {
+        const err = this.failure;
+        this.failure = undefined;
+        return Promise.reject(err);
+      }
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => {
+      this.waiter = resolve;
+      this.rejecter = reject;
+    });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return {
+      next: () => this.next(),
+      return: () => {
+        this.end();
+        this.items = [];
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+}

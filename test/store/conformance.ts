@@ -1,0 +1,273 @@
+/** One behaviour contract for every Store backend: each backend's test file runs this suite. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isStorageError, type StorageErrorCode } from '../../src/store/errors.js';
+import type { Store, StoreEvent, StoredObject } from '../../src/store/types.js';
+
+export interface StoreFixture {
+  store: Store;
+  /** A second handle on the same data, for backends several processes can share. */
+  reopen?: () => Store;
+  cleanup(): Promise<void>;
+}
+
+interface Obj extends StoredObject {
+  metadata: { name: string; uid?: string; resourceVersion?: string };
+  spec?: { n?: number; note?: string };
+}
+
+const obj = (name: string, n = 0): Obj => ({ metadata: { name, uid: `uid-${name}` }, spec: { n } });
+
+async function expectStorageError(p: Promise<unknown>, code: StorageErrorCode): Promise<void> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(isStorageError(err), `expected StorageError ${code}, got ${String(err)}`).toBe(true);
+  expect((err as { code: string }).code).toBe(code);
+}
+
+/** Reads events from a watch until `count` arrived or the deadline passed. */
+export async function collect<T extends StoredObject>(
+  watch: AsyncIterable<StoreEvent<T>> & { stop(): void },
+  count: number,
+  timeoutMs = 5000,
+): Promise<StoreEvent<T>[]> {
+  const events: StoreEvent<T>[] = [];
+  const timer = setTimeout(() => watch.stop(), timeoutMs);
+  try {
+    for await (const e of watch) {
+      events.push(e);
+      if (events.length >= count) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    watch.stop();
+  }
+  return events;
+}
+
+export interface ConformanceOptions {
+  /** The backend can be opened twice on the same data (SQLite file, PostgreSQL database). */
+  sharedHandles: boolean;
+}
+
+export function describeStoreConformance(
+  name: string,
+  makeFixture: () => Promise<StoreFixture>,
+  opts: ConformanceOptions,
+): void {
+  describe(`Store conformance: ${name}`, () => {
+    let fx: StoreFixture;
+    let store: Store;
+    beforeEach(async () => {
+      fx = await makeFixture();
+      store = fx.store;
+    });
+    afterEach(async () => {
+      await fx.cleanup();
+    });
+
+    it('creates and gets objects with a resourceVersion from one global revision', async () => {
+      const a = await store.create('/teams/a', obj('a'));
+      const b = await store.create('/ownedaccesskeys/b', obj('b'));
+      expect(Number(b.metadata.resourceVersion)).toBeGreaterThan(Number(a.metadata.resourceVersion));
+      expect(await store.currentRevision()).toBe(Number(b.metadata.resourceVersion));
+      const got = await store.get<Obj>('/teams/a');
+      expect(got).toEqual(a);
+      await expectStorageError(store.create('/teams/a', obj('a')), 'KeyExists');
+      await expectStorageError(store.get('/teams/missing'), 'NotFound');
+    });
+
+    it('updates with guaranteedUpdate, and a write that changes nothing keeps the resourceVersion', async () => {
+      const created = await store.create('/teams/a', obj('a', 1));
+      const updated = await store.guaranteedUpdate<Obj>('/teams/a', undefined, (cur) => ({
+        ...cur,
+        spec: { n: (cur.spec?.n ?? 0) + 1 },
+      }));
+      expect(updated.spec?.n).toBe(2);
+      expect(Number(updated.metadata.resourceVersion)).toBeGreaterThan(Number(created.metadata.resourceVersion));
+      const revision = await store.currentRevision();
+      const same = await store.guaranteedUpdate<Obj>('/teams/a', undefined, (cur) => cur);
+      expect(same.metadata.resourceVersion).toBe(updated.metadata.resourceVersion);
+      expect(await store.currentRevision()).toBe(revision);
+      await expectStorageError(store.guaranteedUpdate('/teams/none', undefined, (c) => c), 'NotFound');
+    });
+
+    it('checks uid and resourceVersion preconditions', async () => {
+      const a = await store.create('/teams/a', obj('a'));
+      await expectStorageError(
+        store.guaranteedUpdate('/teams/a', { uid: 'other' }, (c) => c),
+        'PreconditionFailed',
+      );
+      await expectStorageError(
+        store.guaranteedUpdate('/teams/a', { resourceVersion: '999999' }, (c) => c),
+        'PreconditionFailed',
+      );
+      await expectStorageError(store.delete('/teams/a', { uid: 'other' }), 'PreconditionFailed');
+      const ok = await store.guaranteedUpdate<Obj>(
+        '/teams/a',
+        { uid: 'uid-a', resourceVersion: a.metadata.resourceVersion! },
+        (c) => ({ ...c, spec: { n: 5 } }),
+      );
+      expect(ok.spec?.n).toBe(5);
+    });
+
+    it('gives exactly one winner among concurrent updates with the same resourceVersion precondition', async () => {
+      const a = await store.create('/teams/a', obj('a'));
+      const attempts = Array.from({ length: 12 }, (_, i) =>
+        store.guaranteedUpdate<Obj>('/teams/a', { resourceVersion: a.metadata.resourceVersion! }, async (cur) => {
+          await new Promise((r) => setTimeout(r, 1));
+          return { ...cur, spec: { n: i + 1 } };
+        }),
+      );
+      const results = await Promise.allSettled(attempts);
+      const winners = results.filter((r) => r.status === 'fulfilled');
+      expect(winners).toHaveLength(1);
+      for (const r of results) {
+        if (r.status === 'rejected') expect(isStorageError(r.reason, 'PreconditionFailed')).toBe(true);
+      }
+      const final = await store.get<Obj>('/teams/a');
+      expect(final.spec?.n).toBe((winners[0] as PromiseFulfilledResult<Obj>).value.spec?.n);
+    });
+
+    it('loses no increment when concurrent updates race without a precondition', async () => {
+      await store.create('/teams/counter', obj('counter', 0));
+      await Promise.all(
+        Array.from({ length: 25 }, () =>
+          store.guaranteedUpdate<Obj>('/teams/counter', undefined, async (cur) => {
+            await new Promise((r) => setTimeout(r, Math.random() * 3));
+            return { ...cur, spec: { n: (cur.spec?.n ?? 0) + 1 } };
+          }),
+        ),
+      );
+      expect((await store.get<Obj>('/teams/counter')).spec?.n).toBe(25);
+    });
+
+    it('deletes, returns the deleted object, and allows the key to be created again', async () => {
+      await store.create('/teams/a', obj('a', 7));
+      const deleted = await store.delete<Obj>('/teams/a');
+      expect(deleted.spec?.n).toBe(7);
+      expect(Number(deleted.metadata.resourceVersion)).toBe(await store.currentRevision());
+      await expectStorageError(store.get('/teams/a'), 'NotFound');
+      await expectStorageError(store.delete('/teams/a'), 'NotFound');
+      const again = await store.create('/teams/a', obj('a', 8));
+      expect(again.spec?.n).toBe(8);
+    });
+
+    it('lists a prefix in key order with limit and continue, at a consistent revision', async () => {
+      for (const n of ['c', 'a', 'e', 'b', 'd']) await store.create(`/teams/${n}`, obj(n));
+      await store.create('/teamsx/zzz', obj('zzz'));
+      await store.create('/ownedaccesskeys/k', obj('k'));
+      const first = await store.list<Obj>('/teams/', { limit: 2 });
+      expect(first.items.map((i) => i.metadata.name)).toEqual(['a', 'b']);
+      expect(first.continueAfter).toBe('/teams/b');
+      // Changes after the first page are invisible to later pages read at the first page's revision.
+      await store.delete('/teams/c');
+      await store.create('/teams/bb', obj('bb'));
+      const second = await store.list<Obj>('/teams/', { limit: 2, after: first.continueAfter!, revision: first.revision });
+      expect(second.items.map((i) => i.metadata.name)).toEqual(['c', 'd']);
+      const third = await store.list<Obj>('/teams/', { limit: 2, after: second.continueAfter!, revision: first.revision });
+      expect(third.items.map((i) => i.metadata.name)).toEqual(['e']);
+      expect(third.continueAfter).toBeUndefined();
+      const now = await store.list<Obj>('/teams/');
+      expect(now.items.map((i) => i.metadata.name)).toEqual(['a', 'b', 'bb', 'd', 'e']);
+      await expectStorageError(store.list('/teams/', { revision: now.revision + 100 }), 'TooLargeResourceVersion');
+    });
+
+    it('compacts history: current objects stay, old revisions expire', async () => {
+      await store.create('/teams/a', obj('a', 1));
+      const old = await store.currentRevision();
+      await store.guaranteedUpdate<Obj>('/teams/a', undefined, (c) => ({ ...c, spec: { n: 2 } }));
+      await store.create('/teams/b', obj('b'));
+      await store.delete('/teams/b');
+      await store.compact(await store.currentRevision());
+      expect(await store.compactedRevision()).toBe(await store.currentRevision());
+      expect((await store.get<Obj>('/teams/a')).spec?.n).toBe(2);
+      expect((await store.list<Obj>('/teams/')).items.map((i) => i.metadata.name)).toEqual(['a']);
+      await expectStorageError(store.list('/teams/', { revision: old }), 'Expired');
+      const w = store.watch('/teams/', old);
+      await expect(collect(w, 1)).rejects.toSatisfy((e: unknown) => isStorageError(e, 'Expired'));
+      // New writes after compaction get later revisions and are watchable.
+      const from = await store.currentRevision();
+      const w2 = store.watch<Obj>('/teams/', from);
+      await store.create('/teams/c', obj('c'));
+      const events = await collect(w2, 1);
+      expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([['ADDED', 'c']]);
+    });
+
+    it('watch delivers every event after the start revision in revision order, with prefix filtering', async () => {
+      const start = await store.currentRevision();
+      const w = store.watch<Obj>('/teams/', start);
+      await store.create('/teams/a', obj('a', 1));
+      await store.create('/ownedaccesskeys/k', obj('k'));
+      await store.guaranteedUpdate<Obj>('/teams/a', undefined, (c) => ({ ...c, spec: { n: 2 } }));
+      await store.create('/teams/b', obj('b'));
+      await store.delete('/teams/a');
+      const events = await collect(w, 4);
+      expect(events.map((e) => [e.type, e.object.metadata.name, e.object.spec?.n])).toEqual([
+        ['ADDED', 'a', 1],
+        ['MODIFIED', 'a', 2],
+        ['ADDED', 'b', 0],
+        ['DELETED', 'a', 2],
+      ]);
+      const revisions = events.map((e) => e.revision);
+      expect([...revisions].sort((x, y) => x - y)).toEqual(revisions);
+      for (const e of events) expect(e.object.metadata.resourceVersion).toBe(String(e.revision));
+      expect(events[1]!.prevObject?.spec?.n).toBe(1);
+      expect(events[3]!.prevObject?.spec?.n).toBe(2);
+    });
+
+    it('a watch starting in the past replays history, then follows live writes', async () => {
+      const start = await store.currentRevision();
+      for (let i = 0; i < 30; i++) await store.create(`/teams/t${String(i).padStart(2, '0')}`, obj(`t${i}`, i));
+      const w = store.watch<Obj>('/teams/', start + 10);
+      await store.create('/teams/live', obj('live', 99));
+      const events = await collect(w, 21);
+      expect(events).toHaveLength(21);
+      expect(events.slice(0, 20).map((e) => e.object.spec?.n)).toEqual(Array.from({ length: 20 }, (_, i) => i + 10));
+      expect(events[20]!.object.metadata.name).toBe('live');
+    });
+
+    it('many concurrent watchers each see every event exactly once', async () => {
+      const start = await store.currentRevision();
+      const watchers = Array.from({ length: 20 }, () => store.watch<Obj>('/teams/', start));
+      const writes = (async () => {
+        for (let i = 0; i < 15; i++) await store.create(`/teams/w${i}`, obj(`w${i}`, i));
+      })();
+      const all = await Promise.all(watchers.map((w) => collect(w, 15)));
+      await writes;
+      for (const events of all) expect(events.map((e) => e.object.spec?.n)).toEqual(Array.from({ length: 15 }, (_, i) => i));
+    });
+
+    it('stop() ends a watch that is waiting for events', async () => {
+      const w = store.watch('/teams/', await store.currentRevision());
+      setTimeout(() => w.stop(), 20);
+      const events: unknown[] = [];
+      for await (const e of w) events.push(e);
+      expect(events).toEqual([]);
+    });
+
+    if (opts.sharedHandles) it('a second handle on the same data sees writes and watch events of the first', async () => {
+      const other = fx.reopen!();
+      try {
+        const start = await store.currentRevision();
+        const w = other.watch<Obj>('/teams/', start);
+        await store.create('/teams/shared', obj('shared', 1));
+        expect((await other.get<Obj>('/teams/shared')).spec?.n).toBe(1);
+        await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? store : other).guaranteedUpdate<Obj>('/teams/shared', undefined, (c) => ({
+              ...c,
+              spec: { n: (c.spec?.n ?? 0) + 1 },
+            })),
+          ),
+        );
+        expect((await store.get<Obj>('/teams/shared')).spec?.n).toBe(11);
+        const events = await collect(w, 11);
+        expect(events.map((e) => e.object.spec?.n)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+      } finally {
+        await other.close();
+      }
+    });
+  });
+}

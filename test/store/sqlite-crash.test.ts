@@ -1,0 +1,76 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/backends/sqlite.js';
+
+const writer = new URL('../fixtures/sqlite-writer.ts', import.meta.url).pathname;
+
+interface Ack {
+  name: string;
+  revision: number;
+}
+
+/** Starts a writer process and resolves with its acknowledged writes once it has been SIGKILLed. */
+function runWriterUntilKilled(path: string, prefix: string, killAfterAcks: number): Promise<Ack[]> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', writer, path, prefix], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const acks: Ack[] = [];
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const [word, name, rev] = line.split(' ');
+      if (word !== 'ack' || !name) return;
+      acks.push({ name, revision: Number(rev) });
+      if (acks.length === killAfterAcks) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (signal === 'SIGKILL') resolve(acks);
+      else reject(new Error(`writer exited with ${code ?? signal} after ${acks.length} acks`));
+    });
+  });
+}
+
+describe('SQLite durability across kill -9', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'teamkeys-crash-'));
+  const path = join(dir, 'store.db');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps every acknowledged write when two concurrent writer processes are killed, over several cycles', async () => {
+    const acked: Ack[] = [];
+    for (let cycle = 0; cycle < 4; cycle++) {
+      const killAt = 20 + Math.floor(Math.random() * 60);
+      const results = await Promise.all([
+        runWriterUntilKilled(path, `c${cycle}a`, killAt),
+        runWriterUntilKilled(path, `c${cycle}b`, killAt + 7),
+      ]);
+      for (const acks of results) {
+        expect(acks.length).toBeGreaterThanOrEqual(killAt);
+        acked.push(...acks);
+      }
+      const store = new SqliteStore(path);
+      try {
+        const { items, revision } = await store.list<{ metadata: { name: string; resourceVersion: string }; spec: { users: string[] } }>(
+          '/teams/',
+        );
+        const byName = new Map(items.map((i) => [i.metadata.name, i]));
+        for (const ack of acked) {
+          const item = byName.get(ack.name);
+          expect(item, `acknowledged ${ack.name} is missing after cycle ${cycle}`).toBeDefined();
+          expect(item!.metadata.resourceVersion).toBe(String(ack.revision));
+          expect(item!.spec.users).toHaveLength(20);
+        }
+        // Revisions are unique and never exceed the store's revision: the two writers were serialized.
+        const revisions = items.map((i) => Number(i.metadata.resourceVersion));
+        expect(new Set(revisions).size).toBe(revisions.length);
+        expect(Math.max(...revisions)).toBeLessThanOrEqual(revision);
+      } finally {
+        await store.close();
+      }
+    }
+  }, 120_000);
+});
