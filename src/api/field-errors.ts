@@ -16,6 +16,8 @@ export interface FieldError {
   field: string;
   /** The offending value; omitted (never rendered) for secrets. */
   value?: unknown;
+  /** The value exactly as kube prints it, where its rendering is not JSON (e.g. `0x0`). */
+  rendered?: string;
   detail?: string;
 }
 
@@ -55,8 +57,8 @@ export function renderValue(value: unknown): string {
 
 /** The part after `field: `, as kube's ErrorBody. */
 export function fieldErrorBody(e: FieldError): string {
-  const hasValue = 'value' in e;
-  const value = hasValue ? renderValue(e.value) : '';
+  const hasValue = 'value' in e || e.rendered !== undefined;
+  const value = e.rendered ?? (hasValue ? renderValue(e.value) : '');
   const detail = e.detail ? `: ${e.detail}` : '';
   switch (e.type) {
     case 'Required':

@@ -73,6 +73,7 @@ export class LogTail {
     const queue = sub.queue as unknown as WatchQueue<StoreEvent<T>>;
     return {
       stop: () => queue.end(),
+      progress: () => sub.cursor,
       [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
     };
   }

@@ -6,7 +6,7 @@
 
 /** Any persisted object. The store reads and writes only metadata.uid and metadata.resourceVersion. */
 export interface StoredObject {
-  metadata?: { uid?: string; resourceVersion?: string; [key: string]: unknown };
+  metadata?: { uid?: string; resourceVersion?: string };
   [key: string]: unknown;
 }
 
@@ -47,6 +47,8 @@ export interface StoreEvent<T = StoredObject> {
 /** A running watch: iterate it for events; stop() ends the iteration. */
 export interface StoreWatch<T = StoredObject> extends AsyncIterable<StoreEvent<T>> {
   stop(): void;
+  /** The revision up to which every event (of any key) has been examined: a safe bookmark. */
+  progress(): number;
 }
 
 /** Computes the next version of an object; throwing aborts the update with that error. */

@@ -1,0 +1,57 @@
+/** Turns a request body into an object of the endpoint's kind, pruning or refusing unknown fields. */
+import { badRequest, invalid } from './errors.js';
+import type { ResourceModel } from './model.js';
+import { pruneUnknownFields } from './schema/walk.js';
+import { isJsonMap, type KubeObject } from './types.js';
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+export interface Decoded {
+  obj: KubeObject;
+  /** `unknown field "spec.x"` for each field dropped under Warn. */
+  warnings: string[];
+}
+
+function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  return Array.isArray(v) ? 'array' : typeof v;
+}
+
+/**
+ * Checks apiVersion and kind (filling them in when absent, as the endpoint implies them), copies
+ * the body so the caller's value is never changed, and prunes unknown fields per fieldValidation.
+ */
+export function decodeObject(model: ResourceModel, body: unknown, fieldValidation: FieldValidation = 'Warn'): Decoded {
+  const { info } = model;
+  if (!isJsonMap(body)) {
+    throw badRequest(`the request body must be a ${info.kind} object, not ${jsonType(body)}`);
+  }
+  const obj = structuredClone(body) as Record<string, unknown>;
+  if (obj.apiVersion === undefined || obj.apiVersion === '') obj.apiVersion = info.apiVersion;
+  if (obj.kind === undefined || obj.kind === '') obj.kind = info.kind;
+  if (obj.apiVersion !== info.apiVersion) {
+    throw badRequest(
+      `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${info.apiVersion})`,
+    );
+  }
+  if (obj.kind !== info.kind) {
+    throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${info.kind})`);
+  }
+  if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+  if (!isJsonMap(obj.metadata)) {
+    throw invalid({ group: info.group, kind: info.kind }, '', [
+      {
+        type: 'TypeInvalid',
+        field: 'metadata',
+        value: jsonType(obj.metadata),
+        detail: `metadata in body must be of type object: "${jsonType(obj.metadata)}"`,
+      },
+    ]);
+  }
+  const unknown = pruneUnknownFields(model.schema, obj).sort();
+  if (unknown.length > 0 && fieldValidation === 'Strict') {
+    throw badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+  }
+  const warnings = fieldValidation === 'Warn' ? unknown.map((f) => `unknown field "${f}"`) : [];
+  return { obj: obj as KubeObject, warnings };
+}

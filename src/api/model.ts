@@ -1,0 +1,27 @@
+/** Everything the server knows about a kind, assembled once from resources, strategies and schemas. */
+import { structuralSchema, type StructuralSchema } from './schema/load.js';
+import { writeOnlyPaths } from './schema/walk.js';
+import { defaultGroup, resourcesFor, type ResourceInfo } from './resources.js';
+import { ownedAccessKeyStrategy } from './strategy/ownedaccesskey.js';
+import type { Strategy } from './strategy/strategy.js';
+import { teamStrategy } from './strategy/team.js';
+
+export interface ResourceModel {
+  info: ResourceInfo;
+  strategy: Strategy;
+  schema: StructuralSchema;
+  /** Write-only (secret) field paths, from the schema. */
+  secretPaths: string[][];
+}
+
+export function resourceModels(group: string = defaultGroup): { teams: ResourceModel; ownedaccesskeys: ResourceModel } {
+  const infos = resourcesFor(group);
+  const model = (info: ResourceInfo, strategy: Strategy): ResourceModel => {
+    const schema = structuralSchema(info.schemaId);
+    return { info, strategy, schema, secretPaths: writeOnlyPaths(schema) };
+  };
+  return {
+    teams: model(infos.teams, teamStrategy(infos.teams)),
+    ownedaccesskeys: model(infos.ownedaccesskeys, ownedAccessKeyStrategy(infos.ownedaccesskeys)),
+  };
+}

@@ -1,0 +1,87 @@
+/** Name syntax (DNS-1123 subdomains, qualified names, label values) and generateName, as kube does. */
+import { randomInt } from 'node:crypto';
+
+const dns1123SubdomainFmt = '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*';
+const dns1123Subdomain = new RegExp(`^${dns1123SubdomainFmt}$`);
+const qualifiedNameFmt = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
+const qualifiedName = new RegExp(`^${qualifiedNameFmt}$`);
+const labelValueFmt = '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?';
+const labelValue = new RegExp(`^${labelValueFmt}$`);
+
+export const maxNameLength = 253;
+const maxQualifiedNameLength = 63;
+
+/** Problems with a DNS-1123 subdomain (object names, qualified-name prefixes); empty when valid. */
+export function dns1123SubdomainErrors(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > maxNameLength) errs.push(`must be no more than ${maxNameLength} characters`);
+  if (!dns1123Subdomain.test(value)) {
+    errs.push(
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '" +
+        dns1123SubdomainFmt +
+        "')",
+    );
+  }
+  return errs;
+}
+
+/** Problems with a qualified name (`[prefix/]name`: label and annotation keys, finalizers). */
+export function qualifiedNameErrors(value: string): string[] {
+  const parts = value.split('/');
+  let name: string;
+  const errs: string[] = [];
+  if (parts.length === 1) name = parts[0]!;
+  else if (parts.length === 2) {
+    const prefix = parts[0]!;
+    name = parts[1]!;
+    if (prefix.length === 0) errs.push('prefix part must be non-empty');
+    else errs.push(...dns1123SubdomainErrors(prefix).map((m) => `prefix part ${m}`));
+  } else {
+    return [
+      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '" +
+        qualifiedNameFmt +
+        "') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
+  }
+  if (name.length === 0) errs.push('name part must be non-empty');
+  else if (name.length > maxQualifiedNameLength) errs.push(`name part must be no more than ${maxQualifiedNameLength} characters`);
+  if (name.length > 0 && !qualifiedName.test(name)) {
+    errs.push(
+      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '" +
+        qualifiedNameFmt +
+        "')",
+    );
+  }
+  return errs;
+}
+
+/** Problems with a label value; empty when valid. */
+export function labelValueErrors(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > maxQualifiedNameLength) errs.push(`must be no more than ${maxQualifiedNameLength} characters`);
+  if (!labelValue.test(value)) {
+    errs.push(
+      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '" +
+        labelValueFmt +
+        "')",
+    );
+  }
+  return errs;
+}
+
+/** A generateName prefix is valid when it would be a valid name with its trailing dash masked. */
+export function generateNamePrefixErrors(prefix: string): string[] {
+  const masked = prefix.endsWith('-') ? `${prefix.slice(0, -1)}a` : prefix;
+  return dns1123SubdomainErrors(masked);
+}
+
+const suffixAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
+const maxPrefixLength = 58;
+const suffixLength = 5;
+
+/** `prefix` cut to 58 characters plus 5 random characters that never spell words. */
+export function generateName(prefix: string): string {
+  let suffix = '';
+  for (let i = 0; i < suffixLength; i++) suffix += suffixAlphabet[randomInt(suffixAlphabet.length)];
+  return prefix.slice(0, maxPrefixLength) + suffix;
+}

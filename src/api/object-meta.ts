@@ -1,0 +1,86 @@
+/** Validation of metadata on create and update: kube's ValidateObjectMeta and ValidateObjectMetaUpdate. */
+import type { FieldError } from './field-errors.js';
+import { dns1123SubdomainErrors, generateNamePrefixErrors, labelValueErrors, qualifiedNameErrors } from './names.js';
+import { isJsonMap, type ObjectMeta } from './types.js';
+
+export const maxAnnotationsBytes = 256 * 1024;
+
+const invalid = (field: string, value: unknown, messages: string[]): FieldError[] =>
+  messages.map((detail) => ({ type: 'Invalid', field, value, detail }));
+
+/** Rules every object's metadata obeys; ajv has already checked the types. */
+export function validateObjectMeta(meta: ObjectMeta): FieldError[] {
+  const errs: FieldError[] = [];
+  // ajv reports wrong types; these rules look only at values of the right type.
+  if (typeof meta.generateName === 'string' && meta.generateName) errs.push(...invalid('metadata.generateName', meta.generateName, generateNamePrefixErrors(meta.generateName)));
+  if (!meta.name) {
+    if (!meta.generateName) errs.push({ type: 'Required', field: 'metadata.name', detail: 'name or generateName is required' });
+  } else if (typeof meta.name === 'string') {
+    errs.push(...invalid('metadata.name', meta.name, dns1123SubdomainErrors(meta.name)));
+  }
+  for (const [key, value] of Object.entries(isJsonMap(meta.labels) ? meta.labels : {})) {
+    errs.push(...invalid('metadata.labels', key, qualifiedNameErrors(key)));
+    if (typeof value === 'string') errs.push(...invalid(`metadata.labels`, value, labelValueErrors(value)));
+  }
+  let annotationBytes = 0;
+  for (const [key, value] of Object.entries(isJsonMap(meta.annotations) ? meta.annotations : {})) {
+    errs.push(...invalid('metadata.annotations', key, qualifiedNameErrors(key.toLowerCase())));
+    annotationBytes += Buffer.byteLength(key) + (typeof value === 'string' ? Buffer.byteLength(value) : 0);
+  }
+  if (annotationBytes > maxAnnotationsBytes) {
+    errs.push({ type: 'TooLong', field: 'metadata.annotations', detail: `may not be more than ${maxAnnotationsBytes} bytes` });
+  }
+  (Array.isArray(meta.finalizers) ? meta.finalizers : []).forEach((f, i) => {
+    if (typeof f === 'string') errs.push(...invalid(`metadata.finalizers[${i}]`, f, qualifiedNameErrors(f)));
+  });
+  errs.push(...validateOwnerReferences(meta));
+  return errs;
+}
+
+function validateOwnerReferences(meta: ObjectMeta): FieldError[] {
+  const refs = (Array.isArray(meta.ownerReferences) ? meta.ownerReferences : []).filter(isJsonMap) as NonNullable<
+    ObjectMeta['ownerReferences']
+  >;
+  const errs: FieldError[] = [];
+  refs.forEach((ref, i) => {
+    const at = `metadata.ownerReferences[${i}]`;
+    if (ref.apiVersion === '') errs.push({ type: 'Invalid', field: `${at}.apiVersion`, value: '', detail: 'version must not be empty' });
+    if (ref.kind === '') errs.push({ type: 'Invalid', field: `${at}.kind`, value: '', detail: 'kind must not be empty' });
+    if (ref.name === '') errs.push({ type: 'Invalid', field: `${at}.name`, value: '', detail: 'name must not be empty' });
+    if (ref.uid === '') errs.push({ type: 'Invalid', field: `${at}.uid`, value: '', detail: 'uid must not be empty' });
+  });
+  const controllers = refs.filter((r) => r.controller === true);
+  if (controllers.length > 1) {
+    errs.push({
+      type: 'Invalid',
+      field: 'metadata.ownerReferences',
+      value: refs,
+      detail: `Only one reference can have Controller set to true. Found "true" in references for ${controllers
+        .map((r) => `${r.kind}/${r.name}`)
+        .join(' and ')}`,
+    });
+  }
+  return errs;
+}
+
+const immutable = (field: string, value: unknown): FieldError => ({ type: 'Invalid', field, value, detail: 'field is immutable' });
+
+/** What an update may not change. uid, timestamps and generation were already carried over. */
+export function validateObjectMetaUpdate(next: ObjectMeta, old: ObjectMeta): FieldError[] {
+  const errs: FieldError[] = [];
+  if (next.name !== old.name) errs.push(immutable('metadata.name', next.name));
+  if (next.uid !== old.uid) errs.push(immutable('metadata.uid', next.uid));
+  if (next.creationTimestamp !== old.creationTimestamp) errs.push(immutable('metadata.creationTimestamp', next.creationTimestamp));
+  if (old.deletionTimestamp) {
+    const before = new Set(old.finalizers ?? []);
+    const added = (Array.isArray(next.finalizers) ? next.finalizers : []).filter((f) => !before.has(f));
+    if (added.length > 0) {
+      errs.push({
+        type: 'Forbidden',
+        field: 'metadata.finalizers',
+        detail: `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+      });
+    }
+  }
+  return errs;
+}

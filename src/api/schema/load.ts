@@ -1,0 +1,102 @@
+/**
+ * Loads the JSON Schemas shipped in schemas/ (beside src/ and dist/ alike), compiles them with ajv,
+ * and resolves each into a structural schema: one tree with every $ref replaced by its target.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { SchemaId } from '../resources.js';
+
+export const schemaDir = fileURLToPath(new URL('../../../schemas/', import.meta.url));
+
+/** The subset of JSON Schema the structural walkers read. */
+export interface StructuralSchema {
+  type?: string | string[];
+  description?: string;
+  properties?: Record<string, StructuralSchema>;
+  additionalProperties?: boolean | StructuralSchema;
+  items?: StructuralSchema;
+  required?: string[];
+  enum?: unknown[];
+  writeOnly?: boolean;
+  deprecated?: boolean;
+  default?: unknown;
+  format?: string;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
+  [keyword: string]: unknown;
+}
+
+const files = ['objectmeta.schema.json', 'team.schema.json', 'ownedaccesskey.schema.json'] as const;
+
+let raw: Map<string, StructuralSchema> | undefined;
+
+export function rawSchemas(): Map<string, StructuralSchema> {
+  raw ??= new Map(files.map((f) => [f, JSON.parse(readFileSync(schemaDir + f, 'utf8')) as StructuralSchema]));
+  return raw;
+}
+
+let ajv: Ajv | undefined;
+const validators = new Map<SchemaId, ValidateFunction>();
+
+/** The compiled ajv validator of a kind's schema. */
+export function validatorFor(id: SchemaId): ValidateFunction {
+  let validate = validators.get(id);
+  if (!validate) {
+    if (!ajv) {
+      // strict: false lets the x-kubernetes-* and deprecated annotations through.
+      ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, verbose: true });
+      const addFormats = addFormatsModule as unknown as (a: Ajv) => Ajv;
+      addFormats(ajv);
+      for (const [fileId, schema] of rawSchemas()) ajv.addSchema(schema, fileId);
+    }
+    validate = ajv.getSchema(id)!;
+    validators.set(id, validate);
+  }
+  return validate;
+}
+
+const structural = new Map<SchemaId, StructuralSchema>();
+
+/** A kind's schema with every $ref resolved, for the pruning, list and secret walkers. */
+export function structuralSchema(id: SchemaId): StructuralSchema {
+  let s = structural.get(id);
+  if (!s) {
+    s = deref(rawSchemas().get(id)!, id);
+    structural.set(id, s);
+  }
+  return s;
+}
+
+function resolve(ref: string, fileId: string): { schema: StructuralSchema; fileId: string } {
+  const [file, pointer = ''] = ref.split('#');
+  const targetFile = file || fileId;
+  let node: unknown = rawSchemas().get(targetFile);
+  if (!node) throw new Error(`schema ${fileId}: unresolvable $ref ${ref}`);
+  for (const part of pointer.split('/').filter(Boolean)) node = (node as Record<string, unknown>)[part];
+  if (!node) throw new Error(`schema ${fileId}: unresolvable $ref ${ref}`);
+  return { schema: node as StructuralSchema, fileId: targetFile };
+}
+
+function deref(schema: StructuralSchema, fileId: string): StructuralSchema {
+  let node = schema;
+  let file = fileId;
+  if (typeof schema.$ref === 'string') {
+    const target = resolve(schema.$ref, fileId);
+    const { $ref: _ref, ...siblings } = schema;
+    node = { ...target.schema, ...siblings };
+    file = target.fileId;
+  }
+  const out: StructuralSchema = { ...node };
+  delete out.definitions;
+  delete out.$ref;
+  if (node.properties) {
+    out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, deref(v, file)]));
+  }
+  if (node.items) out.items = deref(node.items, file);
+  if (node.additionalProperties && typeof node.additionalProperties === 'object') {
+    out.additionalProperties = deref(node.additionalProperties, file);
+  }
+  return out;
+}

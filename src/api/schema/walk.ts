@@ -1,0 +1,81 @@
+/** Walkers over a structural schema: unknown-field pruning, list semantics, write-only paths. */
+import { joinPath, type FieldError } from '../field-errors.js';
+import type { StructuralSchema } from './load.js';
+
+type JsonMap = Record<string, unknown>;
+
+const isMap = (v: unknown): v is JsonMap => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Kube renders a map key as `[key]` and a plain property as `.key`. */
+function childPath(path: string, key: string, inMap: boolean): string {
+  return inMap ? `${path}[${key}]` : joinPath(path, key);
+}
+
+/**
+ * Removes every field the schema does not declare, in place, and returns their paths, as
+ * kube-apiserver prunes custom resources. Values of the wrong type are left for validation.
+ */
+export function pruneUnknownFields(schema: StructuralSchema, value: unknown, path = ''): string[] {
+  const unknown: string[] = [];
+  if (isMap(value)) {
+    const additional = schema.additionalProperties;
+    if (additional === true) return unknown;
+    for (const key of Object.keys(value)) {
+      const known = schema.properties?.[key];
+      if (known) unknown.push(...pruneUnknownFields(known, value[key], joinPath(path, key)));
+      else if (typeof additional === 'object') {
+        unknown.push(...pruneUnknownFields(additional, value[key], childPath(path, key, true)));
+      } else if (schema.properties) {
+        delete value[key];
+        unknown.push(joinPath(path, key));
+      }
+    }
+  } else if (Array.isArray(value) && schema.items) {
+    value.forEach((item, i) => unknown.push(...pruneUnknownFields(schema.items!, item, joinPath(path, i))));
+  }
+  return unknown;
+}
+
+/** Checks `x-kubernetes-list-type` set and map lists for duplicates, as kube's list validation does. */
+export function checkListTypes(schema: StructuralSchema, value: unknown, path = ''): FieldError[] {
+  const errs: FieldError[] = [];
+  if (isMap(value)) {
+    for (const [key, child] of Object.entries(value)) {
+      const known = schema.properties?.[key];
+      if (known) errs.push(...checkListTypes(known, child, joinPath(path, key)));
+      else if (typeof schema.additionalProperties === 'object') {
+        errs.push(...checkListTypes(schema.additionalProperties, child, childPath(path, key, true)));
+      }
+    }
+  } else if (Array.isArray(value) && schema.items) {
+    const listType = schema['x-kubernetes-list-type'];
+    const mapKeys = schema['x-kubernetes-list-map-keys'] ?? [];
+    const seen = new Set<string>();
+    value.forEach((item, i) => {
+      const itemPath = joinPath(path, i);
+      let identity: unknown;
+      if (listType === 'set' && (typeof item !== 'object' || item === null)) identity = item;
+      else if (listType === 'map' && isMap(item) && mapKeys.every((k) => item[k] !== undefined)) {
+        identity = Object.fromEntries(mapKeys.map((k) => [k, item[k]]));
+      }
+      if (identity !== undefined) {
+        const id = JSON.stringify(identity);
+        if (seen.has(id)) errs.push({ type: 'Duplicate', field: itemPath, value: identity });
+        seen.add(id);
+      }
+      errs.push(...checkListTypes(schema.items!, item, itemPath));
+    });
+  }
+  return errs;
+}
+
+/** Paths (through objects only) of every field marked writeOnly: the secrets the API never returns. */
+export function writeOnlyPaths(schema: StructuralSchema, prefix: string[] = []): string[][] {
+  const paths: string[][] = [];
+  for (const [key, child] of Object.entries(schema.properties ?? {})) {
+    const path = [...prefix, key];
+    if (child.writeOnly) paths.push(path);
+    else paths.push(...writeOnlyPaths(child, path));
+  }
+  return paths;
+}

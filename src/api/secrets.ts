@@ -1,0 +1,83 @@
+/**
+ * Write-only fields (schema `writeOnly`): access key values, identity.connectorData, oidcLogin
+ * tokens. They are moved out of the object into `sealed` before it is stored, the key value only as
+ * a SHA-256 hash, and every read path drops `sealed`, so no API response ever carries them.
+ */
+import { createHash, randomInt } from 'node:crypto';
+import { isJsonMap, type KubeObject } from './types.js';
+
+/** The field of a stored object that holds its sealed secrets; never part of the API. */
+export const sealedField = 'sealed';
+
+export interface Sealed {
+  /** `sha256:<hex>` of spec.key. */
+  keyHash?: string;
+  /** Other write-only values by dotted path, e.g. `spec.identity.connectorData`. */
+  fields?: Record<string, string>;
+}
+
+export type StoredApiObject = KubeObject & { sealed?: Sealed };
+
+const keyPath = 'spec.key';
+const keyAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+export const generatedKeyLength = 64;
+
+/** A new access key: 64 characters of [A-Za-z0-9] from the CSPRNG. */
+export function generateKey(): string {
+  let key = '';
+  for (let i = 0; i < generatedKeyLength; i++) key += keyAlphabet[randomInt(keyAlphabet.length)];
+  return key;
+}
+
+export function hashKey(key: string): string {
+  return `sha256:${createHash('sha256').update(key).digest('hex')}`;
+}
+
+function parentOf(obj: Record<string, unknown>, path: string[]): Record<string, unknown> | undefined {
+  let node: unknown = obj;
+  for (const part of path.slice(0, -1)) {
+    if (!isJsonMap(node)) return undefined;
+    node = node[part];
+  }
+  return isJsonMap(node) ? node : undefined;
+}
+
+/**
+ * Seals the write-only fields of `obj` in place. A field the request leaves out keeps its stored
+ * value as long as the object holding it still exists (a read-modify-write cannot see secrets, so
+ * it must not erase them). Returns the plaintext key when this request set one.
+ */
+export function sealSecrets(obj: StoredApiObject, paths: string[][], old?: StoredApiObject): { revealedKey?: string } {
+  const sealed: Sealed = {};
+  const fields: Record<string, string> = {};
+  let revealedKey: string | undefined;
+  for (const path of paths) {
+    const dotted = path.join('.');
+    const parent = parentOf(obj, path);
+    const leaf = path[path.length - 1]!;
+    const supplied = parent?.[leaf];
+    if (parent && leaf in parent) delete parent[leaf];
+    if (dotted === keyPath) {
+      if (typeof supplied === 'string') {
+        revealedKey = supplied;
+        sealed.keyHash = hashKey(supplied);
+      } else if (parent && old?.sealed?.keyHash) sealed.keyHash = old.sealed.keyHash;
+    } else if (typeof supplied === 'string') fields[dotted] = supplied;
+    else if (parent && old?.sealed?.fields?.[dotted] !== undefined) fields[dotted] = old.sealed.fields[dotted];
+  }
+  if (Object.keys(fields).length > 0) sealed.fields = fields;
+  delete obj.sealed;
+  if (sealed.keyHash || sealed.fields) obj.sealed = sealed;
+  return revealedKey === undefined ? {} : { revealedKey };
+}
+
+/** The object as the API shows it: a copy without its sealed secrets. */
+export function withoutSecrets<T extends KubeObject>(stored: T & { sealed?: Sealed }): T {
+  const { sealed: _sealed, ...external } = stored;
+  return external as T;
+}
+
+/** Whether a dotted field path (as in validation errors) lies on a write-only field. */
+export function isSecretPath(paths: string[][], field: string): boolean {
+  return paths.some((p) => field === p.join('.') || field.startsWith(`${p.join('.')}.`));
+}

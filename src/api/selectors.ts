@@ -1,0 +1,112 @@
+/** Label and field selectors: parsed once per request into matchers, errors as 400 BadRequest. */
+import { badRequest } from './errors.js';
+import { labelValueErrors, qualifiedNameErrors } from './names.js';
+import type { KubeObject } from './types.js';
+
+export type Matcher = (obj: KubeObject) => boolean;
+
+type Op = '=' | '!=' | 'in' | 'notin' | 'exists' | '!exists';
+
+interface Requirement {
+  key: string;
+  op: Op;
+  values: string[];
+}
+
+/** Splits on commas outside parentheses: `a in (x,y),b` -> [`a in (x,y)`, `b`]. */
+function splitTopLevel(selector: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of selector) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else current += ch;
+  }
+  parts.push(current);
+  return parts.map((p) => p.trim());
+}
+
+const keyPattern = '[A-Za-z0-9][-A-Za-z0-9_./]*';
+
+function parseRequirement(text: string): Requirement {
+  let m: RegExpMatchArray | null;
+  let req: Requirement;
+  if ((m = text.match(new RegExp(`^!\\s*(${keyPattern})$`)))) req = { key: m[1]!, op: '!exists', values: [] };
+  else if ((m = text.match(new RegExp(`^(${keyPattern})$`)))) req = { key: m[1]!, op: 'exists', values: [] };
+  else if ((m = text.match(new RegExp(`^(${keyPattern})\\s*(==|=|!=)\\s*([^\\s,()=!]*)$`)))) {
+    req = { key: m[1]!, op: m[2] === '!=' ? '!=' : '=', values: [m[3]!] };
+  } else if ((m = text.match(new RegExp(`^(${keyPattern})\\s+(in|notin)\\s*\\(([^()]*)\\)$`)))) {
+    const values = m[3]!.split(',').map((v) => v.trim());
+    req = { key: m[1]!, op: m[2] as Op, values };
+  } else {
+    throw badRequest(`unable to parse requirement: found '${text}', expected: key, key=value, key!=value, key in (values), key notin (values) or !key`);
+  }
+  const keyErrs = qualifiedNameErrors(req.key);
+  if (keyErrs.length > 0) throw badRequest(`unable to parse requirement: key: Invalid value: "${req.key}": ${keyErrs.join('; ')}`);
+  for (const v of req.values) {
+    const valueErrs = labelValueErrors(v);
+    if (valueErrs.length > 0) throw badRequest(`unable to parse requirement: values: Invalid value: "${v}": ${valueErrs.join('; ')}`);
+  }
+  return req;
+}
+
+function matches(req: Requirement, labels: Record<string, string>): boolean {
+  const has = Object.prototype.hasOwnProperty.call(labels, req.key);
+  const value = labels[req.key];
+  switch (req.op) {
+    case 'exists':
+      return has;
+    case '!exists':
+      return !has;
+    case '=':
+    case 'in':
+      return has && req.values.includes(value!);
+    case '!=':
+    case 'notin':
+      return !has || !req.values.includes(value!);
+  }
+}
+
+/** A matcher for a label selector (=, ==, !=, in, notin, exists, !exists); undefined selects everything. */
+export function parseLabelSelector(selector: string | undefined): Matcher | undefined {
+  if (selector === undefined || selector.trim() === '') return undefined;
+  const reqs = splitTopLevel(selector).map(parseRequirement);
+  return (obj) => reqs.every((r) => matches(r, obj.metadata.labels ?? {}));
+}
+
+export interface FieldSelector {
+  matcher: Matcher;
+  /** Set when the selector pins one name, so the list can be a single lookup. */
+  exactName?: string;
+}
+
+const fieldGetters: Record<string, (obj: KubeObject) => string> = {
+  'metadata.name': (obj) => obj.metadata.name ?? '',
+  'metadata.namespace': (obj) => obj.metadata.namespace ?? '',
+};
+
+/** A matcher for a field selector over metadata.name and metadata.namespace. */
+export function parseFieldSelector(selector: string | undefined): FieldSelector | undefined {
+  if (selector === undefined || selector.trim() === '') return undefined;
+  const tests: Matcher[] = [];
+  let exactName: string | undefined;
+  for (const part of splitTopLevel(selector)) {
+    const m = part.match(/^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/);
+    if (!m) throw badRequest(`invalid field selector: '${part}': expected field=value, field==value or field!=value`);
+    const [, field, op, value] = m as unknown as [string, string, string, string];
+    const get = fieldGetters[field];
+    if (!get) throw badRequest(`"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
+    if (op === '!=') tests.push((obj) => get(obj) !== value);
+    else {
+      tests.push((obj) => get(obj) === value);
+      if (field === 'metadata.name') exactName = value;
+    }
+  }
+  const result: FieldSelector = { matcher: (obj) => tests.every((t) => t(obj)) };
+  if (exactName !== undefined) result.exactName = exactName;
+  return result;
+}

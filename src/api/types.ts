@@ -1,0 +1,50 @@
+/** The object types of the API. The kinds' types are generated from schemas/ (see generated/). */
+import type { ObjectMeta, OwnedAccessKey, OwnerReference, Team } from './generated/schema-types.js';
+
+export type {
+  ManagedFieldsEntry,
+  ObjectMeta,
+  OwnedAccessKey,
+  OwnedAccessKeySpec,
+  OwnerReference,
+  Team,
+  TeamSpec,
+} from './generated/schema-types.js';
+
+/** Any object of this API, as a JSON value. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec?: unknown;
+  status?: unknown;
+  [field: string]: unknown;
+}
+
+export type ApiObject = Team | OwnedAccessKey;
+
+export interface ListMeta {
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface ObjectList<T = KubeObject> {
+  apiVersion: string;
+  kind: string;
+  metadata: ListMeta;
+  items: T[];
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent<T = unknown> {
+  type: WatchEventType;
+  object: T;
+}
+
+export type { OwnerReference as OwnerRef };
+
+export function isJsonMap(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,21 @@
+/** One validation for every path that accepts an object: the server's writes and the reconciler's manifests. */
+import type { FieldError } from './field-errors.js';
+import type { ResourceModel } from './model.js';
+import { validateObjectMeta } from './object-meta.js';
+import { ajvToFieldErrors } from './schema/ajv-errors.js';
+import { validatorFor } from './schema/load.js';
+import { checkListTypes } from './schema/walk.js';
+import { isSecretPath } from './secrets.js';
+import type { KubeObject } from './types.js';
+
+/** Every problem with the object: metadata rules, then schema, list semantics and kind rules. */
+export function validateObject(model: ResourceModel, obj: KubeObject): FieldError[] {
+  const errs = validateObjectMeta(obj.metadata);
+  const validate = validatorFor(model.info.schemaId);
+  if (!validate(obj)) {
+    errs.push(...ajvToFieldErrors(validate.errors ?? [], model.schema, (field) => isSecretPath(model.secretPaths, field)));
+  }
+  errs.push(...checkListTypes(model.schema, obj));
+  errs.push(...model.strategy.validate(obj));
+  return errs;
+}

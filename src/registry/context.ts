@@ -1,0 +1,50 @@
+/** What every registry verb works with: the store, the kind's model, the clock, and key naming. */
+import type { GroupKind, GroupResource } from '../api/errors.js';
+import type { ResourceModel } from '../api/model.js';
+import { withoutSecrets, type StoredApiObject } from '../api/secrets.js';
+import type { KubeObject } from '../api/types.js';
+import type { Store } from '../store/types.js';
+
+export interface RegistryContext {
+  store: Store;
+  model: ResourceModel;
+  now: () => Date;
+  gr: GroupResource;
+  gk: GroupKind;
+  /** Store key prefix of the kind: `/teams/`. */
+  prefix: string;
+  /** Appends the random suffix to a generateName prefix. */
+  generateName: (prefix: string) => string;
+}
+
+export function makeContext(
+  store: Store,
+  model: ResourceModel,
+  now: () => Date,
+  generateName: (prefix: string) => string,
+): RegistryContext {
+  const { group, plural, kind } = model.info;
+  return { store, model, now, generateName, gr: { group, resource: plural }, gk: { group, kind }, prefix: `/${plural}/` };
+}
+
+export const keyOf = (ctx: RegistryContext, name: string) => ctx.prefix + name;
+
+/** RFC 3339 in UTC with second precision, as kube writes metav1.Time. */
+export function timestamp(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The object as a client sees it, with the key value added back only when this request set it. */
+export function present(stored: StoredApiObject, revealedKey?: string): KubeObject {
+  const external = withoutSecrets(stored);
+  if (revealedKey !== undefined && external.spec && typeof external.spec === 'object') {
+    (external.spec as Record<string, unknown>).key = revealedKey;
+  }
+  return external;
+}
+
+/** The outcome of a write: the object, and warnings for the client (unknown fields dropped). */
+export interface WriteResult {
+  object: KubeObject;
+  warnings: string[];
+}

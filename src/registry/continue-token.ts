@@ -1,0 +1,30 @@
+/** The opaque `continue` token of a paged list: the revision the list is read at and the last key. */
+import { badRequest } from '../api/errors.js';
+
+interface Token {
+  v: 'teamkeys/v1';
+  rv: number;
+  start: string;
+}
+
+export function encodeContinue(revision: number, after: string): string {
+  const token: Token = { v: 'teamkeys/v1', rv: revision, start: after };
+  return Buffer.from(JSON.stringify(token)).toString('base64url');
+}
+
+export function decodeContinue(token: string, prefix: string): { revision: number; after: string } {
+  const invalid = (why: string) => badRequest(`continue key is not valid: ${why}`);
+  if (!/^[A-Za-z0-9_-]+={0,2}$/.test(token)) throw invalid('not a base64 token');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid('not a token this server issued');
+  }
+  const t = parsed as Partial<Token>;
+  if (t?.v !== 'teamkeys/v1' || typeof t.start !== 'string' || !Number.isSafeInteger(t.rv) || t.rv! < 0) {
+    throw invalid('not a token this server issued');
+  }
+  if (!t.start.startsWith(prefix)) throw invalid('the token belongs to another resource');
+  return { revision: t.rv!, after: t.start };
+}

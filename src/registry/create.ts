@@ -1,0 +1,68 @@
+/** POST: kube's BeforeCreate, validation, sealing, and generateName retries. */
+import { randomUUID } from 'node:crypto';
+import { decodeObject, type FieldValidation } from '../api/decode.js';
+import { alreadyExists, badRequest, generateNameConflict, invalid } from '../api/errors.js';
+import { generateNamePrefixErrors } from '../api/names.js';
+import { sealSecrets, type StoredApiObject } from '../api/secrets.js';
+import { validateObject } from '../api/validate.js';
+import { isStorageError } from '../store/errors.js';
+import { keyOf, present, timestamp, type RegistryContext, type WriteResult } from './context.js';
+import { storeCall, toApiError } from './storage-errors.js';
+
+async function exists(ctx: RegistryContext, name: string): Promise<boolean> {
+  try {
+    await ctx.store.get(keyOf(ctx, name));
+    return true;
+  } catch (err) {
+    if (isStorageError(err, 'NotFound')) return false;
+    throw toApiError(err, ctx, name);
+  }
+}
+
+export interface CreateOptions {
+  dryRun?: boolean;
+  fieldValidation?: FieldValidation;
+}
+
+const generateNameAttempts = 8;
+
+export async function create(ctx: RegistryContext, body: unknown, opts: CreateOptions = {}): Promise<WriteResult> {
+  const { obj, warnings } = decodeObject(ctx.model, body, opts.fieldValidation);
+  const meta = obj.metadata;
+  if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
+  // Both kinds are cluster-scoped; the server owns identity, time and lifecycle fields.
+  delete meta.namespace;
+  delete meta.selfLink;
+  delete meta.deletionTimestamp;
+  delete meta.deletionGracePeriodSeconds;
+  delete obj.status;
+  meta.uid = randomUUID();
+  meta.creationTimestamp = timestamp(ctx.now());
+  meta.generation = 1;
+  ctx.model.strategy.prepareForCreate(obj);
+  const prefix = meta.generateName;
+  const generated = !meta.name && typeof prefix === 'string' && prefix !== '' && generateNamePrefixErrors(prefix).length === 0;
+  if (generated) meta.name = ctx.generateName(prefix);
+
+  const errs = validateObject(ctx.model, obj);
+  if (errs.length > 0) throw invalid(ctx.gk, meta.name ?? prefix ?? '', errs);
+  const stored = obj as StoredApiObject;
+  const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths);
+
+  for (let attempt = 1; ; attempt++) {
+    const name = meta.name!;
+    try {
+      if (opts.dryRun) {
+        if (await exists(ctx, name)) throw alreadyExists(ctx.gr, name);
+        return { object: present(stored, revealedKey), warnings };
+      }
+      const created = await storeCall(ctx, name, () => ctx.store.create<StoredApiObject>(keyOf(ctx, name), stored));
+      return { object: present(created, revealedKey), warnings };
+    } catch (err) {
+      const taken = (err as { reason?: string }).reason === 'AlreadyExists';
+      if (!generated || !taken) throw err;
+      if (attempt >= generateNameAttempts) throw generateNameConflict(ctx.gr, name);
+      meta.name = ctx.generateName(prefix);
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/** LIST: selectors, paging with continue tokens at one revision, and resourceVersion semantics. */
+import { badRequest, expired, timeout } from '../api/errors.js';
+import { parseFieldSelector, parseLabelSelector, type Matcher } from '../api/selectors.js';
+import type { StoredApiObject } from '../api/secrets.js';
+import type { KubeObject, ObjectList } from '../api/types.js';
+import { isStorageError } from '../store/errors.js';
+import { keyOf, present, type RegistryContext } from './context.js';
+import { decodeContinue, encodeContinue } from './continue-token.js';
+import { storeCall, toApiError } from './storage-errors.js';
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+/** Parses a resourceVersion query value; undefined for "" and "0" (any recent state will do). */
+export function parseResourceVersion(rv: string | undefined): number | undefined {
+  if (rv === undefined || rv === '' || rv === '0') return undefined;
+  if (!/^\d{1,15}$/.test(rv)) throw badRequest(`invalid resourceVersion "${rv}": must be a non-negative integer`);
+  return Number(rv);
+}
+
+/** Both selectors as one matcher; undefined when the request selects everything. */
+export function selectorMatcher(opts: { labelSelector?: string; fieldSelector?: string }): Matcher | undefined {
+  const label = parseLabelSelector(opts.labelSelector);
+  const field = parseFieldSelector(opts.fieldSelector);
+  if (!label && !field) return undefined;
+  return (obj) => (!label || label(obj)) && (!field || field.matcher(obj));
+}
+
+async function readRevision(ctx: RegistryContext, opts: ListOptions): Promise<number | undefined> {
+  const requested = parseResourceVersion(opts.resourceVersion);
+  const match = opts.resourceVersionMatch ?? '';
+  if (!['', 'Exact', 'NotOlderThan'].includes(match)) {
+    throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
+  }
+  if (requested === undefined) {
+    if (match === 'Exact') throw badRequest('resourceVersionMatch "Exact" needs a resourceVersion other than "0"');
+    return undefined;
+  }
+  if (match === 'Exact') return requested;
+  // NotOlderThan: the current state serves, as long as it is not older than what was asked for.
+  const current = await storeCall(ctx, '', () => ctx.store.currentRevision());
+  if (requested > current) throw timeout(`Too large resource version: ${requested}, current: ${current}`, 1);
+  return undefined;
+}
+
+/** Store page size: the rest of the limit, or more when a selector will filter some out. */
+function pageSize(limit: number, have: number, filtered: boolean): number {
+  if (limit === 0) return 0;
+  return filtered ? Math.max(limit - have, 256) : limit - have;
+}
+
+export async function list(ctx: RegistryContext, opts: ListOptions = {}): Promise<ObjectList<KubeObject>> {
+  const match = selectorMatcher(opts);
+  const limit = opts.limit ?? 0;
+  if (!Number.isSafeInteger(limit) || limit < 0) throw badRequest(`limit must be a non-negative integer, not ${limit}`);
+  let revision: number | undefined;
+  let after = '';
+  if (opts.continue) {
+    if (parseResourceVersion(opts.resourceVersion) !== undefined) {
+      throw badRequest('specifying resource version is not allowed when using continue');
+    }
+    ({ revision, after } = decodeContinue(opts.continue, ctx.prefix));
+  } else {
+    revision = await readRevision(ctx, opts);
+  }
+
+  const items: KubeObject[] = [];
+  let token: string | undefined;
+  try {
+    scan: for (;;) {
+      const page = await ctx.store.list<StoredApiObject>(ctx.prefix, {
+        limit: pageSize(limit, items.length, match !== undefined),
+        after,
+        ...(revision === undefined ? {} : { revision }),
+      });
+      revision = page.revision;
+      for (let i = 0; i < page.items.length; i++) {
+        const obj = page.items[i]!;
+        if (match && !match(obj)) continue;
+        items.push(present(obj));
+        if (limit > 0 && items.length >= limit) {
+          if (i < page.items.length - 1 || page.continueAfter !== undefined) {
+            token = encodeContinue(revision, keyOf(ctx, obj.metadata.name!));
+          }
+          break scan;
+        }
+      }
+      if (page.continueAfter === undefined) break;
+      after = page.continueAfter;
+    }
+  } catch (err) {
+    if (isStorageError(err, 'Expired')) {
+      throw expired(
+        opts.continue
+          ? 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.'
+          : `The resourceVersion for the provided list is too old: ${err.message}`,
+      );
+    }
+    throw toApiError(err, ctx, '');
+  }
+  const list: ObjectList<KubeObject> = {
+    apiVersion: ctx.model.info.apiVersion,
+    kind: ctx.model.info.listKind,
+    metadata: { resourceVersion: String(revision) },
+    items,
+  };
+  if (token) list.metadata.continue = token;
+  return list;
+}

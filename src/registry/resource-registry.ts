@@ -1,0 +1,84 @@
+/** The API semantics of one kind over a Store: one method per verb, each in its own module. */
+import type { ResourceModel } from '../api/model.js';
+import { generateName } from '../api/names.js';
+import type { StoredApiObject } from '../api/secrets.js';
+import type { KubeObject, ObjectList } from '../api/types.js';
+import type { Store } from '../store/types.js';
+import { keyOf, makeContext, present, type RegistryContext, type WriteResult } from './context.js';
+import { create, type CreateOptions } from './create.js';
+import { remove, removeDue, type DeleteOptions, type DeleteResult } from './delete.js';
+import { list, type ListOptions } from './list.js';
+import { storeCall } from './storage-errors.js';
+import { patch, update, type PatchType, type UpdateOptions } from './update.js';
+import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
+
+export interface RegistryOptions {
+  /** The clock; tests pass their own to step through grace periods and TTLs. */
+  now?: () => Date;
+  /** Names from a generateName prefix; tests pass their own to force collisions. */
+  generateName?: (prefix: string) => string;
+}
+
+export class ResourceRegistry {
+  readonly ctx: RegistryContext;
+
+  constructor(store: Store, model: ResourceModel, opts: RegistryOptions = {}) {
+    this.ctx = makeContext(store, model, opts.now ?? (() => new Date()), opts.generateName ?? generateName);
+  }
+
+  get info() {
+    return this.ctx.model.info;
+  }
+
+  create(body: unknown, opts?: CreateOptions): Promise<WriteResult> {
+    return create(this.ctx, body, opts);
+  }
+
+  async get(name: string): Promise<KubeObject> {
+    const stored = await storeCall(this.ctx, name, () => this.ctx.store.get<StoredApiObject>(keyOf(this.ctx, name)));
+    return present(stored);
+  }
+
+  list(opts?: ListOptions): Promise<ObjectList<KubeObject>> {
+    return list(this.ctx, opts);
+  }
+
+  update(name: string, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {
+    return update(this.ctx, name, body, opts);
+  }
+
+  patch(name: string, type: PatchType, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {
+    return patch(this.ctx, name, type, body, opts);
+  }
+
+  delete(name: string, opts?: DeleteOptions): Promise<DeleteResult> {
+    return remove(this.ctx, name, opts);
+  }
+
+  /** Deletes every object the selectors match; returns what was deleted or is now terminating. */
+  async deleteCollection(listOpts: ListOptions = {}, opts: DeleteOptions = {}): Promise<ObjectList<KubeObject>> {
+    const { limit: _limit, continue: _continue, ...selection } = listOpts;
+    const current = await this.list(selection);
+    const items: KubeObject[] = [];
+    for (const item of current.items) {
+      try {
+        items.push((await this.delete(item.metadata.name!, { ...opts, preconditions: { uid: item.metadata.uid! } })).object);
+      } catch (err) {
+        // Gone or replaced since the list: not ours to delete any more.
+        const reason = (err as { reason?: string }).reason;
+        if (reason !== 'NotFound' && reason !== 'Conflict') throw err;
+      }
+    }
+    return { ...current, items };
+  }
+
+  watch(opts?: WatchOptions): RegistryWatch {
+    return watch(this.ctx, opts);
+  }
+
+  /** Removes terminating objects that are due; run periodically by whoever hosts the registry. */
+  async removeDue(): Promise<string[]> {
+    const { items } = await this.list();
+    return removeDue(this.ctx, items);
+  }
+}

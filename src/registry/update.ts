@@ -1,0 +1,149 @@
+/** PUT and PATCH (and their status variants): one read-modify-write core over guaranteedUpdate. */
+import { isDeepStrictEqual } from 'node:util';
+import { decodeObject, type FieldValidation } from '../api/decode.js';
+import { badRequest, conflict, invalid } from '../api/errors.js';
+import { validateObjectMetaUpdate } from '../api/object-meta.js';
+import { applyJsonPatch, applyMergePatch } from '../api/patch.js';
+import { sealSecrets, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
+import type { KubeObject } from '../api/types.js';
+import { validateObject } from '../api/validate.js';
+import { keyOf, present, type RegistryContext, type WriteResult } from './context.js';
+import { isRemovable } from './lifecycle.js';
+import { storeCall } from './storage-errors.js';
+
+export interface UpdateOptions {
+  dryRun?: boolean;
+  fieldValidation?: FieldValidation;
+  /** `status` writes only .status; the main resource never writes .status. */
+  subresource?: 'status';
+}
+
+export type PatchType = 'json' | 'merge';
+
+/** Thrown out of tryUpdate when the update empties a terminating object's finalizers. */
+class RemoveInstead {
+  constructor(
+    readonly object: StoredApiObject,
+    readonly resourceVersion: string,
+  ) {}
+}
+
+/** The spec-like part of an object: what makes generation rise when it changes. */
+function desiredState(obj: StoredApiObject): unknown {
+  const { metadata: _metadata, status: _status, ...rest } = obj;
+  return rest;
+}
+
+function nextVersion(
+  ctx: RegistryContext,
+  old: StoredApiObject,
+  next: KubeObject,
+  subresource: 'status' | undefined,
+): { stored: StoredApiObject; revealedKey?: string } {
+  if (subresource === 'status') {
+    const stored = structuredClone(old);
+    if (next.status === undefined) delete stored.status;
+    else stored.status = next.status;
+    const errs = validateObject(ctx.model, withoutSecrets(stored));
+    if (errs.length > 0) throw invalid(ctx.gk, old.metadata.name ?? '', errs);
+    return { stored };
+  }
+  const meta = next.metadata;
+  const was = old.metadata;
+  delete meta.namespace;
+  delete meta.selfLink;
+  if (was.generation !== undefined) meta.generation = was.generation;
+  if (!meta.uid) meta.uid = was.uid;
+  meta.creationTimestamp = was.creationTimestamp;
+  // An update can neither start, stop nor move a deletion.
+  if (was.deletionTimestamp) meta.deletionTimestamp = was.deletionTimestamp;
+  else delete meta.deletionTimestamp;
+  if (was.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = was.deletionGracePeriodSeconds;
+  else delete meta.deletionGracePeriodSeconds;
+  if (old.status === undefined) delete next.status;
+  else next.status = structuredClone(old.status);
+  const errs = [
+    ...validateObjectMetaUpdate(meta, was),
+    ...validateObject(ctx.model, next),
+    ...ctx.model.strategy.validateUpdate(next, old),
+  ];
+  if (errs.length > 0) throw invalid(ctx.gk, was.name ?? '', errs);
+  const stored = next as StoredApiObject;
+  const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths, old);
+  if (!isDeepStrictEqual(desiredState(stored), desiredState(old))) meta.generation = (was.generation ?? 0) + 1;
+  return revealedKey === undefined ? { stored } : { stored, revealedKey };
+}
+
+/** Reads, computes the client's intended object, finishes it with nextVersion, and writes it. */
+async function runUpdate(
+  ctx: RegistryContext,
+  name: string,
+  opts: UpdateOptions,
+  intended: (current: StoredApiObject) => KubeObject,
+): Promise<KubeObject> {
+  let revealedKey: string | undefined;
+  const tryUpdate = (current: StoredApiObject): StoredApiObject => {
+    const result = nextVersion(ctx, current, intended(current), opts.subresource);
+    revealedKey = result.revealedKey;
+    if (isRemovable(result.stored, ctx.now())) throw new RemoveInstead(result.stored, current.metadata.resourceVersion!);
+    return result.stored;
+  };
+  try {
+    const stored = opts.dryRun
+      ? tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
+      : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
+    return present(stored, revealedKey);
+  } catch (err) {
+    if (!(err instanceof RemoveInstead)) throw err;
+    if (!opts.dryRun) {
+      await storeCall(ctx, name, () => ctx.store.delete(keyOf(ctx, name), { resourceVersion: err.resourceVersion }));
+    }
+    return present(err.object, revealedKey);
+  }
+}
+
+/** PUT: the body is the whole object as the client last read it, resourceVersion included. */
+export async function update(ctx: RegistryContext, name: string, body: unknown, opts: UpdateOptions = {}): Promise<WriteResult> {
+  const { obj, warnings } = decodeObject(ctx.model, body, opts.fieldValidation);
+  if (!obj.metadata.name) obj.metadata.name = name;
+  if (obj.metadata.name !== name) {
+    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+  }
+  const rv = obj.metadata.resourceVersion;
+  if (!rv) {
+    throw invalid(ctx.gk, name, [
+      { type: 'Invalid', field: 'metadata.resourceVersion', rendered: '0x0', detail: 'must be specified for an update' },
+    ]);
+  }
+  const object = await runUpdate(ctx, name, opts, (current) => {
+    if (current.metadata.resourceVersion !== rv) throw conflict(ctx.gr, name);
+    const uid = obj.metadata.uid;
+    if (uid && uid !== current.metadata.uid) {
+      throw conflict(ctx.gr, name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+    }
+    return structuredClone(obj);
+  });
+  return { object, warnings };
+}
+
+/** PATCH: applied to the current object; a resourceVersion in the patch is a precondition. */
+export async function patch(
+  ctx: RegistryContext,
+  name: string,
+  type: PatchType,
+  body: unknown,
+  opts: UpdateOptions = {},
+): Promise<WriteResult> {
+  let warnings: string[] = [];
+  const object = await runUpdate(ctx, name, opts, (current) => {
+    const external = withoutSecrets(current);
+    const patched = type === 'json' ? applyJsonPatch(external, body) : applyMergePatch(external, body);
+    const decoded = decodeObject(ctx.model, patched, opts.fieldValidation);
+    warnings = decoded.warnings;
+    const meta = decoded.obj.metadata;
+    if (!meta.resourceVersion) meta.resourceVersion = current.metadata.resourceVersion!;
+    else if (meta.resourceVersion !== current.metadata.resourceVersion) throw conflict(ctx.gr, name);
+    return decoded.obj;
+  });
+  return { object, warnings };
+}

@@ -1,0 +1,90 @@
+/** WATCH: initial state, then every change in revision order, filtered by selectors, with bookmarks. */
+import { ApiError, type Status } from '../api/errors.js';
+import type { Matcher } from '../api/selectors.js';
+import type { StoredApiObject } from '../api/secrets.js';
+import type { KubeObject, WatchEvent } from '../api/types.js';
+import type { StoreEvent, StoreWatch } from '../store/types.js';
+import { WatchQueue } from '../store/watch-queue.js';
+import { present, type RegistryContext } from './context.js';
+import { list, parseResourceVersion, selectorMatcher } from './list.js';
+import { toApiError } from './storage-errors.js';
+
+export interface WatchOptions {
+  resourceVersion?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  allowWatchBookmarks?: boolean;
+  bookmarkIntervalMs?: number;
+}
+
+export interface RegistryWatch extends AsyncIterable<WatchEvent<KubeObject | Status>> {
+  stop(): void;
+}
+
+const maxPendingEvents = 10_000;
+const defaultBookmarkIntervalMs = 60_000;
+
+/**
+ * A selector turns changes into arrivals and departures: an object that starts matching is ADDED,
+ * one that stops matching is DELETED, as kube's watch cache reports them.
+ */
+function translate(e: StoreEvent<StoredApiObject>, match: Matcher | undefined): WatchEvent<KubeObject> | undefined {
+  if (!match) return { type: e.type, object: present(e.object) };
+  const now = match(e.object);
+  const before = e.prevObject ? match(e.prevObject) : now;
+  if (e.type === 'ADDED') return now ? { type: 'ADDED', object: present(e.object) } : undefined;
+  if (e.type === 'DELETED') return before ? { type: 'DELETED', object: present(e.object) } : undefined;
+  if (now && before) return { type: 'MODIFIED', object: present(e.object) };
+  if (now) return { type: 'ADDED', object: present(e.object) };
+  if (before) return { type: 'DELETED', object: present(e.object) };
+  return undefined;
+}
+
+/**
+ * Starts a watch. Without a resourceVersion (or with "0") it first sends the current objects as
+ * ADDED. A revision older than the retained history ends in one ERROR event with a 410 Status.
+ */
+export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWatch {
+  const match = selectorMatcher(opts);
+  const from = parseResourceVersion(opts.resourceVersion);
+  let storeWatch: StoreWatch<StoredApiObject> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const out = new WatchQueue<WatchEvent<KubeObject | Status>>(maxPendingEvents, () => {
+    storeWatch?.stop();
+    if (timer) clearInterval(timer);
+  });
+
+  const run = async () => {
+    try {
+      let start = from;
+      if (start === undefined) {
+        const current = await list(ctx, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+        for (const item of current.items) out.push({ type: 'ADDED', object: item });
+        start = Number(current.metadata.resourceVersion);
+      }
+      if (out.closed) return;
+      const sw = ctx.store.watch<StoredApiObject>(ctx.prefix, start);
+      storeWatch = sw;
+      if (opts.allowWatchBookmarks) {
+        const { apiVersion, kind } = ctx.model.info;
+        timer = setInterval(() => {
+          out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: String(sw.progress()) } } });
+        }, opts.bookmarkIntervalMs ?? defaultBookmarkIntervalMs);
+        timer.unref();
+      }
+      for await (const e of sw) {
+        const event = translate(e, match);
+        if (event) out.push(event);
+      }
+      out.end();
+    } catch (err) {
+      const apiErr = toApiError(err, ctx, '');
+      if (apiErr instanceof ApiError) {
+        out.push({ type: 'ERROR', object: apiErr.toStatus() });
+        out.end();
+      } else out.fail(err);
+    }
+  };
+  void run();
+  return { stop: () => out.end(), [Symbol.asyncIterator]: () => out[Symbol.asyncIterator]() };
+}

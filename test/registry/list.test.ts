@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { newRegistry, statusOf, team } from './helpers.js';
+
+async function seeded() {
+  const fx = newRegistry();
+  const labels: Record<string, Record<string, string>> = {
+    alpha: { env: 'prod', tier: 'gold' },
+    bravo: { env: 'dev' },
+    charlie: { env: 'prod' },
+    delta: { env: 'staging', tier: 'silver' },
+    echo: {},
+  };
+  for (const [name, l] of Object.entries(labels)) await fx.registry.teams.create(team(name, {}, { labels: l }));
+  return fx;
+}
+
+const names = (items: { metadata: { name?: string } }[]) => items.map((i) => i.metadata.name);
+
+describe('list', () => {
+  it('answers a TeamList in name order with the revision it was read at', async () => {
+    const { registry, store } = await seeded();
+    const list = await registry.teams.list();
+    expect(list.kind).toBe('TeamList');
+    expect(list.apiVersion).toBe('management.service/v1');
+    expect(list.metadata.resourceVersion).toBe(String(await store.currentRevision()));
+    expect(names(list.items)).toEqual(['alpha', 'bravo', 'charlie', 'delta', 'echo']);
+    expect(list.metadata.continue).toBeUndefined();
+  });
+
+  it.each([
+    ['env=prod', ['alpha', 'charlie']],
+    ['env==prod', ['alpha', 'charlie']],
+    ['env!=prod', ['bravo', 'delta', 'echo']],
+    ['env in (dev,staging)', ['bravo', 'delta']],
+    ['env notin (dev,staging)', ['alpha', 'charlie', 'echo']],
+    ['tier', ['alpha', 'delta']],
+    ['!tier', ['bravo', 'charlie', 'echo']],
+    ['env=prod,tier=gold', ['alpha']],
+    ['env in (prod), !tier', ['charlie']],
+  ])('labelSelector %s', async (selector, expected) => {
+    const { registry } = await seeded();
+    expect(names((await registry.teams.list({ labelSelector: selector })).items)).toEqual(expected);
+  });
+
+  it.each([
+    ['metadata.name=charlie', ['charlie']],
+    ['metadata.name==charlie', ['charlie']],
+    ['metadata.name!=charlie', ['alpha', 'bravo', 'delta', 'echo']],
+    ['metadata.name=nobody', []],
+    ['metadata.namespace=', ['alpha', 'bravo', 'charlie', 'delta', 'echo']],
+  ])('fieldSelector %s', async (selector, expected) => {
+    const { registry } = await seeded();
+    expect(names((await registry.teams.list({ fieldSelector: selector })).items)).toEqual(expected);
+  });
+
+  it.each([
+    ['labelSelector', 'env in (prod', 'unable to parse requirement'],
+    ['labelSelector', 'env=prod=x', 'unable to parse requirement'],
+    ['labelSelector', 'bad key=1', 'unable to parse requirement'],
+    ['labelSelector', 'env=not a value', 'unable to parse requirement'],
+    ['fieldSelector', 'spec.users=x', '"spec.users" is not a known field selector: only "metadata.name", "metadata.namespace"'],
+    ['fieldSelector', 'metadata.name', 'invalid field selector'],
+  ])('a bad %s %j is 400', async (param, selector, message) => {
+    const { registry } = await seeded();
+    const s = await statusOf(registry.teams.list({ [param]: selector }));
+    expect(s).toMatchObject({ code: 400, reason: 'BadRequest' });
+    expect(s.message).toContain(message);
+  });
+
+  it('pages with limit and continue at the revision of the first page', async () => {
+    const { registry } = await seeded();
+    const first = await registry.teams.list({ limit: 2 });
+    expect(names(first.items)).toEqual(['alpha', 'bravo']);
+    expect(first.metadata.continue).toBeDefined();
+    await registry.teams.delete('charlie');
+    await registry.teams.create(team('bravo2'));
+    const second = await registry.teams.list({ limit: 2, continue: first.metadata.continue! });
+    expect(names(second.items)).toEqual(['charlie', 'delta']);
+    expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+    const third = await registry.teams.list({ limit: 2, continue: second.metadata.continue! });
+    expect(names(third.items)).toEqual(['echo']);
+    expect(third.metadata.continue).toBeUndefined();
+  });
+
+  it('pages with a label selector fill each page with matches', async () => {
+    const { registry } = await seeded();
+    const first = await registry.teams.list({ limit: 1, labelSelector: 'env=prod' });
+    expect(names(first.items)).toEqual(['alpha']);
+    const second = await registry.teams.list({ limit: 1, labelSelector: 'env=prod', continue: first.metadata.continue! });
+    expect(names(second.items)).toEqual(['charlie']);
+  });
+
+  it.each([
+    ['garbage', '!!!', 'continue key is not valid: not a base64 token'],
+    ['valid base64 of junk', Buffer.from('{"hello":1}').toString('base64url'), 'continue key is not valid: not a token this server issued'],
+    ['a token of another resource', Buffer.from(JSON.stringify({ v: 'teamkeys/v1', rv: 1, start: '/ownedaccesskeys/x' })).toString('base64url'), 'another resource'],
+  ])('a bad continue token (%s) is 400', async (_label, token, message) => {
+    const { registry } = await seeded();
+    const s = await statusOf(registry.teams.list({ continue: token }));
+    expect(s).toMatchObject({ code: 400, reason: 'BadRequest' });
+    expect(s.message).toContain(message);
+  });
+
+  it('a continue token older than the retained history is 410 Expired', async () => {
+    const { registry, store } = await seeded();
+    const first = await registry.teams.list({ limit: 2 });
+    await registry.teams.patch('alpha', 'merge', { spec: { description: 'x' } });
+    await store.compact(await store.currentRevision());
+    const s = await statusOf(registry.teams.list({ limit: 2, continue: first.metadata.continue! }));
+    expect(s).toMatchObject({ code: 410, reason: 'Expired' });
+    expect(s.message).toContain('The provided continue parameter is too old');
+  });
+
+  it('resourceVersion: an exact old revision lists the old state; a future one is 504; garbage is 400', async () => {
+    const { registry, store } = await seeded();
+    const before = await store.currentRevision();
+    await registry.teams.delete('alpha');
+    const exact = await registry.teams.list({ resourceVersion: String(before), resourceVersionMatch: 'Exact' });
+    expect(names(exact.items)).toContain('alpha');
+    const notOlder = await registry.teams.list({ resourceVersion: String(before) });
+    expect(names(notOlder.items)).not.toContain('alpha');
+    const future = await statusOf(registry.teams.list({ resourceVersion: String(before + 100) }));
+    expect(future).toMatchObject({ code: 504, reason: 'Timeout', details: { retryAfterSeconds: 1 } });
+    expect(future.message).toContain('Too large resource version');
+    expect((await statusOf(registry.teams.list({ resourceVersion: 'abc' }))).code).toBe(400);
+    expect((await statusOf(registry.teams.list({ limit: -1 }))).code).toBe(400);
+  });
+});

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { hashKey } from '../../src/api/secrets.js';
+import type { KubeObject } from '../../src/api/types.js';
+import { accessKey, newRegistry, spec, statusOf } from './helpers.js';
+
+const connectorData = 'upstream-refresh-token-SECRET';
+const oidc = { idToken: 'ID-TOKEN-SECRET', accessToken: 'ACCESS-TOKEN-SECRET', refreshToken: 'REFRESH-TOKEN-SECRET' };
+
+function storedHash(obj: unknown): string | undefined {
+  return (obj as { sealed?: { keyHash?: string } }).sealed?.keyHash;
+}
+
+describe('access key secrets', () => {
+  it('generates a 64-character key when none is given and shows it once, in the create response', async () => {
+    const { registry, store } = newRegistry();
+    const { object } = await registry.ownedaccesskeys.create(accessKey('ci', { user: 'ana' }));
+    const key = spec(object).key as string;
+    expect(key).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(spec(await registry.ownedaccesskeys.get('ci')).key).toBeUndefined();
+    expect(spec((await registry.ownedaccesskeys.list()).items[0]!).key).toBeUndefined();
+    // Stored only as a hash.
+    const raw = await store.get('/ownedaccesskeys/ci');
+    expect(JSON.stringify(raw)).not.toContain(key);
+    expect(storedHash(raw)).toBe(hashKey(key));
+  });
+
+  it('accepts a supplied key of 32+ characters and refuses a shorter one', async () => {
+    const { registry } = newRegistry();
+    const supplied = 'A'.repeat(16) + 'b'.repeat(16);
+    const { object } = await registry.ownedaccesskeys.create(accessKey('mine', { user: 'ana', key: supplied }));
+    expect(spec(object).key).toBe(supplied);
+    const s = await statusOf(registry.ownedaccesskeys.create(accessKey('short', { user: 'ana', key: 'tooShort123' })));
+    expect(s.details?.causes?.[0]?.field).toBe('spec.key');
+    expect(JSON.stringify(s)).not.toContain('tooShort123');
+  });
+
+  it('a PUT or patch without spec.key keeps the key; one that sets it rotates it and shows the new value once', async () => {
+    const { registry, store } = newRegistry();
+    const { object } = await registry.ownedaccesskeys.create(accessKey('ci', { user: 'ana' }));
+    const original = spec(object).key as string;
+    const read = await registry.ownedaccesskeys.get('ci');
+    const put = await registry.ownedaccesskeys.update('ci', { ...read, spec: { ...spec(read), displayName: 'CI' } });
+    expect(spec(put.object).key).toBeUndefined();
+    expect(storedHash(await store.get('/ownedaccesskeys/ci'))).toBe(hashKey(original));
+    await registry.ownedaccesskeys.patch('ci', 'merge', { spec: { disabled: true } });
+    expect(storedHash(await store.get('/ownedaccesskeys/ci'))).toBe(hashKey(original));
+
+    const rotated = 'R'.repeat(40);
+    const patched = await registry.ownedaccesskeys.patch('ci', 'merge', { spec: { key: rotated } });
+    expect(spec(patched.object).key).toBe(rotated);
+    expect(patched.object.metadata.generation).toBe(4); // create, displayName, disabled, rotation
+    expect(storedHash(await store.get('/ownedaccesskeys/ci'))).toBe(hashKey(rotated));
+    expect(spec(await registry.ownedaccesskeys.get('ci')).key).toBeUndefined();
+  });
+
+  it('stores connectorData and oidcLogin tokens but never returns them; a read-modify-write keeps them', async () => {
+    const { registry, store } = newRegistry();
+    const { object } = await registry.ownedaccesskeys.create(
+      accessKey('sso', {
+        user: 'ana',
+        identity: { username: 'ana', connector: 'github', connectorData },
+        oidcLogin: { ...oidc, lastRefresh: '2026-01-01T00:00:00Z' },
+      }),
+    );
+    const shown = JSON.stringify(object);
+    for (const secret of [connectorData, ...Object.values(oidc)]) expect(shown).not.toContain(secret);
+    expect(spec(object).identity).toEqual({ username: 'ana', connector: 'github' });
+    expect(spec(object).oidcLogin).toEqual({ lastRefresh: '2026-01-01T00:00:00Z' });
+
+    const read = await registry.ownedaccesskeys.get('sso');
+    await registry.ownedaccesskeys.update('sso', { ...read, spec: { ...spec(read), description: 'edited' } });
+    const raw = (await store.get('/ownedaccesskeys/sso')) as { sealed?: { fields?: Record<string, string> } };
+    expect(raw.sealed?.fields).toEqual({
+      'spec.identity.connectorData': connectorData,
+      'spec.oidcLogin.idToken': oidc.idToken,
+      'spec.oidcLogin.accessToken': oidc.accessToken,
+      'spec.oidcLogin.refreshToken': oidc.refreshToken,
+    });
+
+    // Removing the object that holds a secret removes the secret with it.
+    const latest = await registry.ownedaccesskeys.get('sso');
+    const { identity: _identity, ...rest } = spec(latest);
+    await registry.ownedaccesskeys.update('sso', { ...latest, spec: rest } as KubeObject);
+    const after = (await store.get('/ownedaccesskeys/sso')) as { sealed?: { fields?: Record<string, string> } };
+    expect(after.sealed?.fields?.['spec.identity.connectorData']).toBeUndefined();
+    expect(after.sealed?.fields?.['spec.oidcLogin.idToken']).toBe(oidc.idToken);
+  });
+
+  it('watch events never carry secrets', async () => {
+    const { registry } = newRegistry();
+    const w = registry.ownedaccesskeys.watch();
+    const { object } = await registry.ownedaccesskeys.create(accessKey('k', { user: 'ana', identity: { connectorData } }));
+    const key = spec(object).key as string;
+    const seen: string[] = [];
+    for await (const e of w) {
+      seen.push(JSON.stringify(e));
+      break;
+    }
+    w.stop();
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).not.toContain(key);
+    expect(seen[0]).not.toContain(connectorData);
+    expect(seen[0]).not.toContain('sealed');
+  });
+});
