@@ -11,15 +11,17 @@ export type {
   TeamSpec,
 } from './generated/schema-types.js';
 
-/** Any object of this API, as a JSON value. */
-export interface KubeObject {
+/**
+ * Any object of this API, as a JSON value. A type alias rather than an interface, so that the
+ * generated Team and OwnedAccessKey (which have no index signature) are assignable to it.
+ */
+export type KubeObject = {
   apiVersion: string;
   kind: string;
   metadata: ObjectMeta;
   spec?: unknown;
   status?: unknown;
-  [field: string]: unknown;
-}
+};
 
 export type ApiObject = Team | OwnedAccessKey;
 

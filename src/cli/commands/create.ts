@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { ApiError } from '../../api/errors.js';
+import { formatError, parseManifests } from '../../gitops/source/manifests.js';
+import { withRegistry, storeOptionHelp } from '../embedded.js';
+import { CliError } from '../errors.js';
+import { expandFiles } from '../files.js';
+import { parseOutputFormat, render } from '../output.js';
+import { resolveResource } from '../resource-names.js';
+
+interface Options {
+  filename: string[];
+  store?: string;
+  output?: string;
+  dryRun?: boolean;
+}
+
+/** `teamkeys create -f FILE`: creates every object in the files; reports each failure as file:line:col. */
+export function registerCreate(program: Command): void {
+  program
+    .command('create')
+    .description('create the Teams and OwnedAccessKeys in YAML or JSON files, in the embedded store')
+    .requiredOption('-f, --filename <path...>', 'files or directories of manifests')
+    .option('--store <url>', storeOptionHelp)
+    .option('-o, --output <format>', 'print the created objects: yaml, json or name (a generated key appears only here)')
+    .option('--dry-run', 'validate and show the result without writing')
+    .action(async (opts: Options) => {
+      const format = opts.output ? parseOutputFormat(opts.output) : undefined;
+      const files = await expandFiles(opts.filename);
+      let failed = 0;
+      await withRegistry(opts.store, async (registry) => {
+        for (const file of files) {
+          const { manifests, errors } = parseManifests(await readFile(file, 'utf8'), file);
+          for (const e of errors) console.error(formatError(e));
+          failed += errors.length;
+          for (const m of manifests) {
+            try {
+              const info = resolveResource(String(m.object.kind ?? ''));
+              const registryOf = registry.byPlural(info.plural)!;
+              const { object, warnings } = await registryOf.create(m.object, { dryRun: opts.dryRun ?? false });
+              for (const w of warnings) console.error(`${file}:${m.line}:${m.column}: warning: ${w}`);
+              if (format) console.log(render([object], format, false));
+              else console.log(`${info.singular}.${info.group}/${object.metadata.name} created${opts.dryRun ? ' (dry run)' : ''}`);
+            } catch (err) {
+              failed++;
+              const message =
+                err instanceof ApiError ? `Error from server (${err.reason}): ${err.message}` : err instanceof CliError ? err.message : String(err);
+              console.error(formatError({ file, line: m.line, column: m.column, message }));
+            }
+          }
+        }
+      });
+      if (failed > 0) throw new CliError(`${failed} object(s) could not be created`);
+    });
+}

@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import { withRegistry, storeOptionHelp } from '../embedded.js';
+import { resolveResource } from '../resource-names.js';
+
+interface Options {
+  store?: string;
+}
+
+/** `teamkeys delete teams NAME...`: deletes from the embedded store (finalizers are honoured). */
+export function registerDelete(program: Command): void {
+  program
+    .command('delete')
+    .description('delete Teams or OwnedAccessKeys from the embedded store')
+    .argument('<resource>', 'teams or ownedaccesskeys')
+    .argument('<names...>', 'names to delete')
+    .option('--store <url>', storeOptionHelp)
+    .action(async (resource: string, names: string[], opts: Options) => {
+      const info = resolveResource(resource);
+      await withRegistry(opts.store, async (registry) => {
+        for (const name of names) {
+          const { removed } = await registry.byPlural(info.plural)!.delete(name);
+          console.log(`${info.singular}.${info.group} "${name}" ${removed ? 'deleted' : 'marked for deletion (finalizers pending)'}`);
+        }
+      });
+    });
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+/** The teamkeys command line: the only place that parses flags, picks a store, and sets exit codes. */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { registerCreate } from './commands/create.js';
+import { registerDelete } from './commands/delete.js';
+import { registerGet } from './commands/get.js';
+import { reportError } from './errors.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('teamkeys')
+    .description('Team and access-key management as code: a Kubernetes-style management API and its GitOps reconciler.')
+    .version(pkg.version)
+    .showHelpAfterError()
+    .exitOverride();
+  registerCreate(program);
+  registerGet(program);
+  registerDelete(program);
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    return reportError(err);
+  }
+}
+
+process.exitCode = await main(process.argv);

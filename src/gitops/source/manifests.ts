@@ -1,0 +1,56 @@
+/** Parses YAML/JSON manifests (several documents a file), keeping each object's file:line:column. */
+import { LineCounter, parseAllDocuments } from 'yaml';
+
+export interface Location {
+  file: string;
+  line: number;
+  column: number;
+}
+
+export interface Manifest extends Location {
+  object: Record<string, unknown>;
+}
+
+export interface ManifestError extends Location {
+  message: string;
+}
+
+/** `file:line:col: message`, the form editors and CI annotations understand. */
+export function formatError(e: ManifestError): string {
+  return `${e.file}:${e.line}:${e.column}: ${e.message}`;
+}
+
+/** Aliases a document may expand, so a billion-laughs file fails instead of eating memory. */
+const maxAliasCount = 100;
+
+export function parseManifests(text: string, file: string): { manifests: Manifest[]; errors: ManifestError[] } {
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const manifests: Manifest[] = [];
+  const errors: ManifestError[] = [];
+  const at = (offset: number) => {
+    const pos = lineCounter.linePos(offset);
+    return { file, line: pos.line, column: pos.col };
+  };
+  for (const doc of 'empty' in docs ? [] : docs) {
+    if (doc.errors.length > 0) {
+      for (const err of doc.errors) errors.push({ ...at(err.pos[0]), message: err.message.split('\n')[0]! });
+      continue;
+    }
+    if (doc.contents === null) continue; // an empty document between separators
+    const where = at(doc.contents.range[0]);
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount });
+    } catch (err) {
+      errors.push({ ...where, message: err instanceof Error ? err.message : String(err) });
+      continue;
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      errors.push({ ...where, message: 'a manifest must be a mapping with apiVersion, kind and metadata' });
+      continue;
+    }
+    manifests.push({ ...where, object: value as Record<string, unknown> });
+  }
+  return { manifests, errors };
+}

@@ -1,0 +1,25 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const root = new URL('../../', import.meta.url).pathname;
+export const bin = `${root}dist/cli/main.js`;
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built teamkeys binary, as a user would after npm ci. */
+export function teamkeys(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Run {
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" (npm test does it first)`);
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd: opts.cwd ?? root,
+    env: { ...process.env, TEAMKEYS_STORE: '', ...opts.env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export { root };
