@@ -1,7 +1,7 @@
 /** POST: kube's BeforeCreate, validation, sealing, and generateName retries. */
 import { randomUUID } from 'node:crypto';
 import { decodeObject, type FieldValidation } from '../api/decode.js';
-import { alreadyExists, badRequest, generateNameConflict, invalid } from '../api/errors.js';
+import { alreadyExists, ApiError, badRequest, generateNameConflict, invalid } from '../api/errors.js';
 import { generateNamePrefixErrors } from '../api/names.js';
 import { sealSecrets, type StoredApiObject } from '../api/secrets.js';
 import { validateObject } from '../api/validate.js';
@@ -59,7 +59,7 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
       const created = await storeCall(ctx, name, () => ctx.store.create<StoredApiObject>(keyOf(ctx, name), stored));
       return { object: present(created, revealedKey), warnings };
     } catch (err) {
-      const taken = (err as { reason?: string }).reason === 'AlreadyExists';
+      const taken = err instanceof ApiError && err.reason === 'AlreadyExists';
       if (!generated || !taken) throw err;
       if (attempt >= generateNameAttempts) throw generateNameConflict(ctx.gr, name);
       meta.name = ctx.generateName(prefix);

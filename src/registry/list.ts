@@ -24,12 +24,33 @@ export function parseResourceVersion(rv: string | undefined): number | undefined
   return Number(rv);
 }
 
-/** Both selectors as one matcher; undefined when the request selects everything. */
-export function selectorMatcher(opts: { labelSelector?: string; fieldSelector?: string }): Matcher | undefined {
+export interface Selection {
+  /** Undefined when the request selects everything. */
+  match: Matcher | undefined;
+  /** Set when a field selector pins one name: the list is then one keyed read, not a scan. */
+  exactName: string | undefined;
+}
+
+/** Both selectors as one matcher. */
+export function parseSelection(opts: { labelSelector?: string; fieldSelector?: string }): Selection {
   const label = parseLabelSelector(opts.labelSelector);
   const field = parseFieldSelector(opts.fieldSelector);
-  if (!label && !field) return undefined;
-  return (obj) => (!label || label(obj)) && (!field || field.matcher(obj));
+  const match: Matcher | undefined = label || field ? (obj) => (!label || label(obj)) && (!field || field.matcher(obj)) : undefined;
+  return { match, exactName: field?.exactName };
+}
+
+/** The one object a name-pinned selection can match, read at the current revision. */
+async function listOne(ctx: RegistryContext, { match, exactName }: Selection): Promise<Page> {
+  let items: KubeObject[] = [];
+  try {
+    const obj = await ctx.store.get<StoredApiObject>(keyOf(ctx, exactName!));
+    if (!match || match(obj)) items = [present(obj)];
+  } catch (err) {
+    if (!isStorageError(err, 'NotFound')) throw toApiError(err, ctx, exactName!);
+  }
+  // Read after the object, so the list's revision is never older than what it contains.
+  const revision = await storeCall(ctx, '', () => ctx.store.currentRevision());
+  return { items, revision };
 }
 
 async function readRevision(ctx: RegistryContext, opts: ListOptions): Promise<number | undefined> {
@@ -55,8 +76,39 @@ function pageSize(limit: number, have: number, filtered: boolean): number {
   return filtered ? Math.max(limit - have, 256) : limit - have;
 }
 
+interface Page {
+  items: KubeObject[];
+  revision: number;
+  token?: string;
+}
+
+/** Reads store pages from `after` until `limit` objects match or the kind is exhausted. */
+async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: number, after: string, at?: number): Promise<Page> {
+  const items: KubeObject[] = [];
+  let revision = at;
+  for (;;) {
+    const page = await ctx.store.list<StoredApiObject>(ctx.prefix, {
+      limit: pageSize(limit, items.length, match !== undefined),
+      after,
+      ...(revision === undefined ? {} : { revision }),
+    });
+    revision = page.revision;
+    for (let i = 0; i < page.items.length; i++) {
+      const obj = page.items[i]!;
+      if (match && !match(obj)) continue;
+      items.push(present(obj));
+      if (limit > 0 && items.length >= limit) {
+        const more = i < page.items.length - 1 || page.continueAfter !== undefined;
+        return more ? { items, revision, token: encodeContinue(revision, keyOf(ctx, obj.metadata.name!)) } : { items, revision };
+      }
+    }
+    if (page.continueAfter === undefined) return { items, revision };
+    after = page.continueAfter;
+  }
+}
+
 export async function list(ctx: RegistryContext, opts: ListOptions = {}): Promise<ObjectList<KubeObject>> {
-  const match = selectorMatcher(opts);
+  const selection = parseSelection(opts);
   const limit = opts.limit ?? 0;
   if (!Number.isSafeInteger(limit) || limit < 0) throw badRequest(`limit must be a non-negative integer, not ${limit}`);
   let revision: number | undefined;
@@ -70,30 +122,12 @@ export async function list(ctx: RegistryContext, opts: ListOptions = {}): Promis
     revision = await readRevision(ctx, opts);
   }
 
-  const items: KubeObject[] = [];
-  let token: string | undefined;
+  let page: Page;
   try {
-    scan: for (;;) {
-      const page = await ctx.store.list<StoredApiObject>(ctx.prefix, {
-        limit: pageSize(limit, items.length, match !== undefined),
-        after,
-        ...(revision === undefined ? {} : { revision }),
-      });
-      revision = page.revision;
-      for (let i = 0; i < page.items.length; i++) {
-        const obj = page.items[i]!;
-        if (match && !match(obj)) continue;
-        items.push(present(obj));
-        if (limit > 0 && items.length >= limit) {
-          if (i < page.items.length - 1 || page.continueAfter !== undefined) {
-            token = encodeContinue(revision, keyOf(ctx, obj.metadata.name!));
-          }
-          break scan;
-        }
-      }
-      if (page.continueAfter === undefined) break;
-      after = page.continueAfter;
-    }
+    page =
+      selection.exactName !== undefined && revision === undefined && !opts.continue
+        ? await listOne(ctx, selection)
+        : await scan(ctx, selection.match, limit, after, revision);
   } catch (err) {
     if (isStorageError(err, 'Expired')) {
       throw expired(
@@ -104,12 +138,12 @@ export async function list(ctx: RegistryContext, opts: ListOptions = {}): Promis
     }
     throw toApiError(err, ctx, '');
   }
-  const list: ObjectList<KubeObject> = {
+  const result: ObjectList<KubeObject> = {
     apiVersion: ctx.model.info.apiVersion,
     kind: ctx.model.info.listKind,
-    metadata: { resourceVersion: String(revision) },
-    items,
+    metadata: { resourceVersion: String(page.revision) },
+    items: page.items,
   };
-  if (token) list.metadata.continue = token;
-  return list;
+  if (page.token) result.metadata.continue = page.token;
+  return result;
 }

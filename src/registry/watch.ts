@@ -6,7 +6,7 @@ import type { KubeObject, WatchEvent } from '../api/types.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
 import { present, type RegistryContext } from './context.js';
-import { list, parseResourceVersion, selectorMatcher } from './list.js';
+import { list, parseResourceVersion, parseSelection } from './list.js';
 import { toApiError } from './storage-errors.js';
 
 export interface WatchOptions {
@@ -45,7 +45,7 @@ function translate(e: StoreEvent<StoredApiObject>, match: Matcher | undefined): 
  * ADDED. A revision older than the retained history ends in one ERROR event with a 410 Status.
  */
 export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWatch {
-  const match = selectorMatcher(opts);
+  const { match } = parseSelection(opts);
   const from = parseResourceVersion(opts.resourceVersion);
   let storeWatch: StoreWatch<StoredApiObject> | undefined;
   let timer: NodeJS.Timeout | undefined;

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import type { Store } from '../../src/store/types.js';
 import { newRegistry, statusOf, team } from './helpers.js';
 
 async function seeded() {
@@ -51,6 +53,28 @@ describe('list', () => {
   ])('fieldSelector %s', async (selector, expected) => {
     const { registry } = await seeded();
     expect(names((await registry.teams.list({ fieldSelector: selector })).items)).toEqual(expected);
+  });
+
+  it('a field selector that pins a name is one keyed read, not a scan, and still honours the label selector', async () => {
+    let scans = 0;
+    const store = new Proxy(new MemoryStore(), {
+      get(target, prop, receiver) {
+        if (prop === 'list') scans++;
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as Store;
+    const { registry } = newRegistry({ store });
+    for (const n of ['a', 'b', 'c']) await registry.teams.create(team(n, {}, { labels: { env: n === 'b' ? 'prod' : 'dev' } }));
+    scans = 0;
+    const hit = await registry.teams.list({ fieldSelector: 'metadata.name=b', labelSelector: 'env=prod' });
+    const miss = await registry.teams.list({ fieldSelector: 'metadata.name=b', labelSelector: 'env=dev' });
+    const none = await registry.teams.list({ fieldSelector: 'metadata.name=zzz' });
+    expect(scans).toBe(0);
+    expect(names(hit.items)).toEqual(['b']);
+    expect(Number(hit.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(hit.items[0]!.metadata.resourceVersion));
+    expect(miss.items).toEqual([]);
+    expect(none.items).toEqual([]);
   });
 
   it.each([
