@@ -73,4 +73,24 @@ describe('SQLite durability across kill -9', () => {
       }
     }
   }, 120_000);
+
+  it("a watcher in this process sees another process's writes, in revision order", async () => {
+    const store = new SqliteStore(path, { pollIntervalMs: 50 });
+    try {
+      const start = await store.currentRevision();
+      const watch = store.watch<{ metadata: { name: string } }>('/teams/', start);
+      const acks = await runWriterUntilKilled(path, 'watched', 30);
+      const seen: { name: string; revision: number }[] = [];
+      const timer = setTimeout(() => watch.stop(), 10_000);
+      for await (const e of watch) {
+        seen.push({ name: e.object.metadata.name, revision: e.revision });
+        if (seen.length >= acks.length) break;
+      }
+      clearTimeout(timer);
+      watch.stop();
+      expect(seen.slice(0, acks.length)).toEqual(acks);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });
