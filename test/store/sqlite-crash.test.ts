@@ -78,7 +78,7 @@ describe('SQLite durability across kill -9', () => {
     const store = new SqliteStore(path, { pollIntervalMs: 50 });
     try {
       const start = await store.currentRevision();
-      const watch = store.watch<{ metadata: { name: string } }>('/teams/', start);
+      const watch = store.watch<{ metadata: { name: string; uid?: string } }>('/teams/', start);
       const acks = await runWriterUntilKilled(path, 'watched', 30);
       const seen: { name: string; revision: number }[] = [];
       const timer = setTimeout(() => watch.stop(), 10_000);
