@@ -48,10 +48,23 @@ export function decodeObject(model: ResourceModel, body: unknown, fieldValidatio
       },
     ]);
   }
+  dropEmptyMetadata(obj.metadata);
   const unknown = pruneUnknownFields(model.schema, obj).sort();
   if (unknown.length > 0 && fieldValidation === 'Strict') {
     throw badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
   }
   const warnings = fieldValidation === 'Warn' ? unknown.map((f) => `unknown field "${f}"`) : [];
   return { obj: obj as KubeObject, warnings };
+}
+
+/**
+ * kube-apiserver never stores an empty labels or annotations map or an empty finalizers,
+ * ownerReferences or managedFields list (ObjectMeta's omitempty drops them); neither do we, so
+ * objects read back exactly as kube would show them.
+ */
+function dropEmptyMetadata(meta: Record<string, unknown>): void {
+  for (const key of ['labels', 'annotations', 'finalizers', 'ownerReferences', 'managedFields']) {
+    const v = meta[key];
+    if (v === null || (Array.isArray(v) && v.length === 0) || (isJsonMap(v) && Object.keys(v).length === 0)) delete meta[key];
+  }
 }

@@ -92,6 +92,11 @@ export function notFound(gr: GroupResource, name: string): ApiError {
   });
 }
 
+/** A path this server does not serve, in kube-apiserver's words. */
+export function pathNotFound(): ApiError {
+  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+}
+
 export function alreadyExists(gr: GroupResource, name: string): ApiError {
   return new ApiError(409, 'AlreadyExists', `${qualified(gr)} "${name}" already exists`, {
     name,

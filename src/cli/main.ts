@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { registerCreate } from './commands/create.js';
 import { registerDelete } from './commands/delete.js';
 import { registerGet } from './commands/get.js';
+import { registerServe } from './commands/serve.js';
 import { reportError } from './errors.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
     .version(pkg.version)
     .showHelpAfterError()
     .exitOverride();
+  registerServe(program);
   registerCreate(program);
   registerGet(program);
   registerDelete(program);

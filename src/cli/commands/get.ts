@@ -18,7 +18,7 @@ export function registerGet(program: Command): void {
     .argument('<resource>', 'teams, ownedaccesskeys (or team, tm, ownedaccesskey, oak)')
     .argument('[names...]', 'names to show; all when none')
     .option('--store <url>', storeOptionHelp)
-    .option('-o, --output <format>', 'table (default), yaml, json or name')
+    .option('-o, --output <format>', 'table (default), wide, yaml, json or name')
     .option('-l, --selector <selector>', 'label selector, e.g. env=prod,tier in (gold)')
     .action(async (resource: string, names: string[], opts: Options) => {
       const info = resolveResource(resource);

@@ -1,0 +1,36 @@
+/** Writing responses: content negotiation, Warning headers, and Tables where kubectl asks. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { KubeObject, ListMeta } from '../api/types.js';
+import { negotiate, serialize } from './content.js';
+import { toTable, type IncludeObject } from './table.js';
+
+/** kube's Warning header: `299 - "text"`. */
+export function warningHeader(warnings: string[]): string[] {
+  return warnings.map((w) => `299 - "${w.replace(/["\\]/g, '\\$&')}"`);
+}
+
+export function send(req: FastifyRequest, reply: FastifyReply, code: number, value: unknown, warnings: string[] = []): FastifyReply {
+  const { body, contentType } = serialize(value, negotiate(req.headers.accept, false) === 'yaml' ? 'yaml' : 'json');
+  if (warnings.length > 0) reply.header('Warning', warningHeader(warnings));
+  return reply.code(code).type(contentType).send(body);
+}
+
+/** A get or list answer: a Table when the client asks for one (kubectl get), else the object(s). */
+export function sendReadable(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  kind: string,
+  value: KubeObject | { metadata: ListMeta; items: KubeObject[] },
+  includeObject: IncludeObject,
+): FastifyReply {
+  const format = negotiate(req.headers.accept, true);
+  if (format !== 'table') {
+    const { body, contentType } = serialize(value, format);
+    return reply.code(200).type(contentType).send(body);
+  }
+  const table =
+    'items' in value
+      ? toTable(kind, value.items, { metadata: value.metadata, includeObject })
+      : toTable(kind, [value], { metadata: { resourceVersion: value.metadata.resourceVersion ?? '' }, includeObject });
+  return reply.code(200).type('application/json').send(JSON.stringify(table));
+}

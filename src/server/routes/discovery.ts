@@ -1,0 +1,30 @@
+/** Discovery, OpenAPI and version endpoints under the API prefix. */
+import type { FastifyInstance } from 'fastify';
+import type { ResourceModel } from '../../api/model.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from '../discovery.js';
+import { openApiDocument, openApiIndex } from '../openapi.js';
+
+export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, models: ResourceModel[], packageVersion: string): void {
+  const group = models[0]!.info.group;
+  const json = (value: unknown) => JSON.stringify(value);
+  // Built once: they change only with the code.
+  const documents = {
+    version: json(versionInfo(packageVersion)),
+    api: json(apiVersions),
+    apis: json(apiGroupList(group)),
+    group: json(apiGroup(group)),
+    resources: json(apiResourceList(group, models.map((m) => m.info))),
+    openapi: openApiDocument(models),
+  };
+  const openapi = json(documents.openapi);
+  const openapiIndex = json(openApiIndex(group, documents.openapi));
+  const serve = (url: string, body: string) =>
+    app.get(url, (_req, reply) => reply.type('application/json').send(body));
+  serve(`${prefix}/version`, documents.version);
+  serve(`${prefix}/api`, documents.api);
+  serve(`${prefix}/apis`, documents.apis);
+  serve(`${prefix}/apis/${group}`, documents.group);
+  serve(`${prefix}/apis/${group}/v1`, documents.resources);
+  serve(`${prefix}/openapi/v3`, openapiIndex);
+  serve(`${prefix}/openapi/v3/apis/${group}/v1`, openapi);
+}

@@ -1,0 +1,86 @@
+/** Streams a watch as newline-delimited JSON events, as Tables when kubectl get --watch asks. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Status } from '../../api/errors.js';
+import type { KubeObject, WatchEvent } from '../../api/types.js';
+import type { ResourceRegistry } from '../../registry/resource-registry.js';
+import type { RegistryWatch } from '../../registry/watch.js';
+import { negotiate } from '../content.js';
+import type { ReadQuery } from '../query.js';
+import { toTable } from '../table.js';
+
+/** Watches in progress (so shutdown can end them instead of waiting out their timeouts) and their settings. */
+export interface WatchHub {
+  active: Set<RegistryWatch>;
+  bookmarkIntervalMs?: number;
+}
+
+/** kube-apiserver's default: watches end after 30 to 60 minutes, and clients reconnect. */
+const defaultTimeoutSeconds = 1800;
+
+export async function serveWatch(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  r: ResourceRegistry,
+  q: ReadQuery,
+  hub: WatchHub,
+): Promise<void> {
+  const asTable = negotiate(req.headers.accept, true) === 'table';
+  // Parses selectors and the resourceVersion now, so mistakes are a 400 rather than a broken stream.
+  const watch = r.watch({
+    resourceVersion: q.resourceVersion,
+    labelSelector: q.labelSelector,
+    fieldSelector: q.fieldSelector,
+    allowWatchBookmarks: q.allowWatchBookmarks,
+    ...(hub.bookmarkIntervalMs ? { bookmarkIntervalMs: hub.bookmarkIntervalMs } : {}),
+  });
+  hub.active.add(watch);
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.flushHeaders();
+  const timer = setTimeout(() => watch.stop(), (q.timeoutSeconds ?? defaultTimeoutSeconds) * 1000);
+  res.on('close', () => watch.stop());
+  let firstTable = true;
+  try {
+    for await (const event of watch) {
+      if (!write(res, encode(event))) await drained(res);
+      if (res.destroyed) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    hub.active.delete(watch);
+    watch.stop();
+    if (!res.destroyed) res.end();
+  }
+
+  function encode(event: WatchEvent<KubeObject | Status>): string {
+    if (!asTable || event.type === 'ERROR' || event.type === 'BOOKMARK') return `${JSON.stringify(event)}\n`;
+    const obj = event.object as KubeObject;
+    // Column definitions go with the first event only, as kube-apiserver sends them.
+    const table = toTable(r.info.kind, [obj], {
+      metadata: { resourceVersion: obj.metadata.resourceVersion ?? '' },
+      includeObject: q.includeObject,
+      withColumns: firstTable,
+    });
+    firstTable = false;
+    return `${JSON.stringify({ type: event.type, object: table })}\n`;
+  }
+}
+
+function write(res: NodeJS.WritableStream & { destroyed: boolean }, chunk: string): boolean {
+  if (res.destroyed) return true;
+  return res.write(chunk);
+}
+
+/** Waits until the client has taken what was written, or has gone. */
+function drained(res: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}

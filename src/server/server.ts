@@ -1,0 +1,65 @@
+/** The HTTP server of the management API: fastify routes over a Registry. */
+import { readFileSync } from 'node:fs';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { resourceModels } from '../api/model.js';
+import type { Registry } from '../registry/registry.js';
+import type { RegistryWatch } from '../registry/watch.js';
+import { maxBodyBytes } from './content.js';
+import { handleError } from './errors.js';
+import { startMaintenance, type MaintenanceOptions } from './maintenance.js';
+import { registerDiscoveryRoutes } from './routes/discovery.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerResourceRoutes } from './routes/resources.js';
+import type { WatchHub } from './routes/watch.js';
+import { pathNotFound } from '../api/errors.js';
+
+/** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
+export const apiPrefix = '/kubernetes/management';
+
+const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export interface ServerOptions {
+  registry: Registry;
+  logger: Logger;
+  https?: { key: Buffer; cert: Buffer };
+  bookmarkIntervalMs?: number;
+  maintenance?: MaintenanceOptions | false;
+}
+
+export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
+  const { registry } = opts;
+  const app = Fastify({
+    loggerInstance: opts.logger,
+    disableRequestLogging: true,
+    bodyLimit: maxBodyBytes,
+    // Names may be 253 characters long.
+    maxParamLength: 1024,
+    return503OnClosing: true,
+    ...(opts.https ? { https: opts.https } : {}),
+  }) as unknown as FastifyInstance;
+
+  // Bodies are decoded by the routes, which know which media types each verb accepts.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((_req, reply) => {
+    void reply.code(404).type('application/json').send(JSON.stringify(pathNotFound().toStatus()));
+  });
+
+  const group = registry.teams.info.group;
+  const models = Object.values(resourceModels(group));
+  const hub: WatchHub = { active: new Set<RegistryWatch>() };
+  if (opts.bookmarkIntervalMs) hub.bookmarkIntervalMs = opts.bookmarkIntervalMs;
+  registerHealthRoutes(app, registry.store);
+  registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
+  registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub);
+
+  const stopMaintenance = opts.maintenance === false ? () => {} : startMaintenance(registry, opts.logger, opts.maintenance);
+  app.addHook('preClose', async () => {
+    stopMaintenance();
+    // Open watches would otherwise hold the server open until their timeouts.
+    for (const w of hub.active) w.stop();
+  });
+  return app;
+}
