@@ -95,3 +95,17 @@ export function kubectl(served: Served, args: string[], input?: string): Kubectl
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** A throwaway self-signed certificate for 127.0.0.1, made with the openssl command. */
+export function selfSignedCert(): { cert: string; key: string; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'teamkeys-tls-'));
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  const r = spawnSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+    { encoding: 'utf8' },
+  );
+  if (r.status !== 0) throw new Error(`openssl could not make a test certificate (is openssl installed?): ${r.stderr}`);
+  return { cert, key, dir };
+}

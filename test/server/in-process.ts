@@ -1,0 +1,54 @@
+/** The HTTP server in this process on a random loopback port, for tests that reach into its store. */
+import pino from 'pino';
+import { createRegistry, type Registry } from '../../src/registry/registry.js';
+import { apiPrefix, buildServer } from '../../src/server/server.js';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+
+export interface InProcess {
+  base: string;
+  api: string;
+  registry: Registry;
+  close(): Promise<void>;
+}
+
+export async function startInProcess(opts: { bookmarkIntervalMs?: number } = {}): Promise<InProcess> {
+  const registry = createRegistry(new MemoryStore());
+  const app = await buildServer({ registry, logger: pino({ level: 'silent' }), maintenance: false, ...opts });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    base,
+    api: `${base}${apiPrefix}/apis/management.service/v1`,
+    registry,
+    close: async () => {
+      await app.close();
+      await registry.store.close();
+    },
+  };
+}
+
+/** Reads a watch response line by line until `count` events or the stream ends. */
+export async function readEvents(res: Response, count: number, timeoutMs = 5000): Promise<{ type: string; object: Record<string, unknown> }[]> {
+  const events: { type: string; object: Record<string, unknown> }[] = [];
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (events.length < count && Date.now() < deadline) {
+      const chunk = await Promise.race([reader.read(), new Promise<{ done: true; value: undefined }>((r) => setTimeout(() => r({ done: true, value: undefined }), deadline - Date.now()))]);
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        events.push(JSON.parse(buffer.slice(0, nl)) as { type: string; object: Record<string, unknown> });
+        buffer = buffer.slice(nl + 1);
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return events;
+}

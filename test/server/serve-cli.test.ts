@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { teamkeys } from '../cli/run.js';
+import { readEvents } from './in-process.js';
+import { startServe, type Served } from './serve-process.js';
+
+describe('teamkeys serve as a process', () => {
+  let served: Served | undefined;
+  afterEach(async () => {
+    await served?.stop();
+    served = undefined;
+  });
+
+  it('refuses plain HTTP on a non-loopback address, before listening', () => {
+    const r = teamkeys(['serve', '--listen', '0.0.0.0:0', '--store', 'memory:']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('refusing to serve plain HTTP on 0.0.0.0');
+    expect(r.stderr).toContain('--insecure-http');
+  });
+
+  it('refuses a malformed --listen and a lone --tls-cert', () => {
+    expect(teamkeys(['serve', '--listen', 'nowhere']).stderr).toContain('--listen must be HOST:PORT');
+    const lone = teamkeys(['serve', '--listen', '127.0.0.1:0', '--tls-cert', 'x.pem']);
+    expect(lone.code).toBe(2);
+    expect(lone.stderr).toContain('--tls-cert and --tls-key go together');
+  });
+
+  it('prints its URL, serves, and stops cleanly on SIGTERM even with a watch open', async () => {
+    served = await startServe();
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/kubernetes\/management$/);
+    const api = `${served.url}/apis/management.service/v1`;
+    const watch = await fetch(`${api}/teams?watch=true`);
+    expect(watch.status).toBe(200);
+    const pending = readEvents(watch, 1, 8000);
+    const started = Date.now();
+    const code = await served.stop('SIGTERM');
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await pending).toEqual([]);
+    expect(served.stderr()).toContain('shutting down');
+  });
+
+  it('keeps objects across a restart on the SQLite store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-restart-'));
+    try {
+      const store = ['--store', `sqlite:${join(dir, 'db')}`];
+      const first = await startServe(store);
+      const created = await fetch(`${first.url}/apis/management.service/v1/teams`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'durable' }, spec: { users: ['ana'] } }),
+      });
+      const { metadata } = (await created.json()) as { metadata: { uid: string; resourceVersion: string } };
+      expect(await first.stop()).toBe(0);
+      served = await startServe(store);
+      const again = (await (await fetch(`${served.url}/apis/management.service/v1/teams/durable`)).json()) as { metadata: { uid: string; resourceVersion: string } };
+      expect(again.metadata).toMatchObject({ uid: metadata.uid, resourceVersion: metadata.resourceVersion });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
