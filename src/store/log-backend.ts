@@ -16,13 +16,15 @@ export interface LogBackend {
   /** The key's latest row, or undefined when the key is absent or deleted. */
   latest(key: string): MaybePromise<Row | undefined>;
   /** Appends a creation row; throws StorageError KeyExists when the key holds a live object. */
-  create(key: string, value: string): MaybePromise<number>;
+  create(key: string, value: string, index: string | undefined): MaybePromise<number>;
   /** Appends a new value if the key's latest live row is still `expected`; undefined otherwise. */
-  update(key: string, value: string, expected: number): MaybePromise<number | undefined>;
+  update(key: string, value: string, expected: number, index: string | undefined): MaybePromise<number | undefined>;
   /** Appends a tombstone if the key's latest live row is still `expected`; undefined otherwise. */
   delete(key: string, expected: number): MaybePromise<number | undefined>;
   /** Keys in [start, end) and after `after`, live at `revision`, in key order; limit 0 = all. */
   list(start: string, end: string, after: string, revision: number, limit: number): MaybePromise<Row[]>;
+  /** Live keys in [start, end) whose latest row carries this index value. */
+  findByIndex(start: string, end: string, index: string): MaybePromise<Row[]>;
   readSince(after: number, limit: number): MaybePromise<LogRecord[]>;
   currentRevision(): MaybePromise<number>;
   compactedRevision(): MaybePromise<number>;

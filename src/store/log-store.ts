@@ -5,6 +5,7 @@ import type { LogBackend } from './log-backend.js';
 import { LogTail } from './log-tail.js';
 import {
   prefixEnd,
+  type Indexer,
   type ListOptions,
   type ListResult,
   type Preconditions,
@@ -25,6 +26,7 @@ const maxUpdateAttempts = 1000;
 export class LogStore implements Store {
   private readonly tail: LogTail;
   private closed = false;
+  private indexer: Indexer = () => undefined;
 
   constructor(
     protected readonly backend: LogBackend,
@@ -33,10 +35,20 @@ export class LogStore implements Store {
     this.tail = new LogTail(backend, { pollIntervalMs: opts.pollIntervalMs });
   }
 
+  setIndexer(indexer: Indexer): void {
+    this.indexer = indexer;
+  }
+
+  async getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]> {
+    this.assertOpen(prefix);
+    const rows = await this.backend.findByIndex(prefix, prefixEnd(prefix), value);
+    return rows.map((r) => decodeObject<T>(r.value, r.revision));
+  }
+
   async create<T extends StoredObject>(key: string, obj: T): Promise<T> {
     this.assertOpen(key);
     const value = encodeObject(obj);
-    const revision = await this.backend.create(key, value);
+    const revision = await this.backend.create(key, value, this.indexer(key, obj));
     this.tail.notify();
     return decodeObject<T>(value, revision);
   }
@@ -87,7 +99,7 @@ export class LogStore implements Store {
       const next = await tryUpdate(current);
       const value = encodeObject(next);
       if (value === row.value) return decodeObject<T>(row.value, row.revision);
-      const revision = await this.backend.update(key, value, row.revision);
+      const revision = await this.backend.update(key, value, row.revision, this.indexer(key, next));
       if (revision !== undefined) {
         this.tail.notify();
         return decodeObject<T>(value, revision);

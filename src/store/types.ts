@@ -54,7 +54,17 @@ export interface StoreWatch<T = StoredObject> extends AsyncIterable<StoreEvent<T
 /** Computes the next version of an object; throwing aborts the update with that error. */
 export type TryUpdate<T> = (current: T) => T | Promise<T>;
 
+/** Computes the secondary index value of an object (at most one); undefined leaves it unindexed. */
+export type Indexer = (key: string, obj: StoredObject) => string | undefined;
+
 export interface Store {
+  /**
+   * Installs the indexer used from now on, before anything is written. One per store: the registry
+   * installs the one it looks access keys up by.
+   */
+  setIndexer(indexer: Indexer): void;
+  /** The live objects under prefix whose index value is `value`: one indexed read, no scan. */
+  getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]>;
   /** Writes a new object; fails with KeyExists when the key holds a live object. */
   create<T extends StoredObject>(key: string, obj: T): Promise<T>;
   get<T extends StoredObject>(key: string): Promise<T>;

@@ -239,6 +239,26 @@ export function describeStoreConformance(
       for (const events of all) expect(events.map((e) => e.object.spec?.n)).toEqual(Array.from({ length: 15 }, (_, i) => i));
     });
 
+    it('finds live objects by their secondary index value, following updates and deletes', async () => {
+      store.setIndexer((key, o) => (key.startsWith('/teams/') ? (o as Obj).spec?.note : undefined));
+      await store.create('/teams/a', { ...obj('a'), spec: { note: 'red' } });
+      await store.create('/teams/b', { ...obj('b'), spec: { note: 'red' } });
+      await store.create('/teams/c', { ...obj('c'), spec: { note: 'blue' } });
+      await store.create('/ownedaccesskeys/k', { ...obj('k'), spec: { note: 'red' } });
+      const names = async (v: string) => (await store.getByIndex<Obj>('/teams/', v)).map((o) => o.metadata.name);
+      expect(await names('red')).toEqual(['a', 'b']);
+      await store.guaranteedUpdate<Obj>('/teams/a', undefined, (c) => ({ ...c, spec: { note: 'blue' } }));
+      expect(await names('red')).toEqual(['b']);
+      expect(await names('blue')).toEqual(['a', 'c']);
+      await store.delete('/teams/c');
+      expect(await names('blue')).toEqual(['a']);
+      await store.compact(await store.currentRevision());
+      expect(await names('blue')).toEqual(['a']);
+      const [found] = await store.getByIndex<Obj>('/teams/', 'red');
+      expect(found).toEqual(await store.get('/teams/b'));
+      expect(await names('green')).toEqual([]);
+    });
+
     it('stop() ends a watch that is waiting for events', async () => {
       const w = store.watch('/teams/', await store.currentRevision());
       setTimeout(() => w.stop(), 20);

@@ -10,6 +10,7 @@ interface MemRow {
   value: string;
   type: EventType;
   prevRevision: number;
+  index?: string;
 }
 
 /** Index of the first element for which `before` is false, in a sorted array. */
@@ -30,28 +31,35 @@ class MemoryBackend implements LogBackend {
   private log: MemRow[] = [];
   private readonly rows = new Map<string, MemRow[]>();
   private sortedKeys: string[] = [];
+  /** Index value -> keys whose latest live row carries it. */
+  private readonly byIndex = new Map<string, Set<string>>();
 
   latest(key: string): Row | undefined {
     const last = this.rows.get(key)?.at(-1);
     return last && last.type !== 'DELETED' ? last : undefined;
   }
 
-  create(key: string, value: string): number {
+  create(key: string, value: string, index: string | undefined): number {
     const last = this.rows.get(key)?.at(-1);
     if (last && last.type !== 'DELETED') throw keyExists(key);
-    return this.append(key, value, 'ADDED', last?.revision ?? 0);
+    return this.append(key, value, 'ADDED', last?.revision ?? 0, index);
   }
 
-  update(key: string, value: string, expected: number): number | undefined {
+  update(key: string, value: string, expected: number, index: string | undefined): number | undefined {
     const last = this.latest(key);
     if (!last || last.revision !== expected) return undefined;
-    return this.append(key, value, 'MODIFIED', expected);
+    return this.append(key, value, 'MODIFIED', expected, index);
   }
 
   delete(key: string, expected: number): number | undefined {
     const last = this.latest(key);
     if (!last || last.revision !== expected) return undefined;
-    return this.append(key, last.value, 'DELETED', expected);
+    return this.append(key, last.value, 'DELETED', expected, undefined);
+  }
+
+  findByIndex(start: string, end: string, index: string): Row[] {
+    const keys = [...(this.byIndex.get(index) ?? [])].filter((k) => k >= start && k < end).sort();
+    return keys.map((k) => this.latest(k)!).filter(Boolean);
   }
 
   list(start: string, end: string, after: string, revision: number, limit: number): Row[] {
@@ -114,9 +122,19 @@ class MemoryBackend implements LogBackend {
 
   close(): void {}
 
-  private append(key: string, value: string, type: EventType, prevRevision: number): number {
+  private append(key: string, value: string, type: EventType, prevRevision: number, index: string | undefined): number {
     const row: MemRow = { key, revision: ++this.revision, value, type, prevRevision };
+    if (index !== undefined) row.index = index;
     this.log.push(row);
+    const before = this.rows.get(key)?.at(-1)?.index;
+    if (before !== undefined && before !== index) {
+      this.byIndex.get(before)?.delete(key);
+      if (this.byIndex.get(before)?.size === 0) this.byIndex.delete(before);
+    }
+    if (index !== undefined) {
+      if (!this.byIndex.has(index)) this.byIndex.set(index, new Set());
+      this.byIndex.get(index)!.add(key);
+    }
     let history = this.rows.get(key);
     if (!history) {
       history = [];

@@ -19,12 +19,14 @@ CREATE TABLE IF NOT EXISTS kv (
   created INTEGER NOT NULL,
   deleted INTEGER NOT NULL,
   prev_revision INTEGER NOT NULL,
-  value TEXT NOT NULL
+  value TEXT NOT NULL,
+  idx TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS kv_name_prev_revision ON kv (name, prev_revision);
 CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 `;
+const indexSchema = 'CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL';
 
 interface KvRow {
   id: number;
@@ -46,9 +48,9 @@ export interface SqliteOptions {
 class SqliteBackend implements LogBackend {
   private readonly db: Database.Database;
   private readonly stmts;
-  private readonly txCreate: Database.Transaction<(key: string, value: string) => number>;
+  private readonly txCreate: Database.Transaction<(key: string, value: string, index: string | null) => number>;
   private readonly txAppend: Database.Transaction<
-    (key: string, value: string | undefined, expected: number) => number | undefined
+    (key: string, value: string | undefined, expected: number, index: string | null) => number | undefined
   >;
   private readonly txCompact: Database.Transaction<(revision: number) => void>;
 
@@ -59,13 +61,23 @@ class SqliteBackend implements LogBackend {
     this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
     this.db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
     this.db.exec(schema);
+    // Files written before the secondary index existed gain its column.
+    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all();
+    if (!columns.some((c) => c.name === 'idx')) this.db.exec('ALTER TABLE kv ADD COLUMN idx TEXT');
+    this.db.exec(indexSchema);
     const db = this.db;
     this.stmts = {
       latest: db.prepare<[string], KvRow>(
         'SELECT id, name, created, deleted, prev_revision, value FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1',
       ),
-      insert: db.prepare<[string, number, number, number, string]>(
-        'INSERT INTO kv (name, created, deleted, prev_revision, value) VALUES (?, ?, ?, ?, ?)',
+      insert: db.prepare<[string, number, number, number, string, string | null]>(
+        'INSERT INTO kv (name, created, deleted, prev_revision, value, idx) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      byIndex: db.prepare<[string, string, string], KvRow>(
+        `SELECT kv.id, kv.name, kv.value FROM kv
+          WHERE kv.idx = ? AND kv.name >= ? AND kv.name < ? AND kv.deleted = 0
+            AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name)
+          ORDER BY kv.name`,
       ),
       // Streams keys in index order and stops at the limit: the correlated MAX keeps only the row
       // that was current at the revision.
@@ -92,17 +104,17 @@ class SqliteBackend implements LogBackend {
       ),
       ping: db.prepare('SELECT 1'),
     };
-    this.txCreate = db.transaction((key: string, value: string) => {
+    this.txCreate = db.transaction((key: string, value: string, index: string | null) => {
       const last = this.stmts.latest.get(key);
       if (last && !last.deleted) throw keyExists(key);
-      return Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value).lastInsertRowid);
+      return Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value, index).lastInsertRowid);
     });
     // value undefined appends a tombstone carrying the last value.
-    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number) => {
+    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number, index: string | null) => {
       const last = this.stmts.latest.get(key);
       if (!last || last.deleted || last.id !== expected) return undefined;
       const deleted = value === undefined ? 1 : 0;
-      return Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value).lastInsertRowid);
+      return Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value, index).lastInsertRowid);
     });
     this.txCompact = db.transaction((revision: number) => {
       this.stmts.compact.run({ rev: revision });
@@ -115,16 +127,20 @@ class SqliteBackend implements LogBackend {
     return r && !r.deleted ? { key, revision: r.id, value: r.value } : undefined;
   }
 
-  create(key: string, value: string): number {
-    return this.txCreate.immediate(key, value);
+  create(key: string, value: string, index: string | undefined): number {
+    return this.txCreate.immediate(key, value, index ?? null);
   }
 
-  update(key: string, value: string, expected: number): number | undefined {
-    return this.txAppend.immediate(key, value, expected);
+  update(key: string, value: string, expected: number, index: string | undefined): number | undefined {
+    return this.txAppend.immediate(key, value, expected, index ?? null);
   }
 
   delete(key: string, expected: number): number | undefined {
-    return this.txAppend.immediate(key, undefined, expected);
+    return this.txAppend.immediate(key, undefined, expected, null);
+  }
+
+  findByIndex(start: string, end: string, index: string): Row[] {
+    return this.stmts.byIndex.all(index, start, end).map((r) => ({ key: r.name, revision: r.id, value: r.value }));
   }
 
   list(start: string, end: string, after: string, revision: number, limit: number): Row[] {
