@@ -2,7 +2,7 @@
 import { structuralSchema, type StructuralSchema } from './schema/load.js';
 import { writeOnlyPaths } from './schema/walk.js';
 import { defaultGroup, resourcesFor, type ResourceInfo } from './resources.js';
-import { ownedAccessKeyStrategy } from './strategy/ownedaccesskey.js';
+import { ownedAccessKeyStrategy, type AccessKeyPolicy } from './strategy/ownedaccesskey.js';
 import type { Strategy } from './strategy/strategy.js';
 import { teamStrategy } from './strategy/team.js';
 
@@ -14,7 +14,10 @@ export interface ResourceModel {
   secretPaths: string[][];
 }
 
-export function resourceModels(group: string = defaultGroup): { teams: ResourceModel; ownedaccesskeys: ResourceModel } {
+export function resourceModels(
+  group: string = defaultGroup,
+  keyPolicy: AccessKeyPolicy = {},
+): { teams: ResourceModel; ownedaccesskeys: ResourceModel } {
   const infos = resourcesFor(group);
   const model = (info: ResourceInfo, strategy: Strategy): ResourceModel => {
     const schema = structuralSchema(info.schemaId);
@@ -22,6 +25,6 @@ export function resourceModels(group: string = defaultGroup): { teams: ResourceM
   };
   return {
     teams: model(infos.teams, teamStrategy(infos.teams)),
-    ownedaccesskeys: model(infos.ownedaccesskeys, ownedAccessKeyStrategy(infos.ownedaccesskeys)),
+    ownedaccesskeys: model(infos.ownedaccesskeys, ownedAccessKeyStrategy(infos.ownedaccesskeys, keyPolicy)),
   };
 }

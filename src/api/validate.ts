@@ -9,13 +9,13 @@ import { isSecretPath } from './secrets.js';
 import type { KubeObject } from './types.js';
 
 /** Every problem with the object: metadata rules, then schema, list semantics and kind rules. */
-export function validateObject(model: ResourceModel, obj: KubeObject): FieldError[] {
+export function validateObject(model: ResourceModel, obj: KubeObject, old?: KubeObject): FieldError[] {
   const errs = validateObjectMeta(obj.metadata);
   const validate = validatorFor(model.info.schemaId);
   if (!validate(obj)) {
     errs.push(...ajvToFieldErrors(validate.errors ?? [], model.schema, (field) => isSecretPath(model.secretPaths, field)));
   }
   errs.push(...checkListTypes(model.schema, obj));
-  errs.push(...model.strategy.validate(obj));
+  errs.push(...model.strategy.validate(obj, old));
   return errs;
 }

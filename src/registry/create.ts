@@ -7,6 +7,8 @@ import { sealSecrets, type StoredApiObject } from '../api/secrets.js';
 import { validateObject } from '../api/validate.js';
 import { isStorageError } from '../store/errors.js';
 import { keyOf, present, timestamp, type RegistryContext, type WriteResult } from './context.js';
+import type { Admit } from './admission.js';
+import { assertKeyUnused } from './key-uniqueness.js';
 import { storeCall, toApiError } from './storage-errors.js';
 
 async function exists(ctx: RegistryContext, name: string): Promise<boolean> {
@@ -22,6 +24,7 @@ async function exists(ctx: RegistryContext, name: string): Promise<boolean> {
 export interface CreateOptions {
   dryRun?: boolean;
   fieldValidation?: FieldValidation;
+  admit?: Admit;
 }
 
 const generateNameAttempts = 8;
@@ -46,8 +49,10 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
 
   const errs = validateObject(ctx.model, obj);
   if (errs.length > 0) throw invalid(ctx.gk, meta.name ?? prefix ?? '', errs);
+  opts.admit?.({ verb: 'create', object: obj });
   const stored = obj as StoredApiObject;
   const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths);
+  if (revealedKey !== undefined) await assertKeyUnused(ctx, stored, meta.name ?? '');
 
   for (let attempt = 1; ; attempt++) {
     const name = meta.name!;

@@ -6,6 +6,7 @@ import type { KubeObject } from '../api/types.js';
 import { isStorageError } from '../store/errors.js';
 import type { Preconditions } from '../store/types.js';
 import { keyOf, present, timestamp, type RegistryContext } from './context.js';
+import type { Admit } from './admission.js';
 import { isRemovable } from './lifecycle.js';
 import { storeCall, toApiError } from './storage-errors.js';
 
@@ -17,6 +18,7 @@ export interface DeleteOptions {
   gracePeriodSeconds?: number;
   propagationPolicy?: string;
   dryRun?: boolean;
+  admit?: Admit;
 }
 
 export interface DeleteResult {
@@ -74,6 +76,7 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const current = await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name)));
     checkPreconditions(ctx, name, opts.preconditions, current);
+    opts.admit?.({ verb: 'delete', old: present(current) });
     const immediate = !current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0 && grace === 0;
     if (immediate) {
       if (opts.dryRun) return { object: present(current), removed: true };

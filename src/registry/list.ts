@@ -15,6 +15,8 @@ export interface ListOptions {
   continue?: string;
   resourceVersion?: string;
   resourceVersionMatch?: string;
+  /** Keeps only objects the caller may see (authorization), on top of the selectors. */
+  filter?: Matcher;
 }
 
 /** Parses a resourceVersion query value; undefined for "" and "0" (any recent state will do). */
@@ -31,11 +33,13 @@ export interface Selection {
   exactName: string | undefined;
 }
 
-/** Both selectors as one matcher. */
-export function parseSelection(opts: { labelSelector?: string; fieldSelector?: string }): Selection {
+/** Both selectors and the visibility filter as one matcher. */
+export function parseSelection(opts: { labelSelector?: string; fieldSelector?: string; filter?: Matcher }): Selection {
   const label = parseLabelSelector(opts.labelSelector);
   const field = parseFieldSelector(opts.fieldSelector);
-  const match: Matcher | undefined = label || field ? (obj) => (!label || label(obj)) && (!field || field.matcher(obj)) : undefined;
+  const filter = opts.filter;
+  const match: Matcher | undefined =
+    label || field || filter ? (obj) => (!label || label(obj)) && (!field || field.matcher(obj)) && (!filter || filter(obj)) : undefined;
   return { match, exactName: field?.exactName };
 }
 

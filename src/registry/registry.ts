@@ -1,7 +1,9 @@
 /** The registry of both kinds over one Store. */
 import { resourceModels } from '../api/model.js';
 import { defaultGroup } from '../api/resources.js';
-import type { Store } from '../store/types.js';
+import type { StoredApiObject } from '../api/secrets.js';
+import type { AccessKeyPolicy } from '../api/strategy/ownedaccesskey.js';
+import type { Indexer, Store } from '../store/types.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
 
 export interface Registry {
@@ -12,8 +14,13 @@ export interface Registry {
   store: Store;
 }
 
-export function createRegistry(store: Store, opts: RegistryOptions & { group?: string } = {}): Registry {
-  const models = resourceModels(opts.group ?? defaultGroup);
+/** Access keys are found by the SHA-256 hash of their value: the store's one secondary index. */
+export const accessKeyIndexer: Indexer = (key, obj) =>
+  key.startsWith('/ownedaccesskeys/') ? (obj as StoredApiObject).sealed?.keyHash : undefined;
+
+export function createRegistry(store: Store, opts: RegistryOptions & { group?: string; keyPolicy?: AccessKeyPolicy } = {}): Registry {
+  store.setIndexer(accessKeyIndexer);
+  const models = resourceModels(opts.group ?? defaultGroup, opts.keyPolicy);
   const teams = new ResourceRegistry(store, models.teams, opts);
   const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, opts);
   const byPlural = new Map<string, ResourceRegistry>([

@@ -64,9 +64,9 @@ export class ResourceRegistry {
       try {
         items.push((await this.delete(item.metadata.name!, { ...opts, preconditions: { uid: item.metadata.uid! } })).object);
       } catch (err) {
-        // Gone or replaced since the list: not ours to delete any more.
+        // Gone or replaced since the list, or not the caller's to delete: left alone.
         const reason = (err as { reason?: string }).reason;
-        if (reason !== 'NotFound' && reason !== 'Conflict') throw err;
+        if (reason !== 'NotFound' && reason !== 'Conflict' && reason !== 'Forbidden') throw err;
       }
     }
     return { ...current, items };

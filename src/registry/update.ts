@@ -8,6 +8,8 @@ import { sealSecrets, withoutSecrets, type StoredApiObject } from '../api/secret
 import type { KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import { keyOf, present, type RegistryContext, type WriteResult } from './context.js';
+import type { Admit } from './admission.js';
+import { assertKeyUnused } from './key-uniqueness.js';
 import { isRemovable } from './lifecycle.js';
 import { storeCall } from './storage-errors.js';
 
@@ -16,6 +18,7 @@ export interface UpdateOptions {
   fieldValidation?: FieldValidation;
   /** `status` writes only .status; the main resource never writes .status. */
   subresource?: 'status';
+  admit?: Admit;
 }
 
 export type PatchType = 'json' | 'merge';
@@ -44,7 +47,7 @@ function nextVersion(
     const stored = structuredClone(old);
     if (next.status === undefined) delete stored.status;
     else stored.status = next.status;
-    const errs = validateObject(ctx.model, withoutSecrets(stored));
+    const errs = validateObject(ctx.model, withoutSecrets(stored), old);
     if (errs.length > 0) throw invalid(ctx.gk, old.metadata.name ?? '', errs);
     return { stored };
   }
@@ -64,7 +67,7 @@ function nextVersion(
   else next.status = structuredClone(old.status);
   const errs = [
     ...validateObjectMetaUpdate(meta, was),
-    ...validateObject(ctx.model, next),
+    ...validateObject(ctx.model, next, old),
     ...ctx.model.strategy.validateUpdate(next, old),
   ];
   if (errs.length > 0) throw invalid(ctx.gk, was.name ?? '', errs);
@@ -78,19 +81,22 @@ function nextVersion(
 async function runUpdate(
   ctx: RegistryContext,
   name: string,
+  verb: 'update' | 'patch',
   opts: UpdateOptions,
   intended: (current: StoredApiObject) => KubeObject,
 ): Promise<KubeObject> {
   let revealedKey: string | undefined;
-  const tryUpdate = (current: StoredApiObject): StoredApiObject => {
+  const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject> => {
     const result = nextVersion(ctx, current, intended(current), opts.subresource);
     revealedKey = result.revealedKey;
+    opts.admit?.({ verb, old: present(current), object: present(result.stored), ...(opts.subresource ? { subresource: opts.subresource } : {}) });
+    if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
     if (isRemovable(result.stored, ctx.now())) throw new RemoveInstead(result.stored, current.metadata.resourceVersion!);
     return result.stored;
   };
   try {
     const stored = opts.dryRun
-      ? tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
+      ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
       : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
     return present(stored, revealedKey);
   } catch (err) {
@@ -115,7 +121,7 @@ export async function update(ctx: RegistryContext, name: string, body: unknown, 
       { type: 'Invalid', field: 'metadata.resourceVersion', rendered: '0x0', detail: 'must be specified for an update' },
     ]);
   }
-  const object = await runUpdate(ctx, name, opts, (current) => {
+  const object = await runUpdate(ctx, name, 'update', opts, (current) => {
     if (current.metadata.resourceVersion !== rv) throw conflict(ctx.gr, name);
     const uid = obj.metadata.uid;
     if (uid && uid !== current.metadata.uid) {
@@ -135,7 +141,7 @@ export async function patch(
   opts: UpdateOptions = {},
 ): Promise<WriteResult> {
   let warnings: string[] = [];
-  const object = await runUpdate(ctx, name, opts, (current) => {
+  const object = await runUpdate(ctx, name, 'patch', opts, (current) => {
     const external = withoutSecrets(current);
     const patched = type === 'json' ? applyJsonPatch(external, body) : applyMergePatch(external, body);
     const decoded = decodeObject(ctx.model, patched, opts.fieldValidation);

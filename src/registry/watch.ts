@@ -15,6 +15,8 @@ export interface WatchOptions {
   fieldSelector?: string;
   allowWatchBookmarks?: boolean;
   bookmarkIntervalMs?: number;
+  /** Keeps only objects the caller may see; an object leaving it is sent as DELETED. */
+  filter?: Matcher;
 }
 
 export interface RegistryWatch extends AsyncIterable<WatchEvent<KubeObject | Status>> {
@@ -58,7 +60,7 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
     try {
       let start = from;
       if (start === undefined) {
-        const current = await list(ctx, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+        const current = await list(ctx, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, filter: opts.filter });
         for (const item of current.items) out.push({ type: 'ADDED', object: item });
         start = Number(current.metadata.resourceVersion);
       }

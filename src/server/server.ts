@@ -12,6 +12,8 @@ import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerResourceRoutes } from './routes/resources.js';
 import type { WatchHub } from './routes/watch.js';
+import type { AuthContext } from './guard.js';
+import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
@@ -21,6 +23,7 @@ const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', im
 
 export interface ServerOptions {
   registry: Registry;
+  auth: AuthContext & { activity: ActivityRecorder };
   logger: Logger;
   https?: { key: Buffer; cert: Buffer };
   bookmarkIntervalMs?: number;
@@ -34,7 +37,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     disableRequestLogging: true,
     bodyLimit: maxBodyBytes,
     // Names may be 253 characters long.
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     return503OnClosing: true,
     ...(opts.https ? { https: opts.https } : {}),
   }) as unknown as FastifyInstance;
@@ -43,6 +46,17 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.setErrorHandler(handleError);
+  app.decorateRequest('identity', undefined);
+  // Every request under the API prefix needs a key; health endpoints at the root do not.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.url !== apiPrefix && !req.url.startsWith(`${apiPrefix}/`)) return;
+    try {
+      req.identity = await opts.auth.authenticator.authenticate(req.headers.authorization);
+    } catch (err) {
+      void reply.header('WWW-Authenticate', 'Bearer realm="teamkeys"');
+      throw err;
+    }
+  });
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send(JSON.stringify(pathNotFound().toStatus()));
   });
@@ -53,11 +67,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   if (opts.bookmarkIntervalMs) hub.bookmarkIntervalMs = opts.bookmarkIntervalMs;
   registerHealthRoutes(app, registry.store);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
-  registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub);
+  registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
 
-  const stopMaintenance = opts.maintenance === false ? () => {} : startMaintenance(registry, opts.logger, opts.maintenance);
+  const stopMaintenance = opts.maintenance === false ? () => {} : startMaintenance(registry, opts.auth.activity, opts.logger, opts.maintenance);
   app.addHook('preClose', async () => {
     stopMaintenance();
+    opts.auth.teams.stop();
     // Open watches would otherwise hold the server open until their timeouts.
     for (const w of hub.active) w.stop();
   });

@@ -4,11 +4,13 @@
  * object's metadata.resourceVersion.
  */
 
-/** Any persisted object. The store reads and writes only metadata.uid and metadata.resourceVersion. */
-export interface StoredObject {
+/**
+ * Any persisted object. The store reads and writes only metadata.uid and metadata.resourceVersion.
+ * A type alias without an index signature, so generated interfaces such as Team fit it.
+ */
+export type StoredObject = {
   metadata?: { uid?: string; resourceVersion?: string };
-  [key: string]: unknown;
-}
+};
 
 export interface Preconditions {
   uid?: string;

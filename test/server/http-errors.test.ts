@@ -53,7 +53,7 @@ describe('bad HTTP requests are answered with a Status, and the server keeps ser
   let server: InProcess;
   beforeAll(async () => {
     server = await startInProcess();
-    await fetch(`${server.api}/teams`, { method: 'POST', headers: json, body: team });
+    await server.fetch(`${server.api}/teams`, { method: 'POST', headers: json, body: team });
   });
   afterAll(() => server.close());
 
@@ -61,7 +61,7 @@ describe('bad HTTP requests are answered with a Status, and the server keeps ser
     const url = c.path.startsWith('@') ? server.api + c.path.slice(1) : server.base + c.path;
     const init: RequestInit = { method: c.method, headers: c.headers ?? {} };
     if (c.body !== undefined) init.body = c.body;
-    const res = await fetch(url, init);
+    const res = await server.fetch(url, init);
     expect(res.status).toBe(c.code);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const status = (await res.json()) as { kind: string; status: string; code: number; reason: string; message: string };
@@ -69,7 +69,7 @@ describe('bad HTTP requests are answered with a Status, and the server keeps ser
     if (c.message) expect(status.message).toContain(c.message);
     // Still serving.
     expect((await fetch(`${server.base}/readyz`)).status).toBe(200);
-    expect((await fetch(`${server.api}/teams/ok`)).status).toBe(200);
+    expect((await server.fetch(`${server.api}/teams/ok`)).status).toBe(200);
   });
 
   it('health endpoints answer without credentials', async () => {
@@ -80,7 +80,7 @@ describe('bad HTTP requests are answered with a Status, and the server keeps ser
   });
 
   it('answers YAML to a client that accepts only YAML, and accepts YAML bodies', async () => {
-    const created = await fetch(`${server.api}/teams`, {
+    const created = await server.fetch(`${server.api}/teams`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/yaml', Accept: 'application/yaml' },
       body: 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: yaml-team\nspec:\n  users: [ana]\n',
@@ -91,7 +91,7 @@ describe('bad HTTP requests are answered with a Status, and the server keeps ser
   });
 
   it('sends a Warning header for each unknown field it drops', async () => {
-    const res = await fetch(`${server.api}/teams`, {
+    const res = await server.fetch(`${server.api}/teams`, {
       method: 'POST',
       headers: json,
       body: JSON.stringify({ metadata: { name: 'warned' }, spec: { colour: 'red' } }),
@@ -101,12 +101,12 @@ describe('bad HTTP requests are answered with a Status, and the server keeps ser
   });
 
   it('serves teams/<name>/accesskeys', async () => {
-    await fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'k1' }, spec: { team: 'ok' } }) });
-    await fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'k2' }, spec: { user: 'ana' } }) });
-    const res = await fetch(`${server.api}/teams/ok/accesskeys`);
+    await server.fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'k1' }, spec: { team: 'ok' } }) });
+    await server.fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'k2' }, spec: { user: 'ana' } }) });
+    const res = await server.fetch(`${server.api}/teams/ok/accesskeys`);
     const body = (await res.json()) as { accessKeys: { metadata: { name: string }; spec: { key?: string } }[] };
     expect(body.accessKeys.map((k) => k.metadata.name)).toEqual(['k1']);
     expect(body.accessKeys[0]!.spec.key).toBeUndefined();
-    expect((await fetch(`${server.api}/teams/ghost/accesskeys`)).status).toBe(404);
+    expect((await server.fetch(`${server.api}/teams/ghost/accesskeys`)).status).toBe(404);
   });
 });

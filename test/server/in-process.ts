@@ -1,19 +1,43 @@
 /** The HTTP server in this process on a random loopback port, for tests that reach into its store. */
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
+import { bootstrapAdmin } from '../../src/auth/bootstrap.js';
 import { createRegistry, type Registry } from '../../src/registry/registry.js';
+import { createAuthContext } from '../../src/server/auth-context.js';
 import { apiPrefix, buildServer } from '../../src/server/server.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
+
+/** The administrator key every test server starts with. */
+export const adminKey = `TestAdmin${'k'.repeat(55)}`;
+export const adminHeaders = { Authorization: `Bearer ${adminKey}` };
 
 export interface InProcess {
   base: string;
   api: string;
   registry: Registry;
+  /** fetch with the administrator's key, unless the call sets its own Authorization. */
+  fetch(url: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
 }
 
-export async function startInProcess(opts: { bookmarkIntervalMs?: number } = {}): Promise<InProcess> {
-  const registry = createRegistry(new MemoryStore());
-  const app = await buildServer({ registry, logger: pino({ level: 'silent' }), maintenance: false, ...opts });
+export interface InProcessOptions {
+  bookmarkIntervalMs?: number;
+  activityIntervalMs?: number;
+  maxTtlSeconds?: number;
+  logger?: Logger;
+}
+
+export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
+  const registry = createRegistry(new MemoryStore(), opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {});
+  const logger = opts.logger ?? pino({ level: 'silent' });
+  await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null', ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
+  const auth = await createAuthContext(registry, logger, opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {});
+  const app = await buildServer({
+    registry,
+    auth,
+    logger,
+    maintenance: false,
+    ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -22,6 +46,7 @@ export async function startInProcess(opts: { bookmarkIntervalMs?: number } = {})
     base,
     api: `${base}${apiPrefix}/apis/management.service/v1`,
     registry,
+    fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),
     close: async () => {
       await app.close();
       await registry.store.close();

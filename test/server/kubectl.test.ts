@@ -57,7 +57,8 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^NAME\s+DISPLAY NAME\s+USERS\s+GROUPS\s+AGE$/);
-    expect(lines[3]).toMatch(/^platform\s+Platform\s+ana,bo\s+platform\s+\d+s$/);
+    expect(lines.map((l) => l.split(/\s+/)[0])).toEqual(['NAME', 'admins', 'auditors', 'payments', 'platform']);
+    expect(lines[4]).toMatch(/^platform\s+Platform\s+ana,bo\s+platform\s+\d+s$/);
     const keys = k('get', 'oak');
     expect(keys.stdout.split('\n')[0]).toMatch(/^NAME\s+DISPLAY NAME\s+USER\s+TEAM\s+DISABLED\s+AGE$/);
     expect(keys.stdout).toMatch(/payments-ci\s+Payments CI\s+payments\s+false/);
@@ -164,6 +165,7 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     expect(r.stdout.trim()).toBe('team.management.service "payments" deleted');
     expect(k('get', 'team', 'payments').stderr.trim()).toBe('Error from server (NotFound): teams.management.service "payments" not found');
     expect(k('get', 'teams', '-o', 'name').stdout.trim().split('\n')).toEqual([
+      'team.management.service/admins',
       'team.management.service/auditors',
       'team.management.service/platform',
       'team.management.service/typo',

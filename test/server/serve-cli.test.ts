@@ -13,11 +13,10 @@ describe('teamkeys serve as a process', () => {
     served = undefined;
   });
 
-  it('refuses plain HTTP on a non-loopback address, before listening', () => {
-    const r = teamkeys(['serve', '--listen', '0.0.0.0:0', '--store', 'memory:']);
+  it('serves HTTPS unless told otherwise: --insecure-http and --tls-cert exclude each other', () => {
+    const r = teamkeys(['serve', '--listen', '127.0.0.1:0', '--insecure-http', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('refusing to serve plain HTTP on 0.0.0.0');
-    expect(r.stderr).toContain('--insecure-http');
+    expect(r.stderr).toContain('--insecure-http and --tls-cert exclude each other');
   });
 
   it('refuses a malformed --listen and a lone --tls-cert', () => {
@@ -28,10 +27,10 @@ describe('teamkeys serve as a process', () => {
   });
 
   it('prints its URL, serves, and stops cleanly on SIGTERM even with a watch open', async () => {
-    served = await startServe();
+    served = await startServe(['--insecure-http']);
     expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/kubernetes\/management$/);
     const api = `${served.url}/apis/management.service/v1`;
-    const watch = await fetch(`${api}/teams?watch=true`);
+    const watch = await fetch(`${api}/teams?watch=true&fieldSelector=metadata.name%3Dnobody`, { headers: { Authorization: `Bearer ${served.adminKey}` } });
     expect(watch.status).toBe(200);
     const pending = readEvents(watch, 1, 8000);
     const started = Date.now();
@@ -45,17 +44,18 @@ describe('teamkeys serve as a process', () => {
   it('keeps objects across a restart on the SQLite store', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'teamkeys-restart-'));
     try {
-      const store = ['--store', `sqlite:${join(dir, 'db')}`];
+      const store = ['--store', `sqlite:${join(dir, 'db')}`, '--insecure-http'];
       const first = await startServe(store);
       const created = await fetch(`${first.url}/apis/management.service/v1/teams`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${first.adminKey}` },
         body: JSON.stringify({ metadata: { name: 'durable' }, spec: { users: ['ana'] } }),
       });
       const { metadata } = (await created.json()) as { metadata: { uid: string; resourceVersion: string } };
       expect(await first.stop()).toBe(0);
-      served = await startServe(store);
-      const again = (await (await fetch(`${served.url}/apis/management.service/v1/teams/durable`)).json()) as { metadata: { uid: string; resourceVersion: string } };
+      // The second start finds the store populated, so it bootstraps nothing: reuse the first key.
+      served = await startServe(store, { env: { TEAMKEYS_ADMIN_KEY: first.adminKey } });
+      const again = (await (await fetch(`${served.url}/apis/management.service/v1/teams/durable`, { headers: { Authorization: `Bearer ${first.adminKey}` } })).json()) as { metadata: { uid: string; resourceVersion: string } };
       expect(again.metadata).toMatchObject({ uid: metadata.uid, resourceVersion: metadata.resourceVersion });
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,31 +1,43 @@
 /** Starts `teamkeys serve` as a real process on a random loopback port, with a kubeconfig for it. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { bin } from '../cli/run.js';
 
 export interface Served {
   url: string;
   dir: string;
+  /** kubectl's kubeconfig: the one the server wrote (self-signed TLS), or one written here. */
   kubeconfig: string;
+  /** The administrator's key, as the server wrote it to its state directory. */
+  adminKey: string;
   process: ChildProcess;
+  stdout: () => string;
   stderr: () => string;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startServe(args: string[] = [], opts: { kubeconfigExtra?: string } = {}): Promise<Served> {
+/**
+ * Starts a server with its own state directory. By default it serves HTTPS with the self-signed
+ * certificate it makes, and kubectl uses the kubeconfig it writes (kubectl sends keys only over TLS).
+ */
+export async function startServe(args: string[] = [], opts: { kubeconfigExtra?: string; env?: Record<string, string> } = {}): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), 'teamkeys-serve-'));
-  const child = spawn(process.execPath, [bin, 'serve', '--listen', '127.0.0.1:0', '--store', 'memory:', ...args], {
+  const child = spawn(process.execPath, [bin, 'serve', '--listen', '127.0.0.1:0', '--store', 'memory:', '--state-dir', dir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TEAMKEYS_ADMIN_KEY: '', ...opts.env },
   });
+  let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`teamkeys serve did not start in time:\n${stderr}`)), 20_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      stdout += `${line}\n`;
       const m = line.match(/^teamkeys serving on (\S+)$/);
       if (m) {
         clearTimeout(timer);
@@ -34,43 +46,61 @@ export async function startServe(args: string[] = [], opts: { kubeconfigExtra?: 
     });
     child.on('exit', (code) => reject(new Error(`teamkeys serve exited with ${code}:\n${stderr}`)));
   });
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      '- name: teamkeys',
-      '  cluster:',
-      `    server: ${url}`,
-      ...(opts.kubeconfigExtra ? [opts.kubeconfigExtra] : []),
-      'contexts:',
-      '- name: teamkeys',
-      '  context: {cluster: teamkeys, user: teamkeys}',
-      'current-context: teamkeys',
-      'users:',
-      '- name: teamkeys',
-      '  user: {}',
-      '',
-    ].join('\n'),
-  );
+  const adminKey = opts.env?.TEAMKEYS_ADMIN_KEY || readFileSync(join(dir, 'admin.key'), 'utf8').trim();
+  let kubeconfig = join(dir, 'kubeconfig');
+  if (!existsSync(kubeconfig)) {
+    kubeconfig = join(dir, 'kubeconfig.test');
+    writeFileSync(kubeconfig, kubeconfigText(url, adminKey, opts.kubeconfigExtra));
+  }
   return {
     url,
     dir,
     kubeconfig,
+    adminKey,
     process: child,
+    stdout: () => stdout,
     stderr: () => stderr,
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
-        child.once('exit', (code) => {
+        const done = (code: number | null) => {
           rmSync(dir, { recursive: true, force: true });
           resolve(code);
-        });
+        };
+        if (child.exitCode !== null) return done(child.exitCode);
+        child.once('exit', done);
         child.kill(signal);
       }),
   };
+}
+
+function kubeconfigText(url: string, token: string, clusterExtra?: string): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: teamkeys',
+    '  cluster:',
+    `    server: ${url}`,
+    ...(clusterExtra ? [clusterExtra] : []),
+    'contexts:',
+    '- name: teamkeys',
+    '  context: {cluster: teamkeys, user: teamkeys}',
+    'current-context: teamkeys',
+    'users:',
+    '- name: teamkeys',
+    '  user:',
+    `    token: ${token}`,
+    '',
+  ].join('\n');
+}
+
+/** A copy of the server's kubeconfig that authenticates with another key. */
+export function kubeconfigWithToken(served: Served, token: string, name: string): string {
+  const config = parseYaml(readFileSync(served.kubeconfig, 'utf8')) as { users: { user: Record<string, string> }[] };
+  config.users[0]!.user = { token };
+  const path = join(served.dir, `kubeconfig.${name}`);
+  writeFileSync(path, stringifyYaml(config));
+  return path;
 }
 
 /** The real kubectl; a machine without it fails the test with a message instead of skipping it. */
@@ -86,9 +116,10 @@ export interface KubectlRun {
   stderr: string;
 }
 
-export function kubectl(served: Served, args: string[], input?: string): KubectlRun {
+export function kubectl(served: Served, args: string[], opts: { input?: string; kubeconfig?: string } = {}): KubectlRun {
+  const { input } = opts;
   const r = spawnSync(kubectlPath(), args, {
-    env: { PATH: process.env.PATH ?? '', HOME: served.dir, KUBECONFIG: served.kubeconfig, KUBECTL_EXTERNAL_DIFF: 'diff -u -N' },
+    env: { PATH: process.env.PATH ?? '', HOME: served.dir, KUBECONFIG: opts.kubeconfig ?? served.kubeconfig, KUBECTL_EXTERNAL_DIFF: 'diff -u -N' },
     input,
     encoding: 'utf8',
     timeout: 30_000,

@@ -3,7 +3,7 @@ import { readEvents, startInProcess, type InProcess } from './in-process.js';
 
 const json = { 'Content-Type': 'application/json' };
 const post = (server: InProcess, name: string, labels: Record<string, string> = {}) =>
-  fetch(`${server.api}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name, labels } }) });
+  server.fetch(`${server.api}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name, labels } }) });
 
 describe('watch over HTTP', () => {
   let server: InProcess;
@@ -13,13 +13,13 @@ describe('watch over HTTP', () => {
   afterAll(() => server.close());
 
   it('streams newline-delimited events in revision order from a resourceVersion', async () => {
-    const rv = ((await (await fetch(`${server.api}/teams`)).json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-    const res = await fetch(`${server.api}/teams?watch=true&resourceVersion=${rv}`);
+    const rv = ((await (await server.fetch(`${server.api}/teams`)).json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const res = await server.fetch(`${server.api}/teams?watch=true&resourceVersion=${rv}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
     await post(server, 'w1');
-    await fetch(`${server.api}/teams/w1`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"spec":{"users":["a"]}}' });
-    await fetch(`${server.api}/teams/w1`, { method: 'DELETE' });
+    await server.fetch(`${server.api}/teams/w1`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"spec":{"users":["a"]}}' });
+    await server.fetch(`${server.api}/teams/w1`, { method: 'DELETE' });
     const events = await readEvents(res, 3);
     expect(events.map((e) => [e.type, (e.object.metadata as { name: string }).name])).toEqual([
       ['ADDED', 'w1'],
@@ -33,17 +33,17 @@ describe('watch over HTTP', () => {
   it('without a resourceVersion starts with the current objects, filtered by the label selector', async () => {
     await post(server, 'prod-a', { env: 'prod' });
     await post(server, 'dev-a', { env: 'dev' });
-    const res = await fetch(`${server.api}/teams?watch=1&labelSelector=env%3Dprod`);
+    const res = await server.fetch(`${server.api}/teams?watch=1&labelSelector=env%3Dprod`);
     const events = await readEvents(res, 1);
     expect(events.map((e) => [e.type, (e.object.metadata as { name: string }).name])).toEqual([['ADDED', 'prod-a']]);
   });
 
   it('sends Table events when kubectl asks for tables, with column definitions on the first only', async () => {
-    const res = await fetch(`${server.api}/teams?watch=true&fieldSelector=metadata.name%3Dtabled`, {
+    const res = await server.fetch(`${server.api}/teams?watch=true&fieldSelector=metadata.name%3Dtabled`, {
       headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' },
     });
     await post(server, 'tabled');
-    await fetch(`${server.api}/teams/tabled`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"spec":{"displayName":"T"}}' });
+    await server.fetch(`${server.api}/teams/tabled`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"spec":{"displayName":"T"}}' });
     const events = await readEvents(res, 2);
     expect(events.map((e) => [e.type, e.object.kind])).toEqual([
       ['ADDED', 'Table'],
@@ -55,14 +55,14 @@ describe('watch over HTTP', () => {
   });
 
   it('sends bookmarks when allowed', async () => {
-    const rv = ((await (await fetch(`${server.api}/teams`)).json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-    const events = await readEvents(await fetch(`${server.api}/teams?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}`), 1);
+    const rv = ((await (await server.fetch(`${server.api}/teams`)).json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const events = await readEvents(await server.fetch(`${server.api}/teams?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}`), 1);
     expect(events[0]).toEqual({ type: 'BOOKMARK', object: { apiVersion: 'management.service/v1', kind: 'Team', metadata: { resourceVersion: rv } } });
   });
 
   it('ends the stream after timeoutSeconds', async () => {
     const started = Date.now();
-    const res = await fetch(`${server.api}/teams?watch=true&timeoutSeconds=1&resourceVersion=1`);
+    const res = await server.fetch(`${server.api}/teams?watch=true&timeoutSeconds=1&resourceVersion=1`);
     await res.text();
     expect(Date.now() - started).toBeLessThan(4000);
   });
@@ -70,7 +70,7 @@ describe('watch over HTTP', () => {
   it('a revision older than the retained history is one ERROR event with a 410 Expired Status', async () => {
     await post(server, 'old');
     await server.registry.store.compact(await server.registry.store.currentRevision());
-    const events = await readEvents(await fetch(`${server.api}/teams?watch=true&resourceVersion=1`), 2, 2000);
+    const events = await readEvents(await server.fetch(`${server.api}/teams?watch=true&resourceVersion=1`), 2, 2000);
     expect(events).toHaveLength(1);
     expect(events[0]!.type).toBe('ERROR');
     expect(events[0]!.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });

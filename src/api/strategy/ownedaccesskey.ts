@@ -6,16 +6,33 @@ import type { Strategy } from './strategy.js';
 
 const subjects = ['user', 'team', 'subject'] as const;
 
+export interface AccessKeyPolicy {
+  /** The longest ttl the server allows; keys that never expire are refused too. */
+  maxTtlSeconds?: number;
+}
+
 /** Access keys: a server-generated key when none is supplied, and exactly one owning subject. */
-export function ownedAccessKeyStrategy(info: ResourceInfo): Strategy {
+export function ownedAccessKeyStrategy(info: ResourceInfo, policy: AccessKeyPolicy = {}): Strategy {
   return {
     info,
     prepareForCreate(obj) {
       if (isJsonMap(obj.spec) && obj.spec.key === undefined) obj.spec.key = generateKey();
     },
-    validate: validateSubject,
+    validate: (obj, old) => [...validateSubject(obj), ...validateTtl(obj, old, policy)],
     validateUpdate: () => [],
   };
+}
+
+const ttlOf = (obj: KubeObject | undefined) => (isJsonMap(obj?.spec) && typeof obj.spec.ttl === 'number' ? obj.spec.ttl : 0);
+
+/** The server-wide maximum applies to new keys and to changed ttls, not to keys left as they were. */
+function validateTtl(obj: KubeObject, old: KubeObject | undefined, policy: AccessKeyPolicy): FieldError[] {
+  const max = policy.maxTtlSeconds;
+  if (!max) return [];
+  const ttl = ttlOf(obj);
+  if (old && ttlOf(old) === ttl) return [];
+  if (ttl > 0 && ttl <= max) return [];
+  return [{ type: 'Invalid', field: 'spec.ttl', value: ttl, detail: `must be between 1 and ${max} seconds (the server's maximum ttl)` }];
 }
 
 function validateSubject(obj: KubeObject): FieldError[] {

@@ -7,8 +7,8 @@ export interface Strategy {
   readonly info: ResourceInfo;
   /** Fills in what the server decides on create (a generated key); status is already cleared. */
   prepareForCreate(obj: KubeObject): void;
-  /** Rules beyond the schema, on create and update. */
-  validate(obj: KubeObject): FieldError[];
+  /** Rules beyond the schema, on create (old undefined) and update. */
+  validate(obj: KubeObject, old?: KubeObject): FieldError[];
   /** Rules about the change itself. */
   validateUpdate(obj: KubeObject, old: KubeObject): FieldError[];
 }

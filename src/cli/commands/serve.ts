@@ -1,24 +1,63 @@
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
+import { bootstrapAdmin } from '../../auth/bootstrap.js';
 import { createRegistry } from '../../registry/registry.js';
+import { createAuthContext } from '../../server/auth-context.js';
 import { apiPrefix, buildServer } from '../../server/server.js';
 import { openStore } from '../../store/open.js';
 import { storeOptionHelp, storeUrl } from '../embedded.js';
 import { CliError } from '../errors.js';
-import { isLoopback, parseListen, urlHost } from '../listen.js';
+import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
+import { selfSignedTls, writeKubeconfig } from '../state-files.js';
 
 interface Options {
   listen: string;
   store?: string;
+  stateDir: string;
   tlsCert?: string;
   tlsKey?: string;
   insecureHttp?: boolean;
   logLevel: string;
+  maxTtl?: string;
+  activityInterval: string;
+  expiredKeyRetention: string;
 }
 
 /** Secrets that could reach a log line through a request object are replaced before writing. */
-export const redactPaths = ['req.headers.authorization', 'headers.authorization', '*.headers.authorization', 'authorization', 'token', '*.token'];
+export const redactPaths = [
+  'req.headers.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'authorization',
+  'token',
+  '*.token',
+  'key',
+  '*.key',
+  'spec.key',
+  '*.spec.key',
+];
+
+function seconds(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number of seconds above 0, not "${value}"`, 2);
+  return Number(value);
+}
+
+type Tls = { cert: Buffer; key: Buffer; selfSigned: boolean } | undefined;
+
+/** HTTPS with the given certificate, plain HTTP when asked, else a self-signed certificate. */
+async function chooseTls(opts: Options, listen: ListenAddress, stateDir: string): Promise<Tls> {
+  if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
+  if (opts.tlsCert && opts.insecureHttp) throw new CliError('--insecure-http and --tls-cert exclude each other', 2);
+  if (opts.tlsCert) return { cert: await readFile(opts.tlsCert), key: await readFile(opts.tlsKey!), selfSigned: false };
+  if (opts.insecureHttp) return undefined;
+  const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
+  const hosts = ['localhost', '127.0.0.1', '::1', ...(wildcard ? [] : [listen.host])];
+  const made = await selfSignedTls(stateDir, hosts);
+  return { cert: made.cert, key: made.key, selfSigned: true };
+}
 
 export function registerServe(program: Command): void {
   program
@@ -26,40 +65,70 @@ export function registerServe(program: Command): void {
     .description('run the management API server (kubectl and client libraries talk to it)')
     .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', '127.0.0.1:8080')
     .option('--store <url>', storeOptionHelp)
-    .option('--tls-cert <file>', 'PEM certificate to serve HTTPS')
+    .option('--state-dir <dir>', 'where the administrator key, the self-signed certificate and a kubeconfig are kept', '.teamkeys')
+    .option('--tls-cert <file>', 'PEM certificate to serve HTTPS with (default: a self-signed one in the state directory)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
-    .option('--insecure-http', 'allow plain HTTP on a non-loopback address (behind a TLS-terminating proxy)')
+    .option('--insecure-http', 'serve plain HTTP (behind a TLS-terminating proxy); kubectl sends no key over plain HTTP')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
+    .option('--max-ttl <seconds>', 'refuse access keys that live longer (or forever)')
+    .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", '60')
+    .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
     .action(async (opts: Options) => {
       const listen = parseListen(opts.listen);
-      if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
-      const https = opts.tlsCert ? { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey!) } : undefined;
-      if (!https && !isLoopback(listen.host) && !opts.insecureHttp) {
-        throw new CliError(
-          `refusing to serve plain HTTP on ${listen.host}, which is not a loopback address: access keys would cross the network in clear text. Give --tls-cert and --tls-key, or --insecure-http when a TLS proxy is in front.`,
-          2,
-        );
-      }
-      // Logs go to stderr; stdout carries only the line that says where the server is.
+      const stateDir = resolve(opts.stateDir);
+      const maxTtlSeconds = seconds('--max-ttl', opts.maxTtl);
+      const activityIntervalMs = seconds('--activity-interval', opts.activityInterval)! * 1000;
+      const expiredKeyRetentionSeconds = seconds('--expired-key-retention', opts.expiredKeyRetention)!;
+      const tls = await chooseTls(opts, listen, stateDir);
+      // Logs go to stderr; stdout carries the lines that say where things are.
       const logger = pino({ level: opts.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } }, pino.destination(2));
+      if (!tls && !isLoopback(listen.host)) {
+        logger.warn({ host: listen.host }, 'serving plain HTTP on a non-loopback address: access keys cross the network in clear text unless a TLS proxy is in front');
+      }
+
       const store = openStore(storeUrl(opts.store));
-      const app = await buildServer({ registry: createRegistry(store), logger, ...(https ? { https } : {}) });
+      const registry = createRegistry(store, maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {});
+      const adminKeyFile = join(stateDir, 'admin.key');
+      const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
+      const boot = await bootstrapAdmin(registry, {
+        keyFile: adminKeyFile,
+        ...(envKey ? { adminKey: envKey } : {}),
+        ...(maxTtlSeconds ? { ttlSeconds: maxTtlSeconds } : {}),
+      });
+      if (boot.keyFile) console.log(`teamkeys: created the administrator key (user admin) in ${boot.keyFile}, mode 0600`);
+      else if (boot.created) console.log('teamkeys: created the administrator key (user admin) from TEAMKEYS_ADMIN_KEY');
+
+      const auth = await createAuthContext(registry, logger, { activityIntervalMs });
+      const app = await buildServer({
+        registry,
+        auth,
+        logger,
+        maintenance: { expiredKeyRetentionSeconds },
+        ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
+      });
       await app.listen({ host: listen.host, port: listen.port });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : listen.port;
-      const url = `${https ? 'https' : 'http'}://${urlHost(listen.host)}:${port}${apiPrefix}`;
+      const host = listen.host === '0.0.0.0' || listen.host === '::' ? 'localhost' : listen.host;
+      const url = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}${apiPrefix}`;
+      if (tls?.selfSigned) {
+        const token = (await readFile(adminKeyFile, 'utf8').catch(() => '')).trim();
+        const kubeconfig = join(stateDir, 'kubeconfig');
+        await writeKubeconfig(kubeconfig, { url, caPem: tls.cert, ...(token ? { token } : {}) });
+        console.log(`teamkeys: kubectl can use ${kubeconfig} (export KUBECONFIG=${kubeconfig})`);
+      }
       console.log(`teamkeys serving on ${url}`);
       logger.info({ url, store: storeUrl(opts.store).split(':')[0] }, 'serving');
 
-      await new Promise<void>((resolve) => {
+      await new Promise<void>((done) => {
         const stop = (signal: string) => {
           logger.info({ signal }, 'shutting down');
           void app
             .close()
             .then(() => store.close())
-            .then(resolve, (err: unknown) => {
+            .then(done, (err: unknown) => {
               logger.error({ err }, 'shutdown failed');
-              resolve();
+              done();
             });
         };
         process.once('SIGTERM', () => stop('SIGTERM'));

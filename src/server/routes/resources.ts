@@ -1,10 +1,11 @@
 /** The resource endpoints: collection, item, status subresource, and teams/<name>/accesskeys. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { methodNotAllowed, pathNotFound, unsupportedMediaType } from '../../api/errors.js';
+import { ApiError, methodNotAllowed, pathNotFound, unsupportedMediaType } from '../../api/errors.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
 import { bodyTypeOf, parseBody } from '../content.js';
+import { Guard, identityOf, type AuthContext } from '../guard.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
 import { serveWatch, type WatchHub } from './watch.js';
@@ -19,40 +20,64 @@ type Request = FastifyRequest<{ Params: Params; Querystring: Query; Body: Buffer
 
 const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers['content-type'], ['json', 'yaml']));
 
-async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry, watches: WatchHub) {
+async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, watches: WatchHub) {
   switch (req.method) {
     case 'GET': {
       const q = readQuery(req.query);
-      if (q.watch) return serveWatch(req, reply, r, q, watches);
-      return sendReadable(req, reply, r.info.kind, await r.list(q), q.includeObject);
+      guard.scope(q.watch ? 'watch' : 'list');
+      if (q.watch) return serveWatch(req, reply, r, q, watches, guard.filter());
+      return sendReadable(req, reply, r.info.kind, await r.list({ ...q, filter: guard.filter() }), q.includeObject);
     }
     case 'POST': {
-      const w = writeQuery(req.query);
-      const { object, warnings } = await r.create(objectBody(req), w);
+      guard.scope('create');
+      const { object, warnings } = await r.create(objectBody(req), { ...writeQuery(req.query), admit: guard.admit() });
       return send(req, reply, 201, object, warnings);
     }
     case 'DELETE': {
+      guard.scope('deletecollection');
+      guard.requireEverywhere('deletecollection');
       const body = req.body && req.body.length > 0 ? objectBody(req) : undefined;
-      return send(req, reply, 200, await r.deleteCollection(readQuery(req.query), deleteOptions(req.query, body)));
+      return send(req, reply, 200, await r.deleteCollection(readQuery(req.query), { ...deleteOptions(req.query, body), admit: guard.admit() }));
     }
     default:
       throw methodNotAllowed(req.method, `the collection ${r.info.plural}`);
   }
 }
 
-async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, name: string) {
+/**
+ * Reads one object the caller may see. A missing object is 404 only to callers who could read it
+ * if it existed; others get the same 403 either way, so existence does not leak.
+ */
+async function readable(r: ResourceRegistry, guard: Guard, name: string, subresource?: string): Promise<KubeObject> {
+  guard.scope('get', name, subresource);
+  let obj: KubeObject;
+  try {
+    obj = await r.get(name);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 404 && !guard.holdsEverywhere('get')) {
+      guard.check('get', { apiVersion: r.info.apiVersion, kind: r.info.kind, metadata: { name } }, subresource);
+    }
+    throw err;
+  }
+  guard.check('get', obj, subresource);
+  return obj;
+}
+
+async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string) {
   switch (req.method) {
     case 'GET':
-      return sendReadable(req, reply, r.info.kind, await r.get(name), readQuery(req.query).includeObject);
+      return sendReadable(req, reply, r.info.kind, await readable(r, guard, name), readQuery(req.query).includeObject);
     case 'PUT': {
-      const { object, warnings } = await r.update(name, objectBody(req), writeQuery(req.query));
+      guard.scope('update', name);
+      const { object, warnings } = await r.update(name, objectBody(req), { ...writeQuery(req.query), admit: guard.admit() });
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':
-      return patchItem(req, reply, r, name, undefined);
+      return patchItem(req, reply, r, guard, name, undefined);
     case 'DELETE': {
+      guard.scope('delete', name);
       const body = req.body && req.body.length > 0 ? objectBody(req) : undefined;
-      const { object, removed } = await r.delete(name, deleteOptions(req.query, body));
+      const { object, removed } = await r.delete(name, { ...deleteOptions(req.query, body), admit: guard.admit() });
       if (!removed) return send(req, reply, 200, object);
       const { group, plural } = r.info;
       return send(req, reply, 200, {
@@ -68,7 +93,8 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, name
   }
 }
 
-async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry, name: string, subresource: 'status' | undefined) {
+async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string, subresource: 'status' | undefined) {
+  guard.scope('patch', name, subresource);
   const type = bodyTypeOf(req.headers['content-type'], ['json-patch', 'merge-patch', 'apply-patch', 'strategic-merge-patch']);
   if (type === 'strategic-merge-patch' || type === 'apply-patch') {
     // Strategic merge needs Go struct tags these kinds do not have; apply arrives with managedFields.
@@ -78,51 +104,63 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   const { object, warnings } = await r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {
     ...writeQuery(req.query),
     ...(subresource ? { subresource } : {}),
+    admit: guard.admit(),
   });
   return send(req, reply, 200, object, warnings);
 }
 
-async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, name: string) {
+async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string) {
   switch (req.method) {
     case 'GET':
-      return send(req, reply, 200, await r.get(name));
+      return send(req, reply, 200, await readable(r, guard, name, 'status'));
     case 'PUT': {
-      const { object, warnings } = await r.update(name, objectBody(req), { ...writeQuery(req.query), subresource: 'status' });
+      guard.scope('update', name, 'status');
+      const { object, warnings } = await r.update(name, objectBody(req), { ...writeQuery(req.query), subresource: 'status', admit: guard.admit() });
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':
-      return patchItem(req, reply, r, name, 'status');
+      return patchItem(req, reply, r, guard, name, 'status');
     default:
       throw methodNotAllowed(req.method, `${r.info.plural}/${name}/status`);
   }
 }
 
-/** GET teams/<name>/accesskeys: the keys whose spec.team is that team. */
-async function teamAccessKeys(req: Request, reply: FastifyReply, registry: Registry, name: string) {
+/** GET teams/<name>/accesskeys: the keys whose spec.team is that team, of those the caller may see. */
+async function teamAccessKeys(req: Request, reply: FastifyReply, registry: Registry, auth: AuthContext, name: string) {
   if (req.method !== 'GET') throw methodNotAllowed(req.method, `teams/${name}/accesskeys`);
-  await registry.teams.get(name);
-  const { items } = await registry.ownedaccesskeys.list();
-  const accessKeys = items.filter((k: KubeObject) => (k.spec as { team?: string } | undefined)?.team === name);
-  return send(req, reply, 200, { accessKeys });
+  const who = identityOf(req);
+  await readable(registry.teams, new Guard(auth, who, 'teams'), name, 'accesskeys');
+  const keys = new Guard(auth, who, 'ownedaccesskeys');
+  keys.scope('list');
+  const visible = keys.filter();
+  const { items } = await registry.ownedaccesskeys.list({ filter: (k) => (k.spec as { team?: string } | undefined)?.team === name && visible(k) });
+  return send(req, reply, 200, { accessKeys: items });
 }
 
 const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-export function registerResourceRoutes(app: FastifyInstance, base: string, registry: Registry, watches: WatchHub): void {
+export function registerResourceRoutes(app: FastifyInstance, base: string, registry: Registry, watches: WatchHub, auth: AuthContext): void {
   const resolve = (req: Request) => {
     const r = registry.byPlural(req.params.resource);
     if (!r) throw pathNotFound();
     return r;
   };
+  const guardOf = (req: Request, r: ResourceRegistry) => new Guard(auth, identityOf(req), r.info.plural);
   app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
     method: [...methods],
     url: `${base}/:resource`,
-    handler: (req, reply) => collection(req, reply, resolve(req), watches),
+    handler: (req, reply) => {
+      const r = resolve(req);
+      return collection(req, reply, r, guardOf(req, r), watches);
+    },
   });
   app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
     method: [...methods],
     url: `${base}/:resource/:name`,
-    handler: (req, reply) => item(req, reply, resolve(req), req.params.name!),
+    handler: (req, reply) => {
+      const r = resolve(req);
+      return item(req, reply, r, guardOf(req, r), req.params.name!);
+    },
   });
   app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
     method: [...methods],
@@ -130,8 +168,8 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
     handler: (req, reply) => {
       const r = resolve(req);
       const name = req.params.name!;
-      if (req.params.subresource === 'status') return status(req, reply, r, name);
-      if (req.params.subresource === 'accesskeys' && r.info.plural === 'teams') return teamAccessKeys(req, reply, registry, name);
+      if (req.params.subresource === 'status') return status(req, reply, r, guardOf(req, r), name);
+      if (req.params.subresource === 'accesskeys' && r.info.plural === 'teams') return teamAccessKeys(req, reply, registry, auth, name);
       throw pathNotFound();
     },
   });

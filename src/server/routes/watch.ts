@@ -23,6 +23,7 @@ export async function serveWatch(
   r: ResourceRegistry,
   q: ReadQuery,
   hub: WatchHub,
+  filter: (obj: KubeObject) => boolean,
 ): Promise<void> {
   const asTable = negotiate(req.headers.accept, true) === 'table';
   // Parses selectors and the resourceVersion now, so mistakes are a 400 rather than a broken stream.
@@ -31,6 +32,7 @@ export async function serveWatch(
     labelSelector: q.labelSelector,
     fieldSelector: q.fieldSelector,
     allowWatchBookmarks: q.allowWatchBookmarks,
+    filter,
     ...(hub.bookmarkIntervalMs ? { bookmarkIntervalMs: hub.bookmarkIntervalMs } : {}),
   });
   hub.active.add(watch);

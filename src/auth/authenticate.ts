@@ -1,0 +1,54 @@
+/** Bearer authentication: one indexed read by the key's SHA-256 hash, no plaintext anywhere. */
+import { timingSafeEqual } from 'node:crypto';
+import { ApiError } from '../api/errors.js';
+import { hashKey, type StoredApiObject } from '../api/secrets.js';
+import type { OwnedAccessKey } from '../api/types.js';
+import type { Registry } from '../registry/registry.js';
+import type { ActivityRecorder } from './activity.js';
+import { expiresAt } from './expiry.js';
+import { subjectOf, type Identity } from './identity.js';
+import type { TeamIndex } from './team-index.js';
+
+const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'Unauthorized', message);
+
+/** Anything else cannot be a key: refused without touching the store. */
+const keyShape = /^[A-Za-z0-9]{32,256}$/;
+
+export class Authenticator {
+  constructor(
+    private readonly registry: Registry,
+    private readonly teams: TeamIndex,
+    private readonly activity: ActivityRecorder,
+    private readonly now: () => Date,
+  ) {}
+
+  async authenticate(authorization: string | undefined): Promise<Identity> {
+    const m = authorization?.match(/^Bearer +(\S+)$/i);
+    if (!m || !keyShape.test(m[1]!)) throw unauthorized();
+    const hash = hashKey(m[1]!);
+    const found = await this.registry.store.getByIndex<StoredApiObject>('/ownedaccesskeys/', hash);
+    if (found.length !== 1) throw unauthorized();
+    const stored = found[0]! as StoredApiObject & OwnedAccessKey;
+    const storedHash = Buffer.from(stored.sealed?.keyHash ?? '');
+    if (storedHash.length !== hash.length || !timingSafeEqual(storedHash, Buffer.from(hash))) throw unauthorized();
+    const name = stored.metadata.name!;
+    if (stored.spec?.disabled) throw unauthorized('access key is disabled');
+    const now = this.now();
+    const expires = expiresAt(stored, this.activity.lastUsed(name));
+    if (expires !== undefined && now.getTime() > expires) throw unauthorized('access key expired');
+    this.activity.touch(name, now);
+    return this.identityOf(stored);
+  }
+
+  identityOf(key: OwnedAccessKey): Identity {
+    const spec = key.spec;
+    const subject = subjectOf(spec);
+    const groups = [...new Set([...(spec.groups ?? []), ...(spec.identity?.groups ?? [])])];
+    const teams = subject.team ? [subject.team] : this.teams.teamsOf(subject.user, groups);
+    const clusterRoles = new Set<string>();
+    for (const t of teams) for (const r of this.teams.get(t)?.spec?.clusterRoles ?? []) clusterRoles.add(r.name);
+    const identity: Identity = { ...subject, groups, teams, clusterRoles, keyName: key.metadata.name! };
+    if (spec.scope) identity.scope = spec.scope;
+    return identity;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Who may do what: management roles from the caller's teams, a Team's owner and access rules,
+ * users' own keys, and team keys for whoever may update the team.
+ */
+import { ApiError } from '../api/errors.js';
+import type { KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
+import type { Identity } from './identity.js';
+import { isAdminFor, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
+import type { TeamIndex } from './team-index.js';
+
+export class Authorizer {
+  constructor(
+    private readonly teams: TeamIndex,
+    readonly group: string,
+  ) {}
+
+  /** The verbs `who` holds on one Team, from roles, ownership and access rules. */
+  teamVerbs(who: Identity, team: Team | undefined, subresource?: string): Set<Verb> {
+    const held = roleVerbs(who.clusterRoles, 'teams');
+    if (!team) return held;
+    const owner = team.spec?.owner;
+    if (owner && ((owner.user && owner.user === who.user) || (owner.team && who.teams.includes(owner.team)))) return new Set(allVerbs);
+    for (const rule of team.spec?.access ?? []) {
+      const applies = (who.user !== undefined && (rule.users ?? []).includes(who.user)) || (rule.teams ?? []).some((t) => who.teams.includes(t));
+      if (!applies) continue;
+      if (subresource && !(rule.subresources ?? []).some((s) => s === subresource || s === '*')) continue;
+      for (const v of rule.verbs ?? []) {
+        if (v === '*') return new Set(allVerbs);
+        if ((allVerbs as readonly string[]).includes(v)) held.add(v as Verb);
+      }
+    }
+    return held;
+  }
+
+  /** The verbs `who` holds on one access key. */
+  keyVerbs(who: Identity, key: KubeObject | undefined): Set<Verb> {
+    if (isAdminFor(who.clusterRoles, 'ownedaccesskeys')) return new Set(allVerbs);
+    const spec = (key?.spec ?? {}) as OwnedAccessKeySpec;
+    if (!key) return new Set<Verb>(['list', 'watch']); // lists are filtered to what the caller may see
+    if (spec.user && spec.user === who.user) return new Set(allVerbs);
+    if (spec.team && this.teamVerbs(who, this.teams.get(spec.team)).has('update')) return new Set(allVerbs);
+    return new Set();
+  }
+
+  verbsOn(who: Identity, resource: Resource, obj: KubeObject | undefined, subresource?: string): Set<Verb> {
+    if (resource === 'teams') {
+      const held = this.teamVerbs(who, obj as Team | undefined, subresource);
+      // Listing teams is open to all; the list shows only the teams the caller may get.
+      if (!obj) held.add('list').add('watch');
+      return held;
+    }
+    return this.keyVerbs(who, obj);
+  }
+
+  allowed(who: Identity, verb: Verb, resource: Resource, obj?: KubeObject, subresource?: string): boolean {
+    return this.verbsOn(who, resource, obj, subresource).has(verb);
+  }
+
+  /** Filters lists and watches: the objects the caller may get. */
+  visible(who: Identity, resource: Resource): (obj: KubeObject) => boolean {
+    if (isAdminFor(who.clusterRoles, resource) || (resource === 'teams' && roleVerbs(who.clusterRoles, 'teams').has('get'))) return () => true;
+    return (obj) => this.verbsOn(who, resource, obj).has('get');
+  }
+
+  /** A 403 in kube-apiserver's words, with what was missing. */
+  forbidden(who: Identity, verb: Verb, resource: Resource, name?: string, subresource?: string, why?: string): ApiError {
+    const target = name ? `${resource}.${this.group} "${name}"` : `${resource}.${this.group}`;
+    const what = subresource ? `${resource}/${subresource}` : resource;
+    const message = `${target} is forbidden: User "${who.name}" cannot ${verb} resource "${what}" in API group "${this.group}" at the cluster scope${why ? `: ${why}` : ''}`;
+    return new ApiError(403, 'Forbidden', message, { ...(name ? { name } : {}), group: this.group, kind: resource });
+  }
+}

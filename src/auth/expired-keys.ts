@@ -1,0 +1,25 @@
+/** Deletes keys that expired longer ago than the retention period (default 20 days). */
+import type { OwnedAccessKey } from '../api/types.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
+import type { ActivityRecorder } from './activity.js';
+import { expiresAt } from './expiry.js';
+
+export const defaultExpiredKeyRetentionSeconds = 20 * 24 * 3600;
+
+export async function removeExpiredKeys(keys: ResourceRegistry, activity: ActivityRecorder, now: Date, retentionSeconds: number): Promise<string[]> {
+  const removed: string[] = [];
+  const { items } = await keys.list();
+  for (const key of items as OwnedAccessKey[]) {
+    const name = key.metadata.name!;
+    const expires = expiresAt(key, activity.lastUsed(name));
+    if (expires === undefined || now.getTime() < expires + retentionSeconds * 1000) continue;
+    try {
+      await keys.delete(name, { preconditions: { uid: key.metadata.uid!, resourceVersion: key.metadata.resourceVersion! } });
+      activity.forget(name);
+      removed.push(name);
+    } catch {
+      // Changed or gone meanwhile: the next round decides again.
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,26 @@
+/** Who a request acts for: derived from the access key that authenticated it. */
+import type { OwnedAccessKeySpec } from '../api/types.js';
+
+export interface Identity {
+  /** How messages name the caller: the user, `team:<name>`, or the subject. */
+  name: string;
+  user?: string;
+  team?: string;
+  subject?: string;
+  /** The key's spec.groups and its identity's groups. */
+  groups: string[];
+  /** Teams the caller belongs to: by spec.users, by a group, or the key's own team. */
+  teams: string[];
+  /** Every cluster role those teams grant (management roles among them decide API access). */
+  clusterRoles: ReadonlySet<string>;
+  /** The key's scope; it only ever narrows what the identity may do. */
+  scope?: OwnedAccessKeySpec['scope'];
+  keyName: string;
+}
+
+/** The fields of the key that say whom it acts for. */
+export function subjectOf(spec: OwnedAccessKeySpec): Pick<Identity, 'name' | 'user' | 'team' | 'subject'> {
+  if (spec.user) return { name: spec.user, user: spec.user };
+  if (spec.team) return { name: `team:${spec.team}`, team: spec.team };
+  return { name: spec.subject ?? '', subject: spec.subject ?? '' };
+}

@@ -1,0 +1,27 @@
+/** The management roles a Team's spec.clusterRoles can grant, and what each allows. */
+
+export const verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] as const;
+export type Verb = (typeof verbs)[number];
+export const readVerbs: readonly Verb[] = ['get', 'list', 'watch'];
+
+export type Resource = 'teams' | 'ownedaccesskeys';
+
+/** Role name -> resource -> verbs. Other cluster role names grant nothing on this API. */
+export const managementRoles: Record<string, Partial<Record<Resource, readonly Verb[]>>> = {
+  'management-admin': { teams: verbs, ownedaccesskeys: verbs },
+  'teams-admin': { teams: verbs },
+  'teams-viewer': { teams: readVerbs },
+  'teams-creator': { teams: ['create'] },
+  'accesskeys-admin': { ownedaccesskeys: verbs },
+};
+
+/** The verbs a set of held cluster roles grants on every object of a resource. */
+export function roleVerbs(roles: Iterable<string>, resource: Resource): Set<Verb> {
+  const out = new Set<Verb>();
+  for (const role of roles) for (const v of managementRoles[role]?.[resource] ?? []) out.add(v);
+  return out;
+}
+
+export function isAdminFor(roles: ReadonlySet<string>, resource: Resource): boolean {
+  return roles.has('management-admin') || (resource === 'teams' ? roles.has('teams-admin') : roles.has('accesskeys-admin'));
+}

@@ -1,0 +1,22 @@
+/** Assembles authentication and authorization over a registry: the team index first, loaded. */
+import type { Logger } from 'pino';
+import { ActivityRecorder } from '../auth/activity.js';
+import { Authenticator } from '../auth/authenticate.js';
+import { Authorizer } from '../auth/authorize.js';
+import { TeamIndex } from '../auth/team-index.js';
+import type { Registry } from '../registry/registry.js';
+import type { AuthContext } from './guard.js';
+
+export interface AuthOptions {
+  /** How often a key's status.lastActivity may be written; DECISIONS.md says once a minute. */
+  activityIntervalMs?: number;
+  now?: () => Date;
+}
+
+export async function createAuthContext(registry: Registry, log: Logger, opts: AuthOptions = {}): Promise<AuthContext & { activity: ActivityRecorder }> {
+  const teams = new TeamIndex(registry.store, log);
+  await teams.start();
+  const activity = new ActivityRecorder(registry.ownedaccesskeys, opts.activityIntervalMs ?? 60_000, log);
+  const authenticator = new Authenticator(registry, teams, activity, opts.now ?? (() => new Date()));
+  return { authenticator, authorizer: new Authorizer(teams, registry.teams.info.group), teams, activity };
+}

@@ -1,0 +1,91 @@
+/**
+ * Authorization of one request: the key's scope first, then the verbs the identity holds on the
+ * object (checked inside the write, through the registry's admission hook), then escalation.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
+import type { Authenticator } from '../auth/authenticate.js';
+import type { Authorizer } from '../auth/authorize.js';
+import { keyEscalation, teamEscalation } from '../auth/escalation.js';
+import type { Identity } from '../auth/identity.js';
+import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
+import { scopeDenial } from '../auth/scope.js';
+import type { TeamIndex } from '../auth/team-index.js';
+import type { Admit } from '../registry/admission.js';
+
+export interface AuthContext {
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  teams: TeamIndex;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    identity?: Identity;
+  }
+}
+
+export class Guard {
+  constructor(
+    private readonly auth: AuthContext,
+    readonly who: Identity,
+    private readonly resource: Resource,
+  ) {}
+
+  private forbidden(verb: Verb, name?: string, subresource?: string, why?: string) {
+    return this.auth.authorizer.forbidden(this.who, verb, this.resource, name, subresource, why);
+  }
+
+  /** Refuses what the key's scope does not allow, before anything is read. */
+  scope(verb: Verb, name?: string, subresource?: string): void {
+    const group = this.auth.authorizer.group;
+    const why = scopeDenial(this.who.scope, { verb, group, resource: this.resource, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
+    if (why) throw this.forbidden(verb, name, subresource, why);
+  }
+
+  /** Whether the caller holds the verb on every object of the resource (admin roles). */
+  holdsEverywhere(verb: Verb): boolean {
+    return roleVerbs(this.who.clusterRoles, this.resource).has(verb);
+  }
+
+  requireEverywhere(verb: Verb): void {
+    if (!this.holdsEverywhere(verb)) throw this.forbidden(verb);
+  }
+
+  /** Refuses a read of one object the caller may not see. */
+  check(verb: Verb, obj: KubeObject, subresource?: string): void {
+    if (!this.auth.authorizer.allowed(this.who, verb, this.resource, obj, subresource)) throw this.forbidden(verb, obj.metadata.name, subresource);
+  }
+
+  /** The objects of a list or watch the caller may see. */
+  filter(): (obj: KubeObject) => boolean {
+    return this.auth.authorizer.visible(this.who, this.resource);
+  }
+
+  /** The admission check the registry runs inside each write. */
+  admit(): Admit {
+    const { authorizer, teams } = this.auth;
+    return ({ verb, subresource, old, object }) => {
+      const name = (old ?? object)?.metadata.name;
+      // Status is written by the server itself (lastActivity); through the API only by admins.
+      if (subresource === 'status') {
+        if (!this.holdsEverywhere(verb)) throw this.forbidden(verb, name, subresource);
+        return;
+      }
+      const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
+      if (!authorizer.allowed(this.who, verb, this.resource, target)) throw this.forbidden(verb, name);
+      if (!object) return;
+      const why =
+        this.resource === 'teams'
+          ? teamEscalation(this.who, authorizer, old as Team | undefined, object as Team)
+          : keyEscalation(this.who, authorizer, teams, old?.spec as OwnedAccessKeySpec | undefined, object.spec as OwnedAccessKeySpec);
+      if (why) throw this.forbidden(verb, name, undefined, why);
+    };
+  }
+}
+
+/** The identity the onRequest hook established; routes under the API prefix always have one. */
+export function identityOf(req: FastifyRequest): Identity {
+  if (!req.identity) throw new Error('request reached a route without authentication');
+  return req.identity;
+}
