@@ -73,12 +73,13 @@ export class Guard {
         return;
       }
       const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
-      if (!authorizer.allowed(this.who, verb, this.resource, target)) throw this.forbidden(verb, name);
-      if (!object) return;
-      const why =
-        this.resource === 'teams'
+      const why = !object
+        ? undefined
+        : this.resource === 'teams'
           ? teamEscalation(this.who, authorizer, old as Team | undefined, object as Team)
           : keyEscalation(this.who, authorizer, teams, old?.spec as OwnedAccessKeySpec | undefined, object.spec as OwnedAccessKeySpec);
+      // A new key is refused for the reason its content gives (for another user, a team, ...).
+      if (!authorizer.allowed(this.who, verb, this.resource, target)) throw this.forbidden(verb, name, undefined, verb === 'create' ? why : undefined);
       if (why) throw this.forbidden(verb, name, undefined, why);
     };
   }

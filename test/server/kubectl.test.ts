@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { root } from '../cli/run.js';
-import { kubectl, kubectlPath, startServe, type Served } from './serve-process.js';
+import { kubeconfigWithToken, kubectl, kubectlPath, startServe, type Served } from './serve-process.js';
 
 interface Obj {
   metadata: Record<string, unknown> & { name: string; resourceVersion: string };
@@ -160,6 +160,26 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     expect(unchanged.code).toBe(0);
   });
 
+  it('works with a kubeconfig carrying a key created through the API, within the rights of that key', () => {
+    const readers = file('readers.yaml', 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: readers\nspec:\n  users: [kim]\n  clusterRoles:\n  - name: teams-viewer\n');
+    expect(k('create', '-f', readers).code).toBe(0);
+    const keyFile = file('kim.yaml', 'apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata:\n  name: kim-laptop\nspec:\n  user: kim\n  ttl: 3600\n');
+    const created = k('create', '-f', keyFile, '-o', 'jsonpath={.spec.key}');
+    expect(created.stdout).toMatch(/^[A-Za-z0-9]{64}$/);
+    const kubeconfig = kubeconfigWithToken(served, created.stdout, 'kim');
+    const asKim = (...args: string[]) => kubectl(served, args, { kubeconfig });
+    const teams = asKim('get', 'teams', '-o', 'name');
+    expect(teams.code).toBe(0);
+    expect(teams.stdout).toContain('team.management.service/readers');
+    expect(asKim('get', 'oak', '-o', 'name').stdout.trim()).toBe('ownedaccesskey.management.service/kim-laptop');
+    const denied = asKim('patch', 'team', 'readers', '--type=merge', '-p', '{"spec":{"description":"kim was here"}}');
+    expect(denied.code).toBe(1);
+    expect(denied.stderr.trim()).toBe(
+      'Error from server (Forbidden): teams.management.service "readers" is forbidden: User "kim" cannot patch resource "teams" in API group "management.service" at the cluster scope',
+    );
+    expect(asKim('get', 'oak', 'kim-laptop', '-o', 'jsonpath={.spec.key}').stdout).toBe('');
+  });
+
   it('delete removes the object and waits for it to be gone', () => {
     const r = k('delete', 'team', 'payments');
     expect(r.stdout.trim()).toBe('team.management.service "payments" deleted');
@@ -168,6 +188,7 @@ describe('kubectl v1.32 against teamkeys serve', () => {
       'team.management.service/admins',
       'team.management.service/auditors',
       'team.management.service/platform',
+      'team.management.service/readers',
       'team.management.service/typo',
     ]);
   });
