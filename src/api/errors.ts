@@ -78,10 +78,6 @@ export class ApiError extends Error {
   }
 }
 
-export function isApiError(err: unknown): err is ApiError {
-  return err instanceof ApiError;
-}
-
 const qualified = (gr: GroupResource) => (gr.group ? `${gr.resource}.${gr.group}` : gr.resource);
 
 export function notFound(gr: GroupResource, name: string): ApiError {

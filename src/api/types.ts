@@ -1,5 +1,5 @@
 /** The object types of the API. The kinds' types are generated from schemas/ (see generated/). */
-import type { ObjectMeta, OwnedAccessKey, OwnerReference, Team } from './generated/schema-types.js';
+import type { ObjectMeta, OwnedAccessKey, Team } from './generated/schema-types.js';
 
 export type {
   ManagedFieldsEntry,
@@ -45,7 +45,6 @@ export interface WatchEvent<T = unknown> {
   object: T;
 }
 
-export type { OwnerReference as OwnerRef };
 
 export function isJsonMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

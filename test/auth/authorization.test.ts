@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../server/in-process.js';
-import { create, json, seed, type Tokens } from './fixture.js';
+import { create, seed, type Tokens } from './fixture.js';
 
 interface Row {
   who: string;
@@ -80,7 +80,6 @@ describe('authorization over HTTP: (identity, scope, verb, object) -> allowed / 
   beforeAll(async () => {
     server = await startInProcess();
     tokens = await seed(server);
-    tokens.admin = (server as unknown as { adminKey?: string }).adminKey ?? '';
   });
   afterAll(() => server.close());
 

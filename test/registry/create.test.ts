@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accessKey, apiVersion, causeFields, newRegistry, statusOf, team } from './helpers.js';
+import { apiVersion, causeFields, newRegistry, statusOf, team } from './helpers.js';
 
 describe('create', () => {
   it('sets uid, resourceVersion, generation and creationTimestamp, and stores what it returns', async () => {
