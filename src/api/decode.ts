@@ -10,6 +10,8 @@ export interface Decoded {
   obj: KubeObject;
   /** `unknown field "spec.x"` for each field dropped under Warn. */
   warnings: string[];
+  /** The request sent managedFields as [] (or kube's [{}]): start the record afresh. */
+  resetManagedFields: boolean;
 }
 
 function jsonType(v: unknown): string {
@@ -48,13 +50,17 @@ export function decodeObject(model: ResourceModel, body: unknown, fieldValidatio
       },
     ]);
   }
+  // managedFields are the server's record; a request can only ask for it to be reset.
+  const sent = obj.metadata.managedFields;
+  const resetManagedFields = Array.isArray(sent) && sent.every((e) => isJsonMap(e) && Object.keys(e).length === 0);
+  delete obj.metadata.managedFields;
   dropEmptyMetadata(obj.metadata);
   const unknown = pruneUnknownFields(model.schema, obj).sort();
   if (unknown.length > 0 && fieldValidation === 'Strict') {
     throw badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
   }
   const warnings = fieldValidation === 'Warn' ? unknown.map((f) => `unknown field "${f}"`) : [];
-  return { obj: obj as KubeObject, warnings };
+  return { obj: obj as KubeObject, warnings, resetManagedFields };
 }
 
 /**
@@ -63,7 +69,7 @@ export function decodeObject(model: ResourceModel, body: unknown, fieldValidatio
  * objects read back exactly as kube would show them.
  */
 function dropEmptyMetadata(meta: Record<string, unknown>): void {
-  for (const key of ['labels', 'annotations', 'finalizers', 'ownerReferences', 'managedFields']) {
+  for (const key of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
     const v = meta[key];
     if (v === null || (Array.isArray(v) && v.length === 0) || (isJsonMap(v) && Object.keys(v).length === 0)) delete meta[key];
   }

@@ -21,7 +21,7 @@ export class ActivityRecorder {
     if (ms - (this.lastWrite.get(name) ?? 0) < this.intervalMs) return;
     this.lastWrite.set(name, ms);
     const lastActivity = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    void this.keys.patch(name, 'merge', { status: { lastActivity } }, { subresource: 'status' }).catch((err: unknown) => {
+    void this.keys.patch(name, 'merge', { status: { lastActivity } }, { subresource: 'status', fieldManager: 'teamkeys-activity' }).catch((err: unknown) => {
       this.log.debug({ err, key: name }, 'could not record key activity');
     });
   }

@@ -25,7 +25,7 @@ export async function bootstrapAdmin(
     kind: 'Team',
     metadata: { name: 'admins' },
     spec: { displayName: 'Administrators', users: ['admin'], clusterRoles: [{ name: 'management-admin' }] },
-  });
+  }, { fieldManager: 'teamkeys-bootstrap' });
   const { object } = await registry.ownedaccesskeys.create({
     apiVersion: group,
     kind: 'OwnedAccessKey',
@@ -38,7 +38,7 @@ export async function bootstrapAdmin(
       ...(opts.ttlSeconds ? { ttl: opts.ttlSeconds } : {}),
       ...(opts.adminKey ? { key: opts.adminKey } : {}),
     },
-  });
+  }, { fieldManager: 'teamkeys-bootstrap' });
   if (opts.adminKey) return { created: true };
   const key = (object.spec as { key: string }).key;
   await mkdir(dirname(opts.keyFile), { recursive: true });

@@ -48,3 +48,10 @@ export interface WriteResult {
   object: KubeObject;
   warnings: string[];
 }
+
+/** Who writes: the fieldManager of the request (kube: else the User-Agent up to its first "/"). */
+export interface Writer {
+  fieldManager?: string;
+}
+
+export const managerOf = (w: Writer) => w.fieldManager || 'unknown';

@@ -6,7 +6,8 @@ import { generateNamePrefixErrors } from '../api/names.js';
 import { sealSecrets, type StoredApiObject } from '../api/secrets.js';
 import { validateObject } from '../api/validate.js';
 import { isStorageError } from '../store/errors.js';
-import { keyOf, present, timestamp, type RegistryContext, type WriteResult } from './context.js';
+import { recordUpdate, type Operation } from '../api/fields/managed.js';
+import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer, type WriteResult } from './context.js';
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { storeCall, toApiError } from './storage-errors.js';
@@ -21,10 +22,12 @@ async function exists(ctx: RegistryContext, name: string): Promise<boolean> {
   }
 }
 
-export interface CreateOptions {
+export interface CreateOptions extends Writer {
   dryRun?: boolean;
   fieldValidation?: FieldValidation;
   admit?: Admit;
+  /** Apply when server-side apply creates the object. */
+  operation?: Operation;
 }
 
 const generateNameAttempts = 8;
@@ -53,6 +56,16 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
   const stored = obj as StoredApiObject;
   const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths);
   if (revealedKey !== undefined) await assertKeyUnused(ctx, stored, meta.name ?? '');
+  // The creator owns every field it set (secrets are sealed away first, so never recorded).
+  meta.managedFields = recordUpdate(
+    ctx.model.schema,
+    undefined,
+    present(stored),
+    undefined,
+    { name: managerOf(opts), operation: opts.operation ?? 'Update' },
+    ctx.model.info.apiVersion,
+    timestamp(ctx.now()),
+  );
 
   for (let attempt = 1; ; attempt++) {
     const name = meta.name!;

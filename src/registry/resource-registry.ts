@@ -11,6 +11,7 @@ import { list, type ListOptions } from './list.js';
 import { storeCall } from './storage-errors.js';
 import { patch, update, type PatchType, type UpdateOptions } from './update.js';
 import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
+import { apply, type ApplyOptions } from './apply.js';
 
 export interface RegistryOptions {
   /** The clock; tests pass their own to step through grace periods and TTLs. */
@@ -49,6 +50,11 @@ export class ResourceRegistry {
 
   patch(name: string, type: PatchType, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {
     return patch(this.ctx, name, type, body, opts);
+  }
+
+  /** Server-side apply; `created` tells a 201 from a 200. */
+  apply(name: string, body: unknown, opts: ApplyOptions): Promise<WriteResult & { created: boolean }> {
+    return apply(this.ctx, name, body, opts);
   }
 
   delete(name: string, opts?: DeleteOptions): Promise<DeleteResult> {

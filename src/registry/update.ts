@@ -7,13 +7,14 @@ import { applyJsonPatch, applyMergePatch } from '../api/patch.js';
 import { sealSecrets, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
-import { keyOf, present, type RegistryContext, type WriteResult } from './context.js';
+import { recordUpdate } from '../api/fields/managed.js';
+import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer, type WriteResult } from './context.js';
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { isRemovable } from './lifecycle.js';
 import { storeCall } from './storage-errors.js';
 
-export interface UpdateOptions {
+export interface UpdateOptions extends Writer {
   dryRun?: boolean;
   fieldValidation?: FieldValidation;
   /** `status` writes only .status; the main resource never writes .status. */
@@ -37,11 +38,28 @@ function desiredState(obj: StoredApiObject): unknown {
   return rest;
 }
 
+/** How a write records managedFields: as an Update by its manager, or as apply computed them. */
+export type FieldsRecord = { kind: 'update'; manager: string; reset: boolean } | { kind: 'applied' };
+
+function recordFields(ctx: RegistryContext, old: StoredApiObject, stored: StoredApiObject, how: FieldsRecord, subresource: 'status' | undefined): void {
+  if (how.kind === 'applied') return;
+  stored.metadata.managedFields = recordUpdate(
+    ctx.model.schema,
+    present(old),
+    present(stored),
+    how.reset ? [] : old.metadata.managedFields,
+    { name: how.manager, operation: 'Update', ...(subresource ? { subresource } : {}) },
+    ctx.model.info.apiVersion,
+    timestamp(ctx.now()),
+  );
+}
+
 function nextVersion(
   ctx: RegistryContext,
   old: StoredApiObject,
   next: KubeObject,
   subresource: 'status' | undefined,
+  how: FieldsRecord,
 ): { stored: StoredApiObject; revealedKey?: string } {
   if (subresource === 'status') {
     const stored = structuredClone(old);
@@ -49,6 +67,7 @@ function nextVersion(
     else stored.status = next.status;
     const errs = validateObject(ctx.model, withoutSecrets(stored), old);
     if (errs.length > 0) throw invalid(ctx.gk, old.metadata.name ?? '', errs);
+    recordFields(ctx, old, stored, how, subresource);
     return { stored };
   }
   const meta = next.metadata;
@@ -58,6 +77,7 @@ function nextVersion(
   if (was.generation !== undefined) meta.generation = was.generation;
   if (!meta.uid) meta.uid = was.uid;
   meta.creationTimestamp = was.creationTimestamp;
+  if (how.kind === 'update') delete meta.managedFields;
   // An update can neither start, stop nor move a deletion.
   if (was.deletionTimestamp) meta.deletionTimestamp = was.deletionTimestamp;
   else delete meta.deletionTimestamp;
@@ -74,20 +94,28 @@ function nextVersion(
   const stored = next as StoredApiObject;
   const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths, old);
   if (!isDeepStrictEqual(desiredState(stored), desiredState(old))) meta.generation = (was.generation ?? 0) + 1;
+  recordFields(ctx, old, stored, how, subresource);
   return revealedKey === undefined ? { stored } : { stored, revealedKey };
 }
 
 /** Reads, computes the client's intended object, finishes it with nextVersion, and writes it. */
-async function runUpdate(
+/** What the client means the object to be, and how its managedFields are to be recorded. */
+export interface Intent {
+  obj: KubeObject;
+  fields: FieldsRecord;
+}
+
+export async function runUpdate(
   ctx: RegistryContext,
   name: string,
   verb: 'update' | 'patch',
   opts: UpdateOptions,
-  intended: (current: StoredApiObject) => KubeObject,
+  intended: (current: StoredApiObject) => Intent,
 ): Promise<KubeObject> {
   let revealedKey: string | undefined;
   const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject> => {
-    const result = nextVersion(ctx, current, intended(current), opts.subresource);
+    const intent = intended(current);
+    const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
     revealedKey = result.revealedKey;
     opts.admit?.({ verb, old: present(current), object: present(result.stored), ...(opts.subresource ? { subresource: opts.subresource } : {}) });
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
@@ -110,7 +138,7 @@ async function runUpdate(
 
 /** PUT: the body is the whole object as the client last read it, resourceVersion included. */
 export async function update(ctx: RegistryContext, name: string, body: unknown, opts: UpdateOptions = {}): Promise<WriteResult> {
-  const { obj, warnings } = decodeObject(ctx.model, body, opts.fieldValidation);
+  const { obj, warnings, resetManagedFields } = decodeObject(ctx.model, body, opts.fieldValidation);
   if (!obj.metadata.name) obj.metadata.name = name;
   if (obj.metadata.name !== name) {
     throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
@@ -127,7 +155,7 @@ export async function update(ctx: RegistryContext, name: string, body: unknown, 
     if (uid && uid !== current.metadata.uid) {
       throw conflict(ctx.gr, name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
     }
-    return structuredClone(obj);
+    return { obj: structuredClone(obj), fields: { kind: 'update', manager: managerOf(opts), reset: resetManagedFields } };
   });
   return { object, warnings };
 }
@@ -149,7 +177,9 @@ export async function patch(
     const meta = decoded.obj.metadata;
     if (!meta.resourceVersion) meta.resourceVersion = current.metadata.resourceVersion!;
     else if (meta.resourceVersion !== current.metadata.resourceVersion) throw conflict(ctx.gr, name);
-    return decoded.obj;
+    // A patch that leaves managedFields as they were has not asked for a reset.
+    const reset = decoded.resetManagedFields && (current.metadata.managedFields ?? []).length > 0;
+    return { obj: decoded.obj, fields: { kind: 'update', manager: managerOf(opts), reset } };
   });
   return { object, warnings };
 }

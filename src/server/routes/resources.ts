@@ -20,6 +20,13 @@ type Request = FastifyRequest<{ Params: Params; Querystring: Query; Body: Buffer
 
 const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers['content-type'], ['json', 'yaml']));
 
+/** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
+function writeOptions(req: Request) {
+  const w = writeQuery(req.query);
+  const agent = req.headers['user-agent']?.split('/')[0]?.trim();
+  return { ...w, fieldManager: w.fieldManager ?? (agent || 'unknown') };
+}
+
 async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, watches: WatchHub) {
   switch (req.method) {
     case 'GET': {
@@ -30,7 +37,7 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
     }
     case 'POST': {
       guard.scope('create');
-      const { object, warnings } = await r.create(objectBody(req), { ...writeQuery(req.query), admit: guard.admit() });
+      const { object, warnings } = await r.create(objectBody(req), { ...writeOptions(req), admit: guard.admit() });
       return send(req, reply, 201, object, warnings);
     }
     case 'DELETE': {
@@ -69,7 +76,7 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
       return sendReadable(req, reply, r.info.kind, await readable(r, guard, name), readQuery(req.query).includeObject);
     case 'PUT': {
       guard.scope('update', name);
-      const { object, warnings } = await r.update(name, objectBody(req), { ...writeQuery(req.query), admit: guard.admit() });
+      const { object, warnings } = await r.update(name, objectBody(req), { ...writeOptions(req), admit: guard.admit() });
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':
@@ -96,13 +103,18 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
 async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string, subresource: 'status' | undefined) {
   guard.scope('patch', name, subresource);
   const type = bodyTypeOf(req.headers['content-type'], ['json-patch', 'merge-patch', 'apply-patch', 'strategic-merge-patch']);
-  if (type === 'strategic-merge-patch' || type === 'apply-patch') {
-    // Strategic merge needs Go struct tags these kinds do not have; apply arrives with managedFields.
-    throw unsupportedMediaType(String(req.headers['content-type']), ['application/json-patch+json', 'application/merge-patch+json']);
-  }
+  const patchTypes = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+  // Strategic merge needs Go struct metadata these kinds do not have.
+  if (type === 'strategic-merge-patch') throw unsupportedMediaType(String(req.headers['content-type']), patchTypes);
   const body = parseBody(req.body, type);
+  if (type === 'apply-patch') {
+    if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
+    const w = writeQuery(req.query);
+    const { object, warnings, created } = await r.apply(name, body, { ...w, admit: guard.admit() });
+    return send(req, reply, created ? 201 : 200, object, warnings);
+  }
   const { object, warnings } = await r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {
-    ...writeQuery(req.query),
+    ...writeOptions(req),
     ...(subresource ? { subresource } : {}),
     admit: guard.admit(),
   });
@@ -115,7 +127,7 @@ async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, gu
       return send(req, reply, 200, await readable(r, guard, name, 'status'));
     case 'PUT': {
       guard.scope('update', name, 'status');
-      const { object, warnings } = await r.update(name, objectBody(req), { ...writeQuery(req.query), subresource: 'status', admit: guard.admit() });
+      const { object, warnings } = await r.update(name, objectBody(req), { ...writeOptions(req), subresource: 'status', admit: guard.admit() });
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':

@@ -1,0 +1,133 @@
+/**
+ * Field sets as structured-merge-diff defines them, from an object and its schema. Inside, a set
+ * is flat: each path is a JSON array of FieldsV1 keys (`f:spec`, `k:{"name":"x"}`, `v:"ana"`, `.`)
+ * mapped to a fingerprint of the value there. FieldsV1 trees exist only at the edges.
+ */
+import type { StructuralSchema } from '../schema/load.js';
+import { isJsonMap } from '../types.js';
+
+/** Path (JSON array of FieldsV1 keys) -> fingerprint of the value at that path. */
+export type Leaves = Map<string, string>;
+export type FieldSet = Set<string>;
+
+const marker = '';
+
+function sortedKeys(obj: Record<string, unknown>, keys: string[]): string {
+  return JSON.stringify(Object.fromEntries([...keys].sort().map((k) => [k, obj[k]])));
+}
+
+function collect(schema: StructuralSchema | undefined, value: unknown, path: string[], out: Leaves): void {
+  const at = (extra: string[]) => JSON.stringify([...path, ...extra]);
+  if (Array.isArray(value)) {
+    const listType = schema?.['x-kubernetes-list-type'];
+    if (listType === 'set') {
+      out.set(at(['.']), marker);
+      for (const item of value) out.set(at([`v:${JSON.stringify(item)}`]), marker);
+      return;
+    }
+    if (listType === 'map') {
+      const keys = schema?.['x-kubernetes-list-map-keys'] ?? [];
+      out.set(at(['.']), marker);
+      for (const item of value) {
+        if (!isJsonMap(item)) continue;
+        const element = `k:${sortedKeys(item, keys)}`;
+        out.set(at([element, '.']), marker);
+        collectFields(schema?.items, item, [...path, element], out);
+      }
+      return;
+    }
+    out.set(at([]), JSON.stringify(value)); // atomic: owned as a whole
+    return;
+  }
+  if (isJsonMap(value) && schema && (schema.properties || typeof schema.additionalProperties === 'object')) {
+    const before = out.size;
+    if (!schema.properties) out.set(at(['.']), marker); // a granular map (labels): the map itself is a node
+    collectFields(schema, value, path, out);
+    if (out.size === before) out.set(at([]), JSON.stringify(value)); // an empty struct is set as a whole
+    return;
+  }
+  out.set(at([]), JSON.stringify(value ?? null));
+}
+
+function collectFields(schema: StructuralSchema | undefined, obj: Record<string, unknown>, path: string[], out: Leaves): void {
+  for (const [key, child] of Object.entries(obj)) {
+    if (child === undefined) continue;
+    const childSchema = schema?.properties?.[key] ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    collect(childSchema, child, [...path, `f:${key}`], out);
+  }
+}
+
+/** The metadata fields clients manage; the rest of metadata belongs to the server. */
+const managedMetadata = ['labels', 'annotations', 'finalizers', 'ownerReferences'];
+
+/** Every field an object sets (spec, status, and the client-managed metadata), with fingerprints. */
+export function leavesOf(schema: StructuralSchema, obj: Record<string, unknown>): Leaves {
+  const out: Leaves = new Map();
+  const meta = isJsonMap(obj.metadata) ? obj.metadata : {};
+  const kept = Object.fromEntries(managedMetadata.filter((k) => meta[k] !== undefined).map((k) => [k, meta[k]]));
+  const top: Record<string, unknown> = {};
+  if (Object.keys(kept).length > 0) top.metadata = kept;
+  for (const k of ['spec', 'status']) if (obj[k] !== undefined) top[k] = obj[k];
+  collectFields(schema, top, [], out);
+  return out;
+}
+
+export const pathsOf = (leaves: Leaves): FieldSet => new Set(leaves.keys());
+
+export function union(a: FieldSet, b: FieldSet): FieldSet {
+  return new Set([...a, ...b]);
+}
+
+export function difference(a: FieldSet, b: FieldSet): FieldSet {
+  return new Set([...a].filter((p) => !b.has(p)));
+}
+
+export function intersection(a: FieldSet, b: FieldSet): FieldSet {
+  return new Set([...a].filter((p) => b.has(p)));
+}
+
+/** Paths added or whose value changed from `old` to `next`. */
+export function changedPaths(old: Leaves, next: Leaves): FieldSet {
+  return new Set([...next].filter(([p, v]) => old.get(p) !== v).map(([p]) => p));
+}
+
+/** A FieldsV1 tree: `{"f:spec": {"f:users": {".": {}, "v:\"ana\"": {}}}}`. */
+export function toFieldsV1(set: FieldSet): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  for (const p of [...set].sort()) {
+    let node = root;
+    for (const key of JSON.parse(p) as string[]) {
+      node[key] ??= {};
+      node = node[key] as Record<string, unknown>;
+    }
+  }
+  return root;
+}
+
+/** The paths of a FieldsV1 tree: every node without children, and every `.`. */
+export function fromFieldsV1(tree: unknown, prefix: string[] = [], out: FieldSet = new Set()): FieldSet {
+  if (!isJsonMap(tree)) return out;
+  for (const [key, child] of Object.entries(tree)) {
+    const path = [...prefix, key];
+    if (isJsonMap(child) && Object.keys(child).length > 0) fromFieldsV1(child, path, out);
+    else out.add(JSON.stringify(path));
+  }
+  return out;
+}
+
+/** kube's fieldpath.Path string: `.spec.clusterRoles[name="admin"].name`, `.spec.users[="ana"]`. */
+export function pathString(path: string): string {
+  let s = '';
+  for (const key of JSON.parse(path) as string[]) {
+    if (key === '.') continue;
+    const body = key.slice(2);
+    if (key.startsWith('f:')) s += `.${body}`;
+    else if (key.startsWith('v:')) s += `[=${body}]`;
+    else if (key.startsWith('i:')) s += `[${body}]`;
+    else if (key.startsWith('k:')) {
+      const fields = JSON.parse(body) as Record<string, unknown>;
+      s += `[${Object.entries(fields).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+    }
+  }
+  return s;
+}

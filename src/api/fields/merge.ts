@@ -1,0 +1,81 @@
+/**
+ * Server-side apply's merge: the applied configuration laid over the live object by the schema's
+ * list semantics, and the removal of fields an applier stopped applying that nobody else owns.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { StructuralSchema } from '../schema/load.js';
+import { isJsonMap } from '../types.js';
+
+function childSchema(schema: StructuralSchema | undefined, key: string): StructuralSchema | undefined {
+  return schema?.properties?.[key] ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+}
+
+const sameKeys = (a: unknown, b: unknown, keys: string[]) =>
+  isJsonMap(a) && isJsonMap(b) && keys.every((k) => isDeepStrictEqual(a[k], b[k]));
+
+/** Lays `config` over `live`: structs and maps merge by field, sets by value, map lists by key. */
+export function mergeApplied(schema: StructuralSchema | undefined, live: unknown, config: unknown): unknown {
+  if (config === undefined) return live;
+  if (Array.isArray(config)) {
+    const listType = schema?.['x-kubernetes-list-type'];
+    const current = Array.isArray(live) ? [...(live as unknown[])] : [];
+    if (listType === 'set') {
+      for (const item of config) if (!current.some((c) => isDeepStrictEqual(c, item))) current.push(item);
+      return current;
+    }
+    if (listType === 'map') {
+      const keys = schema?.['x-kubernetes-list-map-keys'] ?? [];
+      for (const item of config) {
+        const i = current.findIndex((c) => sameKeys(c, item, keys));
+        if (i >= 0) current[i] = mergeApplied(schema?.items, current[i], item);
+        else current.push(item);
+      }
+      return current;
+    }
+    return structuredClone(config);
+  }
+  if (isJsonMap(config) && schema && (schema.properties || typeof schema.additionalProperties === 'object')) {
+    const out: Record<string, unknown> = isJsonMap(live) ? { ...live } : {};
+    for (const [k, v] of Object.entries(config)) out[k] = mergeApplied(childSchema(schema, k), out[k], v);
+    return out;
+  }
+  return structuredClone(config);
+}
+
+/** Removes the field or list item at one FieldsV1 path (a `.` path removes its container). */
+export function removePath(schema: StructuralSchema, obj: Record<string, unknown>, path: string[]): void {
+  const keys = path[path.length - 1] === '.' ? path.slice(0, -1) : path;
+  if (keys.length === 0) return;
+  let node: unknown = obj;
+  let nodeSchema: StructuralSchema | undefined = schema;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const last = i === keys.length - 1;
+    if (key.startsWith('f:') && isJsonMap(node)) {
+      const name = key.slice(2);
+      if (last) {
+        delete node[name];
+        return;
+      }
+      nodeSchema = childSchema(nodeSchema, name);
+      node = node[name];
+    } else if (Array.isArray(node)) {
+      const list = node as unknown[];
+      let index = -1;
+      if (key.startsWith('v:')) {
+        const value = JSON.parse(key.slice(2)) as unknown;
+        index = list.findIndex((item) => isDeepStrictEqual(item, value));
+      } else if (key.startsWith('k:')) {
+        const fields = JSON.parse(key.slice(2)) as Record<string, unknown>;
+        index = list.findIndex((item) => sameKeys(item, fields, Object.keys(fields)));
+      }
+      if (index < 0) return;
+      if (last) {
+        list.splice(index, 1);
+        return;
+      }
+      nodeSchema = nodeSchema?.items;
+      node = list[index];
+    } else return;
+  }
+}
