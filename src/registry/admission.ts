@@ -13,4 +13,4 @@ export interface Admission {
   object?: KubeObject;
 }
 
-export type Admit = (a: Admission) => void;
+export type Admit = (a: Admission) => void | Promise<void>;

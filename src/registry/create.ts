@@ -52,7 +52,7 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
 
   const errs = validateObject(ctx.model, obj);
   if (errs.length > 0) throw invalid(ctx.gk, meta.name ?? prefix ?? '', errs);
-  opts.admit?.({ verb: 'create', object: obj });
+  await opts.admit?.({ verb: 'create', object: obj });
   const stored = obj as StoredApiObject;
   const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths);
   if (revealedKey !== undefined) await assertKeyUnused(ctx, stored, meta.name ?? '');

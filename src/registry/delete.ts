@@ -70,14 +70,18 @@ async function removeExact(ctx: RegistryContext, name: string, obj: KubeObject):
 
 const maxAttempts = 16;
 
+/** The finalizer the garbage collector works through for each propagation policy. */
+export const gcFinalizers: Partial<Record<PropagationPolicy, string>> = { Foreground: 'foregroundDeletion', Orphan: 'orphan' };
+
 export async function remove(ctx: RegistryContext, name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
   validateDeleteOptions(opts);
   const grace = opts.gracePeriodSeconds ?? 0;
+  const gcFinalizer = gcFinalizers[(opts.propagationPolicy ?? 'Background') as PropagationPolicy];
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const current = await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name)));
     checkPreconditions(ctx, name, opts.preconditions, current);
-    opts.admit?.({ verb: 'delete', old: present(current) });
-    const immediate = !current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0 && grace === 0;
+    await opts.admit?.({ verb: 'delete', old: present(current) });
+    const immediate = !current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0 && grace === 0 && !gcFinalizer;
     if (immediate) {
       if (opts.dryRun) return { object: present(current), removed: true };
       const deleted = await removeExact(ctx, name, current);
@@ -87,6 +91,8 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
     const startDeletion = (cur: StoredApiObject): StoredApiObject => {
       checkPreconditions(ctx, name, opts.preconditions, cur);
       const meta = cur.metadata;
+      // Foreground and Orphan deletion hand the object to the garbage collector through a finalizer.
+      if (gcFinalizer && !(meta.finalizers ?? []).includes(gcFinalizer)) meta.finalizers = [...(meta.finalizers ?? []), gcFinalizer];
       const deadline = new Date(ctx.now().getTime() + grace * 1000);
       if (!meta.deletionTimestamp) {
         meta.deletionTimestamp = timestamp(deadline);

@@ -117,7 +117,7 @@ export async function runUpdate(
     const intent = intended(current);
     const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
     revealedKey = result.revealedKey;
-    opts.admit?.({ verb, old: present(current), object: present(result.stored), ...(opts.subresource ? { subresource: opts.subresource } : {}) });
+    await opts.admit?.({ verb, old: present(current), object: present(result.stored), ...(opts.subresource ? { subresource: opts.subresource } : {}) });
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
     if (isRemovable(result.stored, ctx.now())) throw new RemoveInstead(result.stored, current.metadata.resourceVersion!);
     return result.stored;

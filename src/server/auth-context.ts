@@ -18,5 +18,9 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
   await teams.start();
   const activity = new ActivityRecorder(registry.ownedaccesskeys, opts.activityIntervalMs ?? 60_000, log);
   const authenticator = new Authenticator(registry, teams, activity, opts.now ?? (() => new Date()));
-  return { authenticator, authorizer: new Authorizer(teams, registry.teams.info.group), teams, activity };
+  const lookup = async (kind: string, name: string) => {
+    const r = kind === 'Team' ? registry.teams : kind === 'OwnedAccessKey' ? registry.ownedaccesskeys : undefined;
+    return r ? r.get(name).catch(() => undefined) : undefined;
+  };
+  return { authenticator, authorizer: new Authorizer(teams, registry.teams.info.group), teams, activity, lookup };
 }

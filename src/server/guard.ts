@@ -3,6 +3,7 @@
  * object (checked inside the write, through the registry's admission hook), then escalation.
  */
 import type { FastifyRequest } from 'fastify';
+import { invalid } from '../api/errors.js';
 import type { KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { Authorizer } from '../auth/authorize.js';
@@ -17,6 +18,8 @@ export interface AuthContext {
   authenticator: Authenticator;
   authorizer: Authorizer;
   teams: TeamIndex;
+  /** Reads an owner named by an ownerReference, if it exists. */
+  lookup(kind: string, name: string): Promise<KubeObject | undefined>;
 }
 
 declare module 'fastify' {
@@ -62,10 +65,33 @@ export class Guard {
     return this.auth.authorizer.visible(this.who, this.resource);
   }
 
+  /**
+   * Setting blockOwnerDeletion lets the object hold its owner's deletion back, so it needs delete
+   * permission on the owner; without it the write is a 422 (the API document's rule).
+   */
+  private async checkBlockOwnerDeletion(old: KubeObject | undefined, object: KubeObject): Promise<void> {
+    const refs = object.metadata.ownerReferences ?? [];
+    for (const [i, ref] of refs.entries()) {
+      if (ref.blockOwnerDeletion !== true) continue;
+      if (old?.metadata.ownerReferences?.some((r) => r.uid === ref.uid && r.blockOwnerDeletion === true)) continue;
+      const resource: Resource | undefined = ref.kind === 'Team' ? 'teams' : ref.kind === 'OwnedAccessKey' ? 'ownedaccesskeys' : undefined;
+      const owner = resource ? ((await this.auth.lookup(ref.kind, ref.name)) ?? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } }) : undefined;
+      if (resource && owner && this.auth.authorizer.allowed(this.who, 'delete', resource, owner)) continue;
+      const kind = this.resource === 'teams' ? 'Team' : 'OwnedAccessKey';
+      throw invalid({ group: this.auth.authorizer.group, kind }, object.metadata.name ?? '', [
+        {
+          type: 'Forbidden',
+          field: `metadata.ownerReferences[${i}].blockOwnerDeletion`,
+          detail: `setting blockOwnerDeletion requires permission to delete the owner ${ref.kind} "${ref.name}"`,
+        },
+      ]);
+    }
+  }
+
   /** The admission check the registry runs inside each write. */
   admit(): Admit {
     const { authorizer, teams } = this.auth;
-    return ({ verb, subresource, old, object }) => {
+    return async ({ verb, subresource, old, object }) => {
       const name = (old ?? object)?.metadata.name;
       // Status is written by the server itself (lastActivity); through the API only by admins.
       if (subresource === 'status') {
@@ -81,6 +107,7 @@ export class Guard {
       // A new key is refused for the reason its content gives (for another user, a team, ...).
       if (!authorizer.allowed(this.who, verb, this.resource, target)) throw this.forbidden(verb, name, undefined, verb === 'create' ? why : undefined);
       if (why) throw this.forbidden(verb, name, undefined, why);
+      if (object) await this.checkBlockOwnerDeletion(old, object);
     };
   }
 }

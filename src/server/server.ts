@@ -8,6 +8,7 @@ import type { RegistryWatch } from '../registry/watch.js';
 import { maxBodyBytes } from './content.js';
 import { handleError } from './errors.js';
 import { startMaintenance, type MaintenanceOptions } from './maintenance.js';
+import { GarbageCollector } from '../registry/garbage-collector.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerResourceRoutes } from './routes/resources.js';
@@ -23,6 +24,8 @@ const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', im
 
 export interface ServerOptions {
   registry: Registry;
+  /** Run the garbage collector in this process (default true). */
+  garbageCollector?: boolean;
   auth: AuthContext & { activity: ActivityRecorder };
   logger: Logger;
   https?: { key: Buffer; cert: Buffer };
@@ -70,8 +73,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
 
   const stopMaintenance = opts.maintenance === false ? () => {} : startMaintenance(registry, opts.auth.activity, opts.logger, opts.maintenance);
+  const collector = opts.garbageCollector === false ? undefined : new GarbageCollector(registry, opts.logger);
+  await collector?.start();
   app.addHook('preClose', async () => {
     stopMaintenance();
+    collector?.stop();
     opts.auth.teams.stop();
     // Open watches would otherwise hold the server open until their timeouts.
     for (const w of hub.active) w.stop();

@@ -190,6 +190,24 @@ describe('no escalation: a caller grants only what it holds', () => {
     expect((await create(server, 'ownedaccesskeys', { metadata: { name: 'kai-for-zed' }, spec: { user: 'zed', groups: ['x'] } }, tokens.kai)).status).toBe(201);
   });
 
+  it('setting blockOwnerDeletion needs delete permission on the owner: 422 otherwise', async () => {
+    const payments = (await (await server.fetch(`${server.api}/teams/payments`)).json()) as { metadata: { uid: string } };
+    const ref = (block: boolean) => ({ apiVersion: 'management.service/v1', kind: 'Team', name: 'payments', uid: payments.metadata.uid, blockOwnerDeletion: block });
+    const key = (name: string, who: string, block: boolean) =>
+      create(server, 'ownedaccesskeys', { metadata: { name, ownerReferences: [ref(block)] }, spec: { user: who } }, tokens[who]);
+    const refused = await key('ulrich-owned', 'ulrich', true);
+    const body = (await refused.json()) as { reason: string; details: { causes: { field: string; reason: string; message: string }[] } };
+    expect(refused.status).toBe(422);
+    expect(body.reason).toBe('Invalid');
+    expect(body.details.causes[0]).toEqual({
+      field: 'metadata.ownerReferences[0].blockOwnerDeletion',
+      reason: 'FieldValueForbidden',
+      message: 'Forbidden: setting blockOwnerDeletion requires permission to delete the owner Team "payments"',
+    });
+    expect((await key('ulrich-owned', 'ulrich', false)).status).toBe(201);
+    expect((await key('olga-owned', 'olga', true)).status).toBe(201); // olga owns payments: every verb
+  });
+
   it('status is written only by admins through the API', async () => {
     const res = await server.fetch(`${server.api}/ownedaccesskeys/nobody/status`, {
       method: 'PATCH',

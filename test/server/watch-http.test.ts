@@ -38,7 +38,7 @@ describe('watch over HTTP', () => {
     expect(events.map((e) => [e.type, (e.object.metadata as { name: string }).name])).toEqual([['ADDED', 'prod-a']]);
   });
 
-  it('sends Table events when kubectl asks for tables, with column definitions on the first only', async () => {
+  it('sends Table events, each with its column definitions, when kubectl asks for tables', async () => {
     const res = await server.fetch(`${server.api}/teams?watch=true&fieldSelector=metadata.name%3Dtabled`, {
       headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' },
     });
@@ -50,7 +50,7 @@ describe('watch over HTTP', () => {
       ['MODIFIED', 'Table'],
     ]);
     expect(events[0]!.object.columnDefinitions).toBeDefined();
-    expect(events[1]!.object.columnDefinitions).toBeUndefined();
+    expect(events[1]!.object.columnDefinitions).toEqual(events[0]!.object.columnDefinitions);
     expect((events[1]!.object.rows as { cells: unknown[] }[])[0]!.cells.slice(0, 2)).toEqual(['tabled', 'T']);
   });
 

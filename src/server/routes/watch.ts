@@ -42,7 +42,6 @@ export async function serveWatch(
   res.flushHeaders();
   const timer = setTimeout(() => watch.stop(), (q.timeoutSeconds ?? defaultTimeoutSeconds) * 1000);
   res.on('close', () => watch.stop());
-  let firstTable = true;
   try {
     for await (const event of watch) {
       if (!write(res, encode(event))) await drained(res);
@@ -58,13 +57,11 @@ export async function serveWatch(
   function encode(event: WatchEvent<KubeObject | Status>): string {
     if (!asTable || event.type === 'ERROR' || event.type === 'BOOKMARK') return `${JSON.stringify(event)}\n`;
     const obj = event.object as KubeObject;
-    // Column definitions go with the first event only, as kube-apiserver sends them.
+    // Every event carries the column definitions: kubectl get --watch-only has no list to take them from.
     const table = toTable(r.info.kind, [obj], {
       metadata: { resourceVersion: obj.metadata.resourceVersion ?? '' },
       includeObject: q.includeObject,
-      withColumns: firstTable,
     });
-    firstTable = false;
     return `${JSON.stringify({ type: event.type, object: table })}\n`;
   }
 }

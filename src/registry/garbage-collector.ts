@@ -1,0 +1,164 @@
+/**
+ * The garbage collector: deletes objects whose every owner is gone (Background), deletes the
+ * dependents of an owner deleted in the foreground and lets the owner go once none blocks it, and
+ * strips the owner reference from the dependents of an owner deleted with Orphan.
+ */
+import type { Logger } from 'pino';
+import type { KubeObject } from '../api/types.js';
+import type { StoreWatch } from '../store/types.js';
+import type { Registry } from './registry.js';
+import type { ResourceRegistry } from './resource-registry.js';
+
+const manager = { fieldManager: 'teamkeys-garbage-collector' };
+
+export interface CollectionReport {
+  deleted: string[];
+  orphaned: string[];
+  released: string[];
+}
+
+export class GarbageCollector {
+  private watch: StoreWatch | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private interval: NodeJS.Timeout | undefined;
+  private running: Promise<CollectionReport> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly log: Logger,
+    private readonly opts: { debounceMs?: number; intervalMs?: number } = {},
+  ) {}
+
+  /** Follows every change and runs a pass shortly after each burst, and every interval anyway. */
+  async start(): Promise<void> {
+    this.interval = setInterval(() => this.schedule(), this.opts.intervalMs ?? 30_000);
+    this.interval.unref();
+    void this.follow(await this.registry.store.currentRevision());
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.stop();
+    clearTimeout(this.timer);
+    clearInterval(this.interval);
+  }
+
+  private async follow(from: number): Promise<void> {
+    let revision = from;
+    while (!this.stopped) {
+      try {
+        this.watch = this.registry.store.watch('/', revision);
+        for await (const e of this.watch) {
+          revision = e.revision;
+          this.schedule();
+        }
+        return;
+      } catch (err) {
+        if (this.stopped) return;
+        this.log.warn({ err }, 'garbage collector watch ended; resuming from the current revision');
+        await new Promise((r) => setTimeout(r, 200));
+        revision = await this.registry.store.currentRevision().catch(() => revision);
+      }
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.pass().catch((err: unknown) => this.log.warn({ err }, 'garbage collection pass failed; will retry'));
+    }, this.opts.debounceMs ?? 50);
+  }
+
+  /** One sweep over both kinds; runs again at once if asked while running. */
+  async pass(): Promise<CollectionReport> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.sweep().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.schedule();
+      }
+    });
+    return this.running;
+  }
+
+  private registryOf(kind: string): ResourceRegistry | undefined {
+    return kind === 'Team' ? this.registry.teams : kind === 'OwnedAccessKey' ? this.registry.ownedaccesskeys : undefined;
+  }
+
+  private async sweep(): Promise<CollectionReport> {
+    const report: CollectionReport = { deleted: [], orphaned: [], released: [] };
+    const objects = [...(await this.registry.teams.list()).items, ...(await this.registry.ownedaccesskeys.list()).items];
+    const alive = new Set(objects.map((o) => o.metadata.uid));
+    const apiVersion = this.registry.teams.info.apiVersion;
+    const ours = (ref: { apiVersion: string; kind: string }) => ref.apiVersion === apiVersion && this.registryOf(ref.kind) !== undefined;
+    const label = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
+    const dependentsOf = (owner: KubeObject) =>
+      objects.filter((d) => d !== owner && (d.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid));
+
+    for (const owner of objects) {
+      const finalizers = owner.metadata.finalizers ?? [];
+      if (!owner.metadata.deletionTimestamp) continue;
+      if (finalizers.includes('orphan')) {
+        let done = true;
+        for (const d of dependentsOf(owner)) {
+          const refs = (d.metadata.ownerReferences ?? []).filter((r) => r.uid !== owner.metadata.uid);
+          const op = refs.length ? { op: 'replace', path: '/metadata/ownerReferences', value: refs } : { op: 'remove', path: '/metadata/ownerReferences' };
+          if (await this.write(d, [op])) report.orphaned.push(label(d));
+          else done = false;
+        }
+        if (done && (await this.release(owner, 'orphan'))) report.released.push(label(owner));
+      } else if (finalizers.includes('foregroundDeletion')) {
+        const dependents = dependentsOf(owner);
+        for (const d of dependents) {
+          if (d.metadata.deletionTimestamp) continue;
+          if (await this.remove(d)) report.deleted.push(label(d));
+        }
+        const blocking = dependents.filter((d) =>
+          (d.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid && r.blockOwnerDeletion === true),
+        );
+        if (blocking.length === 0 && (await this.release(owner, 'foregroundDeletion'))) report.released.push(label(owner));
+      }
+    }
+
+    for (const d of objects) {
+      const refs = d.metadata.ownerReferences ?? [];
+      // Owners of kinds this server does not serve cannot be checked, so such objects are left alone.
+      if (refs.length === 0 || d.metadata.deletionTimestamp || !refs.every(ours)) continue;
+      if (refs.every((r) => !alive.has(r.uid)) && (await this.remove(d))) report.deleted.push(label(d));
+    }
+    if (report.deleted.length + report.orphaned.length + report.released.length > 0) this.log.info(report, 'garbage collected');
+    return report;
+  }
+
+  /** A JSON patch guarded by the version we decided on; false when the object moved meanwhile. */
+  private async write(obj: KubeObject, ops: unknown[]): Promise<boolean> {
+    try {
+      await this.registryOf(obj.kind)!.patch(obj.metadata.name!, 'json', [{ op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion }, ...ops], manager);
+      return true;
+    } catch {
+      return false; // changed or gone: the next pass decides again
+    }
+  }
+
+  private release(owner: KubeObject, finalizer: string): Promise<boolean> {
+    const rest = (owner.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+    return this.write(owner, [rest.length ? { op: 'replace', path: '/metadata/finalizers', value: rest } : { op: 'remove', path: '/metadata/finalizers' }]);
+  }
+
+  private async remove(obj: KubeObject): Promise<boolean> {
+    try {
+      await this.registryOf(obj.kind)!.delete(obj.metadata.name!, { preconditions: { uid: obj.metadata.uid! }, propagationPolicy: 'Background' });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../src/api/types.js';
+import { GarbageCollector } from '../../src/registry/garbage-collector.js';
+import { newRegistry, statusOf, team } from './helpers.js';
+
+async function ownedKey() {
+  const fx = newRegistry();
+  const { object: owner } = await fx.registry.teams.create(team('owner'));
+  const ref = (block: boolean) => ({ apiVersion: 'management.service/v1', kind: 'Team', name: 'owner', uid: owner.metadata.uid!, blockOwnerDeletion: block });
+  const key = (name: string, block: boolean, finalizers?: string[]) =>
+    fx.registry.ownedaccesskeys.create({ metadata: { name, ownerReferences: [ref(block)], ...(finalizers ? { finalizers } : {}) }, spec: { team: 'owner' } });
+  const gc = new GarbageCollector(fx.registry, pino({ level: 'silent' }));
+  const exists = async (plural: 'teams' | 'ownedaccesskeys', name: string): Promise<KubeObject | undefined> =>
+    fx.registry[plural].get(name).catch(() => undefined);
+  return { ...fx, owner, key, gc, exists };
+}
+
+describe('garbage collection and propagation policies', () => {
+  it('Background: the owner goes at once, its dependents on the next pass', async () => {
+    const { registry, key, gc, exists } = await ownedKey();
+    await key('k1', false);
+    const { removed } = await registry.teams.delete('owner');
+    expect(removed).toBe(true);
+    expect(await exists('ownedaccesskeys', 'k1')).toBeDefined();
+    expect((await gc.pass()).deleted).toEqual(['OwnedAccessKey/k1']);
+    expect(await exists('ownedaccesskeys', 'k1')).toBeUndefined();
+  });
+
+  it('Foreground: the owner waits, terminating, until no dependent blocks it', async () => {
+    const { registry, key, gc, exists } = await ownedKey();
+    await key('blocker', true, ['example.com/hold']);
+    await key('free', false);
+    const { object, removed } = await registry.teams.delete('owner', { propagationPolicy: 'Foreground' });
+    expect(removed).toBe(false);
+    expect(object.metadata.finalizers).toEqual(['foregroundDeletion']);
+    expect(object.metadata.deletionTimestamp).toBeDefined();
+    await gc.pass();
+    // Both dependents are being deleted; the blocker is held by its own finalizer, so the owner waits.
+    expect(await exists('ownedaccesskeys', 'free')).toBeUndefined();
+    expect((await exists('ownedaccesskeys', 'blocker'))?.metadata.deletionTimestamp).toBeDefined();
+    expect(await exists('teams', 'owner')).toBeDefined();
+    await registry.ownedaccesskeys.patch('blocker', 'merge', { metadata: { finalizers: null } });
+    expect(await exists('ownedaccesskeys', 'blocker')).toBeUndefined();
+    expect((await gc.pass()).released).toEqual(['Team/owner']);
+    expect(await exists('teams', 'owner')).toBeUndefined();
+  });
+
+  it('Orphan: dependents keep living without the reference, and the owner goes', async () => {
+    const { registry, key, gc, exists } = await ownedKey();
+    await key('k1', true);
+    const { object } = await registry.teams.delete('owner', { propagationPolicy: 'Orphan' });
+    expect(object.metadata.finalizers).toEqual(['orphan']);
+    const report = await gc.pass();
+    expect(report.orphaned).toEqual(['OwnedAccessKey/k1']);
+    expect(report.released).toEqual(['Team/owner']);
+    expect(await exists('teams', 'owner')).toBeUndefined();
+    const kept = await exists('ownedaccesskeys', 'k1');
+    expect(kept).toBeDefined();
+    expect(kept!.metadata.ownerReferences).toBeUndefined();
+    expect((await gc.pass()).deleted).toEqual([]);
+  });
+
+  it('leaves objects whose owners it cannot check (other kinds), and those with a living owner', async () => {
+    const { registry, gc, exists } = await ownedKey();
+    await registry.ownedaccesskeys.create({
+      metadata: { name: 'foreign', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'x' }] },
+      spec: { user: 'u' },
+    });
+    await registry.ownedaccesskeys.create({
+      metadata: { name: 'dangling', ownerReferences: [{ apiVersion: 'management.service/v1', kind: 'Team', name: 'gone', uid: 'no-such-uid' }] },
+      spec: { user: 'u' },
+    });
+    expect((await gc.pass()).deleted).toEqual(['OwnedAccessKey/dangling']);
+    expect(await exists('ownedaccesskeys', 'foreign')).toBeDefined();
+  });
+
+  it('finalizers are only removable while deleting, and the last one removes the object', async () => {
+    const { registry } = newRegistry();
+    await registry.teams.create(team('t', {}, { finalizers: ['example.com/a'] }));
+    await registry.teams.delete('t');
+    expect((await statusOf(registry.teams.patch('t', 'json', [{ op: 'add', path: '/metadata/finalizers/-', value: 'example.com/b' }]))).code).toBe(422);
+    await registry.teams.patch('t', 'json', [{ op: 'remove', path: '/metadata/finalizers/0' }]);
+    expect((await statusOf(registry.teams.get('t'))).code).toBe(404);
+  });
+});
