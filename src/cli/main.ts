@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { registerCreate } from './commands/create.js';
 import { registerDelete } from './commands/delete.js';
 import { registerGet } from './commands/get.js';
+import { registerGitops } from './commands/gitops.js';
 import { registerServe } from './commands/serve.js';
 import { reportError } from './errors.js';
 
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerGitops(program);
   registerCreate(program);
   registerGet(program);
   registerDelete(program);
@@ -27,7 +29,8 @@ export function buildProgram(): Command {
 async function main(argv: string[]): Promise<number> {
   try {
     await buildProgram().parseAsync(argv);
-    return 0;
+    // A command may set its own code (plan --detailed-exitcode gives 2).
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     return reportError(err);

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
+import { defaultGroup } from '../../api/resources.js';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
 import { createRegistry } from '../../registry/registry.js';
 import { createAuthContext } from '../../server/auth-context.js';
@@ -23,6 +24,7 @@ interface Options {
   maxTtl?: string;
   activityInterval: string;
   expiredKeyRetention: string;
+  apiGroup: string;
 }
 
 /** Secrets that could reach a log line through a request object are replaced before writing. */
@@ -70,6 +72,7 @@ export function registerServe(program: Command): void {
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--insecure-http', 'serve plain HTTP (behind a TLS-terminating proxy); kubectl sends no key over plain HTTP')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
+    .option('--api-group <group>', 'API group to serve the kinds under', defaultGroup)
     .option('--max-ttl <seconds>', 'refuse access keys that live longer (or forever)')
     .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", '60')
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
@@ -87,7 +90,7 @@ export function registerServe(program: Command): void {
       }
 
       const store = openStore(storeUrl(opts.store));
-      const registry = createRegistry(store, maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {});
+      const registry = createRegistry(store, { group: opts.apiGroup, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
       const adminKeyFile = join(stateDir, 'admin.key');
       const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
       const boot = await bootstrapAdmin(registry, {

@@ -1,5 +1,5 @@
 /** Parses YAML/JSON manifests (several documents a file), keeping each object's file:line:column. */
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { isNode, LineCounter, parseAllDocuments, type Document } from 'yaml';
 
 export interface Location {
   file: string;
@@ -9,6 +9,8 @@ export interface Location {
 
 export interface Manifest extends Location {
   object: Record<string, unknown>;
+  /** Where a field (`spec.users[1]`) is written, or the nearest enclosing field that is. */
+  locate(field: string): Location;
 }
 
 export interface ManifestError extends Location {
@@ -50,7 +52,26 @@ export function parseManifests(text: string, file: string): { manifests: Manifes
       errors.push({ ...where, message: 'a manifest must be a mapping with apiVersion, kind and metadata' });
       continue;
     }
-    manifests.push({ ...where, object: value as Record<string, unknown> });
+    manifests.push({ ...where, object: value as Record<string, unknown>, locate: (field) => locateIn(doc, field, where, at) });
   }
   return { manifests, errors };
+}
+
+/** `spec.clusterRoles[1].name` -> ['spec', 'clusterRoles', 1, 'name']; `labels[app.io/x]` keeps the key whole. */
+export function parseFieldPath(field: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const m of field.matchAll(/([^.[\]]+)|\[([^\]]*)\]/g)) {
+    if (m[1] !== undefined) out.push(m[1]);
+    else out.push(/^\d+$/.test(m[2]!) ? Number(m[2]) : m[2]!);
+  }
+  return out;
+}
+
+function locateIn(doc: Document, field: string, fallback: Location, at: (offset: number) => Location): Location {
+  const path = parseFieldPath(field);
+  for (let n = path.length; n > 0; n--) {
+    const node = doc.getIn(path.slice(0, n), true);
+    if (isNode(node) && node.range) return at(node.range[0]);
+  }
+  return fallback;
 }

@@ -1,0 +1,92 @@
+/** The flags validate, plan and apply share, and how they become a source, a client and reports. */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { defaultGroup } from '../api/resources.js';
+import { EmbeddedClient } from '../client/embedded.js';
+import { HttpClient } from '../client/http.js';
+import type { ApiClient } from '../client/types.js';
+import type { SourceOptions } from '../gitops/source/load.js';
+import { renderMarkdown } from '../gitops/report/markdown.js';
+import type { Report } from '../gitops/report/report.js';
+import { renderText } from '../gitops/report/text.js';
+import { createRegistry } from '../registry/registry.js';
+import { openStore } from '../store/open.js';
+import { storeOptionHelp, storeUrl } from './embedded.js';
+import { CliError } from './errors.js';
+
+export interface GitopsFlags {
+  source: string;
+  ref?: string;
+  path?: string;
+  sourceId?: string;
+  store?: string;
+  server?: string;
+  tokenFile?: string;
+  caFile?: string;
+  apiGroup: string;
+  prune?: boolean;
+  allowEmpty?: boolean;
+  maxPrune: string;
+  reportDir?: string;
+  output: string;
+  concurrency: string;
+  keyDir?: string;
+  detailedExitcode?: boolean;
+}
+
+export function addGitopsFlags(cmd: Command): Command {
+  return cmd
+    .option('--source <dir|git-url>', 'folder, local git repository or git URL holding the manifests', '.')
+    .option('--ref <ref>', 'branch, tag or commit to read (reads the source as a git repository)')
+    .option('--path <subdir>', 'sub-folder of the source holding the manifests')
+    .option('--source-id <id>', 'names this source in the gitops.management.service/source annotation (default: from the source)')
+    .option('--store <url>', storeOptionHelp)
+    .option('--server <url>', 'a teamkeys (or compatible) server, e.g. https://host:8080/kubernetes/management')
+    .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
+    .option('--ca-file <file>', "PEM certificate to trust for --server (e.g. .teamkeys/tls/cert.pem)")
+    .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
+    .option('--prune', 'delete objects this source created that are no longer in it')
+    .option('--allow-empty', 'allow pruning everything when the source holds no objects')
+    .option('--max-prune <n>', 'refuse a run that would delete more objects than this', '50')
+    .option('--report-dir <dir>', 'write report.json and report.md here')
+    .option('-o, --output <format>', 'text, json or markdown', 'text')
+    .option('--concurrency <n>', 'objects written in parallel', '8')
+    .option('--key-dir <dir>', 'write keys the server generates for new access keys here, one 0600 file each')
+    .option('--detailed-exitcode', 'exit 0 when there is nothing to do, 2 when there are changes, 1 on error');
+}
+
+export function count(flag: string, value: string, min = 0): number {
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new CliError(`${flag} must be a whole number of at least ${min}, not "${value}"`, 2);
+  return Number(value);
+}
+
+export function sourceOptions(f: GitopsFlags): SourceOptions {
+  return { source: f.source, ...(f.ref ? { ref: f.ref } : {}), ...(f.path ? { path: f.path } : {}), ...(f.sourceId ? { sourceId: f.sourceId } : {}) };
+}
+
+export async function openClient(f: GitopsFlags): Promise<ApiClient> {
+  if (f.server) {
+    const token = f.tokenFile ? (await readFile(f.tokenFile, 'utf8').catch(() => { throw new CliError(`cannot read --token-file ${f.tokenFile}`); })).trim() : process.env.TEAMKEYS_TOKEN;
+    if (!token) throw new CliError('--server needs an access key: --token-file FILE or TEAMKEYS_TOKEN', 2);
+    const ca = f.caFile ? await readFile(f.caFile).catch(() => { throw new CliError(`cannot read --ca-file ${f.caFile}`); }) : undefined;
+    return new HttpClient({ server: f.server, token, group: f.apiGroup, ...(ca ? { ca } : {}) });
+  }
+  const url = storeUrl(f.store);
+  const store = openStore(url);
+  return new EmbeddedClient(createRegistry(store, { group: f.apiGroup }), url, () => store.close());
+}
+
+export function formatReport(report: Report, output: string): string {
+  if (output === 'json') return `${JSON.stringify(report, null, 2)}\n`;
+  if (output === 'markdown') return renderMarkdown(report);
+  if (output === 'text') return renderText(report);
+  throw new CliError(`--output must be text, json or markdown, not "${output}"`, 2);
+}
+
+export async function writeReports(report: Report, dir: string | undefined): Promise<void> {
+  if (!dir) return;
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(join(dir, 'report.md'), renderMarkdown(report));
+}

@@ -1,0 +1,63 @@
+/** The ApiClient over an in-process registry on the embedded store (no HTTP, no authentication). */
+import { ApiError } from '../api/errors.js';
+import type { KubeObject } from '../api/types.js';
+import type { Registry } from '../registry/registry.js';
+import { ClientError, gitopsManager, type ApiClient, type Plural, type WriteOptions } from './types.js';
+
+async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ApiError) throw new ClientError(err.toStatus());
+    throw err;
+  }
+}
+
+export class EmbeddedClient implements ApiClient {
+  readonly apiVersion: string;
+
+  constructor(
+    private readonly registry: Registry,
+    readonly target: string,
+    private readonly closeStore: () => Promise<void> = async () => {},
+  ) {
+    this.apiVersion = registry.teams.info.apiVersion;
+  }
+
+  private r(plural: Plural) {
+    return this.registry.byPlural(plural)!;
+  }
+
+  async list(plural: Plural): Promise<KubeObject[]> {
+    return call(async () => (await this.r(plural).list()).items);
+  }
+
+  async get(plural: Plural, name: string): Promise<KubeObject | undefined> {
+    try {
+      return await this.r(plural).get(name);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return undefined;
+      throw err instanceof ApiError ? new ClientError(err.toStatus()) : err;
+    }
+  }
+
+  create(plural: Plural, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+    return call(async () => (await this.r(plural).create(obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
+  }
+
+  replace(plural: Plural, name: string, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+    return call(async () => (await this.r(plural).update(name, obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
+  }
+
+  patch(plural: Plural, name: string, ops: unknown[], opts: WriteOptions = {}): Promise<KubeObject> {
+    return call(async () => (await this.r(plural).patch(name, 'json', ops, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
+  }
+
+  async delete(plural: Plural, name: string, opts: WriteOptions & { uid?: string } = {}): Promise<void> {
+    await call(() => this.r(plural).delete(name, { ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}), dryRun: opts.dryRun ?? false }));
+  }
+
+  close(): Promise<void> {
+    return this.closeStore();
+  }
+}

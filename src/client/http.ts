@@ -1,0 +1,125 @@
+/**
+ * The ApiClient over HTTP(S) to any server speaking this API, kube-style: bearer token, JSON,
+ * fieldManager=gitops. node:https rather than fetch, so a private CA can be trusted per client.
+ */
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Status } from '../api/errors.js';
+import type { KubeObject, ObjectList } from '../api/types.js';
+import { ClientError, gitopsManager, type ApiClient, type Plural, type WriteOptions } from './types.js';
+
+export interface HttpClientOptions {
+  /** The server URL, ending with /kubernetes/management. */
+  server: string;
+  token: string;
+  /** API group the kinds are served under (default management.service). */
+  group?: string;
+  /** PEM of a CA (or self-signed certificate) to trust. */
+  ca?: Buffer;
+  timeoutMs?: number;
+}
+
+export class HttpClient implements ApiClient {
+  readonly target: string;
+  readonly apiVersion: string;
+  private readonly base: URL;
+
+  constructor(private readonly opts: HttpClientOptions) {
+    const group = opts.group ?? 'management.service';
+    this.apiVersion = `${group}/v1`;
+    this.base = new URL(`${opts.server.replace(/\/+$/, '')}/apis/${group}/v1/`);
+    this.target = opts.server;
+  }
+
+  private send(method: string, path: string, body?: { type: string; value: unknown }): Promise<unknown> {
+    const url = new URL(path, this.base);
+    const payload = body ? Buffer.from(JSON.stringify(body.value)) : undefined;
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${this.opts.token}`,
+      Accept: 'application/json',
+      'User-Agent': 'teamkeys/gitops',
+    };
+    if (payload) {
+      headers['Content-Type'] = body!.type;
+      headers['Content-Length'] = String(payload.length);
+    }
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = request(url, { method, headers, timeout: this.opts.timeoutMs ?? 30_000, ...(this.opts.ca ? { ca: this.opts.ca } : {}) }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = undefined;
+          }
+          const code = res.statusCode ?? 0;
+          if (code >= 200 && code < 300) return resolve(parsed);
+          const status = (parsed as Status | undefined)?.kind === 'Status'
+            ? (parsed as Status)
+            : ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code, message: `${method} ${url.pathname}: HTTP ${code}` } as Status);
+          reject(new ClientError(status, url.origin));
+        });
+      });
+      req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname} timed out`)));
+      req.on('error', (err) =>
+        reject(
+          new ClientError(
+            { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 503, reason: 'ServiceUnavailable', message: `cannot reach ${url.origin}: ${err.message}` },
+            url.origin,
+          ),
+        ),
+      );
+      if (payload) req.write(payload);
+      req.end();
+    });
+  }
+
+  private query(opts: WriteOptions = {}): string {
+    const q = new URLSearchParams({ fieldManager: gitopsManager, fieldValidation: 'Strict' });
+    if (opts.dryRun) q.set('dryRun', 'All');
+    return `?${q.toString()}`;
+  }
+
+  async list(plural: Plural): Promise<KubeObject[]> {
+    const items: KubeObject[] = [];
+    let token = '';
+    do {
+      const page = (await this.send('GET', `${plural}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`)) as ObjectList;
+      items.push(...page.items);
+      token = page.metadata.continue ?? '';
+    } while (token);
+    return items;
+  }
+
+  async get(plural: Plural, name: string): Promise<KubeObject | undefined> {
+    try {
+      return (await this.send('GET', `${plural}/${encodeURIComponent(name)}`)) as KubeObject;
+    } catch (err) {
+      if (err instanceof ClientError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async create(plural: Plural, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject> {
+    return (await this.send('POST', `${plural}${this.query(opts)}`, { type: 'application/json', value: obj })) as KubeObject;
+  }
+
+  async replace(plural: Plural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject> {
+    return (await this.send('PUT', `${plural}/${encodeURIComponent(name)}${this.query(opts)}`, { type: 'application/json', value: obj })) as KubeObject;
+  }
+
+  async patch(plural: Plural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject> {
+    return (await this.send('PATCH', `${plural}/${encodeURIComponent(name)}${this.query(opts)}`, { type: 'application/json-patch+json', value: ops })) as KubeObject;
+  }
+
+  async delete(plural: Plural, name: string, opts: WriteOptions & { uid?: string } = {}): Promise<void> {
+    const body = { kind: 'DeleteOptions', apiVersion: 'v1', ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}), ...(opts.dryRun ? { dryRun: ['All'] } : {}) };
+    await this.send('DELETE', `${plural}/${encodeURIComponent(name)}`, { type: 'application/json', value: body });
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,40 @@
+/** One client interface for the reconciler: the embedded registry or a server over HTTP. */
+import type { Status } from '../api/errors.js';
+import type { KubeObject } from '../api/types.js';
+
+export type Plural = 'teams' | 'ownedaccesskeys';
+
+export interface WriteOptions {
+  dryRun?: boolean;
+}
+
+export interface ApiClient {
+  /** Where this client writes, for reports: `sqlite:...`, `https://...`. */
+  readonly target: string;
+  readonly apiVersion: string;
+  list(plural: Plural): Promise<KubeObject[]>;
+  get(plural: Plural, name: string): Promise<KubeObject | undefined>;
+  create(plural: Plural, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
+  replace(plural: Plural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
+  patch(plural: Plural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject>;
+  delete(plural: Plural, name: string, opts?: WriteOptions & { uid?: string }): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The client layer's one error: the server's Status, whichever transport carried it. */
+export class ClientError extends Error {
+  constructor(
+    readonly status: Status,
+    readonly transport?: string,
+  ) {
+    super(status.message ?? `request failed with ${status.code}`);
+    this.name = 'ClientError';
+  }
+
+  get code(): number {
+    return this.status.code;
+  }
+}
+
+/** The field manager every reconciler write uses. */
+export const gitopsManager = 'gitops';

@@ -1,0 +1,123 @@
+/**
+ * Executes a plan through an ApiClient. Teams are written before keys and keys deleted before
+ * teams; within a stage objects go in parallel up to --concurrency. A write that loses a race
+ * (the resourceVersion test fails) re-reads the object and re-plans it, a few times at most.
+ * Failures are results, not exceptions.
+ */
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ClientError, type ApiClient } from '../../client/types.js';
+import type { Action } from '../plan/plan.js';
+
+export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
+
+export interface ChangeSetEntry {
+  action: Action;
+  result: Result;
+  error?: string;
+  /** Where a generated key was written (never the key itself). */
+  keyFile?: string;
+  note?: string;
+}
+
+export interface ApplyOptions {
+  concurrency: number;
+  /** Where keys the server generates for new OwnedAccessKeys are written, one 0600 file each. */
+  keyDir?: string;
+  /** Reads the object again and plans it anew, after a conflict. */
+  replan: (action: Action) => Promise<Action>;
+  onProgress?: (done: number, total: number) => void;
+  /** Stops starting new writes (SIGTERM); writes already sent complete. */
+  signal?: AbortSignal;
+}
+
+const maxAttempts = 3;
+
+/** A lost race: 409, or the guarding `test` of resourceVersion failing (422). */
+function isConflict(err: unknown): boolean {
+  if (!(err instanceof ClientError)) return false;
+  return err.code === 409 || (err.code === 422 && (err.message ?? '').includes('(test /metadata/resourceVersion)'));
+}
+
+async function execute(client: ApiClient, action: Action, opts: ApplyOptions): Promise<ChangeSetEntry> {
+  switch (action.type) {
+    case 'unchanged':
+      return { action, result: 'Unchanged' };
+    case 'skip':
+      return { action, result: 'Skipped' };
+    case 'create': {
+      const created = await client.create(action.plural, action.body!);
+      const key = (created.spec as { key?: string } | undefined)?.key;
+      if (action.plural !== 'ownedaccesskeys' || !key) return { action, result: 'Created' };
+      if (!opts.keyDir) return { action, result: 'Created', note: 'the server generated a key; it was not kept (give --key-dir to receive new keys)' };
+      await mkdir(opts.keyDir, { recursive: true, mode: 0o700 });
+      const keyFile = join(opts.keyDir, `${action.name}.key`);
+      await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
+      await chmod(keyFile, 0o600);
+      return { action, result: 'Created', keyFile };
+    }
+    case 'update':
+      await client.patch(action.plural, action.name, action.patch!);
+      return { action, result: 'Updated' };
+    case 'replace':
+      await client.replace(action.plural, action.name, action.body!);
+      return { action, result: 'Replaced' };
+    case 'delete':
+      try {
+        await client.delete(action.plural, action.name, { uid: action.uid! });
+      } catch (err) {
+        if (!(err instanceof ClientError && err.code === 404)) throw err;
+      }
+      return { action, result: 'Deleted' };
+  }
+}
+
+async function run(client: ApiClient, first: Action, opts: ApplyOptions): Promise<ChangeSetEntry> {
+  let action = first;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await execute(client, action, opts);
+    } catch (err) {
+      if (isConflict(err) && attempt < maxAttempts) {
+        action = await opts.replan(action);
+        continue;
+      }
+      const why = err instanceof Error ? err.message : String(err);
+      return { action, result: 'Failed', error: `${action.kind}/${action.name}: ${action.type} failed: ${why}` };
+    }
+  }
+}
+
+async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}
+
+export async function applyPlan(client: ApiClient, actions: Action[], opts: ApplyOptions): Promise<ChangeSetEntry[]> {
+  const writes = (plural: string) => actions.filter((a) => a.plural === plural && a.type !== 'delete');
+  const deletes = (plural: string) => actions.filter((a) => a.plural === plural && a.type === 'delete');
+  const stages = [writes('teams'), writes('ownedaccesskeys'), deletes('ownedaccesskeys'), deletes('teams')];
+  const total = actions.length;
+  let done = 0;
+  const entries: ChangeSetEntry[] = [];
+  for (const stage of stages) {
+    entries.push(
+      ...(await pool(stage, opts.concurrency, async (a) => {
+        const entry = opts.signal?.aborted
+          ? { action: a, result: 'Skipped' as const, note: 'not started: the run was stopped' }
+          : await run(client, a, opts);
+        opts.onProgress?.(++done, total);
+        return entry;
+      })),
+    );
+  }
+  return entries;
+}

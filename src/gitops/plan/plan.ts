@@ -1,0 +1,116 @@
+/**
+ * Planning: a pure pairing of desired (git) and live objects into an ordered list of actions, as
+ * argo's sync planning does: missing live -> create, difference -> update (JSON patch guarded by
+ * a resourceVersion test) or replace, missing desired -> prune (if allowed), else unchanged/skip.
+ */
+import type { ResourceModel } from '../../api/model.js';
+import type { KubeObject } from '../../api/types.js';
+import type { Plural } from '../../client/types.js';
+import type { Location } from '../source/manifests.js';
+import type { DesiredObject } from '../validate.js';
+import { annotations } from './annotations.js';
+import { diffObject, type FieldChange } from './diff.js';
+
+export type ActionType = 'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip';
+
+export interface Action {
+  kind: string;
+  plural: Plural;
+  name: string;
+  type: ActionType;
+  /** Why a skip is a skip, or why an object is pruned. */
+  reason?: string;
+  location?: Location;
+  changes: FieldChange[];
+  /** create: the object; replace: the whole object with the live resourceVersion. */
+  body?: KubeObject;
+  /** update: a JSON patch whose first operation tests the live resourceVersion. */
+  patch?: unknown[];
+  /** delete: the uid the deletion is guarded by. */
+  uid?: string;
+  drift: boolean;
+}
+
+export interface Plan {
+  sourceId: string;
+  actions: Action[];
+  /** Set when a guard refused the plan: nothing may be written. */
+  refused?: string;
+}
+
+export interface PlanOptions {
+  sourceId: string;
+  prune: boolean;
+  allowEmpty: boolean;
+  maxPrune: number;
+}
+
+const kindOrder: Record<Plural, number> = { teams: 0, ownedaccesskeys: 1 };
+
+function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean {
+  const list = (obj?.metadata.annotations?.[annotations.ignoreFields] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return (dotted) => list.some((f) => dotted === f || dotted.startsWith(`${f}.`) || f.startsWith(`${dotted}.`));
+}
+
+/** The object as the reconciler writes it: marked with the source that manages it. */
+export function withSource(obj: KubeObject, sourceId: string): KubeObject {
+  const copy = structuredClone(obj);
+  copy.metadata.annotations = { ...(copy.metadata.annotations ?? {}), [annotations.source]: sourceId };
+  return copy;
+}
+
+/** The action for one object: used for the whole plan and to re-plan after a conflict. */
+export function planObject(model: ResourceModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions): Action {
+  const { kind, plural } = model.info;
+  const name = (desired?.obj ?? live)!.metadata.name!;
+  const base = { kind, plural, name, changes: [], drift: false, ...(desired ? { location: { file: desired.manifest.file, line: desired.manifest.line, column: desired.manifest.column } } : {}) };
+  const managedBy = live?.metadata.annotations?.[annotations.source];
+  if (!desired) {
+    if (managedBy !== opts.sourceId) return { ...base, type: 'skip', reason: 'not managed by this source' };
+    if (live!.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'already being deleted' };
+    if (live!.metadata.annotations?.[annotations.prune] === 'disabled') return { ...base, type: 'skip', reason: `not in the source; pruning disabled by ${annotations.prune}` };
+    if (!opts.prune) return { ...base, type: 'skip', reason: 'not in the source; pruned only with --prune' };
+    return { ...base, type: 'delete', uid: live!.metadata.uid!, reason: 'not in the source' };
+  }
+  const wanted = withSource(desired.obj, opts.sourceId);
+  if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }] };
+  if (managedBy && managedBy !== opts.sourceId) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})` };
+  if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
+  const { target, patch, changes } = diffObject(model.schema, wanted, live, ignoredFields(wanted));
+  if (patch.length === 0) return { ...base, type: 'unchanged' };
+  const drift = changes.some((c) => c.drift);
+  if (wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace') return { ...base, type: 'replace', body: target, changes, drift };
+  const guarded = [{ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion }, ...patch];
+  return { ...base, type: 'update', patch: guarded, changes, drift };
+}
+
+export function planReconcile(
+  desired: DesiredObject[],
+  live: Record<Plural, KubeObject[]>,
+  models: Record<Plural, ResourceModel>,
+  opts: PlanOptions,
+): Plan {
+  const actions: Action[] = [];
+  for (const plural of ['teams', 'ownedaccesskeys'] as const) {
+    const want = new Map(desired.filter((d) => d.plural === plural).map((d) => [d.obj.metadata.name!, d]));
+    const have = new Map(live[plural].map((o) => [o.metadata.name!, o]));
+    for (const name of new Set([...want.keys(), ...have.keys()])) {
+      actions.push(planObject(models[plural], want.get(name), have.get(name), opts));
+    }
+  }
+  // Creates and updates: teams before keys (keys refer to teams). Deletes: keys before teams.
+  const rank = (a: Action) => (a.type === 'delete' ? 10 + (1 - kindOrder[a.plural]) : kindOrder[a.plural]);
+  actions.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+  const plan: Plan = { sourceId: opts.sourceId, actions };
+  const deletes = actions.filter((a) => a.type === 'delete').length;
+  const managed = [...live.teams, ...live.ownedaccesskeys].filter((o) => o.metadata.annotations?.[annotations.source] === opts.sourceId).length;
+  if (opts.prune && desired.length === 0 && managed > 0 && !opts.allowEmpty) {
+    plan.refused = `the source holds no objects but ${managed} live object(s) are managed by it: refusing to prune them all (use --allow-empty if that is intended)`;
+  } else if (deletes > opts.maxPrune) {
+    plan.refused = `the plan would delete ${deletes} object(s), more than --max-prune ${opts.maxPrune}: refusing (raise --max-prune if that is intended)`;
+  }
+  return plan;
+}

@@ -1,0 +1,63 @@
+/** One reconciliation: source -> validate -> plan -> apply -> report. */
+import { resourceModels } from '../api/model.js';
+import type { KubeObject } from '../api/types.js';
+import type { ApiClient, Plural } from '../client/types.js';
+import { applyPlan } from './apply/apply.js';
+import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
+import { buildReport, type Report } from './report/report.js';
+import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
+import { checkTeamReferences, validateManifests } from './validate.js';
+
+export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
+  mode: 'plan' | 'apply';
+  source: SourceOptions;
+  client: ApiClient;
+  concurrency: number;
+  keyDir?: string;
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+export interface Reconciled {
+  report: Report;
+  plan?: Plan;
+  loaded: LoadedSource;
+}
+
+const modelsFor = (apiVersion: string) => resourceModels(apiVersion.split('/')[0]);
+
+function sourceInfo(loaded: LoadedSource): Report['source'] {
+  return { id: loaded.id, description: loaded.description, ...(loaded.revision ? { revision: loaded.revision } : {}) };
+}
+
+/** Checks the manifests only: no server is asked. */
+export async function validateSource(source: SourceOptions, apiVersion: string): Promise<Reconciled> {
+  const loaded = await loadSource(source);
+  const { errors } = validateManifests(loaded.manifests, Object.values(modelsFor(apiVersion)));
+  const report = buildReport({ mode: 'validate', source: sourceInfo(loaded), target: '(none)', errors: [...loaded.errors, ...errors] });
+  return { report, loaded };
+}
+
+export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
+  const { client } = opts;
+  const loaded = await loadSource(opts.source);
+  const models = modelsFor(client.apiVersion);
+  const { desired, errors } = validateManifests(loaded.manifests, Object.values(models));
+  const base = { mode: opts.mode, source: sourceInfo(loaded), target: client.target };
+  if (loaded.errors.length + errors.length > 0) return { report: buildReport({ ...base, errors: [...loaded.errors, ...errors] }), loaded };
+  const live: Record<Plural, KubeObject[]> = { teams: await client.list('teams'), ownedaccesskeys: await client.list('ownedaccesskeys') };
+  const refErrors = checkTeamReferences(desired, live.teams);
+  if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
+  const planOpts: PlanOptions = { sourceId: loaded.id, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
+  const plan = planReconcile(desired, live, models, planOpts);
+  if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded };
+  const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
+  const changeSet = await applyPlan(client, plan.actions, {
+    concurrency: opts.concurrency,
+    ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),
+    ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    replan: async (a) => planObject(models[a.plural], byKey.get(`${a.plural}/${a.name}`), await client.get(a.plural, a.name), planOpts),
+  });
+  return { report: buildReport({ ...base, errors: [], plan, changeSet }), plan, loaded };
+}

@@ -1,0 +1,53 @@
+/** The report as Markdown: for pull request comments, job summaries and the daemon's latest run. */
+import type { Report, ReportObject } from './report.js';
+
+const code = (v: unknown) => `\`${JSON.stringify(v)?.replace(/`/g, "'") ?? 'null'}\``;
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function headline(r: Report): string {
+  const s = r.summary;
+  const verb = r.mode === 'apply' ? { create: 'created', update: 'updated', replace: 'replaced', delete: 'deleted' } : { create: 'to create', update: 'to update', replace: 'to replace', delete: 'to delete' };
+  const parts = (['create', 'update', 'replace', 'delete'] as const).filter((k) => s[k] > 0).map((k) => `${s[k]} ${verb[k]}`);
+  const title = r.outcome === 'invalid' ? 'invalid manifests' : r.outcome === 'refused' ? 'refused' : parts.length ? parts.join(', ') : 'no changes';
+  const extra = [s.drifted ? `${s.drifted} drifted` : '', s.failed ? `${s.failed} failed` : ''].filter(Boolean).join(', ');
+  return `## teamkeys ${r.mode}: ${title}${extra ? ` (${extra})` : ''}`;
+}
+
+function changeText(o: ReportObject): string {
+  if (o.action === 'create') return 'new object';
+  if (o.action === 'delete') return o.reason ?? 'not in the source';
+  return o.changes.map((c) => `${c.drift ? '**drift** ' : ''}\`${c.path}\`: ${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`).join('<br>');
+}
+
+function whoText(o: ReportObject): string {
+  const who = [...new Set(o.changes.map((c) => c.lastChangedBy).filter(Boolean).map((b) => `${b!.manager} (${b!.operation}${b!.time ? `, ${b!.time}` : ''})`))];
+  return who.join('<br>');
+}
+
+export function renderMarkdown(r: Report): string {
+  const lines = [headline(r), ''];
+  lines.push(`Source \`${r.source.id}\`${r.source.revision ? ` at \`${r.source.revision.slice(0, 12)}\`` : ''} → \`${r.target}\``, '');
+  if (r.refused) lines.push(`> **Refused:** ${r.refused}`, '');
+  if (r.errors.length > 0) {
+    lines.push('### Errors', '', ...r.errors.map((e) => `- \`${e.file}:${e.line}:${e.column}\`: ${e.message}`), '');
+  }
+  const acted = r.objects.filter((o) => o.action !== 'skip');
+  if (acted.length > 0) {
+    lines.push('| Action | Object | Where | Change | Last changed by |', '|---|---|---|---|---|');
+    for (const o of acted) {
+      const action = `${o.action}${o.drift ? ' (drift)' : ''}${o.result && o.result !== 'Skipped' ? ` → ${o.result}` : ''}`;
+      const where = o.file ? `\`${o.file}:${o.line}:${o.column}\`` : '';
+      const change = o.error ? `${changeText(o)}<br>**${cell(o.error)}**` : changeText(o);
+      lines.push(`| ${action} | ${o.kind}/${o.name} | ${where} | ${cell(change)} | ${cell(whoText(o))} |`);
+    }
+    lines.push('');
+  }
+  const notes = r.objects.filter((o) => o.note || o.keyFile);
+  if (notes.length > 0) lines.push(...notes.map((o) => `- ${o.kind}/${o.name}: ${o.keyFile ? `key written to \`${o.keyFile}\`` : o.note}`), '');
+  const skipped = r.objects.filter((o) => o.action === 'skip');
+  if (skipped.length > 0) {
+    lines.push(`<details><summary>Skipped (${skipped.length})</summary>`, '', ...skipped.map((o) => `- ${o.kind}/${o.name}: ${o.reason ?? ''}`), '', '</details>', '');
+  }
+  lines.push(`${r.summary.unchanged} unchanged.`);
+  return `${lines.join('\n')}\n`;
+}

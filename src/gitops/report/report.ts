@@ -1,0 +1,117 @@
+/** The report of a run, as data: built from the plan and what applying it did. */
+import type { ChangeSetEntry } from '../apply/apply.js';
+import type { Plan } from '../plan/plan.js';
+import type { ManifestError } from '../source/manifests.js';
+
+export type Outcome = 'clean' | 'changes' | 'applied' | 'failed' | 'refused' | 'invalid';
+
+export interface ReportObject {
+  kind: string;
+  name: string;
+  action: 'create' | 'update' | 'replace' | 'delete' | 'skip';
+  result?: 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Skipped' | 'Failed';
+  reason?: string;
+  file?: string;
+  line?: number;
+  column?: number;
+  drift: boolean;
+  error?: string;
+  keyFile?: string;
+  note?: string;
+  changes: { path: string; before?: unknown; after?: unknown; drift: boolean; lastChangedBy?: { manager: string; operation: string; time?: string } }[];
+}
+
+export interface Report {
+  apiVersion: 'teamkeys/v1';
+  kind: 'Report';
+  mode: 'validate' | 'plan' | 'apply';
+  generatedAt: string;
+  source: { id: string; description: string; revision?: string };
+  target: string;
+  outcome: Outcome;
+  refused?: string;
+  summary: Record<'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip' | 'drifted' | 'failed', number>;
+  errors: ManifestError[];
+  objects: ReportObject[];
+}
+
+const secretNames = new Set(['key', 'connectorData', 'idToken', 'accessToken', 'refreshToken']);
+
+/** Values in a report never carry a secret, whatever path they come from. */
+export function redact(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redact);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, secretNames.has(k) ? '[redacted]' : redact(v)]));
+}
+
+export interface ReportInput {
+  mode: Report['mode'];
+  source: Report['source'];
+  target: string;
+  errors: ManifestError[];
+  plan?: Plan;
+  changeSet?: ChangeSetEntry[];
+  now?: Date;
+}
+
+export function buildReport(input: ReportInput): Report {
+  const summary: Report['summary'] = { create: 0, update: 0, replace: 0, delete: 0, unchanged: 0, skip: 0, drifted: 0, failed: 0 };
+  const entries = new Map(input.changeSet?.map((e) => [`${e.action.plural}/${e.action.name}`, e]));
+  const objects: ReportObject[] = [];
+  for (const a of input.plan?.actions ?? []) {
+    summary[a.type === 'unchanged' ? 'unchanged' : a.type]++;
+    if (a.drift) summary.drifted++;
+    const entry = entries.get(`${a.plural}/${a.name}`);
+    if (entry?.result === 'Failed') summary.failed++;
+    if (a.type === 'unchanged') continue;
+    const o: ReportObject = {
+      kind: a.kind,
+      name: a.name,
+      action: a.type,
+      drift: a.drift,
+      changes: a.changes.map((c) => ({
+        path: c.path,
+        drift: c.drift,
+        ...(c.before !== undefined ? { before: redact(c.before) } : {}),
+        ...(c.after !== undefined ? { after: redact(c.after) } : {}),
+        ...(c.lastChangedBy ? { lastChangedBy: c.lastChangedBy } : {}),
+      })),
+    };
+    if (a.reason) o.reason = a.reason;
+    if (a.location) Object.assign(o, { file: a.location.file, line: a.location.line, column: a.location.column });
+    if (entry && entry.result !== 'Unchanged') o.result = entry.result;
+    if (entry?.error) o.error = entry.error;
+    if (entry?.keyFile) o.keyFile = entry.keyFile;
+    if (entry?.note) o.note = entry.note;
+    objects.push(o);
+  }
+  const work = summary.create + summary.update + summary.replace + summary.delete;
+  const outcome: Outcome =
+    input.errors.length > 0
+      ? 'invalid'
+      : input.plan?.refused
+        ? 'refused'
+        : input.mode === 'apply'
+          ? summary.failed > 0
+            ? 'failed'
+            : work > 0
+              ? 'applied'
+              : 'clean'
+          : work > 0
+            ? 'changes'
+            : 'clean';
+  const report: Report = {
+    apiVersion: 'teamkeys/v1',
+    kind: 'Report',
+    mode: input.mode,
+    generatedAt: (input.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    source: input.source,
+    target: input.target,
+    outcome,
+    summary,
+    errors: input.errors,
+    objects,
+  };
+  if (input.plan?.refused) report.refused = input.plan.refused;
+  return report;
+}

@@ -1,0 +1,93 @@
+/**
+ * Validation of manifests before anything is planned: kind, schema (unknown fields refused),
+ * names, duplicates, secrets in plain text, and (with live state) teams that keys refer to.
+ * Every finding is `file:line:col: message` at the offending field; any finding means no write.
+ */
+import { decodeObject } from '../api/decode.js';
+import { ApiError } from '../api/errors.js';
+import { fieldErrorBody } from '../api/field-errors.js';
+import type { ResourceModel } from '../api/model.js';
+import { pruneUnknownFields } from '../api/schema/walk.js';
+import { isJsonMap, type KubeObject } from '../api/types.js';
+import { validateObject } from '../api/validate.js';
+import type { Plural } from '../client/types.js';
+import type { Manifest, ManifestError } from './source/manifests.js';
+
+export interface DesiredObject {
+  plural: Plural;
+  obj: KubeObject;
+  manifest: Manifest;
+}
+
+/** Fields the server sets; a manifest exported with kubectl get -o yaml may carry them. */
+const serverMetadata = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'namespace'];
+
+const secretFields = ['spec.key', 'spec.identity.connectorData', 'spec.oidcLogin.idToken', 'spec.oidcLogin.accessToken', 'spec.oidcLogin.refreshToken'];
+
+function get(obj: unknown, dotted: string): unknown {
+  let node = obj;
+  for (const part of dotted.split('.')) node = isJsonMap(node) ? node[part] : undefined;
+  return node;
+}
+
+export function validateManifests(manifests: Manifest[], models: ResourceModel[]): { desired: DesiredObject[]; errors: ManifestError[] } {
+  const desired: DesiredObject[] = [];
+  const errors: ManifestError[] = [];
+  const at = (m: Manifest, field: string | undefined, message: string) => errors.push({ ...(field ? m.locate(field) : m), message });
+  const seen = new Map<string, Manifest>();
+  for (const m of manifests) {
+    const raw = m.object;
+    const model = models.find((x) => x.info.kind === raw.kind && x.info.apiVersion === raw.apiVersion);
+    if (!model) {
+      const known = models.map((x) => `${x.info.kind} (${x.info.apiVersion})`).join(' or ');
+      at(m, 'kind', `unknown kind ${JSON.stringify(raw.kind ?? '')} in ${JSON.stringify(raw.apiVersion ?? '')}: expected ${known}`);
+      continue;
+    }
+    const before = errors.length;
+    for (const field of secretFields) {
+      if (get(raw, field) !== undefined) {
+        at(m, field, `${field} must not be kept in git: it is a secret (${field === 'spec.key' ? 'the server generates keys; --key-dir receives new ones' : 'the server stores it, never in a repository'})`);
+      }
+    }
+    const copy = structuredClone(raw);
+    for (const unknown of pruneUnknownFields(model.schema, copy)) at(m, unknown, `unknown field "${unknown}"`);
+    let obj: KubeObject;
+    try {
+      // Unknown fields are reported above; the rest is checked without them, so every finding shows.
+      obj = decodeObject(model, raw, 'Ignore').obj;
+    } catch (err) {
+      at(m, undefined, err instanceof ApiError ? err.message : String(err));
+      continue;
+    }
+    for (const k of serverMetadata) delete (obj.metadata as Record<string, unknown>)[k];
+    delete obj.status;
+    if (!obj.metadata.name) {
+      at(m, 'metadata', 'metadata.name is required: objects in git are matched to live ones by name (generateName cannot be)');
+      continue;
+    }
+    for (const e of validateObject(model, obj)) at(m, e.field, `${e.field}: ${fieldErrorBody(e)}`);
+    if (errors.length > before) continue;
+    const id = `${model.info.kind}/${obj.metadata.name}`;
+    const first = seen.get(id);
+    if (first) {
+      at(m, 'metadata.name', `duplicate ${id}: also defined at ${first.file}:${first.line}:${first.column}`);
+      continue;
+    }
+    seen.set(id, m);
+    desired.push({ plural: model.info.plural, obj, manifest: m });
+  }
+  return { desired, errors };
+}
+
+/** A team key must refer to a team that exists in git or live. */
+export function checkTeamReferences(desired: DesiredObject[], liveTeams: KubeObject[]): ManifestError[] {
+  const teams = new Set([...desired.filter((d) => d.plural === 'teams'), ...liveTeams.map((obj) => ({ obj }))].map((d) => d.obj.metadata.name));
+  const errors: ManifestError[] = [];
+  for (const d of desired) {
+    const team = (d.obj.spec as { team?: string } | undefined)?.team;
+    if (d.plural === 'ownedaccesskeys' && team && !teams.has(team)) {
+      errors.push({ ...d.manifest.locate('spec.team'), message: `spec.team: team "${team}" exists neither in the source nor on the server` });
+    }
+  }
+  return errors;
+}
