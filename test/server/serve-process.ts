@@ -116,10 +116,10 @@ export interface KubectlRun {
   stderr: string;
 }
 
-export function kubectl(served: Served, args: string[], opts: { input?: string; kubeconfig?: string } = {}): KubectlRun {
+export function kubectl(served: Served, args: string[], opts: { input?: string; kubeconfig?: string; env?: Record<string, string> } = {}): KubectlRun {
   const { input } = opts;
   const r = spawnSync(kubectlPath(), args, {
-    env: { PATH: process.env.PATH ?? '', HOME: served.dir, KUBECONFIG: opts.kubeconfig ?? served.kubeconfig, KUBECTL_EXTERNAL_DIFF: 'diff -u -N' },
+    env: { PATH: process.env.PATH ?? '', HOME: served.dir, KUBECONFIG: opts.kubeconfig ?? served.kubeconfig, KUBECTL_EXTERNAL_DIFF: 'diff -u -N', ...opts.env },
     input,
     encoding: 'utf8',
     timeout: 30_000,

@@ -16,13 +16,20 @@ function sortedKeys(obj: Record<string, unknown>, keys: string[]): string {
   return JSON.stringify(Object.fromEntries([...keys].sort().map((k) => [k, obj[k]])));
 }
 
+/** JSON with object keys sorted: the same value always fingerprints the same, however it was written. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (isJsonMap(value)) return `{${Object.keys(value).sort().filter((k) => value[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  return JSON.stringify(value ?? null);
+}
+
 function collect(schema: StructuralSchema | undefined, value: unknown, path: string[], out: Leaves): void {
   const at = (extra: string[]) => JSON.stringify([...path, ...extra]);
   if (Array.isArray(value)) {
     const listType = schema?.['x-kubernetes-list-type'];
     if (listType === 'set') {
       out.set(at(['.']), marker);
-      for (const item of value) out.set(at([`v:${JSON.stringify(item)}`]), marker);
+      for (const item of value) out.set(at([`v:${canonical(item)}`]), marker);
       return;
     }
     if (listType === 'map') {
@@ -36,17 +43,17 @@ function collect(schema: StructuralSchema | undefined, value: unknown, path: str
       }
       return;
     }
-    out.set(at([]), JSON.stringify(value)); // atomic: owned as a whole
+    out.set(at([]), canonical(value)); // atomic: owned as a whole
     return;
   }
   if (isJsonMap(value) && schema && (schema.properties || typeof schema.additionalProperties === 'object')) {
     const before = out.size;
     if (!schema.properties) out.set(at(['.']), marker); // a granular map (labels): the map itself is a node
     collectFields(schema, value, path, out);
-    if (out.size === before) out.set(at([]), JSON.stringify(value)); // an empty struct is set as a whole
+    if (out.size === before) out.set(at([]), canonical(value)); // an empty struct is set as a whole
     return;
   }
-  out.set(at([]), JSON.stringify(value ?? null));
+  out.set(at([]), canonical(value));
 }
 
 function collectFields(schema: StructuralSchema | undefined, obj: Record<string, unknown>, path: string[], out: Leaves): void {

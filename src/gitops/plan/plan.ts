@@ -98,7 +98,10 @@ export function planReconcile(
     const want = new Map(desired.filter((d) => d.plural === plural).map((d) => [d.obj.metadata.name!, d]));
     const have = new Map(live[plural].map((o) => [o.metadata.name!, o]));
     for (const name of new Set([...want.keys(), ...have.keys()])) {
-      actions.push(planObject(models[plural], want.get(name), have.get(name), opts));
+      const live = have.get(name);
+      // Live objects this source neither describes nor manages are none of its business.
+      if (!want.has(name) && live?.metadata.annotations?.[annotations.source] !== opts.sourceId) continue;
+      actions.push(planObject(models[plural], want.get(name), live, opts));
     }
   }
   // Creates and updates: teams before keys (keys refer to teams). Deletes: keys before teams.
