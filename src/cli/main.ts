@@ -7,6 +7,7 @@ import { registerDelete } from './commands/delete.js';
 import { registerGet } from './commands/get.js';
 import { registerGitops } from './commands/gitops.js';
 import { registerServe } from './commands/serve.js';
+import { registerWatch } from './commands/watch.js';
 import { reportError } from './errors.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServe(program);
   registerGitops(program);
+  registerWatch(program);
   registerCreate(program);
   registerGet(program);
   registerDelete(program);

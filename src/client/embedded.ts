@@ -2,7 +2,7 @@
 import { ApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
-import { ClientError, gitopsManager, type ApiClient, type Plural, type WriteOptions } from './types.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type Plural, type WriteOptions } from './types.js';
 
 async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -55,6 +55,25 @@ export class EmbeddedClient implements ApiClient {
 
   async delete(plural: Plural, name: string, opts: WriteOptions & { uid?: string } = {}): Promise<void> {
     await call(() => this.r(plural).delete(name, { ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}), dryRun: opts.dryRun ?? false }));
+  }
+
+  watch(plural: Plural): ClientWatch {
+    const r = this.r(plural);
+    let inner: ReturnType<typeof r.watch> | undefined;
+    let stopped = false;
+    const events = async function* (): AsyncGenerator<ClientEvent> {
+      const { metadata } = await r.list({ limit: 1 });
+      if (stopped) return;
+      inner = r.watch({ resourceVersion: metadata.resourceVersion });
+      for await (const e of inner) yield e as ClientEvent;
+    };
+    return {
+      stop: () => {
+        stopped = true;
+        inner?.stop();
+      },
+      [Symbol.asyncIterator]: () => events(),
+    };
   }
 
   close(): Promise<void> {

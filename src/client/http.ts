@@ -6,7 +6,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Status } from '../api/errors.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
-import { ClientError, gitopsManager, type ApiClient, type Plural, type WriteOptions } from './types.js';
+import { WatchQueue } from '../store/watch-queue.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type Plural, type WriteOptions } from './types.js';
 
 export interface HttpClientOptions {
   /** The server URL, ending with /kubernetes/management. */
@@ -119,6 +120,45 @@ export class HttpClient implements ApiClient {
   async delete(plural: Plural, name: string, opts: WriteOptions & { uid?: string } = {}): Promise<void> {
     const body = { kind: 'DeleteOptions', apiVersion: 'v1', ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}), ...(opts.dryRun ? { dryRun: ['All'] } : {}) };
     await this.send('DELETE', `${plural}/${encodeURIComponent(name)}`, { type: 'application/json', value: body });
+  }
+
+  watch(plural: Plural): ClientWatch {
+    const queue = new WatchQueue<ClientEvent>(10_000);
+    let req: ReturnType<typeof httpRequest> | undefined;
+    const start = async () => {
+      // Watch from the current revision, so the objects that exist are not replayed.
+      const { metadata } = (await this.send('GET', `${plural}?limit=1`)) as ObjectList;
+      const url = new URL(`${plural}?watch=true&allowWatchBookmarks=true&resourceVersion=${metadata.resourceVersion}`, this.base);
+      const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      req = request(url, { headers: { Authorization: `Bearer ${this.opts.token}`, Accept: 'application/json' }, ...(this.opts.ca ? { ca: this.opts.ca } : {}) }, (res) => {
+        if ((res.statusCode ?? 0) >= 300) {
+          queue.fail(new Error(`watch ${plural}: HTTP ${res.statusCode}`));
+          res.resume();
+          return;
+        }
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            if (line.trim()) queue.push(JSON.parse(line) as ClientEvent);
+          }
+        });
+        res.on('end', () => queue.end());
+      });
+      req.on('error', (err) => queue.fail(err));
+      req.end();
+    };
+    start().catch((err: unknown) => queue.fail(err));
+    return {
+      stop: () => {
+        queue.end();
+        req?.destroy();
+      },
+      [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+    };
   }
 
   async close(): Promise<void> {}

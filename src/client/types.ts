@@ -8,6 +8,16 @@ export interface WriteOptions {
   dryRun?: boolean;
 }
 
+export interface ClientEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: KubeObject;
+}
+
+/** A running watch: iterate its events; stop() ends it. */
+export interface ClientWatch extends AsyncIterable<ClientEvent> {
+  stop(): void;
+}
+
 export interface ApiClient {
   /** Where this client writes, for reports: `sqlite:...`, `https://...`. */
   readonly target: string;
@@ -18,6 +28,8 @@ export interface ApiClient {
   replace(plural: Plural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
   patch(plural: Plural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject>;
   delete(plural: Plural, name: string, opts?: WriteOptions & { uid?: string }): Promise<void>;
+  /** Every change after the current state (the objects that exist are not replayed). */
+  watch(plural: Plural): ClientWatch;
   close(): Promise<void>;
 }
 

@@ -16,7 +16,14 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   keyDir?: string;
   onProgress?: (done: number, total: number) => void;
   signal?: AbortSignal;
+  /**
+   * Report drift without reverting it: an action on an object someone else changed is reported
+   * and skipped; changes that came from git are still applied.
+   */
+  reportDriftOnly?: boolean;
 }
+
+const driftReason = 'drift reported, not reverted (run with --self-heal to revert it)';
 
 export interface Reconciled {
   report: Report;
@@ -50,6 +57,9 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
   const planOpts: PlanOptions = { sourceId: loaded.id, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
   const plan = planReconcile(desired, live, models, planOpts);
+  if (opts.reportDriftOnly && opts.mode === 'apply') {
+    plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
+  }
   if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded };
   const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
   const changeSet = await applyPlan(client, plan.actions, {

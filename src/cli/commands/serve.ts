@@ -12,6 +12,17 @@ import { storeOptionHelp, storeUrl } from '../embedded.js';
 import { CliError } from '../errors.js';
 import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
 import { selfSignedTls, writeKubeconfig } from '../state-files.js';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { EmbeddedClient } from '../../client/embedded.js';
+import { CountingClient } from '../../daemon/counting-client.js';
+import { SyncDaemon } from '../../daemon/daemon.js';
+import { DaemonMetrics } from '../../daemon/metrics.js';
+import { registerDaemonRoutes } from '../../daemon/routes.js';
+import { renderText } from '../../gitops/report/text.js';
+import type { Registry } from '../../registry/registry.js';
+import { parseDuration } from '../duration.js';
+import { readSecret } from './watch.js';
 
 interface Options {
   listen: string;
@@ -25,6 +36,13 @@ interface Options {
   activityInterval: string;
   expiredKeyRetention: string;
   apiGroup: string;
+  syncSource?: string;
+  syncRef?: string;
+  syncPath?: string;
+  syncInterval: string;
+  syncPrune?: boolean;
+  selfHeal?: boolean;
+  webhookSecretFile?: string;
 }
 
 /** Secrets that could reach a log line through a request object are replaced before writing. */
@@ -73,6 +91,13 @@ export function registerServe(program: Command): void {
     .option('--insecure-http', 'serve plain HTTP (behind a TLS-terminating proxy); kubectl sends no key over plain HTTP')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .option('--api-group <group>', 'API group to serve the kinds under', defaultGroup)
+    .option('--sync-source <dir|git-url>', 'also keep the store in sync with this GitOps source (the sidecar: API server and daemon in one process)')
+    .option('--sync-ref <ref>', 'branch, tag or commit of --sync-source')
+    .option('--sync-path <subdir>', 'sub-folder of --sync-source holding the manifests')
+    .option('--sync-interval <duration>', 'time between syncs', '30s')
+    .option('--sync-prune', 'prune objects the source no longer holds')
+    .option('--self-heal', 'revert drift (without it, drift is only reported)')
+    .option('--webhook-secret-file <file>', 'GitHub webhook secret for POST /sync')
     .option('--max-ttl <seconds>', 'refuse access keys that live longer (or forever)')
     .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", '60')
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
@@ -109,6 +134,7 @@ export function registerServe(program: Command): void {
         maintenance: { expiredKeyRetentionSeconds },
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       });
+      const daemon = opts.syncSource ? await sidecar(opts, registry, app, logger, stateDir) : undefined;
       await app.listen({ host: listen.host, port: listen.port });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : listen.port;
@@ -122,12 +148,13 @@ export function registerServe(program: Command): void {
       }
       console.log(`teamkeys serving on ${url}`);
       logger.info({ url, store: storeUrl(opts.store).split(':')[0] }, 'serving');
+      daemon?.start();
 
       await new Promise<void>((done) => {
         const stop = (signal: string) => {
           logger.info({ signal }, 'shutting down');
-          void app
-            .close()
+          void (daemon ? daemon.stop() : Promise.resolve())
+            .then(() => app.close())
             .then(() => store.close())
             .then(done, (err: unknown) => {
               logger.error({ err }, 'shutdown failed');
@@ -138,4 +165,33 @@ export function registerServe(program: Command): void {
         process.once('SIGINT', () => stop('SIGINT'));
       });
     });
+}
+
+/** The sidecar: a sync daemon in this process, on the same registry, with /metrics and POST /sync. */
+async function sidecar(opts: Options, registry: Registry, app: FastifyInstance, log: Logger, stateDir: string): Promise<SyncDaemon> {
+  const metrics = new DaemonMetrics();
+  const client = new CountingClient(new EmbeddedClient(registry, 'embedded store (this server)'), metrics);
+  const webhookSecret = await readSecret(opts.webhookSecretFile);
+  const source = opts.syncSource!;
+  const daemon = new SyncDaemon({
+    source: { source, ...(opts.syncRef ? { ref: opts.syncRef } : {}), ...(opts.syncPath ? { path: opts.syncPath } : {}) },
+    client,
+    intervalMs: parseDuration('--sync-interval', opts.syncInterval),
+    selfHeal: opts.selfHeal === true,
+    prune: opts.syncPrune === true,
+    allowEmpty: false,
+    maxPrune: 50,
+    concurrency: 8,
+    keyDir: join(stateDir, 'keys'),
+    reportDir: join(stateDir, 'sync'),
+    metrics,
+    log,
+    onCycle: (report, error) => {
+      if (daemon.cycles !== 1) return;
+      if (report) process.stdout.write(`teamkeys: first sync from ${source} (report in ${join(stateDir, 'sync', 'report.md')}):\n${renderText(report)}`);
+      else console.log(`teamkeys: first sync from ${source} failed: ${error}`);
+    },
+  });
+  registerDaemonRoutes(app, daemon, metrics, { health: false, ...(webhookSecret ? { webhookSecret } : {}) });
+  return daemon;
 }

@@ -1,0 +1,56 @@
+/** An ApiClient that counts its requests by verb and status code, for the daemon's metrics. */
+import { ClientError, type ApiClient, type ClientWatch, type Plural } from '../client/types.js';
+import type { KubeObject } from '../api/types.js';
+import type { DaemonMetrics } from './metrics.js';
+
+export class CountingClient implements ApiClient {
+  constructor(
+    private readonly inner: ApiClient,
+    private readonly metrics: DaemonMetrics,
+  ) {}
+
+  get target() {
+    return this.inner.target;
+  }
+
+  get apiVersion() {
+    return this.inner.apiVersion;
+  }
+
+  private async count<T>(verb: string, ok: number, call: () => Promise<T>): Promise<T> {
+    try {
+      const result = await call();
+      this.metrics.apiRequests.inc({ verb, code: String(ok) });
+      return result;
+    } catch (err) {
+      this.metrics.apiRequests.inc({ verb, code: err instanceof ClientError ? String(err.code) : 'error' });
+      throw err;
+    }
+  }
+
+  list(plural: Plural) {
+    return this.count('list', 200, () => this.inner.list(plural));
+  }
+  get(plural: Plural, name: string) {
+    return this.count('get', 200, () => this.inner.get(plural, name));
+  }
+  create(plural: Plural, obj: KubeObject) {
+    return this.count('create', 201, () => this.inner.create(plural, obj));
+  }
+  replace(plural: Plural, name: string, obj: KubeObject) {
+    return this.count('update', 200, () => this.inner.replace(plural, name, obj));
+  }
+  patch(plural: Plural, name: string, ops: unknown[]) {
+    return this.count('patch', 200, () => this.inner.patch(plural, name, ops));
+  }
+  delete(plural: Plural, name: string, opts?: { uid?: string }) {
+    return this.count('delete', 200, () => this.inner.delete(plural, name, opts));
+  }
+  watch(plural: Plural): ClientWatch {
+    this.metrics.apiRequests.inc({ verb: 'watch', code: '200' });
+    return this.inner.watch(plural);
+  }
+  close() {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The sync daemon: reconciles on an interval (with jitter), when asked (webhook), when the source
+ * folder changes (chokidar) and when the API shows someone else changed a managed object. One run
+ * at a time; triggers during a run coalesce into one more. Failures back off exponentially; a
+ * broken source writes nothing, so the last good state stays applied.
+ */
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import chokidar, { type FSWatcher } from 'chokidar';
+import type { Logger } from 'pino';
+import { gitopsManager, type ApiClient, type ClientWatch, type Plural } from '../client/types.js';
+import { annotations } from '../gitops/plan/annotations.js';
+import { reconcile } from '../gitops/reconcile.js';
+import { renderMarkdown } from '../gitops/report/markdown.js';
+import type { Report } from '../gitops/report/report.js';
+import type { SourceOptions } from '../gitops/source/load.js';
+import type { DaemonMetrics } from './metrics.js';
+
+export interface DaemonOptions {
+  source: SourceOptions;
+  client: ApiClient;
+  intervalMs: number;
+  selfHeal: boolean;
+  prune: boolean;
+  allowEmpty: boolean;
+  maxPrune: number;
+  concurrency: number;
+  keyDir?: string;
+  reportDir?: string;
+  /** Reports of earlier cycles kept in reportDir/history. */
+  historySize?: number;
+  metrics: DaemonMetrics;
+  log: Logger;
+  /** Called after every cycle (the CLI prints the first report). */
+  onCycle?: (report: Report | undefined, error: string | undefined) => void;
+}
+
+const maxBackoffMs = 5 * 60_000;
+
+export class SyncDaemon {
+  lastReport: Report | undefined;
+  lastGoodReport: Report | undefined;
+  lastError: string | undefined;
+  cycles = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private debounce: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private failures = 0;
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private fsWatcher: FSWatcher | undefined;
+  private apiWatches: ClientWatch[] = [];
+
+  constructor(private readonly opts: DaemonOptions) {}
+
+  get ready(): boolean {
+    return this.lastGoodReport !== undefined;
+  }
+
+  start(): void {
+    this.trigger('start');
+    const folder = this.opts.source.ref === undefined && !/^[a-z][a-z0-9+.-]*:\/\//i.test(this.opts.source.source) ? resolve(this.opts.source.source, this.opts.source.path ?? '.') : undefined;
+    if (folder) {
+      this.fsWatcher = chokidar.watch(folder, { ignoreInitial: true, ignored: (p: string) => /(^|[/\\])\.[^/\\]/.test(p.slice(folder.length)) });
+      this.fsWatcher.on('all', () => this.soon('source files changed'));
+    }
+    for (const plural of ['teams', 'ownedaccesskeys'] as const) void this.followApi(plural);
+  }
+
+  /** Runs a cycle now, or right after the one in progress. */
+  trigger(reason: string): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.opts.log.debug({ reason }, 'reconcile triggered');
+    this.running = this.cycle().finally(() => {
+      this.running = undefined;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.trigger('triggered during the last cycle');
+      }
+    });
+  }
+
+  /** Stops: no new cycle, no new write; the write in flight completes. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    clearTimeout(this.timer);
+    clearTimeout(this.debounce);
+    for (const w of this.apiWatches) w.stop();
+    await this.fsWatcher?.close();
+    await this.running;
+  }
+
+  private soon(reason: string): void {
+    clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => this.trigger(reason), 300);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.trigger('interval'), ms);
+    this.timer.unref();
+  }
+
+  /** A change to an object this source manages, written by someone else, is drift: look at once. */
+  private async followApi(plural: Plural): Promise<void> {
+    while (!this.stopped) {
+      const watch = this.opts.client.watch(plural);
+      this.apiWatches.push(watch);
+      try {
+        for await (const e of watch) {
+          if (e.type !== 'MODIFIED' && e.type !== 'DELETED') continue;
+          const managed = e.object.metadata?.annotations?.[annotations.source];
+          const writers = (e.object.metadata?.managedFields ?? []).slice().sort((a, b) => (b.time ?? '').localeCompare(a.time ?? ''));
+          if (managed && (e.type === 'DELETED' || writers[0]?.manager !== gitopsManager)) this.soon(`${e.object.kind}/${e.object.metadata.name} changed on the server`);
+        }
+      } catch (err) {
+        this.opts.log.debug({ err, plural }, 'API watch ended; restarting');
+      }
+      this.apiWatches = this.apiWatches.filter((w) => w !== watch);
+      if (!this.stopped) await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  private async cycle(): Promise<void> {
+    const started = performance.now();
+    const o = this.opts;
+    try {
+      const { report } = await reconcile({
+        mode: 'apply',
+        client: o.client,
+        source: o.source,
+        prune: o.prune,
+        allowEmpty: o.allowEmpty,
+        maxPrune: o.maxPrune,
+        concurrency: o.concurrency,
+        reportDriftOnly: !o.selfHeal,
+        signal: this.abort.signal,
+        ...(o.keyDir ? { keyDir: o.keyDir } : {}),
+      });
+      this.cycles++;
+      this.lastReport = report;
+      const ok = ['clean', 'changes', 'applied'].includes(report.outcome);
+      o.metrics.cycle(report.outcome, (performance.now() - started) / 1000, report);
+      if (ok) {
+        this.lastGoodReport = report;
+        this.lastError = undefined;
+        this.failures = 0;
+      } else {
+        this.lastError = report.refused ?? (report.errors[0] ? `${report.errors.length} error(s) in the source, first: ${report.errors[0].file}:${report.errors[0].line}:${report.errors[0].column}: ${report.errors[0].message}` : `${report.summary.failed} write(s) failed`);
+        this.failures++;
+      }
+      await this.writeReport(report);
+      o.log.info({ outcome: report.outcome, summary: report.summary, revision: report.source.revision }, 'reconciled');
+      o.onCycle?.(report, this.lastError);
+    } catch (err) {
+      this.cycles++;
+      this.failures++;
+      this.lastError = err instanceof Error ? err.message : String(err);
+      o.metrics.cycle('error', (performance.now() - started) / 1000);
+      o.log.warn({ error: this.lastError }, 'reconcile failed; the last good state stays applied');
+      o.onCycle?.(undefined, this.lastError);
+    }
+    if (this.failures > 0) this.schedule(Math.min(maxBackoffMs, 1000 * 2 ** (this.failures - 1)));
+    else this.schedule(o.intervalMs * (0.9 + Math.random() * 0.2));
+  }
+
+  private async writeReport(report: Report): Promise<void> {
+    const dir = this.opts.reportDir;
+    if (!dir) return;
+    await mkdir(join(dir, 'history'), { recursive: true });
+    const json = `${JSON.stringify(report, null, 2)}\n`;
+    await writeFile(join(dir, 'report.json'), json);
+    await writeFile(join(dir, 'report.md'), renderMarkdown(report));
+    await writeFile(join(dir, 'history', `${report.generatedAt.replace(/[:]/g, '')}-${String(this.cycles).padStart(6, '0')}-${report.outcome}.json`), json);
+    const history = (await readdir(join(dir, 'history'))).sort();
+    for (const old of history.slice(0, Math.max(0, history.length - (this.opts.historySize ?? 10)))) await rm(join(dir, 'history', old), { force: true });
+  }
+}

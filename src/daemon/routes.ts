@@ -1,0 +1,36 @@
+/** The daemon's HTTP endpoints: health, readiness, Prometheus metrics, the latest report, and the webhook. */
+import type { FastifyInstance } from 'fastify';
+import type { SyncDaemon } from './daemon.js';
+import type { DaemonMetrics } from './metrics.js';
+import { signatureValid } from './webhook.js';
+
+export interface DaemonRouteOptions {
+  /** GitHub webhook secret; when set, POST /sync must carry a valid X-Hub-Signature-256. */
+  webhookSecret?: string;
+  /** Also serve /healthz and /readyz (not when the API server already does). */
+  health: boolean;
+}
+
+export function registerDaemonRoutes(app: FastifyInstance, daemon: SyncDaemon, metrics: DaemonMetrics, opts: DaemonRouteOptions): void {
+  const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code, reason, message });
+  if (opts.health) {
+    app.get('/healthz', (_req, reply) => reply.type('text/plain').send('ok'));
+    app.get('/livez', (_req, reply) => reply.type('text/plain').send('ok'));
+    app.get('/readyz', (_req, reply) =>
+      daemon.ready ? reply.type('text/plain').send('ok') : reply.code(503).type('text/plain').send(`not ready: ${daemon.lastError ?? 'no successful sync yet'}`),
+    );
+  }
+  app.get('/metrics', async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+  app.get('/sync/report', (_req, reply) =>
+    daemon.lastReport ? reply.type('application/json').send(JSON.stringify(daemon.lastReport)) : reply.code(404).send(status(404, 'NotFound', 'no sync has completed yet')),
+  );
+  app.post('/sync', (req, reply) => {
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (opts.webhookSecret && !signatureValid(opts.webhookSecret, body, req.headers['x-hub-signature-256'] as string | undefined)) {
+      return reply.code(401).type('application/json').send(status(401, 'Unauthorized', 'missing or invalid X-Hub-Signature-256'));
+    }
+    if (req.headers['x-github-event'] === 'ping') return reply.code(200).type('application/json').send({ ok: true });
+    daemon.trigger('webhook');
+    return reply.code(202).type('application/json').send({ accepted: true });
+  });
+}
