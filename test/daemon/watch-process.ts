@@ -1,0 +1,55 @@
+/** Starts `teamkeys watch` as a process and finds its listen address. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { bin } from '../cli/run.js';
+
+export interface Watcher {
+  url: string;
+  process: ChildProcess;
+  stderr: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startWatch(args: string[]): Promise<Watcher> {
+  const child = spawn(process.execPath, [bin, 'watch', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`teamkeys watch did not start:\n${stderr}`)), 20_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const m = line.match(/^teamkeys watch listening on (\S+)$/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`teamkeys watch exited with ${code}:\n${stderr}`)));
+  });
+  return {
+    url,
+    process: child,
+    stderr: () => stderr,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill(signal);
+      }),
+  };
+}
+
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** A metric's value from Prometheus text, or undefined. */
+export function metric(text: string, name: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.slice(name.length + 1)) : undefined;
+}
