@@ -1,0 +1,78 @@
+/**
+ * Follows the README on a fresh clone: its first command (npm ci, then the server with the example
+ * GitOps repository), then the kubectl walkthrough it shows. Slow (npm ci builds better-sqlite3).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { root } from '../cli/run.js';
+import { kubectlPath } from '../server/serve-process.js';
+
+function shellBlocks(markdown: string): string[][] {
+  return [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) =>
+    m[1]!
+      .split('\n')
+      .map((l) => l.replace(/\s+#.*$/, '').trim())
+      .filter((l) => l && !l.startsWith('#')),
+  );
+}
+
+describe('the README, followed on a fresh clone', () => {
+  const clone = mkdtempSync(join(tmpdir(), 'teamkeys-newcomer-'));
+  let server: ReturnType<typeof spawn> | undefined;
+  afterAll(() => {
+    if (server?.pid) {
+      try {
+        process.kill(-server.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(clone, { recursive: true, force: true });
+  });
+
+  it('installs, serves, syncs the example repository and answers kubectl as the README says', async () => {
+    kubectlPath();
+    const [first, second] = shellBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+    const [main, tests] = first!;
+    expect(main).toBe('npm ci && npx teamkeys serve --sync-source examples/gitops');
+    expect(tests).toBe('npm ci && npm test');
+    expect(spawnSync('git', ['clone', '--quiet', root, clone]).status).toBe(0);
+
+    server = spawn('bash', ['-c', main!], { cwd: clone, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: '' } });
+    let out = '';
+    let err = '';
+    server.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    server.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const deadline = Date.now() + 280_000;
+    while (!out.includes('Applied: 5 to create')) {
+      if (server.exitCode !== null) throw new Error(`the first command exited with ${server.exitCode}:\n${out}\n${err.slice(-3000)}`);
+      if (Date.now() > deadline) throw new Error(`no first sync report in time:\n${out}\n${err.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(out).toContain('teamkeys serving on https://127.0.0.1:8080/kubernetes/management');
+    expect(out).toContain('teamkeys: first sync from examples/gitops');
+    expect(existsSync(join(clone, '.teamkeys/keys/payments-ci.key'))).toBe(true);
+
+    // The walkthrough, line by line, in one shell as a person would type it.
+    const walk = (lines: string[]) => spawnSync('bash', ['-e', '-c', lines.join('\n')], { cwd: clone, encoding: 'utf8', env: { ...process.env, HOME: clone }, timeout: 60_000 });
+    const kubectlLines = second!.filter((l) => !l.startsWith('cat '));
+    const shown = walk(kubectlLines);
+    expect(shown.status, shown.stderr).toBe(0);
+    for (const team of ['admins', 'auditors', 'payments', 'platform']) expect(shown.stdout).toMatch(new RegExp(`^${team}\\s`, 'm'));
+    expect(shown.stdout).toMatch(/^payments-ci\s/m);
+    expect(shown.stdout).toContain('team.management.service/platform patched');
+    // The daemon sees the change and reports it as drift, naming kubectl.
+    const report = join(clone, '.teamkeys/sync/report.md');
+    const until = Date.now() + 20_000;
+    while (!readFileSync(report, 'utf8').includes('drift')) {
+      if (Date.now() > until) throw new Error(`no drift in the report:\n${readFileSync(report, 'utf8')}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    const cat = walk(second!.filter((l) => l.startsWith('cat ')));
+    expect(cat.stdout).toContain('**drift** `spec.displayName`: `"Changed by hand"` → `"Platform"`');
+    expect(cat.stdout).toContain('kubectl-patch (Update,');
+  }, 300_000);
+});
