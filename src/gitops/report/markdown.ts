@@ -16,6 +16,7 @@ function headline(r: Report): string {
 function changeText(o: ReportObject): string {
   if (o.action === 'create') return 'new object';
   if (o.action === 'delete') return o.reason ?? 'not in the source';
+  if (o.action === 'skip' && o.changes.length === 0) return o.reason ?? '';
   return o.changes.map((c) => `${c.drift ? '**drift** ' : ''}\`${c.path}\`: ${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`).join('<br>');
 }
 
@@ -31,11 +32,13 @@ export function renderMarkdown(r: Report): string {
   if (r.errors.length > 0) {
     lines.push('### Errors', '', ...r.errors.map((e) => `- \`${e.file}:${e.line}:${e.column}\`: ${e.message}`), '');
   }
-  const acted = r.objects.filter((o) => o.action !== 'skip');
+  // Drift left in place (report-only) belongs in the table too: it is what the report is for.
+  const acted = r.objects.filter((o) => o.action !== 'skip' || o.drift);
   if (acted.length > 0) {
     lines.push('| Action | Object | Where | Change | Last changed by |', '|---|---|---|---|---|');
     for (const o of acted) {
-      const action = `${o.action}${o.drift ? ' (drift)' : ''}${o.result && o.result !== 'Skipped' ? ` → ${o.result}` : ''}`;
+      const action =
+        o.action === 'skip' ? 'drift (reported, not reverted)' : `${o.action}${o.drift ? ' (drift)' : ''}${o.result && o.result !== 'Skipped' ? ` → ${o.result}` : ''}`;
       const where = o.file ? `\`${o.file}:${o.line}:${o.column}\`` : '';
       const change = o.error ? `${changeText(o)}<br>**${cell(o.error)}**` : changeText(o);
       lines.push(`| ${action} | ${o.kind}/${o.name} | ${where} | ${cell(change)} | ${cell(whoText(o))} |`);
@@ -44,7 +47,7 @@ export function renderMarkdown(r: Report): string {
   }
   const notes = r.objects.filter((o) => o.note || o.keyFile);
   if (notes.length > 0) lines.push(...notes.map((o) => `- ${o.kind}/${o.name}: ${o.keyFile ? `key written to \`${o.keyFile}\`` : o.note}`), '');
-  const skipped = r.objects.filter((o) => o.action === 'skip');
+  const skipped = r.objects.filter((o) => o.action === 'skip' && !o.drift);
   if (skipped.length > 0) {
     lines.push(`<details><summary>Skipped (${skipped.length})</summary>`, '', ...skipped.map((o) => `- ${o.kind}/${o.name}: ${o.reason ?? ''}`), '', '</details>', '');
   }
