@@ -8,7 +8,7 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
-import { gitopsManager, type ApiClient, type ClientWatch, type Plural } from '../client/types.js';
+import type { ApiClient, ClientWatch, Plural } from '../client/types.js';
 import { annotations } from '../gitops/plan/annotations.js';
 import { reconcile } from '../gitops/reconcile.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
@@ -109,7 +109,11 @@ export class SyncDaemon {
     this.timer.unref();
   }
 
-  /** A change to an object this source manages, written by someone else, is drift: look at once. */
+  /**
+   * A change to an object this source manages may be drift: look soon. Who made it cannot be told
+   * from managedFields (their times have one-second precision), so every change counts; the
+   * daemon's own writes cost at most one more cycle, which finds nothing to do and writes nothing.
+   */
   private async followApi(plural: Plural): Promise<void> {
     while (!this.stopped) {
       const watch = this.opts.client.watch(plural);
@@ -117,9 +121,7 @@ export class SyncDaemon {
       try {
         for await (const e of watch) {
           if (e.type !== 'MODIFIED' && e.type !== 'DELETED') continue;
-          const managed = e.object.metadata?.annotations?.[annotations.source];
-          const writers = (e.object.metadata?.managedFields ?? []).slice().sort((a, b) => (b.time ?? '').localeCompare(a.time ?? ''));
-          if (managed && (e.type === 'DELETED' || writers[0]?.manager !== gitopsManager)) this.soon(`${e.object.kind}/${e.object.metadata.name} changed on the server`);
+          if (e.object.metadata?.annotations?.[annotations.source]) this.soon(`${e.object.kind}/${e.object.metadata.name} changed on the server`);
         }
       } catch (err) {
         this.opts.log.debug({ err, plural }, 'API watch ended; restarting');
