@@ -115,6 +115,20 @@ describe('teamkeys watch: the daemon beside the API', () => {
     }
   });
 
+  it('a folder source is watched: a new manifest is applied with no webhook and no interval', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'teamkeys-folder-'));
+    try {
+      writeFileSync(join(folder, 'one.yaml'), 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: folder-one\n');
+      const w = await daemon('--source', folder, '--source-id', 'folder', '--interval', '1h', ...target());
+      await eventually('the first file is applied', () => has('team', 'folder-one'));
+      writeFileSync(join(folder, 'two.yaml'), 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: folder-two\n');
+      await eventually('the new file is applied', () => has('team', 'folder-two'), 5000);
+      await w.stop();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('SIGTERM during a run exits 0 and leaves no half-applied object', async () => {
     const many = await newRepo({ withExamples: false });
     try {
