@@ -5,6 +5,7 @@
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { ApiError } from '../api/errors.js';
 import type { Registry } from '../registry/registry.js';
 
 export interface BootstrapResult {
@@ -19,6 +20,16 @@ export async function bootstrapAdmin(
 ): Promise<BootstrapResult> {
   const [teams, keys] = await Promise.all([registry.teams.list({ limit: 1 }), registry.ownedaccesskeys.list({ limit: 1 })]);
   if (teams.items.length > 0 || keys.items.length > 0) return { created: false };
+  try {
+    return await create(registry, opts);
+  } catch (err) {
+    // Another replica on the same database bootstrapped first.
+    if (err instanceof ApiError && err.code === 409) return { created: false };
+    throw err;
+  }
+}
+
+async function create(registry: Registry, opts: { adminKey?: string; keyFile: string; ttlSeconds?: number }): Promise<BootstrapResult> {
   const group = registry.teams.info.apiVersion;
   await registry.teams.create({
     apiVersion: group,

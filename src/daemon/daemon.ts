@@ -48,7 +48,7 @@ export class SyncDaemon {
   private again = false;
   private failures = 0;
   private stopped = false;
-  private readonly abort = new AbortController();
+  private abort = new AbortController();
   private fsWatcher: FSWatcher | undefined;
   private apiWatches: ClientWatch[] = [];
 
@@ -58,7 +58,10 @@ export class SyncDaemon {
     return this.lastGoodReport !== undefined;
   }
 
+  /** Starts (or, after stop, restarts: a replica may lose the lease and win it back). */
   start(): void {
+    this.stopped = false;
+    this.abort = new AbortController();
     this.trigger('start');
     const folder = this.opts.source.ref === undefined && !/^[a-z][a-z0-9+.-]*:\/\//i.test(this.opts.source.source) ? resolve(this.opts.source.source, this.opts.source.path ?? '.') : undefined;
     if (folder) {

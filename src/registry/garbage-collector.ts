@@ -33,6 +33,7 @@ export class GarbageCollector {
 
   /** Follows every change and runs a pass shortly after each burst, and every interval anyway. */
   async start(): Promise<void> {
+    this.stopped = false;
     this.interval = setInterval(() => this.schedule(), this.opts.intervalMs ?? 30_000);
     this.interval.unref();
     void this.follow(await this.registry.store.currentRevision());

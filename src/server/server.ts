@@ -9,6 +9,8 @@ import { maxBodyBytes } from './content.js';
 import { handleError } from './errors.js';
 import { startMaintenance, type MaintenanceOptions } from './maintenance.js';
 import { GarbageCollector } from '../registry/garbage-collector.js';
+import { LocalLease, type Lease } from '../store/lease.js';
+import { Leader, type BackgroundWork } from './leader.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerResourceRoutes } from './routes/resources.js';
@@ -26,6 +28,10 @@ export interface ServerOptions {
   registry: Registry;
   /** Run the garbage collector in this process (default true). */
   garbageCollector?: boolean;
+  /** Who may run background work; replicas on one database share it (default: always this process). */
+  lease?: Lease;
+  /** More background work to run only while holding the lease (the sidecar's sync daemon). */
+  background?: BackgroundWork[];
   auth: AuthContext & { activity: ActivityRecorder };
   logger: Logger;
   https?: { key: Buffer; cert: Buffer };
@@ -72,12 +78,24 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
 
-  const stopMaintenance = opts.maintenance === false ? () => {} : startMaintenance(registry, opts.auth.activity, opts.logger, opts.maintenance);
-  const collector = opts.garbageCollector === false ? undefined : new GarbageCollector(registry, opts.logger);
-  await collector?.start();
+  const work: BackgroundWork[] = [];
+  if (opts.maintenance !== false) {
+    let stopMaintenance = () => {};
+    const maintenance = opts.maintenance;
+    work.push({
+      name: 'maintenance',
+      start: () => void (stopMaintenance = startMaintenance(registry, opts.auth.activity, opts.logger, maintenance)),
+      stop: () => stopMaintenance(),
+    });
+  }
+  if (opts.garbageCollector !== false) {
+    const collector = new GarbageCollector(registry, opts.logger);
+    work.push({ name: 'garbage-collector', start: () => collector.start(), stop: () => collector.stop() });
+  }
+  const leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger);
+  leader.start();
   app.addHook('preClose', async () => {
-    stopMaintenance();
-    collector?.stop();
+    await leader.stop();
     opts.auth.teams.stop();
     // Open watches would otherwise hold the server open until their timeouts.
     for (const w of hub.active) w.stop();

@@ -124,6 +124,11 @@ export class LogStore implements Store {
     throw new StorageError('Conflict', key, `too many concurrent updates to ${key}`);
   }
 
+  /** Another process wrote (a backend's notification): read the log now rather than at the next poll. */
+  protected notifyWatchers(): void {
+    this.tail.notify();
+  }
+
   watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T> {
     this.assertOpen(prefix);
     return this.tail.watch<T>(prefix, fromRevision);

@@ -1,6 +1,7 @@
-/** Opens a Store from a URL: `memory:` or `sqlite:PATH` (PostgreSQL joins later). */
+/** Opens a Store from a URL: `memory:`, `sqlite:PATH` or `postgres://...`. */
 import { resolve } from 'node:path';
 import { MemoryStore } from './backends/memory.js';
+import { PostgresStore } from './backends/postgres.js';
 import { SqliteStore } from './backends/sqlite.js';
 import type { Store } from './types.js';
 
@@ -15,5 +16,6 @@ export function openStore(url: string = defaultStoreUrl): Store {
     if (!path) throw new StoreUrlError(`store URL "${url}" names no file: use sqlite:PATH`);
     return new SqliteStore(resolve(path));
   }
-  throw new StoreUrlError(`unsupported store URL "${url}": use memory: or sqlite:PATH`);
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return new PostgresStore(url);
+  throw new StoreUrlError(`unsupported store URL "${url}": use memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB`);
 }

@@ -66,7 +66,8 @@ export async function startServe(args: string[] = [], opts: { kubeconfigExtra?: 
           rmSync(dir, { recursive: true, force: true });
           resolve(code);
         };
-        if (child.exitCode !== null) return done(child.exitCode);
+        // A process ended by a signal has signalCode set and exitCode null.
+        if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
         child.once('exit', done);
         child.kill(signal);
       }),

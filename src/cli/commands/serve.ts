@@ -7,12 +7,13 @@ import { bootstrapAdmin } from '../../auth/bootstrap.js';
 import { createRegistry } from '../../registry/registry.js';
 import { createAuthContext } from '../../server/auth-context.js';
 import { apiPrefix, buildServer } from '../../server/server.js';
+import { PostgresStore } from '../../store/backends/postgres.js';
+import { LocalLease } from '../../store/lease.js';
 import { openStore } from '../../store/open.js';
 import { storeOptionHelp, storeUrl } from '../embedded.js';
 import { CliError } from '../errors.js';
 import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
 import { selfSignedTls, writeKubeconfig } from '../state-files.js';
-import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { EmbeddedClient } from '../../client/embedded.js';
 import { CountingClient } from '../../daemon/counting-client.js';
@@ -127,14 +128,19 @@ export function registerServe(program: Command): void {
       else if (boot.created) console.log('teamkeys: created the administrator key (user admin) from TEAMKEYS_ADMIN_KEY');
 
       const auth = await createAuthContext(registry, logger, { activityIntervalMs });
+      // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
+      const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
+      const daemon = opts.syncSource ? await sidecar(opts, registry, logger, stateDir) : undefined;
       const app = await buildServer({
         registry,
         auth,
         logger,
+        lease,
         maintenance: { expiredKeyRetentionSeconds },
+        ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       });
-      const daemon = opts.syncSource ? await sidecar(opts, registry, app, logger, stateDir) : undefined;
+      if (daemon) registerDaemonRoutes(app, daemon.daemon, daemon.metrics, { health: false, ...(daemon.webhookSecret ? { webhookSecret: daemon.webhookSecret } : {}) });
       await app.listen({ host: listen.host, port: listen.port });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : listen.port;
@@ -148,13 +154,13 @@ export function registerServe(program: Command): void {
       }
       console.log(`teamkeys serving on ${url}`);
       logger.info({ url, store: storeUrl(opts.store).split(':')[0] }, 'serving');
-      daemon?.start();
+
 
       await new Promise<void>((done) => {
         const stop = (signal: string) => {
           logger.info({ signal }, 'shutting down');
-          void (daemon ? daemon.stop() : Promise.resolve())
-            .then(() => app.close())
+          void app
+            .close()
             .then(() => store.close())
             .then(done, (err: unknown) => {
               logger.error({ err }, 'shutdown failed');
@@ -168,7 +174,7 @@ export function registerServe(program: Command): void {
 }
 
 /** The sidecar: a sync daemon in this process, on the same registry, with /metrics and POST /sync. */
-async function sidecar(opts: Options, registry: Registry, app: FastifyInstance, log: Logger, stateDir: string): Promise<SyncDaemon> {
+async function sidecar(opts: Options, registry: Registry, log: Logger, stateDir: string): Promise<{ daemon: SyncDaemon; metrics: DaemonMetrics; webhookSecret: string | undefined }> {
   const metrics = new DaemonMetrics();
   const client = new CountingClient(new EmbeddedClient(registry, 'embedded store (this server)'), metrics);
   const webhookSecret = await readSecret(opts.webhookSecretFile);
@@ -192,6 +198,5 @@ async function sidecar(opts: Options, registry: Registry, app: FastifyInstance, 
       else console.log(`teamkeys: first sync from ${source} failed: ${error}`);
     },
   });
-  registerDaemonRoutes(app, daemon, metrics, { health: false, ...(webhookSecret ? { webhookSecret } : {}) });
-  return daemon;
+  return { daemon, metrics, webhookSecret };
 }

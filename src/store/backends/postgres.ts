@@ -1,0 +1,308 @@
+/**
+ * The PostgreSQL backend, for several API replicas on one database: the same kine-style log as
+ * SQLite. Writers take a transaction-scoped advisory lock, so revisions commit in the order they
+ * are numbered and no reader following `id > n` can miss a late commit. Each write NOTIFYs;
+ * every replica LISTENs and reads the log by revision, so its watchers see every write in order.
+ */
+import pg from 'pg';
+import { keyExists, StorageError } from '../errors.js';
+import type { LogBackend, Row } from '../log-backend.js';
+import { LogStore } from '../log-store.js';
+import type { Lease } from '../lease.js';
+import type { LogRecord } from '../types.js';
+
+const channel = 'teamkeys_kv';
+/** Advisory lock ids: one serializes writers, one is the background-work lease. */
+const writeLock = 7_315_001;
+
+// name compares bytewise (COLLATE "C") whatever the database's locale, as key ranges assume.
+const schema = `
+CREATE TABLE IF NOT EXISTS kv (
+  id BIGSERIAL PRIMARY KEY,
+  name TEXT COLLATE "C" NOT NULL,
+  created BOOLEAN NOT NULL,
+  deleted BOOLEAN NOT NULL,
+  prev_revision BIGINT NOT NULL,
+  value TEXT NOT NULL,
+  idx TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS kv_name_prev_revision ON kv (name, prev_revision);
+CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
+CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
+INSERT INTO meta (key, value) VALUES ('revision', 0), ('compact_revision', 0) ON CONFLICT (key) DO NOTHING;
+`;
+
+interface KvRow {
+  id: string;
+  name: string;
+  created: boolean;
+  deleted: boolean;
+  prev_revision: string;
+  value: string;
+  prev_value?: string | null;
+}
+
+const unavailable = (err: unknown) =>
+  new StorageError('Unreachable', '', `PostgreSQL: ${err instanceof Error ? err.message : String(err)}`);
+
+class PostgresBackend implements LogBackend {
+  readonly pool: pg.Pool;
+  private readonly ready: Promise<void>;
+  private listener: pg.Client | undefined;
+  onNotify: () => void = () => {};
+
+  constructor(private readonly url: string) {
+    this.pool = new pg.Pool({ connectionString: url, max: 10 });
+    // A dropped idle connection must not crash the process; the next query reconnects.
+    this.pool.on('error', () => {});
+    this.ready = this.init();
+    this.ready.catch(() => {});
+  }
+
+  private async init(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      // Two replicas starting together must not race on CREATE.
+      await client.query('SELECT pg_advisory_lock($1)', [writeLock]);
+      await client.query(schema);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [writeLock]).catch(() => {});
+      client.release();
+    }
+    await this.listen();
+  }
+
+  private async listen(): Promise<void> {
+    const listener = new pg.Client({ connectionString: this.url });
+    listener.on('error', () => {});
+    listener.on('notification', () => this.onNotify());
+    listener.on('end', () => {
+      // Reconnect while the store is open; polling covers the gap.
+      if (this.listener === listener) setTimeout(() => void this.listen().catch(() => {}), 1000).unref();
+    });
+    await listener.connect();
+    await listener.query(`LISTEN ${channel}`);
+    this.listener = listener;
+  }
+
+  private async query<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
+    await this.ready.catch((err: unknown) => Promise.reject(unavailable(err)));
+    try {
+      return (await this.pool.query<T>(text, values)).rows;
+    } catch (err) {
+      throw err instanceof StorageError ? err : unavailable(err);
+    }
+  }
+
+  /** One serialized write: lock, check the key's latest row, append, bump the revision, notify. */
+  private async write(fn: (c: pg.PoolClient) => Promise<number | undefined>): Promise<number | undefined> {
+    await this.ready.catch((err: unknown) => Promise.reject(unavailable(err)));
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw unavailable(err);
+    }
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [writeLock]);
+      const id = await fn(client);
+      if (id !== undefined) {
+        await client.query("UPDATE meta SET value = $1 WHERE key = 'revision'", [id]);
+        await client.query(`SELECT pg_notify('${channel}', $1)`, [String(id)]);
+      }
+      await client.query('COMMIT');
+      return id;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      if (err instanceof StorageError) throw err;
+      if ((err as { code?: string }).code === '23505') return undefined; // unique (name, prev_revision): lost a race
+      throw unavailable(err);
+    } finally {
+      client.release();
+    }
+  }
+
+  private static async latestIn(c: pg.PoolClient, key: string): Promise<KvRow | undefined> {
+    return (await c.query<KvRow>('SELECT id, name, created, deleted, prev_revision, value FROM kv WHERE name = $1 ORDER BY id DESC LIMIT 1', [key])).rows[0];
+  }
+
+  private static async insert(c: pg.PoolClient, key: string, created: boolean, deleted: boolean, prev: number, value: string, index: string | undefined) {
+    const r = await c.query<{ id: string }>(
+      'INSERT INTO kv (name, created, deleted, prev_revision, value, idx) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
+      [key, created, deleted, prev, value, index ?? null],
+    );
+    return Number(r.rows[0]!.id);
+  }
+
+  async latest(key: string): Promise<Row | undefined> {
+    const [r] = await this.query<KvRow>('SELECT id, name, deleted, value FROM kv WHERE name = $1 ORDER BY id DESC LIMIT 1', [key]);
+    return r && !r.deleted ? { key, revision: Number(r.id), value: r.value } : undefined;
+  }
+
+  async create(key: string, value: string, index: string | undefined): Promise<number> {
+    const id = await this.write(async (c) => {
+      const last = await PostgresBackend.latestIn(c, key);
+      if (last && !last.deleted) throw keyExists(key);
+      return PostgresBackend.insert(c, key, true, false, last ? Number(last.id) : 0, value, index);
+    });
+    if (id === undefined) throw keyExists(key);
+    return id;
+  }
+
+  update(key: string, value: string, expected: number, index: string | undefined): Promise<number | undefined> {
+    return this.write(async (c) => {
+      const last = await PostgresBackend.latestIn(c, key);
+      if (!last || last.deleted || Number(last.id) !== expected) return undefined;
+      return PostgresBackend.insert(c, key, false, false, expected, value, index);
+    });
+  }
+
+  delete(key: string, expected: number): Promise<number | undefined> {
+    return this.write(async (c) => {
+      const last = await PostgresBackend.latestIn(c, key);
+      if (!last || last.deleted || Number(last.id) !== expected) return undefined;
+      return PostgresBackend.insert(c, key, false, true, expected, last.value, undefined);
+    });
+  }
+
+  async list(start: string, end: string, after: string, revision: number, limit: number): Promise<Row[]> {
+    const rows = await this.query<KvRow>(
+      `SELECT kv.id, kv.name, kv.value FROM kv
+        WHERE kv.name >= $1 AND kv.name < $2 AND kv.name > $3 AND kv.id <= $4 AND NOT kv.deleted
+          AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name AND k2.id <= $4)
+        ORDER BY kv.name LIMIT $5`,
+      [start, end, after, revision, limit > 0 ? limit : null],
+    );
+    return rows.map((r) => ({ key: r.name, revision: Number(r.id), value: r.value }));
+  }
+
+  async findByIndex(start: string, end: string, index: string): Promise<Row[]> {
+    const rows = await this.query<KvRow>(
+      `SELECT kv.id, kv.name, kv.value FROM kv
+        WHERE kv.idx = $1 AND kv.name >= $2 AND kv.name < $3 AND NOT kv.deleted
+          AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name)
+        ORDER BY kv.name`,
+      [index, start, end],
+    );
+    return rows.map((r) => ({ key: r.name, revision: Number(r.id), value: r.value }));
+  }
+
+  async readSince(after: number, limit: number): Promise<LogRecord[]> {
+    const rows = await this.query<KvRow>(
+      `SELECT kv.id, kv.name, kv.created, kv.deleted, kv.prev_revision, kv.value, p.value AS prev_value
+         FROM kv LEFT JOIN kv p ON p.id = kv.prev_revision AND NOT kv.created
+        WHERE kv.id > $1 ORDER BY kv.id LIMIT $2`,
+      [after, limit],
+    );
+    return rows.map((r) => {
+      const record: LogRecord = { revision: Number(r.id), key: r.name, type: r.created ? 'ADDED' : r.deleted ? 'DELETED' : 'MODIFIED', value: r.value };
+      if (typeof r.prev_value === 'string') {
+        record.prevValue = r.prev_value;
+        record.prevRevision = Number(r.prev_revision);
+      }
+      return record;
+    });
+  }
+
+  async currentRevision(): Promise<number> {
+    const [r] = await this.query<{ value: string }>("SELECT value FROM meta WHERE key = 'revision'");
+    return Number(r?.value ?? 0);
+  }
+
+  async compactedRevision(): Promise<number> {
+    const [r] = await this.query<{ value: string }>("SELECT value FROM meta WHERE key = 'compact_revision'");
+    return Number(r?.value ?? 0);
+  }
+
+  async compact(revision: number): Promise<void> {
+    await this.write(async (c) => {
+      const [r] = (await c.query<{ value: string }>("SELECT value FROM meta WHERE key = 'compact_revision'")).rows;
+      if (revision <= Number(r?.value ?? 0)) return undefined;
+      await c.query(
+        `DELETE FROM kv WHERE id <= $1 AND (deleted OR EXISTS (SELECT 1 FROM kv k2 WHERE k2.name = kv.name AND k2.id > kv.id AND k2.id <= $1))`,
+        [revision],
+      );
+      await c.query("UPDATE meta SET value = $1 WHERE key = 'compact_revision'", [revision]);
+      return undefined;
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    const listener = this.listener;
+    this.listener = undefined;
+    await listener?.end().catch(() => {});
+    await this.pool.end().catch(() => {});
+  }
+}
+
+const leaseLock = 7_315_002;
+
+/**
+ * The background-work lease: a session-level advisory lock on a connection of its own. When the
+ * holder dies its connection closes and PostgreSQL frees the lock for the next replica.
+ */
+export class PostgresLease implements Lease {
+  private client: pg.Client | undefined;
+  private lost: () => void = () => {};
+
+  constructor(private readonly url: string) {}
+
+  async tryAcquire(): Promise<boolean> {
+    if (this.client) return true;
+    const client = new pg.Client({ connectionString: this.url });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [leaseLock]);
+      if (!rows[0]?.ok) {
+        await client.end();
+        return false;
+      }
+    } catch {
+      await client.end().catch(() => {});
+      return false;
+    }
+    client.on('end', () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      this.lost();
+    });
+    this.client = client;
+    return true;
+  }
+
+  onLost(callback: () => void): void {
+    this.lost = callback;
+  }
+
+  async release(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => {});
+  }
+}
+
+/** A Store on a PostgreSQL database that several teamkeys processes may share. */
+export class PostgresStore extends LogStore {
+  readonly pool: pg.Pool;
+  readonly url: string;
+
+  constructor(url: string, opts: { pollIntervalMs?: number } = {}) {
+    const backend = new PostgresBackend(url);
+    // NOTIFY wakes watchers at once; the poll only covers a dropped listener connection.
+    super(backend, { pollIntervalMs: opts.pollIntervalMs ?? 1000 });
+    backend.onNotify = () => this.notifyWatchers();
+    this.pool = backend.pool;
+    this.url = url;
+  }
+
+  lease(): PostgresLease {
+    return new PostgresLease(this.url);
+  }
+}

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readEvents } from '../server/in-process.js';
+import { startServe, type Served } from '../server/serve-process.js';
+import { startPostgres, type PostgresServer } from './postgres-server.js';
+
+const adminKey = `Replica${'r'.repeat(57)}`;
+const leaseLine = 'acquired the background-work lease';
+
+describe('two teamkeys serve replicas on one PostgreSQL database', () => {
+  let pg: PostgresServer;
+  let a: Served;
+  let b: Served;
+  const api = (s: Served) => `${s.url}/apis/management.service/v1`;
+  const call = (s: Served, path: string, init: RequestInit = {}) =>
+    fetch(`${api(s)}${path}`, { ...init, headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${adminKey}`, ...(init.headers as Record<string, string>) } });
+
+  beforeAll(async () => {
+    pg = await startPostgres();
+    const url = await pg.database();
+    // Both start at once on an empty database: only one bootstraps, neither fails.
+    const start = () => startServe(['--store', url, '--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+    [a, b] = await Promise.all([start(), start()]);
+  }, 60_000);
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    pg?.stop();
+  });
+
+  it('an object created through A is read through B', async () => {
+    const created = await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: 'shared' }, spec: { users: ['ana'] } }) });
+    expect(created.status).toBe(201);
+    const { metadata } = (await created.json()) as { metadata: { uid: string } };
+    const read = (await (await call(b, '/teams/shared')).json()) as { metadata: { uid: string }; spec: unknown };
+    expect(read.metadata.uid).toBe(metadata.uid);
+    expect(read.spec).toEqual({ users: ['ana'] });
+  });
+
+  it('a watch on B sees the writes made through A, in revision order', async () => {
+    const { metadata } = (await (await call(b, '/teams')).json()) as { metadata: { resourceVersion: string } };
+    const watch = await call(b, `/teams?watch=true&resourceVersion=${metadata.resourceVersion}`);
+    await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: 'w1' } }) });
+    await call(a, '/teams/w1', { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { displayName: 'W' } }) });
+    await call(a, '/teams/w1', { method: 'DELETE' });
+    const events = await readEvents(watch, 3, 5000);
+    expect(events.map((e) => [e.type, (e.object.metadata as { name: string }).name])).toEqual([
+      ['ADDED', 'w1'],
+      ['MODIFIED', 'w1'],
+      ['DELETED', 'w1'],
+    ]);
+    const rvs = events.map((e) => Number((e.object.metadata as { resourceVersion: string }).resourceVersion));
+    expect(rvs).toEqual([...rvs].sort((x, y) => x - y));
+  });
+
+  it('concurrent PUTs through A and B with the same resourceVersion: exactly one succeeds', async () => {
+    for (let round = 0; round < 5; round++) {
+      const current = (await (await call(a, '/teams/shared')).json()) as Record<string, unknown> & { spec: Record<string, unknown> };
+      const put = (s: Served, who: string) => call(s, '/teams/shared', { method: 'PUT', body: JSON.stringify({ ...current, spec: { ...current.spec, displayName: `${who}${round}` } }) });
+      const codes = (await Promise.all([put(a, 'A'), put(b, 'B')])).map((r) => r.status).sort();
+      expect(codes).toEqual([200, 409]);
+    }
+  });
+
+  it('killing the replica that holds the background lease lets the other take it within seconds', async () => {
+    const deadline = Date.now() + 10_000;
+    while (!a.stderr().includes(leaseLine) && !b.stderr().includes(leaseLine)) {
+      if (Date.now() > deadline) throw new Error('no replica took the lease');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(a.stderr().includes(leaseLine) && b.stderr().includes(leaseLine)).toBe(false);
+    const [holder, other] = a.stderr().includes(leaseLine) ? [a, b] : [b, a];
+    const killed = Date.now();
+    await holder.stop('SIGKILL');
+    while (!other.stderr().includes(leaseLine)) {
+      if (Date.now() - killed > 10_000) throw new Error(`the lease was not taken over:\n${other.stderr().slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(Date.now() - killed).toBeLessThan(5000);
+    // The survivor still serves.
+    expect((await call(other, '/teams/shared')).status).toBe(200);
+  });
+});
