@@ -8,8 +8,14 @@ export const defaultExpiredKeyRetentionSeconds = 20 * 24 * 3600;
 
 export async function removeExpiredKeys(keys: ResourceRegistry, activity: ActivityRecorder, now: Date, retentionSeconds: number): Promise<string[]> {
   const removed: string[] = [];
-  const { items } = await keys.list();
-  for (const key of items as OwnedAccessKey[]) {
+  const expired: OwnedAccessKey[] = [];
+  for await (const page of keys.pages()) {
+    for (const key of page as OwnedAccessKey[]) {
+      const at = expiresAt(key, activity.lastUsed(key.metadata.name!));
+      if (at !== undefined && now.getTime() >= at + retentionSeconds * 1000) expired.push(key);
+    }
+  }
+  for (const key of expired) {
     const name = key.metadata.name!;
     const expires = expiresAt(key, activity.lastUsed(name));
     if (expires === undefined || now.getTime() < expires + retentionSeconds * 1000) continue;

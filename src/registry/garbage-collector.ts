@@ -96,8 +96,18 @@ export class GarbageCollector {
 
   private async sweep(): Promise<CollectionReport> {
     const report: CollectionReport = { deleted: [], orphaned: [], released: [] };
-    const objects = [...(await this.registry.teams.list()).items, ...(await this.registry.ownedaccesskeys.list()).items];
-    const alive = new Set(objects.map((o) => o.metadata.uid));
+    // Page through both kinds keeping only uids and the objects GC may act on (owners being
+    // deleted, objects with owners): a large store is never held in memory whole.
+    const alive = new Set<string | undefined>();
+    const objects: KubeObject[] = [];
+    for (const r of [this.registry.teams, this.registry.ownedaccesskeys]) {
+      for await (const page of r.pages()) {
+        for (const o of page) {
+          alive.add(o.metadata.uid);
+          if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) objects.push(o);
+        }
+      }
+    }
     const apiVersion = this.registry.teams.info.apiVersion;
     const ours = (ref: { apiVersion: string; kind: string }) => ref.apiVersion === apiVersion && this.registryOf(ref.kind) !== undefined;
     const label = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;

@@ -82,9 +82,20 @@ export class ResourceRegistry {
     return watch(this.ctx, opts);
   }
 
+  /** Every object, a page at a time: background work walks large stores without holding them all. */
+  async *pages(pageSize = 500): AsyncGenerator<KubeObject[]> {
+    let token = '';
+    do {
+      const page = await this.list({ limit: pageSize, ...(token ? { continue: token } : {}) });
+      yield page.items;
+      token = page.metadata.continue ?? '';
+    } while (token);
+  }
+
   /** Removes terminating objects that are due; run periodically by whoever hosts the registry. */
   async removeDue(): Promise<string[]> {
-    const { items } = await this.list();
-    return removeDue(this.ctx, items);
+    const removed: string[] = [];
+    for await (const page of this.pages()) removed.push(...(await removeDue(this.ctx, page.filter((o) => o.metadata.deletionTimestamp))));
+    return removed;
   }
 }

@@ -1,0 +1,286 @@
+/** The seven figures, each measured beside its anchor in the same run. */
+import { request } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { bootstrapAdmin } from '../src/auth/bootstrap.js';
+import { createRegistry } from '../src/registry/registry.js';
+import { SqliteStore } from '../src/store/backends/sqlite.js';
+import { startServe, type Served } from '../test/server/serve-process.js';
+import { bareServer, figure, load, percentile, rssMiB, tempDir, wallSeconds, type Figure, type Settings } from './lib.js';
+import { populate } from './populate.js';
+
+const root = new URL('../', import.meta.url).pathname;
+const bin = join(root, 'dist/cli/main.js');
+const adminKey = `Bench${'b'.repeat(59)}`;
+const auth = { Authorization: `Bearer ${adminKey}` };
+
+async function prepared(teams: number, keys: number): Promise<{ store: string; cleanup(): void }> {
+  const tmp = tempDir('store');
+  const path = join(tmp.dir, 'db');
+  const store = new SqliteStore(path, { synchronous: 'NORMAL' });
+  await bootstrapAdmin(createRegistry(store), { adminKey, keyFile: '/dev/null' });
+  await store.close();
+  await populate(path, teams, keys);
+  return { store: `sqlite:${path}`, cleanup: tmp.cleanup };
+}
+
+const serve = (store: string, extra: string[] = []) =>
+  startServe(['--store', store, '--insecure-http', '--log-level', 'warn', ...extra], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+const api = (s: Served) => `${s.url}/apis/management.service/v1`;
+
+/** 1 and 2: an authenticated GET of one Team, and a list of 1,000, against node:http returning the same bytes. */
+export async function apiReads(s: Settings): Promise<Figure[]> {
+  const data = await prepared(1000, 0);
+  const server = await serve(data.store);
+  try {
+    const out: Figure[] = [];
+    for (const [name, path, unit] of [
+      ['api.get', '/teams/team-000500', 'requests/s'],
+      ['api.list', '/teams?limit=1000', 'requests/s'],
+    ] as const) {
+      const body = await (await fetch(`${api(server)}${path}`, { headers: auth })).text();
+      const bare = await bareServer(body);
+      const anchorValue = await load(bare.url, s);
+      bare.stop();
+      const value = await load(`${api(server)}${path}`, s, { headers: auth });
+      out.push(
+        figure({
+          name,
+          value,
+          unit,
+          anchor: `bare node:http returning the same ${body.length} bytes`,
+          anchorValue,
+          target: 0.5,
+          better: 'higher',
+          notes: `autocannon, ${s.connections} connections, ${s.seconds} s each, plain HTTP on loopback`,
+        }),
+      );
+    }
+    return out;
+  } finally {
+    await server.stop();
+    data.cleanup();
+  }
+}
+
+/** 3: durable creates through the API on SQLite, against raw better-sqlite3 inserts, one transaction each. */
+export async function apiCreates(s: Settings): Promise<Figure> {
+  const data = await prepared(0, 0);
+  const server = await serve(data.store);
+  const body = JSON.stringify({ metadata: { generateName: 'bench-' }, spec: { displayName: 'Bench', users: ['a', 'b'], clusterRoles: [{ name: 'teams-viewer' }] } });
+  try {
+    const value = await load(`${api(server)}/teams`, s, { method: 'POST', body, headers: { ...auth, 'Content-Type': 'application/json' } });
+    const raw = tempDir('raw');
+    const db = new Database(join(raw.dir, 'raw.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE kv (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, value TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO kv (name, value) VALUES (?, ?)');
+    const tx = db.transaction((n: string) => insert.run(n, body));
+    const stored = await (await fetch(`${api(server)}/teams?limit=1`, { headers: auth })).text();
+    let rows = 0;
+    const end = performance.now() + s.seconds * 1000;
+    while (performance.now() < end) tx(`/teams/raw-${rows++}-${stored.length}`);
+    db.close();
+    raw.cleanup();
+    return figure({
+      name: 'api.create',
+      value,
+      unit: 'creates/s',
+      anchor: 'raw better-sqlite3: one INSERT per transaction, WAL, synchronous=FULL',
+      anchorValue: Math.round(rows / s.seconds),
+      target: 1.0,
+      better: 'higher',
+      notes: `autocannon POST, ${s.connections} connections; each create is acknowledged only after fsync`,
+    });
+  } finally {
+    await server.stop();
+    data.cleanup();
+  }
+}
+
+function writeTeams(dir: string, n: number): void {
+  for (let i = 0; i < n; i++) {
+    writeFileSync(
+      join(dir, `team-${String(i).padStart(6, '0')}.yaml`),
+      `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: team-${i}\n  labels:\n    tier: gold\nspec:\n  displayName: Team ${i}\n  users: [u${i}, v${i}]\n  groups: [g${i % 50}]\n  clusterRoles:\n  - name: teams-viewer\n`,
+    );
+  }
+}
+
+/** 4: plan over unchanged manifests, against reading and parsing the same files. */
+export async function planNoop(s: Settings): Promise<Figure> {
+  const n = s.quick ? 2000 : 10_000;
+  const tmp = tempDir('plan');
+  const source = join(tmp.dir, 'repo');
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(source);
+  writeTeams(source, n);
+  const store = `sqlite:${join(tmp.dir, 'db')}`;
+  try {
+    const applied = wallSeconds(process.execPath, [bin, 'apply', '--source', source, '--source-id', 'bench', '--store', store, '--output', 'json']);
+    if (applied.status !== 0) throw new Error(`apply failed: ${applied.stderr}`);
+    const plan = wallSeconds(process.execPath, [bin, 'plan', '--source', source, '--source-id', 'bench', '--store', store, '--detailed-exitcode']);
+    if (plan.status !== 0) throw new Error(`plan of unchanged manifests did not exit 0: ${plan.stderr}`);
+    const floor = wallSeconds(process.execPath, [join(root, 'bench/parse-floor.mjs'), source]);
+    return figure({
+      name: 'plan.noop10k',
+      value: Number(plan.seconds.toFixed(2)),
+      unit: 's',
+      anchor: `node reading and parsing the same ${n} files with the yaml library`,
+      anchorValue: Number(floor.seconds.toFixed(2)),
+      target: 2,
+      better: 'lower',
+      notes: `${n} unchanged Team manifests on the embedded SQLite store; wall time of whole processes`,
+    });
+  } finally {
+    tmp.cleanup();
+  }
+}
+
+/** 5: apply of new manifests to a running server, against kubectl apply --server-side of the same files. */
+export async function applyNew(s: Settings): Promise<Figure> {
+  const n = s.quick ? 200 : 1000;
+  const tmp = tempDir('apply');
+  const { mkdirSync } = await import('node:fs');
+  const source = join(tmp.dir, 'repo');
+  mkdirSync(source);
+  writeTeams(source, n);
+  const ours = await startServe(['--store', `sqlite:${join(tmp.dir, 'a.db')}`, '--log-level', 'warn']);
+  const theirs = await startServe(['--store', `sqlite:${join(tmp.dir, 'b.db')}`, '--log-level', 'warn']);
+  try {
+    const teamkeys = wallSeconds(process.execPath, [bin, 'apply', '--source', source, '--source-id', 'bench', '--server', ours.url, '--token-file', join(ours.dir, 'admin.key'), '--ca-file', join(ours.dir, 'tls/cert.pem'), '--output', 'json']);
+    if (teamkeys.status !== 0) throw new Error(`teamkeys apply failed: ${teamkeys.stderr}`);
+    const kubectl = wallSeconds('kubectl', ['apply', '--server-side', '-f', source], { KUBECONFIG: theirs.kubeconfig, HOME: theirs.dir });
+    if (kubectl.status !== 0) throw new Error(`kubectl apply failed: ${kubectl.stderr.slice(0, 500)}`);
+    return figure({
+      name: 'apply.1k',
+      value: Number(teamkeys.seconds.toFixed(2)),
+      unit: 's',
+      anchor: `kubectl apply --server-side -f DIR of the same ${n} files to a fresh server`,
+      anchorValue: Number(kubectl.seconds.toFixed(2)),
+      target: 0.1,
+      better: 'lower',
+      notes: `${n} new Teams over HTTPS; teamkeys writes 8 at a time, kubectl one after another`,
+    });
+  } finally {
+    await ours.stop();
+    await theirs.stop();
+    tmp.cleanup();
+  }
+}
+
+/** 6: server memory with 100,000 keys and 10,000 teams stored, against a bare node:http process. */
+export async function memory(s: Settings): Promise<Figure> {
+  const keys = s.quick ? 10_000 : 100_000;
+  const teams = keys / 10;
+  const data = await prepared(teams, keys);
+  const server = await serve(data.store);
+  try {
+    // Exercise it: pages of both kinds, many authentications, a watch.
+    for (const plural of ['teams', 'ownedaccesskeys']) {
+      let next = '';
+      do {
+        const page = (await (await fetch(`${api(server)}/${plural}?limit=500${next ? `&continue=${next}` : ''}`, { headers: auth })).json()) as { metadata: { continue?: string } };
+        next = page.metadata.continue ?? '';
+      } while (next);
+    }
+    await Promise.all(Array.from({ length: 200 }, (_, i) => fetch(`${api(server)}/ownedaccesskeys/key-${String(i).padStart(7, '0')}`, { headers: auth })));
+    await new Promise((r) => setTimeout(r, 2000));
+    const bare = await bareServer('{}');
+    await fetch(bare.url);
+    const anchorValue = rssMiB(bare.pid);
+    bare.stop();
+    return figure({
+      name: 'memory.100k',
+      value: rssMiB(server.process.pid!),
+      unit: 'MiB',
+      anchor: 'resident memory of a bare node:http process',
+      anchorValue,
+      target: 200,
+      targetOn: 'value',
+      better: 'lower',
+      notes: `${keys} OwnedAccessKeys and ${teams} Teams in SQLite, after paging through all of them`,
+    });
+  } finally {
+    await server.stop();
+    data.cleanup();
+  }
+}
+
+/** The largest delay, per write, from the write's response to the last watcher's event. */
+async function fanout(server: Served, watchers: number, writes: number): Promise<number[]> {
+  const rv = ((await (await fetch(`${api(server)}/teams/team-000000`, { headers: auth })).json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  const arrivals = new Map<string, number[]>();
+  const requests: ReturnType<typeof request>[] = [];
+  await Promise.all(
+    Array.from(
+      { length: watchers },
+      () =>
+        new Promise<void>((resolve) => {
+          const req = request(`${api(server)}/teams?watch=true&fieldSelector=metadata.name%3Dteam-000000&resourceVersion=${rv}`, { headers: auth, agent: false }, (res) => {
+            let buffer = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+              buffer += chunk;
+              for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+                const event = JSON.parse(buffer.slice(0, nl)) as { object: { metadata: { resourceVersion: string } } };
+                buffer = buffer.slice(nl + 1);
+                const at = performance.now();
+                const list = arrivals.get(event.object.metadata.resourceVersion) ?? [];
+                list.push(at);
+                arrivals.set(event.object.metadata.resourceVersion, list);
+              }
+            });
+            resolve();
+          });
+          req.end();
+          requests.push(req);
+        }),
+    ),
+  );
+  const delays: number[] = [];
+  for (let i = 0; i < writes; i++) {
+    const res = await fetch(`${api(server)}/teams/team-000000`, {
+      method: 'PATCH',
+      headers: { ...auth, 'Content-Type': 'application/merge-patch+json' },
+      body: JSON.stringify({ spec: { displayName: `write ${i}` } }),
+    });
+    const answered = performance.now();
+    const written = ((await res.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const deadline = performance.now() + 5000;
+    while ((arrivals.get(written)?.length ?? 0) < watchers && performance.now() < deadline) await new Promise((r) => setImmediate(r));
+    const times = arrivals.get(written) ?? [];
+    delays.push(times.length < watchers ? Infinity : Math.max(0, Math.max(...times) - answered));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  for (const r of requests) r.destroy();
+  return delays;
+}
+
+/** 7: 500 concurrent watchers, from a write's response to the last watcher's event, against one watcher. */
+export async function watchFanout(s: Settings): Promise<Figure> {
+  const watchers = s.quick ? 100 : 500;
+  const writes = s.quick ? 20 : 50;
+  const data = await prepared(1, 0);
+  const server = await serve(data.store);
+  try {
+    const one = await fanout(server, 1, writes);
+    const many = await fanout(server, watchers, writes);
+    return figure({
+      name: 'watch.fanout500',
+      value: Number(percentile(many, 99).toFixed(1)),
+      unit: 'ms (p99)',
+      anchor: 'the same write seen by a single watcher (p99)',
+      anchorValue: Number(Math.max(0.1, percentile(one, 99)).toFixed(1)),
+      target: 50,
+      targetOn: 'value',
+      better: 'lower',
+      notes: `${watchers} watchers, ${writes} writes; p50 ${percentile(many, 50).toFixed(1)} ms; client and server share the machine's 2 cores`,
+    });
+  } finally {
+    await server.stop();
+    data.cleanup();
+  }
+}

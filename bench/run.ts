@@ -1,0 +1,51 @@
+/**
+ * npm run bench [-- --quick]: every figure beside its anchor, in one run, written to
+ * bench/results/latest.json and latest.md. Ratios, not absolute times, are what compare across runs.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { apiCreates, apiReads, applyNew, memory, planNoop, watchFanout } from './figures.js';
+import { met, type Figure, type Settings } from './lib.js';
+
+const quick = process.argv.includes('--quick');
+const settings: Settings = { quick, seconds: quick ? 2 : 10, connections: 50 };
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const steps: [string, () => Promise<Figure | Figure[]>][] = [
+  ['api.get,api.list', () => apiReads(settings)],
+  ['api.create', () => apiCreates(settings)],
+  ['plan.noop10k', () => planNoop(settings)],
+  ['apply.1k', () => applyNew(settings)],
+  ['memory.100k', () => memory(settings)],
+  ['watch.fanout500', () => watchFanout(settings)],
+];
+
+const figures: Figure[] = [];
+for (const [names, step] of steps) {
+  if (only && !names.split(',').some((n) => only.includes(n))) continue;
+  const started = performance.now();
+  process.stderr.write(`bench: ${names}...`);
+  const result = await step();
+  figures.push(...(Array.isArray(result) ? result : [result]));
+  process.stderr.write(` ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+}
+
+const table = [
+  `Run ${new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')}${quick ? ' (quick: smaller counts, shorter runs)' : ''} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}.`,
+  '',
+  '| figure | value | anchor | anchor value | ratio | target | met |',
+  '|---|---|---|---|---|---|---|',
+  ...figures.map(
+    (f) =>
+      `| \`${f.name}\` | ${f.value} ${f.unit} | ${f.anchor} | ${f.anchorValue} | ${f.ratio} | ${f.targetOn === 'value' ? `${f.better === 'lower' ? '≤' : '≥'} ${f.target} ${f.unit}` : `${f.better === 'lower' ? '≤' : '≥'} ${f.target}×`} | ${met(f) ? 'yes' : 'no'} |`,
+  ),
+  '',
+  ...figures.filter((f) => f.notes).map((f) => `- \`${f.name}\`: ${f.notes}`),
+  '',
+].join('\n');
+
+const dir = join(new URL('.', import.meta.url).pathname, 'results');
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, 'latest.json'), `${JSON.stringify({ quick, generatedAt: new Date().toISOString(), figures }, null, 2)}\n`);
+writeFileSync(join(dir, 'latest.md'), table);
+process.stdout.write(table);
