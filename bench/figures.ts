@@ -77,11 +77,13 @@ export async function apiCreates(s: Settings): Promise<Figure> {
     db.pragma('synchronous = FULL');
     db.exec('CREATE TABLE kv (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, value TEXT NOT NULL)');
     const insert = db.prepare('INSERT INTO kv (name, value) VALUES (?, ?)');
-    const tx = db.transaction((n: string) => insert.run(n, body));
-    const stored = await (await fetch(`${api(server)}/teams?limit=1`, { headers: auth })).text();
+    // The same rows: one object as the API stored it (managedFields and all) per transaction.
+    const { items } = (await (await fetch(`${api(server)}/teams?limit=1`, { headers: auth })).json()) as { items: unknown[] };
+    const row = JSON.stringify(items[0]);
+    const tx = db.transaction((n: string) => insert.run(n, row));
     let rows = 0;
     const end = performance.now() + s.seconds * 1000;
-    while (performance.now() < end) tx(`/teams/raw-${rows++}-${stored.length}`);
+    while (performance.now() < end) tx(`/teams/raw-${rows++}`);
     db.close();
     raw.cleanup();
     return figure({

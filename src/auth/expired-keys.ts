@@ -1,6 +1,6 @@
 /** Deletes keys that expired longer ago than the retention period (default 20 days). */
 import type { OwnedAccessKey } from '../api/types.js';
-import type { ResourceRegistry } from '../registry/resource-registry.js';
+import { mentions, type ResourceRegistry } from '../registry/resource-registry.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
 
@@ -9,11 +9,11 @@ export const defaultExpiredKeyRetentionSeconds = 20 * 24 * 3600;
 export async function removeExpiredKeys(keys: ResourceRegistry, activity: ActivityRecorder, now: Date, retentionSeconds: number): Promise<string[]> {
   const removed: string[] = [];
   const expired: OwnedAccessKey[] = [];
-  for await (const page of keys.pages()) {
-    for (const key of page as OwnedAccessKey[]) {
-      const at = expiresAt(key, activity.lastUsed(key.metadata.name!));
-      if (at !== undefined && now.getTime() >= at + retentionSeconds * 1000) expired.push(key);
-    }
+  // Only keys with a ttl can expire; the others are not even parsed.
+  for await (const o of keys.scan(mentions('ttl'))) {
+    const key = o as OwnedAccessKey;
+    const at = expiresAt(key, activity.lastUsed(key.metadata.name!));
+    if (at !== undefined && now.getTime() >= at + retentionSeconds * 1000) expired.push(key);
   }
   for (const key of expired) {
     const name = key.metadata.name!;

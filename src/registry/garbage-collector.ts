@@ -5,9 +5,9 @@
  */
 import type { Logger } from 'pino';
 import type { KubeObject } from '../api/types.js';
-import type { StoreWatch } from '../store/types.js';
+import type { StoreEvent, StoreWatch } from '../store/types.js';
 import type { Registry } from './registry.js';
-import type { ResourceRegistry } from './resource-registry.js';
+import { mentions, type ResourceRegistry } from './resource-registry.js';
 
 const manager = { fieldManager: 'teamkeys-garbage-collector' };
 
@@ -15,6 +15,12 @@ export interface CollectionReport {
   deleted: string[];
   orphaned: string[];
   released: string[];
+}
+
+/** Changes that can give the collector work: deletions, and objects with owners or being deleted. */
+function concernsCollector(e: StoreEvent): boolean {
+  const meta = (e.object as Partial<KubeObject>).metadata;
+  return e.type === 'DELETED' || Boolean(meta?.deletionTimestamp) || (meta?.ownerReferences ?? []).length > 0;
 }
 
 export class GarbageCollector {
@@ -54,7 +60,7 @@ export class GarbageCollector {
         this.watch = this.registry.store.watch('/', revision);
         for await (const e of this.watch) {
           revision = e.revision;
-          this.schedule();
+          if (concernsCollector(e)) this.schedule();
         }
         return;
       } catch (err) {
@@ -96,18 +102,20 @@ export class GarbageCollector {
 
   private async sweep(): Promise<CollectionReport> {
     const report: CollectionReport = { deleted: [], orphaned: [], released: [] };
-    // Page through both kinds keeping only uids and the objects GC may act on (owners being
-    // deleted, objects with owners): a large store is never held in memory whole.
-    const alive = new Set<string | undefined>();
+    // Only objects with owners or being deleted can need the collector; the scan parses no others,
+    // so a sweep over a large store costs a read of it, not a decode of every object.
     const objects: KubeObject[] = [];
     for (const r of [this.registry.teams, this.registry.ownedaccesskeys]) {
-      for await (const page of r.pages()) {
-        for (const o of page) {
-          alive.add(o.metadata.uid);
-          if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) objects.push(o);
-        }
+      for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) {
+        if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) objects.push(o);
       }
     }
+    const alive = new Map<string, Promise<boolean>>();
+    const ownerAlive = (ref: { kind: string; name: string; uid: string }) => {
+      let known = alive.get(ref.uid);
+      if (!known) alive.set(ref.uid, (known = this.exists(ref)));
+      return known;
+    };
     const apiVersion = this.registry.teams.info.apiVersion;
     const ours = (ref: { apiVersion: string; kind: string }) => ref.apiVersion === apiVersion && this.registryOf(ref.kind) !== undefined;
     const label = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
@@ -143,10 +151,21 @@ export class GarbageCollector {
       const refs = d.metadata.ownerReferences ?? [];
       // Owners of kinds this server does not serve cannot be checked, so such objects are left alone.
       if (refs.length === 0 || d.metadata.deletionTimestamp || !refs.every(ours)) continue;
-      if (refs.every((r) => !alive.has(r.uid)) && (await this.remove(d))) report.deleted.push(label(d));
+      if ((await Promise.all(refs.map(ownerAlive))).every((a) => !a) && (await this.remove(d))) report.deleted.push(label(d));
     }
     if (report.deleted.length + report.orphaned.length + report.released.length > 0) this.log.info(report, 'garbage collected');
     return report;
+  }
+
+  /** Whether the object an owner reference names still exists (a name lookup, then the uid). */
+  private async exists(ref: { kind: string; name: string; uid: string }): Promise<boolean> {
+    try {
+      return (await this.registryOf(ref.kind)!.get(ref.name)).metadata.uid === ref.uid;
+    } catch (err) {
+      // Only a definite NotFound means gone; a failing store must never look like a dead owner.
+      if ((err as { reason?: string }).reason === 'NotFound') return false;
+      throw err;
+    }
   }
 
   /** A JSON patch guarded by the version we decided on; false when the object moved meanwhile. */
@@ -166,7 +185,11 @@ export class GarbageCollector {
 
   private async remove(obj: KubeObject): Promise<boolean> {
     try {
-      await this.registryOf(obj.kind)!.delete(obj.metadata.name!, { preconditions: { uid: obj.metadata.uid! }, propagationPolicy: 'Background' });
+      // Guarded by the version we decided on: an object orphaned or changed since is left for the next pass.
+      await this.registryOf(obj.kind)!.delete(obj.metadata.name!, {
+        preconditions: { uid: obj.metadata.uid!, resourceVersion: obj.metadata.resourceVersion! },
+        propagationPolicy: 'Background',
+      });
       return true;
     } catch {
       return false;

@@ -20,6 +20,12 @@ export interface RegistryOptions {
   generateName?: (prefix: string) => string;
 }
 
+/** A raw-JSON prefilter: the encoding holds this property name (as a key or a string). */
+export const mentions =
+  (...properties: string[]) =>
+  (encoded: string): boolean =>
+    properties.some((p) => encoded.includes(`"${p}"`));
+
 export class ResourceRegistry {
   readonly ctx: RegistryContext;
 
@@ -82,20 +88,19 @@ export class ResourceRegistry {
     return watch(this.ctx, opts);
   }
 
-  /** Every object, a page at a time: background work walks large stores without holding them all. */
-  async *pages(pageSize = 500): AsyncGenerator<KubeObject[]> {
-    let token = '';
-    do {
-      const page = await this.list({ limit: pageSize, ...(token ? { continue: token } : {}) });
-      yield page.items;
-      token = page.metadata.continue ?? '';
-    } while (token);
+  /**
+   * Every object whose stored encoding mightMatch accepts (a cheap substring test on the raw JSON;
+   * false positives are fine, the caller checks the decoded object): background sweeps over large
+   * stores parse only the few objects they may act on.
+   */
+  async *scan(mightMatch: (encoded: string) => boolean = () => true): AsyncGenerator<KubeObject> {
+    for await (const stored of this.ctx.store.scan<StoredApiObject>(this.ctx.prefix, mightMatch)) yield present(stored);
   }
 
   /** Removes terminating objects that are due; run periodically by whoever hosts the registry. */
   async removeDue(): Promise<string[]> {
-    const removed: string[] = [];
-    for await (const page of this.pages()) removed.push(...(await removeDue(this.ctx, page.filter((o) => o.metadata.deletionTimestamp))));
-    return removed;
+    const terminating: KubeObject[] = [];
+    for await (const o of this.scan(mentions('deletionTimestamp'))) if (o.metadata.deletionTimestamp) terminating.push(o);
+    return removeDue(this.ctx, terminating);
   }
 }

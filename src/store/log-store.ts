@@ -85,6 +85,19 @@ export class LogStore implements Store {
     return result;
   }
 
+  async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize = 500): AsyncGenerator<T> {
+    this.assertOpen(prefix);
+    // Each page is read at the then-current revision: a sweep needs no single snapshot, and holds
+    // no old revision back from compaction.
+    let after = '';
+    for (;;) {
+      const rows = await this.backend.list(prefix, prefixEnd(prefix), after, await this.backend.currentRevision(), pageSize);
+      for (const row of rows) if (mightMatch(row.value)) yield decodeObject<T>(row.value, row.revision);
+      if (rows.length < pageSize) return;
+      after = rows[rows.length - 1]!.key;
+    }
+  }
+
   async guaranteedUpdate<T extends StoredObject>(
     key: string,
     preconditions: Preconditions | undefined,

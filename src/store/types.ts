@@ -72,6 +72,11 @@ export interface Store {
   get<T extends StoredObject>(key: string): Promise<T>;
   list<T extends StoredObject>(prefix: string, opts?: ListOptions): Promise<ListResult<T>>;
   /**
+   * Every live object under prefix, a page at a time, decoding only the rows whose raw encoding
+   * mightMatch accepts: background work finds the few objects it acts on without parsing them all.
+   */
+  scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T>;
+  /**
    * Reads the current object, checks preconditions, calls tryUpdate and writes the result if it
    * differs, retrying from a fresh read when another writer got there first. An unchanged result
    * writes nothing and keeps the resourceVersion.
