@@ -170,6 +170,10 @@ export function timeout(message: string, retryAfterSeconds?: number): ApiError {
   return new ApiError(504, 'Timeout', `Timeout: ${message}`, retryAfterSeconds ? { retryAfterSeconds } : undefined);
 }
 
+export function tooManyRequests(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError(429, 'TooManyRequests', message, { retryAfterSeconds });
+}
+
 export function internalError(message: string): ApiError {
   return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`);
 }

@@ -14,7 +14,14 @@ const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'Unauthoriz
 /** Anything else cannot be a key: refused without touching the store. */
 const keyShape = /^[A-Za-z0-9]{32,256}$/;
 
+/** How long a key that authenticated counts as known-good to the failure limit. */
+const recentMs = 10 * 60_000;
+const maxRecent = 10_000;
+
 export class Authenticator {
+  /** Hashes of keys that authenticated lately (hashes only), oldest first. */
+  private readonly recent = new Map<string, number>();
+
   constructor(
     private readonly registry: Registry,
     private readonly teams: TeamIndex,
@@ -37,7 +44,21 @@ export class Authenticator {
     const expires = expiresAt(stored, this.activity.lastUsed(name));
     if (expires !== undefined && now.getTime() > expires) throw unauthorized('access key expired');
     this.activity.touch(name, now);
+    this.recent.delete(hash);
+    this.recent.set(hash, now.getTime());
+    if (this.recent.size > maxRecent) this.recent.delete(this.recent.keys().next().value!);
     return this.identityOf(stored);
+  }
+
+  /**
+   * Whether the header carries a key that authenticated in the last minutes: such a key is still
+   * checked in full, but a client over its failure budget is not refused it.
+   */
+  recentlyValid(authorization: string | undefined): boolean {
+    const m = authorization?.match(/^Bearer +(\S+)$/i);
+    if (!m || !keyShape.test(m[1]!)) return false;
+    const at = this.recent.get(hashKey(m[1]!));
+    return at !== undefined && this.now().getTime() - at < recentMs;
   }
 
   identityOf(key: OwnedAccessKey): Identity {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ActivityRecorder } from '../auth/activity.js';
 import { Authenticator } from '../auth/authenticate.js';
 import { Authorizer } from '../auth/authorize.js';
+import { FailureLimiter, type FailureLimitOptions } from '../auth/failure-limit.js';
 import { TeamIndex } from '../auth/team-index.js';
 import type { Registry } from '../registry/registry.js';
 import type { AuthContext } from './guard.js';
@@ -11,7 +12,12 @@ export interface AuthOptions {
   /** How often a key's status.lastActivity may be written; DECISIONS.md says once a minute. */
   activityIntervalMs?: number;
   now?: () => Date;
+  /** The budget of failed authentications per client address; false turns the limit off. */
+  failureLimit?: FailureLimitOptions | false;
 }
+
+/** 50 wrong keys at once, then one every half second: no human or sane retry loop gets near it. */
+export const defaultFailureLimit: FailureLimitOptions = { burst: 50, perSecond: 2 };
 
 export async function createAuthContext(registry: Registry, log: Logger, opts: AuthOptions = {}): Promise<AuthContext & { activity: ActivityRecorder }> {
   const teams = new TeamIndex(registry.store, log);
@@ -22,5 +28,13 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
     const r = kind === 'Team' ? registry.teams : kind === 'OwnedAccessKey' ? registry.ownedaccesskeys : undefined;
     return r ? r.get(name).catch(() => undefined) : undefined;
   };
-  return { authenticator, authorizer: new Authorizer(teams, registry.teams.info.group), teams, activity, lookup };
+  const limit = opts.failureLimit ?? defaultFailureLimit;
+  return {
+    authenticator,
+    authorizer: new Authorizer(teams, registry.teams.info.group),
+    teams,
+    activity,
+    lookup,
+    ...(limit ? { failures: new FailureLimiter(limit) } : {}),
+  };
 }

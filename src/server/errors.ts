@@ -35,5 +35,8 @@ export function handleError(err: unknown, req: FastifyRequest, reply: FastifyRep
   const apiErr = toHttpApiError(err);
   if (apiErr.code >= 500) req.log.error({ err }, 'request failed');
   if (reply.sent || reply.raw.headersSent) return;
+  // As kube-apiserver does: a Status that names a retry delay says it in the header clients obey.
+  const retryAfter = apiErr.details?.retryAfterSeconds;
+  if (retryAfter) void reply.header('Retry-After', String(retryAfter));
   void reply.code(apiErr.code).type('application/json').send(JSON.stringify(apiErr.toStatus()));
 }

@@ -7,6 +7,7 @@ import { invalid } from '../api/errors.js';
 import type { KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { Authorizer } from '../auth/authorize.js';
+import type { FailureLimiter } from '../auth/failure-limit.js';
 import { keyEscalation, teamEscalation } from '../auth/escalation.js';
 import type { Identity } from '../auth/identity.js';
 import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
@@ -18,6 +19,8 @@ export interface AuthContext {
   authenticator: Authenticator;
   authorizer: Authorizer;
   teams: TeamIndex;
+  /** Failed authentications per client address; absent when unlimited. */
+  failures?: FailureLimiter;
   /** Reads an owner named by an ownerReference, if it exists. */
   lookup(kind: string, name: string): Promise<KubeObject | undefined>;
 }

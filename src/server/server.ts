@@ -6,6 +6,7 @@ import { resourceModels } from '../api/model.js';
 import type { Registry } from '../registry/registry.js';
 import type { RegistryWatch } from '../registry/watch.js';
 import { maxBodyBytes } from './content.js';
+import { handleClientError } from './client-errors.js';
 import { handleError } from './errors.js';
 import { startMaintenance, type MaintenanceOptions } from './maintenance.js';
 import { GarbageCollector } from '../registry/garbage-collector.js';
@@ -17,7 +18,7 @@ import { registerResourceRoutes } from './routes/resources.js';
 import type { WatchHub } from './routes/watch.js';
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
-import { pathNotFound } from '../api/errors.js';
+import { ApiError, pathNotFound, tooManyRequests } from '../api/errors.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export const apiPrefix = '/kubernetes/management';
@@ -37,10 +38,21 @@ export interface ServerOptions {
   https?: { key: Buffer; cert: Buffer };
   bookmarkIntervalMs?: number;
   maintenance?: MaintenanceOptions | false;
+  /** Time a client has to send its whole request, headers and body (default 60 s). */
+  requestTimeoutMs?: number;
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
   const { registry } = opts;
+  // A client that dribbles its headers or body holds a connection: it gets this long, then 408.
+  // Watches are unaffected: the limit is on receiving the request, not on sending the response.
+  const requestTimeout = opts.requestTimeoutMs ?? 60_000;
+  const timeouts = {
+    requestTimeout,
+    headersTimeout: Math.min(10_000, requestTimeout),
+    // How often Node looks for expired requests; its default of 30 s would let them overstay.
+    connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
+  };
   const app = Fastify({
     loggerInstance: opts.logger,
     disableRequestLogging: true,
@@ -48,7 +60,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     // Names may be 253 characters long.
     routerOptions: { maxParamLength: 1024 },
     return503OnClosing: true,
-    ...(opts.https ? { https: opts.https } : {}),
+    requestTimeout,
+    clientErrorHandler: handleClientError,
+    ...(opts.https ? { https: { ...opts.https, ...timeouts } } : { http: timeouts }),
   }) as unknown as FastifyInstance;
 
   // Bodies are decoded by the routes, which know which media types each verb accepts.
@@ -59,9 +73,17 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // Every request under the API prefix needs a key; health endpoints at the root do not.
   app.addHook('onRequest', async (req, reply) => {
     if (req.url !== apiPrefix && !req.url.startsWith(`${apiPrefix}/`)) return;
+    const { authenticator, failures } = opts.auth;
+    // Behind a proxy every client shares the proxy's address; the limit then applies to all alike.
+    const client = req.socket.remoteAddress ?? '';
+    const wait = failures?.retryAfter(client);
+    if (wait !== undefined && !authenticator.recentlyValid(req.headers.authorization)) {
+      throw tooManyRequests(`too many failed authentication attempts from this client; retry after ${wait} seconds`, wait);
+    }
     try {
-      req.identity = await opts.auth.authenticator.authenticate(req.headers.authorization);
+      req.identity = await authenticator.authenticate(req.headers.authorization);
     } catch (err) {
+      if (err instanceof ApiError && err.code === 401) failures?.fail(client);
       void reply.header('WWW-Authenticate', 'Bearer realm="teamkeys"');
       throw err;
     }

@@ -5,7 +5,8 @@ import pino from 'pino';
 import { defaultGroup } from '../../api/resources.js';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
 import { createRegistry } from '../../registry/registry.js';
-import { createAuthContext } from '../../server/auth-context.js';
+import { createAuthContext, defaultFailureLimit } from '../../server/auth-context.js';
+import type { FailureLimitOptions } from '../../auth/failure-limit.js';
 import { apiPrefix, buildServer } from '../../server/server.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
 import { LocalLease } from '../../store/lease.js';
@@ -44,6 +45,8 @@ interface Options {
   syncPrune?: boolean;
   selfHeal?: boolean;
   webhookSecretFile?: string;
+  authFailureLimit: string;
+  requestTimeout: string;
 }
 
 /** Secrets that could reach a log line through a request object are replaced before writing. */
@@ -64,6 +67,16 @@ function seconds(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number of seconds above 0, not "${value}"`, 2);
   return Number(value);
+}
+
+/** BURST/PER_SECOND, e.g. 50/2, or "off". */
+function failureLimit(value: string): FailureLimitOptions | false {
+  if (value === 'off') return false;
+  const m = value.match(/^(\d+)\/(\d+(?:\.\d+)?)$/);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) {
+    throw new CliError(`--auth-failure-limit must be BURST/PER_SECOND (like 50/2) or off, not "${value}"`, 2);
+  }
+  return { burst: Number(m[1]), perSecond: Number(m[2]) };
 }
 
 type Tls = { cert: Buffer; key: Buffer; selfSigned: boolean } | undefined;
@@ -101,6 +114,12 @@ export function registerServe(program: Command): void {
     .option('--webhook-secret-file <file>', 'GitHub webhook secret for POST /sync')
     .option('--max-ttl <seconds>', 'refuse access keys that live longer (or forever)')
     .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", '60')
+    .option(
+      '--auth-failure-limit <burst/per-second>',
+      'failed authentications a client address may make at once, and how fast that budget refills; then 429 (or "off")',
+      `${defaultFailureLimit.burst}/${defaultFailureLimit.perSecond}`,
+    )
+    .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
     .action(async (opts: Options) => {
       const listen = parseListen(opts.listen);
@@ -108,6 +127,8 @@ export function registerServe(program: Command): void {
       const maxTtlSeconds = seconds('--max-ttl', opts.maxTtl);
       const activityIntervalMs = seconds('--activity-interval', opts.activityInterval)! * 1000;
       const expiredKeyRetentionSeconds = seconds('--expired-key-retention', opts.expiredKeyRetention)!;
+      const authFailureLimit = failureLimit(opts.authFailureLimit);
+      const requestTimeoutMs = seconds('--request-timeout', opts.requestTimeout)! * 1000;
       const tls = await chooseTls(opts, listen, stateDir);
       // Logs go to stderr; stdout carries the lines that say where things are.
       const logger = pino({ level: opts.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } }, pino.destination(2));
@@ -127,7 +148,7 @@ export function registerServe(program: Command): void {
       if (boot.keyFile) console.log(`teamkeys: created the administrator key (user admin) in ${boot.keyFile}, mode 0600`);
       else if (boot.created) console.log('teamkeys: created the administrator key (user admin) from TEAMKEYS_ADMIN_KEY');
 
-      const auth = await createAuthContext(registry, logger, { activityIntervalMs });
+      const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit });
       // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
       const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
       const daemon = opts.syncSource ? await sidecar(opts, registry, logger, stateDir) : undefined;
@@ -137,6 +158,7 @@ export function registerServe(program: Command): void {
         logger,
         lease,
         maintenance: { expiredKeyRetentionSeconds },
+        requestTimeoutMs,
         ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       });
