@@ -62,6 +62,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return503OnClosing: true,
     requestTimeout,
     clientErrorHandler: handleClientError,
+    // Errors fastify meets before routing (a malformed URL) are Status bodies like all others.
+    frameworkErrors: (err, req, reply) => handleError(err, req, reply),
     ...(opts.https ? { https: { ...opts.https, ...timeouts } } : { http: timeouts }),
   }) as unknown as FastifyInstance;
 

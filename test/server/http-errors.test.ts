@@ -20,6 +20,7 @@ const aliasBomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', 'b: &b [*a,*a,
 const cases: Case[] = [
   { label: 'an unknown path', method: 'GET', path: '/kubernetes/management/nope', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' },
   { label: 'an unknown resource', method: 'GET', path: '@/widgets', code: 404, reason: 'NotFound' },
+  { label: 'a malformed percent-escape in the path', method: 'GET', path: '@/teams/%zz', code: 400, reason: 'BadRequest', message: 'is not a valid url component' },
   { label: 'a namespaced path', method: 'GET', path: '@/namespaces/default/teams', code: 404, reason: 'NotFound' },
   { label: 'an unknown subresource', method: 'GET', path: '@/teams/ok/scale', code: 404, reason: 'NotFound' },
   { label: 'POST to an item', method: 'POST', path: '@/teams/ok', headers: json, body: team, code: 405, reason: 'MethodNotAllowed' },
