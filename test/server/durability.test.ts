@@ -20,7 +20,7 @@ interface Ack {
 }
 
 /** Creates teams from `writers` concurrent clients until the server goes away; returns the 201s. */
-async function writeUntilGone(api: string, prefix: string, writers: number): Promise<Ack[]> {
+async function writeUntilGone(api: string, prefix: string, writers: number, onFirstAck: () => void): Promise<Ack[]> {
   const acks: Ack[] = [];
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
@@ -31,6 +31,7 @@ async function writeUntilGone(api: string, prefix: string, writers: number): Pro
           if (res.status !== 201) throw new Error(`create ${name}: ${res.status} ${await res.text()}`);
           const body = (await res.json()) as { metadata: { resourceVersion: string } };
           acks.push({ name, revision: Number(body.metadata.resourceVersion) });
+          if (acks.length === 1) onFirstAck();
         } catch (err) {
           if ((err as Error).message.startsWith('create ')) throw err;
           return; // the connection died with the server: this write was never acknowledged
@@ -53,8 +54,12 @@ describe('durability and concurrency through the HTTP API', () => {
     let lastRevision = 0;
     let server = await serve();
     for (let cycle = 0; cycle < 20; cycle++) {
-      const writing = writeUntilGone(apiOf(server), `c${cycle}`, 6);
-      await new Promise((r) => setTimeout(r, 150 + Math.floor(Math.random() * 350)));
+      let firstAck!: () => void;
+      const acknowledged = new Promise<void>((r) => (firstAck = r));
+      const writing = writeUntilGone(apiOf(server), `c${cycle}`, 6, () => firstAck());
+      // Killed at a random moment once writes are flowing, however slow the machine is.
+      await Promise.race([acknowledged, writing]);
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 400)));
       server.process.kill('SIGKILL');
       const acks = await writing;
       await server.stop();
