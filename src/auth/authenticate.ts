@@ -14,6 +14,12 @@ const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'Unauthoriz
 /** Anything else cannot be a key: refused without touching the store. */
 const keyShape = /^[A-Za-z0-9]{32,256}$/;
 
+/** The key an Authorization header carries, if it has the shape of one. */
+function bearerKey(authorization: string | undefined): string | undefined {
+  const key = authorization?.match(/^Bearer +(\S+)$/i)?.[1];
+  return key && keyShape.test(key) ? key : undefined;
+}
+
 /** How long a key that authenticated counts as known-good to the failure limit. */
 const recentMs = 10 * 60_000;
 const maxRecent = 10_000;
@@ -30,9 +36,9 @@ export class Authenticator {
   ) {}
 
   async authenticate(authorization: string | undefined): Promise<Identity> {
-    const m = authorization?.match(/^Bearer +(\S+)$/i);
-    if (!m || !keyShape.test(m[1]!)) throw unauthorized();
-    const hash = hashKey(m[1]!);
+    const key = bearerKey(authorization);
+    if (!key) throw unauthorized();
+    const hash = hashKey(key);
     const found = await this.registry.store.getByIndex<StoredApiObject>('/ownedaccesskeys/', hash);
     if (found.length !== 1) throw unauthorized();
     const stored = found[0]! as StoredApiObject & OwnedAccessKey;
@@ -55,9 +61,9 @@ export class Authenticator {
    * checked in full, but a client over its failure budget is not refused it.
    */
   recentlyValid(authorization: string | undefined): boolean {
-    const m = authorization?.match(/^Bearer +(\S+)$/i);
-    if (!m || !keyShape.test(m[1]!)) return false;
-    const at = this.recent.get(hashKey(m[1]!));
+    const key = bearerKey(authorization);
+    if (!key) return false;
+    const at = this.recent.get(hashKey(key));
     return at !== undefined && this.now().getTime() - at < recentMs;
   }
 

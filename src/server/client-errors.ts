@@ -3,6 +3,7 @@
  * clients too slow to send their request): answered with a Status body like every other error,
  * then the connection is closed.
  */
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, badRequest } from '../api/errors.js';
 
@@ -20,7 +21,7 @@ export function handleClientError(err: NodeJS.ErrnoException, socket: Socket): v
     const status = clientErrorStatus(err);
     const body = JSON.stringify(status.toStatus());
     socket.write(
-      `HTTP/1.1 ${status.code} ${status.code === 408 ? 'Request Timeout' : status.code === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `HTTP/1.1 ${status.code} ${STATUS_CODES[status.code]}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
