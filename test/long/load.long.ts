@@ -28,8 +28,11 @@ describe('mixed load', () => {
     }
   });
   afterAll(async () => {
-    await served.stop();
+    // A server that does not exit after SIGTERM is a finding: say so with its last log lines.
+    const stopped = await Promise.race([served.stop().then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 20_000))]);
+    if (!stopped) served.process.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
+    if (!stopped) throw new Error(`teamkeys serve did not exit within 20 s of SIGTERM after the load; its log ends:\n${served.stderr().slice(-3000)}`);
   });
 
   it(`serves ${seconds} s of reads, lists, creates, patches and watches with zero errors`, async () => {
