@@ -41,6 +41,8 @@ export async function serveWatch(
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   res.flushHeaders();
   const timer = setTimeout(() => watch.stop(), (q.timeoutSeconds ?? defaultTimeoutSeconds) * 1000);
+  // The connection keeps the process alive while the watch lasts; the timer alone must not.
+  timer.unref();
   res.on('close', () => watch.stop());
   try {
     for await (const event of watch) {
@@ -72,7 +74,7 @@ function write(res: NodeJS.WritableStream & { destroyed: boolean }, chunk: strin
 }
 
 /** Waits until the client has taken what was written, or has gone. */
-function drained(res: NodeJS.EventEmitter): Promise<void> {
+function drained(res: NodeJS.EventEmitter & { destroyed: boolean }): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
@@ -81,5 +83,7 @@ function drained(res: NodeJS.EventEmitter): Promise<void> {
     };
     res.once('drain', done);
     res.once('close', done);
+    // A response already torn down emits neither again.
+    if (res.destroyed) done();
   });
 }
