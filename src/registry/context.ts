@@ -4,6 +4,7 @@ import type { ResourceModel } from '../api/model.js';
 import { withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import type { Store } from '../store/types.js';
+import type { Requester, WriteObserver } from './write-observer.js';
 
 export interface RegistryContext {
   store: Store;
@@ -15,6 +16,8 @@ export interface RegistryContext {
   prefix: string;
   /** Appends the random suffix to a generateName prefix. */
   generateName: (prefix: string) => string;
+  /** Told about every successful write (the server's audit trail). */
+  observe?: WriteObserver;
 }
 
 export function makeContext(
@@ -22,9 +25,10 @@ export function makeContext(
   model: ResourceModel,
   now: () => Date,
   generateName: (prefix: string) => string,
+  observe?: WriteObserver,
 ): RegistryContext {
   const { group, plural, kind } = model.info;
-  return { store, model, now, generateName, gr: { group, resource: plural }, gk: { group, kind }, prefix: `/${plural}/` };
+  return { store, model, now, generateName, gr: { group, resource: plural }, gk: { group, kind }, prefix: `/${plural}/`, ...(observe ? { observe } : {}) };
 }
 
 export const keyOf = (ctx: RegistryContext, name: string) => ctx.prefix + name;
@@ -52,6 +56,8 @@ export interface WriteResult {
 /** Who writes: the fieldManager of the request (kube: else the User-Agent up to its first "/"). */
 export interface Writer {
   fieldManager?: string;
+  /** Who sent the request, for the audit trail (the server's authenticated caller). */
+  requester?: Requester;
 }
 
 export const managerOf = (w: Writer) => w.fieldManager || 'unknown';

@@ -5,7 +5,7 @@ import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { isStorageError } from '../store/errors.js';
 import type { Preconditions } from '../store/types.js';
-import { keyOf, present, timestamp, type RegistryContext } from './context.js';
+import { keyOf, present, timestamp, type RegistryContext, type Writer } from './context.js';
 import type { Admit } from './admission.js';
 import { isRemovable } from './lifecycle.js';
 import { storeCall, toApiError } from './storage-errors.js';
@@ -13,7 +13,7 @@ import { storeCall, toApiError } from './storage-errors.js';
 export const propagationPolicies = ['Foreground', 'Background', 'Orphan'] as const;
 export type PropagationPolicy = (typeof propagationPolicies)[number];
 
-export interface DeleteOptions {
+export interface DeleteOptions extends Writer {
   preconditions?: Preconditions;
   gracePeriodSeconds?: number;
   propagationPolicy?: string;

@@ -8,7 +8,9 @@ import { keyOf, makeContext, present, type RegistryContext, type WriteResult } f
 import { create, type CreateOptions } from './create.js';
 import { remove, removeDue, type DeleteOptions, type DeleteResult } from './delete.js';
 import { list, type ListOptions } from './list.js';
+import { observeWrite } from './observe.js';
 import { storeCall } from './storage-errors.js';
+import type { WriteObserver } from './write-observer.js';
 import { patch, update, type PatchType, type UpdateOptions } from './update.js';
 import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
 import { apply, type ApplyOptions } from './apply.js';
@@ -18,6 +20,8 @@ export interface RegistryOptions {
   now?: () => Date;
   /** Names from a generateName prefix; tests pass their own to force collisions. */
   generateName?: (prefix: string) => string;
+  /** Told about every successful write: the server's audit trail. */
+  onWrite?: WriteObserver;
 }
 
 /** A raw-JSON prefilter: the encoding holds this property name (as a key or a string). */
@@ -30,7 +34,7 @@ export class ResourceRegistry {
   readonly ctx: RegistryContext;
 
   constructor(store: Store, model: ResourceModel, opts: RegistryOptions = {}) {
-    this.ctx = makeContext(store, model, opts.now ?? (() => new Date()), opts.generateName ?? generateName);
+    this.ctx = makeContext(store, model, opts.now ?? (() => new Date()), opts.generateName ?? generateName, opts.onWrite);
   }
 
   get info() {
@@ -63,8 +67,10 @@ export class ResourceRegistry {
     return apply(this.ctx, name, body, opts);
   }
 
-  delete(name: string, opts?: DeleteOptions): Promise<DeleteResult> {
-    return remove(this.ctx, name, opts);
+  async delete(name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
+    const result = await remove(this.ctx, name, opts);
+    observeWrite(this.ctx, opts, { verb: 'delete', object: result.object });
+    return result;
   }
 
   /** Deletes every object the selectors match; returns what was deleted or is now terminating. */

@@ -12,6 +12,7 @@ import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { isRemovable } from './lifecycle.js';
+import { fieldsTouched, observeWrite } from './observe.js';
 import { storeCall } from './storage-errors.js';
 
 export interface UpdateOptions extends Writer {
@@ -113,7 +114,9 @@ export async function runUpdate(
   intended: (current: StoredApiObject) => Intent,
 ): Promise<KubeObject> {
   let revealedKey: string | undefined;
+  let before: StoredApiObject | undefined;
   const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject> => {
+    before = current;
     const intent = intended(current);
     const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
     revealedKey = result.revealedKey;
@@ -126,11 +129,17 @@ export async function runUpdate(
     const stored = opts.dryRun
       ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
       : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
+    // An update that changed nothing kept its resourceVersion: nothing was written, nothing to record.
+    if (before && stored.metadata.resourceVersion !== before.metadata.resourceVersion) {
+      const after = present(stored);
+      observeWrite(ctx, opts, { verb, ...(opts.subresource ? { subresource: opts.subresource } : {}), object: after, fields: fieldsTouched(ctx, present(before), after) });
+    }
     return present(stored, revealedKey);
   } catch (err) {
     if (!(err instanceof RemoveInstead)) throw err;
     if (!opts.dryRun) {
       await storeCall(ctx, name, () => ctx.store.delete(keyOf(ctx, name), { resourceVersion: err.resourceVersion }));
+      observeWrite(ctx, opts, { verb: 'delete', object: present(err.object) });
     }
     return present(err.object, revealedKey);
   }

@@ -25,6 +25,8 @@ export interface StructuralSchema {
   format?: string;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
+  /** teamkeys: git's value is the whole value of this field (it grants or defines access). */
+  'x-teamkeys-authoritative'?: boolean;
   [keyword: string]: unknown;
 }
 

@@ -11,6 +11,8 @@ import { apiPrefix, buildServer } from '../../server/server.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
 import { LocalLease } from '../../store/lease.js';
 import { openStore } from '../../store/open.js';
+import { openAuditTrail } from '../../store/audit/open.js';
+import { AuditRecorder } from '../../server/audit/audit-recorder.js';
 import { storeOptionHelp, storeUrl } from '../embedded.js';
 import { CliError } from '../errors.js';
 import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
@@ -47,6 +49,8 @@ interface Options {
   webhookSecretFile?: string;
   authFailureLimit: string;
   requestTimeout: string;
+  auditLog?: string;
+  auditRetention: string;
 }
 
 /** Secrets that could reach a log line through a request object are replaced before writing. */
@@ -120,6 +124,8 @@ export function registerServe(program: Command): void {
       `${defaultFailureLimit.burst}/${defaultFailureLimit.perSecond}`,
     )
     .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
+    .option('--audit-log <file>', 'also append every audit event (who wrote what, when) to this file as JSON lines')
+    .option('--audit-retention <duration>', 'keep audit events this long (like 90d, 12h)', '90d')
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
     .action(async (opts: Options) => {
       const listen = parseListen(opts.listen);
@@ -136,8 +142,10 @@ export function registerServe(program: Command): void {
         logger.warn({ host: listen.host }, 'serving plain HTTP on a non-loopback address: access keys cross the network in clear text unless a TLS proxy is in front');
       }
 
+      const auditRetentionMs = parseDuration('--audit-retention', opts.auditRetention);
       const store = openStore(storeUrl(opts.store));
-      const registry = createRegistry(store, { group: opts.apiGroup, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
+      const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: auditRetentionMs, ...(opts.auditLog ? { logFile: resolve(opts.auditLog) } : {}) });
+      const registry = createRegistry(store, { group: opts.apiGroup, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
       const adminKeyFile = join(stateDir, 'admin.key');
       const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
       const boot = await bootstrapAdmin(registry, {
@@ -158,6 +166,7 @@ export function registerServe(program: Command): void {
         logger,
         lease,
         maintenance: { expiredKeyRetentionSeconds },
+        audit,
         requestTimeoutMs,
         ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
@@ -183,6 +192,7 @@ export function registerServe(program: Command): void {
           logger.info({ signal }, 'shutting down');
           void app
             .close()
+            .then(() => audit.close())
             .then(() => store.close())
             .then(done, (err: unknown) => {
               logger.error({ err }, 'shutdown failed');
