@@ -51,3 +51,8 @@ export interface AuditFilter {
 /** The newest events first are what a reader wants; lists hold at most this many. */
 export const defaultAuditLimit = 500;
 export const maxAuditLimit = 5000;
+
+/** Reads the audit trail (the server's recorder, or a client of its API). */
+export interface AuditReader {
+  list(filter: AuditFilter): Promise<AuditEvent[]>;
+}

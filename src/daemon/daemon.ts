@@ -152,7 +152,7 @@ export class SyncDaemon {
       });
       this.cycles++;
       this.lastReport = report;
-      const ok = ['clean', 'changes', 'applied'].includes(report.outcome);
+      const ok = ['clean', 'changes', 'drifted', 'applied'].includes(report.outcome);
       o.metrics.cycle(report.outcome, (performance.now() - started) / 1000, report);
       if (ok) {
         this.lastGoodReport = report;

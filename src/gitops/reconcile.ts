@@ -6,7 +6,7 @@ import { applyPlan } from './apply/apply.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
 import { buildReport, type Report } from './report/report.js';
 import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
-import { checkTeamReferences, validateManifests } from './validate.js';
+import { checkTeamReferences, validateManifests, type DesiredObject } from './validate.js';
 
 export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   mode: 'plan' | 'apply';
@@ -45,6 +45,21 @@ export async function validateSource(source: SourceOptions, apiVersion: string):
   return { report, loaded };
 }
 
+/**
+ * Plans the objects that differ from git again with their audit events, so a field someone
+ * removed is told from one git added and drift is named by person. A server whose trail cannot be
+ * read leaves the plan as managedFields made it.
+ */
+async function withHistory(client: ApiClient, plan: Plan, byKey: Map<string, DesiredObject>, live: Record<Plural, KubeObject[]>, models: ReturnType<typeof modelsFor>, opts: PlanOptions): Promise<void> {
+  for (const [i, a] of plan.actions.entries()) {
+    if (a.type !== 'update' && a.type !== 'replace') continue;
+    const obj = live[a.plural].find((o) => o.metadata.name === a.name)!;
+    const history = await client.auditEvents({ resource: a.plural, name: a.name, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) });
+    if (!history) return;
+    plan.actions[i] = planObject(models[a.plural], byKey.get(`${a.plural}/${a.name}`), obj, opts, history);
+  }
+}
+
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const { client } = opts;
   const loaded = await loadSource(opts.source);
@@ -57,11 +72,12 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
   const planOpts: PlanOptions = { sourceId: loaded.id, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
   const plan = planReconcile(desired, live, models, planOpts);
+  const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
+  await withHistory(client, plan, byKey, live, models, planOpts);
   if (opts.reportDriftOnly && opts.mode === 'apply') {
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }
   if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded };
-  const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
   const changeSet = await applyPlan(client, plan.actions, {
     concurrency: opts.concurrency,
     ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),

@@ -47,7 +47,7 @@ describe('the README, followed on a fresh clone', () => {
     server.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     server.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     const deadline = Date.now() + 280_000;
-    while (!out.includes('Applied: 5 to create')) {
+    while (!out.includes('Created 5, ')) {
       if (server.exitCode !== null) throw new Error(`the first command exited with ${server.exitCode}:\n${out}\n${err.slice(-3000)}`);
       if (Date.now() > deadline) throw new Error(`no first sync report in time:\n${out}\n${err.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 500));

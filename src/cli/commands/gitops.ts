@@ -8,10 +8,10 @@ import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests } from '../../gitops/validate.js';
 import { addGitopsFlags, count, formatReport, openClient, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
 
-/** Exit codes: 0 done or nothing to do; 2 changes (plan --detailed-exitcode); 1 anything wrong. */
+/** Exit codes: 0 done or nothing to do; 2 changes or drift (--detailed-exitcode); 1 anything wrong. */
 function exitCode(report: Report, detailed: boolean): number {
   if (['invalid', 'refused', 'failed'].includes(report.outcome)) return 1;
-  return detailed && report.outcome === 'changes' ? 2 : 0;
+  return detailed && ['changes', 'drifted'].includes(report.outcome) ? 2 : 0;
 }
 
 async function finish(report: Report, f: GitopsFlags): Promise<void> {

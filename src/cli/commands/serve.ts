@@ -159,7 +159,7 @@ export function registerServe(program: Command): void {
       const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit });
       // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
       const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
-      const daemon = opts.syncSource ? await sidecar(opts, registry, logger, stateDir) : undefined;
+      const daemon = opts.syncSource ? await sidecar(opts, registry, logger, stateDir, audit) : undefined;
       const app = await buildServer({
         registry,
         auth,
@@ -206,9 +206,9 @@ export function registerServe(program: Command): void {
 }
 
 /** The sidecar: a sync daemon in this process, on the same registry, with /metrics and POST /sync. */
-async function sidecar(opts: Options, registry: Registry, log: Logger, stateDir: string): Promise<{ daemon: SyncDaemon; metrics: DaemonMetrics; webhookSecret: string | undefined }> {
+async function sidecar(opts: Options, registry: Registry, log: Logger, stateDir: string, audit: AuditRecorder): Promise<{ daemon: SyncDaemon; metrics: DaemonMetrics; webhookSecret: string | undefined }> {
   const metrics = new DaemonMetrics();
-  const client = new CountingClient(new EmbeddedClient(registry, 'embedded store (this server)'), metrics);
+  const client = new CountingClient(new EmbeddedClient(registry, 'embedded store (this server)', undefined, audit), metrics);
   const webhookSecret = await readSecret(opts.webhookSecretFile);
   const source = opts.syncSource!;
   const daemon = new SyncDaemon({

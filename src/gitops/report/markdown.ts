@@ -1,14 +1,15 @@
 /** The report as Markdown: for pull request comments, job summaries and the daemon's latest run. */
 import type { Report, ReportObject } from './report.js';
+import { countsText, driftText, whoText as byText } from './who.js';
 
 const code = (v: unknown) => `\`${JSON.stringify(v)?.replace(/`/g, "'") ?? 'null'}\``;
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 function headline(r: Report): string {
   const s = r.summary;
-  const verb = r.mode === 'apply' ? { create: 'created', update: 'updated', replace: 'replaced', delete: 'deleted' } : { create: 'to create', update: 'to update', replace: 'to replace', delete: 'to delete' };
-  const parts = (['create', 'update', 'replace', 'delete'] as const).filter((k) => s[k] > 0).map((k) => `${s[k]} ${verb[k]}`);
-  const title = r.outcome === 'invalid' ? 'invalid manifests' : r.outcome === 'refused' ? 'refused' : parts.length ? parts.join(', ') : 'no changes';
+  const parts = countsText(r.mode, s, false);
+  const title =
+    r.outcome === 'invalid' ? 'invalid manifests' : r.outcome === 'refused' ? 'refused' : r.mode === 'validate' ? 'valid' : parts.length ? parts.join(', ') : 'no changes';
   const extra = [s.drifted ? `${s.drifted} drifted` : '', s.failed ? `${s.failed} failed` : ''].filter(Boolean).join(', ');
   return `## teamkeys ${r.mode}: ${title}${extra ? ` (${extra})` : ''}`;
 }
@@ -17,11 +18,13 @@ function changeText(o: ReportObject): string {
   if (o.action === 'create') return 'new object';
   if (o.action === 'delete') return o.reason ?? 'not in the source';
   if (o.action === 'skip' && o.changes.length === 0) return o.reason ?? '';
-  return o.changes.map((c) => `${c.drift ? '**drift** ' : ''}\`${c.path}\`: ${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`).join('<br>');
+  return o.changes
+    .map((c) => `${c.drift ? `**drift**: ${driftText(c)}<br>` : ''}\`${c.path}\`: ${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`)
+    .join('<br>');
 }
 
 function whoText(o: ReportObject): string {
-  const who = [...new Set(o.changes.map((c) => c.lastChangedBy).filter(Boolean).map((b) => `${b!.manager} (${b!.operation}${b!.time ? `, ${b!.time}` : ''})`))];
+  const who = [...new Set(o.changes.map((c) => c.lastChangedBy).filter(Boolean).map((b) => byText(b)))];
   return who.join('<br>');
 }
 
