@@ -40,8 +40,10 @@ describe('the audit trail of a served process', () => {
   let served: Served;
   const serve = (...extra: string[]) => startServe(['--store', `sqlite:${join(dir, 'teamkeys.db')}`, '--audit-log', join(dir, 'audit.jsonl'), ...extra], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
   const as = (key: string, name: string, ...args: string[]) => kubectl(served, args, { kubeconfig: kubeconfigWithToken(served, key, name) });
+  // The server took its key from the environment, so its own kubeconfig carries none.
+  const admin = (args: string[], input?: string) => kubectl(served, args, { kubeconfig: kubeconfigWithToken(served, adminKey, 'admin'), ...(input ? { input } : {}) });
   const events = (query: string, key = adminKey) => {
-    const r = as(key, `reader-${key.slice(0, 4)}`, 'get', '--raw', `/apis/audit.management.service/v1/events${query}`);
+    const r = as(key, `reader-${key.slice(0, 4)}`, 'get', '--raw', `/kubernetes/management/apis/audit.management.service/v1/events${query}`);
     return { ...r, items: r.code === 0 ? (JSON.parse(r.stdout) as { items: AuditEvent[] }).items : [] };
   };
 
@@ -56,8 +58,8 @@ describe('the audit trail of a served process', () => {
   });
 
   it('records every write with the user and the key, and what it touched', () => {
-    expect(kubectl(served, ['create', '-f', '-'], { input: setup }).code).toBe(0);
-    expect(kubectl(served, ['create', '-f', '-'], { input: 'apiVersion: management.service/v1\nkind: Team\nmetadata: {name: sandbox}\nspec: {users: [ana]}\n' }).code).toBe(0);
+    expect(admin(['create', '-f', '-'], setup).code).toBe(0);
+    expect(admin(['create', '-f', '-'], 'apiVersion: management.service/v1\nkind: Team\nmetadata: {name: sandbox}\nspec: {users: [ana]}\n').code).toBe(0);
     expect(as(olgaKey, 'olga', 'patch', 'team', 'sandbox', '--type=json', '-p', '[{"op":"add","path":"/spec/users/-","value":"mallory"}]').code).toBe(0);
     expect(as(olgaKey, 'olga', 'label', 'team', 'sandbox', 'tier=test').code).toBe(0);
     expect(as(olgaKey, 'olga', 'delete', 'team', 'sandbox').code).toBe(0);
@@ -97,6 +99,9 @@ describe('the audit trail of a served process', () => {
     expect(refused.stderr).toContain('(Forbidden)');
     expect(refused.stderr).toContain('only management admins may read the audit trail');
     expect(events('', olgaKey).code).toBe(1);
+    const write = admin(['create', '--raw', '/kubernetes/management/apis/audit.management.service/v1/events', '-f', '-'], '{}');
+    expect(write.code).toBe(1);
+    expect(write.stderr).toContain('MethodNotAllowed');
     const bad = events('?limit=zero');
     expect(bad.stderr).toContain('limit must be a whole number from 1 to 5000, not "zero"');
   });

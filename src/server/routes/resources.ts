@@ -24,9 +24,10 @@ const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers[
 /** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
 function writeOptions(req: Request) {
   const w = writeQuery(req.query);
-  const agent = req.headers['user-agent']?.split('/')[0]?.trim();
-  return { ...w, fieldManager: w.fieldManager ?? (agent || 'unknown'), requester: requesterOf(req) };
+  return { ...w, fieldManager: w.fieldManager ?? agentOf(req), requester: requesterOf(req) };
 }
+
+const agentOf = (req: Request) => req.headers['user-agent']?.split('/')[0]?.trim() || 'unknown';
 
 /** Who sent the request, for the audit trail the registry's write observer feeds. */
 function requesterOf(req: Request): Requester {
@@ -52,7 +53,7 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
       guard.scope('deletecollection');
       guard.requireEverywhere('deletecollection');
       const body = req.body && req.body.length > 0 ? objectBody(req) : undefined;
-      return send(req, reply, 200, await r.deleteCollection(readQuery(req.query), { ...deleteOptions(req.query, body), requester: requesterOf(req), admit: guard.admit() }));
+      return send(req, reply, 200, await r.deleteCollection(readQuery(req.query), { ...deleteOptions(req.query, body), fieldManager: agentOf(req), requester: requesterOf(req), admit: guard.admit() }));
     }
     default:
       throw methodNotAllowed(req.method, `the collection ${r.info.plural}`);
@@ -92,7 +93,7 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
     case 'DELETE': {
       guard.scope('delete', name);
       const body = req.body && req.body.length > 0 ? objectBody(req) : undefined;
-      const { object, removed } = await r.delete(name, { ...deleteOptions(req.query, body), requester: requesterOf(req), admit: guard.admit() });
+      const { object, removed } = await r.delete(name, { ...deleteOptions(req.query, body), fieldManager: agentOf(req), requester: requesterOf(req), admit: guard.admit() });
       if (!removed) return send(req, reply, 200, object);
       const { group, plural } = r.info;
       return send(req, reply, 200, {
