@@ -4,7 +4,7 @@
  * at a time; triggers during a run coalesce into one more. Failures back off exponentially; a
  * broken source writes nothing, so the last good state stays applied.
  */
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
@@ -182,8 +182,11 @@ export class SyncDaemon {
     if (!dir) return;
     await mkdir(join(dir, 'history'), { recursive: true });
     const json = `${JSON.stringify(report, null, 2)}\n`;
-    await writeFile(join(dir, 'report.json'), json);
-    await writeFile(join(dir, 'report.md'), renderMarkdown(report));
+    // Readers (a dashboard, a test) never see half a report: written aside, then renamed over.
+    for (const [name, text] of [['report.json', json], ['report.md', renderMarkdown(report)]] as const) {
+      await writeFile(join(dir, `.${name}.tmp`), text);
+      await rename(join(dir, `.${name}.tmp`), join(dir, name));
+    }
     await writeFile(join(dir, 'history', `${report.generatedAt.replace(/[:]/g, '')}-${String(this.cycles).padStart(6, '0')}-${report.outcome}.json`), json);
     const history = (await readdir(join(dir, 'history'))).sort();
     for (const old of history.slice(0, Math.max(0, history.length - (this.opts.historySize ?? 10)))) await rm(join(dir, 'history', old), { force: true });
