@@ -10,9 +10,7 @@ import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { renderText } from '../gitops/report/text.js';
-import { createRegistry } from '../registry/registry.js';
-import { openStore } from '../store/open.js';
-import { storeOptionHelp, storeUrl } from './embedded.js';
+import { openEmbedded, storeOptionHelp, storeUrl } from './embedded.js';
 import { CliError } from './errors.js';
 
 export interface GitopsFlags {
@@ -72,9 +70,8 @@ export async function openClient(f: GitopsFlags): Promise<ApiClient> {
     const ca = f.caFile ? await readFile(f.caFile).catch(() => { throw new CliError(`cannot read --ca-file ${f.caFile}`); }) : undefined;
     return new HttpClient({ server: f.server, token, group: f.apiGroup, ...(ca ? { ca } : {}) });
   }
-  const url = storeUrl(f.store);
-  const store = openStore(url);
-  return new EmbeddedClient(createRegistry(store, { group: f.apiGroup }), url, () => store.close());
+  const { registry, audit, close } = openEmbedded(f.store, f.apiGroup);
+  return new EmbeddedClient(registry, storeUrl(f.store), close, audit);
 }
 
 export function formatReport(report: Report, output: string): string {

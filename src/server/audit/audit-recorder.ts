@@ -17,6 +17,8 @@ export interface AuditOptions {
   /** Also append each event as one JSON line to this file (mode 0600). */
   logFile?: string;
   now?: () => Date;
+  /** The user every write without a requester is recorded under (a command on a local store). */
+  localUser?: string;
 }
 
 export const defaultAuditRetentionMs = 90 * 24 * 3600 * 1000;
@@ -41,7 +43,7 @@ export class AuditRecorder {
 
   /** The observer to give the registry. */
   readonly observer: WriteObserver = (write) => {
-    if (!write.requester && write.subresource === 'status') return;
+    if (!write.requester && write.subresource === 'status' && !this.opts.localUser) return;
     const event = this.eventOf(write);
     this.file?.write(`${JSON.stringify(event)}\n`);
     // Appends are chained so the trail keeps the order the writes happened in.
@@ -59,7 +61,7 @@ export class AuditRecorder {
       auditID: randomUUID(),
       stage: 'ResponseComplete',
       verb: w.verb,
-      user: { username: r?.username ?? serverUser, ...(r?.keyName ? { keyName: r.keyName } : {}), ...(r?.groups?.length ? { groups: r.groups } : {}) },
+      user: { username: r?.username ?? this.opts.localUser ?? serverUser, ...(r?.keyName ? { keyName: r.keyName } : {}), ...(r?.groups?.length ? { groups: r.groups } : {}) },
       ...(r?.sourceIP ? { sourceIPs: [r.sourceIP] } : {}),
       ...(r?.userAgent ? { userAgent: r.userAgent } : {}),
       objectRef: {
