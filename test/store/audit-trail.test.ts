@@ -60,9 +60,8 @@ describe.each(backends)('the audit trail on %s', (backend, setup) => {
     let store = open();
     let trail = openAuditTrail(store);
     const rev = await store.currentRevision();
-    await trail.append(event(1, 'auditors', 'olga', '2026-01-01T00:00:00.000Z'));
-    await trail.append(event(2, 'platform', 'admin', '2026-01-02T00:00:00.000Z'));
-    await trail.append(event(3, 'auditors', 'admin', '2026-01-03T00:00:00.000Z'));
+    await trail.append([event(1, 'auditors', 'olga', '2026-01-01T00:00:00.000Z'), event(2, 'platform', 'admin', '2026-01-02T00:00:00.000Z')]);
+    await trail.append([event(3, 'auditors', 'admin', '2026-01-03T00:00:00.000Z')]);
     expect((await trail.list({})).map((e) => e.auditID)).toEqual(['id-1', 'id-2', 'id-3']);
     expect((await trail.list({ resource: 'teams', name: 'auditors' })).map((e) => e.user.username)).toEqual(['olga', 'admin']);
     expect((await trail.list({ uid: 'uid-platform' })).map((e) => e.auditID)).toEqual(['id-2']);

@@ -28,6 +28,8 @@ export const serverUser = 'system:teamkeys';
 
 export class AuditRecorder {
   private pending: Promise<void> = Promise.resolve();
+  /** Events observed in this turn of the event loop, stored together in one transaction. */
+  private batch: AuditEvent[] = [];
   private readonly file: WriteStream | undefined;
   private readonly now: () => Date;
 
@@ -46,8 +48,17 @@ export class AuditRecorder {
     if (!write.requester && write.subresource === 'status' && !this.opts.localUser) return;
     const event = this.eventOf(write);
     this.file?.write(`${JSON.stringify(event)}\n`);
-    // Appends are chained so the trail keeps the order the writes happened in.
-    this.pending = this.pending.then(() => this.trail.append(event)).catch((err: unknown) => this.log.error({ err, auditID: event.auditID }, 'cannot store an audit event'));
+    this.batch.push(event);
+    if (this.batch.length > 1) return;
+    // Appends are chained so the trail keeps the order the writes happened in; the writes of one
+    // event-loop turn go in one batch.
+    this.pending = this.pending
+      .then(() => new Promise<void>((done) => setImmediate(done)))
+      .then(() => {
+        const events = this.batch;
+        this.batch = [];
+        return this.trail.append(events).catch((err: unknown) => this.log.error({ err, auditIDs: events.map((e) => e.auditID) }, 'cannot store audit events'));
+      });
   };
 
   private eventOf(w: ObservedWrite): AuditEvent {

@@ -6,7 +6,8 @@ import type { AuditEvent, AuditFilter } from '../../api/audit-event.js';
 import { defaultAuditLimit } from '../../api/audit-event.js';
 
 export interface AuditTrail {
-  append(event: AuditEvent): Promise<void>;
+  /** Appends events in order, in one transaction where the backend has them. */
+  append(events: AuditEvent[]): Promise<void>;
   /** Matching events, oldest first (the newest `limit` of them). */
   list(filter: AuditFilter): Promise<AuditEvent[]>;
   /** Removes events stored before `before`; returns how many went. */
@@ -23,8 +24,8 @@ export function columnsOf(e: AuditEvent) {
 export class MemoryAuditTrail implements AuditTrail {
   private events: AuditEvent[] = [];
 
-  async append(event: AuditEvent): Promise<void> {
-    this.events.push(structuredClone(event));
+  async append(events: AuditEvent[]): Promise<void> {
+    this.events.push(...structuredClone(events));
   }
 
   async list(f: AuditFilter): Promise<AuditEvent[]> {

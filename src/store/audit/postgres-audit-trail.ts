@@ -31,10 +31,17 @@ export class PostgresAuditTrail implements AuditTrail {
     return this.ready;
   }
 
-  async append(event: AuditEvent): Promise<void> {
+  async append(events: AuditEvent[]): Promise<void> {
+    if (events.length === 0) return;
     await this.init();
-    const c = columnsOf(event);
-    await this.pool.query('INSERT INTO audit_events (time, resource, name, uid, username, event) VALUES ($1, $2, $3, $4, $5, $6)', [c.time, c.resource, c.name, c.uid, c.username, JSON.stringify(event)]);
+    // One multi-row INSERT: one round trip and one commit for the whole batch, in order.
+    const values: string[] = [];
+    const rows = events.map((e, i) => {
+      const c = columnsOf(e);
+      values.push(c.time, c.resource, c.name, c.uid, c.username, JSON.stringify(e));
+      return `(${[1, 2, 3, 4, 5, 6].map((k) => `$${i * 6 + k}`).join(', ')})`;
+    });
+    await this.pool.query(`INSERT INTO audit_events (time, resource, name, uid, username, event) VALUES ${rows.join(', ')}`, values);
   }
 
   async list(f: AuditFilter): Promise<AuditEvent[]> {
