@@ -128,8 +128,14 @@ describe('the reconciler on the embedded store', () => {
     const r = teamkeys(['validate', join(repo.dir, 'extra')]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('typo.yaml:2:7: unknown kind "Tem" in "management.service/v1"');
+    // validate plans nothing, and says nothing about planning.
+    expect(r.stdout).toContain('1 error(s) in the manifests.\n');
+    expect(r.stdout).not.toMatch(/plan/i);
     repo.remove('extra');
     expect(teamkeys(['validate', '--source', repo.dir]).stdout.trim()).toBe('The manifests are valid.');
+    const md = teamkeys(['validate', '--source', repo.dir, '--output', 'markdown']).stdout;
+    expect(md).toContain('## teamkeys validate: valid');
+    expect(md).not.toMatch(/unchanged|no changes|→/);
   });
 
   it('reads a git URL at a ref and a sub-path', async () => {

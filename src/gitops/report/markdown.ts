@@ -30,7 +30,8 @@ function whoText(o: ReportObject): string {
 
 export function renderMarkdown(r: Report): string {
   const lines = [headline(r), ''];
-  lines.push(`Source \`${r.source.id}\`${r.source.revision ? ` at \`${r.source.revision.slice(0, 12)}\`` : ''} → \`${r.target}\``, '');
+  const target = r.mode === 'validate' ? '' : ` → \`${r.target}\``;
+  lines.push(`Source \`${r.source.id}\`${r.source.revision ? ` at \`${r.source.revision.slice(0, 12)}\`` : ''}${target}`, '');
   if (r.refused) lines.push(`> **Refused:** ${r.refused}`, '');
   if (r.errors.length > 0) {
     lines.push('### Errors', '', ...r.errors.map((e) => `- \`${e.file}:${e.line}:${e.column}\`: ${e.message}`), '');
@@ -54,6 +55,6 @@ export function renderMarkdown(r: Report): string {
   if (skipped.length > 0) {
     lines.push(`<details><summary>Skipped (${skipped.length})</summary>`, '', ...skipped.map((o) => `- ${o.kind}/${o.name}: ${o.reason ?? ''}`), '', '</details>', '');
   }
-  lines.push(`${r.summary.unchanged} unchanged.`);
+  if (r.mode !== 'validate') lines.push(`${r.summary.unchanged} unchanged.`);
   return `${lines.join('\n')}\n`;
 }
