@@ -53,12 +53,14 @@ function writesSinceGitops(history: AuditEvent[], entries: ManagedFieldsEntry[])
 /**
  * Who removed a field git wants (given as FieldsV1 leaves) after gitops applied it, or undefined
  * when nobody did (then git moved on: not drift). With the audit trail: the write that removed it.
- * Without: the latest write by another manager after gitops', by managedFields times.
+ * Without (or when the trail holds no write since gitops', e.g. trimmed): the latest write by
+ * another manager after gitops', by managedFields times.
  */
 export function removedBy(leaves: string[], entries: ManagedFieldsEntry[], history: AuditEvent[] | undefined): Attribution | undefined {
-  if (history) {
+  const since = history ? writesSinceGitops(history, entries) : [];
+  if (since.length > 0) {
     const paths = leaves.map(pathString);
-    const remover = writesSinceGitops(history, entries).find((e) => touches(e, paths, ['removed', 'changed']));
+    const remover = since.find((e) => touches(e, paths, ['removed', 'changed']));
     return remover ? fromEvent(remover) : undefined;
   }
   const gitopsTime = entries.filter((e) => e.manager === gitopsManager && !e.subresource).map((e) => e.time ?? '').sort().at(-1);
