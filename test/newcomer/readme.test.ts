@@ -72,7 +72,8 @@ describe('the README, followed on a fresh clone', () => {
       await new Promise((r) => setTimeout(r, 300));
     }
     const cat = walk(second!.filter((l) => l.startsWith('cat ')));
-    expect(cat.stdout).toContain('**drift** `spec.displayName`: `"Changed by hand"` → `"Platform"`');
-    expect(cat.stdout).toContain('kubectl-patch (Update,');
+    // Named by person: the sidecar reads its own server's audit trail.
+    expect(cat.stdout).toContain('**drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ');
+    expect(cat.stdout).toContain('`spec.displayName`: `"Changed by hand"` → `"Platform"`');
   }, 300_000);
 });
