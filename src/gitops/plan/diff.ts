@@ -119,7 +119,8 @@ export function diffObject(model: ResourceModel, desired: KubeObject, live: Kube
   const mine = ownedBy(entries, (m) => m === gitopsManager);
   const others = ownedBy(entries, (m) => m !== gitopsManager);
   const liveCore = coreOf(live);
-  const targetCore = mergeApplied(schema, liveCore, desiredCore) as Record<string, unknown>;
+  // A copy: the removals below must not reach into the live object through shared structs.
+  const targetCore = mergeApplied(schema, structuredClone(liveCore), desiredCore) as Record<string, unknown>;
   // What gitops wrote before and git no longer has goes, unless another manager holds it too.
   for (const p of [...mine].filter((p) => counts(p) && !wanted.has(p) && !others.has(p)).sort(byLength)) {
     removePath(schema, targetCore, JSON.parse(p) as string[]);
@@ -128,11 +129,19 @@ export function diffObject(model: ResourceModel, desired: KubeObject, live: Kube
   const whole = opts.replace ? replaced : model.authoritativePaths;
   const extra = [...leavesOf(schema, targetCore).keys()].filter((p) => counts(p) && !wanted.has(p) && whole.some((f) => under(p, f)));
   for (const p of extra.sort(byLength)) removePath(schema, targetCore, JSON.parse(p) as string[]);
+  // A field git does not hold at all goes whole (not as an empty struct).
+  for (const f of whole.filter((f) => valueAt(desiredCore, f) === undefined && !opts.ignore(f.join('.')))) {
+    const parent = valueAt(targetCore, f.slice(0, -1));
+    if (isJsonMap(parent)) delete parent[f[f.length - 1]!];
+  }
 
   const patch = fastJsonPatch.compare(liveCore, targetCore);
   const before: Leaves = leavesOf(schema, liveCore);
   const after: Leaves = leavesOf(schema, targetCore);
-  const changed = [...new Set([...before.keys(), ...after.keys()])].filter((p) => counts(p) && before.get(p) !== after.get(p));
+  const differs = [...new Set([...before.keys(), ...after.keys()])].filter((p) => counts(p) && before.get(p) !== after.get(p));
+  // A container (a map's marker, a struct left empty) is reported through what changed in it.
+  const inside = (p: string) => (p.endsWith('"."]') ? p.slice(0, -'"."]'.length) : `${p.slice(0, -1)},`);
+  const changed = differs.filter((p) => !differs.some((q) => q !== p && q.startsWith(inside(p))));
   const byField = new Map<string, string[]>();
   for (const p of changed) {
     const key = JSON.stringify(fieldOf(p));
