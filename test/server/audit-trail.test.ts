@@ -14,6 +14,7 @@ import { kubectl, kubectlPath, kubeconfigWithToken, startServe, type Served } fr
 const adminKey = 'AdminKeyForTheAuditTrailTest0123456789abcdefghij';
 const olgaKey = 'OlgaLaptopKey0123456789abcdefghijklmnopqrstuvwxyz';
 const vicKey = 'VicViewerKey0123456789abcdefghijklmnopqrstuvwxyzAB';
+const scopedKey = 'AdminScopedToTeams0123456789abcdefghijklmnopqrstu';
 const setup = `apiVersion: management.service/v1
 kind: Team
 metadata: {name: ops}
@@ -33,6 +34,11 @@ apiVersion: management.service/v1
 kind: OwnedAccessKey
 metadata: {name: vic-key}
 spec: {user: vic, key: ${vicKey}}
+---
+apiVersion: management.service/v1
+kind: OwnedAccessKey
+metadata: {name: admin-teams-only}
+spec: {user: admin, key: ${scopedKey}, scope: {rules: [{resources: [{group: management.service, resources: [teams]}]}]}}
 `;
 
 describe('the audit trail of a served process', () => {
@@ -84,8 +90,9 @@ describe('the audit trail of a served process', () => {
     // The keys' creation is recorded; their values are nowhere, in the API or in the log file.
     const keys = events('?resource=ownedaccesskeys');
     expect(keys.items.map((e) => [e.verb, e.objectRef.name, e.user.username])).toEqual(expect.arrayContaining([['create', 'olga-laptop', 'admin'], ['create', 'vic-key', 'admin']]));
+    expect(keys.stdout).not.toContain(scopedKey);
     const log = readFileSync(join(dir, 'audit.jsonl'), 'utf8');
-    for (const secret of [olgaKey, vicKey, adminKey]) {
+    for (const secret of [olgaKey, vicKey, adminKey, scopedKey]) {
       expect(keys.stdout).not.toContain(secret);
       expect(log).not.toContain(secret);
     }
@@ -99,6 +106,10 @@ describe('the audit trail of a served process', () => {
     expect(refused.stderr).toContain('(Forbidden)');
     expect(refused.stderr).toContain('only management admins may read the audit trail');
     expect(events('', olgaKey).code).toBe(1);
+    // An admin's key scoped to teams does not reach the trail.
+    const scoped = events('', scopedKey);
+    expect(scoped.code).toBe(1);
+    expect(scoped.stderr).toContain("the access key's scope does not allow this management request");
     const write = admin(['create', '--raw', '/kubernetes/management/apis/audit.management.service/v1/events', '-f', '-'], '{}');
     expect(write.code).toBe(1);
     expect(write.stderr).toContain('MethodNotAllowed');

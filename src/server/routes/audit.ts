@@ -4,9 +4,11 @@
  * one object (resource, name, uid), a user, or a start time.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { auditApiVersion, maxAuditLimit, type AuditFilter } from '../../api/audit-event.js';
+import { auditApiVersion, auditGroup, maxAuditLimit, type AuditFilter } from '../../api/audit-event.js';
 import { ApiError, badRequest, methodNotAllowed } from '../../api/errors.js';
 import type { AuditRecorder } from '../audit/audit-recorder.js';
+import type { Resource } from '../../auth/roles.js';
+import { scopeDenial } from '../../auth/scope.js';
 import { identityOf } from '../guard.js';
 
 type Query = Record<string, string | string[] | undefined>;
@@ -39,9 +41,11 @@ export function registerAuditRoutes(app: FastifyInstance, apiPrefix: string, aud
     url,
     handler: async (req: FastifyRequest<{ Querystring: Query }>, reply) => {
       const who = identityOf(req);
-      if (!who.clusterRoles.has('management-admin')) {
-        throw new ApiError(403, 'Forbidden', `events.${auditApiVersion.split('/')[0]} is forbidden: User "${who.name}" cannot list resource "events" in API group "${auditApiVersion.split('/')[0]}": only management admins may read the audit trail`);
-      }
+      const forbidden = (why: string) => new ApiError(403, 'Forbidden', `events.${auditGroup} is forbidden: User "${who.name}" cannot list resource "events" in API group "${auditGroup}": ${why}`);
+      if (!who.clusterRoles.has('management-admin')) throw forbidden('only management admins may read the audit trail');
+      // An admin's key scoped to less (say, to teams) does not reach the trail either.
+      const scoped = scopeDenial(who.scope, { verb: 'list', group: auditGroup, resource: 'events' as Resource });
+      if (scoped) throw forbidden(scoped);
       // The trail is append-only: nobody edits or deletes what it recorded.
       if (req.method !== 'GET') throw methodNotAllowed(req.method, 'the audit trail (it is read-only)');
       const items = await audit.list(filterOf(req.query));
