@@ -106,6 +106,7 @@ function describe(path: string, live: unknown, target: unknown): string {
   return `changed ${path}`;
 }
 
+/** The write that makes live equal to git where git decides, and each field change with who made it. */
 export function diffObject(model: ResourceModel, desired: KubeObject, live: KubeObject, opts: DiffOptions): Diff {
   const { schema } = model;
   const entries = live.metadata.managedFields ?? [];

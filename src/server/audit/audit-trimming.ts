@@ -8,6 +8,7 @@ export function trimIntervalMs(retentionMs: number): number {
   return Math.max(1_000, Math.min(3_600_000, Math.floor(retentionMs / 2)));
 }
 
+/** The background work that keeps the trail within its retention period. */
 export function auditTrimming(audit: AuditRecorder, log: Logger): BackgroundWork {
   let timer: NodeJS.Timeout | undefined;
   const run = () =>

@@ -34,6 +34,7 @@ function filterOf(q: Query): AuditFilter {
   return f;
 }
 
+/** Serves the audit trail's read-only list to management admins. */
 export function registerAuditRoutes(app: FastifyInstance, apiPrefix: string, audit: AuditRecorder): void {
   const url = `${apiPrefix}/apis/${auditApiVersion}/events`;
   app.route({
