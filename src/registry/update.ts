@@ -13,6 +13,7 @@ import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { isRemovable } from './lifecycle.js';
 import { storeCall } from './storage-errors.js';
+import { Removal } from '../store/types.js';
 
 export interface UpdateOptions extends Writer {
   dryRun?: boolean;
@@ -23,14 +24,6 @@ export interface UpdateOptions extends Writer {
 }
 
 export type PatchType = 'json' | 'merge';
-
-/** Thrown out of tryUpdate when the update empties a terminating object's finalizers. */
-class RemoveInstead {
-  constructor(
-    readonly object: StoredApiObject,
-    readonly resourceVersion: string,
-  ) {}
-}
 
 /** The spec-like part of an object: what makes generation rise when it changes. */
 function desiredState(obj: StoredApiObject): unknown {
@@ -98,13 +91,16 @@ function nextVersion(
   return revealedKey === undefined ? { stored } : { stored, revealedKey };
 }
 
-/** Reads, computes the client's intended object, finishes it with nextVersion, and writes it. */
 /** What the client means the object to be, and how its managedFields are to be recorded. */
 export interface Intent {
   obj: KubeObject;
   fields: FieldsRecord;
 }
 
+/**
+ * Reads, computes the client's intended object, finishes it with nextVersion, and writes it; an
+ * update that empties a terminating object's finalizers removes it instead.
+ */
 export async function runUpdate(
   ctx: RegistryContext,
   name: string,
@@ -113,27 +109,18 @@ export async function runUpdate(
   intended: (current: StoredApiObject) => Intent,
 ): Promise<KubeObject> {
   let revealedKey: string | undefined;
-  const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject> => {
+  const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject | Removal<StoredApiObject>> => {
     const intent = intended(current);
     const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
     revealedKey = result.revealedKey;
     await opts.admit?.({ verb, old: present(current), object: present(result.stored), ...(opts.subresource ? { subresource: opts.subresource } : {}) });
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
-    if (isRemovable(result.stored, ctx.now())) throw new RemoveInstead(result.stored, current.metadata.resourceVersion!);
-    return result.stored;
+    return isRemovable(result.stored, ctx.now()) ? new Removal(result.stored) : result.stored;
   };
-  try {
-    const stored = opts.dryRun
-      ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
-      : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
-    return present(stored, revealedKey);
-  } catch (err) {
-    if (!(err instanceof RemoveInstead)) throw err;
-    if (!opts.dryRun) {
-      await storeCall(ctx, name, () => ctx.store.delete(keyOf(ctx, name), { resourceVersion: err.resourceVersion }));
-    }
-    return present(err.object, revealedKey);
-  }
+  const decided = opts.dryRun
+    ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
+    : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
+  return present(decided instanceof Removal ? decided.object : decided, revealedKey);
 }
 
 /** PUT: the body is the whole object as the client last read it, resourceVersion included. */
