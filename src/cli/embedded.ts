@@ -2,7 +2,7 @@
 import { createRegistry, type Registry } from '../registry/registry.js';
 import { defaultStoreUrl, openStore } from '../store/open.js';
 
-export const storeOptionHelp = `store URL: sqlite:PATH or memory: (default: $TEAMKEYS_STORE or ${defaultStoreUrl})`;
+export const storeOptionHelp = `store URL: sqlite:PATH, postgres://USER@HOST:PORT/DB or memory: (default: $TEAMKEYS_STORE or ${defaultStoreUrl})`;
 
 export function storeUrl(option: string | undefined): string {
   return option ?? process.env.TEAMKEYS_STORE ?? defaultStoreUrl;
