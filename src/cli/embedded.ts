@@ -6,7 +6,7 @@ import { AuditRecorder } from '../server/audit/audit-recorder.js';
 import { openAuditTrail } from '../store/audit/open.js';
 import { defaultStoreUrl, openStore } from '../store/open.js';
 
-export const storeOptionHelp = `store URL: sqlite:PATH or memory: (default: $TEAMKEYS_STORE or ${defaultStoreUrl})`;
+export const storeOptionHelp = `store URL: sqlite:PATH, postgres://USER@HOST:PORT/DB or memory: (default: $TEAMKEYS_STORE or ${defaultStoreUrl})`;
 
 export function storeUrl(option: string | undefined): string {
   return option ?? process.env.TEAMKEYS_STORE ?? defaultStoreUrl;

@@ -181,7 +181,12 @@ export function registerServe(program: Command): void {
         const token = (await readFile(adminKeyFile, 'utf8').catch(() => '')).trim();
         const kubeconfig = join(stateDir, 'kubeconfig');
         await writeKubeconfig(kubeconfig, { url, caPem: tls.cert, ...(token ? { token } : {}) });
-        console.log(`teamkeys: kubectl can use ${kubeconfig} (export KUBECONFIG=${kubeconfig})`);
+        console.log(
+          token
+            ? `teamkeys: kubectl can use ${kubeconfig} (export KUBECONFIG=${kubeconfig})`
+            : // The key came from the environment and is never written to disk: the kubeconfig names the server only.
+              `teamkeys: ${kubeconfig} names this server and trusts its certificate but holds no key (the administrator's key came from TEAMKEYS_ADMIN_KEY): kubectl --kubeconfig ${kubeconfig} --token "$TEAMKEYS_ADMIN_KEY" get teams`,
+        );
       }
       console.log(`teamkeys serving on ${url}`);
       logger.info({ url, store: storeUrl(opts.store).split(':')[0] }, 'serving');
