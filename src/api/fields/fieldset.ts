@@ -17,7 +17,7 @@ function sortedKeys(obj: Record<string, unknown>, keys: string[]): string {
 }
 
 /** JSON with object keys sorted: the same value always fingerprints the same, however it was written. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (isJsonMap(value)) return `{${Object.keys(value).sort().filter((k) => value[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
   return JSON.stringify(value ?? null);
