@@ -36,7 +36,8 @@ export function checkPolicies(policies: Policy[], desired: DesiredObject[], live
         const result = v.run(bindings);
         if (result === true) continue;
         const why = isCelError(result) ? ` (the expression could not be evaluated: ${result.message})` : result === false ? '' : ` (the expression gave ${String(result)}, not a bool)`;
-        errors.push({ file: d.manifest.file, line: d.manifest.line, column: d.manifest.column, message: `${d.obj.kind}/${d.obj.metadata.name} violates policy "${p.name}": ${v.message}${why}` });
+        const at = v.fieldPath ? d.manifest.locate(v.fieldPath) : d.manifest;
+        errors.push({ file: at.file, line: at.line, column: at.column, message: `${d.obj.kind}/${d.obj.metadata.name} violates policy "${p.name}": ${v.message}${why}` });
       }
     }
   }

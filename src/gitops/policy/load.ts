@@ -16,6 +16,8 @@ export const policyApiVersion = 'gitops.management.service/v1';
 export interface Validation {
   expression: string;
   message: string;
+  /** Where in the manifest a violation points (`spec.ttl`); the object's first line without it. */
+  fieldPath?: string;
   run: (bindings: Record<string, CelInput>) => CelResult;
 }
 
@@ -66,7 +68,8 @@ function compilePolicy(m: Manifest, errors: ManifestError[]): Policy | undefined
       if (!isJsonMap(v) || typeof v.expression !== 'string') return at(field, `${field}.expression is required (a CEL expression that is true when the object is allowed)`);
       try {
         const run = plan(env, parse(v.expression));
-        validations.push({ expression: v.expression, message: typeof v.message === 'string' ? v.message : `failed: ${v.expression}`, run });
+        const message = typeof v.message === 'string' ? v.message : `failed: ${v.expression}`;
+        validations.push({ expression: v.expression, message, ...(typeof v.fieldPath === 'string' ? { fieldPath: v.fieldPath } : {}), run });
       } catch (err) {
         const why = err instanceof Error ? err.message.replace(/^<input>:/, 'at ') : String(err);
         at(`${field}.expression`, `policy "${name}": the expression does not compile: ${why}`);
