@@ -1,6 +1,5 @@
 /** The flags validate, plan and apply share, and how they become a source, a client and reports. */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { defaultGroup } from '../api/resources.js';
 import { EmbeddedClient } from '../client/embedded.js';
@@ -84,9 +83,4 @@ export function formatReport(report: Report, output: string): string {
   throw new CliError(`--output must be text, json or markdown, not "${output}"`, 2);
 }
 
-export async function writeReports(report: Report, dir: string | undefined): Promise<void> {
-  if (!dir) return;
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
-  await writeFile(join(dir, 'report.md'), renderMarkdown(report));
-}
+export { writeReports } from '../gitops/report/write.js';

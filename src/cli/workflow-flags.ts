@@ -1,11 +1,5 @@
 /** The pull-request workflow's flags: --policy (validate, plan, apply, watch), plan --out, apply --plan. */
-import { readFile, rm, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { ApiClient } from '../client/types.js';
-import { applySavedPlan, type SavedApplyOptions } from '../gitops/apply/saved-apply.js';
-import { parseSavedPlan, savePlan } from '../gitops/plan/saved.js';
-import type { Reconciled } from '../gitops/reconcile.js';
-import { buildReport, type Report } from '../gitops/report/report.js';
 
 export interface WorkflowFlags {
   policy?: string;
@@ -16,28 +10,4 @@ export interface WorkflowFlags {
 /** Adds --policy DIR. */
 export function addPolicyFlag(cmd: Command): Command {
   return cmd.option('--policy <dir>', 'folder of Policy objects (CEL validations) every manifest must satisfy; a violation means nothing is written');
-}
-
-/**
- * Writes the saved plan when there is one to save: a plan with errors, or refused, is not saved
- * (it could not be applied), and the file is not left behind from an earlier run.
- */
-export async function writeSavedPlan(file: string, r: Reconciled, client: ApiClient): Promise<string | undefined> {
-  if (!r.plan || !r.desired || !r.live || !['clean', 'changes'].includes(r.report.outcome)) {
-    await rm(file, { force: true });
-    return `no plan was saved to ${file}: the plan is ${r.report.outcome}`;
-  }
-  const saved = savePlan({ plan: r.plan, desired: r.desired, live: r.live, source: r.report.source, target: client.target, targetApiVersion: client.apiVersion });
-  await writeFile(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
-  return undefined;
-}
-
-/** apply --plan FILE: the saved plan's report, or an invalid report naming the file when it cannot be used. */
-export async function applyPlanFile(file: string, client: ApiClient, opts: SavedApplyOptions): Promise<Report> {
-  const text = await readFile(file, 'utf8').catch(() => undefined);
-  const parsed = text === undefined ? `cannot read the plan file` : parseSavedPlan(text);
-  if (typeof parsed === 'string') {
-    return buildReport({ mode: 'apply', source: { id: '(saved plan)', description: file }, target: client.target, errors: [{ file, line: 1, column: 1, message: parsed }] });
-  }
-  return applySavedPlan(client, parsed, opts);
 }

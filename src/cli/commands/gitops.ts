@@ -9,7 +9,8 @@ import { validateManifests, type DesiredObject } from '../../gitops/validate.js'
 import { checkPolicies } from '../../gitops/policy/evaluate.js';
 import { loadPolicies } from '../../gitops/policy/load.js';
 import { addGitopsFlags, count, formatReport, openClient, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
-import { addPolicyFlag, applyPlanFile, writeSavedPlan, type WorkflowFlags } from '../workflow-flags.js';
+import { applyPlanFile, writeSavedPlan } from '../../gitops/plan-file.js';
+import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
 
 type Flags = GitopsFlags & WorkflowFlags;
 
