@@ -34,7 +34,7 @@ describe('saved plans: plan --out, apply --plan', () => {
 
   it('plan --out writes the plan with what it read, and no secret', () => {
     const r = plan('first.json');
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe(`Saved the plan to ${join(work, 'first.json')}; apply exactly it with: teamkeys apply --plan ${join(work, 'first.json')}\n`);
     expect(r.code).toBe(0);
     const file = saved('first.json');
     expect(file).toMatchObject({ apiVersion: 'teamkeys/v1', kind: 'SavedPlan', formatVersion: 1, target: served.url, targetApiVersion: 'management.service/v1', source: { id: 'saved', revision } });
@@ -112,6 +112,12 @@ describe('saved plans: plan --out, apply --plan', () => {
     const r = apply('fifth.json');
     expect(r.code).toBe(0);
     expect(k('get', 'oak', 'payments-ci', '-o', 'jsonpath={.spec.ttl}').stdout).toBe('1296000');
+  });
+
+  it('flags that a saved plan fixed are refused at apply time', () => {
+    const r = apply('first.json', '--source', repo.dir, '--prune');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: --plan applies the saved plan as it was reviewed: --source, --prune were fixed when it was made\n');
   });
 
   it('a plan that is refused or invalid is not saved', async () => {

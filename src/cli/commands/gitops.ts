@@ -10,6 +10,7 @@ import { checkPolicies } from '../../gitops/policy/evaluate.js';
 import { loadPolicies } from '../../gitops/policy/load.js';
 import { addGitopsFlags, count, formatReport, openClient, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
 import { applyPlanFile, writeSavedPlan } from '../../gitops/plan-file.js';
+import { CliError } from '../errors.js';
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
 
 type Flags = GitopsFlags & WorkflowFlags;
@@ -83,6 +84,11 @@ export function registerGitops(program: Command): void {
     if (mode === 'plan') cmd.option('--out <file>', 'save the plan, for apply --plan to apply exactly it (or nothing, if anything it read changed)');
     else cmd.option('--plan <file>', 'apply this saved plan (from plan --out) instead of reading --source');
     cmd.action(async (f: Flags) => {
+      if (f.plan) {
+        // A saved plan is applied as reviewed: what it was made from cannot be changed at apply time.
+        const fixed = ['source', 'ref', 'path', 'sourceId', 'policy', 'prune', 'allowEmpty', 'maxPrune'].filter((o) => cmd.getOptionValueSource(o) === 'cli');
+        if (fixed.length > 0) throw new CliError(`--plan applies the saved plan as it was reviewed: ${fixed.map((o) => `--${o.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} were fixed when it was made`, 2);
+      }
       const client = await openClient(f);
       const abort = new AbortController();
       const stop = () => abort.abort();
@@ -111,8 +117,10 @@ export function registerGitops(program: Command): void {
           ...(f.policy ? { policyDir: f.policy } : {}),
         });
         await finish(reconciled.report, f);
-        const unsaved = f.out ? await writeSavedPlan(f.out, reconciled, client) : undefined;
-        if (unsaved) process.stderr.write(`${unsaved}\n`);
+        if (f.out) {
+          const unsaved = await writeSavedPlan(f.out, reconciled, client);
+          process.stderr.write(unsaved ? `${unsaved}\n` : `Saved the plan to ${f.out}; apply exactly it with: teamkeys apply --plan ${f.out}\n`);
+        }
       } finally {
         process.off('SIGTERM', stop);
         process.off('SIGINT', stop);
