@@ -48,6 +48,8 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
   plugins: [inlineSchemas],
+  // Paths in the output are relative to this: the same bytes from any working directory.
+  absWorkingDir: root,
 });
 
 const native = Object.keys(result.metafile.inputs).filter((f) => /better-sqlite3|[\\/]pg[\\/]|bindings/.test(f));
