@@ -111,6 +111,9 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     const [created] = commentCalls();
     expect(created).toMatchObject({ method: 'POST', path: `/repos/acme/platform-teams/issues/${pr}/comments`, authorization: `token ${githubToken}` });
     expect(created!.body!.body).toMatch(/^<!-- teamkeys-plan source="ci" -->\n## teamkeys plan: 5 to create/);
+    // What a new object grants is on the comment, not just that it is new.
+    expect(created!.body!.body).toContain('| create | Team/platform | `teams/platform.yaml:2:1` | new object<br>`spec.displayName`: `"Platform"`<br>');
+    expect(created!.body!.body).toContain('`spec.clusterRoles`: `[{"name":"management-admin"}]`');
     expect(created!.body!.body).toContain('The whole report, with every object, is in the [job summary](https://github.example/acme/platform-teams/actions/runs/4242)');
     expect(r.stdout).toContain(`pull request comment created: https://github.example/acme/platform-teams/pull/${pr}#issuecomment-100`);
   });
