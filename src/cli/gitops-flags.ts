@@ -64,7 +64,8 @@ export function sourceOptions(f: GitopsFlags): SourceOptions {
   return { source: f.source, ...(f.ref ? { ref: f.ref } : {}), ...(f.path ? { path: f.path } : {}), ...(f.sourceId ? { sourceId: f.sourceId } : {}) };
 }
 
-export async function openClient(f: GitopsFlags): Promise<ApiClient> {
+/** The target the flags name: a server over HTTP, or the embedded store. */
+export async function openClient(f: Pick<GitopsFlags, 'store' | 'server' | 'tokenFile' | 'caFile' | 'apiGroup'>): Promise<ApiClient> {
   if (f.server) {
     const token = f.tokenFile ? (await readFile(f.tokenFile, 'utf8').catch(() => { throw new CliError(`cannot read --token-file ${f.tokenFile}`); })).trim() : process.env.TEAMKEYS_TOKEN;
     if (!token) throw new CliError('--server needs an access key: --token-file FILE or TEAMKEYS_TOKEN', 2);

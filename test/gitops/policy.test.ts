@@ -55,11 +55,15 @@ describe('CEL policies', () => {
     writeFileSync(join(bad, 'broken.yaml'), 'apiVersion: gitops.management.service/v1\nkind: Policy\nmetadata: {name: broken}\nspec:\n  validations:\n    - expression: "object.spec.ttl <"\n      message: x\n');
     writeFileSync(join(bad, 'wrong.yaml'), 'apiVersion: gitops.management.service/v1\nkind: Polcy\nmetadata: {name: wrong}\n');
     writeFileSync(join(bad, 'yaml.yaml'), 'kind: Policy\n  metadata: [\n');
+    // A misspelt kind or field would silently drop a rule: both are errors.
+    writeFileSync(join(bad, 'typos.yaml'), 'apiVersion: gitops.management.service/v1\nkind: Policy\nmetadata: {name: typos}\nspec:\n  match: [{kind: Teams}]\n  validations:\n    - expression: "true"\n      mesage: x\n');
     const r = validate({ 'team.yaml': goodTeam }, 'bad-policies');
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^bad-policies\/broken\.yaml:6:19: policy "broken": the expression does not compile: at 1:\d+: /m);
     expect(r.stdout).toContain('bad-policies/wrong.yaml:2:7: expected kind Policy in gitops.management.service/v1, not "Polcy"');
     expect(r.stdout).toMatch(/^bad-policies\/yaml\.yaml:\d+:\d+: /m);
+    expect(r.stdout).toContain('bad-policies/typos.yaml:5:18: unknown kind "Teams": expected Team or OwnedAccessKey');
+    expect(r.stdout).toContain('bad-policies/typos.yaml:8:15: unknown field "spec.validations[0].mesage" (expected expression, message, fieldPath)');
     expect(r.stdout).not.toContain('violates');
   });
 });

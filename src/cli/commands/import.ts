@@ -25,7 +25,7 @@ export function registerImport(program: Command): void {
     .option('--ca-file <file>', 'PEM certificate to trust for --server')
     .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
     .action(async (f: ImportFlags) => {
-      const client = await openClient({ ...f, source: '.', maxPrune: '0', output: 'text', concurrency: '1' });
+      const client = await openClient(f);
       try {
         const { files, skipped } = await importObjects(client, { all: f.all === true });
         // Nothing is written when any file is already there: an import never edits a repository.

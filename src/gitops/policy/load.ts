@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { parse, plan, celEnv, type CelInput, type CelResult } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { resourcesFor } from '../../api/resources.js';
 import { parseLabelSelector, type Matcher } from '../../api/selectors.js';
 import { isJsonMap } from '../../api/types.js';
 import { readManifests } from '../source/files.js';
@@ -30,6 +31,13 @@ export interface Policy {
 }
 
 const env = celEnv({ funcs: strings });
+const kinds = Object.values(resourcesFor()).map((r) => r.kind as string);
+/** The fields each level may hold: a misspelt one would otherwise be ignored, and a rule lost. */
+const allowed: Record<string, string[]> = { spec: ['match', 'validations'], match: ['kind', 'labelSelector'], validation: ['expression', 'message', 'fieldPath'] };
+
+function unknownFields(value: Record<string, unknown>, level: string, field: string, at: (field: string, message: string) => void): void {
+  for (const k of Object.keys(value)) if (!allowed[level]!.includes(k)) at(`${field}.${k}`, `unknown field "${field}.${k}" (expected ${allowed[level]!.join(', ')})`);
+}
 
 /** One policy document: its shape, then each expression compiled. */
 function compilePolicy(m: Manifest, errors: ManifestError[]): Policy | undefined {
@@ -46,12 +54,15 @@ function compilePolicy(m: Manifest, errors: ManifestError[]): Policy | undefined
   }
   const spec = isJsonMap(raw.spec) ? raw.spec : {};
   const before = errors.length;
+  unknownFields(spec, 'spec', 'spec', at);
   const match: Policy['match'] = [];
   const rules = spec.match ?? [];
   if (!Array.isArray(rules)) at('spec.match', 'spec.match must be a list of {kind, labelSelector}');
   else
     rules.forEach((r, i) => {
-      if (!isJsonMap(r) || typeof r.kind !== 'string') return at(`spec.match[${i}]`, `spec.match[${i}].kind is required (Team or OwnedAccessKey)`);
+      if (!isJsonMap(r) || typeof r.kind !== 'string') return at(`spec.match[${i}]`, `spec.match[${i}].kind is required (${kinds.join(' or ')})`);
+      unknownFields(r, 'match', `spec.match[${i}]`, at);
+      if (!kinds.includes(r.kind)) return at(`spec.match[${i}].kind`, `unknown kind ${JSON.stringify(r.kind)}: expected ${kinds.join(' or ')}`);
       if (r.labelSelector !== undefined && typeof r.labelSelector !== 'string') return at(`spec.match[${i}].labelSelector`, 'labelSelector is a string, as kubectl -l takes it');
       try {
         match.push({ kind: r.kind, selects: parseLabelSelector(r.labelSelector as string | undefined) ?? (() => true) });
@@ -66,6 +77,7 @@ function compilePolicy(m: Manifest, errors: ManifestError[]): Policy | undefined
     list.forEach((v, i) => {
       const field = `spec.validations[${i}]`;
       if (!isJsonMap(v) || typeof v.expression !== 'string') return at(field, `${field}.expression is required (a CEL expression that is true when the object is allowed)`);
+      unknownFields(v, 'validation', field, at);
       try {
         const run = plan(env, parse(v.expression));
         const message = typeof v.message === 'string' ? v.message : `failed: ${v.expression}`;
