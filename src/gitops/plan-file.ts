@@ -11,7 +11,7 @@ import { buildReport, type Report } from './report/report.js';
  * (it could not be applied), and the file is not left behind from an earlier run.
  */
 export async function writeSavedPlan(file: string, r: Reconciled, client: ApiClient): Promise<string | undefined> {
-  if (!r.plan || !r.desired || !r.live || !['clean', 'changes'].includes(r.report.outcome)) {
+  if (!r.plan || !r.desired || !r.live || ['invalid', 'refused', 'failed'].includes(r.report.outcome)) {
     await rm(file, { force: true });
     return `no plan was saved to ${file}: the plan is ${r.report.outcome}`;
   }
