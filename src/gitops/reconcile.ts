@@ -4,8 +4,7 @@ import type { KubeObject } from '../api/types.js';
 import type { ApiClient, Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
-import { checkPolicies } from './policy/evaluate.js';
-import { loadPolicies } from './policy/load.js';
+import { checkPolicyDir } from './policy/evaluate.js';
 import { buildReport, type Report } from './report/report.js';
 import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
 import { checkTeamReferences, validateManifests, type DesiredObject } from './validate.js';
@@ -48,17 +47,9 @@ function sourceInfo(loaded: LoadedSource): Report['source'] {
 export async function validateSource(source: SourceOptions, apiVersion: string, policyDir?: string): Promise<Reconciled> {
   const loaded = await loadSource(source);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(modelsFor(apiVersion)));
-  if (policyDir && loaded.errors.length + errors.length === 0) errors.push(...(await policyErrors(policyDir, desired)));
+  if (policyDir && loaded.errors.length + errors.length === 0) errors.push(...(await checkPolicyDir(policyDir, desired)));
   const report = buildReport({ mode: 'validate', source: sourceInfo(loaded), target: '(none)', errors: [...loaded.errors, ...errors] });
   return { report, loaded };
-}
-
-/** The policy files' own errors, else every violation (`oldObject` from live, null without it). */
-async function policyErrors(dir: string, desired: DesiredObject[], live?: Record<Plural, KubeObject[]>) {
-  const { policies, errors } = await loadPolicies(dir);
-  if (errors.length > 0) return errors;
-  const byName = (plural: Plural, name: string) => live?.[plural].find((o) => o.metadata.name === name);
-  return checkPolicies(policies, desired, byName);
 }
 
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
@@ -69,7 +60,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const base = { mode: opts.mode, source: sourceInfo(loaded), target: client.target };
   if (loaded.errors.length + errors.length > 0) return { report: buildReport({ ...base, errors: [...loaded.errors, ...errors] }), loaded };
   const live: Record<Plural, KubeObject[]> = { teams: await client.list('teams'), ownedaccesskeys: await client.list('ownedaccesskeys') };
-  const refErrors = [...checkTeamReferences(desired, live.teams), ...(opts.policyDir ? await policyErrors(opts.policyDir, desired, live) : [])];
+  const refErrors = [...checkTeamReferences(desired, live.teams), ...(opts.policyDir ? await checkPolicyDir(opts.policyDir, desired, live) : [])];
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
   const planOpts: PlanOptions = { sourceId: loaded.id, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
   const plan = planReconcile(desired, live, models, planOpts);

@@ -48,6 +48,14 @@ describe('CEL policies', () => {
     expect(r.stdout.trim().split('\n')).toHaveLength(2);
   });
 
+  it('validate FILE... checks the policies over the files given, with every file in `git`', () => {
+    validate({ 'team.yaml': goodTeam, 'key.yaml': key('k', '  user: mallory\n  ttl: 600\n') });
+    const r = teamkeys(['validate', 'src/team.yaml', 'src/key.yaml', '--policy', policies], { cwd: dir });
+    expect(r.stdout).toContain('src/key.yaml:1:1: OwnedAccessKey/k violates policy "key-owner-in-git"');
+    expect(r.code).toBe(1);
+    expect(teamkeys(['validate', 'src/team.yaml', '--policy', policies], { cwd: dir }).code).toBe(0);
+  });
+
   it('a policy that does not compile, has an unknown kind or is not YAML is an error at its own file:line', () => {
     const bad = join(dir, 'bad-policies');
     rmSync(bad, { recursive: true, force: true });

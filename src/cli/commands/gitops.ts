@@ -6,11 +6,10 @@ import { reconcile, validateSource } from '../../gitops/reconcile.js';
 import { buildReport, type Report } from '../../gitops/report/report.js';
 import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests, type DesiredObject } from '../../gitops/validate.js';
-import { checkPolicies } from '../../gitops/policy/evaluate.js';
-import { loadPolicies } from '../../gitops/policy/load.js';
-import { addGitopsFlags, count, formatReport, openClient, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
 import { applyPlanFile, writeSavedPlan } from '../../gitops/plan-file.js';
+import { checkPolicyDir } from '../../gitops/policy/evaluate.js';
 import { CliError } from '../errors.js';
+import { addGitopsFlags, count, formatReport, openClient, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
 
 type Flags = GitopsFlags & WorkflowFlags;
@@ -48,10 +47,7 @@ async function validatePaths(paths: string[], f: Flags): Promise<Report> {
     desired.push(...checked.desired);
     errors = [...errors, ...parsed.errors, ...checked.errors];
   }
-  if (f.policy && desired.length > 0 && errors.length === 0) {
-    const { policies, errors: policyErrors } = await loadPolicies(f.policy);
-    errors = policyErrors.length > 0 ? policyErrors : checkPolicies(policies, desired);
-  }
+  if (f.policy && desired.length > 0 && errors.length === 0) errors = await checkPolicyDir(f.policy, desired);
   return buildReport({ mode: 'validate', source: { id: 'files', description: paths.join(', ') }, target: '(none)', errors });
 }
 

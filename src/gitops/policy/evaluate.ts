@@ -10,7 +10,7 @@ import type { KubeObject } from '../../api/types.js';
 import type { Plural } from '../../client/types.js';
 import type { ManifestError } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
-import type { Policy } from './load.js';
+import { loadPolicies, type Policy } from './load.js';
 
 /** JSON as CEL sees it: whole numbers are `int` (as kube types integer fields), so `ttl / 86400` works. */
 function toCel(value: unknown): CelInput {
@@ -42,4 +42,12 @@ export function checkPolicies(policies: Policy[], desired: DesiredObject[], live
     }
   }
   return errors;
+}
+
+/** The policy folder's own errors if it has any, else every violation (`oldObject` from `live` when given). */
+export async function checkPolicyDir(dir: string, desired: DesiredObject[], live?: Record<Plural, KubeObject[]>): Promise<ManifestError[]> {
+  const { policies, errors } = await loadPolicies(dir);
+  if (errors.length > 0) return errors;
+  const byKey = new Map(Object.entries(live ?? {}).flatMap(([plural, objects]) => objects.map((o) => [`${plural}/${o.metadata.name}`, o] as const)));
+  return checkPolicies(policies, desired, (plural, name) => byKey.get(`${plural}/${name}`));
 }
