@@ -27,6 +27,8 @@ export interface DaemonOptions {
   concurrency: number;
   keyDir?: string;
   reportDir?: string;
+  /** Policy objects every cycle checks (read again each cycle, so an edited policy applies). */
+  policyDir?: string;
   /** Reports of earlier cycles kept in reportDir/history. */
   historySize?: number;
   metrics: DaemonMetrics;
@@ -149,6 +151,7 @@ export class SyncDaemon {
         reportDriftOnly: !o.selfHeal,
         signal: this.abort.signal,
         ...(o.keyDir ? { keyDir: o.keyDir } : {}),
+        ...(o.policyDir ? { policyDir: o.policyDir } : {}),
       });
       this.cycles++;
       this.lastReport = report;

@@ -15,7 +15,12 @@ function headline(r: Report): string {
 }
 
 function changeText(o: ReportObject): string {
-  if (o.action === 'create') return 'new object';
+  if (o.action === 'create') {
+    // A reviewer approves what a new object grants: show its fields, not just that it is new.
+    const spec = o.changes.find((c) => c.path === '')?.after;
+    const fields = spec && typeof spec === 'object' ? Object.entries(spec).map(([k, v]) => `\`spec.${k}\`: ${code(v)}`) : [];
+    return ['new object', ...fields].join('<br>');
+  }
   if (o.action === 'delete') return o.reason ?? 'not in the source';
   if (o.action === 'skip' && o.changes.length === 0) return o.reason ?? '';
   return o.changes
