@@ -127,7 +127,9 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(r.stdout).toContain('::error::1 object(s) drifted from git (see the job summary)');
     expect(commentCalls().map((c) => `${c.method} ${c.path}`)).toEqual([`POST /repos/acme/platform-teams/issues/${pr}/comments`, 'PATCH /repos/acme/platform-teams/issues/comments/100']);
     const body = github.comments.get(100)!;
-    expect(body).toContain('| update (drift) | Team/platform | `teams/platform.yaml:2:1` | **drift** `spec.displayName`: `"X"` → `"Platform"` | kubectl-patch (Update,');
+    // Drift is named by person (the server's audit trail), with the field that changed.
+    expect(body).toContain('| update (drift) | Team/platform | `teams/platform.yaml:2:1` | **drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ');
+    expect(body).toContain('<br>`spec.displayName`: `"X"` → `"Platform"` | admin (key admin) via kubectl-patch at ');
     expect(github.comments.get(1)).toBe('LGTM, a comment by a person');
     expect(github.comments.size).toBe(2);
   });

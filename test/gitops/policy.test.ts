@@ -110,7 +110,7 @@ describe('CEL policies on plan and apply against a served process', () => {
     expect(kubectl(served, ['get', 'teams,oak', '-o', 'name']).stdout).toBe(before);
     repo.write('key.yaml', goodKey);
     const applied = run('apply');
-    expect(applied.stdout).toContain('Applied: 2 to create');
+    expect(applied.stdout).toContain('Created 2, updated 0');
     expect(applied.code).toBe(0);
   });
 
