@@ -15,6 +15,8 @@ import { Leader, type BackgroundWork } from './leader.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerResourceRoutes } from './routes/resources.js';
+import { registerReviewRoutes } from './routes/reviews.js';
+import { AccessAdvisor } from './access.js';
 import type { WatchHub } from './routes/watch.js';
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
@@ -101,6 +103,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerHealthRoutes(app, registry.store);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
+  registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
 
   const work: BackgroundWork[] = [];
   if (opts.maintenance !== false) {
