@@ -14,7 +14,7 @@ import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { createRegistry } from '../registry/registry.js';
 import { openStore } from '../store/open.js';
-import { writeReports } from '../cli/gitops-flags.js';
+import { withKeyDelivery, writeReports } from '../cli/gitops-flags.js';
 
 /** An input by its action.yml name; composite steps may pass it with underscores instead of dashes. */
 function input(name: string, fallback = ''): string {
@@ -40,6 +40,7 @@ function openTarget(group: string): ApiClient {
 async function run(): Promise<void> {
   const token = input('token');
   if (token) core.setSecret(token);
+  if (process.env.GITHUB_TOKEN) core.setSecret(process.env.GITHUB_TOKEN);
   const command = input('command', 'plan');
   if (!['validate', 'plan', 'apply'].includes(command)) throw new Error(`command must be validate, plan or apply, not "${command}"`);
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
@@ -65,6 +66,8 @@ async function run(): Promise<void> {
           allowEmpty: false,
           maxPrune: Number(input('max-prune', '50')),
           concurrency: 8,
+          // The github-token input reaches this process as GITHUB_TOKEN (action.yml).
+          ...withKeyDelivery(),
         })
       ).report;
     } finally {

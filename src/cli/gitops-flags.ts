@@ -6,6 +6,7 @@ import { defaultGroup } from '../api/resources.js';
 import { EmbeddedClient } from '../client/embedded.js';
 import { HttpClient } from '../client/http.js';
 import type { ApiClient } from '../client/types.js';
+import { githubSecretsFromEnv, type KeyDelivery } from '../gitops/keys/github-secrets.js';
 import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
@@ -54,6 +55,12 @@ export function addGitopsFlags(cmd: Command): Command {
     .option('--concurrency <n>', 'objects written in parallel', '8')
     .option('--key-dir <dir>', 'write keys the server generates for new access keys here, one 0600 file each')
     .option('--detailed-exitcode', 'exit 0 when there is nothing to do, 2 when there are changes, 1 on error');
+}
+
+/** Key delivery to GitHub secrets when GITHUB_TOKEN is set (GITHUB_API_URL picks the API). */
+export function withKeyDelivery(): { keyDelivery?: KeyDelivery } {
+  const delivery = githubSecretsFromEnv();
+  return delivery ? { keyDelivery: delivery } : {};
 }
 
 export function count(flag: string, value: string, min = 0): number {

@@ -6,7 +6,7 @@ import { reconcile, validateSource } from '../../gitops/reconcile.js';
 import { buildReport, type Report } from '../../gitops/report/report.js';
 import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests } from '../../gitops/validate.js';
-import { addGitopsFlags, count, formatReport, openClient, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
+import { addGitopsFlags, count, formatReport, openClient, sourceOptions, withKeyDelivery, writeReports, type GitopsFlags } from '../gitops-flags.js';
 
 /** Exit codes: 0 done or nothing to do; 2 changes (plan --detailed-exitcode); 1 anything wrong. */
 function exitCode(report: Report, detailed: boolean): number {
@@ -82,6 +82,7 @@ export function registerGitops(program: Command): void {
           maxPrune: count('--max-prune', f.maxPrune),
           concurrency: count('--concurrency', f.concurrency, 1),
           ...(f.keyDir ? { keyDir: f.keyDir } : {}),
+          ...withKeyDelivery(),
           ...(progress ? { onProgress: progress } : {}),
           signal: abort.signal,
         });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { withKeyDelivery } from '../gitops-flags.js';
 import pino from 'pino';
 import { defaultGroup } from '../../api/resources.js';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
@@ -211,6 +212,7 @@ async function sidecar(opts: Options, registry: Registry, log: Logger, stateDir:
     maxPrune: 50,
     concurrency: 8,
     keyDir: join(stateDir, 'keys'),
+    ...withKeyDelivery(),
     reportDir: join(stateDir, 'sync'),
     metrics,
     log,

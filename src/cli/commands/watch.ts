@@ -7,7 +7,7 @@ import { SyncDaemon } from '../../daemon/daemon.js';
 import { DaemonMetrics } from '../../daemon/metrics.js';
 import { registerDaemonRoutes } from '../../daemon/routes.js';
 import { parseDuration } from '../duration.js';
-import { addGitopsFlags, count, openClient, sourceOptions, type GitopsFlags } from '../gitops-flags.js';
+import { addGitopsFlags, count, openClient, sourceOptions, withKeyDelivery, type GitopsFlags } from '../gitops-flags.js';
 import { parseListen, urlHost } from '../listen.js';
 import { redactPaths } from './serve.js';
 
@@ -47,6 +47,7 @@ export function registerWatch(program: Command): void {
         maxPrune: count('--max-prune', f.maxPrune),
         concurrency: count('--concurrency', f.concurrency, 1),
         ...(f.keyDir ? { keyDir: f.keyDir } : {}),
+        ...withKeyDelivery(),
         ...(f.reportDir ? { reportDir: f.reportDir } : {}),
         metrics,
         log,

@@ -17,6 +17,7 @@ export function renderText(r: Report): string {
     }
     if (o.error) lines.push(`    error: ${o.error}`);
     if (o.keyFile) lines.push(`    key written to ${o.keyFile}`);
+    if (o.keySecret) lines.push(`    key delivered to ${o.keySecret}`);
     if (o.note) lines.push(`    note: ${o.note}`);
   }
   const s = r.summary;
