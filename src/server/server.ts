@@ -1,6 +1,6 @@
 /** The HTTP server of the management API: fastify routes over a Registry. */
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { resourceModels } from '../api/model.js';
 import type { Registry } from '../registry/registry.js';
@@ -57,7 +57,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   };
   const app = Fastify({
     loggerInstance: opts.logger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: maxBodyBytes,
     // Names may be 253 characters long.
     routerOptions: { maxParamLength: 1024 },

@@ -121,7 +121,7 @@ describe('the reconciler on the embedded store', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('typo.yaml:2:7: unknown kind "Tem" in "management.service/v1"');
     repo.remove('extra');
-    expect(teamkeys(['validate', '--source', repo.dir]).stdout.trim()).toBe('The manifests are valid.');
+    expect(teamkeys(['validate', '--source', repo.dir]).stdout.trim()).toMatch(/^The manifests are valid: checked \d+ objects \(\d+ OwnedAccessKeys, \d+ Teams\) from source \S+ \(.+\)\.$/);
   });
 
   it('reads a git URL at a ref and a sub-path', async () => {

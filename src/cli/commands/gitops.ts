@@ -6,7 +6,8 @@ import { reconcile, validateSource } from '../../gitops/reconcile.js';
 import { buildReport, type Report } from '../../gitops/report/report.js';
 import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests } from '../../gitops/validate.js';
-import { addGitopsFlags, count, formatReport, openClient, sourceOptions, withKeyDelivery, writeReports, type GitopsFlags } from '../gitops-flags.js';
+import { CliError } from '../errors.js';
+import { addGitopsFlags, addSourceFlags, count, formatReport, openClient, sourceOptions, withKeyDelivery, writeReports, type GitopsFlags } from '../gitops-flags.js';
 
 /** Exit codes: 0 done or nothing to do; 2 changes (plan --detailed-exitcode); 1 anything wrong. */
 function exitCode(report: Report, detailed: boolean): number {
@@ -20,14 +21,22 @@ async function finish(report: Report, f: GitopsFlags): Promise<void> {
   process.exitCode = exitCode(report, f.detailedExitcode === true);
 }
 
+/** What validate read: its report and the kinds of the objects it checked. */
+interface Checked {
+  report: Report;
+  kinds: string[];
+}
+
 /** Validate files given one by one (a folder goes through the source loader). */
-async function validatePaths(paths: string[], f: GitopsFlags): Promise<Report> {
+async function validatePaths(paths: string[], f: GitopsFlags): Promise<Checked> {
   const models = Object.values(resourceModels(f.apiGroup));
   let errors: Report['errors'] = [];
+  const kinds: string[] = [];
   for (const path of paths) {
     if ((await stat(path).catch(() => undefined))?.isDirectory()) {
-      const { report } = await validateSource({ ...sourceOptions(f), source: path }, `${f.apiGroup}/v1`);
+      const { report, loaded } = await validateSource({ ...sourceOptions(f), source: path }, `${f.apiGroup}/v1`);
       errors = [...errors, ...report.errors];
+      kinds.push(...loaded.manifests.map((m) => String(m.object.kind)));
       continue;
     }
     const text = await readFile(path, 'utf8').catch(() => undefined);
@@ -36,21 +45,40 @@ async function validatePaths(paths: string[], f: GitopsFlags): Promise<Report> {
       continue;
     }
     const parsed = parseManifests(text, relative(process.cwd(), path) || path);
+    kinds.push(...parsed.manifests.map((m) => String(m.object.kind)));
     errors = [...errors, ...parsed.errors, ...validateManifests(parsed.manifests, models).errors];
   }
-  return buildReport({ mode: 'validate', source: { id: 'files', description: paths.join(', ') }, target: '(none)', errors });
+  return { report: buildReport({ mode: 'validate', source: { id: 'files', description: paths.join(', ') }, target: '(none)', errors }), kinds };
+}
+
+/** `5 objects (3 Team, 2 OwnedAccessKey)`. */
+function objectCount(kinds: string[]): string {
+  const by = new Map<string, number>();
+  for (const k of kinds) by.set(k, (by.get(k) ?? 0) + 1);
+  const parts = [...by.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${n} ${k}${n === 1 ? '' : 's'}`);
+  return `${kinds.length} object${kinds.length === 1 ? '' : 's'}${parts.length ? ` (${parts.join(', ')})` : ''}`;
+}
+
+/** An empty source is a mistake (a wrong --source or --path) far more often than an intent, as for kubectl apply -f. */
+function noManifests(where: string, what: string): CliError {
+  return new CliError(`no manifests found in ${where}: nothing to ${what} (files ending .yaml, .yml or .json, searched recursively${what === 'validate' ? '' : '; --allow-empty accepts an empty source'})`);
 }
 
 export function registerGitops(program: Command): void {
-  addGitopsFlags(
+  addSourceFlags(
     program
       .command('validate')
       .description('check manifests against the schemas (no server is asked); errors print as file:line:col')
       .argument('[paths...]', 'files or folders (default: --source)'),
   ).action(async (paths: string[], f: GitopsFlags) => {
-    const report = paths.length > 0 ? await validatePaths(paths, f) : (await validateSource(sourceOptions(f), `${f.apiGroup}/v1`)).report;
+    const { report, kinds } =
+      paths.length > 0
+        ? await validatePaths(paths, f)
+        : await validateSource(sourceOptions(f), `${f.apiGroup}/v1`).then(({ report, loaded }) => ({ report, kinds: loaded.manifests.map((m) => String(m.object.kind)) }));
+    if (report.errors.length === 0 && kinds.length === 0) throw noManifests(report.source.description, 'validate');
     if (f.output === 'text' && report.errors.length === 0) {
-      process.stdout.write('The manifests are valid.\n');
+      const from = paths.length > 0 ? report.source.description : `source ${report.source.id} (${report.source.description})`;
+      process.stdout.write(`The manifests are valid: checked ${objectCount(kinds)} from ${from}.\n`);
       await writeReports(report, f.reportDir);
       return;
     }
@@ -73,7 +101,7 @@ export function registerGitops(program: Command): void {
           ? (done: number, total: number) => process.stderr.write(`\rapplying ${done}/${total}${done === total ? '\n' : ''}`)
           : undefined;
       try {
-        const { report } = await reconcile({
+        const { report, loaded } = await reconcile({
           mode,
           client,
           source: sourceOptions(f),
@@ -86,6 +114,8 @@ export function registerGitops(program: Command): void {
           ...(progress ? { onProgress: progress } : {}),
           signal: abort.signal,
         });
+        // Nothing was written for an empty source unless --allow-empty; a refusal says more than this.
+        if (loaded.manifests.length === 0 && report.outcome === 'clean' && f.allowEmpty !== true) throw noManifests(loaded.description, mode);
         await finish(report, f);
       } finally {
         process.off('SIGTERM', stop);

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import Fastify, { type FastifyInstance } from 'fastify';
-import pino from 'pino';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { CountingClient } from '../../daemon/counting-client.js';
 import { SyncDaemon } from '../../daemon/daemon.js';
 import { DaemonMetrics } from '../../daemon/metrics.js';
@@ -9,7 +8,7 @@ import { registerDaemonRoutes } from '../../daemon/routes.js';
 import { parseDuration } from '../duration.js';
 import { addGitopsFlags, count, openClient, sourceOptions, withKeyDelivery, type GitopsFlags } from '../gitops-flags.js';
 import { parseListen, urlHost } from '../listen.js';
-import { redactPaths } from './serve.js';
+import { createLogger, logFormat, logFormatHelp } from '../logging.js';
 
 interface WatchFlags extends GitopsFlags {
   interval: string;
@@ -17,6 +16,7 @@ interface WatchFlags extends GitopsFlags {
   webhookSecretFile?: string;
   selfHeal?: boolean;
   logLevel: string;
+  logFormat?: string;
 }
 
 export async function readSecret(file: string | undefined): Promise<string | undefined> {
@@ -30,10 +30,11 @@ export function registerWatch(program: Command): void {
     .option('--webhook-secret-file <file>', 'GitHub webhook secret: POST /sync must then carry a valid X-Hub-Signature-256')
     .option('--self-heal', 'revert drift (without it, drift is only reported)')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
+    .option('--log-format <format>', logFormatHelp)
     .action(async (f: WatchFlags) => {
       const listen = parseListen(f.listen);
       const intervalMs = parseDuration('--interval', f.interval);
-      const log = pino({ level: f.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } }, pino.destination(2));
+      const log = createLogger(f.logLevel, logFormat(f.logFormat));
       const metrics = new DaemonMetrics();
       const client = new CountingClient(await openClient(f), metrics);
       const webhookSecret = await readSecret(f.webhookSecretFile);
@@ -52,7 +53,7 @@ export function registerWatch(program: Command): void {
         metrics,
         log,
       });
-      const app = Fastify({ loggerInstance: log, disableRequestLogging: true, bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;
+      const app = Fastify({ loggerInstance: log, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;
       app.removeAllContentTypeParsers();
       app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
       registerDaemonRoutes(app, daemon, metrics, { health: true, ...(webhookSecret ? { webhookSecret } : {}) });

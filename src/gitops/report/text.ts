@@ -5,6 +5,11 @@ const symbol: Record<string, string> = { create: '+', update: '~', replace: '±'
 
 export function renderText(r: Report): string {
   const lines: string[] = [];
+  // The source id decides what a prune may delete: say which one this run used.
+  if (r.mode !== 'validate') {
+    const at = r.source.revision ? ` at ${r.source.revision.slice(0, 12)}` : '';
+    lines.push(`Source ${r.source.id} (${r.source.description}${at}) -> ${r.target}`);
+  }
   for (const e of r.errors) lines.push(`${e.file}:${e.line}:${e.column}: ${e.message}`);
   if (r.refused) lines.push(`refused: ${r.refused}`);
   for (const o of r.objects) {
