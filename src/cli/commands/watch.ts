@@ -60,10 +60,8 @@ export function registerWatch(program: Command): void {
       await app.listen({ host: listen.host, port: listen.port });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : listen.port;
-      console.log(`teamkeys watch: syncing ${f.source} to ${client.target} every ${f.interval}${f.selfHeal ? ', reverting drift' : ', reporting drift'}`);
-      console.log(`teamkeys watch listening on http://${urlHost(listen.host)}:${port}`);
-      daemon.start();
-      await new Promise<void>((done) => {
+      // Signals are handled before the address is printed: a stop right after start is clean.
+      const stopped = new Promise<void>((done) => {
         const stop = (signal: string) => {
           log.info({ signal }, 'stopping: finishing the write in flight');
           void daemon
@@ -75,5 +73,9 @@ export function registerWatch(program: Command): void {
         process.once('SIGTERM', () => stop('SIGTERM'));
         process.once('SIGINT', () => stop('SIGINT'));
       });
+      console.log(`teamkeys watch: syncing ${f.source} to ${client.target} every ${f.interval}${f.selfHeal ? ', reverting drift' : ', reporting drift'}`);
+      console.log(`teamkeys watch listening on http://${urlHost(listen.host)}:${port}`);
+      daemon.start();
+      await stopped;
     });
 }
