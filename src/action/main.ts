@@ -14,6 +14,7 @@ import { reconcile, validateSource } from '../gitops/reconcile.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { writeReports } from '../gitops/report/write.js';
+import { githubSecretsFromEnv, type KeyDelivery } from '../gitops/keys/github-secrets.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
 
 /** GitHub shows at most this many error annotations per step. */
@@ -36,6 +37,12 @@ function openServer(group: string): HttpClient {
   return new HttpClient({ server, token, group, ...(ca ? { ca: Buffer.from(ca) } : {}) });
 }
 
+/** Keys the server generates go to the GitHub secrets their manifests name, with the github-token input. */
+function keyDelivery(): { keyDelivery?: KeyDelivery } {
+  const delivery = githubSecretsFromEnv({ ...process.env, GITHUB_TOKEN: input('github-token') || process.env.GITHUB_TOKEN });
+  return delivery ? { keyDelivery: delivery } : {};
+}
+
 /** The report of the command the inputs ask for (and the saved plan written or applied). */
 async function runCommand(command: string, workspace: string): Promise<Report> {
   const group = input('api-group', 'management.service');
@@ -49,7 +56,7 @@ async function runCommand(command: string, workspace: string): Promise<Report> {
   if (command === 'validate') return (await validateSource(source, `${group}/v1`, policyDir)).report;
   const client = openServer(group);
   try {
-    if (command === 'apply' && planFile) return await applyPlanFile(planFile, client, { concurrency: 8 });
+    if (command === 'apply' && planFile) return await applyPlanFile(planFile, client, { concurrency: 8, ...keyDelivery() });
     const reconciled = await reconcile({
       mode: command as 'plan' | 'apply',
       client,
@@ -59,6 +66,7 @@ async function runCommand(command: string, workspace: string): Promise<Report> {
       maxPrune: Number(input('max-prune', '50')),
       concurrency: 8,
       ...(policyDir ? { policyDir } : {}),
+      ...keyDelivery(),
     });
     if (command === 'plan' && planFile) {
       const unsaved = await writeSavedPlan(planFile, reconciled, client);
@@ -91,7 +99,7 @@ async function comment(report: Report, markdown: string): Promise<void> {
 
 async function run(): Promise<void> {
   // Masked before anything can print them.
-  for (const secret of [input('token'), input('github-token')]) if (secret) core.setSecret(secret);
+  for (const secret of [input('token'), input('github-token'), process.env.GITHUB_TOKEN]) if (secret) core.setSecret(secret);
   const command = input('command', 'plan');
   if (!['validate', 'plan', 'apply'].includes(command)) throw new Error(`command must be validate, plan or apply, not "${command}"`);
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();

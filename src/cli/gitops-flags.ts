@@ -5,6 +5,7 @@ import { defaultGroup } from '../api/resources.js';
 import { EmbeddedClient } from '../client/embedded.js';
 import { HttpClient } from '../client/http.js';
 import type { ApiClient } from '../client/types.js';
+import { githubSecretsFromEnv, type KeyDelivery } from '../gitops/keys/github-secrets.js';
 import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
@@ -32,25 +33,37 @@ export interface GitopsFlags {
   detailedExitcode?: boolean;
 }
 
-export function addGitopsFlags(cmd: Command): Command {
+/** The flags that say where manifests are and how a report is written: all validate needs. */
+export function addSourceFlags(cmd: Command): Command {
   return cmd
     .option('--source <dir|git-url>', 'folder, local git repository or git URL holding the manifests', '.')
     .option('--ref <ref>', 'branch, tag or commit to read (reads the source as a git repository)')
     .option('--path <subdir>', 'sub-folder of the source holding the manifests')
     .option('--source-id <id>', 'names this source in the gitops.management.service/source annotation (default: from the source)')
+    .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
+    .option('--report-dir <dir>', 'write report.json and report.md here')
+    .option('-o, --output <format>', 'text, json or markdown', 'text');
+}
+
+/** The source flags, and those of a target to plan and apply against (plan, apply, watch). */
+export function addGitopsFlags(cmd: Command): Command {
+  return addSourceFlags(cmd)
     .option('--store <url>', storeOptionHelp)
     .option('--server <url>', 'a teamkeys (or compatible) server, e.g. https://host:8080/kubernetes/management')
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
     .option('--ca-file <file>', "PEM certificate to trust for --server (e.g. .teamkeys/tls/cert.pem)")
-    .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
     .option('--prune', 'delete objects this source created that are no longer in it')
-    .option('--allow-empty', 'allow pruning everything when the source holds no objects')
+    .option('--allow-empty', 'accept a source with no manifests (with --prune: prune everything this source created)')
     .option('--max-prune <n>', 'refuse a run that would delete more objects than this', '50')
-    .option('--report-dir <dir>', 'write report.json and report.md here')
-    .option('-o, --output <format>', 'text, json or markdown', 'text')
     .option('--concurrency <n>', 'objects written in parallel', '8')
     .option('--key-dir <dir>', 'write keys the server generates for new access keys here, one 0600 file each')
     .option('--detailed-exitcode', 'exit 0 when there is nothing to do, 2 when there are changes, 1 on error');
+}
+
+/** Key delivery to GitHub secrets when GITHUB_TOKEN is set (GITHUB_API_URL picks the API). */
+export function withKeyDelivery(): { keyDelivery?: KeyDelivery } {
+  const delivery = githubSecretsFromEnv();
+  return delivery ? { keyDelivery: delivery } : {};
 }
 
 export function count(flag: string, value: string, min = 0): number {

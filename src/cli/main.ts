@@ -10,6 +10,7 @@ import { registerImport } from './commands/import.js';
 import { registerServe } from './commands/serve.js';
 import { registerWatch } from './commands/watch.js';
 import { reportError } from './errors.js';
+import { errorWriter } from './logging.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -37,7 +38,7 @@ async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
-    return reportError(err);
+    return reportError(err, errorWriter());
   }
 }
 

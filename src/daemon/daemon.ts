@@ -4,6 +4,7 @@
  * at a time; triggers during a run coalesce into one more. Failures back off exponentially; a
  * broken source writes nothing, so the last good state stays applied.
  */
+import type { KeyDelivery } from '../gitops/keys/github-secrets.js';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
@@ -26,6 +27,8 @@ export interface DaemonOptions {
   maxPrune: number;
   concurrency: number;
   keyDir?: string;
+  /** Where keys of OwnedAccessKeys annotated with key-secret go (GITHUB_TOKEN's GitHub). */
+  keyDelivery?: KeyDelivery;
   reportDir?: string;
   /** Policy objects every cycle checks (read again each cycle, so an edited policy applies). */
   policyDir?: string;
@@ -152,6 +155,7 @@ export class SyncDaemon {
         signal: this.abort.signal,
         ...(o.keyDir ? { keyDir: o.keyDir } : {}),
         ...(o.policyDir ? { policyDir: o.policyDir } : {}),
+        ...(o.keyDelivery ? { keyDelivery: o.keyDelivery } : {}),
       });
       this.cycles++;
       this.lastReport = report;

@@ -3,6 +3,7 @@ import { resourceModels } from '../api/model.js';
 import type { KubeObject } from '../api/types.js';
 import type { ApiClient, Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
+import type { KeyDelivery } from './keys/github-secrets.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
 import { checkPolicyDir } from './policy/evaluate.js';
 import { buildReport, type Report } from './report/report.js';
@@ -15,6 +16,8 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   client: ApiClient;
   concurrency: number;
   keyDir?: string;
+  /** Delivers keys of OwnedAccessKeys annotated with key-secret (GitHub Actions secrets). */
+  keyDelivery?: KeyDelivery;
   onProgress?: (done: number, total: number) => void;
   signal?: AbortSignal;
   /**
@@ -88,6 +91,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const changeSet = await applyPlan(client, plan.actions, {
     concurrency: opts.concurrency,
     ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),
+    ...(opts.keyDelivery ? { keyDelivery: opts.keyDelivery } : {}),
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     replan: async (a) => planObject(models[a.plural], byKey.get(`${a.plural}/${a.name}`), await client.get(a.plural, a.name), planOpts),

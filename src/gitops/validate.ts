@@ -11,6 +11,8 @@ import { pruneUnknownFields } from '../api/schema/walk.js';
 import { isJsonMap, type KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import type { Plural } from '../client/types.js';
+import { parseSecretTarget } from './keys/github-secrets.js';
+import { annotations } from './plan/annotations.js';
 import type { Manifest, ManifestError } from './source/manifests.js';
 
 export interface DesiredObject {
@@ -46,7 +48,7 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
     const before = errors.length;
     for (const field of secretFields) {
       if (get(raw, field) !== undefined) {
-        at(m, field, `${field} must not be kept in git: it is a secret (${field === 'spec.key' ? 'the server generates keys; --key-dir receives new ones' : 'the server stores it, never in a repository'})`);
+        at(m, field, `${field} must not be kept in git: it is a secret (${field === 'spec.key' ? `the server generates keys; --key-dir or the ${annotations.keySecret} annotation receives new ones` : 'the server stores it, never in a repository'})`);
       }
     }
     const copy = structuredClone(raw);
@@ -66,6 +68,7 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
       continue;
     }
     for (const e of validateObject(model, obj)) at(m, e.field, `${e.field}: ${fieldErrorBody(e)}`);
+    for (const [field, message] of keySecretErrors(model.info.kind, obj)) at(m, field, message);
     if (errors.length > before) continue;
     const id = `${model.info.kind}/${obj.metadata.name}`;
     const first = seen.get(id);
@@ -77,6 +80,22 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
     desired.push({ plural: model.info.plural, obj, manifest: m });
   }
   return { desired, errors };
+}
+
+/** The key-secret annotation names a valid target, on a key; key-delivered is the reconciler's alone. */
+function keySecretErrors(kind: string, obj: KubeObject): [field: string, message: string][] {
+  const a = obj.metadata.annotations ?? {};
+  const field = (name: string) => `metadata.annotations[${name}]`;
+  const errors: [string, string][] = [];
+  if (a[annotations.keyDelivered] !== undefined) errors.push([field(annotations.keyDelivered), `${annotations.keyDelivered} is written by the reconciler once a key reached its secret; it does not belong in git`]);
+  const target = a[annotations.keySecret];
+  if (target === undefined) return errors;
+  if (kind !== 'OwnedAccessKey') errors.push([field(annotations.keySecret), `${annotations.keySecret} applies only to OwnedAccessKeys`]);
+  else {
+    const parsed = parseSecretTarget(target);
+    if (typeof parsed === 'string') errors.push([field(annotations.keySecret), `${annotations.keySecret} ${parsed}`]);
+  }
+  return errors;
 }
 
 /** A team key must refer to a team that exists in git or live. */

@@ -28,9 +28,15 @@ export function apiGroup(group: string) {
   return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: [groupVersion(group)], preferredVersion: groupVersion(group) };
 }
 
+/** The groups of kubectl's access questions (auth whoami, auth can-i), listed after the kinds' group. */
+export const reviewGroupNames = ['authentication.k8s.io', 'authorization.k8s.io'];
+
 export function apiGroupList(group: string) {
-  const { kind: _kind, apiVersion: _apiVersion, ...groupBody } = apiGroup(group);
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: [groupBody] };
+  const groups = [group, ...reviewGroupNames].map((g) => {
+    const { kind: _kind, apiVersion: _apiVersion, ...groupBody } = apiGroup(g);
+    return groupBody;
+  });
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups };
 }
 
 interface ApiResource {
@@ -50,4 +56,14 @@ export function apiResourceList(group: string, resources: ResourceInfo[]) {
   ]);
   entries.push({ name: 'teams/accesskeys', singularName: '', namespaced: false, kind: 'TeamAccessKeys', verbs: ['get'] });
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/v1`, resources: entries };
+}
+
+/** The review resources, as kube-apiserver lists them: created, never stored or read. */
+export function reviewResourceList(group: string) {
+  const review = (name: string, kind: string): ApiResource => ({ name, singularName: name.slice(0, -1), namespaced: false, kind, verbs: ['create'] });
+  const resources =
+    group === 'authentication.k8s.io'
+      ? [review('selfsubjectreviews', 'SelfSubjectReview')]
+      : [review('selfsubjectaccessreviews', 'SelfSubjectAccessReview'), review('selfsubjectrulesreviews', 'SelfSubjectRulesReview')];
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/v1`, resources };
 }

@@ -1,6 +1,6 @@
 /** The HTTP server of the management API: fastify routes over a Registry. */
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { resourceModels } from '../api/model.js';
 import type { Registry } from '../registry/registry.js';
@@ -18,6 +18,8 @@ import { registerResourceRoutes } from './routes/resources.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import type { AuditRecorder } from './audit/audit-recorder.js';
 import { auditTrimming } from './audit/audit-trimming.js';
+import { registerReviewRoutes } from './routes/reviews.js';
+import { AccessAdvisor } from './access.js';
 import type { WatchHub } from './routes/watch.js';
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
@@ -60,7 +62,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   };
   const app = Fastify({
     loggerInstance: opts.logger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: maxBodyBytes,
     // Names may be 253 characters long.
     routerOptions: { maxParamLength: 1024 },
@@ -107,6 +109,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
+  registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
 
   const work: BackgroundWork[] = [];
   if (opts.maintenance !== false) {

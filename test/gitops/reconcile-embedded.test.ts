@@ -132,7 +132,7 @@ describe('the reconciler on the embedded store', () => {
     expect(r.stdout).toContain('1 error(s) in the manifests.\n');
     expect(r.stdout).not.toMatch(/plan/i);
     repo.remove('extra');
-    expect(teamkeys(['validate', '--source', repo.dir]).stdout.trim()).toBe('The manifests are valid.');
+    expect(teamkeys(['validate', '--source', repo.dir]).stdout.trim()).toMatch(/^The manifests are valid: checked \d+ objects \(\d+ OwnedAccessKeys, \d+ Teams\) from source \S+ \(.+\)\.$/);
     const md = teamkeys(['validate', '--source', repo.dir, '--output', 'markdown']).stdout;
     expect(md).toContain('## teamkeys validate: valid');
     expect(md).not.toMatch(/unchanged|no changes|→/);

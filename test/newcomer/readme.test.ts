@@ -64,6 +64,10 @@ describe('the README, followed on a fresh clone', () => {
     for (const team of ['admins', 'auditors', 'payments', 'platform']) expect(shown.stdout).toMatch(new RegExp(`^${team}\\s`, 'm'));
     expect(shown.stdout).toMatch(/^payments-ci\s/m);
     expect(shown.stdout).toContain('team.management.service/platform patched');
+    expect(shown.stdout).toMatch(/^Username\s+admin$/m);
+    // A clean install and start: no engine warning from npm, no deprecation from node or fastify.
+    expect(err).not.toContain('EBADENGINE');
+    expect(err).not.toMatch(/DeprecationWarning|FSTDEP\d+|\(node:\d+\) Warning/);
     // The daemon sees the change and reports it as drift, naming kubectl.
     const report = join(clone, '.teamkeys/sync/report.md');
     const until = Date.now() + 20_000;
@@ -75,5 +79,14 @@ describe('the README, followed on a fresh clone', () => {
     // Named by person: the sidecar reads its own server's audit trail.
     expect(cat.stdout).toContain('**drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ');
     expect(cat.stdout).toContain('`spec.displayName`: `"Changed by hand"` → `"Platform"`');
+
+    // The next section, on the same state as a reader who did the first one: its kubectl lines
+    // (all but the endless --watch) work in the order written.
+    const serveSection = shellBlocks(readFileSync(join(root, 'README.md'), 'utf8'))[3]!;
+    expect(serveSection).toContain('kubectl apply -R -f examples/gitops');
+    const next = walk(serveSection.filter((l) => !l.includes('--watch')));
+    expect(next.status, next.stderr).toBe(0);
+    expect(next.stdout).toContain('team.management.service/platform configured');
+    expect(next.stdout).toMatch(/^yes$/m);
   }, 300_000);
 });

@@ -144,6 +144,7 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     expect(spec.stdout).toContain('KIND:       Team');
     expect(spec.stdout).toContain('clusterRoles\t<[]Object>');
     expect(spec.stdout).toContain("Cluster roles assigned to the team's users.");
+    expect(k('explain', 'team.spec.description').stdout).toContain("The team's description: what the team is for and who runs it.");
     const ttl = k('explain', 'ownedaccesskey.spec.ttl');
     expect(ttl.stdout).toContain('Time to live of the key, in seconds.');
   });

@@ -162,7 +162,7 @@ export interface TeamSpec {
    */
   displayName?: string;
   /**
-   * Description of a cluster access object.
+   * The team's description: what the team is for and who runs it. Free text.
    */
   description?: string;
   owner?: UserOrTeam;
@@ -292,7 +292,7 @@ export interface OwnedAccessKeySpec {
    */
   displayName?: string;
   /**
-   * Description.
+   * The key's description: what it is used for (a pipeline, a laptop). Free text.
    */
   description?: string;
   /**

@@ -9,7 +9,7 @@ import { validateManifests, type DesiredObject } from '../../gitops/validate.js'
 import { applyPlanFile, writeSavedPlan } from '../../gitops/plan-file.js';
 import { checkPolicyDir } from '../../gitops/policy/evaluate.js';
 import { CliError } from '../errors.js';
-import { addGitopsFlags, count, formatReport, openClient, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
+import { addGitopsFlags, addSourceFlags, count, formatReport, openClient, sourceOptions, withKeyDelivery, writeReports, type GitopsFlags } from '../gitops-flags.js';
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
 
 type Flags = GitopsFlags & WorkflowFlags;
@@ -26,15 +26,23 @@ async function finish(report: Report, f: Flags): Promise<void> {
   process.exitCode = exitCode(report, f.detailedExitcode === true);
 }
 
+/** What validate read: its report and the kinds of the objects it checked. */
+interface Checked {
+  report: Report;
+  kinds: string[];
+}
+
 /** Validate files given one by one (a folder goes through the source loader). */
-async function validatePaths(paths: string[], f: Flags): Promise<Report> {
+async function validatePaths(paths: string[], f: Flags): Promise<Checked> {
   const models = Object.values(resourceModels(f.apiGroup));
   let errors: Report['errors'] = [];
   const desired: DesiredObject[] = [];
+  const kinds: string[] = [];
   for (const path of paths) {
     if ((await stat(path).catch(() => undefined))?.isDirectory()) {
-      const { report } = await validateSource({ ...sourceOptions(f), source: path }, `${f.apiGroup}/v1`, f.policy);
+      const { report, loaded } = await validateSource({ ...sourceOptions(f), source: path }, `${f.apiGroup}/v1`, f.policy);
       errors = [...errors, ...report.errors];
+      kinds.push(...loaded.manifests.map((m) => String(m.object.kind)));
       continue;
     }
     const text = await readFile(path, 'utf8').catch(() => undefined);
@@ -43,26 +51,45 @@ async function validatePaths(paths: string[], f: Flags): Promise<Report> {
       continue;
     }
     const parsed = parseManifests(text, relative(process.cwd(), path) || path);
+    kinds.push(...parsed.manifests.map((m) => String(m.object.kind)));
     const checked = validateManifests(parsed.manifests, models);
     desired.push(...checked.desired);
     errors = [...errors, ...parsed.errors, ...checked.errors];
   }
   if (f.policy && desired.length > 0 && errors.length === 0) errors = await checkPolicyDir(f.policy, desired);
-  return buildReport({ mode: 'validate', source: { id: 'files', description: paths.join(', ') }, target: '(none)', errors });
+  return { report: buildReport({ mode: 'validate', source: { id: 'files', description: paths.join(', ') }, target: '(none)', errors }), kinds };
+}
+
+/** `5 objects (3 Team, 2 OwnedAccessKey)`. */
+function objectCount(kinds: string[]): string {
+  const by = new Map<string, number>();
+  for (const k of kinds) by.set(k, (by.get(k) ?? 0) + 1);
+  const parts = [...by.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${n} ${k}${n === 1 ? '' : 's'}`);
+  return `${kinds.length} object${kinds.length === 1 ? '' : 's'}${parts.length ? ` (${parts.join(', ')})` : ''}`;
+}
+
+/** An empty source is a mistake (a wrong --source or --path) far more often than an intent, as for kubectl apply -f. */
+function noManifests(where: string, what: string): CliError {
+  return new CliError(`no manifests found in ${where}: nothing to ${what} (files ending .yaml, .yml or .json, searched recursively${what === 'validate' ? '' : '; --allow-empty accepts an empty source'})`);
 }
 
 export function registerGitops(program: Command): void {
   addPolicyFlag(
-    addGitopsFlags(
+    addSourceFlags(
       program
         .command('validate')
         .description('check manifests against the schemas and policies (no server is asked); errors print as file:line:col')
         .argument('[paths...]', 'files or folders (default: --source)'),
     ),
   ).action(async (paths: string[], f: Flags) => {
-    const report = paths.length > 0 ? await validatePaths(paths, f) : (await validateSource(sourceOptions(f), `${f.apiGroup}/v1`, f.policy)).report;
+    const { report, kinds } =
+      paths.length > 0
+        ? await validatePaths(paths, f)
+        : await validateSource(sourceOptions(f), `${f.apiGroup}/v1`, f.policy).then(({ report, loaded }) => ({ report, kinds: loaded.manifests.map((m) => String(m.object.kind)) }));
+    if (report.errors.length === 0 && kinds.length === 0) throw noManifests(report.source.description, 'validate');
     if (f.output === 'text' && report.errors.length === 0) {
-      process.stdout.write('The manifests are valid.\n');
+      const from = paths.length > 0 ? report.source.description : `source ${report.source.id} (${report.source.description})`;
+      process.stdout.write(`The manifests are valid: checked ${objectCount(kinds)} from ${from}.\n`);
       await writeReports(report, f.reportDir);
       return;
     }
@@ -98,6 +125,7 @@ export function registerGitops(program: Command): void {
         const applyOpts = {
           concurrency: count('--concurrency', f.concurrency, 1),
           ...(f.keyDir ? { keyDir: f.keyDir } : {}),
+          ...withKeyDelivery(),
           ...(progress ? { onProgress: progress } : {}),
           signal: abort.signal,
         };
@@ -112,6 +140,9 @@ export function registerGitops(program: Command): void {
           ...applyOpts,
           ...(f.policy ? { policyDir: f.policy } : {}),
         });
+        // Nothing was written for an empty source unless --allow-empty; a refusal says more than this.
+        const { loaded } = reconciled;
+        if (loaded.manifests.length === 0 && reconciled.report.outcome === 'clean' && f.allowEmpty !== true) throw noManifests(loaded.description, mode);
         await finish(reconciled.report, f);
         if (f.out) {
           const unsaved = await writeSavedPlan(f.out, reconciled, client);

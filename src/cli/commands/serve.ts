@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import pino from 'pino';
+import { withKeyDelivery } from '../gitops-flags.js';
 import { defaultGroup } from '../../api/resources.js';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
 import { createRegistry } from '../../registry/registry.js';
@@ -15,6 +15,7 @@ import { openAuditTrail } from '../../store/audit/open.js';
 import { AuditRecorder } from '../../server/audit/audit-recorder.js';
 import { storeOptionHelp, storeUrl } from '../embedded.js';
 import { CliError } from '../errors.js';
+import { createLogger, logFormat, logFormatHelp } from '../logging.js';
 import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
 import { selfSignedTls, writeKubeconfig } from '../state-files.js';
 import type { Logger } from 'pino';
@@ -36,6 +37,7 @@ interface Options {
   tlsKey?: string;
   insecureHttp?: boolean;
   logLevel: string;
+  logFormat?: string;
   maxTtl?: string;
   activityInterval: string;
   expiredKeyRetention: string;
@@ -53,19 +55,6 @@ interface Options {
   auditRetention: string;
 }
 
-/** Secrets that could reach a log line through a request object are replaced before writing. */
-export const redactPaths = [
-  'req.headers.authorization',
-  'headers.authorization',
-  '*.headers.authorization',
-  'authorization',
-  'token',
-  '*.token',
-  'key',
-  '*.key',
-  'spec.key',
-  '*.spec.key',
-];
 
 function seconds(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -108,6 +97,7 @@ export function registerServe(program: Command): void {
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--insecure-http', 'serve plain HTTP (behind a TLS-terminating proxy); kubectl sends no key over plain HTTP')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
+    .option('--log-format <format>', logFormatHelp)
     .option('--api-group <group>', 'API group to serve the kinds under', defaultGroup)
     .option('--sync-source <dir|git-url>', 'also keep the store in sync with this GitOps source (the sidecar: API server and daemon in one process)')
     .option('--sync-ref <ref>', 'branch, tag or commit of --sync-source')
@@ -136,8 +126,8 @@ export function registerServe(program: Command): void {
       const authFailureLimit = failureLimit(opts.authFailureLimit);
       const requestTimeoutMs = seconds('--request-timeout', opts.requestTimeout)! * 1000;
       const tls = await chooseTls(opts, listen, stateDir);
-      // Logs go to stderr; stdout carries the lines that say where things are.
-      const logger = pino({ level: opts.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } }, pino.destination(2));
+      // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
+      const logger = createLogger(opts.logLevel, logFormat(opts.logFormat));
       if (!tls && !isLoopback(listen.host)) {
         logger.warn({ host: listen.host }, 'serving plain HTTP on a non-loopback address: access keys cross the network in clear text unless a TLS proxy is in front');
       }
@@ -173,6 +163,22 @@ export function registerServe(program: Command): void {
       });
       if (daemon) registerDaemonRoutes(app, daemon.daemon, daemon.metrics, { health: false, ...(daemon.webhookSecret ? { webhookSecret: daemon.webhookSecret } : {}) });
       await app.listen({ host: listen.host, port: listen.port });
+      // Signals are handled before anyone can learn the address: a stop right after start is clean.
+      const stopped = new Promise<void>((done) => {
+        const stop = (signal: string) => {
+          logger.info({ signal }, 'shutting down');
+          void app
+            .close()
+            .then(() => audit.close())
+            .then(() => store.close())
+            .then(done, (err: unknown) => {
+              logger.error({ err }, 'shutdown failed');
+              done();
+            });
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : listen.port;
       const host = listen.host === '0.0.0.0' || listen.host === '::' ? 'localhost' : listen.host;
@@ -190,23 +196,7 @@ export function registerServe(program: Command): void {
       }
       console.log(`teamkeys serving on ${url}`);
       logger.info({ url, store: storeUrl(opts.store).split(':')[0] }, 'serving');
-
-
-      await new Promise<void>((done) => {
-        const stop = (signal: string) => {
-          logger.info({ signal }, 'shutting down');
-          void app
-            .close()
-            .then(() => audit.close())
-            .then(() => store.close())
-            .then(done, (err: unknown) => {
-              logger.error({ err }, 'shutdown failed');
-              done();
-            });
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
-      });
+      await stopped;
     });
 }
 
@@ -226,6 +216,7 @@ async function sidecar(opts: Options, registry: Registry, log: Logger, stateDir:
     maxPrune: 50,
     concurrency: 8,
     keyDir: join(stateDir, 'keys'),
+    ...withKeyDelivery(),
     reportDir: join(stateDir, 'sync'),
     metrics,
     log,

@@ -1,16 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import Fastify, { type FastifyInstance } from 'fastify';
-import pino from 'pino';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { CountingClient } from '../../daemon/counting-client.js';
 import { SyncDaemon } from '../../daemon/daemon.js';
 import { DaemonMetrics } from '../../daemon/metrics.js';
 import { registerDaemonRoutes } from '../../daemon/routes.js';
 import { parseDuration } from '../duration.js';
-import { addGitopsFlags, count, openClient, sourceOptions, type GitopsFlags } from '../gitops-flags.js';
+import { addGitopsFlags, count, openClient, sourceOptions, withKeyDelivery, type GitopsFlags } from '../gitops-flags.js';
 import { parseListen, urlHost } from '../listen.js';
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
-import { redactPaths } from './serve.js';
+import { createLogger, logFormat, logFormatHelp } from '../logging.js';
 
 interface WatchFlags extends GitopsFlags, WorkflowFlags {
   interval: string;
@@ -18,6 +17,7 @@ interface WatchFlags extends GitopsFlags, WorkflowFlags {
   webhookSecretFile?: string;
   selfHeal?: boolean;
   logLevel: string;
+  logFormat?: string;
 }
 
 export async function readSecret(file: string | undefined): Promise<string | undefined> {
@@ -31,10 +31,11 @@ export function registerWatch(program: Command): void {
     .option('--webhook-secret-file <file>', 'GitHub webhook secret: POST /sync must then carry a valid X-Hub-Signature-256')
     .option('--self-heal', 'revert drift (without it, drift is only reported)')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
+    .option('--log-format <format>', logFormatHelp)
     .action(async (f: WatchFlags) => {
       const listen = parseListen(f.listen);
       const intervalMs = parseDuration('--interval', f.interval);
-      const log = pino({ level: f.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } }, pino.destination(2));
+      const log = createLogger(f.logLevel, logFormat(f.logFormat));
       const metrics = new DaemonMetrics();
       const client = new CountingClient(await openClient(f), metrics);
       const webhookSecret = await readSecret(f.webhookSecretFile);
@@ -48,22 +49,21 @@ export function registerWatch(program: Command): void {
         maxPrune: count('--max-prune', f.maxPrune),
         concurrency: count('--concurrency', f.concurrency, 1),
         ...(f.keyDir ? { keyDir: f.keyDir } : {}),
+        ...withKeyDelivery(),
         ...(f.reportDir ? { reportDir: f.reportDir } : {}),
         ...(f.policy ? { policyDir: f.policy } : {}),
         metrics,
         log,
       });
-      const app = Fastify({ loggerInstance: log, disableRequestLogging: true, bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;
+      const app = Fastify({ loggerInstance: log, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;
       app.removeAllContentTypeParsers();
       app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
       registerDaemonRoutes(app, daemon, metrics, { health: true, ...(webhookSecret ? { webhookSecret } : {}) });
       await app.listen({ host: listen.host, port: listen.port });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : listen.port;
-      console.log(`teamkeys watch: syncing ${f.source} to ${client.target} every ${f.interval}${f.selfHeal ? ', reverting drift' : ', reporting drift'}`);
-      console.log(`teamkeys watch listening on http://${urlHost(listen.host)}:${port}`);
-      daemon.start();
-      await new Promise<void>((done) => {
+      // Signals are handled before the address is printed: a stop right after start is clean.
+      const stopped = new Promise<void>((done) => {
         const stop = (signal: string) => {
           log.info({ signal }, 'stopping: finishing the write in flight');
           void daemon
@@ -75,5 +75,9 @@ export function registerWatch(program: Command): void {
         process.once('SIGTERM', () => stop('SIGTERM'));
         process.once('SIGINT', () => stop('SIGINT'));
       });
+      console.log(`teamkeys watch: syncing ${f.source} to ${client.target} every ${f.interval}${f.selfHeal ? ', reverting drift' : ', reporting drift'}`);
+      console.log(`teamkeys watch listening on http://${urlHost(listen.host)}:${port}`);
+      daemon.start();
+      await stopped;
     });
 }

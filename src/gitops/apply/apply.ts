@@ -7,7 +7,9 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClientError, type ApiClient } from '../../client/types.js';
+import type { KeyDelivery } from '../keys/github-secrets.js';
 import type { Action } from '../plan/plan.js';
+import { deliver, deliveryTarget, rotation, type Delivered } from './key-delivery.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 
@@ -17,6 +19,8 @@ export interface ChangeSetEntry {
   error?: string;
   /** Where a generated key was written (never the key itself). */
   keyFile?: string;
+  /** The key-secret target the new key was delivered to. */
+  keySecret?: string;
   note?: string;
 }
 
@@ -24,6 +28,8 @@ export interface ApplyOptions {
   concurrency: number;
   /** Where keys the server generates for new OwnedAccessKeys are written, one 0600 file each. */
   keyDir?: string;
+  /** Where keys of OwnedAccessKeys annotated with key-secret go (GitHub secrets); unset: not configured. */
+  keyDelivery?: KeyDelivery;
   /** Reads the object again and plans it anew, after a conflict; without it (a saved plan) a conflict fails. */
   replan?: (action: Action) => Promise<Action>;
   onProgress?: (done: number, total: number) => void;
@@ -46,19 +52,27 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
     case 'skip':
       return { action, result: 'Skipped' };
     case 'create': {
+      const target = action.keySecret ? deliveryTarget(action, opts.keyDelivery) : undefined;
+      if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
       const created = await client.create(action.plural, action.body!);
       const key = (created.spec as { key?: string } | undefined)?.key;
       if (action.plural !== 'ownedaccesskeys' || !key) return { action, result: 'Created' };
-      if (!opts.keyDir) return { action, result: 'Created', note: 'the server generated a key; it was not kept (give --key-dir to receive new keys)' };
-      await mkdir(opts.keyDir, { recursive: true, mode: 0o700 });
-      const keyFile = join(opts.keyDir, `${action.name}.key`);
-      await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
-      await chmod(keyFile, 0o600);
-      return { action, result: 'Created', keyFile };
+      const entry: ChangeSetEntry = { action, result: 'Created' };
+      if (opts.keyDir) entry.keyFile = await writeKeyFile(opts.keyDir, action.name, key);
+      else if (!target) entry.note = 'the server generated a key; it was not kept (give --key-dir to receive new keys)';
+      return target ? withDelivery(entry, await deliver(client, action, target, key, opts.keyDelivery!)) : entry;
     }
-    case 'update':
-      await client.patch(action.plural, action.name, action.patch!);
-      return { action, result: 'Updated' };
+    case 'update': {
+      const target = action.rotateKey ? deliveryTarget(action, opts.keyDelivery) : undefined;
+      if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
+      if (!target) {
+        await client.patch(action.plural, action.name, action.patch!);
+        return { action, result: 'Updated' };
+      }
+      const { patch, key } = rotation(action);
+      await client.patch(action.plural, action.name, patch);
+      return withDelivery({ action, result: 'Updated' }, await deliver(client, action, target, key, opts.keyDelivery!));
+    }
     case 'replace':
       await client.replace(action.plural, action.name, action.body!);
       return { action, result: 'Replaced' };
@@ -70,6 +84,19 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
       }
       return { action, result: 'Deleted' };
   }
+}
+
+async function writeKeyFile(dir: string, name: string, key: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const keyFile = join(dir, `${name}.key`);
+  await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
+  await chmod(keyFile, 0o600);
+  return keyFile;
+}
+
+/** A write that succeeded but whose key did not reach its secret is a failure of the run. */
+function withDelivery(entry: ChangeSetEntry, delivered: Delivered): ChangeSetEntry {
+  return 'error' in delivered ? { ...entry, result: 'Failed', error: delivered.error } : { ...entry, keySecret: delivered.keySecret };
 }
 
 async function run(client: ApiClient, first: Action, opts: ApplyOptions): Promise<ChangeSetEntry> {

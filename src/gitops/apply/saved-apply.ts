@@ -9,14 +9,10 @@ import type { ApiClient } from '../../client/types.js';
 import { buildReport, type Report } from '../report/report.js';
 import { contentDigest, type ObjectRead, type SavedPlan } from '../plan/saved.js';
 import type { Action } from '../plan/plan.js';
-import { applyPlan } from './apply.js';
+import { applyPlan, type ApplyOptions } from './apply.js';
 
-export interface SavedApplyOptions {
-  concurrency: number;
-  keyDir?: string;
-  onProgress?: (done: number, total: number) => void;
-  signal?: AbortSignal;
-}
+/** A saved plan is applied as planned: a conflict refuses it rather than planning again. */
+export type SavedApplyOptions = Omit<ApplyOptions, 'replan'>;
 
 /** Why one object no longer matches what the plan read, or undefined when it still does. */
 function staleness(read: ObjectRead, live: Awaited<ReturnType<ApiClient['get']>>): string | undefined {
@@ -55,11 +51,6 @@ export async function applySavedPlan(client: ApiClient, saved: SavedPlan, opts: 
     return refuse(`the plan is stale, nothing was written: ${stale.join('; ')}. Run teamkeys plan again and review the new plan`);
   }
   const actions = saved.actions.map((a) => reguard(a, versions.get(`${a.plural}/${a.name}`)));
-  const changeSet = await applyPlan(client, actions, {
-    concurrency: opts.concurrency,
-    ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),
-    ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-  });
+  const changeSet = await applyPlan(client, actions, opts);
   return buildReport({ ...base, errors: [], plan: { sourceId: saved.source.id, actions }, changeSet });
 }

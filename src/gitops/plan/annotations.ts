@@ -8,4 +8,8 @@ export const annotations = {
   syncStrategy: 'gitops.management.service/sync-strategy',
   /** Comma-separated field paths (`spec.description, metadata.labels.team`) left out of diff and write. */
   ignoreFields: 'gitops.management.service/ignore-fields',
+  /** `github:OWNER/REPO/SECRET_NAME`: where the key the server generates for this OwnedAccessKey goes. */
+  keySecret: 'gitops.management.service/key-secret',
+  /** Written by the reconciler once the current key reached the key-secret target (its value). */
+  keyDelivered: 'gitops.management.service/key-delivered',
 } as const;

@@ -29,6 +29,10 @@ export interface Action {
   patch?: unknown[];
   /** delete: the uid the deletion is guarded by. */
   uid?: string;
+  /** An OwnedAccessKey whose key goes to a secret (key-secret annotation) and has not reached it yet. */
+  keySecret?: string;
+  /** update: the key is replaced by a new one (which then goes to keySecret). */
+  rotateKey?: boolean;
   drift: boolean;
 }
 
@@ -53,6 +57,8 @@ function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  // The reconciler's own record of a delivered key is never in git, and never drift.
+  list.push(`metadata.annotations.${annotations.keyDelivered}`);
   return (dotted) => list.some((f) => dotted === f || dotted.startsWith(`${f}.`) || f.startsWith(`${dotted}.`));
 }
 
@@ -77,16 +83,19 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
     return { ...base, type: 'delete', uid: live!.metadata.uid!, reason: 'not in the source' };
   }
   const wanted = withSource(desired.obj, opts.sourceId);
-  if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }] };
+  const keySecret = plural === 'ownedaccesskeys' ? wanted.metadata.annotations?.[annotations.keySecret] : undefined;
+  if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }], ...(keySecret ? { keySecret } : {}) };
   if (managedBy && managedBy !== opts.sourceId) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})` };
   if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
   const replace = wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace';
   const { target, patch, changes } = diffObject(model, wanted, live, { ignore: ignoredFields(wanted), replace, ...(history ? { history } : {}) });
-  if (patch.length === 0) return { ...base, type: 'unchanged' };
+  const guard = { op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion };
+  // A key that never reached its secret (a failed delivery, a new target) is rotated and sent again.
+  const rotate = keySecret && live.metadata.annotations?.[annotations.keyDelivered] !== keySecret ? { keySecret, rotateKey: true } : {};
   const drift = changes.some((c) => c.drift);
-  if (replace) return { ...base, type: 'replace', body: target, changes, drift };
-  const guarded = [{ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion }, ...patch];
-  return { ...base, type: 'update', patch: guarded, changes, drift };
+  if (patch.length === 0) return rotate.rotateKey ? { ...base, type: 'update', patch: [guard], ...rotate } : { ...base, type: 'unchanged' };
+  if (replace && !rotate.rotateKey) return { ...base, type: 'replace', body: target, changes, drift };
+  return { ...base, type: 'update', patch: [guard, ...patch], changes, drift, ...rotate };
 }
 
 export function planReconcile(

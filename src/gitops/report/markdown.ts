@@ -54,8 +54,12 @@ export function renderMarkdown(r: Report): string {
     }
     lines.push('');
   }
-  const notes = r.objects.filter((o) => o.note || o.keyFile);
-  if (notes.length > 0) lines.push(...notes.map((o) => `- ${o.kind}/${o.name}: ${o.keyFile ? `key written to \`${o.keyFile}\`` : o.note}`), '');
+  const notes = r.objects.flatMap((o) => [
+    ...(o.keyFile ? [`key written to \`${o.keyFile}\``] : []),
+    ...(o.keySecret ? [`key delivered to \`${o.keySecret}\``] : []),
+    ...(o.note && !o.keyFile ? [o.note] : []),
+  ].map((text) => `- ${o.kind}/${o.name}: ${text}`));
+  if (notes.length > 0) lines.push(...notes, '');
   const skipped = r.objects.filter((o) => o.action === 'skip' && !o.drift);
   if (skipped.length > 0) {
     lines.push(`<details><summary>Skipped (${skipped.length})</summary>`, '', ...skipped.map((o) => `- ${o.kind}/${o.name}: ${o.reason ?? ''}`), '', '</details>', '');

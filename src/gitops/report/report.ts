@@ -22,6 +22,8 @@ export interface ReportObject {
   drift: boolean;
   error?: string;
   keyFile?: string;
+  /** The key-secret target the new key reached (never the key). */
+  keySecret?: string;
   note?: string;
   changes: { path: string; before?: unknown; after?: unknown; drift: boolean; description?: string; lastChangedBy?: Attribution }[];
 }
@@ -88,7 +90,11 @@ export function buildReport(input: ReportInput): Report {
     if (entry && entry.result !== 'Unchanged') o.result = entry.result;
     if (entry?.error) o.error = entry.error;
     if (entry?.keyFile) o.keyFile = entry.keyFile;
+    if (entry?.keySecret) o.keySecret = entry.keySecret;
     if (entry?.note) o.note = entry.note;
+    else if (a.keySecret && !entry) {
+      o.note = a.rotateKey ? `its key never reached ${a.keySecret}: apply rotates it and delivers the new key` : `apply delivers the key the server generates to ${a.keySecret}`;
+    }
     objects.push(o);
   }
   const work = summary.create + summary.update + summary.replace + summary.delete;

@@ -6,6 +6,11 @@ const symbol: Record<string, string> = { create: '+', update: '~', replace: '±'
 
 export function renderText(r: Report): string {
   const lines: string[] = [];
+  // The source id decides what a prune may delete: say which one this run used.
+  if (r.mode !== 'validate') {
+    const at = r.source.revision ? ` at ${r.source.revision.slice(0, 12)}` : '';
+    lines.push(`Source ${r.source.id} (${r.source.description}${at}) -> ${r.target}`);
+  }
   for (const e of r.errors) lines.push(`${e.file}:${e.line}:${e.column}: ${e.message}`);
   if (r.refused) lines.push(`refused: ${r.refused}`);
   for (const o of r.objects) {
@@ -19,6 +24,7 @@ export function renderText(r: Report): string {
     }
     if (o.error) lines.push(`    error: ${o.error}`);
     if (o.keyFile) lines.push(`    key written to ${o.keyFile}`);
+    if (o.keySecret) lines.push(`    key delivered to ${o.keySecret}`);
     if (o.note) lines.push(`    note: ${o.note}`);
   }
   const s = r.summary;

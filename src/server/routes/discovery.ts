@@ -1,7 +1,7 @@
 /** Discovery, OpenAPI and version endpoints under the API prefix. */
 import type { FastifyInstance } from 'fastify';
 import type { ResourceModel } from '../../api/model.js';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from '../discovery.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, reviewGroupNames, reviewResourceList, versionInfo } from '../discovery.js';
 import { openApiDocument, openApiIndex } from '../openapi.js';
 
 export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, models: ResourceModel[], packageVersion: string): void {
@@ -25,6 +25,10 @@ export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, mo
   serve(`${prefix}/apis`, documents.apis);
   serve(`${prefix}/apis/${group}`, documents.group);
   serve(`${prefix}/apis/${group}/v1`, documents.resources);
+  for (const g of reviewGroupNames) {
+    serve(`${prefix}/apis/${g}`, json(apiGroup(g)));
+    serve(`${prefix}/apis/${g}/v1`, json(reviewResourceList(g)));
+  }
   serve(`${prefix}/openapi/v3`, openapiIndex);
   serve(`${prefix}/openapi/v3/apis/${group}/v1`, openapi);
 }

@@ -1,0 +1,54 @@
+/**
+ * The output convention of the long-running commands (serve, watch): stdout carries only lines
+ * for a person (where things are, sync reports); stderr carries only log lines, all in one form:
+ * JSON (for log collectors; the default when stderr is not a terminal) or one readable line per
+ * event (pino-pretty; the default on a terminal). A fatal error follows the same form, so a
+ * JSON stream never holds a plain line.
+ */
+import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { CliError } from './errors.js';
+
+export type LogFormat = 'json' | 'text';
+
+/** Secrets that could reach a log line through a request object are replaced before writing. */
+export const redactPaths = [
+  'req.headers.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'authorization',
+  'token',
+  '*.token',
+  'key',
+  '*.key',
+  'spec.key',
+  '*.spec.key',
+];
+
+export const logFormatHelp = 'json or text (default: text on a terminal, json otherwise); logs go to stderr';
+
+let fatal: ((line: string) => void) | undefined;
+
+/** The --log-format flag, or the default for where stderr goes. */
+export function logFormat(flag: string | undefined): LogFormat {
+  if (flag === undefined) return process.stderr.isTTY ? 'text' : 'json';
+  if (flag === 'json' || flag === 'text') return flag;
+  throw new CliError(`--log-format must be json or text, not "${flag}"`, 2);
+}
+
+/** The logger on stderr, in one format; it also becomes how a fatal error is written. */
+export function createLogger(level: string, format: LogFormat): Logger {
+  const opts = { level, redact: { paths: redactPaths, censor: '[redacted]' } };
+  if (format === 'text') {
+    fatal = undefined;
+    return pino(opts, pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss', singleLine: true }));
+  }
+  const logger = pino(opts, pino.destination({ dest: 2, sync: true }));
+  fatal = (line) => logger.fatal(line);
+  return logger;
+}
+
+/** How the CLI writes the error that ends it: a JSON log line once stderr carries JSON logs. */
+export function errorWriter(): (line: string) => void {
+  return fatal ?? ((line) => process.stderr.write(`${line}\n`));
+}

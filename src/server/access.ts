@@ -1,0 +1,155 @@
+/**
+ * The one place the access reviews (whoami, can-i, can-i --list) ask src/auth for decisions. It
+ * reproduces what the request path decides (the key's scope first, then the verbs the identity
+ * holds on the object, status writes only for holders of the verb everywhere), so an answer here
+ * is the answer a real request gets; when authorization's internals change, only this file moves.
+ */
+import type { KubeObject } from '../api/types.js';
+import type { Authorizer } from '../auth/authorize.js';
+import type { Identity } from '../auth/identity.js';
+import { roleVerbs, verbs as allVerbs, type Resource, type Verb } from '../auth/roles.js';
+import { scopeDenial } from '../auth/scope.js';
+import type { Registry } from '../registry/registry.js';
+
+export interface AccessQuestion {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  name?: string;
+}
+
+export interface AccessAnswer {
+  allowed: boolean;
+  reason?: string;
+}
+
+/** One line of `kubectl auth can-i --list`. */
+export interface ResourceRule {
+  verbs: string[];
+  apiGroups: string[];
+  resources: string[];
+  resourceNames?: string[];
+}
+
+export const reviewGroups = { authentication: 'authentication.k8s.io', authorization: 'authorization.k8s.io' } as const;
+
+/** Every authenticated caller may ask about itself, as in Kubernetes. */
+const selfReviews: ResourceRule[] = [
+  { verbs: ['create'], apiGroups: [reviewGroups.authentication], resources: ['selfsubjectreviews'] },
+  { verbs: ['create'], apiGroups: [reviewGroups.authorization], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] },
+];
+
+/** Subresources a request may name, and the verbs their routes serve. */
+const subresources: Record<Resource, Record<string, readonly Verb[]>> = {
+  teams: { status: ['get', 'patch', 'update'], accesskeys: ['get'] },
+  ownedaccesskeys: { status: ['get', 'patch', 'update'] },
+};
+
+/** How many objects of a kind the rules review looks at before it says it is incomplete. */
+export const maxReviewedObjects = 500;
+
+const resources: Resource[] = ['teams', 'ownedaccesskeys'];
+const isVerb = (v: string): v is Verb => (allVerbs as readonly string[]).includes(v);
+const isResource = (r: string): r is Resource => (resources as string[]).includes(r);
+
+export class AccessAdvisor {
+  constructor(
+    private readonly authorizer: Authorizer,
+    private readonly registry: Registry,
+  ) {}
+
+  get group(): string {
+    return this.authorizer.group;
+  }
+
+  /** The verbs-on-object decision for one verb, with the object already read. */
+  private decideOn(who: Identity, verb: Verb, resource: Resource, obj: KubeObject | undefined, q: AccessQuestion): AccessAnswer {
+    const why = scopeDenial(who.scope, { verb, group: this.group, resource, ...(q.name ? { name: q.name } : {}), ...(q.subresource ? { subresource: q.subresource } : {}) });
+    if (why) return { allowed: false, reason: why };
+    if (q.subresource && !subresources[resource][q.subresource]?.includes(verb)) return { allowed: false, reason: `${resource}/${q.subresource} does not serve ${verb}` };
+    // Status is written by the server itself; through the API only by holders of the verb everywhere.
+    if (q.subresource === 'status' && verb !== 'get') return { allowed: roleVerbs(who.clusterRoles, resource).has(verb) };
+    if (verb === 'deletecollection') return { allowed: roleVerbs(who.clusterRoles, resource).has(verb) };
+    return { allowed: this.authorizer.allowed(who, verb, resource, obj, q.subresource) };
+  }
+
+  /** The object a request for this verb would be judged against. */
+  private async target(who: Identity, verb: Verb, resource: Resource, name: string | undefined): Promise<KubeObject | undefined> {
+    const kind = resource === 'teams' ? 'Team' : 'OwnedAccessKey';
+    const stub = (spec?: object): KubeObject => ({ apiVersion: `${this.group}/v1`, kind, metadata: name ? { name } : {}, ...(spec ? { spec } : {}) });
+    if (verb === 'create') {
+      // A new team is judged without content; a new key by its content: the caller's own key.
+      if (resource === 'teams') return undefined;
+      return stub(who.user ? { user: who.user } : who.team ? { team: who.team } : { subject: who.subject });
+    }
+    if (!name) return undefined;
+    // A missing object is judged as one of that name, as a read of it is.
+    return (await this.registry.byPlural(resource)!.get(name).catch(() => undefined)) ?? stub();
+  }
+
+  /** Whether `who` may make the request; `*` as verb or resource means every one of them. */
+  async decide(who: Identity, q: AccessQuestion): Promise<AccessAnswer> {
+    if (q.group === reviewGroups.authentication || q.group === reviewGroups.authorization) {
+      const allowed = selfReviews.some((r) => r.apiGroups.includes(q.group) && r.resources.includes(q.resource) && (q.verb === 'create' || q.verb === '*') && !q.name && !q.subresource);
+      return { allowed };
+    }
+    // `kubectl auth can-i '*' '*'` asks about everything: every group, so this server's too.
+    const anyGroup = q.group === '*' || (q.group === '' && q.resource === '*');
+    const asked = q.resource === '*' ? resources : isResource(q.resource) ? [q.resource] : [];
+    if ((q.group !== this.group && !anyGroup) || asked.length === 0) {
+      return { allowed: false, reason: `this server serves only teams and ownedaccesskeys, in API group "${this.group}"` };
+    }
+    const verbs = q.verb === '*' ? [...allVerbs] : isVerb(q.verb) ? [q.verb] : [];
+    if (verbs.length === 0) return { allowed: false, reason: `verb "${q.verb}" does not apply to this API` };
+    for (const resource of asked) {
+      for (const verb of verbs) {
+        const answer = this.decideOn(who, verb, resource, await this.target(who, verb, resource, q.name), q);
+        if (!answer.allowed) return answer;
+      }
+    }
+    return { allowed: true };
+  }
+
+  /** What `who` may do: rules for every object of a kind, then for named objects; incomplete past the cap. */
+  async rules(who: Identity): Promise<{ rules: ResourceRule[]; incomplete: boolean }> {
+    const rules: ResourceRule[] = [...selfReviews];
+    let incomplete = false;
+    for (const resource of resources) {
+      const everywhere = await this.heldVerbs(who, resource, undefined);
+      if (everywhere.length > 0) rules.push(rule(this.group, resource, everywhere));
+      for (const [sub, served] of Object.entries(subresources[resource])) {
+        const held: Verb[] = [];
+        for (const verb of served) if ((await this.decide(who, { verb, group: this.group, resource, subresource: sub })).allowed) held.push(verb);
+        if (held.length > 0) rules.push(rule(this.group, `${resource}/${sub}`, held));
+      }
+      // Verbs held on particular objects beyond those held on all, grouped by identical verb sets.
+      const { items } = await this.registry.byPlural(resource)!.list({ limit: maxReviewedObjects });
+      if (items.length >= maxReviewedObjects) incomplete = true;
+      const byVerbs = new Map<string, string[]>();
+      for (const obj of items) {
+        const name = obj.metadata.name!;
+        const extra = (await this.heldVerbs(who, resource, obj)).filter((v) => !everywhere.includes(v));
+        if (extra.length > 0) byVerbs.set(extra.join(','), [...(byVerbs.get(extra.join(',')) ?? []), name]);
+      }
+      for (const [verbs, names] of byVerbs) rules.push({ ...rule(this.group, resource, verbs.split(',') as Verb[]), resourceNames: names });
+    }
+    return { rules, incomplete };
+  }
+
+  private async heldVerbs(who: Identity, resource: Resource, obj: KubeObject | undefined): Promise<Verb[]> {
+    const name = obj?.metadata.name;
+    const held: Verb[] = [];
+    for (const verb of allVerbs) {
+      // Creating is judged by the new object's content, not by an existing one of that name.
+      if (obj && verb === 'create') continue;
+      const target = obj ?? (await this.target(who, verb, resource, undefined));
+      if (this.decideOn(who, verb, resource, target, { verb, group: this.group, resource, ...(name ? { name } : {}) }).allowed) held.push(verb);
+    }
+    return held;
+  }
+}
+
+function rule(group: string, resource: string, verbs: readonly Verb[]): ResourceRule {
+  return { verbs: verbs.length === allVerbs.length ? ['*'] : [...verbs], apiGroups: [group], resources: [resource] };
+}

@@ -1,0 +1,138 @@
+/**
+ * Keys reach CI: `teamkeys apply` against a served API seals each new key of an OwnedAccessKey
+ * annotated key-secret for a GitHub stand-in that decrypts it, and the delivered key then
+ * authenticates. A refused delivery is an error naming the secret (exit 1) that leaves the key,
+ * and the next run rotates it and delivers it. The key is in no output or report.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bin, root } from '../cli/run.js';
+import { kubeconfigWithToken, kubectl, kubectlPath, startServe, type Served } from '../server/serve-process.js';
+import { startGitHubStandIn, type GitHubStandIn } from './github-standin.js';
+
+const key = (name: string, secret: string) => `apiVersion: management.service/v1
+kind: OwnedAccessKey
+metadata:
+  name: ${name}
+  annotations:
+    gitops.management.service/key-secret: github:acme/payments/${secret}
+spec:
+  user: ci-bot
+`;
+
+interface Run {
+  code: number | null;
+  out: string;
+}
+
+describe('keys delivered to GitHub Actions secrets', () => {
+  let served: Served;
+  let github: GitHubStandIn;
+  let source: string;
+  let reports: string;
+
+  /** The CLI, spawned without blocking: the stand-in answers from this process. */
+  const run = (command: string, env: Record<string, string> = { GITHUB_TOKEN: github.token, GITHUB_API_URL: github.url }) =>
+    new Promise<Run & { files: string }>((resolve, reject) => {
+      const target = ['--source-id', 'ci-keys', '--server', served.url, '--token-file', join(served.dir, 'admin.key'), '--ca-file', join(served.dir, 'tls/cert.pem')];
+      const args = [bin, command, '--source', source, '--report-dir', reports, ...(command === 'validate' ? [] : target)];
+      const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, GITHUB_TOKEN: '', GITHUB_API_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('error', reject);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, out, files: readFileSync(join(reports, 'report.json'), 'utf8') + readFileSync(join(reports, 'report.md'), 'utf8') });
+      });
+    });
+  const annotationsOf = (name: string) => JSON.parse(kubectl(served, ['get', 'oak', name, '-o', 'jsonpath={.metadata.annotations}']).stdout || '{}') as Record<string, string>;
+  const whoami = (token: string, name: string) => kubectl(served, ['auth', 'whoami'], { kubeconfig: kubeconfigWithToken(served, token, name) });
+  const noKeyIn = (text: string) => {
+    for (const value of github.secrets.values()) expect(text).not.toContain(value);
+    expect(text).not.toMatch(/\b[A-Za-z0-9]{64}\b/);
+  };
+
+  beforeAll(async () => {
+    kubectlPath();
+    served = await startServe();
+    github = await startGitHubStandIn();
+    source = join(served.dir, 'gitops');
+    reports = join(served.dir, 'reports');
+    mkdirSync(source);
+    writeFileSync(join(source, 'ci.yaml'), key('payments-ci', 'TEAMKEYS_KEY'));
+  });
+  afterAll(async () => {
+    await served.stop();
+    await github.close();
+  });
+
+  it('apply seals the new key for the repository, the secret holds it, and it authenticates', async () => {
+    const plan = await run('plan');
+    expect(plan.out).toContain('apply delivers the key the server generates to github:acme/payments/TEAMKEYS_KEY');
+    const r = await run('apply');
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toContain('key delivered to github:acme/payments/TEAMKEYS_KEY');
+    const delivered = github.secrets.get('acme/payments/TEAMKEYS_KEY')!;
+    expect(delivered).toMatch(/^[A-Za-z0-9]{64}$/);
+    noKeyIn(r.out + r.files + served.stdout() + served.stderr());
+    const me = whoami(delivered, 'delivered');
+    expect(me.code, me.stderr).toBe(0);
+    expect(me.stdout).toMatch(/^Extra: management\.service\/access-key\s+\[payments-ci\]$/m);
+    expect(annotationsOf('payments-ci')['gitops.management.service/key-delivered']).toBe('github:acme/payments/TEAMKEYS_KEY');
+
+    // Delivered once: the next run leaves the key (and the secret) alone, and sees no drift.
+    const puts = github.requests.filter((q) => q.startsWith('PUT')).length;
+    const again = await run('apply');
+    expect(again.code, again.out).toBe(0);
+    expect(again.out).toContain('0 to create, 0 to update');
+    expect(github.requests.filter((q) => q.startsWith('PUT')).length).toBe(puts);
+  });
+
+  it('a refused delivery names the secret, exits 1 and leaves the key; the next run rotates and delivers it', async () => {
+    writeFileSync(join(source, 'deploy.yaml'), key('deploy-ci', 'DEPLOY_KEY'));
+    github.failPutWith = 403;
+    const failed = await run('apply');
+    expect(failed.code, failed.out).toBe(1);
+    expect(failed.out).toContain('OwnedAccessKey/deploy-ci: the key was not delivered to GitHub secret DEPLOY_KEY of acme/payments: GitHub answered 403 "Resource not accessible by integration"');
+    expect(failed.out).toContain('the next run rotates the key and delivers it again');
+    noKeyIn(failed.out + failed.files);
+    expect(kubectl(served, ['get', 'oak', 'deploy-ci']).code).toBe(0);
+    expect(annotationsOf('deploy-ci')['gitops.management.service/key-delivered']).toBeUndefined();
+
+    github.failPutWith = 500;
+    const stillFailing = await run('apply');
+    expect(stillFailing.code).toBe(1);
+    expect(stillFailing.out).toContain('GitHub answered 500');
+
+    github.failPutWith = undefined;
+    const plan = await run('plan');
+    expect(plan.out).toContain('its key never reached github:acme/payments/DEPLOY_KEY: apply rotates it and delivers the new key');
+    const retried = await run('apply');
+    expect(retried.code, retried.out).toBe(0);
+    expect(retried.out).toMatch(/~ OwnedAccessKey\/deploy-ci -> Updated/);
+    expect(retried.out).toContain('key delivered to github:acme/payments/DEPLOY_KEY');
+    const delivered = github.secrets.get('acme/payments/DEPLOY_KEY')!;
+    noKeyIn(retried.out + retried.files + served.stderr());
+    expect(whoami(delivered, 'rotated').stdout).toMatch(/access-key\s+\[deploy-ci\]/);
+    expect(annotationsOf('deploy-ci')['gitops.management.service/key-delivered']).toBe('github:acme/payments/DEPLOY_KEY');
+  });
+
+  it('without GITHUB_TOKEN nothing is created for a key that must go to a secret', async () => {
+    writeFileSync(join(source, 'later.yaml'), key('later-ci', 'LATER_KEY'));
+    const r = await run('apply', {});
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('OwnedAccessKey/later-ci: its key goes to GitHub secret LATER_KEY of acme/payments but GITHUB_TOKEN is not set: not created');
+    expect(kubectl(served, ['get', 'oak', 'later-ci']).code).toBe(1);
+  });
+
+  it('validate refuses a malformed target at its file and line', async () => {
+    writeFileSync(join(source, 'later.yaml'), key('later-ci', 'GITHUB_KEY'));
+    const r = await run('validate');
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/later\.yaml:6:\d+: gitops\.management\.service\/key-secret "GITHUB_KEY" is not a valid secret name/);
+  });
+});
