@@ -88,7 +88,7 @@ describe('keys delivered to GitHub Actions secrets', () => {
     const puts = github.requests.filter((q) => q.startsWith('PUT')).length;
     const again = await run('apply');
     expect(again.code, again.out).toBe(0);
-    expect(again.out).toContain('0 to create, 0 to update');
+    expect(again.out).toContain('Created 0, updated 0, replaced 0, deleted 0, 1 unchanged');
     expect(github.requests.filter((q) => q.startsWith('PUT')).length).toBe(puts);
   });
 

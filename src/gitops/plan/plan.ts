@@ -57,9 +57,10 @@ function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  // The reconciler's own record of a delivered key is never in git, and never drift.
-  list.push(`metadata.annotations.${annotations.keyDelivered}`);
-  return (dotted) => list.some((f) => dotted === f || dotted.startsWith(`${f}.`) || f.startsWith(`${dotted}.`));
+  // The reconciler's own record of a delivered key is never in git, and never drift. It is matched
+  // exactly: unlike a user's ignore-fields entry, it must not hide the annotations around it.
+  const delivered = `metadata.annotations.${annotations.keyDelivered}`;
+  return (dotted) => dotted === delivered || list.some((f) => dotted === f || dotted.startsWith(`${f}.`) || f.startsWith(`${dotted}.`));
 }
 
 /** The object as the reconciler writes it: marked with the source that manages it. */
