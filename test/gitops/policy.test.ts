@@ -29,7 +29,7 @@ describe('CEL policies', () => {
   it('objects that satisfy every example policy validate', () => {
     const r = validate({ 'team.yaml': goodTeam, 'key.yaml': goodKey, 'user-key.yaml': key('bo-laptop', '  user: bo\n  ttl: 604800\n') });
     expect(r.stderr).toBe('');
-    expect(r.stdout).toBe('The manifests are valid.\n');
+    expect(r.stdout).toMatch(/^The manifests are valid: checked 3 objects \(2 OwnedAccessKeys, 1 Team\) from source /);
     expect(r.code).toBe(0);
   });
 
