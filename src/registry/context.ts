@@ -15,6 +15,8 @@ export interface RegistryContext {
   prefix: string;
   /** Appends the random suffix to a generateName prefix. */
   generateName: (prefix: string) => string;
+  /** Server-set fields that need a read of other objects (a team key's binding), before admission. */
+  prepareWrite?: (ctx: RegistryContext, next: StoredApiObject, old: StoredApiObject | undefined) => Promise<void>;
 }
 
 export function makeContext(

@@ -52,8 +52,9 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
 
   const errs = validateObject(ctx.model, obj);
   if (errs.length > 0) throw invalid(ctx.gk, meta.name ?? prefix ?? '', errs);
-  await opts.admit?.({ verb: 'create', object: obj });
   const stored = obj as StoredApiObject;
+  await ctx.prepareWrite?.(ctx, stored, undefined);
+  await opts.admit?.({ verb: 'create', object: obj, setsKey: true });
   const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths);
   if (revealedKey !== undefined) await assertKeyUnused(ctx, stored, meta.name ?? '');
   // The creator owns every field it set (secrets are sealed away first, so never recorded).

@@ -5,6 +5,7 @@ import type { StoredApiObject } from '../api/secrets.js';
 import type { AccessKeyPolicy } from '../api/strategy/ownedaccesskey.js';
 import type { Indexer, Store } from '../store/types.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
+import { bindToTeam } from './team-binding.js';
 
 export interface Registry {
   teams: ResourceRegistry;
@@ -23,6 +24,7 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
   const models = resourceModels(opts.group ?? defaultGroup, opts.keyPolicy);
   const teams = new ResourceRegistry(store, models.teams, opts);
   const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, opts);
+  ownedaccesskeys.ctx.prepareWrite = bindToTeam(teams.ctx);
   const byPlural = new Map<string, ResourceRegistry>([
     ['teams', teams],
     ['ownedaccesskeys', ownedaccesskeys],

@@ -22,7 +22,7 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string): un
       return gone(`the watch fell too far behind and was closed: ${err.message}`);
     case 'Unreachable':
     case 'Closed':
-      return serviceUnavailable(`storage is unavailable: ${err.message}`);
+      return serviceUnavailable(`storage is unavailable: ${err.message}`, 1);
   }
 }
 

@@ -117,7 +117,14 @@ export async function runUpdate(
     const intent = intended(current);
     const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
     revealedKey = result.revealedKey;
-    await opts.admit?.({ verb, old: present(current), object: present(result.stored), ...(opts.subresource ? { subresource: opts.subresource } : {}) });
+    if (!opts.subresource) await ctx.prepareWrite?.(ctx, result.stored, current);
+    await opts.admit?.({
+      verb,
+      old: present(current),
+      object: present(result.stored),
+      ...(revealedKey !== undefined ? { setsKey: true } : {}),
+      ...(opts.subresource ? { subresource: opts.subresource } : {}),
+    });
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
     if (isRemovable(result.stored, ctx.now())) throw new RemoveInstead(result.stored, current.metadata.resourceVersion!);
     return result.stored;
