@@ -12,8 +12,7 @@ import type { ApiClient } from '../client/types.js';
 import { reconcile, validateSource } from '../gitops/reconcile.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
-import { createRegistry } from '../registry/registry.js';
-import { openStore } from '../store/open.js';
+import { openEmbedded } from '../cli/embedded.js';
 import { writeReports } from '../cli/gitops-flags.js';
 
 /** An input by its action.yml name; composite steps may pass it with underscores instead of dashes. */
@@ -24,7 +23,7 @@ function input(name: string, fallback = ''): string {
 
 const flag = (name: string) => ['true', 'yes', '1'].includes(input(name, 'false').toLowerCase());
 
-function openTarget(group: string): ApiClient {
+async function openTarget(group: string): Promise<ApiClient> {
   const server = input('server');
   if (server) {
     const token = input('token');
@@ -33,8 +32,9 @@ function openTarget(group: string): ApiClient {
     return new HttpClient({ server, token, group, ...(ca ? { ca: Buffer.from(ca) } : {}) });
   }
   const url = input('store', 'sqlite:.teamkeys/teamkeys.db');
-  const store = openStore(url);
-  return new EmbeddedClient(createRegistry(store, { group }), url, () => store.close());
+  const keyFile = input('encryption-key-file');
+  const { store, registry } = await openEmbedded(url, { group, ...(keyFile ? { encryptionKeyFile: keyFile } : {}) });
+  return new EmbeddedClient(registry, url, () => store.close());
 }
 
 async function run(): Promise<void> {
@@ -54,7 +54,7 @@ async function run(): Promise<void> {
   if (command === 'validate') {
     report = (await validateSource(source, `${group}/v1`)).report;
   } else {
-    const client = openTarget(group);
+    const client = await openTarget(group);
     try {
       report = (
         await reconcile({

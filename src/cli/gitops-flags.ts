@@ -10,9 +10,7 @@ import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { renderText } from '../gitops/report/text.js';
-import { createRegistry } from '../registry/registry.js';
-import { openStore } from '../store/open.js';
-import { storeOptionHelp, storeUrl } from './embedded.js';
+import { encryptionKeyFileHelp, openEmbedded, storeOptionHelp, storeUrl } from './embedded.js';
 import { CliError } from './errors.js';
 
 export interface GitopsFlags {
@@ -21,6 +19,7 @@ export interface GitopsFlags {
   path?: string;
   sourceId?: string;
   store?: string;
+  encryptionKeyFile?: string;
   server?: string;
   tokenFile?: string;
   caFile?: string;
@@ -42,6 +41,7 @@ export function addGitopsFlags(cmd: Command): Command {
     .option('--path <subdir>', 'sub-folder of the source holding the manifests')
     .option('--source-id <id>', 'names this source in the gitops.management.service/source annotation (default: from the source)')
     .option('--store <url>', storeOptionHelp)
+    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
     .option('--server <url>', 'a teamkeys (or compatible) server, e.g. https://host:8080/kubernetes/management')
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
     .option('--ca-file <file>', "PEM certificate to trust for --server (e.g. .teamkeys/tls/cert.pem)")
@@ -73,8 +73,8 @@ export async function openClient(f: GitopsFlags): Promise<ApiClient> {
     return new HttpClient({ server: f.server, token, group: f.apiGroup, ...(ca ? { ca } : {}) });
   }
   const url = storeUrl(f.store);
-  const store = openStore(url);
-  return new EmbeddedClient(createRegistry(store, { group: f.apiGroup }), url, () => store.close());
+  const { store, registry } = await openEmbedded(url, { group: f.apiGroup, ...(f.encryptionKeyFile ? { encryptionKeyFile: f.encryptionKeyFile } : {}) });
+  return new EmbeddedClient(registry, url, () => store.close());
 }
 
 export function formatReport(report: Report, output: string): string {

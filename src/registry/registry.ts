@@ -1,4 +1,5 @@
 /** The registry of both kinds over one Store. */
+import { FieldCipher } from '../api/field-cipher.js';
 import { resourceModels } from '../api/model.js';
 import { defaultGroup } from '../api/resources.js';
 import type { StoredApiObject } from '../api/secrets.js';
@@ -22,8 +23,9 @@ export const accessKeyIndexer: Indexer = (key, obj) =>
 export function createRegistry(store: Store, opts: RegistryOptions & { group?: string; keyPolicy?: AccessKeyPolicy } = {}): Registry {
   store.setIndexer(accessKeyIndexer);
   const models = resourceModels(opts.group ?? defaultGroup, opts.keyPolicy);
-  const teams = new ResourceRegistry(store, models.teams, opts);
-  const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, opts);
+  const shared = { ...opts, cipher: opts.cipher ?? FieldCipher.ephemeral() };
+  const teams = new ResourceRegistry(store, models.teams, shared);
+  const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, shared);
   ownedaccesskeys.ctx.prepareWrite = bindToTeam(teams.ctx);
   const byPlural = new Map<string, ResourceRegistry>([
     ['teams', teams],

@@ -92,7 +92,7 @@ function nextVersion(
   ];
   if (errs.length > 0) throw invalid(ctx.gk, was.name ?? '', errs);
   const stored = next as StoredApiObject;
-  const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths, old);
+  const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths, ctx.cipher, old);
   if (!isDeepStrictEqual(desiredState(stored), desiredState(old))) meta.generation = (was.generation ?? 0) + 1;
   recordFields(ctx, old, stored, how, subresource);
   return revealedKey === undefined ? { stored } : { stored, revealedKey };

@@ -4,14 +4,14 @@ import type { Command } from 'commander';
 import pino from 'pino';
 import { defaultGroup } from '../../api/resources.js';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
-import { createRegistry } from '../../registry/registry.js';
 import { createAuthContext, defaultFailureLimit } from '../../server/auth-context.js';
 import type { FailureLimitOptions } from '../../auth/failure-limit.js';
 import { apiPrefix, buildServer } from '../../server/server.js';
+import { endpointAuthorizer } from '../../server/endpoint-auth.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
 import { LocalLease } from '../../store/lease.js';
-import { openStore } from '../../store/open.js';
-import { storeOptionHelp, storeUrl } from '../embedded.js';
+import { openEmbedded, storeOptionHelp, storeUrl } from '../embedded.js';
+import { encryptionKeyFileName } from '../encryption-key-file.js';
 import { CliError } from '../errors.js';
 import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
 import { selfSignedTls, writeKubeconfig } from '../state-files.js';
@@ -47,6 +47,7 @@ interface Options {
   webhookSecretFile?: string;
   authFailureLimit: string;
   requestTimeout: string;
+  encryptionKeyFile?: string;
 }
 
 /** Secrets that could reach a log line through a request object are replaced before writing. */
@@ -112,6 +113,7 @@ export function registerServe(program: Command): void {
     .option('--sync-prune', 'prune objects the source no longer holds')
     .option('--self-heal', 'revert drift (without it, drift is only reported)')
     .option('--webhook-secret-file <file>', 'GitHub webhook secret for POST /sync')
+    .option('--encryption-key-file <file>', 'keys that encrypt connectorData and OIDC tokens at rest (default: <state-dir>/encryption.yaml, made 0600 on first start)')
     .option('--max-ttl <seconds>', 'refuse access keys that live longer (or forever)')
     .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", '60')
     .option(
@@ -136,8 +138,11 @@ export function registerServe(program: Command): void {
         logger.warn({ host: listen.host }, 'serving plain HTTP on a non-loopback address: access keys cross the network in clear text unless a TLS proxy is in front');
       }
 
-      const store = openStore(storeUrl(opts.store));
-      const registry = createRegistry(store, { group: opts.apiGroup, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
+      const { store, registry } = await openEmbedded(storeUrl(opts.store), {
+        group: opts.apiGroup,
+        encryptionKeyFile: opts.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName),
+        ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}),
+      });
       const adminKeyFile = join(stateDir, 'admin.key');
       const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
       const boot = await bootstrapAdmin(registry, {
@@ -162,7 +167,10 @@ export function registerServe(program: Command): void {
         ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       });
-      if (daemon) registerDaemonRoutes(app, daemon.daemon, daemon.metrics, { health: false, ...(daemon.webhookSecret ? { webhookSecret: daemon.webhookSecret } : {}) });
+      if (daemon) {
+        const routes = { health: false, authorize: endpointAuthorizer(auth), ...(daemon.webhookSecret ? { webhookSecret: daemon.webhookSecret } : {}) };
+        registerDaemonRoutes(app, daemon.daemon, daemon.metrics, routes);
+      }
       await app.listen({ host: listen.host, port: listen.port });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : listen.port;
