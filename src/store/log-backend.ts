@@ -15,7 +15,11 @@ export interface Row {
 export interface LogBackend {
   /** The key's latest row, or undefined when the key is absent or deleted. */
   latest(key: string): MaybePromise<Row | undefined>;
-  /** Appends a creation row; throws StorageError KeyExists when the key holds a live object. */
+  /**
+   * Appends a creation row; throws StorageError KeyExists when the key holds a live object. Index
+   * values are unique among live objects: a value another live key carries throws IndexConflict
+   * (create and update alike), checked in the same transaction as the write.
+   */
   create(key: string, value: string, index: string | undefined): MaybePromise<number>;
   /** Appends a new value if the key's latest live row is still `expected`; undefined otherwise. */
   update(key: string, value: string, expected: number, index: string | undefined): MaybePromise<number | undefined>;

@@ -1,5 +1,5 @@
 /** The in-memory backend: the same log semantics as SQLite, for tests and throwaway servers. */
-import { keyExists } from '../errors.js';
+import { indexConflict, keyExists } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
 import type { EventType, LogRecord } from '../types.js';
@@ -123,6 +123,7 @@ class MemoryBackend implements LogBackend {
   close(): void {}
 
   private append(key: string, value: string, type: EventType, prevRevision: number, index: string | undefined): number {
+    if (index !== undefined && [...(this.byIndex.get(index) ?? [])].some((k) => k !== key)) throw indexConflict(key);
     const row: MemRow = { key, revision: ++this.revision, value, type, prevRevision };
     if (index !== undefined) row.index = index;
     this.log.push(row);
