@@ -20,12 +20,15 @@ export interface TeamWorld {
 export type Atom =
   | { kind: 'role'; role: string }
   | { kind: 'team'; verb: Verb; team: string }
-  | { kind: 'userKeys'; user: string };
+  | { kind: 'userKeys'; user: string }
+  /** Every verb on a team's keys: what `update` on the team brings (authorize.ts keyVerbs). */
+  | { kind: 'teamKeys'; team: string };
 
 /** A readable name for an atom, used in 403 messages and to compare atom sets. */
 export function describe(a: Atom): string {
   if (a.kind === 'role') return `cluster role "${a.role}"`;
   if (a.kind === 'team') return `"${a.verb}" on team "${a.team}"`;
+  if (a.kind === 'teamKeys') return `the access keys of team "${a.team}"`;
   return `the access keys of user "${a.user}"`;
 }
 
@@ -44,7 +47,9 @@ export function grantsOf(p: Principal, world: TeamWorld, authz: Authorizer): Ato
   // Ownership and access rules only: what roles give is counted by the role atoms above.
   const bare: Identity = { name: '', groups: [], teams: p.teams, clusterRoles: new Set(), keyName: '', ...(p.user ? { user: p.user } : {}) };
   for (const name of [...world.names()].sort()) {
-    for (const verb of authz.teamVerbs(bare, world.get(name))) atoms.push({ kind: 'team', verb, team: name });
+    const held = authz.teamVerbs(bare, world.get(name));
+    for (const verb of held) atoms.push({ kind: 'team', verb, team: name });
+    if (held.has('update')) atoms.push({ kind: 'teamKeys', team: name });
   }
   if (p.user) atoms.push({ kind: 'userKeys', user: p.user });
   return atoms;
@@ -84,19 +89,30 @@ export function holds(writer: Identity, atom: Atom, world: TeamWorld, authz: Aut
     }
     case 'team':
       return authz.teamVerbs(writer, world.get(atom.team)).has(atom.verb) && scopeAllows(atom.verb, 'teams', atom.team);
-    case 'userKeys': {
+    case 'userKeys':
+    case 'teamKeys': {
       const admin = roleVerbs(writer.clusterRoles, 'ownedaccesskeys').size === allVerbs.length;
-      return (admin || writer.user === atom.user) && allVerbs.every((v) => scopeAllows(v, 'ownedaccesskeys'));
+      const owns = atom.kind === 'userKeys' ? writer.user === atom.user : authz.teamVerbs(writer, world.get(atom.team)).has('update');
+      return (admin || owns) && allVerbs.every((v) => scopeAllows(v, 'ownedaccesskeys'));
     }
   }
 }
 
 /** The atoms the writer lacks, as one phrase for a 403, or undefined when it holds them all. */
 export function lacking(writer: Identity, atoms: Atom[], world: TeamWorld, authz: Authorizer, scoped: boolean): string | undefined {
-  const missing = [...new Set(atoms.filter((a) => !holds(writer, a, world, authz, scoped)).map(describe))];
+  const missing = atoms.filter((a) => !holds(writer, a, world, authz, scoped));
   if (missing.length === 0) return undefined;
-  const shown = missing.slice(0, 5).join(', ');
-  return missing.length > 5 ? `${shown} and ${missing.length - 5} more` : shown;
+  // Verbs on one team read as one phrase: `"get", "delete" on team "x"`, or every verb.
+  const byTeam = new Map<string, Set<string>>();
+  const others = new Set<string>();
+  for (const a of missing) {
+    if (a.kind !== 'team') others.add(describe(a));
+    else if (!byTeam.has(a.team)) byTeam.set(a.team, new Set([a.verb]));
+    else byTeam.get(a.team)!.add(a.verb);
+  }
+  const teams = [...byTeam].map(([team, vs]) => (vs.size === allVerbs.length ? `every verb on team "${team}"` : `${[...vs].map((v) => `"${v}"`).join(', ')} on team "${team}"`));
+  const list = [...teams, ...others];
+  return list.length > 4 ? `${list.slice(0, 4).join('; ')} and ${list.length - 4} more` : list.join('; ');
 }
 
 export function hasScope(who: { scope?: Identity['scope'] }): boolean {

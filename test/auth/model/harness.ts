@@ -17,7 +17,7 @@ import { createRegistry, type Registry } from '../../../src/registry/registry.js
 import { createAuthContext } from '../../../src/server/auth-context.js';
 import { apiPrefix, buildServer } from '../../../src/server/server.js';
 import { MemoryStore } from '../../../src/store/backends/memory.js';
-import { roles, teamNames, verbs, type Spec } from './world.js';
+import { opaqueRoles, teamNames, verbs, type Spec } from './world.js';
 
 const adminKey = `ModelAdmin${'a'.repeat(40)}`;
 const log = pino({ level: 'silent' });
@@ -110,7 +110,8 @@ export async function permissions(m: Model, at: Date, keyNames: string[]): Promi
     } catch {
       continue; // refused: holds nothing
     }
-    for (const role of roles) if (who.clusterRoles.has(role) || who.clusterRoles.has('management-admin')) held.add(`role ${role}`);
+    // Management roles are their verbs (probed below); a role for clusters elsewhere is probed by name.
+    for (const role of opaqueRoles) if (who.clusterRoles.has(role) || who.clusterRoles.has('management-admin')) held.add(`role ${role}`);
     const probe = (resource: 'teams' | 'ownedaccesskeys', objName: string, obj: KubeObject | undefined) => {
       const target = obj ?? { apiVersion: 'management.service/v1', kind: resource === 'teams' ? 'Team' : 'OwnedAccessKey', metadata: { name: objName } };
       for (const verb of verbs) {
@@ -141,7 +142,17 @@ export function violations(
   writer: string,
   before: Map<string, Set<Probe>>,
   after: Map<string, Set<Probe>>,
-  opts: { when: 'now' | 'later'; created?: string; onlyKeys?: string[]; revivedTeamKeys?: string[] },
+  opts: {
+    when: 'now' | 'later';
+    created?: string;
+    onlyKeys?: string[];
+    revivedTeamKeys?: string[];
+    /**
+     * A key the write created: its user's keys, and those who may update its team, manage it by
+     * rule (they held that over every such key before it existed), so those gains are the rule's.
+     */
+    createdKey?: { name: string; user?: string; team?: string; users: Map<string, string | undefined> };
+  },
 ): Violation[] {
   const found: Violation[] = [];
   const held = before.get(writer) ?? new Set();
@@ -152,8 +163,13 @@ export function violations(
     for (const p of perms) {
       if (had.has(p)) continue;
       const onCreated = opts.created !== undefined && p.endsWith(`/${opts.created}`) && heldAfter.has(p);
+      const ck = opts.createdKey;
+      const byRule =
+        ck !== undefined &&
+        p.endsWith(` ownedaccesskeys/${ck.name}`) &&
+        ((ck.user !== undefined && ck.users.get(key) === ck.user) || (ck.team !== undefined && had.has(`update teams/${ck.team}`)));
       const revived = opts.revivedTeamKeys?.includes(key) ?? false;
-      if (revived || (!held.has(p) && !onCreated)) found.push({ key, probe: p, when: opts.when });
+      if (revived || (!held.has(p) && !onCreated && !byRule)) found.push({ key, probe: p, when: opts.when });
     }
   }
   return found;

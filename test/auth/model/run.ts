@@ -74,8 +74,9 @@ export async function play(s: Scenario): Promise<Finding[]> {
       if (status < 200 || status > 299) continue;
       await settled(m);
       const [afterNow, afterLater] = [await permissions(m, now, names), await permissions(m, then, names)];
+      const createdKey = write.op === 'createKey' ? await createdKeyOf(m, key!) : undefined;
       const found = [
-        ...violations(writer, beforeNow, afterNow, { when: 'now', ...(created ? { created } : {}), revivedTeamKeys: teamKeysBefore }),
+        ...violations(writer, beforeNow, afterNow, { when: 'now', ...(created ? { created } : {}), revivedTeamKeys: teamKeysBefore, ...(createdKey ? { createdKey } : {}) }),
         ...(key ? violations(writer, beforeLater, afterLater, { when: 'later', onlyKeys: [key], ...(created ? { created } : {}) }) : []),
       ];
       findings.push(...found.map((f) => ({ ...f, writer, write, status })));
@@ -85,6 +86,16 @@ export async function play(s: Scenario): Promise<Finding[]> {
   } finally {
     await m.close();
   }
+}
+
+/** The key a write created, with the user of every key (for the rules that manage keys). */
+async function createdKeyOf(m: Model, name: string) {
+  const { items } = await m.registry.ownedaccesskeys.list();
+  const specOf = (k: (typeof items)[number]) => k.spec as { user?: string; team?: string };
+  const users = new Map(items.map((k) => [k.metadata.name!, specOf(k).user]));
+  const created = items.find((k) => k.metadata.name === name);
+  const spec = created ? specOf(created) : {};
+  return { name, users, ...(spec.user ? { user: spec.user } : {}), ...(spec.team ? { team: spec.team } : {}) };
 }
 
 /** Keys of teams that do not exist now: whatever team of that name is created next must not revive them. */

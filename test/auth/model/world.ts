@@ -9,6 +9,8 @@ export const users = ['u1', 'u2', 'u3', 'u4'];
 export const groups = ['g1', 'g2'];
 export const teamNames = ['t1', 't2', 't3', 't4'];
 export const roles = ['management-admin', 'teams-admin', 'teams-viewer', 'teams-creator', 'accesskeys-admin', 'cluster-admin'];
+/** Roles this API does not interpret (they grant access to clusters elsewhere). */
+export const opaqueRoles = ['cluster-admin'];
 export const verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
 
 export type Spec = Record<string, unknown>;
