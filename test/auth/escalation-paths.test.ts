@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/types.js';
 import { startInProcess, type InProcess } from '../server/in-process.js';
-import { create } from './fixture.js';
+import { create, until } from './fixture.js';
 
 const merge = 'application/merge-patch+json';
 const value = (name: string) => `Value${name.replace(/[^A-Za-z0-9]/g, '')}${'q'.repeat(40)}`;
@@ -121,11 +121,3 @@ describe('no escalation: each path of issue 13 over HTTP', () => {
     expect((await call('PATCH', '/ownedaccesskeys/auditors-ci', value('mallory'), { spec: { description: 'ci' } }, merge)).status).toBe(200);
   });
 });
-
-async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
