@@ -8,6 +8,7 @@ import type { Preconditions } from '../store/types.js';
 import { keyOf, present, timestamp, type RegistryContext } from './context.js';
 import type { Admit } from './admission.js';
 import { isRemovable } from './lifecycle.js';
+import { scrubReplacedSecrets } from './scrub.js';
 import { storeCall, toApiError } from './storage-errors.js';
 
 export const propagationPolicies = ['Foreground', 'Background', 'Orphan'] as const;
@@ -61,7 +62,9 @@ function checkPreconditions(ctx: RegistryContext, name: string, pre: Preconditio
 /** Removes the stored version `obj` unless it changed meanwhile; false when it did. */
 async function removeExact(ctx: RegistryContext, name: string, obj: KubeObject): Promise<StoredApiObject | undefined> {
   try {
-    return await ctx.store.delete<StoredApiObject>(keyOf(ctx, name), { resourceVersion: obj.metadata.resourceVersion! });
+    const deleted = await ctx.store.delete<StoredApiObject>(keyOf(ctx, name), { resourceVersion: obj.metadata.resourceVersion! });
+    await scrubReplacedSecrets(ctx, name, deleted, undefined);
+    return deleted;
   } catch (err) {
     if (isStorageError(err, 'PreconditionFailed')) return undefined;
     throw toApiError(err, ctx, name);

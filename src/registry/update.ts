@@ -12,6 +12,7 @@ import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { isRemovable } from './lifecycle.js';
+import { scrubReplacedSecrets } from './scrub.js';
 import { storeCall } from './storage-errors.js';
 
 export interface UpdateOptions extends Writer {
@@ -113,7 +114,9 @@ export async function runUpdate(
   intended: (current: StoredApiObject) => Intent,
 ): Promise<KubeObject> {
   let revealedKey: string | undefined;
+  let previous: StoredApiObject | undefined;
   const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject> => {
+    previous = current;
     const intent = intended(current);
     const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
     revealedKey = result.revealedKey;
@@ -133,11 +136,13 @@ export async function runUpdate(
     const stored = opts.dryRun
       ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
       : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
+    if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, previous, stored);
     return present(stored, revealedKey);
   } catch (err) {
     if (!(err instanceof RemoveInstead)) throw err;
     if (!opts.dryRun) {
       await storeCall(ctx, name, () => ctx.store.delete(keyOf(ctx, name), { resourceVersion: err.resourceVersion }));
+      await scrubReplacedSecrets(ctx, name, err.object, undefined);
     }
     return present(err.object, revealedKey);
   }

@@ -285,6 +285,24 @@ export function describeStoreConformance(
       expect((await store.getByIndex<Obj>('/teams/', 'red')).map((o) => o.metadata.name)).toEqual(['b']);
     });
 
+    it('scrubHistory removes a property from every revision but the live one, keeping the events', async () => {
+      const start = await store.currentRevision();
+      await store.create('/teams/s', { ...obj('s'), secret: 'one' });
+      await store.guaranteedUpdate<Obj & { secret?: string }>('/teams/s', undefined, (c) => ({ ...c, secret: 'two' }));
+      await store.create('/teams/gone', { ...obj('gone'), secret: 'three' });
+      await store.delete('/teams/gone');
+      await store.scrubHistory('/teams/s', 'secret');
+      await store.scrubHistory('/teams/gone', 'secret');
+      const w = store.watch<Obj & { secret?: string }>('/teams/', start);
+      const events: { type: string; secret?: string }[] = [];
+      for await (const e of w) {
+        events.push({ type: e.type, ...(e.object.secret ? { secret: e.object.secret } : {}) });
+        if (events.length === 4) w.stop();
+      }
+      expect(events).toEqual([{ type: 'ADDED' }, { type: 'MODIFIED', secret: 'two' }, { type: 'ADDED' }, { type: 'DELETED' }]);
+      expect(((await store.get('/teams/s')) as { secret?: string }).secret).toBe('two');
+    });
+
     it('stop() ends a watch that is waiting for events', async () => {
       const w = store.watch('/teams/', await store.currentRevision());
       setTimeout(() => w.stop(), 20);

@@ -57,6 +57,12 @@ class MemoryBackend implements LogBackend {
     return this.append(key, last.value, 'DELETED', expected, undefined);
   }
 
+  rewriteHistory(key: string, rewrite: (value: string) => string): void {
+    const history = this.rows.get(key) ?? [];
+    const keep = history.at(-1)?.type === 'DELETED' ? undefined : history.at(-1);
+    for (const row of history) if (row !== keep) row.value = rewrite(row.value);
+  }
+
   findByIndex(start: string, end: string, index: string): Row[] {
     const keys = [...(this.byIndex.get(index) ?? [])].filter((k) => k >= start && k < end).sort();
     return keys.map((k) => this.latest(k)!).filter(Boolean);

@@ -202,6 +202,18 @@ class PostgresBackend implements LogBackend {
     return rows.map((r) => ({ key: r.name, revision: Number(r.id), value: r.value }));
   }
 
+  async rewriteHistory(key: string, rewrite: (value: string) => string): Promise<void> {
+    await this.write(async (c) => {
+      const rows = (await c.query<KvRow>('SELECT id, deleted, value FROM kv WHERE name = $1 ORDER BY id', [key])).rows;
+      const last = rows.at(-1);
+      for (const r of rows) {
+        const next = r === last && !r.deleted ? r.value : rewrite(r.value);
+        if (next !== r.value) await c.query('UPDATE kv SET value = $1 WHERE id = $2', [next, r.id]);
+      }
+      return undefined; // no new revision: history is rewritten, not extended
+    });
+  }
+
   async findByIndex(start: string, end: string, index: string): Promise<Row[]> {
     const rows = await this.query<KvRow>(
       `SELECT kv.id, kv.name, kv.value FROM kv

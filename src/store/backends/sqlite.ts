@@ -78,6 +78,8 @@ class SqliteBackend implements LogBackend {
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+    // Rewritten or deleted rows (scrubbed secrets, compacted history) are zeroed, not left in free pages.
+    this.db.pragma('secure_delete = ON');
     this.db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
     this.db.exec(schema);
     // Files written before the secondary index existed gain its column.
@@ -125,6 +127,8 @@ class SqliteBackend implements LogBackend {
            OR EXISTS (SELECT 1 FROM kv k2 WHERE k2.name = kv.name AND k2.id > kv.id AND k2.id <= @rev))`,
       ),
       ping: db.prepare('SELECT 1'),
+      history: db.prepare<[string], { id: number; value: string }>('SELECT id, value FROM kv WHERE name = ? ORDER BY id'),
+      rewrite: db.prepare<[string, number]>('UPDATE kv SET value = ? WHERE id = ?'),
       uniqueHolder: db.prepare<[string], { name: string }>('SELECT name FROM kv_unique WHERE idx = ?'),
       uniqueRelease: db.prepare<[string]>('DELETE FROM kv_unique WHERE name = ?'),
       uniqueClaim: db.prepare<[string, string]>('INSERT INTO kv_unique (idx, name) VALUES (?, ?)'),
@@ -171,6 +175,18 @@ class SqliteBackend implements LogBackend {
 
   delete(key: string, expected: number): number | undefined {
     return this.txAppend.immediate(key, undefined, expected, null);
+  }
+
+  rewriteHistory(key: string, rewrite: (value: string) => string): void {
+    this.db
+      .transaction(() => {
+        const live = this.latest(key)?.revision;
+        for (const r of this.stmts.history.all(key)) {
+          const next = r.id === live ? r.value : rewrite(r.value);
+          if (next !== r.value) this.stmts.rewrite.run(next, r.id);
+        }
+      })
+      .immediate();
   }
 
   findByIndex(start: string, end: string, index: string): Row[] {
