@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { describeFindings, play } from './model/run.js';
 import { scenario } from './model/world.js';
 
-export const modelRuns = Number(process.env.ESCALATION_MODEL_RUNS ?? 120);
+const modelRuns = Number(process.env.ESCALATION_MODEL_RUNS ?? 120);
 
 describe('no key ever holds more than its maker (model-based)', () => {
   it(`holds over ${modelRuns} random worlds and write sequences`, async () => {
