@@ -1,85 +1,115 @@
-#!/usr/bin/env node
 /**
- * The GitHub Action's entry: inputs (INPUT_*) -> validate / plan / apply -> outputs
- * (GITHUB_OUTPUT), the Markdown report as the job summary, and validation errors as annotations.
+ * The GitHub Action's entry, bundled into dist-action/index.mjs: inputs (INPUT_*) -> validate /
+ * plan / apply against a server -> outputs (GITHUB_OUTPUT), the Markdown report as the job
+ * summary, the first errors as annotations, and the plan as one pull request comment.
+ * It never opens the embedded store: the Action talks to a server, so no native module is needed.
  */
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
-import { EmbeddedClient } from '../client/embedded.js';
+import * as github from '@actions/github';
 import { HttpClient } from '../client/http.js';
-import type { ApiClient } from '../client/types.js';
+import { applyPlanFile, writeSavedPlan } from '../gitops/plan-file.js';
 import { reconcile, validateSource } from '../gitops/reconcile.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
-import { openEmbedded } from '../cli/embedded.js';
-import { writeReports } from '../cli/gitops-flags.js';
+import { writeReports } from '../gitops/report/write.js';
+import { commentBody, commentMarker, upsertComment } from './comment.js';
 
-/** An input by its action.yml name; composite steps may pass it with underscores instead of dashes. */
+/** GitHub shows at most this many error annotations per step. */
+const maxAnnotations = 10;
+
+/** An input by its action.yml name (the runner passes INPUT_NAME-WITH-DASHES; underscores are accepted too). */
 function input(name: string, fallback = ''): string {
   const value = core.getInput(name) || process.env[`INPUT_${name.replace(/-/g, '_').toUpperCase()}`] || '';
   return value.trim() || fallback;
 }
 
-const flag = (name: string) => ['true', 'yes', '1'].includes(input(name, 'false').toLowerCase());
+const flag = (name: string, fallback = 'false') => ['true', 'yes', '1'].includes(input(name, fallback).toLowerCase());
 
-async function openTarget(group: string): Promise<ApiClient> {
+function openServer(group: string): HttpClient {
   const server = input('server');
-  if (server) {
-    const token = input('token');
-    if (!token) throw new Error('the server input needs the token input (an access key, from a secret)');
-    const ca = input('ca-cert');
-    return new HttpClient({ server, token, group, ...(ca ? { ca: Buffer.from(ca) } : {}) });
-  }
-  const url = input('store', 'sqlite:.teamkeys/teamkeys.db');
-  const keyFile = input('encryption-key-file');
-  const { store, registry } = await openEmbedded(url, { group, ...(keyFile ? { encryptionKeyFile: keyFile } : {}) });
-  return new EmbeddedClient(registry, url, () => store.close());
+  if (!server) throw new Error('the server input is required for plan and apply (the management API URL)');
+  const token = input('token');
+  if (!token) throw new Error('the server input needs the token input (an access key, from a secret)');
+  const ca = input('ca-cert');
+  return new HttpClient({ server, token, group, ...(ca ? { ca: Buffer.from(ca) } : {}) });
 }
 
-async function run(): Promise<void> {
-  const token = input('token');
-  if (token) core.setSecret(token);
-  const command = input('command', 'plan');
-  if (!['validate', 'plan', 'apply'].includes(command)) throw new Error(`command must be validate, plan or apply, not "${command}"`);
-  const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
-  const sourceDir = resolve(workspace, input('source', '.'));
+/** The report of the command the inputs ask for (and the saved plan written or applied). */
+async function runCommand(command: string, workspace: string): Promise<Report> {
   const group = input('api-group', 'management.service');
+  const policyDir = input('policy') ? resolve(workspace, input('policy')) : undefined;
+  const planFile = input('plan-file') ? resolve(workspace, input('plan-file')) : undefined;
   const source = {
-    source: sourceDir,
+    source: resolve(workspace, input('source', '.')),
     ...(input('path') ? { path: input('path') } : {}),
     ...(input('source-id') ? { sourceId: input('source-id') } : {}),
   };
-  let report: Report;
-  if (command === 'validate') {
-    report = (await validateSource(source, `${group}/v1`)).report;
-  } else {
-    const client = await openTarget(group);
-    try {
-      report = (
-        await reconcile({
-          mode: command as 'plan' | 'apply',
-          client,
-          source,
-          prune: flag('prune'),
-          allowEmpty: false,
-          maxPrune: Number(input('max-prune', '50')),
-          concurrency: 8,
-        })
-      ).report;
-    } finally {
-      await client.close();
+  if (command === 'validate') return (await validateSource(source, `${group}/v1`, policyDir)).report;
+  const client = openServer(group);
+  try {
+    if (command === 'apply' && planFile) return await applyPlanFile(planFile, client, { concurrency: 8 });
+    const reconciled = await reconcile({
+      mode: command as 'plan' | 'apply',
+      client,
+      source,
+      prune: flag('prune'),
+      allowEmpty: false,
+      maxPrune: Number(input('max-prune', '50')),
+      concurrency: 8,
+      ...(policyDir ? { policyDir } : {}),
+    });
+    if (command === 'plan' && planFile) {
+      const unsaved = await writeSavedPlan(planFile, reconciled, client);
+      if (unsaved) core.warning(unsaved);
+      else core.setOutput('plan-file', planFile);
     }
+    return reconciled.report;
+  } finally {
+    await client.close();
   }
+}
+
+/** Edits (or creates) this source's comment on the pull request the run is for. */
+async function comment(report: Report, markdown: string): Promise<void> {
+  const pr = github.context.payload.pull_request;
+  if (!pr) return core.info('not a pull_request event: no comment');
+  const token = input('github-token');
+  if (!token) return core.warning('no github-token: the plan was not commented on the pull request');
+  const { serverUrl, runId } = github.context;
+  const summaryUrl = process.env.GITHUB_REPOSITORY && runId ? `${serverUrl}/${process.env.GITHUB_REPOSITORY}/actions/runs/${runId}` : undefined;
+  const body = commentBody(report.source.id, markdown, summaryUrl);
+  try {
+    const done = await upsertComment({ token, ...github.context.repo, issueNumber: pr.number }, commentMarker(report.source.id), body);
+    core.info(`pull request comment ${done.action}: ${done.url}`);
+  } catch (err) {
+    // The plan stands without its comment; a token without pull-requests: write should not hide it.
+    core.warning(`could not comment on the pull request (does the job have permissions: pull-requests: write?): ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+async function run(): Promise<void> {
+  // Masked before anything can print them.
+  for (const secret of [input('token'), input('github-token')]) if (secret) core.setSecret(secret);
+  const command = input('command', 'plan');
+  if (!['validate', 'plan', 'apply'].includes(command)) throw new Error(`command must be validate, plan or apply, not "${command}"`);
+  const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
+  const report = await runCommand(command, workspace);
   const reportDir = resolve(workspace, input('report-dir', 'teamkeys-report'));
   await writeReports(report, reportDir);
   const markdown = renderMarkdown(report);
-  await core.summary.addRaw(markdown).write();
-  // Annotations name files from the repository root, where the source folder sits.
-  const prefix = relative(workspace, sourceDir);
-  for (const e of report.errors) {
-    core.error(e.message, { title: 'teamkeys', file: prefix ? join(prefix, e.file) : e.file, startLine: e.line, startColumn: e.column });
+  const unannotated = report.errors.length - maxAnnotations;
+  const more = unannotated > 0 ? `\n${unannotated} more error(s) are not annotated (GitHub shows ${maxAnnotations} per step); all ${report.errors.length} are listed above.\n` : '';
+  await core.summary.addRaw(markdown + more).write();
+  // Annotations name files from the repository root: manifests are named from the source folder,
+  // policy files from the workspace.
+  const sourceDir = resolve(workspace, input('source', '.'));
+  for (const e of report.errors.slice(0, maxAnnotations)) {
+    const file = relative(workspace, existsSync(resolve(sourceDir, e.file)) ? resolve(sourceDir, e.file) : resolve(workspace, e.file));
+    core.error(e.message, { title: 'teamkeys', file, startLine: e.line, startColumn: e.column });
   }
+  if (flag('comment', 'true')) await comment(report, markdown);
   const s = report.summary;
   const changes = s.create + s.update + s.replace + s.delete;
   core.setOutput('outcome', report.outcome);
@@ -88,7 +118,7 @@ async function run(): Promise<void> {
   core.setOutput('report-json', join(reportDir, 'report.json'));
   core.setOutput('report-markdown', join(reportDir, 'report.md'));
   core.info(`teamkeys ${command}: ${report.outcome}; ${changes} change(s), ${s.drifted} drifted, report in ${relative(workspace, reportDir) || '.'}`);
-  if (report.outcome === 'invalid') core.setFailed(`${report.errors.length} error(s) in the manifests`);
+  if (report.outcome === 'invalid') core.setFailed(`${report.errors.length} error(s) in the manifests or policies`);
   else if (report.outcome === 'refused') core.setFailed(report.refused ?? 'refused');
   else if (report.outcome === 'failed') core.setFailed(`${s.failed} write(s) failed`);
   else if (flag('fail-on-drift') && s.drifted > 0) core.setFailed(`${s.drifted} object(s) drifted from git (see the job summary)`);

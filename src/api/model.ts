@@ -1,6 +1,6 @@
 /** Everything the server knows about a kind, assembled once from resources, strategies and schemas. */
 import { structuralSchema, type StructuralSchema } from './schema/load.js';
-import { writeOnlyPaths } from './schema/walk.js';
+import { authoritativePaths, writeOnlyPaths } from './schema/walk.js';
 import { defaultGroup, resourcesFor, type ResourceInfo } from './resources.js';
 import { ownedAccessKeyStrategy, type AccessKeyPolicy } from './strategy/ownedaccesskey.js';
 import type { Strategy } from './strategy/strategy.js';
@@ -12,6 +12,8 @@ export interface ResourceModel {
   schema: StructuralSchema;
   /** Write-only (secret) field paths, from the schema. */
   secretPaths: string[][];
+  /** Fields where git's value is the whole value (`x-teamkeys-authoritative`), from the schema. */
+  authoritativePaths: string[][];
 }
 
 export function resourceModels(
@@ -21,7 +23,7 @@ export function resourceModels(
   const infos = resourcesFor(group);
   const model = (info: ResourceInfo, strategy: Strategy): ResourceModel => {
     const schema = structuralSchema(info.schemaId);
-    return { info, strategy, schema, secretPaths: writeOnlyPaths(schema) };
+    return { info, strategy, schema, secretPaths: writeOnlyPaths(schema), authoritativePaths: authoritativePaths(schema) };
   };
   return {
     teams: model(infos.teams, teamStrategy(infos.teams)),

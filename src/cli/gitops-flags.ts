@@ -1,6 +1,5 @@
 /** The flags validate, plan and apply share, and how they become a source, a client and reports. */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { defaultGroup } from '../api/resources.js';
 import { EmbeddedClient } from '../client/embedded.js';
@@ -65,16 +64,16 @@ export function sourceOptions(f: GitopsFlags): SourceOptions {
   return { source: f.source, ...(f.ref ? { ref: f.ref } : {}), ...(f.path ? { path: f.path } : {}), ...(f.sourceId ? { sourceId: f.sourceId } : {}) };
 }
 
-export async function openClient(f: GitopsFlags): Promise<ApiClient> {
+/** The target the flags name: a server over HTTP, or the embedded store. */
+export async function openClient(f: Pick<GitopsFlags, 'store' | 'server' | 'tokenFile' | 'caFile' | 'apiGroup' | 'encryptionKeyFile'>): Promise<ApiClient> {
   if (f.server) {
     const token = f.tokenFile ? (await readFile(f.tokenFile, 'utf8').catch(() => { throw new CliError(`cannot read --token-file ${f.tokenFile}`); })).trim() : process.env.TEAMKEYS_TOKEN;
     if (!token) throw new CliError('--server needs an access key: --token-file FILE or TEAMKEYS_TOKEN', 2);
     const ca = f.caFile ? await readFile(f.caFile).catch(() => { throw new CliError(`cannot read --ca-file ${f.caFile}`); }) : undefined;
     return new HttpClient({ server: f.server, token, group: f.apiGroup, ...(ca ? { ca } : {}) });
   }
-  const url = storeUrl(f.store);
-  const { store, registry } = await openEmbedded(url, { group: f.apiGroup, ...(f.encryptionKeyFile ? { encryptionKeyFile: f.encryptionKeyFile } : {}) });
-  return new EmbeddedClient(registry, url, () => store.close());
+  const { registry, audit, close } = await openEmbedded(f.store, { group: f.apiGroup, ...(f.encryptionKeyFile ? { encryptionKeyFile: f.encryptionKeyFile } : {}) });
+  return new EmbeddedClient(registry, storeUrl(f.store), close, audit);
 }
 
 export function formatReport(report: Report, output: string): string {
@@ -84,9 +83,4 @@ export function formatReport(report: Report, output: string): string {
   throw new CliError(`--output must be text, json or markdown, not "${output}"`, 2);
 }
 
-export async function writeReports(report: Report, dir: string | undefined): Promise<void> {
-  if (!dir) return;
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
-  await writeFile(join(dir, 'report.md'), renderMarkdown(report));
-}
+export { writeReports } from '../gitops/report/write.js';

@@ -6,6 +6,7 @@ import { registerCreate } from './commands/create.js';
 import { registerDelete } from './commands/delete.js';
 import { registerGet } from './commands/get.js';
 import { registerGitops } from './commands/gitops.js';
+import { registerImport } from './commands/import.js';
 import { registerServe } from './commands/serve.js';
 import { registerWatch } from './commands/watch.js';
 import { reportError } from './errors.js';
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerGitops(program);
   registerWatch(program);
+  registerImport(program);
   registerCreate(program);
   registerGet(program);
   registerDelete(program);

@@ -1,4 +1,5 @@
 /** The ApiClient over an in-process registry on the embedded store (no HTTP, no authentication). */
+import type { AuditEvent, AuditFilter, AuditReader } from '../api/audit-event.js';
 import { ApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
@@ -20,6 +21,8 @@ export class EmbeddedClient implements ApiClient {
     private readonly registry: Registry,
     readonly target: string,
     private readonly closeStore: () => Promise<void> = async () => {},
+    /** The audit trail of the process hosting the registry (the sidecar's server), if any. */
+    private readonly audit?: AuditReader,
   ) {
     this.apiVersion = registry.teams.info.apiVersion;
   }
@@ -74,6 +77,10 @@ export class EmbeddedClient implements ApiClient {
       },
       [Symbol.asyncIterator]: () => events(),
     };
+  }
+
+  async auditEvents(filter: AuditFilter): Promise<AuditEvent[] | undefined> {
+    return this.audit?.list(filter);
   }
 
   close(): Promise<void> {

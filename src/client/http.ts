@@ -4,6 +4,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { auditApiVersion, type AuditEvent, type AuditFilter } from '../api/audit-event.js';
 import type { Status } from '../api/errors.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
@@ -159,6 +160,25 @@ export class HttpClient implements ApiClient {
       },
       [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
     };
+  }
+
+  /** Set once the server showed it does not serve the audit trail to this caller: not asked again. */
+  private auditUnavailable = false;
+
+  async auditEvents(filter: AuditFilter): Promise<AuditEvent[] | undefined> {
+    if (this.auditUnavailable) return undefined;
+    const q = new URLSearchParams(Object.entries(filter).map(([k, v]): [string, string] => [k, String(v)]));
+    const url = new URL(`${this.opts.server.replace(/\/+$/, '')}/apis/${auditApiVersion}/events?${q.toString()}`);
+    try {
+      return ((await this.send('GET', url.href)) as { items: AuditEvent[] }).items;
+    } catch (err) {
+      // Not served (404), not allowed (403), or an older server: the planner falls back to managedFields.
+      if (err instanceof ClientError && [403, 404, 405].includes(err.code)) {
+        this.auditUnavailable = true;
+        return undefined;
+      }
+      throw err;
+    }
   }
 
   async close(): Promise<void> {}

@@ -1,4 +1,5 @@
 /** One client interface for the reconciler: the embedded registry or a server over HTTP. */
+import type { AuditEvent, AuditFilter } from '../api/audit-event.js';
 import type { Status } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 
@@ -30,6 +31,11 @@ export interface ApiClient {
   delete(plural: Plural, name: string, opts?: WriteOptions & { uid?: string }): Promise<void>;
   /** Every change after the current state (the objects that exist are not replayed). */
   watch(plural: Plural): ClientWatch;
+  /**
+   * The server's audit events for a filter, or undefined when the audit trail cannot be read
+   * (a server that does not serve it, or a caller it refuses): drift is then named from managedFields.
+   */
+  auditEvents(filter: AuditFilter): Promise<AuditEvent[] | undefined>;
   close(): Promise<void>;
 }
 

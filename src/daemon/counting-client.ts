@@ -1,5 +1,6 @@
 /** An ApiClient that counts its requests by verb and status code, for the daemon's metrics. */
 import { ClientError, type ApiClient, type ClientWatch, type Plural } from '../client/types.js';
+import type { AuditFilter } from '../api/audit-event.js';
 import type { KubeObject } from '../api/types.js';
 import type { DaemonMetrics } from './metrics.js';
 
@@ -49,6 +50,9 @@ export class CountingClient implements ApiClient {
   watch(plural: Plural): ClientWatch {
     this.metrics.apiRequests.inc({ verb: 'watch', code: '200' });
     return this.inner.watch(plural);
+  }
+  auditEvents(filter: AuditFilter) {
+    return this.count('list', 200, () => this.inner.auditEvents(filter));
   }
   close() {
     return this.inner.close();

@@ -4,7 +4,7 @@
  * at a time; triggers during a run coalesce into one more. Failures back off exponentially; a
  * broken source writes nothing, so the last good state stays applied.
  */
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
@@ -27,6 +27,8 @@ export interface DaemonOptions {
   concurrency: number;
   keyDir?: string;
   reportDir?: string;
+  /** Policy objects every cycle checks (read again each cycle, so an edited policy applies). */
+  policyDir?: string;
   /** Reports of earlier cycles kept in reportDir/history. */
   historySize?: number;
   metrics: DaemonMetrics;
@@ -149,10 +151,11 @@ export class SyncDaemon {
         reportDriftOnly: !o.selfHeal,
         signal: this.abort.signal,
         ...(o.keyDir ? { keyDir: o.keyDir } : {}),
+        ...(o.policyDir ? { policyDir: o.policyDir } : {}),
       });
       this.cycles++;
       this.lastReport = report;
-      const ok = ['clean', 'changes', 'applied'].includes(report.outcome);
+      const ok = ['clean', 'changes', 'drifted', 'applied'].includes(report.outcome);
       o.metrics.cycle(report.outcome, (performance.now() - started) / 1000, report);
       if (ok) {
         this.lastGoodReport = report;
@@ -182,8 +185,11 @@ export class SyncDaemon {
     if (!dir) return;
     await mkdir(join(dir, 'history'), { recursive: true });
     const json = `${JSON.stringify(report, null, 2)}\n`;
-    await writeFile(join(dir, 'report.json'), json);
-    await writeFile(join(dir, 'report.md'), renderMarkdown(report));
+    // Readers (a dashboard, a test) never see half a report: written aside, then renamed over.
+    for (const [name, text] of [['report.json', json], ['report.md', renderMarkdown(report)]] as const) {
+      await writeFile(join(dir, `.${name}.tmp`), text);
+      await rename(join(dir, `.${name}.tmp`), join(dir, name));
+    }
     await writeFile(join(dir, 'history', `${report.generatedAt.replace(/[:]/g, '')}-${String(this.cycles).padStart(6, '0')}-${report.outcome}.json`), json);
     const history = (await readdir(join(dir, 'history'))).sort();
     for (const old of history.slice(0, Math.max(0, history.length - (this.opts.historySize ?? 10)))) await rm(join(dir, 'history', old), { force: true });

@@ -4,9 +4,10 @@ import type { KubeObject } from '../api/types.js';
 import type { ApiClient, Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
+import { checkPolicyDir } from './policy/evaluate.js';
 import { buildReport, type Report } from './report/report.js';
 import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
-import { checkTeamReferences, validateManifests } from './validate.js';
+import { checkTeamReferences, validateManifests, type DesiredObject } from './validate.js';
 
 export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   mode: 'plan' | 'apply';
@@ -21,6 +22,8 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
    * and skipped; changes that came from git are still applied.
    */
   reportDriftOnly?: boolean;
+  /** A folder of Policy objects every desired object must satisfy (read on every run). */
+  policyDir?: string;
 }
 
 const driftReason = 'drift reported, not reverted (run with --self-heal to revert it)';
@@ -29,6 +32,9 @@ export interface Reconciled {
   report: Report;
   plan?: Plan;
   loaded: LoadedSource;
+  /** What the plan was made from: saved plans record both. */
+  desired?: DesiredObject[];
+  live?: Record<Plural, KubeObject[]>;
 }
 
 const modelsFor = (apiVersion: string) => resourceModels(apiVersion.split('/')[0]);
@@ -38,11 +44,27 @@ function sourceInfo(loaded: LoadedSource): Report['source'] {
 }
 
 /** Checks the manifests only: no server is asked. */
-export async function validateSource(source: SourceOptions, apiVersion: string): Promise<Reconciled> {
+export async function validateSource(source: SourceOptions, apiVersion: string, policyDir?: string): Promise<Reconciled> {
   const loaded = await loadSource(source);
-  const { errors } = validateManifests(loaded.manifests, Object.values(modelsFor(apiVersion)));
+  const { desired, errors } = validateManifests(loaded.manifests, Object.values(modelsFor(apiVersion)));
+  if (policyDir && loaded.errors.length + errors.length === 0) errors.push(...(await checkPolicyDir(policyDir, desired)));
   const report = buildReport({ mode: 'validate', source: sourceInfo(loaded), target: '(none)', errors: [...loaded.errors, ...errors] });
   return { report, loaded };
+}
+
+/**
+ * Plans the objects that differ from git again with their audit events, so a field someone
+ * removed is told from one git added and drift is named by person. A server whose trail cannot be
+ * read leaves the plan as managedFields made it.
+ */
+async function withHistory(client: ApiClient, plan: Plan, byKey: Map<string, DesiredObject>, live: Record<Plural, KubeObject[]>, models: ReturnType<typeof modelsFor>, opts: PlanOptions): Promise<void> {
+  for (const [i, a] of plan.actions.entries()) {
+    if (a.type !== 'update' && a.type !== 'replace') continue;
+    const obj = live[a.plural].find((o) => o.metadata.name === a.name)!;
+    const history = await client.auditEvents({ resource: a.plural, name: a.name, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) });
+    if (!history) return;
+    plan.actions[i] = planObject(models[a.plural], byKey.get(`${a.plural}/${a.name}`), obj, opts, history);
+  }
 }
 
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
@@ -53,15 +75,16 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const base = { mode: opts.mode, source: sourceInfo(loaded), target: client.target };
   if (loaded.errors.length + errors.length > 0) return { report: buildReport({ ...base, errors: [...loaded.errors, ...errors] }), loaded };
   const live: Record<Plural, KubeObject[]> = { teams: await client.list('teams'), ownedaccesskeys: await client.list('ownedaccesskeys') };
-  const refErrors = checkTeamReferences(desired, live.teams);
+  const refErrors = [...checkTeamReferences(desired, live.teams), ...(opts.policyDir ? await checkPolicyDir(opts.policyDir, desired, live) : [])];
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
   const planOpts: PlanOptions = { sourceId: loaded.id, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
   const plan = planReconcile(desired, live, models, planOpts);
+  const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
+  await withHistory(client, plan, byKey, live, models, planOpts);
   if (opts.reportDriftOnly && opts.mode === 'apply') {
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }
-  if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded };
-  const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
+  if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded, desired, live };
   const changeSet = await applyPlan(client, plan.actions, {
     concurrency: opts.concurrency,
     ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),

@@ -11,12 +11,14 @@ import { mergeApplied } from '../api/fields/merge.js';
 import { withoutSecrets } from '../api/secrets.js';
 import type { ManagedFieldsEntry } from '../api/types.js';
 import type { Admit } from './admission.js';
+import type { Requester } from './write-observer.js';
 import { timestamp, type RegistryContext, type WriteResult } from './context.js';
 import { create } from './create.js';
 import { runUpdate } from './update.js';
 
 export interface ApplyOptions {
   fieldManager?: string;
+  requester?: Requester;
   force?: boolean;
   dryRun?: boolean;
   fieldValidation?: FieldValidation;

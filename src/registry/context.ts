@@ -5,6 +5,7 @@ import type { ResourceModel } from '../api/model.js';
 import { withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import type { Store } from '../store/types.js';
+import type { Requester, WriteObserver } from './write-observer.js';
 
 export interface RegistryContext {
   store: Store;
@@ -20,6 +21,8 @@ export interface RegistryContext {
   cipher: FieldCipher;
   /** Server-set fields that need a read of other objects (a team key's binding), before admission. */
   prepareWrite?: (ctx: RegistryContext, next: StoredApiObject, old: StoredApiObject | undefined) => Promise<void>;
+  /** Told about every successful write (the server's audit trail). */
+  observe?: WriteObserver;
 }
 
 export function makeContext(
@@ -28,9 +31,10 @@ export function makeContext(
   now: () => Date,
   generateName: (prefix: string) => string,
   cipher: FieldCipher,
+  observe?: WriteObserver,
 ): RegistryContext {
   const { group, plural, kind } = model.info;
-  return { store, model, now, generateName, cipher, gr: { group, resource: plural }, gk: { group, kind }, prefix: `/${plural}/` };
+  return { store, model, now, generateName, cipher, gr: { group, resource: plural }, gk: { group, kind }, prefix: `/${plural}/`, ...(observe ? { observe } : {}) };
 }
 
 export const keyOf = (ctx: RegistryContext, name: string) => ctx.prefix + name;
@@ -58,6 +62,8 @@ export interface WriteResult {
 /** Who writes: the fieldManager of the request (kube: else the User-Agent up to its first "/"). */
 export interface Writer {
   fieldManager?: string;
+  /** Who sent the request, for the audit trail (the server's authenticated caller). */
+  requester?: Requester;
 }
 
 export const managerOf = (w: Writer) => w.fieldManager || 'unknown';

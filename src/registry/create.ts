@@ -10,6 +10,7 @@ import { recordUpdate, type Operation } from '../api/fields/managed.js';
 import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer, type WriteResult } from './context.js';
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
+import { fieldsTouched, observeWrite } from './observe.js';
 import { storeCall, toApiError } from './storage-errors.js';
 
 async function exists(ctx: RegistryContext, name: string): Promise<boolean> {
@@ -77,6 +78,7 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
         return { object: present(stored, revealedKey), warnings };
       }
       const created = await storeCall(ctx, name, () => ctx.store.create<StoredApiObject>(keyOf(ctx, name), stored));
+      observeWrite(ctx, opts, { verb: 'create', object: present(created), fields: fieldsTouched(ctx, undefined, present(created)) });
       return { object: present(created, revealedKey), warnings };
     } catch (err) {
       const taken = err instanceof ApiError && err.reason === 'AlreadyExists';

@@ -4,8 +4,9 @@ import type { FieldError } from '../api/field-errors.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { isStorageError } from '../store/errors.js';
+import { checkPreconditions } from '../store/preconditions.js';
 import type { Preconditions } from '../store/types.js';
-import { keyOf, present, timestamp, type RegistryContext } from './context.js';
+import { keyOf, present, timestamp, type RegistryContext, type Writer } from './context.js';
 import type { Admit } from './admission.js';
 import { isRemovable } from './lifecycle.js';
 import { scrubReplacedSecrets } from './scrub.js';
@@ -14,7 +15,7 @@ import { storeCall, toApiError } from './storage-errors.js';
 export const propagationPolicies = ['Foreground', 'Background', 'Orphan'] as const;
 export type PropagationPolicy = (typeof propagationPolicies)[number];
 
-export interface DeleteOptions {
+export interface DeleteOptions extends Writer {
   preconditions?: Preconditions;
   gracePeriodSeconds?: number;
   propagationPolicy?: string;
@@ -46,19 +47,6 @@ function validateDeleteOptions(opts: DeleteOptions): void {
   if (errs.length > 0) throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', errs);
 }
 
-function checkPreconditions(ctx: RegistryContext, name: string, pre: Preconditions | undefined, obj: KubeObject): void {
-  if (pre?.uid !== undefined && pre.uid !== obj.metadata.uid) {
-    throw conflict(ctx.gr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid ?? ''}`);
-  }
-  if (pre?.resourceVersion !== undefined && pre.resourceVersion !== obj.metadata.resourceVersion) {
-    throw conflict(
-      ctx.gr,
-      name,
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ''}`,
-    );
-  }
-}
-
 /** Removes the stored version `obj` unless it changed meanwhile; false when it did. */
 async function removeExact(ctx: RegistryContext, name: string, obj: KubeObject): Promise<StoredApiObject | undefined> {
   try {
@@ -82,7 +70,7 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
   const gcFinalizer = gcFinalizers[(opts.propagationPolicy ?? 'Background') as PropagationPolicy];
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const current = await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name)));
-    checkPreconditions(ctx, name, opts.preconditions, current);
+    await storeCall(ctx, name, async () => checkPreconditions(keyOf(ctx, name), opts.preconditions, current));
     await opts.admit?.({ verb: 'delete', old: present(current) });
     const immediate = !current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0 && grace === 0 && !gcFinalizer;
     if (immediate) {
@@ -92,7 +80,6 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
       continue; // changed between read and delete: decide again on the new version
     }
     const startDeletion = (cur: StoredApiObject): StoredApiObject => {
-      checkPreconditions(ctx, name, opts.preconditions, cur);
       const meta = cur.metadata;
       // Foreground and Orphan deletion hand the object to the garbage collector through a finalizer.
       if (gcFinalizer && !(meta.finalizers ?? []).includes(gcFinalizer)) meta.finalizers = [...(meta.finalizers ?? []), gcFinalizer];
@@ -110,7 +97,7 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
     };
     const updated = opts.dryRun
       ? startDeletion(current)
-      : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, startDeletion));
+      : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), opts.preconditions, startDeletion));
     if (!isRemovable(updated, ctx.now())) return { object: present(updated), removed: false };
     if (opts.dryRun) return { object: present(updated), removed: true };
     const deleted = await removeExact(ctx, name, updated);

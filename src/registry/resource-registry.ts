@@ -9,7 +9,9 @@ import { keyOf, makeContext, present, type RegistryContext, type WriteResult } f
 import { create, type CreateOptions } from './create.js';
 import { remove, removeDue, type DeleteOptions, type DeleteResult } from './delete.js';
 import { list, type ListOptions } from './list.js';
+import { observeWrite } from './observe.js';
 import { storeCall } from './storage-errors.js';
+import type { WriteObserver } from './write-observer.js';
 import { patch, update, type PatchType, type UpdateOptions } from './update.js';
 import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
 import { apply, type ApplyOptions } from './apply.js';
@@ -21,6 +23,8 @@ export interface RegistryOptions {
   generateName?: (prefix: string) => string;
   /** Encrypts sealed fields; without one, a key that lives only in this process (fine for memory:). */
   cipher?: FieldCipher;
+  /** Told about every successful write: the server's audit trail. */
+  onWrite?: WriteObserver;
 }
 
 /** A raw-JSON prefilter: the encoding holds this property name (as a key or a string). */
@@ -33,7 +37,7 @@ export class ResourceRegistry {
   readonly ctx: RegistryContext;
 
   constructor(store: Store, model: ResourceModel, opts: RegistryOptions = {}) {
-    this.ctx = makeContext(store, model, opts.now ?? (() => new Date()), opts.generateName ?? generateName, opts.cipher ?? FieldCipher.ephemeral());
+    this.ctx = makeContext(store, model, opts.now ?? (() => new Date()), opts.generateName ?? generateName, opts.cipher ?? FieldCipher.ephemeral(), opts.onWrite);
   }
 
   get info() {
@@ -66,8 +70,10 @@ export class ResourceRegistry {
     return apply(this.ctx, name, body, opts);
   }
 
-  delete(name: string, opts?: DeleteOptions): Promise<DeleteResult> {
-    return remove(this.ctx, name, opts);
+  async delete(name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
+    const result = await remove(this.ctx, name, opts);
+    observeWrite(this.ctx, opts, { verb: 'delete', object: result.object });
+    return result;
   }
 
   /** Deletes every object the selectors match; returns what was deleted or is now terminating. */

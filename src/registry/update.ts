@@ -12,8 +12,10 @@ import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { isRemovable } from './lifecycle.js';
+import { fieldsTouched, observeWrite } from './observe.js';
 import { scrubReplacedSecrets } from './scrub.js';
 import { storeCall } from './storage-errors.js';
+import { Removal } from '../store/types.js';
 
 export interface UpdateOptions extends Writer {
   dryRun?: boolean;
@@ -24,14 +26,6 @@ export interface UpdateOptions extends Writer {
 }
 
 export type PatchType = 'json' | 'merge';
-
-/** Thrown out of tryUpdate when the update empties a terminating object's finalizers. */
-class RemoveInstead {
-  constructor(
-    readonly object: StoredApiObject,
-    readonly resourceVersion: string,
-  ) {}
-}
 
 /** The spec-like part of an object: what makes generation rise when it changes. */
 function desiredState(obj: StoredApiObject): unknown {
@@ -99,13 +93,16 @@ function nextVersion(
   return revealedKey === undefined ? { stored } : { stored, revealedKey };
 }
 
-/** Reads, computes the client's intended object, finishes it with nextVersion, and writes it. */
 /** What the client means the object to be, and how its managedFields are to be recorded. */
 export interface Intent {
   obj: KubeObject;
   fields: FieldsRecord;
 }
 
+/**
+ * Reads, computes the client's intended object, finishes it with nextVersion, and writes it; an
+ * update that empties a terminating object's finalizers removes it instead.
+ */
 export async function runUpdate(
   ctx: RegistryContext,
   name: string,
@@ -114,9 +111,9 @@ export async function runUpdate(
   intended: (current: StoredApiObject) => Intent,
 ): Promise<KubeObject> {
   let revealedKey: string | undefined;
-  let previous: StoredApiObject | undefined;
-  const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject> => {
-    previous = current;
+  let before: StoredApiObject | undefined;
+  const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject | Removal<StoredApiObject>> => {
+    before = current;
     const intent = intended(current);
     const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
     revealedKey = result.revealedKey;
@@ -129,23 +126,25 @@ export async function runUpdate(
       ...(opts.subresource ? { subresource: opts.subresource } : {}),
     });
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
-    if (isRemovable(result.stored, ctx.now())) throw new RemoveInstead(result.stored, current.metadata.resourceVersion!);
-    return result.stored;
+    return isRemovable(result.stored, ctx.now()) ? new Removal(result.stored) : result.stored;
   };
-  try {
-    const stored = opts.dryRun
-      ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
-      : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
-    if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, previous, stored);
-    return present(stored, revealedKey);
-  } catch (err) {
-    if (!(err instanceof RemoveInstead)) throw err;
+  const decided = opts.dryRun
+    ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
+    : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
+  if (decided instanceof Removal) {
     if (!opts.dryRun) {
-      await storeCall(ctx, name, () => ctx.store.delete(keyOf(ctx, name), { resourceVersion: err.resourceVersion }));
-      await scrubReplacedSecrets(ctx, name, err.object, undefined);
+      await scrubReplacedSecrets(ctx, name, decided.object, undefined);
+      observeWrite(ctx, opts, { verb: 'delete', object: present(decided.object) });
     }
-    return present(err.object, revealedKey);
+    return present(decided.object, revealedKey);
   }
+  if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, before, decided);
+  // An update that changed nothing kept its resourceVersion: nothing was written, nothing to record.
+  if (before && decided.metadata.resourceVersion !== before.metadata.resourceVersion) {
+    const after = present(decided);
+    observeWrite(ctx, opts, { verb, ...(opts.subresource ? { subresource: opts.subresource } : {}), object: after, fields: fieldsTouched(ctx, present(before), after) });
+  }
+  return present(decided, revealedKey);
 }
 
 /** PUT: the body is the whole object as the client last read it, resourceVersion included. */

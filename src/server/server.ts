@@ -15,6 +15,9 @@ import { Leader, type BackgroundWork } from './leader.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerResourceRoutes } from './routes/resources.js';
+import { registerAuditRoutes } from './routes/audit.js';
+import type { AuditRecorder } from './audit/audit-recorder.js';
+import { auditTrimming } from './audit/audit-trimming.js';
 import type { WatchHub } from './routes/watch.js';
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
@@ -41,6 +44,8 @@ export interface ServerOptions {
   maintenance?: MaintenanceOptions | false;
   /** Time a client has to send its whole request, headers and body (default 60 s). */
   requestTimeoutMs?: number;
+  /** The audit trail the registry's writes go to; served to management admins, trimmed here. */
+  audit?: AuditRecorder;
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -91,6 +96,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerHealthRoutes(app, registry.store, packageVersion);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
+  if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
 
   const work: BackgroundWork[] = [];
   if (opts.maintenance !== false) {
@@ -102,6 +108,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       stop: () => stopMaintenance(),
     });
   }
+  if (opts.audit) work.push(auditTrimming(opts.audit, opts.logger));
   if (opts.garbageCollector !== false) {
     const collector = new GarbageCollector(registry, opts.logger);
     work.push({ name: 'garbage-collector', start: () => collector.start(), stop: () => collector.stop() });

@@ -1,16 +1,6 @@
 /** Canonical encoding: sorted keys, no resourceVersion (the revision is stored beside the value). */
+import { canonicalJson } from '../api/canonical-json.js';
 import type { StoredObject } from './types.js';
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = sortKeys(v);
-  }
-  return out;
-}
 
 /**
  * Encodes an object so that equal objects give equal bytes, which is how an update that changes
@@ -18,7 +8,7 @@ function sortKeys(value: unknown): unknown {
  */
 export function encodeObject(obj: StoredObject): string {
   const { resourceVersion: _rv, ...metadata } = obj.metadata ?? {};
-  return JSON.stringify(sortKeys({ ...obj, metadata }));
+  return canonicalJson({ ...obj, metadata });
 }
 
 export function decodeObject<T extends StoredObject>(value: string, revision: number): T {

@@ -2,9 +2,11 @@
 import { decodeObject, encodeObject } from './encode.js';
 import { StorageError, expired, notFound } from './errors.js';
 import type { LogBackend } from './log-backend.js';
+import { checkPreconditions } from './preconditions.js';
 import { LogTail } from './log-tail.js';
 import {
   prefixEnd,
+  Removal,
   type Indexer,
   type ListOptions,
   type ListResult,
@@ -110,6 +112,13 @@ export class LogStore implements Store {
       const current = decodeObject<T>(row.value, row.revision);
       checkPreconditions(key, preconditions, current);
       const next = await tryUpdate(current);
+      if (next instanceof Removal) {
+        if ((await this.backend.delete(key, row.revision)) !== undefined) {
+          this.tail.notify();
+          return next.object;
+        }
+        continue; // changed since it was read: decide again on the new version
+      }
       const value = encodeObject(next);
       if (value === row.value) return decodeObject<T>(row.value, row.revision);
       const revision = await this.backend.update(key, value, row.revision, this.indexer(key, next));
@@ -184,24 +193,5 @@ export class LogStore implements Store {
 
   private assertOpen(key: string): void {
     if (this.closed) throw new StorageError('Closed', key, 'the store is closed');
-  }
-}
-
-function checkPreconditions(key: string, pre: Preconditions | undefined, current: StoredObject): void {
-  if (!pre) return;
-  const meta = current.metadata ?? {};
-  if (pre.uid !== undefined && pre.uid !== meta.uid) {
-    throw new StorageError(
-      'PreconditionFailed',
-      key,
-      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid ?? ''}`,
-    );
-  }
-  if (pre.resourceVersion !== undefined && pre.resourceVersion !== meta.resourceVersion) {
-    throw new StorageError(
-      'PreconditionFailed',
-      key,
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ''}`,
-    );
   }
 }

@@ -53,8 +53,17 @@ export interface StoreWatch<T = StoredObject> extends AsyncIterable<StoreEvent<T
   progress(): number;
 }
 
-/** Computes the next version of an object; throwing aborts the update with that error. */
-export type TryUpdate<T> = (current: T) => T | Promise<T>;
+/**
+ * tryUpdate's answer when the object is to go rather than change (kube: a terminating object
+ * whose last finalizer was just removed). The store deletes it at the revision it read, in the
+ * same retry loop, and guaranteedUpdate resolves with `object`.
+ */
+export class Removal<T> {
+  constructor(readonly object: T) {}
+}
+
+/** Computes the next version of an object, or its Removal; throwing aborts the update with that error. */
+export type TryUpdate<T> = (current: T) => T | Removal<T> | Promise<T | Removal<T>>;
 
 /** Computes the secondary index value of an object (at most one); undefined leaves it unindexed. */
 export type Indexer = (key: string, obj: StoredObject) => string | undefined;
@@ -79,7 +88,7 @@ export interface Store {
   /**
    * Reads the current object, checks preconditions, calls tryUpdate and writes the result if it
    * differs, retrying from a fresh read when another writer got there first. An unchanged result
-   * writes nothing and keeps the resourceVersion.
+   * writes nothing and keeps the resourceVersion; a Removal deletes the version that was read.
    */
   guaranteedUpdate<T extends StoredObject>(
     key: string,

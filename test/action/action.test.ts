@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,88 +7,193 @@ import { parse } from 'yaml';
 import { root } from '../cli/run.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
+import { startFakeGitHub, type FakeGitHub } from './github-api.js';
 
-/** Runs the action's entry as the runner would: inputs in INPUT_*, files for outputs and summary. */
-function runAction(workspace: string, inputs: Record<string, string>) {
-  const dir = mkdtempSync(join(tmpdir(), 'teamkeys-runner-'));
-  const outputFile = join(dir, 'output');
-  const summaryFile = join(dir, 'summary');
-  writeFileSync(outputFile, '');
-  writeFileSync(summaryFile, '');
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, GITHUB_WORKSPACE: workspace, GITHUB_OUTPUT: outputFile, GITHUB_STEP_SUMMARY: summaryFile, RUNNER_TEMP: dir };
-  for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.replace(/-/g, '_').toUpperCase()}`] = v;
-  const r = spawnSync(process.execPath, [join(root, 'dist/action/main.js')], { cwd: workspace, env, encoding: 'utf8', timeout: 60_000 });
-  const raw = readFileSync(outputFile, 'utf8');
-  // GITHUB_OUTPUT holds `name<<DELIMITER\nvalue\nDELIMITER` blocks.
-  const outputs: Record<string, string> = {};
-  for (const m of raw.matchAll(/^([\w-]+)<<(\S+)\n([\s\S]*?)\n\2$/gm)) outputs[m[1]!] = m[3]!;
-  const result = { code: r.status, stdout: r.stdout, outputs, summary: readFileSync(summaryFile, 'utf8') };
-  rmSync(dir, { recursive: true, force: true });
-  return result;
+interface ActionYml {
+  inputs: Record<string, { default?: string }>;
+  runs: { using: string; main: string };
 }
+const actionYml = parse(readFileSync(join(root, 'action.yml'), 'utf8')) as ActionYml;
+const githubToken = 'ghs_workflowTokenForTheTest0123456789';
+const pr = 7;
 
-describe('the GitHub Action in a simulated runner', () => {
+describe('the bundled GitHub Action in a simulated runner', () => {
   let served: Served;
   let repo: Repo;
+  let github: FakeGitHub;
+  let action: string;
+  let runner: string;
+
+  /**
+   * Runs the action as a runner does: `node <main>` from a fresh copy of the action, every input
+   * as INPUT_<NAME> (upper-cased, dashes kept; defaults filled in), the pull_request event in
+   * GITHUB_EVENT_PATH, outputs and summary in files, and the REST API at GITHUB_API_URL.
+   */
+  async function runAction(inputs: Record<string, string>) {
+    const dir = mkdtempSync(join(runner, 'step-'));
+    const files = { output: join(dir, 'output'), summary: join(dir, 'summary'), event: join(dir, 'event.json') };
+    writeFileSync(files.output, '');
+    writeFileSync(files.summary, '');
+    writeFileSync(files.event, JSON.stringify({ action: 'synchronize', number: pr, pull_request: { number: pr, head: { sha: 'abc' } }, repository: { name: 'platform-teams', owner: { login: 'acme' } } }));
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      RUNNER_TEMP: dir,
+      GITHUB_ACTIONS: 'true',
+      GITHUB_WORKSPACE: repo.dir,
+      GITHUB_OUTPUT: files.output,
+      GITHUB_STEP_SUMMARY: files.summary,
+      GITHUB_EVENT_NAME: 'pull_request',
+      GITHUB_EVENT_PATH: files.event,
+      GITHUB_REPOSITORY: 'acme/platform-teams',
+      GITHUB_API_URL: github.url,
+      GITHUB_SERVER_URL: 'https://github.example',
+      GITHUB_RUN_ID: '4242',
+    };
+    for (const [name, spec] of Object.entries(actionYml.inputs)) {
+      const value = inputs[name] ?? (name === 'github-token' ? githubToken : (spec.default ?? ''));
+      env[`INPUT_${name.toUpperCase()}`] = value;
+    }
+    // Not spawnSync: the stand-in API answers from this process while the action runs.
+    const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
+      const child = spawn(process.execPath, [join(action, actionYml.runs.main)], { cwd: repo.dir, env, timeout: 60_000 });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (status) => done({ status, stdout, stderr }));
+    });
+    const raw = readFileSync(files.output, 'utf8');
+    // GITHUB_OUTPUT holds `name<<DELIMITER\nvalue\nDELIMITER` blocks.
+    const outputs: Record<string, string> = {};
+    for (const m of raw.matchAll(/^([\w-]+)<<(\S+)\n([\s\S]*?)\n\2$/gm)) outputs[m[1]!] = m[3]!;
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr, outputs, summary: readFileSync(files.summary, 'utf8') };
+  }
+
+  const server = () => ({ server: served.url, token: served.adminKey, 'ca-cert': readFileSync(join(served.dir, 'tls/cert.pem'), 'utf8'), 'source-id': 'ci', source: 'gitops' });
+  const commentCalls = () => github.calls.filter((c) => c.method !== 'GET');
+
   beforeAll(async () => {
     served = await startServe();
+    github = await startFakeGitHub('acme', 'platform-teams', pr);
+    runner = mkdtempSync(join(tmpdir(), 'teamkeys-runner-'));
+    // A fresh copy of the action: action.yml and its bundle, no node_modules, no package.json.
+    action = join(runner, 'action');
+    cpSync(join(root, 'action.yml'), join(action, 'action.yml'));
+    cpSync(join(root, 'dist-action'), join(action, 'dist-action'), { recursive: true });
     repo = await newRepo({ withExamples: false });
-    for (const f of ['teams/platform.yaml', 'teams/auditors.yaml', 'accesskeys/ci.yaml']) {
-      repo.write(`gitops/${f}`, readFileSync(join(root, 'examples/gitops', f), 'utf8'));
-    }
+    for (const f of ['teams/platform.yaml', 'teams/auditors.yaml', 'accesskeys/ci.yaml']) repo.write(`gitops/${f}`, readFileSync(join(root, 'examples/gitops', f), 'utf8'));
     await repo.commit('manifests');
   });
   afterAll(async () => {
     await served.stop();
+    await github.close();
     repo.cleanup();
+    rmSync(runner, { recursive: true, force: true });
   });
 
-  const server = () => ({ server: served.url, token: served.adminKey, 'ca-cert': readFileSync(join(served.dir, 'tls/cert.pem'), 'utf8'), 'source-id': 'ci' });
+  it('runs on the current Node runtime for actions, from one bundled file', () => {
+    expect(actionYml.runs).toEqual({ using: 'node24', main: 'dist-action/index.mjs' });
+    const bundle = readFileSync(join(root, 'dist-action/index.mjs'), 'utf8');
+    expect(bundle).not.toContain('better-sqlite3');
+  });
 
-  it('plans: masks the token, sets outputs, writes the summary', () => {
-    const r = runAction(repo.dir, { command: 'plan', source: 'gitops', ...server() });
+  it('plans: masks both tokens first, sets outputs, writes the summary, and comments once on the pull request', async () => {
+    const r = await runAction({ command: 'plan', ...server() });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`::add-mask::${served.adminKey}`);
-    expect(r.stdout.replace(`::add-mask::${served.adminKey}`, '')).not.toContain(served.adminKey);
-    expect(r.outputs).toMatchObject({
-      outcome: 'changes',
-      changes: '5',
-      drift: '0',
-      'report-json': join(repo.dir, 'teamkeys-report/report.json'),
-      'report-markdown': join(repo.dir, 'teamkeys-report/report.md'),
-    });
+    const lines = r.stdout.split('\n');
+    expect(lines.slice(0, 2).sort()).toEqual([`::add-mask::${githubToken}`, `::add-mask::${served.adminKey}`].sort());
+    expect(lines.slice(2).join('\n')).not.toContain(served.adminKey);
+    expect(lines.slice(2).join('\n')).not.toContain(githubToken);
+    expect(r.outputs).toMatchObject({ outcome: 'changes', changes: '5', drift: '0', 'report-json': join(repo.dir, 'teamkeys-report/report.json') });
     expect(r.summary).toContain('## teamkeys plan: 5 to create');
-    expect(r.summary).toBe(readFileSync(join(repo.dir, 'teamkeys-report/report.md'), 'utf8'));
+    expect(commentCalls()).toHaveLength(1);
+    const [created] = commentCalls();
+    expect(created).toMatchObject({ method: 'POST', path: `/repos/acme/platform-teams/issues/${pr}/comments`, authorization: `token ${githubToken}` });
+    expect(created!.body!.body).toMatch(/^<!-- teamkeys-plan source="ci" -->\n## teamkeys plan: 5 to create/);
+    // What a new object grants is on the comment, not just that it is new.
+    expect(created!.body!.body).toContain('| create | Team/platform | `teams/platform.yaml:2:1` | new object<br>`spec.displayName`: `"Platform"`<br>');
+    expect(created!.body!.body).toContain('`spec.clusterRoles`: `[{"name":"management-admin"}]`');
+    expect(created!.body!.body).toContain('The whole report, with every object, is in the [job summary](https://github.example/acme/platform-teams/actions/runs/4242)');
+    expect(r.stdout).toContain(`pull request comment created: https://github.example/acme/platform-teams/pull/${pr}#issuecomment-100`);
   });
 
-  it('applies, and with fail-on-drift fails the step when someone changed a managed object', () => {
-    expect(runAction(repo.dir, { command: 'apply', source: 'gitops', ...server() }).outputs.outcome).toBe('applied');
+  it('applies; a later plan edits the same comment with the drift and who made it', async () => {
+    expect((await runAction({ command: 'apply', comment: 'false', ...server() })).outputs.outcome).toBe('applied');
     expect(kubectl(served, ['patch', 'team', 'platform', '--type=merge', '-p', '{"spec":{"displayName":"X"}}']).code).toBe(0);
-    const r = runAction(repo.dir, { command: 'plan', source: 'gitops', 'fail-on-drift': 'true', ...server() });
+    const r = await runAction({ command: 'plan', 'fail-on-drift': 'true', ...server() });
     expect(r.code).toBe(1);
     expect(r.outputs.drift).toBe('1');
     expect(r.stdout).toContain('::error::1 object(s) drifted from git (see the job summary)');
-    expect(r.summary).toContain('update (drift) | Team/platform');
+    expect(commentCalls().map((c) => `${c.method} ${c.path}`)).toEqual([`POST /repos/acme/platform-teams/issues/${pr}/comments`, 'PATCH /repos/acme/platform-teams/issues/comments/100']);
+    const body = github.comments.get(100)!;
+    // Drift is named by person (the server's audit trail), with the field that changed.
+    expect(body).toContain('| update (drift) | Team/platform | `teams/platform.yaml:2:1` | **drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ');
+    expect(body).toContain('<br>`spec.displayName`: `"X"` → `"Platform"` | admin (key admin) via kubectl-patch at ');
+    expect(github.comments.get(1)).toBe('LGTM, a comment by a person');
+    expect(github.comments.size).toBe(2);
   });
 
-  it('turns validation errors into file/line annotations and fails', async () => {
-    repo.write('gitops/teams/broken.yaml', 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: broken\nspec:\n  users: ana\n');
-    const r = runAction(repo.dir, { command: 'validate', source: 'gitops' });
+  it('a saved plan from a plan step is what a later apply step applies', async () => {
+    kubectl(served, ['patch', 'team', 'platform', '--type=merge', '-p', '{"spec":{"displayName":"Platform"}}']);
+    repo.write('gitops/teams/auditors.yaml', readFileSync(join(repo.dir, 'gitops/teams/auditors.yaml'), 'utf8').replace('Read-only access', 'Read access'));
+    const planned = await runAction({ command: 'plan', 'plan-file': 'teamkeys.plan.json', comment: 'false', ...server() });
+    expect(planned.outputs['plan-file']).toBe(join(repo.dir, 'teamkeys.plan.json'));
+    // The apply job has no source in the plan's place: only the file.
+    const applied = await runAction({ command: 'apply', 'plan-file': 'teamkeys.plan.json', comment: 'false', ...server(), source: 'nowhere' });
+    expect(applied.code).toBe(0);
+    expect(applied.outputs).toMatchObject({ outcome: 'applied', changes: '1' });
+    expect(kubectl(served, ['get', 'team', 'auditors', '-o', 'jsonpath={.spec.description}']).stdout).toContain('Read access');
+  });
+
+  it('policy violations fail the step, annotate the manifest and reach the comment', async () => {
+    cpSync(join(root, 'examples/policies'), join(repo.dir, 'policies'), { recursive: true });
+    const r = await runAction({ command: 'plan', policy: 'policies', ...server() });
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('::error title=teamkeys,file=gitops/teams/broken.yaml,line=6,col=10::spec.users: Invalid value: "string"');
     expect(r.outputs.outcome).toBe('invalid');
-    expect(r.summary).toContain('`teams/broken.yaml:6:10`');
+    expect(r.stdout).toContain('::error title=teamkeys,file=gitops/teams/platform.yaml,line=2,col=1::Team/platform violates policy "team-has-owner"');
+    expect(github.comments.get(100)).toContain('violates policy "team-has-owner": every Team needs spec.owner');
+    rmSync(join(repo.dir, 'policies'), { recursive: true });
+  });
+
+  it('annotates the first 10 errors only and counts the rest in the summary', async () => {
+    const broken = Array.from({ length: 13 }, (_, i) => `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: broken-${i}\nspec:\n  users: ana\n`).join('---\n');
+    repo.write('gitops/teams/broken.yaml', broken);
+    const r = await runAction({ command: 'validate', source: 'gitops', comment: 'false' });
+    expect(r.code).toBe(1);
+    const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::error title=teamkeys'));
+    expect(annotations).toHaveLength(10);
+    expect(annotations[0]).toContain('::error title=teamkeys,file=gitops/teams/broken.yaml,line=6,col=10::spec.users: Invalid value: "string"');
+    expect(r.summary).toContain('3 more error(s) are not annotated (GitHub shows 10 per step); all 13 are listed above.');
+    expect(r.summary.match(/`teams\/broken\.yaml:\d+:10`/g)).toHaveLength(13);
     repo.remove('gitops/teams/broken.yaml');
   });
 
+  it('a plan too long for a comment is cut under 65,536 characters, pointing to the job summary that has it all', async () => {
+    const many = Array.from({ length: 900 }, (_, i) => `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: generated-team-with-a-long-name-${String(i).padStart(4, '0')}\nspec:\n  displayName: Team ${i}\n`).join('---\n');
+    repo.write('gitops/teams/many.yaml', many);
+    const r = await runAction({ command: 'plan', ...server() });
+    expect(r.code).toBe(0);
+    const body = github.comments.get(100)!;
+    expect(body.length).toBeLessThanOrEqual(65_536);
+    expect(body).toMatch(/\*\*The plan is too long for a pull request comment \(\d+ characters\): it was cut here\.\*\* Read the whole report in the \[job summary\]\(https:\/\/github\.example\/acme\/platform-teams\/actions\/runs\/4242\)\.\n$/);
+    expect(body).not.toContain('generated-team-with-a-long-name-0899');
+    expect(r.summary).toContain('Team/generated-team-with-a-long-name-0899');
+    repo.remove('gitops/teams/many.yaml');
+  });
+
+  it('rebuilding the bundle gives the same bytes as the committed one', () => {
+    const out = join(runner, 'rebuilt.mjs');
+    const r = spawnSync(process.execPath, [join(root, 'scripts/build-action.mjs'), '--outfile', out], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(readFileSync(out).equals(readFileSync(join(root, 'dist-action/index.mjs'))), 'dist-action/index.mjs is stale: run npm run build:action and commit it').toBe(true);
+  });
+
   it('the example workflow uses only inputs the action declares', () => {
-    const action = parse(readFileSync(join(root, 'action.yml'), 'utf8')) as { inputs: Record<string, unknown>; runs: { steps: { env?: Record<string, string> }[] } };
     const workflow = parse(readFileSync(join(root, 'examples/github/teamkeys.yml'), 'utf8')) as { jobs: Record<string, { steps: { uses?: string; with?: Record<string, string> }[] }> };
     const used = Object.values(workflow.jobs).flatMap((j) => j.steps.filter((s) => s.uses?.includes('teamkeys')).flatMap((s) => Object.keys(s.with ?? {})));
-    expect(used.length).toBeGreaterThan(0);
-    for (const name of used) expect(Object.keys(action.inputs)).toContain(name);
-    // Every declared input reaches the entry point.
-    const env = action.runs.steps.flatMap((s) => Object.keys(s.env ?? {}));
-    for (const name of Object.keys(action.inputs)) expect(env).toContain(`INPUT_${name.replace(/-/g, '_').toUpperCase()}`);
+    expect(used).toEqual(expect.arrayContaining(['policy', 'plan-file']));
+    for (const name of used) expect(Object.keys(actionYml.inputs)).toContain(name);
   });
 });

@@ -148,10 +148,10 @@ describe('reconciler faults', () => {
       expect(r.code).toBe(0);
       expect(r.report.objects.find((o) => o.name === 't-raced')?.result).toBe('Updated');
       const live = (await (await fetch(url, { headers: auth })).json()) as { metadata: { labels?: Record<string, string> }; spec: { displayName: string; users: string[] } };
-      // Git's fields won: its display name, and its user back in the list the other writer replaced.
-      // What the other writer added and git does not mention (a label, a user) stays theirs.
+      // Git's fields won: its display name, and spec.users exactly git's (git owns who has access).
+      // What the other writer added that grants nothing (a label) stays theirs.
       expect(live.spec.displayName).toBe('Renamed in git');
-      expect([...live.spec.users].sort()).toEqual(['intruder', 't-raced-lead']);
+      expect(live.spec.users).toEqual(['t-raced-lead']);
       expect(live.metadata.labels).toEqual({ edited: 'by-hand' });
     } finally {
       front.server.close();

@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
 import { createRegistry } from '../../src/registry/registry.js';
 import { SqliteStore } from '../../src/store/backends/sqlite.js';
+import { SqliteAuditTrail } from '../../src/store/audit/sqlite-audit-trail.js';
 import { teamkeys } from '../cli/run.js';
 import { startServe } from '../server/serve-process.js';
 import { newRepo, type Repo } from './git-repo.js';
@@ -44,6 +45,13 @@ describe('the reconciler on the embedded store', () => {
     expect(plan.code).toBe(0);
     expect(plan.report.summary.unchanged).toBe(5);
     expect(await other((r) => r.store.currentRevision())).toBe(revision);
+    // The writes are in the store's audit trail, under the local user who ran the command.
+    const trail = new SqliteAuditTrail(store);
+    const events = await trail.list({ resource: 'teams' });
+    await trail.close();
+    expect(events.map((e) => [e.verb, e.objectRef.name, e.user.username, e.fieldManager]).sort()).toEqual(
+      ['auditors', 'payments', 'platform'].map((name) => ['create', name, `local:${userInfo().username}`, 'gitops']),
+    );
   });
 
   it('reports are deterministic: the same input gives the same bytes but for generatedAt', async () => {
@@ -120,8 +128,14 @@ describe('the reconciler on the embedded store', () => {
     const r = teamkeys(['validate', join(repo.dir, 'extra')]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('typo.yaml:2:7: unknown kind "Tem" in "management.service/v1"');
+    // validate plans nothing, and says nothing about planning.
+    expect(r.stdout).toContain('1 error(s) in the manifests.\n');
+    expect(r.stdout).not.toMatch(/plan/i);
     repo.remove('extra');
     expect(teamkeys(['validate', '--source', repo.dir]).stdout.trim()).toBe('The manifests are valid.');
+    const md = teamkeys(['validate', '--source', repo.dir, '--output', 'markdown']).stdout;
+    expect(md).toContain('## teamkeys validate: valid');
+    expect(md).not.toMatch(/unchanged|no changes|→/);
   });
 
   it('reads a git URL at a ref and a sub-path', async () => {

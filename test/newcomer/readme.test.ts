@@ -47,7 +47,7 @@ describe('the README, followed on a fresh clone', () => {
     server.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     server.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     const deadline = Date.now() + 280_000;
-    while (!out.includes('Applied: 5 to create')) {
+    while (!out.includes('Created 5, ')) {
       if (server.exitCode !== null) throw new Error(`the first command exited with ${server.exitCode}:\n${out}\n${err.slice(-3000)}`);
       if (Date.now() > deadline) throw new Error(`no first sync report in time:\n${out}\n${err.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 500));
@@ -72,7 +72,8 @@ describe('the README, followed on a fresh clone', () => {
       await new Promise((r) => setTimeout(r, 300));
     }
     const cat = walk(second!.filter((l) => l.startsWith('cat ')));
-    expect(cat.stdout).toContain('**drift** `spec.displayName`: `"Changed by hand"` → `"Platform"`');
-    expect(cat.stdout).toContain('kubectl-patch (Update,');
+    // Named by person: the sidecar reads its own server's audit trail.
+    expect(cat.stdout).toContain('**drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ');
+    expect(cat.stdout).toContain('`spec.displayName`: `"Changed by hand"` → `"Platform"`');
   }, 300_000);
 });

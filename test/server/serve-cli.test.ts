@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +40,18 @@ describe('teamkeys serve as a process', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     expect(await pending).toEqual([]);
     expect(served.stderr()).toContain('shutting down');
+  });
+
+  it('with TEAMKEYS_ADMIN_KEY, says how kubectl passes that key, and that way works', async () => {
+    const adminKey = 'k'.repeat(20) + 'Envkey0123456789abcdefghijklmnop';
+    served = await startServe([], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+    const line = served.stdout().split('\n').find((l) => l.includes('holds no key'));
+    expect(line).toContain(`kubectl --kubeconfig ${served.kubeconfig} --token "$TEAMKEYS_ADMIN_KEY" get teams`);
+    expect(served.stdout()).not.toContain('kubectl can use');
+    const r = spawnSync('kubectl', ['--kubeconfig', served.kubeconfig, '--token', adminKey, 'get', 'teams', '-o', 'name'], { encoding: 'utf8', timeout: 20_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('team.management.service/admins');
+    expect(served.stdout() + served.stderr()).not.toContain(adminKey);
   });
 
   it('keeps objects across a restart on the SQLite store', async () => {

@@ -1,7 +1,7 @@
 /** One behaviour contract for every Store backend: each backend's test file runs this suite. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isStorageError, type StorageErrorCode } from '../../src/store/errors.js';
-import type { Store, StoreEvent, StoredObject } from '../../src/store/types.js';
+import { Removal, type Store, type StoreEvent, type StoredObject } from '../../src/store/types.js';
 
 export interface StoreFixture {
   store: Store;
@@ -91,6 +91,29 @@ export function describeStoreConformance(
       expect(same.metadata.resourceVersion).toBe(updated.metadata.resourceVersion);
       expect(await store.currentRevision()).toBe(revision);
       await expectStorageError(store.guaranteedUpdate('/teams/none', undefined, (c) => c), 'NotFound');
+    });
+
+    it('removes the object when tryUpdate answers a Removal, deciding again if it changed meanwhile', async () => {
+      await store.create('/teams/a', obj('a', 1));
+      const from = await store.currentRevision();
+      let calls = 0;
+      const removed = await store.guaranteedUpdate<Obj>('/teams/a', undefined, async (cur) => {
+        calls++;
+        // The first decision races with another writer: the store must not delete the newer version blindly.
+        if (calls === 1) await store.guaranteedUpdate<Obj>('/teams/a', undefined, (c) => ({ ...c, spec: { n: 7 } }));
+        return new Removal(cur);
+      });
+      expect(calls).toBe(2);
+      expect(removed.spec?.n).toBe(7);
+      await expectStorageError(store.get('/teams/a'), 'NotFound');
+      const watch = store.watch<Obj>('/teams/', from);
+      const seen: string[] = [];
+      for await (const ev of watch) {
+        seen.push(`${ev.type}:${ev.object.spec?.n}`);
+        if (ev.type === 'DELETED') break;
+      }
+      watch.stop();
+      expect(seen).toEqual(['MODIFIED:7', 'DELETED:7']);
     });
 
     it('checks uid and resourceVersion preconditions', async () => {

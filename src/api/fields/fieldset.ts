@@ -3,6 +3,7 @@
  * is flat: each path is a JSON array of FieldsV1 keys (`f:spec`, `k:{"name":"x"}`, `v:"ana"`, `.`)
  * mapped to a fingerprint of the value there. FieldsV1 trees exist only at the edges.
  */
+import { canonicalJson } from '../canonical-json.js';
 import type { StructuralSchema } from '../schema/load.js';
 import { isJsonMap } from '../types.js';
 
@@ -16,12 +17,6 @@ function sortedKeys(obj: Record<string, unknown>, keys: string[]): string {
   return JSON.stringify(Object.fromEntries([...keys].sort().map((k) => [k, obj[k]])));
 }
 
-/** JSON with object keys sorted: the same value always fingerprints the same, however it was written. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isJsonMap(value)) return `{${Object.keys(value).sort().filter((k) => value[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
-  return JSON.stringify(value ?? null);
-}
 
 function collect(schema: StructuralSchema | undefined, value: unknown, path: string[], out: Leaves): void {
   const at = (extra: string[]) => JSON.stringify([...path, ...extra]);
@@ -29,7 +24,7 @@ function collect(schema: StructuralSchema | undefined, value: unknown, path: str
     const listType = schema?.['x-kubernetes-list-type'];
     if (listType === 'set') {
       out.set(at(['.']), marker);
-      for (const item of value) out.set(at([`v:${canonical(item)}`]), marker);
+      for (const item of value) out.set(at([`v:${canonicalJson(item)}`]), marker);
       return;
     }
     if (listType === 'map') {
@@ -43,17 +38,17 @@ function collect(schema: StructuralSchema | undefined, value: unknown, path: str
       }
       return;
     }
-    out.set(at([]), canonical(value)); // atomic: owned as a whole
+    out.set(at([]), canonicalJson(value)); // atomic: owned as a whole
     return;
   }
   if (isJsonMap(value) && schema && (schema.properties || typeof schema.additionalProperties === 'object')) {
     const before = out.size;
     if (!schema.properties) out.set(at(['.']), marker); // a granular map (labels): the map itself is a node
     collectFields(schema, value, path, out);
-    if (out.size === before) out.set(at([]), canonical(value)); // an empty struct is set as a whole
+    if (out.size === before) out.set(at([]), canonicalJson(value)); // an empty struct is set as a whole
     return;
   }
-  out.set(at([]), canonical(value));
+  out.set(at([]), canonicalJson(value));
 }
 
 function collectFields(schema: StructuralSchema | undefined, obj: Record<string, unknown>, path: string[], out: Leaves): void {

@@ -2,13 +2,10 @@
  * Loads the JSON Schemas shipped in schemas/ (beside src/ and dist/ alike), compiles them with ajv,
  * and resolves each into a structural schema: one tree with every $ref replaced by its target.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { SchemaId } from '../resources.js';
-
-export const schemaDir = fileURLToPath(new URL('../../../schemas/', import.meta.url));
+import { readSchemaFile } from './files.js';
 
 /** The subset of JSON Schema the structural walkers read. */
 export interface StructuralSchema {
@@ -25,6 +22,8 @@ export interface StructuralSchema {
   format?: string;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
+  /** teamkeys: git's value is the whole value of this field (it grants or defines access). */
+  'x-teamkeys-authoritative'?: boolean;
   [keyword: string]: unknown;
 }
 
@@ -33,7 +32,7 @@ const files = ['objectmeta.schema.json', 'team.schema.json', 'ownedaccesskey.sch
 let raw: Map<string, StructuralSchema> | undefined;
 
 export function rawSchemas(): Map<string, StructuralSchema> {
-  raw ??= new Map(files.map((f) => [f, JSON.parse(readFileSync(schemaDir + f, 'utf8')) as StructuralSchema]));
+  raw ??= new Map(files.map((f) => [f, JSON.parse(readSchemaFile(f)) as StructuralSchema]));
   return raw;
 }
 

@@ -1,4 +1,4 @@
-/** Walkers over a structural schema: unknown-field pruning, list semantics, write-only paths. */
+/** Walkers over a structural schema: unknown-field pruning, list semantics, write-only and authoritative paths. */
 import { joinPath, type FieldError } from '../field-errors.js';
 import type { StructuralSchema } from './load.js';
 
@@ -76,6 +76,17 @@ export function writeOnlyPaths(schema: StructuralSchema, prefix: string[] = []):
     const path = [...prefix, key];
     if (child.writeOnly) paths.push(path);
     else paths.push(...writeOnlyPaths(child, path));
+  }
+  return paths;
+}
+
+/** Paths (through objects only) of every field marked `x-teamkeys-authoritative`: who has access. */
+export function authoritativePaths(schema: StructuralSchema, prefix: string[] = []): string[][] {
+  const paths: string[][] = [];
+  for (const [key, child] of Object.entries(schema.properties ?? {})) {
+    const path = [...prefix, key];
+    if (child['x-teamkeys-authoritative'] === true) paths.push(path);
+    else paths.push(...authoritativePaths(child, path));
   }
   return paths;
 }

@@ -6,11 +6,15 @@ import { defaultGroup } from '../../api/resources.js';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
 import { createAuthContext, defaultFailureLimit } from '../../server/auth-context.js';
 import type { FailureLimitOptions } from '../../auth/failure-limit.js';
+import { createRegistry } from '../../registry/registry.js';
 import { apiPrefix, buildServer } from '../../server/server.js';
 import { endpointAuthorizer } from '../../server/endpoint-auth.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
 import { LocalLease } from '../../store/lease.js';
-import { openEmbedded, storeOptionHelp, storeUrl } from '../embedded.js';
+import { openStore } from '../../store/open.js';
+import { openAuditTrail } from '../../store/audit/open.js';
+import { AuditRecorder } from '../../server/audit/audit-recorder.js';
+import { cipherFor, storeOptionHelp, storeUrl } from '../embedded.js';
 import { encryptionKeyFileName } from '../encryption-key-file.js';
 import { CliError } from '../errors.js';
 import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
@@ -48,6 +52,8 @@ interface Options {
   authFailureLimit: string;
   requestTimeout: string;
   encryptionKeyFile?: string;
+  auditLog?: string;
+  auditRetention: string;
 }
 
 /** Secrets that could reach a log line through a request object are replaced before writing. */
@@ -122,6 +128,8 @@ export function registerServe(program: Command): void {
       `${defaultFailureLimit.burst}/${defaultFailureLimit.perSecond}`,
     )
     .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
+    .option('--audit-log <file>', 'also append every audit event (who wrote what, when) to this file as JSON lines')
+    .option('--audit-retention <duration>', 'keep audit events this long (like 90d, 12h)', '90d')
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
     .action(async (opts: Options) => {
       const listen = parseListen(opts.listen);
@@ -138,11 +146,11 @@ export function registerServe(program: Command): void {
         logger.warn({ host: listen.host }, 'serving plain HTTP on a non-loopback address: access keys cross the network in clear text unless a TLS proxy is in front');
       }
 
-      const { store, registry } = await openEmbedded(storeUrl(opts.store), {
-        group: opts.apiGroup,
-        encryptionKeyFile: opts.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName),
-        ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}),
-      });
+      const auditRetentionMs = parseDuration('--audit-retention', opts.auditRetention);
+      const cipher = await cipherFor(storeUrl(opts.store), opts.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName));
+      const store = openStore(storeUrl(opts.store));
+      const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: auditRetentionMs, ...(opts.auditLog ? { logFile: resolve(opts.auditLog) } : {}) });
+      const registry = createRegistry(store, { group: opts.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
       const adminKeyFile = join(stateDir, 'admin.key');
       const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
       const boot = await bootstrapAdmin(registry, {
@@ -156,13 +164,14 @@ export function registerServe(program: Command): void {
       const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit });
       // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
       const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
-      const daemon = opts.syncSource ? await sidecar(opts, registry, logger, stateDir) : undefined;
+      const daemon = opts.syncSource ? await sidecar(opts, registry, logger, stateDir, audit) : undefined;
       const app = await buildServer({
         registry,
         auth,
         logger,
         lease,
         maintenance: { expiredKeyRetentionSeconds },
+        audit,
         requestTimeoutMs,
         ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
@@ -180,7 +189,12 @@ export function registerServe(program: Command): void {
         const token = (await readFile(adminKeyFile, 'utf8').catch(() => '')).trim();
         const kubeconfig = join(stateDir, 'kubeconfig');
         await writeKubeconfig(kubeconfig, { url, caPem: tls.cert, ...(token ? { token } : {}) });
-        console.log(`teamkeys: kubectl can use ${kubeconfig} (export KUBECONFIG=${kubeconfig})`);
+        console.log(
+          token
+            ? `teamkeys: kubectl can use ${kubeconfig} (export KUBECONFIG=${kubeconfig})`
+            : // The key came from the environment and is never written to disk: the kubeconfig names the server only.
+              `teamkeys: ${kubeconfig} names this server and trusts its certificate but holds no key (the administrator's key came from TEAMKEYS_ADMIN_KEY): kubectl --kubeconfig ${kubeconfig} --token "$TEAMKEYS_ADMIN_KEY" get teams`,
+        );
       }
       console.log(`teamkeys serving on ${url}`);
       logger.info({ url, store: storeUrl(opts.store).split(':')[0] }, 'serving');
@@ -191,6 +205,7 @@ export function registerServe(program: Command): void {
           logger.info({ signal }, 'shutting down');
           void app
             .close()
+            .then(() => audit.close())
             .then(() => store.close())
             .then(done, (err: unknown) => {
               logger.error({ err }, 'shutdown failed');
@@ -204,9 +219,9 @@ export function registerServe(program: Command): void {
 }
 
 /** The sidecar: a sync daemon in this process, on the same registry, with /metrics and POST /sync. */
-async function sidecar(opts: Options, registry: Registry, log: Logger, stateDir: string): Promise<{ daemon: SyncDaemon; metrics: DaemonMetrics; webhookSecret: string | undefined }> {
+async function sidecar(opts: Options, registry: Registry, log: Logger, stateDir: string, audit: AuditRecorder): Promise<{ daemon: SyncDaemon; metrics: DaemonMetrics; webhookSecret: string | undefined }> {
   const metrics = new DaemonMetrics();
-  const client = new CountingClient(new EmbeddedClient(registry, 'embedded store (this server)'), metrics);
+  const client = new CountingClient(new EmbeddedClient(registry, 'embedded store (this server)', undefined, audit), metrics);
   const webhookSecret = await readSecret(opts.webhookSecretFile);
   const source = opts.syncSource!;
   const daemon = new SyncDaemon({

@@ -9,9 +9,10 @@ import { registerDaemonRoutes } from '../../daemon/routes.js';
 import { parseDuration } from '../duration.js';
 import { addGitopsFlags, count, openClient, sourceOptions, type GitopsFlags } from '../gitops-flags.js';
 import { parseListen, urlHost } from '../listen.js';
+import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
 import { redactPaths } from './serve.js';
 
-interface WatchFlags extends GitopsFlags {
+interface WatchFlags extends GitopsFlags, WorkflowFlags {
   interval: string;
   listen: string;
   webhookSecretFile?: string;
@@ -24,7 +25,7 @@ export async function readSecret(file: string | undefined): Promise<string | und
 }
 
 export function registerWatch(program: Command): void {
-  addGitopsFlags(program.command('watch').description('keep reconciling: on an interval, on a webhook, on file changes and on drift'))
+  addPolicyFlag(addGitopsFlags(program.command('watch').description('keep reconciling: on an interval, on a webhook, on file changes and on drift')))
     .option('--interval <duration>', 'time between reconciles (with 10% jitter)', '30s')
     .option('--listen <host:port>', 'address for /healthz, /readyz, /metrics and the POST /sync webhook', '127.0.0.1:9090')
     .option('--webhook-secret-file <file>', 'GitHub webhook secret: POST /sync must then carry a valid X-Hub-Signature-256')
@@ -48,6 +49,7 @@ export function registerWatch(program: Command): void {
         concurrency: count('--concurrency', f.concurrency, 1),
         ...(f.keyDir ? { keyDir: f.keyDir } : {}),
         ...(f.reportDir ? { reportDir: f.reportDir } : {}),
+        ...(f.policy ? { policyDir: f.policy } : {}),
         metrics,
         log,
       });

@@ -24,8 +24,8 @@ export interface ApplyOptions {
   concurrency: number;
   /** Where keys the server generates for new OwnedAccessKeys are written, one 0600 file each. */
   keyDir?: string;
-  /** Reads the object again and plans it anew, after a conflict. */
-  replan: (action: Action) => Promise<Action>;
+  /** Reads the object again and plans it anew, after a conflict; without it (a saved plan) a conflict fails. */
+  replan?: (action: Action) => Promise<Action>;
   onProgress?: (done: number, total: number) => void;
   /** Stops starting new writes (SIGTERM); writes already sent complete. */
   signal?: AbortSignal;
@@ -78,7 +78,7 @@ async function run(client: ApiClient, first: Action, opts: ApplyOptions): Promis
     try {
       return await execute(client, action, opts);
     } catch (err) {
-      if (isConflict(err) && attempt < maxAttempts) {
+      if (isConflict(err) && opts.replan && attempt < maxAttempts) {
         action = await opts.replan(action);
         continue;
       }

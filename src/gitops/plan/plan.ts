@@ -3,6 +3,7 @@
  * argo's sync planning does: missing live -> create, difference -> update (JSON patch guarded by
  * a resourceVersion test) or replace, missing desired -> prune (if allowed), else unchanged/skip.
  */
+import type { AuditEvent } from '../../api/audit-event.js';
 import type { ResourceModel } from '../../api/model.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Plural } from '../../client/types.js';
@@ -63,7 +64,7 @@ export function withSource(obj: KubeObject, sourceId: string): KubeObject {
 }
 
 /** The action for one object: used for the whole plan and to re-plan after a conflict. */
-export function planObject(model: ResourceModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions): Action {
+export function planObject(model: ResourceModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): Action {
   const { kind, plural } = model.info;
   const name = (desired?.obj ?? live)!.metadata.name!;
   const base = { kind, plural, name, changes: [], drift: false, ...(desired ? { location: { file: desired.manifest.file, line: desired.manifest.line, column: desired.manifest.column } } : {}) };
@@ -79,10 +80,11 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }] };
   if (managedBy && managedBy !== opts.sourceId) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})` };
   if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
-  const { target, patch, changes } = diffObject(model.schema, wanted, live, ignoredFields(wanted));
+  const replace = wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace';
+  const { target, patch, changes } = diffObject(model, wanted, live, { ignore: ignoredFields(wanted), replace, ...(history ? { history } : {}) });
   if (patch.length === 0) return { ...base, type: 'unchanged' };
   const drift = changes.some((c) => c.drift);
-  if (wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace') return { ...base, type: 'replace', body: target, changes, drift };
+  if (replace) return { ...base, type: 'replace', body: target, changes, drift };
   const guarded = [{ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion }, ...patch];
   return { ...base, type: 'update', patch: guarded, changes, drift };
 }

@@ -1,9 +1,14 @@
 /** The report of a run, as data: built from the plan and what applying it did. */
 import type { ChangeSetEntry } from '../apply/apply.js';
+import type { Attribution } from '../plan/attribution.js';
 import type { Plan } from '../plan/plan.js';
 import type { ManifestError } from '../source/manifests.js';
 
-export type Outcome = 'clean' | 'changes' | 'applied' | 'failed' | 'refused' | 'invalid';
+/**
+ * clean: live equals git; changes: a plan with work to do; drifted: someone else's change is
+ * live (planned to be reverted, or reported and left in place); applied: every write succeeded.
+ */
+export type Outcome = 'clean' | 'changes' | 'drifted' | 'applied' | 'failed' | 'refused' | 'invalid';
 
 export interface ReportObject {
   kind: string;
@@ -18,7 +23,7 @@ export interface ReportObject {
   error?: string;
   keyFile?: string;
   note?: string;
-  changes: { path: string; before?: unknown; after?: unknown; drift: boolean; lastChangedBy?: { manager: string; operation: string; time?: string } }[];
+  changes: { path: string; before?: unknown; after?: unknown; drift: boolean; description?: string; lastChangedBy?: Attribution }[];
 }
 
 export interface Report {
@@ -74,6 +79,7 @@ export function buildReport(input: ReportInput): Report {
         drift: c.drift,
         ...(c.before !== undefined ? { before: redact(c.before) } : {}),
         ...(c.after !== undefined ? { after: redact(c.after) } : {}),
+        ...(c.description ? { description: c.description } : {}),
         ...(c.lastChangedBy ? { lastChangedBy: c.lastChangedBy } : {}),
       })),
     };
@@ -86,20 +92,22 @@ export function buildReport(input: ReportInput): Report {
     objects.push(o);
   }
   const work = summary.create + summary.update + summary.replace + summary.delete;
+  // Drift an apply reverted is applied; drift planned, or reported and left in place, is drifted.
+  const driftLeft = input.mode === 'apply' ? objects.some((o) => o.drift && o.action === 'skip') : summary.drifted > 0;
   const outcome: Outcome =
     input.errors.length > 0
       ? 'invalid'
       : input.plan?.refused
         ? 'refused'
-        : input.mode === 'apply'
-          ? summary.failed > 0
-            ? 'failed'
+        : summary.failed > 0
+          ? 'failed'
+          : driftLeft
+            ? 'drifted'
             : work > 0
-              ? 'applied'
-              : 'clean'
-          : work > 0
-            ? 'changes'
-            : 'clean';
+              ? input.mode === 'apply'
+                ? 'applied'
+                : 'changes'
+              : 'clean';
   const report: Report = {
     apiVersion: 'teamkeys/v1',
     kind: 'Report',

@@ -1,5 +1,6 @@
 /** The report for a terminal: one line per object, like terraform's plan summary. */
 import type { Report } from './report.js';
+import { countsText, driftText } from './who.js';
 
 const symbol: Record<string, string> = { create: '+', update: '~', replace: '±', delete: '-', skip: ' ' };
 
@@ -14,6 +15,7 @@ export function renderText(r: Report): string {
     for (const c of o.action === 'create' ? [] : o.changes) {
       const by = c.lastChangedBy ? `  (last changed by ${c.lastChangedBy.manager})` : '';
       lines.push(`    ${c.path}: ${JSON.stringify(c.before) ?? '(unset)'} -> ${JSON.stringify(c.after) ?? '(removed)'}${by}`);
+      if (c.drift) lines.push(`      drift: ${driftText(c)}`);
     }
     if (o.error) lines.push(`    error: ${o.error}`);
     if (o.keyFile) lines.push(`    key written to ${o.keyFile}`);
@@ -21,15 +23,21 @@ export function renderText(r: Report): string {
   }
   const s = r.summary;
   if (r.outcome === 'invalid') {
-    lines.push(`${r.errors.length} error(s) in the manifests: nothing was ${r.mode === 'apply' ? 'written' : 'planned'}.`);
+    const nothing = { validate: '', plan: ': nothing was planned', apply: ': nothing was written' }[r.mode];
+    lines.push(`${r.errors.length} error(s) in the manifests${nothing}.`);
     return `${lines.join('\n')}\n`;
   }
   if (r.outcome === 'refused') {
     lines.push('Nothing was written.');
     return `${lines.join('\n')}\n`;
   }
-  lines.push(
-    `${r.mode === 'apply' ? 'Applied' : 'Plan'}: ${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete, ${s.unchanged} unchanged, ${s.skip} skipped${s.drifted ? `, ${s.drifted} drifted` : ''}${s.failed ? `, ${s.failed} failed` : ''}.`,
-  );
+  if (r.mode === 'validate') {
+    lines.push('The manifests are valid.');
+    return `${lines.join('\n')}\n`;
+  }
+  const counts = countsText(r.mode, s, true).join(', ');
+  const drifted = s.drifted ? `, ${s.drifted} drifted${r.outcome === 'drifted' && r.mode === 'apply' ? ' (left in place)' : ''}` : '';
+  const head = r.mode === 'apply' ? `${counts[0]!.toUpperCase()}${counts.slice(1)}` : `Plan: ${counts}`;
+  lines.push(`${head}, ${s.unchanged} unchanged, ${s.skip} skipped${drifted}${s.failed ? `, ${s.failed} failed` : ''}.`);
   return `${lines.join('\n')}\n`;
 }

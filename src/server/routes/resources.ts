@@ -4,6 +4,7 @@ import { ApiError, methodNotAllowed, pathNotFound, unsupportedMediaType } from '
 import type { KubeObject } from '../../api/types.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
+import type { Requester } from '../../registry/write-observer.js';
 import { bodyTypeOf, parseBody } from '../content.js';
 import { Guard, identityOf, type AuthContext } from '../guard.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
@@ -23,8 +24,16 @@ const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers[
 /** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
 function writeOptions(req: Request) {
   const w = writeQuery(req.query);
-  const agent = req.headers['user-agent']?.split('/')[0]?.trim();
-  return { ...w, fieldManager: w.fieldManager ?? (agent || 'unknown') };
+  return { ...w, fieldManager: w.fieldManager ?? agentOf(req), requester: requesterOf(req) };
+}
+
+const agentOf = (req: Request) => req.headers['user-agent']?.split('/')[0]?.trim() || 'unknown';
+
+/** Who sent the request, for the audit trail the registry's write observer feeds. */
+function requesterOf(req: Request): Requester {
+  const who = identityOf(req);
+  const agent = req.headers['user-agent'];
+  return { username: who.name, keyName: who.keyName, ...(who.groups.length ? { groups: who.groups } : {}), sourceIP: req.ip, ...(agent ? { userAgent: agent } : {}) };
 }
 
 async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, watches: WatchHub) {
@@ -44,7 +53,7 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
       guard.scope('deletecollection');
       guard.requireEverywhere('deletecollection');
       const body = req.body && req.body.length > 0 ? objectBody(req) : undefined;
-      return send(req, reply, 200, await r.deleteCollection(readQuery(req.query), { ...deleteOptions(req.query, body), admit: guard.admit() }));
+      return send(req, reply, 200, await r.deleteCollection(readQuery(req.query), { ...deleteOptions(req.query, body), fieldManager: agentOf(req), requester: requesterOf(req), admit: guard.admit() }));
     }
     default:
       throw methodNotAllowed(req.method, `the collection ${r.info.plural}`);
@@ -84,7 +93,7 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
     case 'DELETE': {
       guard.scope('delete', name);
       const body = req.body && req.body.length > 0 ? objectBody(req) : undefined;
-      const { object, removed } = await r.delete(name, { ...deleteOptions(req.query, body), admit: guard.admit() });
+      const { object, removed } = await r.delete(name, { ...deleteOptions(req.query, body), fieldManager: agentOf(req), requester: requesterOf(req), admit: guard.admit() });
       if (!removed) return send(req, reply, 200, object);
       const { group, plural } = r.info;
       return send(req, reply, 200, {
@@ -110,7 +119,7 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   if (type === 'apply-patch') {
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
     const w = writeQuery(req.query);
-    const { object, warnings, created } = await r.apply(name, body, { ...w, admit: guard.admit() });
+    const { object, warnings, created } = await r.apply(name, body, { ...w, requester: requesterOf(req), admit: guard.admit() });
     return send(req, reply, created ? 201 : 200, object, warnings);
   }
   const { object, warnings } = await r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {

@@ -239,7 +239,11 @@ class SqliteBackend implements LogBackend {
 
 /** A Store in one SQLite file that acknowledges a write only once it is durable. */
 export class SqliteStore extends LogStore {
-  constructor(path: string, opts: SqliteOptions & { pollIntervalMs?: number } = {}) {
+  constructor(
+    /** The database file (the audit trail keeps its table in it too). */
+    readonly path: string,
+    opts: SqliteOptions & { pollIntervalMs?: number } = {},
+  ) {
     super(new SqliteBackend(path, opts), { pollIntervalMs: opts.pollIntervalMs ?? 200 });
   }
 }

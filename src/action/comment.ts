@@ -1,0 +1,49 @@
+/**
+ * The pull request comment: one per source, found again by a hidden marker and edited in place
+ * on every run (as tfcmt and Atlantis keep theirs), so a pull request never collects stale plans.
+ */
+import * as github from '@actions/github';
+
+/** GitHub refuses comment bodies longer than this many characters. */
+export const commentLimit = 65_536;
+
+/** The hidden line that identifies this source's comment. */
+export function commentMarker(sourceId: string): string {
+  return `<!-- teamkeys-plan source=${JSON.stringify(sourceId).replace(/--/g, '-\\u002d')} -->`;
+}
+
+/**
+ * The comment text: the marker, then the report, cut at a line boundary when it would not fit,
+ * with a note saying so and where the whole report is (the job summary).
+ */
+export function commentBody(sourceId: string, markdown: string, summaryUrl: string | undefined, limit = commentLimit): string {
+  const head = `${commentMarker(sourceId)}\n`;
+  const where = summaryUrl ? `the [job summary](${summaryUrl})` : 'the job summary';
+  const foot = `\n<sub>The whole report, with every object, is in ${where}.</sub>\n`;
+  if (head.length + markdown.length + foot.length <= limit) return head + markdown + foot;
+  const note = `\n\n> [!WARNING]\n> **The plan is too long for a pull request comment (${markdown.length} characters): it was cut here.** Read the whole report in ${where}.\n`;
+  const room = limit - head.length - note.length;
+  const cut = markdown.lastIndexOf('\n', room);
+  return head + markdown.slice(0, cut > 0 ? cut : room) + note;
+}
+
+export interface CommentTarget {
+  token: string;
+  owner: string;
+  repo: string;
+  issueNumber: number;
+}
+
+/** Creates the comment, or edits the one carrying the marker; returns which it did and its URL. */
+export async function upsertComment(target: CommentTarget, marker: string, body: string): Promise<{ action: 'created' | 'updated'; url: string }> {
+  const octokit = github.getOctokit(target.token);
+  const where = { owner: target.owner, repo: target.repo };
+  const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: target.issueNumber, per_page: 100 });
+  const mine = comments.find((c) => c.body?.includes(marker));
+  if (mine) {
+    const { data } = await octokit.rest.issues.updateComment({ ...where, comment_id: mine.id, body });
+    return { action: 'updated', url: data.html_url };
+  }
+  const { data } = await octokit.rest.issues.createComment({ ...where, issue_number: target.issueNumber, body });
+  return { action: 'created', url: data.html_url };
+}

@@ -1,0 +1,65 @@
+/**
+ * `apply --plan FILE`: applies a saved plan exactly, or nothing. Every object the plan read is
+ * read again first; if one changed (its content digest or uid differs), appeared, or vanished,
+ * the whole plan is refused with those objects named, as `terraform apply PLANFILE` refuses a
+ * stale plan. A write racing in after that check still loses: updates test the resourceVersion,
+ * deletes carry the uid, creates fail on a name taken, and no write is re-planned.
+ */
+import type { ApiClient } from '../../client/types.js';
+import { buildReport, type Report } from '../report/report.js';
+import { contentDigest, type ObjectRead, type SavedPlan } from '../plan/saved.js';
+import type { Action } from '../plan/plan.js';
+import { applyPlan } from './apply.js';
+
+export interface SavedApplyOptions {
+  concurrency: number;
+  keyDir?: string;
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+/** Why one object no longer matches what the plan read, or undefined when it still does. */
+function staleness(read: ObjectRead, live: Awaited<ReturnType<ApiClient['get']>>): string | undefined {
+  const id = `${read.kind}/${read.name}`;
+  if (read.absent) return live ? `${id} was created since the plan` : undefined;
+  if (!live) return `${id} was deleted since the plan`;
+  if (live.metadata.uid !== read.uid) return `${id} was deleted and created again since the plan`;
+  if (live.metadata.resourceVersion === read.resourceVersion || contentDigest(live) === read.digest) return undefined;
+  return `${id} changed since the plan (resourceVersion ${read.resourceVersion} -> ${live.metadata.resourceVersion})`;
+}
+
+/** The action with its guard moved to the version just checked (only status changed since). */
+function reguard(action: Action, resourceVersion: string | undefined): Action {
+  if (!resourceVersion) return action;
+  if (action.type === 'update' && action.patch) {
+    return { ...action, patch: action.patch.map((op, i) => (i === 0 ? { ...(op as object), value: resourceVersion } : op)) };
+  }
+  if (action.type === 'replace' && action.body) return { ...action, body: { ...action.body, metadata: { ...action.body.metadata, resourceVersion } } };
+  return action;
+}
+
+export async function applySavedPlan(client: ApiClient, saved: SavedPlan, opts: SavedApplyOptions): Promise<Report> {
+  const base = { mode: 'apply' as const, source: saved.source, target: client.target };
+  const refuse = (why: string) => buildReport({ ...base, errors: [], plan: { sourceId: saved.source.id, actions: saved.actions, refused: why } });
+  if (saved.targetApiVersion !== client.apiVersion) return refuse(`the plan was made for ${saved.targetApiVersion}, not ${client.apiVersion} (--api-group)`);
+  if (saved.target !== client.target) return refuse(`the plan was made against ${saved.target}, not ${client.target}: apply it to the target it was made for`);
+  const stale: string[] = [];
+  const versions = new Map<string, string | undefined>();
+  for (const read of saved.reads) {
+    const live = await client.get(read.plural, read.name);
+    const why = staleness(read, live);
+    if (why) stale.push(why);
+    versions.set(`${read.plural}/${read.name}`, live?.metadata.resourceVersion);
+  }
+  if (stale.length > 0) {
+    return refuse(`the plan is stale, nothing was written: ${stale.join('; ')}. Run teamkeys plan again and review the new plan`);
+  }
+  const actions = saved.actions.map((a) => reguard(a, versions.get(`${a.plural}/${a.name}`)));
+  const changeSet = await applyPlan(client, actions, {
+    concurrency: opts.concurrency,
+    ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),
+    ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  return buildReport({ ...base, errors: [], plan: { sourceId: saved.source.id, actions }, changeSet });
+}

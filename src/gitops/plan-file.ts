@@ -1,0 +1,31 @@
+/** Saved plan files, for the CLI (plan --out, apply --plan) and the Action (input plan-file) alike. */
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import type { ApiClient } from '../client/types.js';
+import { applySavedPlan, type SavedApplyOptions } from './apply/saved-apply.js';
+import { parseSavedPlan, savePlan } from './plan/saved.js';
+import type { Reconciled } from './reconcile.js';
+import { buildReport, type Report } from './report/report.js';
+
+/**
+ * Writes the saved plan when there is one to save: a plan with errors, or refused, is not saved
+ * (it could not be applied), and the file is not left behind from an earlier run.
+ */
+export async function writeSavedPlan(file: string, r: Reconciled, client: ApiClient): Promise<string | undefined> {
+  if (!r.plan || !r.desired || !r.live || ['invalid', 'refused', 'failed'].includes(r.report.outcome)) {
+    await rm(file, { force: true });
+    return `no plan was saved to ${file}: the plan is ${r.report.outcome}`;
+  }
+  const saved = savePlan({ plan: r.plan, desired: r.desired, live: r.live, source: r.report.source, target: client.target, targetApiVersion: client.apiVersion });
+  await writeFile(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+  return undefined;
+}
+
+/** apply --plan FILE: the saved plan's report, or an invalid report naming the file when it cannot be used. */
+export async function applyPlanFile(file: string, client: ApiClient, opts: SavedApplyOptions): Promise<Report> {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  const parsed = text === undefined ? `cannot read the plan file` : parseSavedPlan(text);
+  if (typeof parsed === 'string') {
+    return buildReport({ mode: 'apply', source: { id: '(saved plan)', description: file }, target: client.target, errors: [{ file, line: 1, column: 1, message: parsed }] });
+  }
+  return applySavedPlan(client, parsed, opts);
+}

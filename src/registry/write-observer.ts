@@ -1,0 +1,38 @@
+/**
+ * The write observer: told about every write that succeeded (never a dry run, never a refused
+ * one), after the store took it. The server records these as its audit trail; the registry knows
+ * nothing of where they go, and authorization (admission) stays a separate hook.
+ */
+import type { KubeObject } from '../api/types.js';
+
+/** Who sent a write, as the server authenticated it; absent for the server's own writes. */
+export interface Requester {
+  /** The key's user (or `team:<name>`, or its subject). */
+  username: string;
+  /** The name of the OwnedAccessKey the request authenticated with. */
+  keyName?: string;
+  groups?: string[];
+  sourceIP?: string;
+  userAgent?: string;
+}
+
+/** Field paths (kube's fieldpath notation) a write added, changed or removed; never values of secrets. */
+export interface FieldsTouched {
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
+
+export interface ObservedWrite {
+  verb: 'create' | 'update' | 'patch' | 'delete';
+  subresource?: 'status';
+  /** The resource (plural) written. */
+  resource: string;
+  /** The object after the write (for a delete, as it was removed or as it now terminates). */
+  object: KubeObject;
+  fieldManager: string;
+  requester?: Requester;
+  fields?: FieldsTouched;
+}
+
+export type WriteObserver = (write: ObservedWrite) => void;

@@ -1,0 +1,118 @@
+/**
+ * The server's audit trail: every successful write the registry observes becomes an audit Event,
+ * appended to the store's trail and (with --audit-log) to a JSON-lines file; old events are trimmed
+ * after the retention period. The server's own status bookkeeping (a key's lastActivity) is left
+ * out: it changes no access and would bury the writes people make.
+ */
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { Logger } from 'pino';
+import { auditApiVersion, type AuditEvent, type AuditFilter } from '../../api/audit-event.js';
+import type { ObservedWrite, WriteObserver } from '../../registry/write-observer.js';
+import type { AuditTrail } from '../../store/audit/audit-trail.js';
+
+export interface AuditOptions {
+  /** Events older than this are trimmed (default 90 days). */
+  retentionMs?: number;
+  /** Also append each event as one JSON line to this file (mode 0600). */
+  logFile?: string;
+  now?: () => Date;
+  /** The user every write without a requester is recorded under (a command on a local store). */
+  localUser?: string;
+}
+
+export const defaultAuditRetentionMs = 90 * 24 * 3600 * 1000;
+
+/** The username the server's own writes (garbage collection, bootstrap) are recorded under. */
+export const serverUser = 'system:teamkeys';
+
+export class AuditRecorder {
+  private pending: Promise<void> = Promise.resolve();
+  /** Events observed in this turn of the event loop, stored together in one transaction. */
+  private batch: AuditEvent[] = [];
+  private readonly file: WriteStream | undefined;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly trail: AuditTrail,
+    private readonly log: Logger,
+    private readonly opts: AuditOptions = {},
+  ) {
+    this.now = opts.now ?? (() => new Date());
+    this.file = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a', mode: 0o600 }) : undefined;
+    this.file?.on('error', (err) => this.log.error({ err }, 'cannot write the audit log file'));
+  }
+
+  /** The observer to give the registry. */
+  readonly observer: WriteObserver = (write) => {
+    if (!write.requester && write.subresource === 'status' && !this.opts.localUser) return;
+    const event = this.eventOf(write);
+    this.file?.write(`${JSON.stringify(event)}\n`);
+    this.batch.push(event);
+    if (this.batch.length > 1) return;
+    // Appends are chained so the trail keeps the order the writes happened in; the writes of one
+    // event-loop turn go in one batch.
+    this.pending = this.pending
+      .then(() => new Promise<void>((done) => setImmediate(done)))
+      .then(() => {
+        const events = this.batch;
+        this.batch = [];
+        return this.trail.append(events).catch((err: unknown) => this.log.error({ err, auditIDs: events.map((e) => e.auditID) }, 'cannot store audit events'));
+      });
+  };
+
+  private eventOf(w: ObservedWrite): AuditEvent {
+    const meta = w.object.metadata;
+    const apiVersion = w.object.apiVersion ?? '';
+    const r = w.requester;
+    const event: AuditEvent = {
+      apiVersion: auditApiVersion,
+      kind: 'Event',
+      level: 'Metadata',
+      auditID: randomUUID(),
+      stage: 'ResponseComplete',
+      verb: w.verb,
+      user: { username: r?.username ?? this.opts.localUser ?? serverUser, ...(r?.keyName ? { keyName: r.keyName } : {}), ...(r?.groups?.length ? { groups: r.groups } : {}) },
+      ...(r?.sourceIP ? { sourceIPs: [r.sourceIP] } : {}),
+      ...(r?.userAgent ? { userAgent: r.userAgent } : {}),
+      objectRef: {
+        apiGroup: apiVersion.split('/')[0] ?? '',
+        apiVersion,
+        resource: w.resource,
+        name: meta.name ?? '',
+        ...(meta.uid ? { uid: meta.uid } : {}),
+        ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
+        ...(w.subresource ? { subresource: w.subresource } : {}),
+      },
+      fieldManager: w.fieldManager,
+      stageTimestamp: this.now().toISOString(),
+    };
+    const f = w.fields;
+    if (f && f.added.length + f.changed.length + f.removed.length > 0) {
+      event.fields = { ...(f.added.length ? { added: f.added } : {}), ...(f.changed.length ? { changed: f.changed } : {}), ...(f.removed.length ? { removed: f.removed } : {}) };
+    }
+    return event;
+  }
+
+  get retentionMs(): number {
+    return this.opts.retentionMs ?? defaultAuditRetentionMs;
+  }
+
+  /** Matching events, once every write observed so far is stored. */
+  async list(filter: AuditFilter): Promise<AuditEvent[]> {
+    await this.pending;
+    return this.trail.list(filter);
+  }
+
+  /** Drops events older than the retention period. */
+  async trim(): Promise<number> {
+    await this.pending;
+    return this.trail.trim(new Date(this.now().getTime() - this.retentionMs));
+  }
+
+  async close(): Promise<void> {
+    await this.pending;
+    await new Promise<void>((done) => (this.file ? this.file.end(done) : done()));
+    await this.trail.close();
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Where audit events are kept: an append-only table beside the object log (never in it, so events
+ * never reach a watch), one implementation per backend, trimmed by age.
+ */
+import type { AuditEvent, AuditFilter } from '../../api/audit-event.js';
+import { defaultAuditLimit } from '../../api/audit-event.js';
+
+export interface AuditTrail {
+  /** Appends events in order, in one transaction where the backend has them. */
+  append(events: AuditEvent[]): Promise<void>;
+  /** Matching events, oldest first (the newest `limit` of them). */
+  list(filter: AuditFilter): Promise<AuditEvent[]>;
+  /** Removes events stored before `before`; returns how many went. */
+  trim(before: Date): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The columns every backend indexes, from an event. */
+export function columnsOf(e: AuditEvent) {
+  return { time: e.stageTimestamp, resource: e.objectRef.resource, name: e.objectRef.name, uid: e.objectRef.uid ?? '', username: e.user.username };
+}
+
+/** One in-memory trail (the memory: store, and tests). */
+export class MemoryAuditTrail implements AuditTrail {
+  private events: AuditEvent[] = [];
+
+  async append(events: AuditEvent[]): Promise<void> {
+    this.events.push(...structuredClone(events));
+  }
+
+  async list(f: AuditFilter): Promise<AuditEvent[]> {
+    const hits = this.events.filter((e) => {
+      const c = columnsOf(e);
+      return (!f.resource || c.resource === f.resource) && (!f.name || c.name === f.name) && (!f.uid || c.uid === f.uid) && (!f.username || c.username === f.username) && (!f.since || c.time >= f.since);
+    });
+    return structuredClone(hits.slice(-(f.limit ?? defaultAuditLimit)));
+  }
+
+  async trim(before: Date): Promise<number> {
+    const cut = before.toISOString();
+    const n = this.events.length;
+    this.events = this.events.filter((e) => e.stageTimestamp >= cut);
+    return n - this.events.length;
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The WHERE clause and its values for a filter; `$n` or `?` placeholders by backend. */
+export function whereOf(f: AuditFilter, placeholder: (i: number) => string): { sql: string; values: string[] } {
+  const parts: string[] = [];
+  const values: string[] = [];
+  const add = (column: string, op: string, value: string | undefined) => {
+    if (!value) return;
+    values.push(value);
+    parts.push(`${column} ${op} ${placeholder(values.length)}`);
+  };
+  add('resource', '=', f.resource);
+  add('name', '=', f.name);
+  add('uid', '=', f.uid);
+  add('username', '=', f.username);
+  add('time', '>=', f.since);
+  return { sql: parts.length ? `WHERE ${parts.join(' AND ')}` : '', values };
+}
