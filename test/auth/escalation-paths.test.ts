@@ -81,17 +81,27 @@ describe('no escalation: each path of issue 13 over HTTP', () => {
     const token = value('ephemeral-key');
     expect((await call('GET', '/teams/platform', token)).status).toBe(200); // teams-viewer
     // A key left over for any reason (restored from a backup, its collection not yet run) whose
-    // team was re-created under the same name: the uid differs, so it fails closed.
-    await server.registry.store.guaranteedUpdate<KubeObject>('/ownedaccesskeys/ephemeral-key', undefined, (o) => ({
-      ...o,
-      metadata: { ...o.metadata, ownerReferences: [{ apiVersion: 'management.service/v1', kind: 'Team', name: 'ephemeral', uid: 'uid-of-a-deleted-team' }] },
-    }));
-    const revived = await call('GET', '/teams/platform', token);
-    expect(revived.status).toBe(401);
-    expect(revived.body.message).toBe("access key's team no longer exists");
-    // The collector removes it (its owner is gone); Orphan deletion does not keep a team key either:
-    // it is bound to its team, and a team re-created under the name starts with no keys.
+    // team was re-created under the same name: the uid differs, so it fails closed. (A server
+    // without a garbage collector, so the leftover stays put while it is tried.)
+    const noGc = await startInProcess({ garbageCollector: false });
+    try {
+      expect((await create(noGc, 'teams', { metadata: { name: 'ephemeral' }, spec: { clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
+      expect((await create(noGc, 'ownedaccesskeys', { metadata: { name: 'leftover' }, spec: { team: 'ephemeral', key: value('leftover') } })).status).toBe(201);
+      const use = () => noGc.fetch(`${noGc.api}/teams/ephemeral`, { headers: { Authorization: `Bearer ${value('leftover')}` } });
+      expect((await use()).status).toBe(200);
+      expect((await noGc.fetch(`${noGc.api}/teams/ephemeral`, { method: 'DELETE' })).status).toBe(200);
+      expect((await create(noGc, 'teams', { metadata: { name: 'ephemeral' }, spec: { clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
+      const revived = await use();
+      expect(revived.status).toBe(401);
+      expect(((await revived.json()) as { message: string }).message).toBe("access key's team no longer exists");
+    } finally {
+      await noGc.close();
+    }
+    // Deleting the team collects its key; even Orphan deletion does not keep a team key (it is bound
+    // to its team), and a team re-created under the name starts with no keys.
+    expect((await call('DELETE', '/teams/ephemeral', undefined)).status).toBe(200);
     await until(async () => (await call('GET', '/ownedaccesskeys/ephemeral-key', undefined)).status === 404);
+    expect((await create(server, 'teams', { metadata: { name: 'ephemeral' }, spec: { clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
     expect((await key('second-key', { team: 'ephemeral' })).status).toBe(201);
     expect((await call('DELETE', '/teams/ephemeral?propagationPolicy=Orphan', undefined)).status).toBe(200);
     await until(async () => (await call('GET', '/ownedaccesskeys/second-key', undefined)).status === 404);

@@ -27,6 +27,8 @@ export interface InProcessOptions {
   logger?: Logger;
   /** The store to serve (default: a new MemoryStore); tests that inject faults pass their own. */
   store?: Store;
+  /** false: no garbage collector, for tests of what a leftover object does. */
+  garbageCollector?: boolean;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -39,6 +41,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     auth,
     logger,
     maintenance: false,
+    ...(opts.garbageCollector === false ? { garbageCollector: false } : {}),
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
