@@ -178,6 +178,7 @@ export function internalError(message: string): ApiError {
   return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`);
 }
 
-export function serviceUnavailable(message: string): ApiError {
-  return new ApiError(503, 'ServiceUnavailable', message);
+/** 503; with a retry delay, the response carries Retry-After (clients such as kubectl then retry). */
+export function serviceUnavailable(message: string, retryAfterSeconds?: number): ApiError {
+  return new ApiError(503, 'ServiceUnavailable', message, retryAfterSeconds ? { retryAfterSeconds } : undefined);
 }

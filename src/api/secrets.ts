@@ -1,9 +1,11 @@
 /**
  * Write-only fields (schema `writeOnly`): access key values, identity.connectorData, oidcLogin
  * tokens. They are moved out of the object into `sealed` before it is stored, the key value only as
- * a SHA-256 hash, and every read path drops `sealed`, so no API response ever carries them.
+ * a SHA-256 hash, the others encrypted (field-cipher.ts), and every read path drops `sealed`, so no
+ * API response ever carries them and the database never holds them in plain text.
  */
 import { createHash, randomInt } from 'node:crypto';
+import type { FieldCipher } from './field-cipher.js';
 import { isJsonMap, type KubeObject } from './types.js';
 
 /** The field of a stored object that holds its sealed secrets; never part of the API. */
@@ -47,7 +49,9 @@ function parentOf(obj: Record<string, unknown>, path: string[]): Record<string, 
  * value as long as the object holding it still exists (a read-modify-write cannot see secrets, so
  * it must not erase them). Returns the plaintext key when this request set one.
  */
-export function sealSecrets(obj: StoredApiObject, paths: string[][], old?: StoredApiObject): { revealedKey?: string } {
+export function sealSecrets(obj: StoredApiObject, paths: string[][], cipher: FieldCipher, old?: StoredApiObject): { revealedKey?: string } {
+  // Bound to the object and field, so a ciphertext moved elsewhere does not open.
+  const context = (dotted: string) => `${obj.metadata.uid ?? ''}/${dotted}`;
   const sealed: Sealed = {};
   const fields: Record<string, string> = {};
   let revealedKey: string | undefined;
@@ -62,8 +66,8 @@ export function sealSecrets(obj: StoredApiObject, paths: string[][], old?: Store
         revealedKey = supplied;
         sealed.keyHash = hashKey(supplied);
       } else if (parent && old?.sealed?.keyHash) sealed.keyHash = old.sealed.keyHash;
-    } else if (typeof supplied === 'string') fields[dotted] = supplied;
-    else if (parent && old?.sealed?.fields?.[dotted] !== undefined) fields[dotted] = old.sealed.fields[dotted];
+    } else if (typeof supplied === 'string') fields[dotted] = cipher.seal(supplied, context(dotted));
+    else if (parent && old?.sealed?.fields?.[dotted] !== undefined) fields[dotted] = cipher.reseal(old.sealed.fields[dotted], context(dotted));
   }
   if (Object.keys(fields).length > 0) sealed.fields = fields;
   delete obj.sealed;

@@ -4,6 +4,7 @@ import { ApiError } from '../api/errors.js';
 import { hashKey, type StoredApiObject } from '../api/secrets.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
+import { storeCall } from '../registry/storage-errors.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
 import { subjectOf, type Identity } from './identity.js';
@@ -39,16 +40,18 @@ export class Authenticator {
     const key = bearerKey(authorization);
     if (!key) throw unauthorized();
     const hash = hashKey(key);
-    const found = await this.registry.store.getByIndex<StoredApiObject>('/ownedaccesskeys/', hash);
+    const keys = this.registry.ownedaccesskeys;
+    // A failing store is a 503 the client may retry, converted where every storage error is.
+    const found = await storeCall(keys.ctx, '', () => keys.ctx.store.getByIndex<StoredApiObject>(keys.ctx.prefix, hash));
     if (found.length !== 1) throw unauthorized();
     const stored = found[0]! as StoredApiObject & OwnedAccessKey;
     const storedHash = Buffer.from(stored.sealed?.keyHash ?? '');
     if (storedHash.length !== hash.length || !timingSafeEqual(storedHash, Buffer.from(hash))) throw unauthorized();
     const name = stored.metadata.name!;
-    if (stored.spec?.disabled) throw unauthorized('access key is disabled');
     const now = this.now();
-    const expires = expiresAt(stored, this.activity.lastUsed(name));
-    if (expires !== undefined && now.getTime() > expires) throw unauthorized('access key expired');
+    this.teams.require();
+    const refusal = keyRefusal(stored, now, this.activity.lastUsed(name), this.teams);
+    if (refusal) throw unauthorized(refusal);
     this.activity.touch(name, now);
     this.recent.delete(hash);
     this.recent.set(hash, now.getTime());
@@ -67,7 +70,9 @@ export class Authenticator {
     return at !== undefined && this.now().getTime() - at < recentMs;
   }
 
+  /** Who the key acts for, as the team index sees it now (503 while the index is incomplete). */
   identityOf(key: OwnedAccessKey): Identity {
+    this.teams.require();
     const spec = key.spec;
     const subject = subjectOf(spec);
     const groups = [...new Set([...(spec.groups ?? []), ...(spec.identity?.groups ?? [])])];
@@ -76,6 +81,28 @@ export class Authenticator {
     for (const t of teams) for (const r of this.teams.get(t)?.spec?.clusterRoles ?? []) clusterRoles.add(r.name);
     const identity: Identity = { ...subject, groups, teams, clusterRoles, keyName: key.metadata.name! };
     if (spec.scope) identity.scope = spec.scope;
+    const expires = expiresAt(key, this.activity.lastUsed(key.metadata.name!));
+    if (expires !== undefined) identity.expiresAt = expires;
     return identity;
   }
+}
+
+/**
+ * Why a stored key may not authenticate at `now`, or undefined when it may: disabled, being
+ * deleted, expired, or a team key not bound to the team of its name as it exists now (a team
+ * deleted and re-created under the same name has a new uid, and its old keys stay dead).
+ */
+export function keyRefusal(key: OwnedAccessKey, now: Date, lastUseMs: number | undefined, teams: Pick<TeamIndex, 'get'>): string | undefined {
+  if (key.spec?.disabled) return 'access key is disabled';
+  if (key.metadata.deletionTimestamp) return 'access key is being deleted';
+  const expires = expiresAt(key, lastUseMs);
+  if (expires !== undefined && now.getTime() > expires) return 'access key expired';
+  const team = key.spec?.team;
+  if (team) {
+    const live = teams.get(team);
+    const bound = (key.metadata.ownerReferences ?? []).some((r) => r.kind === 'Team' && r.name === team && r.uid === live?.metadata.uid);
+    if (!live || !bound) return "access key's team no longer exists";
+    if (live.metadata.deletionTimestamp) return "access key's team is being deleted";
+  }
+  return undefined;
 }

@@ -1,68 +1,126 @@
 /**
- * No escalation, as Kubernetes RBAC prevents it: a write may grant only what the caller already
- * holds. Each check returns why a write is refused, or undefined.
+ * No escalation, the one place it is decided: a write succeeds only if no identity gains a
+ * permission the writing key does not hold (its user's rights narrowed by its scope, its expiry
+ * and its teams). Membership in a team grants everything a member gets; a key grants everything
+ * its identity gets, to whoever holds its value. Each check returns why a write is refused, or
+ * undefined. Deletes are not checked: permission is a union of grants, so removing one never
+ * widens anyone (name reuse is closed by the checks on create and by team keys' uid binding).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { OwnedAccessKeySpec, Team } from '../api/types.js';
+import type { KubeObject, OwnedAccessKey, OwnedAccessKeySpec, Team } from '../api/types.js';
 import type { Authorizer } from './authorize.js';
+import { expiresAt } from './expiry.js';
+import { added, allTeamVerbs, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type TeamWorld } from './grants.js';
 import type { Identity } from './identity.js';
-import { verbs as allVerbs } from './roles.js';
-import type { TeamIndex } from './team-index.js';
+import { isAdminFor } from './roles.js';
+import { scopeWithin } from './scope-containment.js';
 
 const roleNames = (t: Team | undefined) => new Set((t?.spec?.clusterRoles ?? []).map((r) => r.name));
-const added = <T>(next: T[] = [], old: T[] = []) => next.filter((x) => !old.some((o) => isDeepStrictEqual(o, x)));
-
-function missingRoles(who: Identity, roles: Iterable<string>): string[] {
-  return [...roles].filter((r) => !who.clusterRoles.has(r)).sort();
-}
-
+const addedItems = <T>(next: T[] = [], old: T[] = []) => next.filter((x) => !old.some((o) => isDeepStrictEqual(o, x)));
 const quoted = (xs: string[]) => xs.map((x) => `"${x}"`).join(', ');
 
-/** Team create or update: roles, members, access rules and owner. */
-export function teamEscalation(who: Identity, authz: Authorizer, old: Team | undefined, next: Team): string | undefined {
-  if (who.clusterRoles.has('management-admin')) return undefined;
+/** Team create or update: roles, members, owner, access rules, and what membership confers. */
+export function teamEscalation(who: Identity, authz: Authorizer, world: TeamWorld, old: Team | undefined, next: Team): string | undefined {
+  const name = next.metadata.name!;
+  const after = withTeam(world, name, next);
+  const can = (atoms: Atom[]) => lacking(who, atoms, world, authz, true);
+  const roleAtoms = (roles: Iterable<string>): Atom[] => [...roles].sort().map((role) => ({ kind: 'role', role }));
   const roles = roleNames(next);
   const before = roleNames(old);
-  const widened = [...roles].some((r) => !before.has(r));
-  const newMembers = added(next.spec?.users, old?.spec?.users).length + added(next.spec?.groups, old?.spec?.groups).length > 0;
-  if (widened || (newMembers && roles.size > 0)) {
-    const missing = missingRoles(who, roles);
-    if (missing.length > 0) {
-      return widened
-        ? `granting cluster role(s) ${quoted(missing)} requires holding them`
-        : `adding members to a team that grants ${quoted(missing)} requires holding those roles`;
-    }
+  const widened = [...roles].filter((r) => !before.has(r));
+  if (widened.length > 0) {
+    const missing = roleAtoms(widened).filter((a) => !holds(who, a, world, authz, true));
+    if (missing.length > 0) return `granting cluster role(s) ${quoted(missing.map((a) => (a as { role: string }).role))} requires holding them`;
   }
-  // What the caller may do on the team as it was (on create: what its roles allow, plus owning
-  // a team it creates for itself).
-  const held = old ? authz.teamVerbs(who, old) : authz.teamVerbs(who, undefined);
+  const newMembers = [...addedItems(next.spec?.users, old?.spec?.users), ...addedItems(next.spec?.groups, old?.spec?.groups)];
+  if (newMembers.length > 0) {
+    const missing = roleAtoms(roles).filter((a) => !holds(who, a, world, authz, true));
+    if (missing.length > 0) return `adding members to a team that grants ${quoted(missing.map((a) => (a as { role: string }).role))} requires holding those roles`;
+  }
+  // Verbs on this team the writer may hand out: what it holds on it now, or on a team it creates
+  // for itself (its own user or one of its teams as owner), every verb its scope allows.
   const owner = next.spec?.owner;
-  const ownerChanged = !isDeepStrictEqual(owner, old?.spec?.owner);
-  const selfOwned = !old && owner !== undefined && owner.user === who.user && !owner.team;
-  if (ownerChanged && owner && !selfOwned && !allVerbs.every((v) => held.has(v))) {
-    return 'changing spec.owner requires every verb on the team';
+  const ownsNew = !old && owner !== undefined && ((owner.user !== undefined && owner.user === who.user && !owner.team) || (owner.team !== undefined && who.teams.includes(owner.team) && !owner.user));
+  const onTeam = (verbs: Atom[]) => lacking(who, verbs, ownsNew ? withTeam(world, name, next) : world, authz, true);
+  if (!isDeepStrictEqual(owner, old?.spec?.owner) && owner && onTeam(allTeamVerbs(name))) return 'changing spec.owner requires every verb on the team';
+  for (const rule of addedItems(next.spec?.access, old?.spec?.access)) {
+    const wanted = (rule.verbs ?? []).includes('*') ? allTeamVerbs(name) : allTeamVerbs(name).filter((a) => (rule.verbs ?? []).includes((a as { verb: string }).verb));
+    const missing = wanted.filter((a) => onTeam([a]));
+    if (missing.length > 0) return `an access rule may grant only verbs you hold on the team; missing ${quoted(missing.map((a) => (a as { verb: string }).verb))}`;
   }
-  const reachable = selfOwned ? new Set(allVerbs) : held;
-  for (const rule of added(next.spec?.access, old?.spec?.access)) {
-    const wanted = (rule.verbs ?? []).includes('*') ? [...allVerbs] : (rule.verbs ?? []);
-    const missing = wanted.filter((v) => !reachable.has(v as (typeof allVerbs)[number]));
-    if (missing.length > 0) return `an access rule may grant only verbs you hold on the team; missing ${quoted(missing)}`;
+  // What membership confers (roles, ownership of and access to other teams naming this one).
+  const confers = membershipGrants(name, after, authz);
+  if (newMembers.length > 0) {
+    const missing = can(confers);
+    if (missing) return `adding members to team "${name}" would grant them ${missing}, which you do not hold`;
   }
+  // Its members and keys gain whatever this change adds to membership.
+  const gained = added(confers, old ? membershipGrants(name, world, authz) : confers);
+  const missing = old ? can(gained) : undefined;
+  if (missing) return `this change would give the members of team "${name}" ${missing}, which you do not hold`;
   return undefined;
 }
 
-/** Access key create or update: whom it acts for, its groups and identity. */
-export function keyEscalation(who: Identity, authz: Authorizer, teams: TeamIndex, old: OwnedAccessKeySpec | undefined, next: OwnedAccessKeySpec): string | undefined {
-  if (who.clusterRoles.has('management-admin') || who.clusterRoles.has('accesskeys-admin')) return undefined;
-  if ((next.groups ?? []).length > 0 && !isDeepStrictEqual(next.groups, old?.groups)) return 'setting spec.groups requires the accesskeys-admin role';
-  if (next.identity && !isDeepStrictEqual(next.identity, old?.identity)) return 'setting spec.identity requires the accesskeys-admin role';
-  if (next.subject) return 'keys for a generic subject require the accesskeys-admin role';
-  if (next.user && next.user !== who.user) return `keys for another user ("${next.user}") require the accesskeys-admin role`;
-  if (next.team) {
-    const team = teams.get(next.team);
-    if (!authz.teamVerbs(who, team).has('update')) return `keys of team "${next.team}" are managed by those who may update the team`;
-    const missing = missingRoles(who, roleNames(team));
-    if (missing.length > 0) return `a key of team "${next.team}" would grant ${quoted(missing)}, which you do not hold`;
+const identityFields = ['user', 'team', 'subject', 'groups', 'identity'] as const;
+
+/** Whether a key write gives more than the key had: another identity, a wider scope, a longer life, a new value. */
+function widens(old: OwnedAccessKey | undefined, next: OwnedAccessKey, setsKey: boolean, now: Date): boolean {
+  if (!old || setsKey) return true;
+  const o = old.spec;
+  const n = next.spec;
+  if (identityFields.some((f) => !isDeepStrictEqual(o[f], n[f]))) return true;
+  const binding = (k: OwnedAccessKey) => (k.metadata.ownerReferences ?? []).filter((r) => r.kind === 'Team').map((r) => r.uid);
+  if (!isDeepStrictEqual(binding(old), binding(next))) return true;
+  if (!scopeWithin(n.scope, o.scope)) return true;
+  if (o.disabled && !n.disabled) return true;
+  if (n.ttlAfterLastActivity && !o.ttlAfterLastActivity) return true;
+  const was = expiresAt(old) ?? Infinity;
+  const will = expiresAt(next) ?? Infinity;
+  return will > was && will > now.getTime();
+}
+
+/** Access key create or update: whom it acts for, its groups, identity, scope and lifetime. */
+export function keyEscalation(
+  who: Identity,
+  authz: Authorizer,
+  world: TeamWorld,
+  old: OwnedAccessKey | undefined,
+  next: OwnedAccessKey,
+  opts: { setsKey: boolean; now: Date },
+): string | undefined {
+  const o: OwnedAccessKeySpec | undefined = old?.spec;
+  const n = next.spec;
+  const keysAdmin = isAdminFor(who.clusterRoles, 'ownedaccesskeys');
+  // The rules DECISIONS.md names, with their messages; the general check below covers the rest.
+  if (!keysAdmin) {
+    if ((n.groups ?? []).length > 0 && !isDeepStrictEqual(n.groups, o?.groups)) return 'setting spec.groups requires the accesskeys-admin role';
+    if (n.identity && !isDeepStrictEqual(n.identity, o?.identity)) return 'setting spec.identity requires the accesskeys-admin role';
+    if (n.subject) return 'keys for a generic subject require the accesskeys-admin role';
+    if (n.user && n.user !== who.user) return `keys for another user ("${n.user}") require the accesskeys-admin role`;
   }
+  if (n.team && !authz.teamVerbs(who, world.get(n.team)).has('update') && !keysAdmin) {
+    return `keys of team "${n.team}" are managed by those who may update the team`;
+  }
+  if (!widens(old, next, opts.setsKey, opts.now)) return undefined;
+  // A narrowed writer makes only keys at least as narrow: scope within its scope, expiry no later.
+  if (hasScope(who) && !scopeWithin(n.scope, who.scope)) return "a key made or widened by a scoped key needs a scope within that key's scope";
+  if (who.expiresAt !== undefined) {
+    const until = new Date(who.expiresAt).toISOString();
+    const will = n.ttlAfterLastActivity ? Infinity : (expiresAt(next) ?? Infinity);
+    if (will > who.expiresAt) return `a key made or widened by a key that expires must expire no later (at ${until}, with a fixed ttl)`;
+  }
+  const groups = [...new Set([...(n.groups ?? []), ...(n.identity?.groups ?? [])])];
+  const teams = n.team ? [n.team] : world.teamsOf(n.user, groups);
+  if (n.team) {
+    const missing = [...roleNames(world.get(n.team))].filter((role) => !holds(who, { kind: 'role', role }, world, authz, false));
+    if (missing.length > 0) return `a key of team "${n.team}" would grant ${quoted(missing.sort())}, which you do not hold`;
+  }
+  // Scope containment is settled above, so the key's grants are compared without scopes.
+  const missing = lacking(who, grantsOf({ ...(n.user ? { user: n.user } : {}), teams }, world, authz), world, authz, false);
+  if (missing) return `the key would hold ${missing}, which you do not hold`;
   return undefined;
 }
+
+/** The key as admission sees it, typed. */
+export const asKey = (o: KubeObject | undefined) => o as OwnedAccessKey | undefined;
+

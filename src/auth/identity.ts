@@ -16,6 +16,8 @@ export interface Identity {
   /** The key's scope; it only ever narrows what the identity may do. */
   scope?: OwnedAccessKeySpec['scope'];
   keyName: string;
+  /** When the key stops working (epoch ms); absent for a key that never expires. */
+  expiresAt?: number;
 }
 
 /** The fields of the key that say whom it acts for. */

@@ -1,23 +1,40 @@
 /**
  * An in-memory view of every Team, kept current by a watch (an informer): who belongs to which
  * team, and each team's roles, owner and access rules, so authorization never scans the store.
+ * It fails closed: a reload is built aside and swapped in only when complete, and until the index
+ * is complete every decision that needs it is refused with 503 rather than made on part of it.
  */
 import type { Logger } from 'pino';
+import { serviceUnavailable } from '../api/errors.js';
 import type { Team } from '../api/types.js';
 import type { Store, StoreWatch } from '../store/types.js';
+import type { TeamWorld } from './grants.js';
 
 const prefix = '/teams/';
+/** How long a write waits for the index to see the writes before it; then 503. */
+const catchUpMs = 5_000;
 
-export class TeamIndex {
-  private teams = new Map<string, Team>();
-  private byUser = new Map<string, Set<string>>();
-  private byGroup = new Map<string, Set<string>>();
+interface Snapshot {
+  teams: Map<string, Team>;
+  byUser: Map<string, Set<string>>;
+  byGroup: Map<string, Set<string>>;
+}
+
+const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), byGroup: new Map() });
+
+export class TeamIndex implements TeamWorld {
+  private snap: Snapshot = emptySnapshot();
+  /** False until the first complete list, and again from a broken watch until the next one. */
+  private complete = false;
   private watch: StoreWatch<Team> | undefined;
+  /** The revision up to which the index has seen every team change. */
+  private seen = 0;
   private stopped = false;
 
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
+    private readonly retryMs = 200,
   ) {}
 
   /** Loads every team and starts following changes; resolves once loaded. */
@@ -31,29 +48,59 @@ export class TeamIndex {
     this.watch?.stop();
   }
 
+  /** Throws 503 (with Retry-After) while the index is not complete. */
+  require(): void {
+    if (!this.complete) throw serviceUnavailable('the team index is being rebuilt; authorization is not possible until it is complete', 1);
+  }
+
+  /**
+   * Waits until the index has seen every write made before this call, so that a write is judged on
+   * the teams as they are, not as a lagging watch last saw them.
+   */
+  async caughtUp(): Promise<void> {
+    this.require();
+    const target = await this.store.currentRevision();
+    const deadline = Date.now() + catchUpMs;
+    while (Math.max(this.seen, this.watch?.progress() ?? 0) < target) {
+      this.require();
+      if (Date.now() > deadline) throw serviceUnavailable('the team index is behind the store; try again', 1);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+
   get(name: string): Team | undefined {
-    return this.teams.get(name);
+    return this.snap.teams.get(name);
+  }
+
+  names(): Iterable<string> {
+    return this.snap.teams.keys();
   }
 
   /** Teams with the user in spec.users or one of the groups in spec.groups. */
   teamsOf(user: string | undefined, groups: string[]): string[] {
     const out = new Set<string>();
-    if (user) for (const t of this.byUser.get(user) ?? []) out.add(t);
-    for (const g of groups) for (const t of this.byGroup.get(g) ?? []) out.add(t);
+    if (user) for (const t of this.snap.byUser.get(user) ?? []) out.add(t);
+    for (const g of groups) for (const t of this.snap.byGroup.get(g) ?? []) out.add(t);
     return [...out].sort();
   }
 
+  /** Lists every team into a new snapshot; the current one is replaced only when the list completes. */
   private async load(): Promise<number> {
-    this.teams = new Map();
-    this.byUser = new Map();
-    this.byGroup = new Map();
+    const next = emptySnapshot();
     let after = '';
+    let revision: number | undefined;
     for (;;) {
-      const page = await this.store.list<Team>(prefix, { limit: 1000, after });
-      for (const t of page.items) this.put(t);
-      if (!page.continueAfter) return page.revision;
+      // Every page at the first page's revision: one consistent picture, not a mix of moments.
+      const page = await this.store.list<Team>(prefix, { limit: 1000, after, ...(revision !== undefined ? { revision } : {}) });
+      revision = page.revision;
+      for (const t of page.items) put(next, t);
+      if (!page.continueAfter) break;
       after = page.continueAfter;
     }
+    this.snap = next;
+    this.seen = revision;
+    this.complete = true;
+    return revision;
   }
 
   private async follow(from: number): Promise<void> {
@@ -62,35 +109,51 @@ export class TeamIndex {
       try {
         this.watch = this.store.watch<Team>(prefix, revision);
         for await (const e of this.watch) {
-          if (e.type === 'DELETED') this.remove(e.object.metadata.name!);
-          else this.put(e.object);
+          if (e.type === 'DELETED') remove(this.snap, e.object.metadata.name!);
+          else put(this.snap, e.object);
           revision = e.revision;
+          this.seen = revision;
         }
+        if (this.stopped) return;
+        throw new Error('the watch ended');
       } catch (err) {
         if (this.stopped) return;
-        // History gone or watch cut off: start over from a fresh list.
+        // History gone or watch cut off: what we hold may miss changes, so refuse until relisted.
+        this.complete = false;
         this.log.warn({ err }, 'team index watch ended; reloading');
-        await new Promise((r) => setTimeout(r, 200));
-        revision = await this.load().catch(() => revision);
+        revision = await this.reload();
       }
     }
   }
 
-  private put(team: Team): void {
-    const name = team.metadata.name!;
-    this.remove(name);
-    this.teams.set(name, team);
-    for (const u of team.spec?.users ?? []) add(this.byUser, u, name);
-    for (const g of team.spec?.groups ?? []) add(this.byGroup, g, name);
+  /** Lists again until a list completes (or the index is stopped). */
+  private async reload(): Promise<number> {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, this.retryMs));
+      if (this.stopped) return this.seen;
+      try {
+        return await this.load();
+      } catch (err) {
+        this.log.warn({ err }, 'team index could not list teams; requests that need it get 503 until it can');
+      }
+    }
   }
+}
 
-  private remove(name: string): void {
-    const old = this.teams.get(name);
-    if (!old) return;
-    this.teams.delete(name);
-    for (const u of old.spec?.users ?? []) this.byUser.get(u)?.delete(name);
-    for (const g of old.spec?.groups ?? []) this.byGroup.get(g)?.delete(name);
-  }
+function put(snap: Snapshot, team: Team): void {
+  const name = team.metadata.name!;
+  remove(snap, name);
+  snap.teams.set(name, team);
+  for (const u of team.spec?.users ?? []) add(snap.byUser, u, name);
+  for (const g of team.spec?.groups ?? []) add(snap.byGroup, g, name);
+}
+
+function remove(snap: Snapshot, name: string): void {
+  const old = snap.teams.get(name);
+  if (!old) return;
+  snap.teams.delete(name);
+  for (const u of old.spec?.users ?? []) snap.byUser.get(u)?.delete(name);
+  for (const g of old.spec?.groups ?? []) snap.byGroup.get(g)?.delete(name);
 }
 
 function add(map: Map<string, Set<string>>, key: string, value: string): void {

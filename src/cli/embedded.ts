@@ -1,12 +1,19 @@
 /** Opens the embedded store named by --store (or TEAMKEYS_STORE) and the registry over it. */
 import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
+import { FieldCipher } from '../api/field-cipher.js';
 import { createRegistry, type Registry } from '../registry/registry.js';
 import { AuditRecorder } from '../server/audit/audit-recorder.js';
 import { openAuditTrail } from '../store/audit/open.js';
 import { defaultStoreUrl, openStore } from '../store/open.js';
+import { encryptionKeyFileName, loadCipher } from './encryption-key-file.js';
 
 export const storeOptionHelp = `store URL: sqlite:PATH, postgres://USER@HOST:PORT/DB or memory: (default: $TEAMKEYS_STORE or ${defaultStoreUrl})`;
+
+/** The key file every command uses unless told otherwise: the default state directory's. */
+export const defaultEncryptionKeyFile = join('.teamkeys', encryptionKeyFileName);
+export const encryptionKeyFileHelp = `key file that encrypts sealed fields at rest (default: $TEAMKEYS_ENCRYPTION_KEY_FILE or ${defaultEncryptionKeyFile}; made on first use)`;
 
 export function storeUrl(option: string | undefined): string {
   return option ?? process.env.TEAMKEYS_STORE ?? defaultStoreUrl;
@@ -28,12 +35,23 @@ export interface Embedded {
   close(): Promise<void>;
 }
 
-/** The registry over the store, recording its writes in the store's audit trail. */
-export function openEmbedded(url: string | undefined, group?: string): Embedded {
+/**
+ * The key file's cipher: --encryption-key-file, else $TEAMKEYS_ENCRYPTION_KEY_FILE, else the default
+ * state directory's; a memory: store without one uses a key that lives only in this process.
+ */
+export async function cipherFor(url: string, encryptionKeyFile?: string): Promise<FieldCipher> {
+  const memory = url === 'memory:' || url === 'memory';
+  const keyFile = encryptionKeyFile ?? process.env.TEAMKEYS_ENCRYPTION_KEY_FILE ?? (memory ? undefined : defaultEncryptionKeyFile);
+  return keyFile ? loadCipher(keyFile) : FieldCipher.ephemeral();
+}
+
+/** The registry over the store, sealing secrets with the key file's keys and recording its writes in the store's audit trail. */
+export async function openEmbedded(url: string | undefined, opts: { group?: string; encryptionKeyFile?: string } = {}): Promise<Embedded> {
+  const cipher = await cipherFor(storeUrl(url), opts.encryptionKeyFile);
   const store = openStore(storeUrl(url));
   // A failing audit append is reported on stderr, as the server logs it.
   const audit = new AuditRecorder(openAuditTrail(store), pino({ level: 'error' }, pino.destination(2)), { localUser: localUser() });
-  const registry = createRegistry(store, { onWrite: audit.observer, ...(group ? { group } : {}) });
+  const registry = createRegistry(store, { cipher, onWrite: audit.observer, ...(opts.group ? { group: opts.group } : {}) });
   return {
     registry,
     audit,
@@ -45,8 +63,8 @@ export function openEmbedded(url: string | undefined, group?: string): Embedded 
 }
 
 /** Runs fn with a registry over the store, closing the store afterwards whatever happens. */
-export async function withRegistry<T>(url: string | undefined, fn: (registry: Registry) => Promise<T>): Promise<T> {
-  const embedded = openEmbedded(url);
+export async function withRegistry<T>(url: string | undefined, fn: (registry: Registry) => Promise<T>, encryptionKeyFile?: string): Promise<T> {
+  const embedded = await openEmbedded(url, encryptionKeyFile ? { encryptionKeyFile } : {});
   try {
     return await fn(embedded.registry);
   } finally {

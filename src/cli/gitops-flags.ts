@@ -10,7 +10,7 @@ import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { renderText } from '../gitops/report/text.js';
-import { openEmbedded, storeOptionHelp, storeUrl } from './embedded.js';
+import { encryptionKeyFileHelp, openEmbedded, storeOptionHelp, storeUrl } from './embedded.js';
 import { CliError } from './errors.js';
 
 export interface GitopsFlags {
@@ -19,6 +19,7 @@ export interface GitopsFlags {
   path?: string;
   sourceId?: string;
   store?: string;
+  encryptionKeyFile?: string;
   server?: string;
   tokenFile?: string;
   caFile?: string;
@@ -49,6 +50,7 @@ export function addSourceFlags(cmd: Command): Command {
 export function addGitopsFlags(cmd: Command): Command {
   return addSourceFlags(cmd)
     .option('--store <url>', storeOptionHelp)
+    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
     .option('--server <url>', 'a teamkeys (or compatible) server, e.g. https://host:8080/kubernetes/management')
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
     .option('--ca-file <file>', "PEM certificate to trust for --server (e.g. .teamkeys/tls/cert.pem)")
@@ -76,14 +78,14 @@ export function sourceOptions(f: GitopsFlags): SourceOptions {
 }
 
 /** The target the flags name: a server over HTTP, or the embedded store. */
-export async function openClient(f: Pick<GitopsFlags, 'store' | 'server' | 'tokenFile' | 'caFile' | 'apiGroup'>): Promise<ApiClient> {
+export async function openClient(f: Pick<GitopsFlags, 'store' | 'server' | 'tokenFile' | 'caFile' | 'apiGroup' | 'encryptionKeyFile'>): Promise<ApiClient> {
   if (f.server) {
     const token = f.tokenFile ? (await readFile(f.tokenFile, 'utf8').catch(() => { throw new CliError(`cannot read --token-file ${f.tokenFile}`); })).trim() : process.env.TEAMKEYS_TOKEN;
     if (!token) throw new CliError('--server needs an access key: --token-file FILE or TEAMKEYS_TOKEN', 2);
     const ca = f.caFile ? await readFile(f.caFile).catch(() => { throw new CliError(`cannot read --ca-file ${f.caFile}`); }) : undefined;
     return new HttpClient({ server: f.server, token, group: f.apiGroup, ...(ca ? { ca } : {}) });
   }
-  const { registry, audit, close } = openEmbedded(f.store, f.apiGroup);
+  const { registry, audit, close } = await openEmbedded(f.store, { group: f.apiGroup, ...(f.encryptionKeyFile ? { encryptionKeyFile: f.encryptionKeyFile } : {}) });
   return new EmbeddedClient(registry, storeUrl(f.store), close, audit);
 }
 

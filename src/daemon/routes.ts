@@ -1,5 +1,5 @@
 /** The daemon's HTTP endpoints: health, readiness, Prometheus metrics, the latest report, and the webhook. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SyncDaemon } from './daemon.js';
 import type { DaemonMetrics } from './metrics.js';
 import { signatureValid } from './webhook.js';
@@ -9,6 +9,11 @@ export interface DaemonRouteOptions {
   webhookSecret?: string;
   /** Also serve /healthz and /readyz (not when the API server already does). */
   health: boolean;
+  /**
+   * On the API listener: authenticates the request's key and throws 401/403 unless it may read
+   * metrics or the report, or trigger a sync (POST /sync without a valid webhook signature).
+   */
+  authorize?: (req: FastifyRequest, reply: FastifyReply, action: 'metrics' | 'report' | 'sync') => Promise<void>;
 }
 
 export function registerDaemonRoutes(app: FastifyInstance, daemon: SyncDaemon, metrics: DaemonMetrics, opts: DaemonRouteOptions): void {
@@ -20,13 +25,21 @@ export function registerDaemonRoutes(app: FastifyInstance, daemon: SyncDaemon, m
       daemon.ready ? reply.type('text/plain').send('ok') : reply.code(503).type('text/plain').send(`not ready: ${daemon.lastError ?? 'no successful sync yet'}`),
     );
   }
-  app.get('/metrics', async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
-  app.get('/sync/report', (_req, reply) =>
-    daemon.lastReport ? reply.type('application/json').send(JSON.stringify(daemon.lastReport)) : reply.code(404).send(status(404, 'NotFound', 'no sync has completed yet')),
-  );
-  app.post('/sync', (req, reply) => {
+  app.get('/metrics', async (req, reply) => {
+    await opts.authorize?.(req, reply, 'metrics');
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  app.get('/sync/report', async (req, reply) => {
+    await opts.authorize?.(req, reply, 'report');
+    return daemon.lastReport ? reply.type('application/json').send(JSON.stringify(daemon.lastReport)) : reply.code(404).send(status(404, 'NotFound', 'no sync has completed yet'));
+  });
+  app.post('/sync', async (req, reply) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    if (opts.webhookSecret && !signatureValid(opts.webhookSecret, body, req.headers['x-hub-signature-256'] as string | undefined)) {
+    const signature = req.headers['x-hub-signature-256'] as string | undefined;
+    const signed = opts.webhookSecret !== undefined && signatureValid(opts.webhookSecret, body, signature);
+    // Without a valid signature, the API listener asks for a management admin's key instead.
+    if (!signed && opts.authorize && (signature === undefined || !opts.webhookSecret)) await opts.authorize(req, reply, 'sync');
+    else if (!signed && opts.webhookSecret) {
       return reply.code(401).type('application/json').send(status(401, 'Unauthorized', 'missing or invalid X-Hub-Signature-256'));
     }
     if (req.headers['x-github-event'] === 'ping') return reply.code(200).type('application/json').send({ ok: true });

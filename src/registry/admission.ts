@@ -11,6 +11,8 @@ export interface Admission {
   old?: KubeObject;
   /** The object as it will be stored (absent on delete). */
   object?: KubeObject;
+  /** The write sets an access key's value (a create, or a rotation): whoever wrote it can use it. */
+  setsKey?: boolean;
 }
 
 export type Admit = (a: Admission) => void | Promise<void>;

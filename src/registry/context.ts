@@ -1,5 +1,6 @@
 /** What every registry verb works with: the store, the kind's model, the clock, and key naming. */
 import type { GroupKind, GroupResource } from '../api/errors.js';
+import type { FieldCipher } from '../api/field-cipher.js';
 import type { ResourceModel } from '../api/model.js';
 import { withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
@@ -16,6 +17,10 @@ export interface RegistryContext {
   prefix: string;
   /** Appends the random suffix to a generateName prefix. */
   generateName: (prefix: string) => string;
+  /** Encrypts sealed fields at rest. */
+  cipher: FieldCipher;
+  /** Server-set fields that need a read of other objects (a team key's binding), before admission. */
+  prepareWrite?: (ctx: RegistryContext, next: StoredApiObject, old: StoredApiObject | undefined) => Promise<void>;
   /** Told about every successful write (the server's audit trail). */
   observe?: WriteObserver;
 }
@@ -25,10 +30,11 @@ export function makeContext(
   model: ResourceModel,
   now: () => Date,
   generateName: (prefix: string) => string,
+  cipher: FieldCipher,
   observe?: WriteObserver,
 ): RegistryContext {
   const { group, plural, kind } = model.info;
-  return { store, model, now, generateName, gr: { group, resource: plural }, gk: { group, kind }, prefix: `/${plural}/`, ...(observe ? { observe } : {}) };
+  return { store, model, now, generateName, cipher, gr: { group, resource: plural }, gk: { group, kind }, prefix: `/${plural}/`, ...(observe ? { observe } : {}) };
 }
 
 export const keyOf = (ctx: RegistryContext, name: string) => ctx.prefix + name;

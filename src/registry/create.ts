@@ -53,11 +53,10 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
 
   const errs = validateObject(ctx.model, obj);
   if (errs.length > 0) throw invalid(ctx.gk, meta.name ?? prefix ?? '', errs);
-  await opts.admit?.({ verb: 'create', object: obj });
   const stored = obj as StoredApiObject;
-  const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths);
-  if (revealedKey !== undefined) await assertKeyUnused(ctx, stored, meta.name ?? '');
-  // The creator owns every field it set (secrets are sealed away first, so never recorded).
+  const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths, ctx.cipher);
+  // The creator owns every field it set (secrets are sealed away first, so never recorded; fields
+  // the server sets next, such as a team key's binding, are not the creator's).
   meta.managedFields = recordUpdate(
     ctx.model.schema,
     undefined,
@@ -67,6 +66,9 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
     ctx.model.info.apiVersion,
     timestamp(ctx.now()),
   );
+  await ctx.prepareWrite?.(ctx, stored, undefined);
+  await opts.admit?.({ verb: 'create', object: present(stored), setsKey: true });
+  if (revealedKey !== undefined) await assertKeyUnused(ctx, stored, meta.name ?? '');
 
   for (let attempt = 1; ; attempt++) {
     const name = meta.name!;

@@ -9,6 +9,7 @@ import type { Preconditions } from '../store/types.js';
 import { keyOf, present, timestamp, type RegistryContext, type Writer } from './context.js';
 import type { Admit } from './admission.js';
 import { isRemovable } from './lifecycle.js';
+import { scrubReplacedSecrets } from './scrub.js';
 import { storeCall, toApiError } from './storage-errors.js';
 
 export const propagationPolicies = ['Foreground', 'Background', 'Orphan'] as const;
@@ -49,7 +50,9 @@ function validateDeleteOptions(opts: DeleteOptions): void {
 /** Removes the stored version `obj` unless it changed meanwhile; false when it did. */
 async function removeExact(ctx: RegistryContext, name: string, obj: KubeObject): Promise<StoredApiObject | undefined> {
   try {
-    return await ctx.store.delete<StoredApiObject>(keyOf(ctx, name), { resourceVersion: obj.metadata.resourceVersion! });
+    const deleted = await ctx.store.delete<StoredApiObject>(keyOf(ctx, name), { resourceVersion: obj.metadata.resourceVersion! });
+    await scrubReplacedSecrets(ctx, name, deleted, undefined);
+    return deleted;
   } catch (err) {
     if (isStorageError(err, 'PreconditionFailed')) return undefined;
     throw toApiError(err, ctx, name);

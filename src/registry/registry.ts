@@ -1,10 +1,12 @@
 /** The registry of both kinds over one Store. */
+import { FieldCipher } from '../api/field-cipher.js';
 import { resourceModels } from '../api/model.js';
 import { defaultGroup } from '../api/resources.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { AccessKeyPolicy } from '../api/strategy/ownedaccesskey.js';
 import type { Indexer, Store } from '../store/types.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
+import { bindToTeam } from './team-binding.js';
 
 export interface Registry {
   teams: ResourceRegistry;
@@ -21,8 +23,10 @@ export const accessKeyIndexer: Indexer = (key, obj) =>
 export function createRegistry(store: Store, opts: RegistryOptions & { group?: string; keyPolicy?: AccessKeyPolicy } = {}): Registry {
   store.setIndexer(accessKeyIndexer);
   const models = resourceModels(opts.group ?? defaultGroup, opts.keyPolicy);
-  const teams = new ResourceRegistry(store, models.teams, opts);
-  const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, opts);
+  const shared = { ...opts, cipher: opts.cipher ?? FieldCipher.ephemeral() };
+  const teams = new ResourceRegistry(store, models.teams, shared);
+  const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, shared);
+  ownedaccesskeys.ctx.prepareWrite = bindToTeam(teams.ctx);
   const byPlural = new Map<string, ResourceRegistry>([
     ['teams', teams],
     ['ownedaccesskeys', ownedaccesskeys],

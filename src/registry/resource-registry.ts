@@ -1,4 +1,5 @@
 /** The API semantics of one kind over a Store: one method per verb, each in its own module. */
+import { FieldCipher } from '../api/field-cipher.js';
 import type { ResourceModel } from '../api/model.js';
 import { generateName } from '../api/names.js';
 import type { StoredApiObject } from '../api/secrets.js';
@@ -20,6 +21,8 @@ export interface RegistryOptions {
   now?: () => Date;
   /** Names from a generateName prefix; tests pass their own to force collisions. */
   generateName?: (prefix: string) => string;
+  /** Encrypts sealed fields; without one, a key that lives only in this process (fine for memory:). */
+  cipher?: FieldCipher;
   /** Told about every successful write: the server's audit trail. */
   onWrite?: WriteObserver;
 }
@@ -34,7 +37,7 @@ export class ResourceRegistry {
   readonly ctx: RegistryContext;
 
   constructor(store: Store, model: ResourceModel, opts: RegistryOptions = {}) {
-    this.ctx = makeContext(store, model, opts.now ?? (() => new Date()), opts.generateName ?? generateName, opts.onWrite);
+    this.ctx = makeContext(store, model, opts.now ?? (() => new Date()), opts.generateName ?? generateName, opts.cipher ?? FieldCipher.ephemeral(), opts.onWrite);
   }
 
   get info() {

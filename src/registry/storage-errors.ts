@@ -1,5 +1,5 @@
 /** The one place storage errors become API errors. */
-import { conflict, alreadyExists, expired, gone, notFound, serviceUnavailable, timeout } from '../api/errors.js';
+import { conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout } from '../api/errors.js';
 import { isStorageError } from '../store/errors.js';
 import type { RegistryContext } from './context.js';
 
@@ -10,6 +10,9 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string): un
       return notFound(ctx.gr, name);
     case 'KeyExists':
       return alreadyExists(ctx.gr, name);
+    case 'IndexConflict':
+      // The one unique index is an access key's hash: a concurrent create with the same value lost.
+      return invalid(ctx.gk, name, [{ type: 'Invalid', field: 'spec.key', detail: 'this key value is already in use; choose another' }]);
     case 'Conflict':
       return conflict(ctx.gr, name);
     case 'PreconditionFailed':
@@ -22,7 +25,7 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string): un
       return gone(`the watch fell too far behind and was closed: ${err.message}`);
     case 'Unreachable':
     case 'Closed':
-      return serviceUnavailable(`storage is unavailable: ${err.message}`);
+      return serviceUnavailable(`storage is unavailable: ${err.message}`, 1);
   }
 }
 

@@ -13,6 +13,7 @@ import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { isRemovable } from './lifecycle.js';
 import { fieldsTouched, observeWrite } from './observe.js';
+import { scrubReplacedSecrets } from './scrub.js';
 import { storeCall } from './storage-errors.js';
 import { Removal } from '../store/types.js';
 
@@ -86,7 +87,7 @@ function nextVersion(
   ];
   if (errs.length > 0) throw invalid(ctx.gk, was.name ?? '', errs);
   const stored = next as StoredApiObject;
-  const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths, old);
+  const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths, ctx.cipher, old);
   if (!isDeepStrictEqual(desiredState(stored), desiredState(old))) meta.generation = (was.generation ?? 0) + 1;
   recordFields(ctx, old, stored, how, subresource);
   return revealedKey === undefined ? { stored } : { stored, revealedKey };
@@ -116,7 +117,14 @@ export async function runUpdate(
     const intent = intended(current);
     const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
     revealedKey = result.revealedKey;
-    await opts.admit?.({ verb, old: present(current), object: present(result.stored), ...(opts.subresource ? { subresource: opts.subresource } : {}) });
+    if (!opts.subresource) await ctx.prepareWrite?.(ctx, result.stored, current);
+    await opts.admit?.({
+      verb,
+      old: present(current),
+      object: present(result.stored),
+      ...(revealedKey !== undefined ? { setsKey: true } : {}),
+      ...(opts.subresource ? { subresource: opts.subresource } : {}),
+    });
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
     return isRemovable(result.stored, ctx.now()) ? new Removal(result.stored) : result.stored;
   };
@@ -124,9 +132,13 @@ export async function runUpdate(
     ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
     : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
   if (decided instanceof Removal) {
-    if (!opts.dryRun) observeWrite(ctx, opts, { verb: 'delete', object: present(decided.object) });
+    if (!opts.dryRun) {
+      await scrubReplacedSecrets(ctx, name, decided.object, undefined);
+      observeWrite(ctx, opts, { verb: 'delete', object: present(decided.object) });
+    }
     return present(decided.object, revealedKey);
   }
+  if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, before, decided);
   // An update that changed nothing kept its resourceVersion: nothing was written, nothing to record.
   if (before && decided.metadata.resourceVersion !== before.metadata.resourceVersion) {
     const after = present(decided);

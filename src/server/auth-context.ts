@@ -23,7 +23,8 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
   const teams = new TeamIndex(registry.store, log);
   await teams.start();
   const activity = new ActivityRecorder(registry.ownedaccesskeys, opts.activityIntervalMs ?? 60_000, log);
-  const authenticator = new Authenticator(registry, teams, activity, opts.now ?? (() => new Date()));
+  const now = opts.now ?? (() => new Date());
+  const authenticator = new Authenticator(registry, teams, activity, now);
   const lookup = async (kind: string, name: string) => {
     const r = kind === 'Team' ? registry.teams : kind === 'OwnedAccessKey' ? registry.ownedaccesskeys : undefined;
     return r ? r.get(name).catch(() => undefined) : undefined;
@@ -35,6 +36,7 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
     teams,
     activity,
     lookup,
+    now,
     ...(limit ? { failures: new FailureLimiter(limit) } : {}),
   };
 }

@@ -4,11 +4,11 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { invalid } from '../api/errors.js';
-import type { KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
+import type { KubeObject, Team } from '../api/types.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { Authorizer } from '../auth/authorize.js';
 import type { FailureLimiter } from '../auth/failure-limit.js';
-import { keyEscalation, teamEscalation } from '../auth/escalation.js';
+import { asKey, keyEscalation, teamEscalation } from '../auth/escalation.js';
 import type { Identity } from '../auth/identity.js';
 import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
 import { scopeDenial } from '../auth/scope.js';
@@ -23,6 +23,7 @@ export interface AuthContext {
   failures?: FailureLimiter;
   /** Reads an owner named by an ownerReference, if it exists. */
   lookup(kind: string, name: string): Promise<KubeObject | undefined>;
+  now?: () => Date;
 }
 
 declare module 'fastify' {
@@ -94,8 +95,10 @@ export class Guard {
   /** The admission check the registry runs inside each write. */
   admit(): Admit {
     const { authorizer, teams } = this.auth;
-    return async ({ verb, subresource, old, object }) => {
+    return async ({ verb, subresource, old, object, setsKey }) => {
       const name = (old ?? object)?.metadata.name;
+      // Judged on the teams as they are: every write before this one is in the index.
+      await teams.caughtUp();
       // Status is written by the server itself (lastActivity); through the API only by admins.
       if (subresource === 'status') {
         if (!this.holdsEverywhere(verb)) throw this.forbidden(verb, name, subresource);
@@ -105,8 +108,8 @@ export class Guard {
       const why = !object
         ? undefined
         : this.resource === 'teams'
-          ? teamEscalation(this.who, authorizer, old as Team | undefined, object as Team)
-          : keyEscalation(this.who, authorizer, teams, old?.spec as OwnedAccessKeySpec | undefined, object.spec as OwnedAccessKeySpec);
+          ? teamEscalation(this.who, authorizer, teams, old as Team | undefined, object as Team)
+          : keyEscalation(this.who, authorizer, teams, asKey(old), asKey(object)!, { setsKey: setsKey === true, now: (this.auth.now ?? (() => new Date()))() });
       // A new key is refused for the reason its content gives (for another user, a team, ...).
       if (!authorizer.allowed(this.who, verb, this.resource, target)) throw this.forbidden(verb, name, undefined, verb === 'create' ? why : undefined);
       if (why) throw this.forbidden(verb, name, undefined, why);

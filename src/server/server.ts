@@ -23,7 +23,8 @@ import { AccessAdvisor } from './access.js';
 import type { WatchHub } from './routes/watch.js';
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
-import { ApiError, pathNotFound, tooManyRequests } from '../api/errors.js';
+import { pathNotFound } from '../api/errors.js';
+import { authenticateRequest } from './endpoint-auth.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export const apiPrefix = '/kubernetes/management';
@@ -79,23 +80,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.setErrorHandler(handleError);
   app.decorateRequest('identity', undefined);
-  // Every request under the API prefix needs a key; health endpoints at the root do not.
+  // Every request under the API prefix needs a key; health endpoints and /version do not. The
+  // sidecar's endpoints authorize in their routes (endpoint-auth.ts), since a webhook signs instead.
   app.addHook('onRequest', async (req, reply) => {
     if (req.url !== apiPrefix && !req.url.startsWith(`${apiPrefix}/`)) return;
-    const { authenticator, failures } = opts.auth;
-    // Behind a proxy every client shares the proxy's address; the limit then applies to all alike.
-    const client = req.socket.remoteAddress ?? '';
-    const wait = failures?.retryAfter(client);
-    if (wait !== undefined && !authenticator.recentlyValid(req.headers.authorization)) {
-      throw tooManyRequests(`too many failed authentication attempts from this client; retry after ${wait} seconds`, wait);
-    }
-    try {
-      req.identity = await authenticator.authenticate(req.headers.authorization);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 401) failures?.fail(client);
-      void reply.header('WWW-Authenticate', 'Bearer realm="teamkeys"');
-      throw err;
-    }
+    if (req.url.split('?')[0] === `${apiPrefix}/version`) return;
+    await authenticateRequest(req, reply, opts.auth);
   });
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send(JSON.stringify(pathNotFound().toStatus()));
@@ -105,7 +95,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const models = Object.values(resourceModels(group));
   const hub: WatchHub = { active: new Set<RegistryWatch>() };
   if (opts.bookmarkIntervalMs) hub.bookmarkIntervalMs = opts.bookmarkIntervalMs;
-  registerHealthRoutes(app, registry.store);
+  registerHealthRoutes(app, registry.store, packageVersion);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);

@@ -3,6 +3,8 @@
 export type StorageErrorCode =
   | 'NotFound'
   | 'KeyExists'
+  /** Another live object already carries this unique secondary index value (an access key's hash). */
+  | 'IndexConflict'
   | 'Conflict'
   | 'PreconditionFailed'
   | 'Expired'
@@ -32,3 +34,4 @@ export const notFound = (key: string) => new StorageError('NotFound', key, `key 
 export const keyExists = (key: string) => new StorageError('KeyExists', key, `key exists: ${key}`);
 export const expired = (key: string, requested: number, compacted: number) =>
   new StorageError('Expired', key, `too old resource version: ${requested} (${compacted})`, compacted);
+export const indexConflict = (key: string) => new StorageError('IndexConflict', key, `another object already has the index value of ${key}`);

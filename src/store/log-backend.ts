@@ -15,7 +15,11 @@ export interface Row {
 export interface LogBackend {
   /** The key's latest row, or undefined when the key is absent or deleted. */
   latest(key: string): MaybePromise<Row | undefined>;
-  /** Appends a creation row; throws StorageError KeyExists when the key holds a live object. */
+  /**
+   * Appends a creation row; throws StorageError KeyExists when the key holds a live object. Index
+   * values are unique among live objects: a value another live key carries throws IndexConflict
+   * (create and update alike), checked in the same transaction as the write.
+   */
   create(key: string, value: string, index: string | undefined): MaybePromise<number>;
   /** Appends a new value if the key's latest live row is still `expected`; undefined otherwise. */
   update(key: string, value: string, expected: number, index: string | undefined): MaybePromise<number | undefined>;
@@ -23,6 +27,8 @@ export interface LogBackend {
   delete(key: string, expected: number): MaybePromise<number | undefined>;
   /** Keys in [start, end) and after `after`, live at `revision`, in key order; limit 0 = all. */
   list(start: string, end: string, after: string, revision: number, limit: number): MaybePromise<Row[]>;
+  /** Rewrites with `rewrite` every row of the key but its latest live one (tombstones included). */
+  rewriteHistory(key: string, rewrite: (value: string) => string): MaybePromise<void>;
   /** Live keys in [start, end) whose latest row carries this index value. */
   findByIndex(start: string, end: string, index: string): MaybePromise<Row[]>;
   readSince(after: number, limit: number): MaybePromise<LogRecord[]>;

@@ -164,6 +164,16 @@ export class LogStore implements Store {
     return this.backend.compactedRevision();
   }
 
+  async scrubHistory(key: string, property: string): Promise<void> {
+    this.assertOpen(key);
+    await this.backend.rewriteHistory(key, (value) => {
+      const obj = JSON.parse(value) as Record<string, unknown>;
+      if (!(property in obj)) return value;
+      delete obj[property];
+      return encodeObject(obj as StoredObject);
+    });
+  }
+
   async compact(revision: number): Promise<void> {
     const current = await this.backend.currentRevision();
     await this.backend.compact(Math.min(revision, current));

@@ -103,6 +103,11 @@ export interface Store {
   currentRevision(): Promise<number>;
   /** History at or before this revision is gone; watching or listing from it is Expired. */
   compactedRevision(): Promise<number>;
+  /**
+   * Removes a top-level property (the sealed secrets) from every revision of the key but its live
+   * one, at once rather than at the next compaction: history keeps its events, not old secrets.
+   */
+  scrubHistory(key: string, property: string): Promise<void>;
   /** Drops history that no object needs at revisions up to and including this one. */
   compact(revision: number): Promise<void>;
   /** Cheap liveness check used by /readyz. */

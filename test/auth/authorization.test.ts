@@ -40,7 +40,7 @@ const rows: Row[] = [
   { who: 'ulrich', method: 'PATCH', path: '/teams/payments', type: merge, body: { spec: { displayName: 'P' } }, code: 200 },
   { who: 'ulrich', method: 'DELETE', path: '/teams/payments', code: 403, message: forbidden('ulrich', 'delete', 'teams', 'payments') },
   { who: 'aud', method: 'DELETE', path: '/teams/payments?dryRun=All', code: 200 }, // '*' through team auditors
-  { who: 'pat', method: 'GET', path: '/teams/payments', code: 403 }, // membership alone grants nothing
+  { who: 'pat', method: 'GET', path: '/teams/payments', code: 403 }, // membership grants only what names the team: nothing on payments here
   { who: 'nobody', method: 'GET', path: '/teams/payments', code: 403 },
   { who: 'nobody', method: 'GET', path: '/teams/no-such-team', code: 403 }, // no existence leak
   { who: 'admin', method: 'GET', path: '/teams/no-such-team', code: 404 },

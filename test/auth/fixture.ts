@@ -74,3 +74,12 @@ export async function seed(server: InProcess): Promise<Tokens> {
   await create(server, 'ownedaccesskeys', { metadata: { name: 'zed-key' }, spec: { user: 'zed' } });
   return tokens;
 }
+
+/** Polls `check` until it holds (bounded): for what the server does in the background. */
+export async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,8 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const root = new URL('../../', import.meta.url).pathname;
 export const bin = `${root}dist/cli/main.js`;
+/** Embedded commands make an encryption key file on first use: here, not in the repository's .teamkeys/. */
+const encryptionKeyFile = join(tmpdir(), `teamkeys-test-${process.pid}`, 'encryption.yaml');
 
 export interface Run {
   code: number | null;
@@ -15,7 +19,7 @@ export function teamkeys(args: string[], opts: { cwd?: string; env?: Record<stri
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" (npm test does it first)`);
   const r = spawnSync(process.execPath, [bin, ...args], {
     cwd: opts.cwd ?? root,
-    env: { ...process.env, TEAMKEYS_STORE: '', ...opts.env },
+    env: { ...process.env, TEAMKEYS_STORE: '', TEAMKEYS_ENCRYPTION_KEY_FILE: encryptionKeyFile, ...opts.env },
     encoding: 'utf8',
     timeout: 30_000,
   });

@@ -83,7 +83,7 @@ describe('the README, followed on a fresh clone', () => {
     // The next section, on the same state as a reader who did the first one: its kubectl lines
     // (all but the endless --watch) work in the order written.
     const serveSection = shellBlocks(readFileSync(join(root, 'README.md'), 'utf8'))[3]!;
-    expect(serveSection).toContain('kubectl apply -R -f examples/gitops');
+    expect(serveSection).toContain('kubectl apply -f examples/gitops/teams -f examples/gitops/accesskeys');
     const next = walk(serveSection.filter((l) => !l.includes('--watch')));
     expect(next.status, next.stderr).toBe(0);
     expect(next.stdout).toContain('team.management.service/platform configured');

@@ -8,8 +8,9 @@ async function ownedKey() {
   const fx = newRegistry();
   const { object: owner } = await fx.registry.teams.create(team('owner'));
   const ref = (block: boolean) => ({ apiVersion: 'management.service/v1', kind: 'Team', name: 'owner', uid: owner.metadata.uid!, blockOwnerDeletion: block });
+  // User keys: a team key's binding to its team is the server's (test/auth/team-keys.test.ts).
   const key = (name: string, block: boolean, finalizers?: string[]) =>
-    fx.registry.ownedaccesskeys.create({ metadata: { name, ownerReferences: [ref(block)], ...(finalizers ? { finalizers } : {}) }, spec: { team: 'owner' } });
+    fx.registry.ownedaccesskeys.create({ metadata: { name, ownerReferences: [ref(block)], ...(finalizers ? { finalizers } : {}) }, spec: { user: 'u' } });
   const gc = new GarbageCollector(fx.registry, pino({ level: 'silent' }));
   const exists = async (plural: 'teams' | 'ownedaccesskeys', name: string): Promise<KubeObject | undefined> =>
     fx.registry[plural].get(name).catch(() => undefined);

@@ -69,13 +69,17 @@ describe('access key secrets', () => {
 
     const read = await registry.ownedaccesskeys.get('sso');
     await registry.ownedaccesskeys.update('sso', { ...read, spec: { ...spec(read), description: 'edited' } });
-    const raw = (await store.get('/ownedaccesskeys/sso')) as { sealed?: { fields?: Record<string, string> } };
-    expect(raw.sealed?.fields).toEqual({
-      'spec.identity.connectorData': connectorData,
-      'spec.oidcLogin.idToken': oidc.idToken,
-      'spec.oidcLogin.accessToken': oidc.accessToken,
-      'spec.oidcLogin.refreshToken': oidc.refreshToken,
-    });
+    const raw = (await store.get('/ownedaccesskeys/sso')) as KubeObject & { sealed?: { fields?: Record<string, string> } };
+    // Stored encrypted, bound to the object and field: they open to the values written.
+    const cipher = registry.ownedaccesskeys.ctx.cipher;
+    const opened = (f: string) => cipher.open(raw.sealed!.fields![f]!, `${raw.metadata.uid}/${f}`);
+    expect(JSON.stringify(raw)).not.toContain(connectorData);
+    expect(Object.keys(raw.sealed?.fields ?? {}).sort()).toEqual(['spec.identity.connectorData', 'spec.oidcLogin.accessToken', 'spec.oidcLogin.idToken', 'spec.oidcLogin.refreshToken']);
+    expect(opened('spec.identity.connectorData')).toBe(connectorData);
+    expect(opened('spec.oidcLogin.idToken')).toBe(oidc.idToken);
+    expect(opened('spec.oidcLogin.accessToken')).toBe(oidc.accessToken);
+    expect(opened('spec.oidcLogin.refreshToken')).toBe(oidc.refreshToken);
+    expect(() => cipher.open(raw.sealed!.fields!['spec.oidcLogin.idToken']!, `${raw.metadata.uid}/spec.identity.connectorData`)).toThrow();
 
     // Removing the object that holds a secret removes the secret with it.
     const latest = await registry.ownedaccesskeys.get('sso');
@@ -83,7 +87,7 @@ describe('access key secrets', () => {
     await registry.ownedaccesskeys.update('sso', { ...latest, spec: rest } as KubeObject);
     const after = (await store.get('/ownedaccesskeys/sso')) as { sealed?: { fields?: Record<string, string> } };
     expect(after.sealed?.fields?.['spec.identity.connectorData']).toBeUndefined();
-    expect(after.sealed?.fields?.['spec.oidcLogin.idToken']).toBe(oidc.idToken);
+    expect(after.sealed?.fields?.['spec.oidcLogin.idToken']).toBe(raw.sealed?.fields?.['spec.oidcLogin.idToken']);
   });
 
   it('watch events never carry secrets', async () => {

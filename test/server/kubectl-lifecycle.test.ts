@@ -39,7 +39,8 @@ describe('deletion lifecycle through kubectl', () => {
         `    uid: ${uid}`,
         `    blockOwnerDeletion: ${block}`,
         'spec:',
-        `  team: ${owner}`,
+        // A user key: a team key's binding to its team is the server's (test/auth/escalation-paths.test.ts).
+        '  user: owner-tests',
         '',
       ].join('\n'),
     );

@@ -277,21 +277,53 @@ export function describeStoreConformance(
     it('finds live objects by their secondary index value, following updates and deletes', async () => {
       store.setIndexer((key, o) => (key.startsWith('/teams/') ? (o as Obj).spec?.note : undefined));
       await store.create('/teams/a', { ...obj('a'), spec: { note: 'red' } });
-      await store.create('/teams/b', { ...obj('b'), spec: { note: 'red' } });
       await store.create('/teams/c', { ...obj('c'), spec: { note: 'blue' } });
       await store.create('/ownedaccesskeys/k', { ...obj('k'), spec: { note: 'red' } });
       const names = async (v: string) => (await store.getByIndex<Obj>('/teams/', v)).map((o) => o.metadata.name);
-      expect(await names('red')).toEqual(['a', 'b']);
-      await store.guaranteedUpdate<Obj>('/teams/a', undefined, (c) => ({ ...c, spec: { note: 'blue' } }));
-      expect(await names('red')).toEqual(['b']);
-      expect(await names('blue')).toEqual(['a', 'c']);
+      expect(await names('red')).toEqual(['a']);
+      await store.guaranteedUpdate<Obj>('/teams/a', undefined, (c) => ({ ...c, spec: { note: 'green' } }));
+      expect(await names('red')).toEqual([]);
+      expect(await names('green')).toEqual(['a']);
       await store.delete('/teams/c');
-      expect(await names('blue')).toEqual(['a']);
+      expect(await names('blue')).toEqual([]);
       await store.compact(await store.currentRevision());
-      expect(await names('blue')).toEqual(['a']);
-      const [found] = await store.getByIndex<Obj>('/teams/', 'red');
-      expect(found).toEqual(await store.get('/teams/b'));
-      expect(await names('green')).toEqual([]);
+      expect(await names('green')).toEqual(['a']);
+      const [found] = await store.getByIndex<Obj>('/teams/', 'green');
+      expect(found).toEqual(await store.get('/teams/a'));
+      expect(await names('purple')).toEqual([]);
+    });
+
+    it('index values are unique among live objects: a second holder is refused in the write itself', async () => {
+      store.setIndexer((key, o) => (key.startsWith('/teams/') ? (o as Obj).spec?.note : undefined));
+      await store.create('/teams/a', { ...obj('a'), spec: { note: 'red' } });
+      await expect(store.create('/teams/b', { ...obj('b'), spec: { note: 'red' } })).rejects.toMatchObject({ code: 'IndexConflict' });
+      await store.create('/teams/b', { ...obj('b'), spec: { note: 'blue' } });
+      await expect(store.guaranteedUpdate<Obj>('/teams/b', undefined, (c) => ({ ...c, spec: { note: 'red' } }))).rejects.toMatchObject({ code: 'IndexConflict' });
+      // Concurrent creates with one value: exactly one wins.
+      const racers = await Promise.allSettled(['x', 'y', 'z'].map((n) => store.create(`/teams/${n}`, { ...obj(n), spec: { note: 'green' } })));
+      expect(racers.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      // A value is free again once its holder changes or goes.
+      await store.delete('/teams/a');
+      await store.guaranteedUpdate<Obj>('/teams/b', undefined, (c) => ({ ...c, spec: { note: 'red' } }));
+      expect((await store.getByIndex<Obj>('/teams/', 'red')).map((o) => o.metadata.name)).toEqual(['b']);
+    });
+
+    it('scrubHistory removes a property from every revision but the live one, keeping the events', async () => {
+      const start = await store.currentRevision();
+      await store.create('/teams/s', { ...obj('s'), secret: 'one' });
+      await store.guaranteedUpdate<Obj & { secret?: string }>('/teams/s', undefined, (c) => ({ ...c, secret: 'two' }));
+      await store.create('/teams/gone', { ...obj('gone'), secret: 'three' });
+      await store.delete('/teams/gone');
+      await store.scrubHistory('/teams/s', 'secret');
+      await store.scrubHistory('/teams/gone', 'secret');
+      const w = store.watch<Obj & { secret?: string }>('/teams/', start);
+      const events: { type: string; secret?: string }[] = [];
+      for await (const e of w) {
+        events.push({ type: e.type, ...(e.object.secret ? { secret: e.object.secret } : {}) });
+        if (events.length === 4) w.stop();
+      }
+      expect(events).toEqual([{ type: 'ADDED' }, { type: 'MODIFIED', secret: 'two' }, { type: 'ADDED' }, { type: 'DELETED' }]);
+      expect(((await store.get('/teams/s')) as { secret?: string }).secret).toBe('two');
     });
 
     it('stop() ends a watch that is waiting for events', async () => {

@@ -2,13 +2,14 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { ApiError } from '../../api/errors.js';
 import { formatError, parseManifests } from '../../gitops/source/manifests.js';
-import { withRegistry, storeOptionHelp } from '../embedded.js';
+import { encryptionKeyFileHelp, withRegistry, storeOptionHelp } from '../embedded.js';
 import { CliError } from '../errors.js';
 import { expandFiles } from '../files.js';
 import { parseOutputFormat, render } from '../output.js';
 import { resolveResource } from '../resource-names.js';
 
 interface Options {
+  encryptionKeyFile?: string;
   filename: string[];
   store?: string;
   output?: string;
@@ -22,6 +23,7 @@ export function registerCreate(program: Command): void {
     .description('create the Teams and OwnedAccessKeys in YAML or JSON files, in the embedded store')
     .requiredOption('-f, --filename <path...>', 'files or directories of manifests')
     .option('--store <url>', storeOptionHelp)
+    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
     .option('-o, --output <format>', 'print the created objects: yaml, json or name (a generated key appears only here)')
     .option('--dry-run', 'validate and show the result without writing')
     .action(async (opts: Options) => {
@@ -29,27 +31,32 @@ export function registerCreate(program: Command): void {
       const files = await expandFiles(opts.filename);
       let failed = 0;
       await withRegistry(opts.store, async (registry) => {
+        const all: (ReturnType<typeof parseManifests>['manifests'][number] & { file: string })[] = [];
         for (const file of files) {
           const { manifests, errors } = parseManifests(await readFile(file, 'utf8'), file);
           for (const e of errors) console.error(formatError(e));
           failed += errors.length;
-          for (const m of manifests) {
-            try {
-              const info = resolveResource(String(m.object.kind ?? ''));
-              const registryOf = registry.byPlural(info.plural)!;
-              const { object, warnings } = await registryOf.create(m.object, { dryRun: opts.dryRun ?? false, fieldManager: 'teamkeys' });
-              for (const w of warnings) console.error(`${file}:${m.line}:${m.column}: warning: ${w}`);
-              if (format) console.log(render([object], format, false));
-              else console.log(`${info.singular}.${info.group}/${object.metadata.name} created${opts.dryRun ? ' (dry run)' : ''}`);
-            } catch (err) {
-              failed++;
-              const message =
-                err instanceof ApiError ? `Error from server (${err.reason}): ${err.message}` : err instanceof CliError ? err.message : String(err);
-              console.error(formatError({ file, line: m.line, column: m.column, message }));
-            }
+          all.push(...manifests.map((m) => ({ ...m, file })));
+        }
+        // Teams first: a team key is refused until its team exists, whatever order the files list.
+        const rank = (m: (typeof all)[number]) => (String(m.object.kind ?? '').toLowerCase().startsWith('team') ? 0 : 1);
+        for (const m of [...all].sort((a, b) => rank(a) - rank(b))) {
+          const file = m.file;
+          try {
+            const info = resolveResource(String(m.object.kind ?? ''));
+            const registryOf = registry.byPlural(info.plural)!;
+            const { object, warnings } = await registryOf.create(m.object, { dryRun: opts.dryRun ?? false, fieldManager: 'teamkeys' });
+            for (const w of warnings) console.error(`${file}:${m.line}:${m.column}: warning: ${w}`);
+            if (format) console.log(render([object], format, false));
+            else console.log(`${info.singular}.${info.group}/${object.metadata.name} created${opts.dryRun ? ' (dry run)' : ''}`);
+          } catch (err) {
+            failed++;
+            const message =
+              err instanceof ApiError ? `Error from server (${err.reason}): ${err.message}` : err instanceof CliError ? err.message : String(err);
+            console.error(formatError({ file, line: m.line, column: m.column, message }));
           }
         }
-      });
+      }, opts.encryptionKeyFile);
       if (failed > 0) throw new CliError(`${failed} object(s) could not be created`);
     });
 }

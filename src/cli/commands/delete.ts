@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { withRegistry, storeOptionHelp } from '../embedded.js';
+import { encryptionKeyFileHelp, withRegistry, storeOptionHelp } from '../embedded.js';
 import { resolveResource } from '../resource-names.js';
 
 interface Options {
+  encryptionKeyFile?: string;
   store?: string;
 }
 
@@ -14,6 +15,7 @@ export function registerDelete(program: Command): void {
     .argument('<resource>', 'teams or ownedaccesskeys')
     .argument('<names...>', 'names to delete')
     .option('--store <url>', storeOptionHelp)
+    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
     .action(async (resource: string, names: string[], opts: Options) => {
       const info = resolveResource(resource);
       await withRegistry(opts.store, async (registry) => {
@@ -21,6 +23,6 @@ export function registerDelete(program: Command): void {
           const { removed } = await registry.byPlural(info.plural)!.delete(name);
           console.log(`${info.singular}.${info.group} "${name}" ${removed ? 'deleted' : 'marked for deletion (finalizers pending)'}`);
         }
-      });
+      }, opts.encryptionKeyFile);
     });
 }

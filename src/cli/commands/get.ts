@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import type { KubeObject } from '../../api/types.js';
-import { withRegistry, storeOptionHelp } from '../embedded.js';
+import { encryptionKeyFileHelp, withRegistry, storeOptionHelp } from '../embedded.js';
 import { parseOutputFormat, render } from '../output.js';
 import { resolveResource } from '../resource-names.js';
 
 interface Options {
+  encryptionKeyFile?: string;
   store?: string;
   output?: string;
   selector?: string;
@@ -18,6 +19,7 @@ export function registerGet(program: Command): void {
     .argument('<resource>', 'teams, ownedaccesskeys (or team, tm, ownedaccesskey, oak)')
     .argument('[names...]', 'names to show; all when none')
     .option('--store <url>', storeOptionHelp)
+    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
     .option('-o, --output <format>', 'table (default), wide, yaml, json or name')
     .option('-l, --selector <selector>', 'label selector, e.g. env=prod,tier in (gold)')
     .action(async (resource: string, names: string[], opts: Options) => {
@@ -29,6 +31,6 @@ export function registerGet(program: Command): void {
         if (names.length > 0) objects = await Promise.all(names.map((n) => registryOf.get(n)));
         else objects = (await registryOf.list(opts.selector ? { labelSelector: opts.selector } : {})).items;
         console.log(render(objects, format, names.length !== 1));
-      });
+      }, opts.encryptionKeyFile);
     });
 }

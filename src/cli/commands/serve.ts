@@ -4,16 +4,18 @@ import type { Command } from 'commander';
 import { withKeyDelivery } from '../gitops-flags.js';
 import { defaultGroup } from '../../api/resources.js';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
-import { createRegistry } from '../../registry/registry.js';
 import { createAuthContext, defaultFailureLimit } from '../../server/auth-context.js';
 import type { FailureLimitOptions } from '../../auth/failure-limit.js';
+import { createRegistry } from '../../registry/registry.js';
 import { apiPrefix, buildServer } from '../../server/server.js';
+import { endpointAuthorizer } from '../../server/endpoint-auth.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
 import { LocalLease } from '../../store/lease.js';
 import { openStore } from '../../store/open.js';
 import { openAuditTrail } from '../../store/audit/open.js';
 import { AuditRecorder } from '../../server/audit/audit-recorder.js';
-import { storeOptionHelp, storeUrl } from '../embedded.js';
+import { cipherFor, storeOptionHelp, storeUrl } from '../embedded.js';
+import { encryptionKeyFileName } from '../encryption-key-file.js';
 import { CliError } from '../errors.js';
 import { createLogger, logFormat, logFormatHelp } from '../logging.js';
 import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
@@ -51,6 +53,7 @@ interface Options {
   webhookSecretFile?: string;
   authFailureLimit: string;
   requestTimeout: string;
+  encryptionKeyFile?: string;
   auditLog?: string;
   auditRetention: string;
 }
@@ -106,6 +109,7 @@ export function registerServe(program: Command): void {
     .option('--sync-prune', 'prune objects the source no longer holds')
     .option('--self-heal', 'revert drift (without it, drift is only reported)')
     .option('--webhook-secret-file <file>', 'GitHub webhook secret for POST /sync')
+    .option('--encryption-key-file <file>', 'keys that encrypt connectorData and OIDC tokens at rest (default: <state-dir>/encryption.yaml, made 0600 on first start)')
     .option('--max-ttl <seconds>', 'refuse access keys that live longer (or forever)')
     .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", '60')
     .option(
@@ -133,9 +137,10 @@ export function registerServe(program: Command): void {
       }
 
       const auditRetentionMs = parseDuration('--audit-retention', opts.auditRetention);
+      const cipher = await cipherFor(storeUrl(opts.store), opts.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName));
       const store = openStore(storeUrl(opts.store));
       const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: auditRetentionMs, ...(opts.auditLog ? { logFile: resolve(opts.auditLog) } : {}) });
-      const registry = createRegistry(store, { group: opts.apiGroup, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
+      const registry = createRegistry(store, { group: opts.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
       const adminKeyFile = join(stateDir, 'admin.key');
       const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
       const boot = await bootstrapAdmin(registry, {
@@ -161,7 +166,10 @@ export function registerServe(program: Command): void {
         ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       });
-      if (daemon) registerDaemonRoutes(app, daemon.daemon, daemon.metrics, { health: false, ...(daemon.webhookSecret ? { webhookSecret: daemon.webhookSecret } : {}) });
+      if (daemon) {
+        const routes = { health: false, authorize: endpointAuthorizer(auth), ...(daemon.webhookSecret ? { webhookSecret: daemon.webhookSecret } : {}) };
+        registerDaemonRoutes(app, daemon.daemon, daemon.metrics, routes);
+      }
       await app.listen({ host: listen.host, port: listen.port });
       // Signals are handled before anyone can learn the address: a stop right after start is clean.
       const stopped = new Promise<void>((done) => {

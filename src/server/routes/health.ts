@@ -1,8 +1,11 @@
-/** /healthz, /livez and /readyz at the server root; none needs a key. */
+/** /healthz, /livez, /readyz and /version at the server root; none needs a key (as in kube). */
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/types.js';
+import { versionInfo } from '../discovery.js';
 
-export function registerHealthRoutes(app: FastifyInstance, store: Store): void {
+export function registerHealthRoutes(app: FastifyInstance, store: Store, packageVersion: string): void {
+  const version = JSON.stringify(versionInfo(packageVersion));
+  app.get('/version', (_req, reply) => reply.type('application/json').send(version));
   const ok = (_req: unknown, reply: { type(t: string): { send(b: string): unknown } }) => reply.type('text/plain').send('ok');
   app.get('/healthz', ok);
   app.get('/livez', ok);

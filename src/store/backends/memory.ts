@@ -1,5 +1,5 @@
 /** The in-memory backend: the same log semantics as SQLite, for tests and throwaway servers. */
-import { keyExists } from '../errors.js';
+import { indexConflict, keyExists } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
 import type { EventType, LogRecord } from '../types.js';
@@ -55,6 +55,12 @@ class MemoryBackend implements LogBackend {
     const last = this.latest(key);
     if (!last || last.revision !== expected) return undefined;
     return this.append(key, last.value, 'DELETED', expected, undefined);
+  }
+
+  rewriteHistory(key: string, rewrite: (value: string) => string): void {
+    const history = this.rows.get(key) ?? [];
+    const keep = history.at(-1)?.type === 'DELETED' ? undefined : history.at(-1);
+    for (const row of history) if (row !== keep) row.value = rewrite(row.value);
   }
 
   findByIndex(start: string, end: string, index: string): Row[] {
@@ -123,6 +129,7 @@ class MemoryBackend implements LogBackend {
   close(): void {}
 
   private append(key: string, value: string, type: EventType, prevRevision: number, index: string | undefined): number {
+    if (index !== undefined && [...(this.byIndex.get(index) ?? [])].some((k) => k !== key)) throw indexConflict(key);
     const row: MemRow = { key, revision: ++this.revision, value, type, prevRevision };
     if (index !== undefined) row.index = index;
     this.log.push(row);

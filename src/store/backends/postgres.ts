@@ -5,7 +5,7 @@
  * every replica LISTENs and reads the log by revision, so its watchers see every write in order.
  */
 import pg from 'pg';
-import { keyExists, StorageError } from '../errors.js';
+import { indexConflict, keyExists, StorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
 import type { Lease } from '../lease.js';
@@ -31,6 +31,15 @@ CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
 CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
 INSERT INTO meta (key, value) VALUES ('revision', 0), ('compact_revision', 0) ON CONFLICT (key) DO NOTHING;
+`;
+/** Live objects' index values, unique: two access keys can never share a value, however they race. */
+const uniqueSchema = `
+CREATE TABLE kv_unique (idx TEXT PRIMARY KEY, name TEXT COLLATE "C" NOT NULL);
+CREATE INDEX kv_unique_name ON kv_unique (name);
+INSERT INTO kv_unique (idx, name)
+  SELECT kv.idx, kv.name FROM kv WHERE kv.idx IS NOT NULL AND NOT kv.deleted
+    AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name)
+  ON CONFLICT (idx) DO NOTHING;
 `;
 
 interface KvRow {
@@ -66,6 +75,8 @@ class PostgresBackend implements LogBackend {
       // Two replicas starting together must not race on CREATE.
       await client.query('SELECT pg_advisory_lock($1)', [writeLock]);
       await client.query(schema);
+      const { rows } = await client.query<{ t: string | null }>("SELECT to_regclass('kv_unique') AS t");
+      if (!rows[0]?.t) await client.query(uniqueSchema);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [writeLock]).catch(() => {});
       client.release();
@@ -128,6 +139,16 @@ class PostgresBackend implements LogBackend {
     return (await c.query<KvRow>('SELECT id, name, created, deleted, prev_revision, value FROM kv WHERE name = $1 ORDER BY id DESC LIMIT 1', [key])).rows[0];
   }
 
+  /** Moves the key's unique index value to `index` (or none), inside the write's transaction. */
+  private static async claim(c: pg.PoolClient, key: string, index: string | undefined): Promise<void> {
+    if (index !== undefined) {
+      const { rows } = await c.query<{ name: string }>('SELECT name FROM kv_unique WHERE idx = $1', [index]);
+      if (rows[0] && rows[0].name !== key) throw indexConflict(key);
+    }
+    await c.query('DELETE FROM kv_unique WHERE name = $1', [key]);
+    if (index !== undefined) await c.query('INSERT INTO kv_unique (idx, name) VALUES ($1, $2)', [index, key]);
+  }
+
   private static async insert(c: pg.PoolClient, key: string, created: boolean, deleted: boolean, prev: number, value: string, index: string | undefined) {
     const r = await c.query<{ id: string }>(
       'INSERT INTO kv (name, created, deleted, prev_revision, value, idx) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
@@ -145,6 +166,7 @@ class PostgresBackend implements LogBackend {
     const id = await this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (last && !last.deleted) throw keyExists(key);
+      await PostgresBackend.claim(c, key, index);
       return PostgresBackend.insert(c, key, true, false, last ? Number(last.id) : 0, value, index);
     });
     if (id === undefined) throw keyExists(key);
@@ -155,6 +177,7 @@ class PostgresBackend implements LogBackend {
     return this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (!last || last.deleted || Number(last.id) !== expected) return undefined;
+      await PostgresBackend.claim(c, key, index);
       return PostgresBackend.insert(c, key, false, false, expected, value, index);
     });
   }
@@ -163,6 +186,7 @@ class PostgresBackend implements LogBackend {
     return this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (!last || last.deleted || Number(last.id) !== expected) return undefined;
+      await PostgresBackend.claim(c, key, undefined);
       return PostgresBackend.insert(c, key, false, true, expected, last.value, undefined);
     });
   }
@@ -176,6 +200,18 @@ class PostgresBackend implements LogBackend {
       [start, end, after, revision, limit > 0 ? limit : null],
     );
     return rows.map((r) => ({ key: r.name, revision: Number(r.id), value: r.value }));
+  }
+
+  async rewriteHistory(key: string, rewrite: (value: string) => string): Promise<void> {
+    await this.write(async (c) => {
+      const rows = (await c.query<KvRow>('SELECT id, deleted, value FROM kv WHERE name = $1 ORDER BY id', [key])).rows;
+      const last = rows.at(-1);
+      for (const r of rows) {
+        const next = r === last && !r.deleted ? r.value : rewrite(r.value);
+        if (next !== r.value) await c.query('UPDATE kv SET value = $1 WHERE id = $2', [next, r.id]);
+      }
+      return undefined; // no new revision: history is rewritten, not extended
+    });
   }
 
   async findByIndex(start: string, end: string, index: string): Promise<Row[]> {

@@ -4,10 +4,10 @@
  * two writers can never both append after the same row. Writes run in BEGIN IMMEDIATE transactions,
  * so several processes may share the file; each one's watchers poll the log for the others' rows.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { keyExists } from '../errors.js';
+import { indexConflict, keyExists } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
 import type { LogRecord } from '../types.js';
@@ -26,6 +26,14 @@ CREATE UNIQUE INDEX IF NOT EXISTS kv_name_prev_revision ON kv (name, prev_revisi
 CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 `;
+/** Live objects' index values, unique: two access keys can never share a value, however they race. */
+const uniqueSchema = `
+CREATE TABLE IF NOT EXISTS kv_unique (idx TEXT PRIMARY KEY, name TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS kv_unique_name ON kv_unique (name);
+`;
+const backfillUnique = `INSERT OR IGNORE INTO kv_unique (idx, name)
+  SELECT kv.idx, kv.name FROM kv WHERE kv.idx IS NOT NULL AND kv.deleted = 0
+    AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name)`;
 const indexSchema = 'CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL';
 
 interface KvRow {
@@ -45,6 +53,17 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
 }
 
+/**
+ * The database holds hashes of every key and sealed (encrypted) fields: it is made 0600 before
+ * SQLite opens it, and SQLite gives its -wal and -shm files the database file's mode. Files left
+ * wider by an older version are narrowed.
+ */
+function privateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
+}
+
 class SqliteBackend implements LogBackend {
   private readonly db: Database.Database;
   private readonly stmts;
@@ -55,16 +74,21 @@ class SqliteBackend implements LogBackend {
   private readonly txCompact: Database.Transaction<(revision: number) => void>;
 
   constructor(path: string, opts: SqliteOptions) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') privateFile(path);
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+    // Rewritten or deleted rows (scrubbed secrets, compacted history) are zeroed, not left in free pages.
+    this.db.pragma('secure_delete = ON');
     this.db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
     this.db.exec(schema);
     // Files written before the secondary index existed gain its column.
     const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all();
     if (!columns.some((c) => c.name === 'idx')) this.db.exec('ALTER TABLE kv ADD COLUMN idx TEXT');
     this.db.exec(indexSchema);
+    const hadUnique = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'kv_unique'").get() !== undefined;
+    this.db.exec(uniqueSchema);
+    if (!hadUnique) this.db.exec(backfillUnique);
     const db = this.db;
     this.stmts = {
       latest: db.prepare<[string], KvRow>(
@@ -103,10 +127,23 @@ class SqliteBackend implements LogBackend {
            OR EXISTS (SELECT 1 FROM kv k2 WHERE k2.name = kv.name AND k2.id > kv.id AND k2.id <= @rev))`,
       ),
       ping: db.prepare('SELECT 1'),
+      history: db.prepare<[string], { id: number; value: string }>('SELECT id, value FROM kv WHERE name = ? ORDER BY id'),
+      rewrite: db.prepare<[string, number]>('UPDATE kv SET value = ? WHERE id = ?'),
+      uniqueHolder: db.prepare<[string], { name: string }>('SELECT name FROM kv_unique WHERE idx = ?'),
+      uniqueRelease: db.prepare<[string]>('DELETE FROM kv_unique WHERE name = ?'),
+      uniqueClaim: db.prepare<[string, string]>('INSERT INTO kv_unique (idx, name) VALUES (?, ?)'),
+    };
+    /** Moves the key's unique index value to `index` (or none), in the caller's transaction. */
+    const claim = (key: string, index: string | null) => {
+      const holder = index === null ? undefined : this.stmts.uniqueHolder.get(index);
+      if (holder && holder.name !== key) throw indexConflict(key);
+      this.stmts.uniqueRelease.run(key);
+      if (index !== null) this.stmts.uniqueClaim.run(index, key);
     };
     this.txCreate = db.transaction((key: string, value: string, index: string | null) => {
       const last = this.stmts.latest.get(key);
       if (last && !last.deleted) throw keyExists(key);
+      claim(key, index);
       return Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value, index).lastInsertRowid);
     });
     // value undefined appends a tombstone carrying the last value.
@@ -114,6 +151,7 @@ class SqliteBackend implements LogBackend {
       const last = this.stmts.latest.get(key);
       if (!last || last.deleted || last.id !== expected) return undefined;
       const deleted = value === undefined ? 1 : 0;
+      claim(key, deleted ? null : index);
       return Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value, index).lastInsertRowid);
     });
     this.txCompact = db.transaction((revision: number) => {
@@ -137,6 +175,18 @@ class SqliteBackend implements LogBackend {
 
   delete(key: string, expected: number): number | undefined {
     return this.txAppend.immediate(key, undefined, expected, null);
+  }
+
+  rewriteHistory(key: string, rewrite: (value: string) => string): void {
+    this.db
+      .transaction(() => {
+        const live = this.latest(key)?.revision;
+        for (const r of this.stmts.history.all(key)) {
+          const next = r.id === live ? r.value : rewrite(r.value);
+          if (next !== r.value) this.stmts.rewrite.run(next, r.id);
+        }
+      })
+      .immediate();
   }
 
   findByIndex(start: string, end: string, index: string): Row[] {

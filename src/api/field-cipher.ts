@@ -1,0 +1,67 @@
+/**
+ * Encryption at rest of sealed fields (identity.connectorData, oidcLogin tokens): AES-256-GCM from
+ * node:crypto, in the manner of kube's EncryptionConfiguration: a list of named keys, the first
+ * encrypts, every one decrypts, so a new key can be put first and the old one kept until every
+ * value has been rewritten. A value is bound to its object and field (GCM additional data), so a
+ * ciphertext copied to another object or field does not open.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+export interface CipherKey {
+  name: string;
+  /** 32 bytes. */
+  secret: Buffer;
+}
+
+const prefix = 'aesgcm:v1:';
+
+export class FieldCipher {
+  private readonly byName: Map<string, Buffer>;
+
+  constructor(private readonly keys: CipherKey[]) {
+    if (keys.length === 0) throw new Error('an encryption key list needs at least one key');
+    for (const k of keys) if (k.secret.length !== 32) throw new Error(`encryption key "${k.name}" must be 32 bytes`);
+    this.byName = new Map(keys.map((k) => [k.name, k.secret]));
+  }
+
+  /** A cipher with one random key that lives only in this process (tests, memory: stores). */
+  static ephemeral(): FieldCipher {
+    return new FieldCipher([{ name: `ephemeral-${randomBytes(4).toString('hex')}`, secret: randomBytes(32) }]);
+  }
+
+  /** `aesgcm:v1:<key name>:<iv>:<tag>:<ciphertext>` (base64), under the first key. */
+  seal(plain: string, context: string): string {
+    const { name, secret } = this.keys[0]!;
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', secret, iv);
+    cipher.setAAD(Buffer.from(context));
+    const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return `${prefix}${name}:${[iv, cipher.getAuthTag(), data].map((b) => b.toString('base64')).join(':')}`;
+  }
+
+  /** The plaintext; throws when the value is not ours, its key is unknown, or it was tampered with. */
+  open(sealed: string, context: string): string {
+    const parts = isSealed(sealed) ? sealed.slice(prefix.length).split(':') : [];
+    const secret = this.byName.get(parts[0] ?? '');
+    if (parts.length !== 4 || !secret) throw new Error('the value is not sealed under a known encryption key');
+    const [iv, tag, data] = parts.slice(1).map((p) => Buffer.from(p, 'base64')) as [Buffer, Buffer, Buffer];
+    const decipher = createDecipheriv('aes-256-gcm', secret, iv);
+    decipher.setAAD(Buffer.from(context));
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8');
+  }
+
+  /**
+   * The stored form of a value carried over from the previous version: unchanged when sealed under
+   * the first key (or under a key this process does not know), re-sealed when under an older key,
+   * sealed when it predates encryption.
+   */
+  reseal(stored: string, context: string): string {
+    if (!isSealed(stored)) return this.seal(stored, context);
+    const name = stored.slice(prefix.length).split(':')[0];
+    if (name === this.keys[0]!.name || !this.byName.has(name ?? '')) return stored;
+    return this.seal(this.open(stored, context), context);
+  }
+}
+
+export const isSealed = (value: string) => value.startsWith(prefix);

@@ -1,0 +1,144 @@
+/**
+ * What a grant confers, as a list of atoms, and whether a writing key holds each atom. Permission
+ * here is a union of grants (roles, ownership, access rules, own keys): no grant narrows another,
+ * so what an identity gains from a write is always within what the write's grant confers.
+ */
+import type { Team } from '../api/types.js';
+import type { Authorizer } from './authorize.js';
+import type { Identity } from './identity.js';
+import { managementRoles, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
+import { scopeDenial } from './scope.js';
+
+/** The teams a decision may look at: the team index, or the index with one team replaced. */
+export interface TeamWorld {
+  get(name: string): Team | undefined;
+  names(): Iterable<string>;
+  teamsOf(user: string | undefined, groups: string[]): string[];
+}
+
+/** One unit of permission: a cluster role, a verb on one team, or every verb on one user's keys. */
+export type Atom =
+  | { kind: 'role'; role: string }
+  | { kind: 'team'; verb: Verb; team: string }
+  | { kind: 'userKeys'; user: string }
+  /** Every verb on a team's keys: what `update` on the team brings (authorize.ts keyVerbs). */
+  | { kind: 'teamKeys'; team: string };
+
+/** A readable name for an atom, used in 403 messages and to compare atom sets. */
+export function describe(a: Atom): string {
+  if (a.kind === 'role') return `cluster role "${a.role}"`;
+  if (a.kind === 'team') return `"${a.verb}" on team "${a.team}"`;
+  if (a.kind === 'teamKeys') return `the access keys of team "${a.team}"`;
+  return `the access keys of user "${a.user}"`;
+}
+
+/** The identity a key or a team membership amounts to: a user, the teams, the roles they grant. */
+export interface Principal {
+  user?: string;
+  teams: string[];
+}
+
+/** Everything a principal holds in this world: its teams' roles, its verbs on every team, its own keys. */
+export function grantsOf(p: Principal, world: TeamWorld, authz: Authorizer): Atom[] {
+  const atoms: Atom[] = [];
+  const roles = new Set<string>();
+  for (const t of p.teams) for (const r of world.get(t)?.spec?.clusterRoles ?? []) roles.add(r.name);
+  for (const role of [...roles].sort()) atoms.push({ kind: 'role', role });
+  // Ownership and access rules only: what roles give is counted by the role atoms above.
+  const bare: Identity = { name: '', groups: [], teams: p.teams, clusterRoles: new Set(), keyName: '', ...(p.user ? { user: p.user } : {}) };
+  for (const name of [...world.names()].sort()) {
+    const held = authz.teamVerbs(bare, world.get(name));
+    for (const verb of held) atoms.push({ kind: 'team', verb, team: name });
+    if (held.has('update')) atoms.push({ kind: 'teamKeys', team: name });
+  }
+  if (p.user) atoms.push({ kind: 'userKeys', user: p.user });
+  return atoms;
+}
+
+/** What membership in `team` confers: its roles, and ownership and access rules naming it. */
+export function membershipGrants(team: string, world: TeamWorld, authz: Authorizer): Atom[] {
+  return grantsOf({ teams: [team] }, world, authz);
+}
+
+/** Atoms in `next` that `prev` does not have. */
+export function added(next: Atom[], prev: Atom[]): Atom[] {
+  const had = new Set(prev.map(describe));
+  return next.filter((a) => !had.has(describe(a)));
+}
+
+/**
+ * Whether the writer holds an atom. With `scoped`, the writer's scope must allow it too; without,
+ * the caller has established otherwise that whatever uses the atom is at least as narrow.
+ */
+export function holds(writer: Identity, atom: Atom, world: TeamWorld, authz: Authorizer, scoped: boolean): boolean {
+  const group = authz.group;
+  const scopeAllows = (verb: Verb, resource: Resource, name?: string) =>
+    !scoped || scopeDenial(writer.scope, { verb, group, resource, ...(name ? { name } : {}) }) === undefined;
+  const superuser = writer.clusterRoles.has('management-admin');
+  switch (atom.kind) {
+    case 'role': {
+      const grants = managementRoles[atom.role];
+      if (!grants) {
+        // A role for clusters elsewhere: a scope cannot be read for it, so only an unscoped holder counts.
+        return (superuser || writer.clusterRoles.has(atom.role)) && (!scoped || !hasScope(writer));
+      }
+      return (Object.entries(grants) as [Resource, readonly Verb[]][]).every(([resource, vs]) => {
+        const held = roleVerbs(writer.clusterRoles, resource);
+        return vs.every((v) => held.has(v) && scopeAllows(v, resource));
+      });
+    }
+    case 'team':
+      return authz.teamVerbs(writer, world.get(atom.team)).has(atom.verb) && scopeAllows(atom.verb, 'teams', atom.team);
+    case 'userKeys':
+    case 'teamKeys': {
+      const admin = roleVerbs(writer.clusterRoles, 'ownedaccesskeys').size === allVerbs.length;
+      const owns = atom.kind === 'userKeys' ? writer.user === atom.user : authz.teamVerbs(writer, world.get(atom.team)).has('update');
+      return (admin || owns) && allVerbs.every((v) => scopeAllows(v, 'ownedaccesskeys'));
+    }
+  }
+}
+
+/** The atoms the writer lacks, as one phrase for a 403, or undefined when it holds them all. */
+export function lacking(writer: Identity, atoms: Atom[], world: TeamWorld, authz: Authorizer, scoped: boolean): string | undefined {
+  const missing = atoms.filter((a) => !holds(writer, a, world, authz, scoped));
+  if (missing.length === 0) return undefined;
+  // Verbs on one team read as one phrase: `"get", "delete" on team "x"`, or every verb.
+  const byTeam = new Map<string, Set<string>>();
+  const others = new Set<string>();
+  for (const a of missing) {
+    if (a.kind !== 'team') others.add(describe(a));
+    else if (!byTeam.has(a.team)) byTeam.set(a.team, new Set([a.verb]));
+    else byTeam.get(a.team)!.add(a.verb);
+  }
+  const teams = [...byTeam].map(([team, vs]) => (vs.size === allVerbs.length ? `every verb on team "${team}"` : `${[...vs].map((v) => `"${v}"`).join(', ')} on team "${team}"`));
+  const list = [...teams, ...others];
+  return list.length > 4 ? `${list.slice(0, 4).join('; ')} and ${list.length - 4} more` : list.join('; ');
+}
+
+export function hasScope(who: { scope?: Identity['scope'] }): boolean {
+  const s = who.scope;
+  return s !== undefined && Object.values(s).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined && v !== false && v !== ''));
+}
+
+/** The index as it will be once `next` replaces the team of its name (or `name` is removed). */
+export function withTeam(world: TeamWorld, name: string, next: Team | undefined): TeamWorld {
+  return {
+    get: (n) => (n === name ? next : world.get(n)),
+    names: () => {
+      const all = new Set(world.names());
+      if (next) all.add(name);
+      else all.delete(name);
+      return all;
+    },
+    teamsOf: (user, groups) => {
+      const out = new Set(world.teamsOf(user, groups));
+      out.delete(name);
+      const member = next && ((user !== undefined && (next.spec?.users ?? []).includes(user)) || (next.spec?.groups ?? []).some((g) => groups.includes(g)));
+      if (member) out.add(name);
+      return [...out].sort();
+    },
+  };
+}
+
+/** Every verb on a team, as atoms. */
+export const allTeamVerbs = (team: string): Atom[] => allVerbs.map((verb) => ({ kind: 'team', verb, team }));

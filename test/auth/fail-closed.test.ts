@@ -1,0 +1,95 @@
+/**
+ * Failing closed over HTTP: while the team index cannot list teams (its watch broke), requests that
+ * need it get 503 with Retry-After rather than answers from part of the teams; a store that fails
+ * on the authentication path is a 503 too, never a 500 or a 401.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import { StorageError } from '../../src/store/errors.js';
+import type { ListOptions, ListResult, StoredObject, StoreWatch } from '../../src/store/types.js';
+import { startInProcess, type InProcess } from '../server/in-process.js';
+import { until } from './fixture.js';
+
+/** A memory store whose lists, index reads and watches fail on demand (the fault, not the index, is faked). */
+class FaultyStore extends MemoryStore {
+  failLists = false;
+  failReads = false;
+  private readonly cuts: (() => void)[] = [];
+
+  override list<T extends StoredObject>(prefix: string, opts?: ListOptions): Promise<ListResult<T>> {
+    if (this.failLists) return Promise.reject(new StorageError('Unreachable', prefix, 'injected list failure'));
+    return super.list<T>(prefix, opts);
+  }
+
+  override getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]> {
+    if (this.failReads) return Promise.reject(new StorageError('Unreachable', prefix, 'injected read failure'));
+    return super.getByIndex<T>(prefix, value);
+  }
+
+  override watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T> {
+    const inner = super.watch<T>(prefix, fromRevision);
+    let cut: (err: Error) => void = () => {};
+    const cutOff = new Promise<never>((_, reject) => (cut = reject));
+    cutOff.catch(() => {});
+    this.cuts.push(() => cut(new StorageError('Unreachable', prefix, 'injected watch failure')));
+    return {
+      stop: () => inner.stop(),
+      progress: () => inner.progress(),
+      async *[Symbol.asyncIterator]() {
+        const it = inner[Symbol.asyncIterator]();
+        for (;;) {
+          const next = await Promise.race([it.next(), cutOff]);
+          if (next.done) return;
+          yield next.value;
+        }
+      },
+    };
+  }
+
+  /** Ends every open watch with an error, as a dropped database connection would. */
+  cutWatches(): void {
+    for (const c of this.cuts.splice(0)) c();
+  }
+}
+
+describe('fail closed', () => {
+  let server: InProcess;
+  let store: FaultyStore;
+  beforeAll(async () => {
+    store = new FaultyStore();
+    server = await startInProcess({ store });
+  });
+  afterAll(() => server.close());
+
+  const get = () => server.fetch(`${server.api}/teams/admins`);
+
+  it('a team index that cannot relist refuses with 503 and Retry-After until a list completes', async () => {
+    expect((await get()).status).toBe(200);
+    store.failLists = true;
+    store.cutWatches();
+    await until(async () => (await get()).status === 503);
+    const res = await get();
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toMatchObject({
+      kind: 'Status',
+      code: 503,
+      reason: 'ServiceUnavailable',
+      message: 'the team index is being rebuilt; authorization is not possible until it is complete',
+    });
+    store.failLists = false;
+    await until(async () => (await get()).status === 200);
+  });
+
+  it('a store failing on the authentication path is a 503 with Retry-After', async () => {
+    store.failReads = true;
+    try {
+      const res = await get();
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await res.json()).toMatchObject({ reason: 'ServiceUnavailable', message: 'storage is unavailable: injected read failure' });
+    } finally {
+      store.failReads = false;
+    }
+    expect((await get()).status).toBe(200);
+  });
+});

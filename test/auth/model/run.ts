@@ -1,0 +1,112 @@
+/** Plays one scenario of the escalation model against a fresh server; returns what broke the invariant. */
+import { keyValue, later, permissions, seed, settled, startModel, violations, type Model, type Violation } from './harness.js';
+import { teamNames, type Scenario, type Write } from './world.js';
+
+export interface Finding extends Violation {
+  writer: string;
+  write: Write;
+  status: number;
+}
+
+const merge = 'application/merge-patch+json';
+
+/** The names of `resource` the writer may `verb`, else every name: where a write is worth trying. */
+function choose(perms: Set<string>, verb: string, resource: string, all: string[], pick: number): string {
+  const allowed = all.filter((n) => perms.has(`${verb} ${resource}/${n}`));
+  const from = allowed.length > 0 ? allowed : all;
+  return from[pick % from.length]!;
+}
+
+/** Sends one write; returns its status and which key it created or changed (if any). */
+async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: number): Promise<{ status: number; key?: string; created?: string }> {
+  const as = m.values.get(writer)!;
+  const keys = [...m.values.keys()];
+  switch (w.op) {
+    case 'createTeam': {
+      // A name no team has: creating one that exists is a plain 409.
+      const absent = teamNames.filter((n) => !m.auth.teams.get(n));
+      const name = (absent.length > 0 ? absent : teamNames)[w.pick % (absent.length || teamNames.length)]!;
+      // A team that owns itself gives its members (and keys) every verb on it.
+      const spec = w.ownsItself ? { ...w.spec, owner: { team: name } } : w.spec;
+      return { status: (await m.request('POST', '/teams', { metadata: { name }, spec }, as)).status, created: name };
+    }
+    case 'patchTeam':
+      return { status: (await m.request('PATCH', `/teams/${choose(perms, 'patch', 'teams', teamNames, w.pick)}`, w.patch, as, merge)).status };
+    case 'deleteTeam':
+      return { status: (await m.request('DELETE', `/teams/${choose(perms, 'delete', 'teams', teamNames, w.pick)}`, undefined, as)).status };
+    case 'createKey': {
+      const name = `n${n}`;
+      const value = keyValue(name, n);
+      const own = w.forSelf ? await m.registry.ownedaccesskeys.get(writer).catch(() => undefined) : undefined;
+      const self = (own?.spec as { user?: string } | undefined)?.user;
+      const spec = self ? { ...w.spec, user: self, team: undefined } : w.spec;
+      const res = await m.request('POST', '/ownedaccesskeys', { metadata: { name }, spec: { ...spec, key: value } }, as);
+      if (res.status === 201) m.values.set(name, value);
+      return { status: res.status, key: name, created: name };
+    }
+    case 'patchKey': {
+      const key = choose(perms, 'patch', 'ownedaccesskeys', keys, w.pick);
+      return { status: (await m.request('PATCH', `/ownedaccesskeys/${key}`, w.patch, as, merge)).status, key };
+    }
+    case 'deleteKey': {
+      const key = choose(perms, 'delete', 'ownedaccesskeys', keys, w.pick);
+      return { status: (await m.request('DELETE', `/ownedaccesskeys/${key}`, undefined, as)).status };
+    }
+  }
+}
+
+export async function play(s: Scenario): Promise<Finding[]> {
+  const m = await startModel();
+  try {
+    await seed(m, s.world.teams, s.world.keys);
+    const findings: Finding[] = [];
+    for (const [i, { by, write }] of s.writes.entries()) {
+      const now = new Date();
+      const then = new Date(now.getTime() + later);
+      const names = [`n${i}`];
+      const [beforeNow, beforeLater] = [await permissions(m, now, names), await permissions(m, then, names)];
+      // Writers are keys that still work (the administrator holds everything and proves nothing).
+      const keys = [...m.values.keys()].filter((k) => k !== 'admin' && (beforeNow.get(k)?.size ?? 0) > 0);
+      if (keys.length === 0) break;
+      const writer = keys[by % keys.length]!;
+      const teamKeysBefore = write.op === 'createTeam' ? await teamKeysOf(m) : [];
+      const { status, key, created } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i);
+      if (status < 200 || status > 299) continue;
+      await settled(m);
+      const [afterNow, afterLater] = [await permissions(m, now, names), await permissions(m, then, names)];
+      const createdKey = write.op === 'createKey' ? await createdKeyOf(m, key!) : undefined;
+      const found = [
+        ...violations(writer, beforeNow, afterNow, { when: 'now', ...(created ? { created } : {}), revivedTeamKeys: teamKeysBefore, ...(createdKey ? { createdKey } : {}) }),
+        ...(key ? violations(writer, beforeLater, afterLater, { when: 'later', onlyKeys: [key], ...(created ? { created } : {}) }) : []),
+      ];
+      findings.push(...found.map((f) => ({ ...f, writer, write, status })));
+      if (findings.length > 0) break;
+    }
+    return findings;
+  } finally {
+    await m.close();
+  }
+}
+
+/** The key a write created, with the user of every key (for the rules that manage keys). */
+async function createdKeyOf(m: Model, name: string) {
+  const { items } = await m.registry.ownedaccesskeys.list();
+  const specOf = (k: (typeof items)[number]) => k.spec as { user?: string; team?: string };
+  const users = new Map(items.map((k) => [k.metadata.name!, specOf(k).user]));
+  const created = items.find((k) => k.metadata.name === name);
+  const spec = created ? specOf(created) : {};
+  return { name, users, ...(spec.user ? { user: spec.user } : {}), ...(spec.team ? { team: spec.team } : {}) };
+}
+
+/** Keys of teams that do not exist now: whatever team of that name is created next must not revive them. */
+async function teamKeysOf(m: Model): Promise<string[]> {
+  const { items } = await m.registry.ownedaccesskeys.list();
+  return items.filter((k) => {
+    const team = (k.spec as { team?: string }).team;
+    return team !== undefined && !m.auth.teams.get(team);
+  }).map((k) => k.metadata.name!);
+}
+
+/** One line per finding, for failure messages and the report. */
+export const describeFindings = (fs: Finding[]) =>
+  fs.slice(0, 5).map((f) => `${f.writer} ${JSON.stringify(f.write)} -> ${f.status}; ${f.key} gained "${f.probe}" (${f.when})`).join('\n');

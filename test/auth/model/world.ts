@@ -1,0 +1,127 @@
+/**
+ * Generators of small worlds for the escalation model: teams with members, groups, owners, access
+ * rules and cluster roles; keys with users, teams, groups, scopes, ttls; and random writes by
+ * random keys. Names come from small pools so writes collide with what exists.
+ */
+import fc from 'fast-check';
+
+export const users = ['u1', 'u2', 'u3', 'u4'];
+export const groups = ['g1', 'g2'];
+export const teamNames = ['t1', 't2', 't3', 't4'];
+export const roles = ['management-admin', 'teams-admin', 'teams-viewer', 'teams-creator', 'accesskeys-admin', 'cluster-admin'];
+/** Roles this API does not interpret (they grant access to clusters elsewhere). */
+export const opaqueRoles = ['cluster-admin'];
+export const verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+
+export type Spec = Record<string, unknown>;
+export interface TeamSeed {
+  name: string;
+  spec: Spec;
+}
+export interface KeySeed {
+  name: string;
+  spec: Spec;
+}
+
+const subset = <T>(items: T[], max = 2) => fc.subarray(items, { maxLength: max });
+/** Mostly empty: worlds where everyone is an admin find nothing. */
+const sparse = <T>(arb: fc.Arbitrary<T[]>) => fc.oneof({ weight: 3, arbitrary: fc.constant([] as T[]) }, { weight: 2, arbitrary: arb });
+
+const accessRule = fc.record({
+  verbs: fc.oneof(subset(verbs, 3).filter((v) => v.length > 0), fc.constant(['get', 'update', 'patch']), fc.constant(['*'])),
+  users: subset(users),
+  teams: subset(teamNames),
+});
+
+const owner = fc.oneof(
+  fc.constant(undefined),
+  fc.constantFrom(...users).map((user) => ({ user })),
+  { weight: 2, arbitrary: fc.constantFrom(...teamNames).map((team) => ({ team })) },
+);
+const teamRoles = fc.oneof(fc.constant([] as string[]), subset(roles.slice(1), 2));
+
+/** One field of a team spec, for patches; the whole spec is all of them. */
+export const teamField = fc.oneof(
+  { weight: 3, arbitrary: subset(users, 3).map((v) => ({ users: v })) },
+  subset(groups).map((v) => ({ groups: v })),
+  teamRoles.map((v) => ({ clusterRoles: v.map((name) => ({ name })) })),
+  owner.map((v) => ({ owner: v ?? null })),
+  fc.array(accessRule, { maxLength: 2 }).map((v) => ({ access: v })),
+);
+
+export const teamSpec: fc.Arbitrary<Spec> = fc
+  .record({
+    users: subset(users, 3),
+    groups: sparse(subset(groups, 1)),
+    clusterRoles: teamRoles.map((v) => v.map((name) => ({ name }))),
+    owner,
+    access: fc.array(accessRule, { maxLength: 2 }),
+  })
+  .map((s) => Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))));
+
+const scopeRule = fc.record({
+  verbs: subset(verbs, 3),
+  resources: fc.constantFrom('teams', 'ownedaccesskeys').map((r) => [{ group: 'management.service', resources: [r] }]),
+});
+
+export const scope = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(undefined) },
+  fc.constant({ roles: [{ role: 'cli' }] }),
+  fc.array(scopeRule, { minLength: 1, maxLength: 2 }).map((rules) => ({ rules })),
+  fc.constant({ projects: [{ project: 'p1' }] }),
+);
+
+const lifetime = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({}) },
+  fc.constant({ ttl: 3600 }),
+  fc.constant({ ttl: 600, ttlAfterLastActivity: true }),
+);
+
+export const keySpec: fc.Arbitrary<Spec> = fc
+  .tuple(
+    fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...users).map((user) => ({ user })) }, fc.constantFrom(...teamNames).map((team) => ({ team }))),
+    sparse(subset(groups, 1)).map((g) => (g.length ? { groups: g } : {})),
+    scope.map((s) => (s ? { scope: s } : {})),
+    lifetime,
+  )
+  .map((parts) => Object.assign({}, ...parts) as Spec);
+
+export const world = fc.record({
+  teams: fc.uniqueArray(fc.record({ name: fc.constantFrom(...teamNames), spec: teamSpec }), { selector: (t) => t.name, minLength: 1, maxLength: 4 }),
+  keys: fc.array(keySpec, { minLength: 2, maxLength: 6 }).map((specs) => specs.map((spec, i) => ({ name: `k${i}`, spec }))),
+});
+
+/** A write: what a random key (by index into the keys that exist) tries next. */
+/** `pick` chooses among the objects the writer may write (else among all names), so few writes are a plain 403. */
+export type Write =
+  | { op: 'createTeam'; pick: number; spec: Spec; ownsItself: boolean }
+  | { op: 'patchTeam'; pick: number; patch: Spec }
+  | { op: 'deleteTeam'; pick: number }
+  | { op: 'createKey'; spec: Spec; forSelf: boolean }
+  | { op: 'patchKey'; pick: number; patch: Spec }
+  | { op: 'deleteKey'; pick: number };
+
+const keyPatch = fc.oneof(
+  fc.constant({ scope: null }),
+  scope.map((s) => ({ scope: s ?? null })),
+  fc.constant({ ttl: null, ttlAfterLastActivity: null }),
+  fc.constant({ ttl: 86_400 }),
+  fc.constant({ ttlAfterLastActivity: true }),
+  fc.constant({ disabled: false }),
+  fc.constantFrom(...users).map((user) => ({ user, team: null })),
+  fc.constantFrom(...teamNames).map((team) => ({ team, user: null })),
+  subset(groups, 1).map((g) => ({ groups: g })),
+);
+
+export const write: fc.Arbitrary<Write> = fc.oneof(
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('createTeam' as const), pick: fc.nat(9), spec: teamSpec, ownsItself: fc.boolean() }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('patchTeam' as const), pick: fc.nat(9), patch: teamField.map((f) => ({ spec: f })) }) },
+  fc.record({ op: fc.constant('deleteTeam' as const), pick: fc.nat(9) }),
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('createKey' as const), spec: keySpec, forSelf: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('patchKey' as const), pick: fc.nat(9), patch: keyPatch.map((p) => ({ spec: p })) }) },
+  fc.record({ op: fc.constant('deleteKey' as const), pick: fc.nat(9) }),
+);
+
+/** A scenario: the world, then writes, each by the key at `by` (an index into the live keys). */
+export const scenario = fc.record({ world, writes: fc.array(fc.record({ by: fc.nat(9), write }), { minLength: 1, maxLength: 8 }) });
+export type Scenario = typeof scenario extends fc.Arbitrary<infer S> ? S : never;
