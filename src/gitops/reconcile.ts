@@ -67,7 +67,11 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
     ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
-    replan: async (a) => planObject(models[a.plural], byKey.get(`${a.plural}/${a.name}`), await client.get(a.plural, a.name), planOpts),
+    replan: async (a) => {
+      const [desiredNow, liveNow] = [byKey.get(`${a.plural}/${a.name}`), await client.get(a.plural, a.name)];
+      if (!desiredNow && !liveNow) return { ...a, type: 'skip', reason: 'deleted by someone else since the plan' };
+      return planObject(models[a.plural], desiredNow, liveNow, planOpts);
+    },
   });
   return { report: buildReport({ ...base, errors: [], plan, changeSet }), plan, loaded };
 }

@@ -21,7 +21,8 @@ import type { ActivityRecorder } from '../auth/activity.js';
 import { ApiError, pathNotFound, tooManyRequests } from '../api/errors.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
-export const apiPrefix = '/kubernetes/management';
+export { apiPrefix } from '../api/resources.js';
+import { apiPrefix } from '../api/resources.js';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 

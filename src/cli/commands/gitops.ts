@@ -6,7 +6,7 @@ import { reconcile, validateSource } from '../../gitops/reconcile.js';
 import { buildReport, type Report } from '../../gitops/report/report.js';
 import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests } from '../../gitops/validate.js';
-import { addGitopsFlags, count, formatReport, openClient, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
+import { addGitopsFlags, checkOutput, formatReport, openClient, runOptions, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
 
 /** Exit codes: 0 done or nothing to do; 2 changes (plan --detailed-exitcode); 1 anything wrong. */
 function exitCode(report: Report, detailed: boolean): number {
@@ -48,6 +48,7 @@ export function registerGitops(program: Command): void {
       .description('check manifests against the schemas (no server is asked); errors print as file:line:col')
       .argument('[paths...]', 'files or folders (default: --source)'),
   ).action(async (paths: string[], f: GitopsFlags) => {
+    checkOutput(f.output);
     const report = paths.length > 0 ? await validatePaths(paths, f) : (await validateSource(sourceOptions(f), `${f.apiGroup}/v1`)).report;
     if (f.output === 'text' && report.errors.length === 0) {
       process.stdout.write('The manifests are valid.\n');
@@ -63,6 +64,8 @@ export function registerGitops(program: Command): void {
         .command(mode)
         .description(mode === 'plan' ? 'show what apply would change, and who changed what drifted' : 'make the live objects equal to the manifests'),
     ).action(async (f: GitopsFlags) => {
+      checkOutput(f.output);
+      const run = runOptions(f);
       const client = await openClient(f);
       const abort = new AbortController();
       const stop = () => abort.abort();
@@ -77,11 +80,7 @@ export function registerGitops(program: Command): void {
           mode,
           client,
           source: sourceOptions(f),
-          prune: f.prune === true,
-          allowEmpty: f.allowEmpty === true,
-          maxPrune: count('--max-prune', f.maxPrune),
-          concurrency: count('--concurrency', f.concurrency, 1),
-          ...(f.keyDir ? { keyDir: f.keyDir } : {}),
+          ...run,
           ...(progress ? { onProgress: progress } : {}),
           signal: abort.signal,
         });

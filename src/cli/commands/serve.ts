@@ -65,7 +65,7 @@ export const redactPaths = [
 
 function seconds(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number of seconds above 0, not "${value}"`, 2);
+  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number of seconds above 0, not "${value}"`);
   return Number(value);
 }
 
@@ -74,7 +74,7 @@ function failureLimit(value: string): FailureLimitOptions | false {
   if (value === 'off') return false;
   const m = value.match(/^(\d+)\/(\d+(?:\.\d+)?)$/);
   if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) {
-    throw new CliError(`--auth-failure-limit must be BURST/PER_SECOND (like 50/2) or off, not "${value}"`, 2);
+    throw new CliError(`--auth-failure-limit must be BURST/PER_SECOND (like 50/2) or off, not "${value}"`);
   }
   return { burst: Number(m[1]), perSecond: Number(m[2]) };
 }
@@ -83,8 +83,8 @@ type Tls = { cert: Buffer; key: Buffer; selfSigned: boolean } | undefined;
 
 /** HTTPS with the given certificate, plain HTTP when asked, else a self-signed certificate. */
 async function chooseTls(opts: Options, listen: ListenAddress, stateDir: string): Promise<Tls> {
-  if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
-  if (opts.tlsCert && opts.insecureHttp) throw new CliError('--insecure-http and --tls-cert exclude each other', 2);
+  if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
+  if (opts.tlsCert && opts.insecureHttp) throw new CliError('--insecure-http and --tls-cert exclude each other');
   if (opts.tlsCert) return { cert: await readFile(opts.tlsCert), key: await readFile(opts.tlsKey!), selfSigned: false };
   if (opts.insecureHttp) return undefined;
   const wildcard = listen.host === '0.0.0.0' || listen.host === '::';

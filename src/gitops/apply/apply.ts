@@ -1,7 +1,7 @@
 /**
  * Executes a plan through an ApiClient. Teams are written before keys and keys deleted before
  * teams; within a stage objects go in parallel up to --concurrency. A write that loses a race
- * (the resourceVersion test fails) re-reads the object and re-plans it, a few times at most.
+ * (the object changed since it was planned: 409 Conflict) re-reads the object and re-plans it, a few times at most.
  * Failures are results, not exceptions.
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
@@ -33,10 +33,12 @@ export interface ApplyOptions {
 
 const maxAttempts = 3;
 
-/** A lost race: 409, or the guarding `test` of resourceVersion failing (422). */
+/**
+ * A lost race, by the Status reason: Conflict (the object changed since it was planned: the
+ * resourceVersion precondition of an update, replace or delete) or AlreadyExists (created since).
+ */
 function isConflict(err: unknown): boolean {
-  if (!(err instanceof ClientError)) return false;
-  return err.code === 409 || (err.code === 422 && (err.message ?? '').includes('(test /metadata/resourceVersion)'));
+  return err instanceof ClientError && (err.status.reason === 'Conflict' || err.status.reason === 'AlreadyExists');
 }
 
 async function execute(client: ApiClient, action: Action, opts: ApplyOptions): Promise<ChangeSetEntry> {
@@ -64,7 +66,7 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
       return { action, result: 'Replaced' };
     case 'delete':
       try {
-        await client.delete(action.plural, action.name, { uid: action.uid! });
+        await client.delete(action.plural, action.name, { preconditions: action.preconditions! });
       } catch (err) {
         if (!(err instanceof ClientError && err.code === 404)) throw err;
       }

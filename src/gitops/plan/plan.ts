@@ -24,10 +24,10 @@ export interface Action {
   changes: FieldChange[];
   /** create: the object; replace: the whole object with the live resourceVersion. */
   body?: KubeObject;
-  /** update: a JSON patch whose first operation tests the live resourceVersion. */
+  /** update: a JSON patch whose first operation sets the live resourceVersion (a precondition: 409 Conflict if it moved). */
   patch?: unknown[];
-  /** delete: the uid the deletion is guarded by. */
-  uid?: string;
+  /** delete: the object planned for deletion; the delete fails with 409 Conflict if it changed since. */
+  preconditions?: { uid: string; resourceVersion: string };
   drift: boolean;
 }
 
@@ -73,7 +73,7 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
     if (live!.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'already being deleted' };
     if (live!.metadata.annotations?.[annotations.prune] === 'disabled') return { ...base, type: 'skip', reason: `not in the source; pruning disabled by ${annotations.prune}` };
     if (!opts.prune) return { ...base, type: 'skip', reason: 'not in the source; pruned only with --prune' };
-    return { ...base, type: 'delete', uid: live!.metadata.uid!, reason: 'not in the source' };
+    return { ...base, type: 'delete', preconditions: { uid: live!.metadata.uid!, resourceVersion: live!.metadata.resourceVersion! }, reason: 'not in the source' };
   }
   const wanted = withSource(desired.obj, opts.sourceId);
   if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }] };
@@ -83,7 +83,8 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   if (patch.length === 0) return { ...base, type: 'unchanged' };
   const drift = changes.some((c) => c.drift);
   if (wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace') return { ...base, type: 'replace', body: target, changes, drift };
-  const guarded = [{ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion }, ...patch];
+  // A resourceVersion in a patch is a precondition: a write racing another one loses with 409 Conflict.
+  const guarded = [{ op: 'replace', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion }, ...patch];
   return { ...base, type: 'update', patch: guarded, changes, drift };
 }
 
