@@ -16,6 +16,8 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   keyDir?: string;
   onProgress?: (done: number, total: number) => void;
   signal?: AbortSignal;
+  /** The source already read (the daemon reads a revision once and plans it again on API changes). */
+  loaded?: LoadedSource;
   /**
    * Report drift without reverting it: an action on an object someone else changed is reported
    * and skipped; changes that came from git are still applied.
@@ -29,6 +31,10 @@ export interface Reconciled {
   report: Report;
   plan?: Plan;
   loaded: LoadedSource;
+}
+
+function unidentifiedPrune(loaded: LoadedSource): string {
+  return `${loaded.description} is not in a git work tree, so nothing names it the same way on the next run: pruning needs an explicit id (--source-id NAME)`;
 }
 
 const modelsFor = (apiVersion: string) => resourceModels(apiVersion.split('/')[0]);
@@ -47,7 +53,7 @@ export async function validateSource(source: SourceOptions, apiVersion: string):
 
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const { client } = opts;
-  const loaded = await loadSource(opts.source);
+  const loaded = opts.loaded ?? (await loadSource(opts.source));
   const models = modelsFor(client.apiVersion);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(models));
   const base = { mode: opts.mode, source: sourceInfo(loaded), target: client.target };
@@ -55,8 +61,9 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const live: Record<Plural, KubeObject[]> = { teams: await client.list('teams'), ownedaccesskeys: await client.list('ownedaccesskeys') };
   const refErrors = checkTeamReferences(desired, live.teams);
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
-  const planOpts: PlanOptions = { sourceId: loaded.id, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
+  const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
   const plan = planReconcile(desired, live, models, planOpts);
+  if (opts.prune && !loaded.identified) plan.refused = unidentifiedPrune(loaded);
   if (opts.reportDriftOnly && opts.mode === 'apply') {
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import pino from 'pino';
+import type { Logger } from 'pino';
 import { defaultGroup } from '../../api/resources.js';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
 import { createRegistry } from '../../registry/registry.js';
@@ -15,16 +15,12 @@ import { storeOptionHelp, storeUrl } from '../embedded.js';
 import { CliError } from '../errors.js';
 import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
 import { selfSignedTls, writeKubeconfig } from '../state-files.js';
-import type { Logger } from 'pino';
 import { EmbeddedClient } from '../../client/embedded.js';
-import { CountingClient } from '../../daemon/counting-client.js';
-import { SyncDaemon } from '../../daemon/daemon.js';
-import { DaemonMetrics } from '../../daemon/metrics.js';
 import { registerDaemonRoutes } from '../../daemon/routes.js';
 import { renderText } from '../../gitops/report/text.js';
 import type { Registry } from '../../registry/registry.js';
-import { parseDuration } from '../duration.js';
-import { readSecret } from './watch.js';
+import { addDaemonFlags, buildDaemon, daemonConfig, hasSource, type DaemonConfig } from '../daemon-setup.js';
+import { stderrLogger } from '../logging.js';
 
 interface Options {
   listen: string;
@@ -38,30 +34,9 @@ interface Options {
   activityInterval: string;
   expiredKeyRetention: string;
   apiGroup: string;
-  syncSource?: string;
-  syncRef?: string;
-  syncPath?: string;
-  syncInterval: string;
-  syncPrune?: boolean;
-  selfHeal?: boolean;
-  webhookSecretFile?: string;
   authFailureLimit: string;
   requestTimeout: string;
 }
-
-/** Secrets that could reach a log line through a request object are replaced before writing. */
-export const redactPaths = [
-  'req.headers.authorization',
-  'headers.authorization',
-  '*.headers.authorization',
-  'authorization',
-  'token',
-  '*.token',
-  'key',
-  '*.key',
-  'spec.key',
-  '*.spec.key',
-];
 
 function seconds(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -94,7 +69,7 @@ async function chooseTls(opts: Options, listen: ListenAddress, stateDir: string)
 }
 
 export function registerServe(program: Command): void {
-  program
+  const serve = program
     .command('serve')
     .description('run the management API server (kubectl and client libraries talk to it)')
     .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', '127.0.0.1:8080')
@@ -105,13 +80,6 @@ export function registerServe(program: Command): void {
     .option('--insecure-http', 'serve plain HTTP (behind a TLS-terminating proxy); kubectl sends no key over plain HTTP')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .option('--api-group <group>', 'API group to serve the kinds under', defaultGroup)
-    .option('--sync-source <dir|git-url>', 'also keep the store in sync with this GitOps source (the sidecar: API server and daemon in one process)')
-    .option('--sync-ref <ref>', 'branch, tag or commit of --sync-source')
-    .option('--sync-path <subdir>', 'sub-folder of --sync-source holding the manifests')
-    .option('--sync-interval <duration>', 'time between syncs', '30s')
-    .option('--sync-prune', 'prune objects the source no longer holds')
-    .option('--self-heal', 'revert drift (without it, drift is only reported)')
-    .option('--webhook-secret-file <file>', 'GitHub webhook secret for POST /sync')
     .option('--max-ttl <seconds>', 'refuse access keys that live longer (or forever)')
     .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", '60')
     .option(
@@ -120,7 +88,9 @@ export function registerServe(program: Command): void {
       `${defaultFailureLimit.burst}/${defaultFailureLimit.perSecond}`,
     )
     .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
-    .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
+    .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600));
+  // The sidecar: every flag of teamkeys watch that is about the source and the sync, as --sync-*.
+  addDaemonFlags(serve, 'sync-')
     .action(async (opts: Options) => {
       const listen = parseListen(opts.listen);
       const stateDir = resolve(opts.stateDir);
@@ -129,9 +99,12 @@ export function registerServe(program: Command): void {
       const expiredKeyRetentionSeconds = seconds('--expired-key-retention', opts.expiredKeyRetention)!;
       const authFailureLimit = failureLimit(opts.authFailureLimit);
       const requestTimeoutMs = seconds('--request-timeout', opts.requestTimeout)! * 1000;
+      const syncConfig = hasSource(opts as unknown as Record<string, unknown>, 'sync-')
+        ? await daemonConfig(opts as unknown as Record<string, unknown>, 'sync-', stateDir, { keyDir: join(stateDir, 'keys'), reportDir: join(stateDir, 'sync') })
+        : undefined;
       const tls = await chooseTls(opts, listen, stateDir);
       // Logs go to stderr; stdout carries the lines that say where things are.
-      const logger = pino({ level: opts.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } }, pino.destination(2));
+      const logger = stderrLogger(opts.logLevel);
       if (!tls && !isLoopback(listen.host)) {
         logger.warn({ host: listen.host }, 'serving plain HTTP on a non-loopback address: access keys cross the network in clear text unless a TLS proxy is in front');
       }
@@ -151,7 +124,7 @@ export function registerServe(program: Command): void {
       const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit });
       // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
       const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
-      const daemon = opts.syncSource ? await sidecar(opts, registry, logger, stateDir) : undefined;
+      const daemon = syncConfig ? sidecar(syncConfig, registry, logger) : undefined;
       const app = await buildServer({
         registry,
         auth,
@@ -162,7 +135,7 @@ export function registerServe(program: Command): void {
         ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       });
-      if (daemon) registerDaemonRoutes(app, daemon.daemon, daemon.metrics, { health: false, ...(daemon.webhookSecret ? { webhookSecret: daemon.webhookSecret } : {}) });
+      if (daemon) registerDaemonRoutes(app, daemon.daemon, daemon.metrics, { health: false, ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) });
       await app.listen({ host: listen.host, port: listen.port });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : listen.port;
@@ -196,29 +169,12 @@ export function registerServe(program: Command): void {
 }
 
 /** The sidecar: a sync daemon in this process, on the same registry, with /metrics and POST /sync. */
-async function sidecar(opts: Options, registry: Registry, log: Logger, stateDir: string): Promise<{ daemon: SyncDaemon; metrics: DaemonMetrics; webhookSecret: string | undefined }> {
-  const metrics = new DaemonMetrics();
-  const client = new CountingClient(new EmbeddedClient(registry, 'embedded store (this server)'), metrics);
-  const webhookSecret = await readSecret(opts.webhookSecretFile);
-  const source = opts.syncSource!;
-  const daemon = new SyncDaemon({
-    source: { source, ...(opts.syncRef ? { ref: opts.syncRef } : {}), ...(opts.syncPath ? { path: opts.syncPath } : {}) },
-    client,
-    intervalMs: parseDuration('--sync-interval', opts.syncInterval),
-    selfHeal: opts.selfHeal === true,
-    prune: opts.syncPrune === true,
-    allowEmpty: false,
-    maxPrune: 50,
-    concurrency: 8,
-    keyDir: join(stateDir, 'keys'),
-    reportDir: join(stateDir, 'sync'),
-    metrics,
-    log,
-    onCycle: (report, error) => {
-      if (daemon.cycles !== 1) return;
-      if (report) process.stdout.write(`teamkeys: first sync from ${source} (report in ${join(stateDir, 'sync', 'report.md')}):\n${renderText(report)}`);
-      else console.log(`teamkeys: first sync from ${source} failed: ${error}`);
-    },
+function sidecar(config: DaemonConfig, registry: Registry, log: Logger): ReturnType<typeof buildDaemon> {
+  const source = config.source.source;
+  const built = buildDaemon(config, new EmbeddedClient(registry, 'embedded store (this server)'), log, (report, error) => {
+    if (built.daemon.cycles !== 1) return;
+    if (report) process.stdout.write(`teamkeys: first sync from ${source} (report in ${join(config.reportDir ?? stateDir, 'report.md')}):\n${renderText(report)}`);
+    else console.log(`teamkeys: first sync from ${source} failed: ${error}`);
   });
-  return { daemon, metrics, webhookSecret };
+  return built;
 }

@@ -40,6 +40,8 @@ export interface Plan {
 
 export interface PlanOptions {
   sourceId: string;
+  /** Ids this source had by default in earlier versions: objects carrying one are adopted when git describes them, never pruned. */
+  formerSourceIds?: string[];
   prune: boolean;
   allowEmpty: boolean;
   maxPrune: number;
@@ -55,6 +57,11 @@ function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean
   return (dotted) => list.some((f) => dotted === f || dotted.startsWith(`${f}.`) || f.startsWith(`${dotted}.`));
 }
 
+/** Why an object carrying one of this source's former ids is not pruned, and what to do. */
+function formerIdReason(former: string, current: string): string {
+  return `not in the source, and annotated with "${former}", this source's id before ids named the repository (now "${current}"): not pruned, as another source may share that old id; delete it by hand, or prune once with --source-id "${former}"`;
+}
+
 /** The object as the reconciler writes it: marked with the source that manages it. */
 export function withSource(obj: KubeObject, sourceId: string): KubeObject {
   const copy = structuredClone(obj);
@@ -68,7 +75,9 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   const name = (desired?.obj ?? live)!.metadata.name!;
   const base = { kind, plural, name, changes: [], drift: false, ...(desired ? { location: { file: desired.manifest.file, line: desired.manifest.line, column: desired.manifest.column } } : {}) };
   const managedBy = live?.metadata.annotations?.[annotations.source];
+  const formerly = managedBy !== undefined && (opts.formerSourceIds ?? []).includes(managedBy);
   if (!desired) {
+    if (formerly) return { ...base, type: 'skip', reason: formerIdReason(managedBy, opts.sourceId) };
     if (managedBy !== opts.sourceId) return { ...base, type: 'skip', reason: 'not managed by this source' };
     if (live!.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'already being deleted' };
     if (live!.metadata.annotations?.[annotations.prune] === 'disabled') return { ...base, type: 'skip', reason: `not in the source; pruning disabled by ${annotations.prune}` };
@@ -77,7 +86,7 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   }
   const wanted = withSource(desired.obj, opts.sourceId);
   if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }] };
-  if (managedBy && managedBy !== opts.sourceId) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})` };
+  if (managedBy && managedBy !== opts.sourceId && !formerly) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})` };
   if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
   const { target, patch, changes } = diffObject(model.schema, wanted, live, ignoredFields(wanted));
   if (patch.length === 0) return { ...base, type: 'unchanged' };
@@ -101,7 +110,8 @@ export function planReconcile(
     for (const name of new Set([...want.keys(), ...have.keys()])) {
       const live = have.get(name);
       // Live objects this source neither describes nor manages are none of its business.
-      if (!want.has(name) && live?.metadata.annotations?.[annotations.source] !== opts.sourceId) continue;
+      const managedBy = live?.metadata.annotations?.[annotations.source];
+      if (!want.has(name) && managedBy !== opts.sourceId && !(managedBy && opts.formerSourceIds?.includes(managedBy))) continue;
       actions.push(planObject(models[plural], want.get(name), live, opts));
     }
   }
