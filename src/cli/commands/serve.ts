@@ -173,7 +173,7 @@ function sidecar(config: DaemonConfig, registry: Registry, log: Logger): ReturnT
   const source = config.source.source;
   const built = buildDaemon(config, new EmbeddedClient(registry, 'embedded store (this server)'), log, (report, error) => {
     if (built.daemon.cycles !== 1) return;
-    if (report) process.stdout.write(`teamkeys: first sync from ${source} (report in ${join(config.reportDir ?? stateDir, 'report.md')}):\n${renderText(report)}`);
+    if (report) process.stdout.write(`teamkeys: first sync from ${source} (report in ${join(config.reportDir!, "report.md")}):\n${renderText(report)}`);
     else console.log(`teamkeys: first sync from ${source} failed: ${error}`);
   });
   return built;
