@@ -4,8 +4,9 @@ import { defaultStoreUrl, openStore } from '../store/open.js';
 
 export const storeOptionHelp = `store URL: sqlite:PATH or memory: (default: $TEAMKEYS_STORE or ${defaultStoreUrl})`;
 
+/** --store, else TEAMKEYS_STORE when set and not empty, else the default. */
 export function storeUrl(option: string | undefined): string {
-  return option ?? process.env.TEAMKEYS_STORE ?? defaultStoreUrl;
+  return option ?? (process.env.TEAMKEYS_STORE || defaultStoreUrl);
 }
 
 /** Runs fn with a registry over the store, closing the store afterwards whatever happens. */

@@ -76,6 +76,7 @@ export class ApiFollower {
     }
     const now = describedState(obj);
     this.seen.set(key, now);
-    if (now !== before) this.opts.onChange(`${obj.kind}/${obj.metadata.name} changed on the server`);
+    // A new object carrying this source's annotation is the reconciler's own create: a baseline, not a change.
+    if (type === 'MODIFIED' && now !== before) this.opts.onChange(`${obj.kind}/${obj.metadata.name} changed on the server`);
   }
 }
