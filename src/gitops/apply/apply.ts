@@ -78,7 +78,11 @@ async function run(client: ApiClient, first: Action, opts: ApplyOptions): Promis
   let action = first;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await execute(client, action, opts);
+      const entry = await execute(client, action, opts);
+      if (action.type === first.type) return entry;
+      // The report shows the plan; say what the object turned into when it changed under us.
+      const replanned = `changed on the server since the plan; re-planned: ${action.type}${action.reason ? ` (${action.reason})` : ''}`;
+      return { ...entry, note: entry.note ? `${replanned}; ${entry.note}` : replanned };
     } catch (err) {
       if (isConflict(err) && attempt < maxAttempts) {
         action = await opts.replan(action);
