@@ -16,11 +16,18 @@ export interface FlagSpec {
   default?: string;
   /** Named the same in the sidecar: not prefixed with `sync-`. */
   unprefixed?: boolean;
+  /** The help where the flag is prefixed (the sidecar), when it differs. */
+  prefixedHelp?: string;
 }
 
 /** Where the manifests come from. */
 export const sourceFlags: FlagSpec[] = [
-  { name: 'source', arg: '<dir|git-url>', help: 'folder, local git repository or git URL holding the manifests (default: the current folder)' },
+  {
+    name: 'source',
+    arg: '<dir|git-url>',
+    help: 'folder, local git repository or git URL holding the manifests (default: the current folder)',
+    prefixedHelp: 'also keep the store in sync with this folder, local git repository or git URL (the sidecar: API server and daemon in one process)',
+  },
   { name: 'ref', arg: '<ref>', help: 'branch, tag or commit to read (reads the source as a git repository)' },
   { name: 'path', arg: '<subdir>', help: 'sub-folder of the source holding the manifests' },
   { name: 'source-id', arg: '<id>', help: 'names this source in the gitops.management.service/source annotation (default: the git remote URL and path; required with --prune outside git)' },
@@ -41,8 +48,13 @@ export const runFlags: FlagSpec[] = [
   { name: 'allow-empty', help: 'allow pruning everything when the source holds no objects' },
   { name: 'max-prune', arg: '<n>', help: 'refuse a run that would delete more objects than this', default: '50' },
   { name: 'concurrency', arg: '<n>', help: 'objects written in parallel', default: '8' },
-  { name: 'key-dir', arg: '<dir>', help: 'write keys the server generates for new access keys here, one 0600 file each' },
-  { name: 'report-dir', arg: '<dir>', help: 'write report.json and report.md here' },
+  {
+    name: 'key-dir',
+    arg: '<dir>',
+    help: 'write keys the server generates for new access keys here, one 0600 file each',
+    prefixedHelp: 'write keys the server generates for new access keys here, one 0600 file each (default: <state dir>/keys)',
+  },
+  { name: 'report-dir', arg: '<dir>', help: 'write report.json and report.md here', prefixedHelp: 'write report.json and report.md here (default: <state dir>/sync)' },
 ];
 
 /** What only a daemon does. */
@@ -61,8 +73,9 @@ export function flagName(spec: FlagSpec, prefix: string): string {
 export function addFlags(cmd: Command, specs: FlagSpec[], prefix = ''): Command {
   for (const spec of specs) {
     const flag = `--${flagName(spec, prefix)}${spec.arg ? ` ${spec.arg}` : ''}`;
-    if (spec.default === undefined) cmd.option(flag, spec.help);
-    else cmd.option(flag, spec.help, spec.default);
+    const help = (prefix && !spec.unprefixed && spec.prefixedHelp) || spec.help;
+    if (spec.default === undefined) cmd.option(flag, help);
+    else cmd.option(flag, help, spec.default);
   }
   return cmd;
 }
