@@ -2,6 +2,8 @@
  * One bare mirror per git source, kept between runs (the daemon keeps them in its state
  * directory): the first run clones it, later runs fetch into it, and the wanted revision is read
  * straight from its object store, so nothing is checked out and an unchanged revision costs one fetch.
+ * Only branches and tags are mirrored (not `git clone --mirror`, which on GitHub also pulls every
+ * pull request's refs); another ref or a bare commit is fetched when asked for.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,6 +20,8 @@ export function mirrorPath(root: string, url: string): string {
   return join(root, `${name}-${createHash('sha256').update(normalized).digest('hex').slice(0, 12)}.git`);
 }
 
+const refspecs = ['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'];
+
 /** Clones the mirror on first use, else fetches into it (branches, tags, deletions). Returns its folder. */
 export async function updateMirror(root: string, url: string): Promise<string> {
   const dir = mirrorPath(root, url);
@@ -25,14 +29,14 @@ export async function updateMirror(root: string, url: string): Promise<string> {
     const git = simpleGit(dir);
     // The address may carry a token that was rotated since the clone.
     await git.remote(['set-url', 'origin', url]);
-    await git.fetch(['--prune', '--quiet', 'origin']);
+    await git.fetch(['--prune', '--quiet', 'origin', ...refspecs]);
     return dir;
   }
   await mkdir(root, { recursive: true, mode: 0o700 });
   const partial = `${dir}.partial-${process.pid}`;
   await rm(partial, { recursive: true, force: true });
   try {
-    await simpleGit().clone(url, partial, ['--mirror', '--quiet']);
+    await simpleGit().clone(url, partial, ['--bare', '--quiet']);
     await rm(dir, { recursive: true, force: true });
     await rename(partial, dir);
   } finally {
@@ -41,9 +45,13 @@ export async function updateMirror(root: string, url: string): Promise<string> {
   return dir;
 }
 
-/** The commit a branch, tag, commit or HEAD names in the repository. */
+/** The commit a branch, tag, commit or HEAD names; a ref the mirror does not hold (a pull request's, a commit on no branch) is fetched. */
 export async function resolveRevision(dir: string, ref: string): Promise<string> {
-  return (await simpleGit(dir).revparse(['--verify', '--end-of-options', `${ref}^{commit}`])).trim();
+  const git = simpleGit(dir);
+  const local = await git.revparse(['--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]).catch(() => '');
+  if (local.trim()) return local.trim();
+  await git.fetch(['--quiet', 'origin', '--end-of-options', ref]);
+  return (await git.revparse(['--verify', '--end-of-options', 'FETCH_HEAD^{commit}'])).trim();
 }
 
 /** Whether `sub` is a folder at `revision` ('.' is the root). */
