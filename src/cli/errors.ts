@@ -6,6 +6,7 @@
 import { CommanderError } from 'commander';
 import { ApiError } from '../api/errors.js';
 import { ClientError } from '../client/types.js';
+import type { Report } from '../gitops/report/report.js';
 import { SourceError } from '../gitops/source/load.js';
 import { StoreUrlError } from '../store/open.js';
 
@@ -14,6 +15,12 @@ export class CliError extends Error {}
 
 /** Exit code of every error. */
 export const errorExitCode = 1;
+
+/** A finished run's exit code: 0 done or nothing to do, 2 changes (only with --detailed-exitcode), 1 invalid, refused or failed. */
+export function reportExitCode(report: Report, detailed: boolean): number {
+  if (['invalid', 'refused', 'failed'].includes(report.outcome)) return errorExitCode;
+  return detailed && report.outcome === 'changes' ? 2 : 0;
+}
 
 /** Commander's own errors (unknown flag, missing argument): help and --version are not errors. */
 const commanderSuccess = new Set(['commander.helpDisplayed', 'commander.version', 'commander.help']);

@@ -6,18 +6,13 @@ import { reconcile, validateSource } from '../../gitops/reconcile.js';
 import { buildReport, type Report } from '../../gitops/report/report.js';
 import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests } from '../../gitops/validate.js';
+import { reportExitCode } from '../errors.js';
 import { addGitopsFlags, checkOutput, formatReport, openClient, runOptions, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
-
-/** Exit codes: 0 done or nothing to do; 2 changes (plan --detailed-exitcode); 1 anything wrong. */
-function exitCode(report: Report, detailed: boolean): number {
-  if (['invalid', 'refused', 'failed'].includes(report.outcome)) return 1;
-  return detailed && report.outcome === 'changes' ? 2 : 0;
-}
 
 async function finish(report: Report, f: GitopsFlags): Promise<void> {
   process.stdout.write(formatReport(report, f.output));
   await writeReports(report, f.reportDir);
-  process.exitCode = exitCode(report, f.detailedExitcode === true);
+  process.exitCode = reportExitCode(report, f.detailedExitcode === true);
 }
 
 /** Validate files given one by one (a folder goes through the source loader). */
