@@ -119,7 +119,7 @@ describe('source ids', () => {
     expect(exists('legacy-gone')).toBe(true);
     const gone = r.report!.objects.find((o) => o.name === 'legacy-gone')!;
     expect(gone).toMatchObject({ action: 'skip' });
-    expect(gone.reason).toMatch(/annotated with "manifests", this source's id before ids named the repository .*not pruned.*--source-id "manifests"/);
+    expect(gone.reason).toMatch(/annotated with "manifests", a former default id of this source \(now "github.com\/acme\/legacy\/\/manifests"\): not pruned.*--source-id "manifests"/);
     expect(k('get', 'team', 'legacy-gone', '-o', 'jsonpath={.metadata.annotations}').stdout).toContain(`"${sourceAnnotation}":"manifests"`);
   });
 });

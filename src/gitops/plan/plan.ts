@@ -59,7 +59,7 @@ function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean
 
 /** Why an object carrying one of this source's former ids is not pruned, and what to do. */
 function formerIdReason(former: string, current: string): string {
-  return `not in the source, and annotated with "${former}", this source's id before ids named the repository (now "${current}"): not pruned, as another source may share that old id; delete it by hand, or prune once with --source-id "${former}"`;
+  return `not in the source, and annotated with "${former}", a former default id of this source (now "${current}"): not pruned, as another source may share that old id; delete it by hand, or prune once with --source-id "${former}"`;
 }
 
 /** The object as the reconciler writes it: marked with the source that manages it. */
