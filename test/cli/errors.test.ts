@@ -42,6 +42,7 @@ describe('user errors: exit 1, one line, the fix named', () => {
     ['an unknown command', ['plna'], /unknown command 'plna'/],
     ['a missing --source folder', ['plan', '--detailed-exitcode', '--source', 'no-such-folder'], /the source folder .*no-such-folder does not exist: give --source the folder or git URL/],
     ['a missing --source folder to validate', ['validate', '--source', 'no-such-folder'], /the source folder .*no-such-folder does not exist/],
+    ['a bad --log-level', ['watch', '--source', source, '--log-level', 'loud'], /--log-level must be one of trace, debug, info, warn, error, fatal, silent, not "loud"/],
     ['a bad watch --interval', ['watch', '--source', source, '--interval', 'soon'], /--interval must be a duration such as 30s/],
     ['a bad sidecar --sync-max-prune', ['serve', '--listen', '127.0.0.1:0', '--sync-source', source, '--sync-max-prune', 'x'], /--sync-max-prune must be a whole number/],
     ['an unreadable --token-file', ['plan', '--source', source, '--server', 'https://127.0.0.1:1', '--token-file', 'nope'], /cannot read --token-file nope/],
