@@ -2,6 +2,8 @@
 
 export const defaultGroup = 'management.service';
 export const version = 'v1';
+/** Where the API is served below a server's root (teamkeys serve), and what a bare --server URL gets. */
+export const apiPrefix = '/kubernetes/management';
 
 export type SchemaId = 'team.schema.json' | 'ownedaccesskey.schema.json';
 

@@ -15,8 +15,9 @@ export const storeOptionHelp = `store URL: sqlite:PATH, postgres://USER@HOST:POR
 export const defaultEncryptionKeyFile = join('.teamkeys', encryptionKeyFileName);
 export const encryptionKeyFileHelp = `key file that encrypts sealed fields at rest (default: $TEAMKEYS_ENCRYPTION_KEY_FILE or ${defaultEncryptionKeyFile}; made on first use)`;
 
+/** --store, else TEAMKEYS_STORE when set and not empty, else the default. */
 export function storeUrl(option: string | undefined): string {
-  return option ?? process.env.TEAMKEYS_STORE ?? defaultStoreUrl;
+  return option ?? (process.env.TEAMKEYS_STORE || defaultStoreUrl);
 }
 
 /** Who writes to a local store: the operating-system user running this command. */

@@ -36,17 +36,17 @@ function parseKeys(path: string, text: string): CipherKey[] {
   try {
     doc = parse(text);
   } catch (err) {
-    throw new CliError(`${path}: not YAML: ${(err as Error).message}`, 2);
+    throw new CliError(`${path}: not YAML: ${(err as Error).message}`);
   }
   const list = (doc as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(list) || list.length === 0) throw new CliError(`${path}: keys: must list at least one key`, 2);
+  if (!Array.isArray(list) || list.length === 0) throw new CliError(`${path}: keys: must list at least one key`);
   const names = new Set<string>();
   return list.map((k: { name?: unknown; secret?: unknown }, i) => {
-    if (typeof k?.name !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(k.name)) throw new CliError(`${path}: keys[${i}].name: must be 1-64 of [A-Za-z0-9._-]`, 2);
-    if (names.has(k.name)) throw new CliError(`${path}: keys[${i}].name: "${k.name}" appears twice`, 2);
+    if (typeof k?.name !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(k.name)) throw new CliError(`${path}: keys[${i}].name: must be 1-64 of [A-Za-z0-9._-]`);
+    if (names.has(k.name)) throw new CliError(`${path}: keys[${i}].name: "${k.name}" appears twice`);
     names.add(k.name);
     const secret = typeof k.secret === 'string' ? Buffer.from(k.secret, 'base64') : Buffer.alloc(0);
-    if (secret.length !== 32) throw new CliError(`${path}: keys[${i}].secret: must be 32 bytes, base64-encoded`, 2);
+    if (secret.length !== 32) throw new CliError(`${path}: keys[${i}].secret: must be 32 bytes, base64-encoded`);
     return { name: k.name, secret };
   });
 }
@@ -56,7 +56,7 @@ export async function loadCipher(path: string): Promise<FieldCipher> {
   const mode = await stat(path).then((s) => s.mode, () => undefined);
   if (mode === undefined) await create(path);
   else if ((mode & 0o077) !== 0) {
-    throw new CliError(`${path}: others may read this encryption key file (mode ${(mode & 0o777).toString(8)}); run chmod 600 ${path}`, 2);
+    throw new CliError(`${path}: others may read this encryption key file (mode ${(mode & 0o777).toString(8)}); run chmod 600 ${path}`);
   }
   return new FieldCipher(parseKeys(path, await readFile(path, 'utf8')));
 }

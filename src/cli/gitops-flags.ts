@@ -1,7 +1,6 @@
 /** The flags validate, plan and apply share, and how they become a source, a client and reports. */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { defaultGroup } from '../api/resources.js';
 import { EmbeddedClient } from '../client/embedded.js';
 import { HttpClient } from '../client/http.js';
 import type { ApiClient } from '../client/types.js';
@@ -10,55 +9,51 @@ import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { renderText } from '../gitops/report/text.js';
-import { encryptionKeyFileHelp, openEmbedded, storeOptionHelp, storeUrl } from './embedded.js';
+import { openEmbedded, storeUrl } from './embedded.js';
 import { CliError } from './errors.js';
+import { addFlags, runFlags, sourceFlags, targetFlags } from './flag-specs.js';
 
-export interface GitopsFlags {
-  source: string;
+export interface SourceFlags {
+  source?: string;
   ref?: string;
   path?: string;
   sourceId?: string;
+}
+
+export interface TargetFlags {
   store?: string;
-  encryptionKeyFile?: string;
   server?: string;
   tokenFile?: string;
   caFile?: string;
   apiGroup: string;
+  encryptionKeyFile?: string;
+}
+
+export interface RunFlags {
   prune?: boolean;
   allowEmpty?: boolean;
   maxPrune: string;
-  reportDir?: string;
-  output: string;
   concurrency: string;
   keyDir?: string;
+  reportDir?: string;
+}
+
+export interface GitopsFlags extends SourceFlags, TargetFlags, RunFlags {
+  output: string;
   detailedExitcode?: boolean;
 }
 
+const named = (...names: string[]) => [...targetFlags, ...runFlags].filter((s) => names.includes(s.name));
+
 /** The flags that say where manifests are and how a report is written: all validate needs. */
 export function addSourceFlags(cmd: Command): Command {
-  return cmd
-    .option('--source <dir|git-url>', 'folder, local git repository or git URL holding the manifests', '.')
-    .option('--ref <ref>', 'branch, tag or commit to read (reads the source as a git repository)')
-    .option('--path <subdir>', 'sub-folder of the source holding the manifests')
-    .option('--source-id <id>', 'names this source in the gitops.management.service/source annotation (default: from the source)')
-    .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
-    .option('--report-dir <dir>', 'write report.json and report.md here')
-    .option('-o, --output <format>', 'text, json or markdown', 'text');
+  return addFlags(cmd, [...sourceFlags, ...named('api-group', 'report-dir')]).option('-o, --output <format>', 'text, json or markdown', 'text');
 }
 
-/** The source flags, and those of a target to plan and apply against (plan, apply, watch). */
+/** The source flags, and those of a target to plan and apply against, and how a run writes. */
 export function addGitopsFlags(cmd: Command): Command {
-  return addSourceFlags(cmd)
-    .option('--store <url>', storeOptionHelp)
-    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
-    .option('--server <url>', 'a teamkeys (or compatible) server, e.g. https://host:8080/kubernetes/management')
-    .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
-    .option('--ca-file <file>', "PEM certificate to trust for --server (e.g. .teamkeys/tls/cert.pem)")
-    .option('--prune', 'delete objects this source created that are no longer in it')
-    .option('--allow-empty', 'accept a source with no manifests (with --prune: prune everything this source created)')
-    .option('--max-prune <n>', 'refuse a run that would delete more objects than this', '50')
-    .option('--concurrency <n>', 'objects written in parallel', '8')
-    .option('--key-dir <dir>', 'write keys the server generates for new access keys here, one 0600 file each')
+  return addFlags(cmd, [...sourceFlags, ...targetFlags, ...runFlags])
+    .option('-o, --output <format>', 'text, json or markdown', 'text')
     .option('--detailed-exitcode', 'exit 0 when there is nothing to do, 2 when there are changes, 1 on error');
 }
 
@@ -68,20 +63,44 @@ export function withKeyDelivery(): { keyDelivery?: KeyDelivery } {
   return delivery ? { keyDelivery: delivery } : {};
 }
 
+/** A whole number flag value of at least `min`. */
 export function count(flag: string, value: string, min = 0): number {
-  if (!/^\d+$/.test(value) || Number(value) < min) throw new CliError(`${flag} must be a whole number of at least ${min}, not "${value}"`, 2);
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new CliError(`${flag} must be a whole number of at least ${min}, not "${value}"`);
   return Number(value);
 }
 
-export function sourceOptions(f: GitopsFlags): SourceOptions {
-  return { source: f.source, ...(f.ref ? { ref: f.ref } : {}), ...(f.path ? { path: f.path } : {}), ...(f.sourceId ? { sourceId: f.sourceId } : {}) };
+/** The run flags, checked before anything is read or written; `prefix` names them as the command does (`sync-`). */
+export function runOptions(f: RunFlags, prefix = ''): { prune: boolean; allowEmpty: boolean; maxPrune: number; concurrency: number; keyDir?: string } {
+  return {
+    prune: f.prune === true,
+    allowEmpty: f.allowEmpty === true,
+    maxPrune: count(`--${prefix}max-prune`, f.maxPrune),
+    concurrency: count(`--${prefix}concurrency`, f.concurrency, 1),
+    ...(f.keyDir ? { keyDir: f.keyDir } : {}),
+  };
 }
 
-/** The target the flags name: a server over HTTP, or the embedded store. */
-export async function openClient(f: Pick<GitopsFlags, 'store' | 'server' | 'tokenFile' | 'caFile' | 'apiGroup' | 'encryptionKeyFile'>): Promise<ApiClient> {
+export function sourceOptions(f: SourceFlags): SourceOptions {
+  return { source: f.source ?? '.', ...(f.ref ? { ref: f.ref } : {}), ...(f.path ? { path: f.path } : {}), ...(f.sourceId ? { sourceId: f.sourceId } : {}) };
+}
+
+function checkServerUrl(server: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(server);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new CliError(`--server must be an https:// (or http://) URL such as https://host:8080, not "${server}"`);
+  }
+}
+
+export async function openClient(f: TargetFlags): Promise<ApiClient> {
   if (f.server) {
+    checkServerUrl(f.server);
     const token = f.tokenFile ? (await readFile(f.tokenFile, 'utf8').catch(() => { throw new CliError(`cannot read --token-file ${f.tokenFile}`); })).trim() : process.env.TEAMKEYS_TOKEN;
-    if (!token) throw new CliError('--server needs an access key: --token-file FILE or TEAMKEYS_TOKEN', 2);
+    if (!token) throw new CliError('--server needs an access key: --token-file FILE or TEAMKEYS_TOKEN');
     const ca = f.caFile ? await readFile(f.caFile).catch(() => { throw new CliError(`cannot read --ca-file ${f.caFile}`); }) : undefined;
     return new HttpClient({ server: f.server, token, group: f.apiGroup, ...(ca ? { ca } : {}) });
   }
@@ -89,11 +108,18 @@ export async function openClient(f: Pick<GitopsFlags, 'store' | 'server' | 'toke
   return new EmbeddedClient(registry, storeUrl(f.store), close, audit);
 }
 
+const outputs = ['text', 'json', 'markdown'];
+
+/** Refuses an unknown --output before anything runs (an apply must not write and then fail to print). */
+export function checkOutput(output: string): void {
+  if (!outputs.includes(output)) throw new CliError(`--output must be text, json or markdown, not "${output}"`);
+}
+
 export function formatReport(report: Report, output: string): string {
+  checkOutput(output);
   if (output === 'json') return `${JSON.stringify(report, null, 2)}\n`;
   if (output === 'markdown') return renderMarkdown(report);
-  if (output === 'text') return renderText(report);
-  throw new CliError(`--output must be text, json or markdown, not "${output}"`, 2);
+  return renderText(report);
 }
 
 export { writeReports } from '../gitops/report/write.js';

@@ -9,9 +9,9 @@ export interface ListenAddress {
 
 export function parseListen(value: string): ListenAddress {
   const m = value.match(/^\[([^\]]+)\]:(\d+)$/) ?? value.match(/^([^:]+):(\d+)$/);
-  if (!m) throw new CliError(`--listen must be HOST:PORT (or [IPv6]:PORT), not "${value}"`, 2);
+  if (!m) throw new CliError(`--listen must be HOST:PORT (or [IPv6]:PORT), not "${value}"`);
   const port = Number(m[2]);
-  if (port > 65535) throw new CliError(`--listen port ${port} is out of range`, 2);
+  if (port > 65535) throw new CliError(`--listen port ${port} is out of range`);
   return { host: m[1]!, port };
 }
 

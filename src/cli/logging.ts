@@ -25,6 +25,8 @@ export const redactPaths = [
   '*.spec.key',
 ];
 
+const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
 export const logFormatHelp = 'json or text (default: text on a terminal, json otherwise); logs go to stderr';
 
 let fatal: ((line: string) => void) | undefined;
@@ -33,11 +35,12 @@ let fatal: ((line: string) => void) | undefined;
 export function logFormat(flag: string | undefined): LogFormat {
   if (flag === undefined) return process.stderr.isTTY ? 'text' : 'json';
   if (flag === 'json' || flag === 'text') return flag;
-  throw new CliError(`--log-format must be json or text, not "${flag}"`, 2);
+  throw new CliError(`--log-format must be json or text, not "${flag}"`);
 }
 
 /** The logger on stderr, in one format; it also becomes how a fatal error is written. */
 export function createLogger(level: string, format: LogFormat): Logger {
+  if (!levels.includes(level)) throw new CliError(`--log-level must be one of ${levels.join(', ')}, not "${level}"`);
   const opts = { level, redact: { paths: redactPaths, censor: '[redacted]' } };
   if (format === 'text') {
     fatal = undefined;

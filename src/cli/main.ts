@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The teamkeys command line: the only place that parses flags, picks a store, and sets exit codes. */
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { Command } from 'commander';
 import { registerCreate } from './commands/create.js';
 import { registerDelete } from './commands/delete.js';
 import { registerGet } from './commands/get.js';
@@ -19,8 +19,9 @@ export function buildProgram(): Command {
     .name('teamkeys')
     .description('Team and access-key management as code: a Kubernetes-style management API and its GitOps reconciler.')
     .version(pkg.version)
-    .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // reportError prints commander's errors too, as one line; subcommands inherit this.
+    .configureOutput({ outputError: () => {} });
   registerServe(program);
   registerGitops(program);
   registerWatch(program);
@@ -37,8 +38,7 @@ async function main(argv: string[]): Promise<number> {
     // A command may set its own code (plan --detailed-exitcode gives 2).
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
-    return reportError(err, errorWriter());
+    return reportError(err);
   }
 }
 

@@ -9,7 +9,7 @@ export type OutputFormat = 'table' | 'wide' | 'yaml' | 'json' | 'name';
 export function parseOutputFormat(value: string | undefined): OutputFormat {
   const format = value ?? 'table';
   if (!['table', 'wide', 'yaml', 'json', 'name'].includes(format)) {
-    throw new CliError(`unable to match a printer suitable for the output format "${format}", allowed formats are: json,name,table,wide,yaml`, 2);
+    throw new CliError(`unable to match a printer suitable for the output format "${format}", allowed formats are: json,name,table,wide,yaml`);
   }
   return format as OutputFormat;
 }
@@ -32,7 +32,7 @@ export function render(objects: KubeObject[], format: OutputFormat, asList: bool
     case 'name':
       return objects.map((o) => `${o.kind.toLowerCase()}/${o.metadata.name}`).join('\n');
     case 'json':
-      return JSON.stringify(asList ? { apiVersion: 'v1', kind: 'List', items: objects } : objects[0], null, 2);
+      return JSON.stringify(asList ? { apiVersion: 'v1', kind: 'List', items: objects } : objects[0], null);
     case 'yaml':
       return stringify(asList ? { apiVersion: 'v1', kind: 'List', items: objects } : objects[0]).trimEnd();
   }

@@ -1,5 +1,6 @@
 /** The pull-request workflow's flags: --policy (validate, plan, apply, watch), plan --out, apply --plan. */
 import type { Command } from 'commander';
+import { addFlags, policyFlag } from './flag-specs.js';
 
 export interface WorkflowFlags {
   policy?: string;
@@ -9,5 +10,5 @@ export interface WorkflowFlags {
 
 /** Adds --policy DIR. */
 export function addPolicyFlag(cmd: Command): Command {
-  return cmd.option('--policy <dir>', 'folder of Policy objects (CEL validations) every manifest must satisfy; a violation means nothing is written');
+  return addFlags(cmd, [policyFlag]);
 }

@@ -3,7 +3,7 @@ import type { AuditEvent, AuditFilter, AuditReader } from '../api/audit-event.js
 import { ApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
-import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type Plural, type WriteOptions } from './types.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type Plural, type WriteOptions } from './types.js';
 
 async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -56,8 +56,8 @@ export class EmbeddedClient implements ApiClient {
     return call(async () => (await this.r(plural).patch(name, 'json', ops, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
   }
 
-  async delete(plural: Plural, name: string, opts: WriteOptions & { uid?: string } = {}): Promise<void> {
-    await call(() => this.r(plural).delete(name, { ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}), dryRun: opts.dryRun ?? false }));
+  async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
+    await call(() => this.r(plural).delete(name, { ...(opts.preconditions ? { preconditions: opts.preconditions } : {}), dryRun: opts.dryRun ?? false }));
   }
 
   watch(plural: Plural): ClientWatch {

@@ -6,12 +6,14 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { auditApiVersion, type AuditEvent, type AuditFilter } from '../api/audit-event.js';
 import type { Status } from '../api/errors.js';
+import { apiPrefix } from '../api/resources.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
-import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type Plural, type WriteOptions } from './types.js';
+import { connectionFailure } from './connection-errors.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type Plural, type WriteOptions } from './types.js';
 
 export interface HttpClientOptions {
-  /** The server URL, ending with /kubernetes/management. */
+  /** The server URL: its API root (…/kubernetes/management), or scheme://host:port alone, which gets that path. */
   server: string;
   token: string;
   /** API group the kinds are served under (default management.service). */
@@ -19,6 +21,13 @@ export interface HttpClientOptions {
   /** PEM of a CA (or self-signed certificate) to trust. */
   ca?: Buffer;
   timeoutMs?: number;
+}
+
+/** The API root for a server URL, as users type it: https://host:8080 means https://host:8080/kubernetes/management. */
+export function apiRoot(server: string): string {
+  const url = new URL(server);
+  const path = url.pathname.replace(/\/+$/, '');
+  return `${url.origin}${path === '' ? apiPrefix : path}`;
 }
 
 export class HttpClient implements ApiClient {
@@ -29,8 +38,8 @@ export class HttpClient implements ApiClient {
   constructor(private readonly opts: HttpClientOptions) {
     const group = opts.group ?? 'management.service';
     this.apiVersion = `${group}/v1`;
-    this.base = new URL(`${opts.server.replace(/\/+$/, '')}/apis/${group}/v1/`);
-    this.target = opts.server;
+    this.target = apiRoot(opts.server);
+    this.base = new URL(`${this.target}/apis/${group}/v1/`);
   }
 
   private send(method: string, path: string, body?: { type: string; value: unknown }): Promise<unknown> {
@@ -67,14 +76,7 @@ export class HttpClient implements ApiClient {
         });
       });
       req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname} timed out`)));
-      req.on('error', (err) =>
-        reject(
-          new ClientError(
-            { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 503, reason: 'ServiceUnavailable', message: `cannot reach ${url.origin}: ${err.message}` },
-            url.origin,
-          ),
-        ),
-      );
+      req.on('error', (err) => reject(new ClientError(connectionFailure(err, url, this.opts.ca !== undefined), url.origin, false)));
       if (payload) req.write(payload);
       req.end();
     });
@@ -90,7 +92,11 @@ export class HttpClient implements ApiClient {
     const items: KubeObject[] = [];
     let token = '';
     do {
-      const page = (await this.send('GET', `${plural}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`)) as ObjectList;
+      const page = (await this.send('GET', `${plural}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`).catch((err: unknown) => {
+        if (!(err instanceof ClientError && err.code === 404)) throw err;
+        const message = `${this.target} serves no ${plural} of ${this.apiVersion}: --server must be the API's URL (like https://host:8080${apiPrefix}), and --api-group the group it serves`;
+        throw new ClientError({ ...err.status, message }, err.transport);
+      })) as ObjectList;
       items.push(...page.items);
       token = page.metadata.continue ?? '';
     } while (token);
@@ -118,8 +124,8 @@ export class HttpClient implements ApiClient {
     return (await this.send('PATCH', `${plural}/${encodeURIComponent(name)}${this.query(opts)}`, { type: 'application/json-patch+json', value: ops })) as KubeObject;
   }
 
-  async delete(plural: Plural, name: string, opts: WriteOptions & { uid?: string } = {}): Promise<void> {
-    const body = { kind: 'DeleteOptions', apiVersion: 'v1', ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}), ...(opts.dryRun ? { dryRun: ['All'] } : {}) };
+  async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
+    const body = { kind: 'DeleteOptions', apiVersion: 'v1', ...(opts.preconditions ? { preconditions: opts.preconditions } : {}), ...(opts.dryRun ? { dryRun: ['All'] } : {}) };
     await this.send('DELETE', `${plural}/${encodeURIComponent(name)}`, { type: 'application/json', value: body });
   }
 

@@ -9,6 +9,11 @@ export interface WriteOptions {
   dryRun?: boolean;
 }
 
+/** Deletion guarded as kube's DeleteOptions.preconditions: the object must still be the one planned. */
+export interface DeleteOptions extends WriteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
 export interface ClientEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: KubeObject;
@@ -28,7 +33,7 @@ export interface ApiClient {
   create(plural: Plural, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
   replace(plural: Plural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
   patch(plural: Plural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject>;
-  delete(plural: Plural, name: string, opts?: WriteOptions & { uid?: string }): Promise<void>;
+  delete(plural: Plural, name: string, opts?: DeleteOptions): Promise<void>;
   /** Every change after the current state (the objects that exist are not replayed). */
   watch(plural: Plural): ClientWatch;
   /**
@@ -39,11 +44,15 @@ export interface ApiClient {
   close(): Promise<void>;
 }
 
-/** The client layer's one error: the server's Status, whichever transport carried it. */
+/**
+ * The client layer's one error: the server's Status, whichever transport carried it, or (with
+ * `fromServer` false) a Status made here when no answer came: refused, untrusted, timed out.
+ */
 export class ClientError extends Error {
   constructor(
     readonly status: Status,
     readonly transport?: string,
+    readonly fromServer = true,
   ) {
     super(status.message ?? `request failed with ${status.code}`);
     this.name = 'ClientError';

@@ -1,5 +1,5 @@
 /** An ApiClient that counts its requests by verb and status code, for the daemon's metrics. */
-import { ClientError, type ApiClient, type ClientWatch, type Plural } from '../client/types.js';
+import { ClientError, type ApiClient, type ClientWatch, type DeleteOptions, type Plural } from '../client/types.js';
 import type { AuditFilter } from '../api/audit-event.js';
 import type { KubeObject } from '../api/types.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -44,7 +44,7 @@ export class CountingClient implements ApiClient {
   patch(plural: Plural, name: string, ops: unknown[]) {
     return this.count('patch', 200, () => this.inner.patch(plural, name, ops));
   }
-  delete(plural: Plural, name: string, opts?: { uid?: string }) {
+  delete(plural: Plural, name: string, opts?: DeleteOptions) {
     return this.count('delete', 200, () => this.inner.delete(plural, name, opts));
   }
   watch(plural: Plural): ClientWatch {

@@ -1,20 +1,22 @@
 /**
  * The sync daemon: reconciles on an interval (with jitter), when asked (webhook), when the source
- * folder changes (chokidar) and when the API shows someone else changed a managed object. One run
- * at a time; triggers during a run coalesce into one more. Failures back off exponentially; a
- * broken source writes nothing, so the last good state stays applied.
+ * folder changes (chokidar) and when the API shows a change to what git describes of a managed
+ * object. One run at a time; triggers during a run coalesce into one more. A git source is fetched
+ * into its mirror every cycle, but read and parsed only when its revision moved; a cycle that finds
+ * neither a new revision (or changed files) nor a changed managed object plans nothing and writes
+ * nothing. Failures back off exponentially; a broken source writes nothing, so the last good state stays.
  */
 import type { KeyDelivery } from '../gitops/keys/github-secrets.js';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
-import type { ApiClient, ClientWatch, Plural } from '../client/types.js';
-import { annotations } from '../gitops/plan/annotations.js';
+import type { ApiClient } from '../client/types.js';
 import { reconcile } from '../gitops/reconcile.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
-import type { SourceOptions } from '../gitops/source/load.js';
+import { isGitSource, openSource, type LoadedSource, type SourceOptions } from '../gitops/source/load.js';
+import { ApiFollower } from './api-follower.js';
 import type { DaemonMetrics } from './metrics.js';
 
 export interface DaemonOptions {
@@ -36,11 +38,12 @@ export interface DaemonOptions {
   historySize?: number;
   metrics: DaemonMetrics;
   log: Logger;
-  /** Called after every cycle (the CLI prints the first report). */
+  /** Called after every cycle that ran (the CLI prints the first report). */
   onCycle?: (report: Report | undefined, error: string | undefined) => void;
 }
 
 const maxBackoffMs = 5 * 60_000;
+const okOutcomes = ['clean', 'changes', 'drifted', 'applied'];
 
 export class SyncDaemon {
   lastReport: Report | undefined;
@@ -55,9 +58,23 @@ export class SyncDaemon {
   private stopped = false;
   private abort = new AbortController();
   private fsWatcher: FSWatcher | undefined;
-  private apiWatches: ClientWatch[] = [];
+  private readonly follower: ApiFollower;
+  /** The source as last read: reused while its revision (or, for a folder, its files) stays the same. */
+  private loaded: LoadedSource | undefined;
+  private filesChanged = true;
+  private apiChanged = true;
 
-  constructor(private readonly opts: DaemonOptions) {}
+  constructor(private readonly opts: DaemonOptions) {
+    this.follower = new ApiFollower({
+      client: opts.client,
+      log: opts.log,
+      isManaged: (id) => !this.loaded || id === this.loaded.id || this.loaded.formerIds.includes(id),
+      onChange: (reason) => {
+        this.apiChanged = true;
+        this.soon(reason);
+      },
+    });
+  }
 
   get ready(): boolean {
     return this.lastGoodReport !== undefined;
@@ -67,13 +84,19 @@ export class SyncDaemon {
   start(): void {
     this.stopped = false;
     this.abort = new AbortController();
+    this.filesChanged = true;
+    this.apiChanged = true;
     this.trigger('start');
-    const folder = this.opts.source.ref === undefined && !/^[a-z][a-z0-9+.-]*:\/\//i.test(this.opts.source.source) ? resolve(this.opts.source.source, this.opts.source.path ?? '.') : undefined;
-    if (folder) {
+    const { source } = this.opts;
+    if (!isGitSource(source)) {
+      const folder = resolve(source.source, source.path ?? '.');
       this.fsWatcher = chokidar.watch(folder, { ignoreInitial: true, ignored: (p: string) => /(^|[/\\])\.[^/\\]/.test(p.slice(folder.length)) });
-      this.fsWatcher.on('all', () => this.soon('source files changed'));
+      this.fsWatcher.on('all', () => {
+        this.filesChanged = true;
+        this.soon('source files changed');
+      });
     }
-    for (const plural of ['teams', 'ownedaccesskeys'] as const) void this.followApi(plural);
+    this.follower.start();
   }
 
   /** Runs a cycle now, or right after the one in progress. */
@@ -100,7 +123,7 @@ export class SyncDaemon {
     this.abort.abort();
     clearTimeout(this.timer);
     clearTimeout(this.debounce);
-    for (const w of this.apiWatches) w.stop();
+    this.follower.stop();
     await this.fsWatcher?.close();
     await this.running;
   }
@@ -117,36 +140,39 @@ export class SyncDaemon {
     this.timer.unref();
   }
 
-  /**
-   * A change to an object this source manages may be drift: look soon. Who made it cannot be told
-   * from managedFields (their times have one-second precision), so every change counts; the
-   * daemon's own writes cost at most one more cycle, which finds nothing to do and writes nothing.
-   */
-  private async followApi(plural: Plural): Promise<void> {
-    while (!this.stopped) {
-      const watch = this.opts.client.watch(plural);
-      this.apiWatches.push(watch);
-      try {
-        for await (const e of watch) {
-          if (e.type !== 'MODIFIED' && e.type !== 'DELETED') continue;
-          if (e.object.metadata?.annotations?.[annotations.source]) this.soon(`${e.object.kind}/${e.object.metadata.name} changed on the server`);
-        }
-      } catch (err) {
-        this.opts.log.debug({ err, plural }, 'API watch ended; restarting');
-      }
-      this.apiWatches = this.apiWatches.filter((w) => w !== watch);
-      if (!this.stopped) await new Promise((r) => setTimeout(r, 1000));
+  /** The source to plan from: read anew only when it changed since it was last read. */
+  private async source(): Promise<{ loaded: LoadedSource; sourceChanged: boolean }> {
+    const opened = await openSource(this.opts.source);
+    try {
+      const cached = this.loaded;
+      const sourceChanged = !cached || (opened.gitRevision !== undefined ? cached.revision !== opened.gitRevision : this.filesChanged);
+      this.filesChanged = false;
+      return { loaded: sourceChanged || !cached ? await opened.read() : cached, sourceChanged };
+    } finally {
+      await opened.close();
     }
   }
 
   private async cycle(): Promise<void> {
     const started = performance.now();
     const o = this.opts;
+    // Changes seen from here on are for the next cycle.
+    const apiChanged = this.apiChanged;
+    this.apiChanged = false;
     try {
+      const { loaded, sourceChanged } = await this.source();
+      this.loaded = loaded;
+      if (!sourceChanged && !apiChanged && this.failures === 0 && this.lastReport) {
+        o.metrics.unchanged.inc();
+        o.log.debug({ revision: loaded.revision }, 'source and managed objects unchanged since the last cycle: nothing to plan');
+        this.schedule(o.intervalMs * (0.9 + Math.random() * 0.2));
+        return;
+      }
       const { report } = await reconcile({
         mode: 'apply',
         client: o.client,
         source: o.source,
+        loaded,
         prune: o.prune,
         allowEmpty: o.allowEmpty,
         maxPrune: o.maxPrune,
@@ -159,7 +185,7 @@ export class SyncDaemon {
       });
       this.cycles++;
       this.lastReport = report;
-      const ok = ['clean', 'changes', 'drifted', 'applied'].includes(report.outcome);
+      const ok = okOutcomes.includes(report.outcome);
       o.metrics.cycle(report.outcome, (performance.now() - started) / 1000, report);
       if (ok) {
         this.lastGoodReport = report;
@@ -175,6 +201,7 @@ export class SyncDaemon {
     } catch (err) {
       this.cycles++;
       this.failures++;
+      this.apiChanged ||= apiChanged;
       this.lastError = err instanceof Error ? err.message : String(err);
       o.metrics.cycle('error', (performance.now() - started) / 1000);
       o.log.warn({ error: this.lastError }, 'reconcile failed; the last good state stays applied');

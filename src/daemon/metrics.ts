@@ -14,6 +14,11 @@ export class DaemonMetrics {
   });
   readonly drifted = new Gauge({ name: 'teamkeys_drifted_objects', help: 'Objects whose live state drifted from git at the last cycle, by kind.', labelNames: ['kind'], registers: [this.registry] });
   readonly lastSuccess = new Gauge({ name: 'teamkeys_last_success_timestamp_seconds', help: 'When a cycle last completed without error (Unix time).', registers: [this.registry] });
+  readonly unchanged = new Counter({
+    name: 'teamkeys_reconcile_unchanged_total',
+    help: 'Cycles that found the same revision (or folder) and no change to a managed object, so read, planned and wrote nothing.',
+    registers: [this.registry],
+  });
   readonly apiRequests = new Counter({ name: 'teamkeys_api_requests_total', help: 'Requests to the management API by verb and status code.', labelNames: ['verb', 'code'], registers: [this.registry] });
 
   /** Records a finished cycle: `error` when it could not run (source or server unreachable). */

@@ -20,6 +20,8 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   keyDelivery?: KeyDelivery;
   onProgress?: (done: number, total: number) => void;
   signal?: AbortSignal;
+  /** The source already read (the daemon reads a revision once and plans it again on API changes). */
+  loaded?: LoadedSource;
   /**
    * Report drift without reverting it: an action on an object someone else changed is reported
    * and skipped; changes that came from git are still applied.
@@ -38,6 +40,10 @@ export interface Reconciled {
   /** What the plan was made from: saved plans record both. */
   desired?: DesiredObject[];
   live?: Record<Plural, KubeObject[]>;
+}
+
+function unidentifiedPrune(loaded: LoadedSource): string {
+  return `${loaded.description} is not in a git work tree, so nothing names it the same way on the next run: pruning needs an explicit id (--source-id NAME)`;
 }
 
 const modelsFor = (apiVersion: string) => resourceModels(apiVersion.split('/')[0]);
@@ -72,7 +78,7 @@ async function withHistory(client: ApiClient, plan: Plan, byKey: Map<string, Des
 
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const { client } = opts;
-  const loaded = await loadSource(opts.source);
+  const loaded = opts.loaded ?? (await loadSource(opts.source));
   const models = modelsFor(client.apiVersion);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(models));
   const base = { mode: opts.mode, source: sourceInfo(loaded), target: client.target };
@@ -80,8 +86,9 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const live: Record<Plural, KubeObject[]> = { teams: await client.list('teams'), ownedaccesskeys: await client.list('ownedaccesskeys') };
   const refErrors = [...checkTeamReferences(desired, live.teams), ...(opts.policyDir ? await checkPolicyDir(opts.policyDir, desired, live) : [])];
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
-  const planOpts: PlanOptions = { sourceId: loaded.id, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
+  const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
   const plan = planReconcile(desired, live, models, planOpts);
+  if (opts.prune && !loaded.identified) plan.refused = unidentifiedPrune(loaded);
   const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
   await withHistory(client, plan, byKey, live, models, planOpts);
   if (opts.reportDriftOnly && opts.mode === 'apply') {
@@ -94,7 +101,11 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
     ...(opts.keyDelivery ? { keyDelivery: opts.keyDelivery } : {}),
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
-    replan: async (a) => planObject(models[a.plural], byKey.get(`${a.plural}/${a.name}`), await client.get(a.plural, a.name), planOpts),
+    replan: async (a) => {
+      const [desiredNow, liveNow] = [byKey.get(`${a.plural}/${a.name}`), await client.get(a.plural, a.name)];
+      if (!desiredNow && !liveNow) return { ...a, type: 'skip', reason: 'deleted by someone else since the plan' };
+      return planObject(models[a.plural], desiredNow, liveNow, planOpts);
+    },
   });
   return { report: buildReport({ ...base, errors: [], plan, changeSet }), plan, loaded };
 }

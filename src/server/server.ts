@@ -27,7 +27,8 @@ import { pathNotFound } from '../api/errors.js';
 import { authenticateRequest } from './endpoint-auth.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
-export const apiPrefix = '/kubernetes/management';
+export { apiPrefix } from '../api/resources.js';
+import { apiPrefix } from '../api/resources.js';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 

@@ -1,17 +1,25 @@
 /** Starts `teamkeys watch` as a process and finds its listen address. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { bin } from '../cli/run.js';
 
 export interface Watcher {
   url: string;
+  /** Where it keeps its git mirrors. */
+  stateDir: string;
   process: ChildProcess;
   stderr: () => string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** Starts the daemon with its own state directory (git mirrors), removed when it stops. */
 export async function startWatch(args: string[]): Promise<Watcher> {
-  const child = spawn(process.execPath, [bin, 'watch', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const stateDir = mkdtempSync(join(tmpdir(), 'teamkeys-watch-state-'));
+  const child = spawn(process.execPath, [bin, 'watch', '--listen', '127.0.0.1:0', '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -27,6 +35,7 @@ export async function startWatch(args: string[]): Promise<Watcher> {
   });
   return {
     url,
+    stateDir,
     process: child,
     stderr: () => stderr,
     stop: (signal = 'SIGTERM') =>

@@ -142,7 +142,7 @@ describe('reconciler faults', () => {
       writeFileSync(join(source, 't-raced.yaml'), team('t-raced').replace('Team t-raced', 'Renamed in git'));
       const r = await apply(source, `${front.url}${new URL(served.url).pathname}`, join(work, 'r4'));
       expect(raced).toBe(true);
-      // The first write lost the race (its resourceVersion test failed); the re-planned one landed.
+      // The first write lost the race (409 Conflict on its resourceVersion); the re-planned one landed.
       expect(patches).toBe(2);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
@@ -153,6 +153,47 @@ describe('reconciler faults', () => {
       expect(live.spec.displayName).toBe('Renamed in git');
       expect(live.spec.users).toEqual(['t-raced-lead']);
       expect(live.metadata.labels).toEqual({ edited: 'by-hand' });
+    } finally {
+      front.server.close();
+      await served.stop();
+    }
+  }, 60_000);
+
+  it('an object changed between plan and prune is re-planned, not deleted', async () => {
+    const source = join(work, 'prune-race');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(source);
+    writeFileSync(join(source, 't-stays.yaml'), team('t-stays'));
+    writeFileSync(join(source, 't-victim.yaml'), team('t-victim'));
+    const served = await serve(`sqlite:${join(work, 'prune-race.db')}`);
+    const url = `${served.url}/apis/management.service/v1/teams/t-victim`;
+    const deletes: number[] = [];
+    const front = await proxy(
+      () => new URL(served.url).origin,
+      async (req) => {
+        if (req.method === 'DELETE' && deletes.length === 0) {
+          // After the plan chose to prune it, someone protects the object.
+          const res = await fetch(url, { method: 'PATCH', headers: { ...auth, 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { annotations: { 'gitops.management.service/prune': 'disabled' } } }) });
+          expect(res.status).toBe(200);
+        }
+        if (req.method === 'DELETE') deletes.push(Date.now());
+        return 'forward';
+      },
+    );
+    try {
+      expect((await apply(source, served.url, join(work, 'r6'))).code).toBe(0);
+      rmSync(join(source, 't-victim.yaml'));
+      const r = await apply(source, `${front.url}${new URL(served.url).pathname}`, join(work, 'r7'), '--prune');
+      // The delete carried the planned resourceVersion: it lost with 409, and the re-plan saw the protection.
+      expect(deletes).toHaveLength(1);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.report.objects.find((o) => o.name === 't-victim')).toMatchObject({
+        action: 'delete',
+        result: 'Skipped',
+        note: 'changed on the server since the plan; re-planned: skip (not in the source; pruning disabled by gitops.management.service/prune)',
+      });
+      expect((await fetch(url, { headers: auth })).status).toBe(200);
     } finally {
       front.server.close();
       await served.stop();

@@ -55,12 +55,12 @@ describe('planning is a pure, ordered pairing', () => {
     expect(plan.actions.map((a) => [a.type, a.reason])).toEqual([['skip', 'not in the source; pruned only with --prune']]);
   });
 
-  it('an update is a JSON patch led by a test of the live resourceVersion', () => {
+  it('an update is a JSON patch led by the live resourceVersion, a precondition', () => {
     const live = { ...managed('Team', 't'), spec: { displayName: 'Old' } };
     const a = planObject(models.teams, want('teams', 't', { displayName: 'New' }), live, opts);
     expect(a.type).toBe('update');
     expect(a.patch).toEqual([
-      { op: 'test', path: '/metadata/resourceVersion', value: '1' },
+      { op: 'replace', path: '/metadata/resourceVersion', value: '1' },
       { op: 'replace', path: '/spec/displayName', value: 'New' },
     ]);
   });

@@ -16,14 +16,14 @@ describe('teamkeys serve as a process', () => {
 
   it('serves HTTPS unless told otherwise: --insecure-http and --tls-cert exclude each other', () => {
     const r = teamkeys(['serve', '--listen', '127.0.0.1:0', '--insecure-http', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(1);
     expect(r.stderr).toContain('--insecure-http and --tls-cert exclude each other');
   });
 
   it('refuses a malformed --listen and a lone --tls-cert', () => {
     expect(teamkeys(['serve', '--listen', 'nowhere']).stderr).toContain('--listen must be HOST:PORT');
     const lone = teamkeys(['serve', '--listen', '127.0.0.1:0', '--tls-cert', 'x.pem']);
-    expect(lone.code).toBe(2);
+    expect(lone.code).toBe(1);
     expect(lone.stderr).toContain('--tls-cert and --tls-key go together');
   });
 

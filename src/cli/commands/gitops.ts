@@ -8,22 +8,16 @@ import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests, type DesiredObject } from '../../gitops/validate.js';
 import { applyPlanFile, writeSavedPlan } from '../../gitops/plan-file.js';
 import { checkPolicyDir } from '../../gitops/policy/evaluate.js';
-import { CliError } from '../errors.js';
-import { addGitopsFlags, addSourceFlags, count, formatReport, openClient, sourceOptions, withKeyDelivery, writeReports, type GitopsFlags } from '../gitops-flags.js';
+import { CliError, reportExitCode } from '../errors.js';
+import { addGitopsFlags, addSourceFlags, checkOutput, formatReport, openClient, runOptions, sourceOptions, withKeyDelivery, writeReports, type GitopsFlags } from '../gitops-flags.js';
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
 
 type Flags = GitopsFlags & WorkflowFlags;
 
-/** Exit codes: 0 done or nothing to do; 2 changes or drift (--detailed-exitcode); 1 anything wrong. */
-function exitCode(report: Report, detailed: boolean): number {
-  if (['invalid', 'refused', 'failed'].includes(report.outcome)) return 1;
-  return detailed && ['changes', 'drifted'].includes(report.outcome) ? 2 : 0;
-}
-
 async function finish(report: Report, f: Flags): Promise<void> {
   process.stdout.write(formatReport(report, f.output));
   await writeReports(report, f.reportDir);
-  process.exitCode = exitCode(report, f.detailedExitcode === true);
+  process.exitCode = reportExitCode(report, f.detailedExitcode === true);
 }
 
 /** What validate read: its report and the kinds of the objects it checked. */
@@ -82,6 +76,7 @@ export function registerGitops(program: Command): void {
         .argument('[paths...]', 'files or folders (default: --source)'),
     ),
   ).action(async (paths: string[], f: Flags) => {
+    checkOutput(f.output);
     const { report, kinds } =
       paths.length > 0
         ? await validatePaths(paths, f)
@@ -110,8 +105,10 @@ export function registerGitops(program: Command): void {
       if (f.plan) {
         // A saved plan is applied as reviewed: what it was made from cannot be changed at apply time.
         const fixed = ['source', 'ref', 'path', 'sourceId', 'policy', 'prune', 'allowEmpty', 'maxPrune'].filter((o) => cmd.getOptionValueSource(o) === 'cli');
-        if (fixed.length > 0) throw new CliError(`--plan applies the saved plan as it was reviewed: ${fixed.map((o) => `--${o.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} were fixed when it was made`, 2);
+        if (fixed.length > 0) throw new CliError(`--plan applies the saved plan as it was reviewed: ${fixed.map((o) => `--${o.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} were fixed when it was made`);
       }
+      checkOutput(f.output);
+      const run = runOptions(f);
       const client = await openClient(f);
       const abort = new AbortController();
       const stop = () => abort.abort();
@@ -123,8 +120,8 @@ export function registerGitops(program: Command): void {
           : undefined;
       try {
         const applyOpts = {
-          concurrency: count('--concurrency', f.concurrency, 1),
-          ...(f.keyDir ? { keyDir: f.keyDir } : {}),
+          concurrency: run.concurrency,
+          ...(run.keyDir ? { keyDir: run.keyDir } : {}),
           ...withKeyDelivery(),
           ...(progress ? { onProgress: progress } : {}),
           signal: abort.signal,
@@ -134,9 +131,9 @@ export function registerGitops(program: Command): void {
           mode,
           client,
           source: sourceOptions(f),
-          prune: f.prune === true,
-          allowEmpty: f.allowEmpty === true,
-          maxPrune: count('--max-prune', f.maxPrune),
+          prune: run.prune,
+          allowEmpty: run.allowEmpty,
+          maxPrune: run.maxPrune,
           ...applyOpts,
           ...(f.policy ? { policyDir: f.policy } : {}),
         });

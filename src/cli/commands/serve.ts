@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { withKeyDelivery } from '../gitops-flags.js';
+import type { Logger } from 'pino';
 import { defaultGroup } from '../../api/resources.js';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
 import { createAuthContext, defaultFailureLimit } from '../../server/auth-context.js';
@@ -16,20 +16,16 @@ import { openAuditTrail } from '../../store/audit/open.js';
 import { AuditRecorder } from '../../server/audit/audit-recorder.js';
 import { cipherFor, storeOptionHelp, storeUrl } from '../embedded.js';
 import { encryptionKeyFileName } from '../encryption-key-file.js';
+import { parseDuration } from '../duration.js';
 import { CliError } from '../errors.js';
 import { createLogger, logFormat, logFormatHelp } from '../logging.js';
 import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
 import { selfSignedTls, writeKubeconfig } from '../state-files.js';
-import type { Logger } from 'pino';
 import { EmbeddedClient } from '../../client/embedded.js';
-import { CountingClient } from '../../daemon/counting-client.js';
-import { SyncDaemon } from '../../daemon/daemon.js';
-import { DaemonMetrics } from '../../daemon/metrics.js';
 import { registerDaemonRoutes } from '../../daemon/routes.js';
 import { renderText } from '../../gitops/report/text.js';
 import type { Registry } from '../../registry/registry.js';
-import { parseDuration } from '../duration.js';
-import { readSecret } from './watch.js';
+import { addDaemonFlags, buildDaemon, daemonConfig, hasSource, type DaemonConfig } from '../daemon-setup.js';
 
 interface Options {
   listen: string;
@@ -44,13 +40,6 @@ interface Options {
   activityInterval: string;
   expiredKeyRetention: string;
   apiGroup: string;
-  syncSource?: string;
-  syncRef?: string;
-  syncPath?: string;
-  syncInterval: string;
-  syncPrune?: boolean;
-  selfHeal?: boolean;
-  webhookSecretFile?: string;
   authFailureLimit: string;
   requestTimeout: string;
   encryptionKeyFile?: string;
@@ -58,10 +47,9 @@ interface Options {
   auditRetention: string;
 }
 
-
 function seconds(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number of seconds above 0, not "${value}"`, 2);
+  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number of seconds above 0, not "${value}"`);
   return Number(value);
 }
 
@@ -70,7 +58,7 @@ function failureLimit(value: string): FailureLimitOptions | false {
   if (value === 'off') return false;
   const m = value.match(/^(\d+)\/(\d+(?:\.\d+)?)$/);
   if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) {
-    throw new CliError(`--auth-failure-limit must be BURST/PER_SECOND (like 50/2) or off, not "${value}"`, 2);
+    throw new CliError(`--auth-failure-limit must be BURST/PER_SECOND (like 50/2) or off, not "${value}"`);
   }
   return { burst: Number(m[1]), perSecond: Number(m[2]) };
 }
@@ -79,8 +67,8 @@ type Tls = { cert: Buffer; key: Buffer; selfSigned: boolean } | undefined;
 
 /** HTTPS with the given certificate, plain HTTP when asked, else a self-signed certificate. */
 async function chooseTls(opts: Options, listen: ListenAddress, stateDir: string): Promise<Tls> {
-  if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
-  if (opts.tlsCert && opts.insecureHttp) throw new CliError('--insecure-http and --tls-cert exclude each other', 2);
+  if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
+  if (opts.tlsCert && opts.insecureHttp) throw new CliError('--insecure-http and --tls-cert exclude each other');
   if (opts.tlsCert) return { cert: await readFile(opts.tlsCert), key: await readFile(opts.tlsKey!), selfSigned: false };
   if (opts.insecureHttp) return undefined;
   const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
@@ -90,7 +78,7 @@ async function chooseTls(opts: Options, listen: ListenAddress, stateDir: string)
 }
 
 export function registerServe(program: Command): void {
-  program
+  const serve = program
     .command('serve')
     .description('run the management API server (kubectl and client libraries talk to it)')
     .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', '127.0.0.1:8080')
@@ -102,13 +90,6 @@ export function registerServe(program: Command): void {
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .option('--log-format <format>', logFormatHelp)
     .option('--api-group <group>', 'API group to serve the kinds under', defaultGroup)
-    .option('--sync-source <dir|git-url>', 'also keep the store in sync with this GitOps source (the sidecar: API server and daemon in one process)')
-    .option('--sync-ref <ref>', 'branch, tag or commit of --sync-source')
-    .option('--sync-path <subdir>', 'sub-folder of --sync-source holding the manifests')
-    .option('--sync-interval <duration>', 'time between syncs', '30s')
-    .option('--sync-prune', 'prune objects the source no longer holds')
-    .option('--self-heal', 'revert drift (without it, drift is only reported)')
-    .option('--webhook-secret-file <file>', 'GitHub webhook secret for POST /sync')
     .option('--encryption-key-file <file>', 'keys that encrypt connectorData and OIDC tokens at rest (default: <state-dir>/encryption.yaml, made 0600 on first start)')
     .option('--max-ttl <seconds>', 'refuse access keys that live longer (or forever)')
     .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", '60')
@@ -120,7 +101,9 @@ export function registerServe(program: Command): void {
     .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
     .option('--audit-log <file>', 'also append every audit event (who wrote what, when) to this file as JSON lines')
     .option('--audit-retention <duration>', 'keep audit events this long (like 90d, 12h)', '90d')
-    .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
+    .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600));
+  // The sidecar: every flag of teamkeys watch that is about the source and the sync, as --sync-*.
+  addDaemonFlags(serve, 'sync-')
     .action(async (opts: Options) => {
       const listen = parseListen(opts.listen);
       const stateDir = resolve(opts.stateDir);
@@ -129,6 +112,9 @@ export function registerServe(program: Command): void {
       const expiredKeyRetentionSeconds = seconds('--expired-key-retention', opts.expiredKeyRetention)!;
       const authFailureLimit = failureLimit(opts.authFailureLimit);
       const requestTimeoutMs = seconds('--request-timeout', opts.requestTimeout)! * 1000;
+      const syncConfig = hasSource(opts as unknown as Record<string, unknown>, 'sync-')
+        ? await daemonConfig(opts as unknown as Record<string, unknown>, 'sync-', stateDir, { keyDir: join(stateDir, 'keys'), reportDir: join(stateDir, 'sync') })
+        : undefined;
       const tls = await chooseTls(opts, listen, stateDir);
       // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
       const logger = createLogger(opts.logLevel, logFormat(opts.logFormat));
@@ -154,7 +140,7 @@ export function registerServe(program: Command): void {
       const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit });
       // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
       const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
-      const daemon = opts.syncSource ? await sidecar(opts, registry, logger, stateDir, audit) : undefined;
+      const daemon = syncConfig ? sidecar(syncConfig, registry, logger, audit) : undefined;
       const app = await buildServer({
         registry,
         auth,
@@ -167,7 +153,7 @@ export function registerServe(program: Command): void {
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       });
       if (daemon) {
-        const routes = { health: false, authorize: endpointAuthorizer(auth), ...(daemon.webhookSecret ? { webhookSecret: daemon.webhookSecret } : {}) };
+        const routes = { health: false, authorize: endpointAuthorizer(auth), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
         registerDaemonRoutes(app, daemon.daemon, daemon.metrics, routes);
       }
       await app.listen({ host: listen.host, port: listen.port });
@@ -209,30 +195,13 @@ export function registerServe(program: Command): void {
 }
 
 /** The sidecar: a sync daemon in this process, on the same registry, with /metrics and POST /sync. */
-async function sidecar(opts: Options, registry: Registry, log: Logger, stateDir: string, audit: AuditRecorder): Promise<{ daemon: SyncDaemon; metrics: DaemonMetrics; webhookSecret: string | undefined }> {
-  const metrics = new DaemonMetrics();
-  const client = new CountingClient(new EmbeddedClient(registry, 'embedded store (this server)', undefined, audit), metrics);
-  const webhookSecret = await readSecret(opts.webhookSecretFile);
-  const source = opts.syncSource!;
-  const daemon = new SyncDaemon({
-    source: { source, ...(opts.syncRef ? { ref: opts.syncRef } : {}), ...(opts.syncPath ? { path: opts.syncPath } : {}) },
-    client,
-    intervalMs: parseDuration('--sync-interval', opts.syncInterval),
-    selfHeal: opts.selfHeal === true,
-    prune: opts.syncPrune === true,
-    allowEmpty: false,
-    maxPrune: 50,
-    concurrency: 8,
-    keyDir: join(stateDir, 'keys'),
-    ...withKeyDelivery(),
-    reportDir: join(stateDir, 'sync'),
-    metrics,
-    log,
-    onCycle: (report, error) => {
-      if (daemon.cycles !== 1) return;
-      if (report) process.stdout.write(`teamkeys: first sync from ${source} (report in ${join(stateDir, 'sync', 'report.md')}):\n${renderText(report)}`);
-      else console.log(`teamkeys: first sync from ${source} failed: ${error}`);
-    },
+function sidecar(config: DaemonConfig, registry: Registry, log: Logger, audit: AuditRecorder): ReturnType<typeof buildDaemon> {
+  const source = config.source.source;
+  // The sidecar reads its own server's audit trail, to name who made the drift it reports.
+  const built = buildDaemon(config, new EmbeddedClient(registry, 'embedded store (this server)', undefined, audit), log, (report, error) => {
+    if (built.daemon.cycles !== 1) return;
+    if (report) process.stdout.write(`teamkeys: first sync from ${source} (report in ${join(config.reportDir!, 'report.md')}):\n${renderText(report)}`);
+    else console.log(`teamkeys: first sync from ${source} failed: ${error}`);
   });
-  return { daemon, metrics, webhookSecret };
+  return built;
 }

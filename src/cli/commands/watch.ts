@@ -1,64 +1,39 @@
-import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { CountingClient } from '../../daemon/counting-client.js';
-import { SyncDaemon } from '../../daemon/daemon.js';
-import { DaemonMetrics } from '../../daemon/metrics.js';
 import { registerDaemonRoutes } from '../../daemon/routes.js';
-import { parseDuration } from '../duration.js';
-import { addGitopsFlags, count, openClient, sourceOptions, withKeyDelivery, type GitopsFlags } from '../gitops-flags.js';
+import { addDaemonFlags, buildDaemon, daemonConfig } from '../daemon-setup.js';
+import { addFlags, targetFlags } from '../flag-specs.js';
+import { openClient, type TargetFlags } from '../gitops-flags.js';
 import { parseListen, urlHost } from '../listen.js';
-import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
 import { createLogger, logFormat, logFormatHelp } from '../logging.js';
 
-interface WatchFlags extends GitopsFlags, WorkflowFlags {
+interface WatchFlags extends TargetFlags {
+  source?: string;
   interval: string;
-  listen: string;
-  webhookSecretFile?: string;
   selfHeal?: boolean;
+  listen: string;
   logLevel: string;
   logFormat?: string;
-}
-
-export async function readSecret(file: string | undefined): Promise<string | undefined> {
-  return file ? (await readFile(file, 'utf8')).trim() : undefined;
+  stateDir: string;
 }
 
 export function registerWatch(program: Command): void {
-  addPolicyFlag(addGitopsFlags(program.command('watch').description('keep reconciling: on an interval, on a webhook, on file changes and on drift')))
-    .option('--interval <duration>', 'time between reconciles (with 10% jitter)', '30s')
+  const cmd = program.command('watch').description('keep reconciling: on an interval, on a webhook, on file changes and on drift');
+  addFlags(addDaemonFlags(cmd), targetFlags)
     .option('--listen <host:port>', 'address for /healthz, /readyz, /metrics and the POST /sync webhook', '127.0.0.1:9090')
-    .option('--webhook-secret-file <file>', 'GitHub webhook secret: POST /sync must then carry a valid X-Hub-Signature-256')
-    .option('--self-heal', 'revert drift (without it, drift is only reported)')
+    .option('--state-dir <dir>', 'where git sources are mirrored between cycles', '.teamkeys')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .option('--log-format <format>', logFormatHelp)
     .action(async (f: WatchFlags) => {
       const listen = parseListen(f.listen);
-      const intervalMs = parseDuration('--interval', f.interval);
+      const config = await daemonConfig(f as unknown as Record<string, unknown>, '', resolve(f.stateDir));
       const log = createLogger(f.logLevel, logFormat(f.logFormat));
-      const metrics = new DaemonMetrics();
-      const client = new CountingClient(await openClient(f), metrics);
-      const webhookSecret = await readSecret(f.webhookSecretFile);
-      const daemon = new SyncDaemon({
-        source: sourceOptions(f),
-        client,
-        intervalMs,
-        selfHeal: f.selfHeal === true,
-        prune: f.prune === true,
-        allowEmpty: f.allowEmpty === true,
-        maxPrune: count('--max-prune', f.maxPrune),
-        concurrency: count('--concurrency', f.concurrency, 1),
-        ...(f.keyDir ? { keyDir: f.keyDir } : {}),
-        ...withKeyDelivery(),
-        ...(f.reportDir ? { reportDir: f.reportDir } : {}),
-        ...(f.policy ? { policyDir: f.policy } : {}),
-        metrics,
-        log,
-      });
+      const { daemon, metrics, client } = buildDaemon(config, await openClient(f), log);
       const app = Fastify({ loggerInstance: log, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;
       app.removeAllContentTypeParsers();
       app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-      registerDaemonRoutes(app, daemon, metrics, { health: true, ...(webhookSecret ? { webhookSecret } : {}) });
+      registerDaemonRoutes(app, daemon, metrics, { health: true, ...(config.webhookSecret ? { webhookSecret: config.webhookSecret } : {}) });
       await app.listen({ host: listen.host, port: listen.port });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : listen.port;
@@ -75,7 +50,7 @@ export function registerWatch(program: Command): void {
         process.once('SIGTERM', () => stop('SIGTERM'));
         process.once('SIGINT', () => stop('SIGINT'));
       });
-      console.log(`teamkeys watch: syncing ${f.source} to ${client.target} every ${f.interval}${f.selfHeal ? ', reverting drift' : ', reporting drift'}`);
+      console.log(`teamkeys watch: syncing ${config.source.source} to ${client.target} every ${f.interval}${f.selfHeal ? ', reverting drift' : ', reporting drift'}`);
       console.log(`teamkeys watch listening on http://${urlHost(listen.host)}:${port}`);
       daemon.start();
       await stopped;

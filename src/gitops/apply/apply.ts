@@ -1,7 +1,7 @@
 /**
  * Executes a plan through an ApiClient. Teams are written before keys and keys deleted before
  * teams; within a stage objects go in parallel up to --concurrency. A write that loses a race
- * (the resourceVersion test fails) re-reads the object and re-plans it, a few times at most.
+ * (the object changed since it was planned: 409 Conflict) re-reads the object and re-plans it, a few times at most.
  * Failures are results, not exceptions.
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
@@ -39,10 +39,12 @@ export interface ApplyOptions {
 
 const maxAttempts = 3;
 
-/** A lost race: 409, or the guarding `test` of resourceVersion failing (422). */
+/**
+ * A lost race, by the Status reason: Conflict (the object changed since it was planned: the
+ * resourceVersion precondition of an update, replace or delete) or AlreadyExists (created since).
+ */
 function isConflict(err: unknown): boolean {
-  if (!(err instanceof ClientError)) return false;
-  return err.code === 409 || (err.code === 422 && (err.message ?? '').includes('(test /metadata/resourceVersion)'));
+  return err instanceof ClientError && (err.status.reason === 'Conflict' || err.status.reason === 'AlreadyExists');
 }
 
 async function execute(client: ApiClient, action: Action, opts: ApplyOptions): Promise<ChangeSetEntry> {
@@ -78,7 +80,7 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
       return { action, result: 'Replaced' };
     case 'delete':
       try {
-        await client.delete(action.plural, action.name, { uid: action.uid! });
+        await client.delete(action.plural, action.name, { preconditions: action.preconditions! });
       } catch (err) {
         if (!(err instanceof ClientError && err.code === 404)) throw err;
       }
@@ -103,7 +105,11 @@ async function run(client: ApiClient, first: Action, opts: ApplyOptions): Promis
   let action = first;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await execute(client, action, opts);
+      const entry = await execute(client, action, opts);
+      if (action.type === first.type) return entry;
+      // The report shows the plan; say what the object turned into when it changed under us.
+      const replanned = `changed on the server since the plan; re-planned: ${action.type}${action.reason ? ` (${action.reason})` : ''}`;
+      return { ...entry, note: entry.note ? `${replanned}; ${entry.note}` : replanned };
     } catch (err) {
       if (isConflict(err) && opts.replan && attempt < maxAttempts) {
         action = await opts.replan(action);

@@ -31,6 +31,7 @@ function reguard(action: Action, resourceVersion: string | undefined): Action {
     return { ...action, patch: action.patch.map((op, i) => (i === 0 ? { ...(op as object), value: resourceVersion } : op)) };
   }
   if (action.type === 'replace' && action.body) return { ...action, body: { ...action.body, metadata: { ...action.body.metadata, resourceVersion } } };
+  if (action.type === 'delete' && action.preconditions) return { ...action, preconditions: { ...action.preconditions, resourceVersion } };
   return action;
 }
 

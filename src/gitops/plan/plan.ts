@@ -25,10 +25,10 @@ export interface Action {
   changes: FieldChange[];
   /** create: the object; replace: the whole object with the live resourceVersion. */
   body?: KubeObject;
-  /** update: a JSON patch whose first operation tests the live resourceVersion. */
+  /** update: a JSON patch whose first operation sets the live resourceVersion (a precondition: 409 Conflict if it moved). */
   patch?: unknown[];
-  /** delete: the uid the deletion is guarded by. */
-  uid?: string;
+  /** delete: the object planned for deletion; the delete fails with 409 Conflict if it changed since. */
+  preconditions?: { uid: string; resourceVersion: string };
   /** An OwnedAccessKey whose key goes to a secret (key-secret annotation) and has not reached it yet. */
   keySecret?: string;
   /** update: the key is replaced by a new one (which then goes to keySecret). */
@@ -45,6 +45,8 @@ export interface Plan {
 
 export interface PlanOptions {
   sourceId: string;
+  /** Ids this source had by default in earlier versions: objects carrying one are adopted when git describes them, never pruned. */
+  formerSourceIds?: string[];
   prune: boolean;
   allowEmpty: boolean;
   maxPrune: number;
@@ -63,6 +65,11 @@ function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean
   return (dotted) => dotted === delivered || list.some((f) => dotted === f || dotted.startsWith(`${f}.`) || f.startsWith(`${dotted}.`));
 }
 
+/** Why an object carrying one of this source's former ids is not pruned, and what to do. */
+function formerIdReason(former: string, current: string): string {
+  return `not in the source, and annotated with "${former}", a former default id of this source (now "${current}"): not pruned, as another source may share that old id; delete it by hand, or prune once with --source-id "${former}"`;
+}
+
 /** The object as the reconciler writes it: marked with the source that manages it. */
 export function withSource(obj: KubeObject, sourceId: string): KubeObject {
   const copy = structuredClone(obj);
@@ -76,21 +83,24 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   const name = (desired?.obj ?? live)!.metadata.name!;
   const base = { kind, plural, name, changes: [], drift: false, ...(desired ? { location: { file: desired.manifest.file, line: desired.manifest.line, column: desired.manifest.column } } : {}) };
   const managedBy = live?.metadata.annotations?.[annotations.source];
+  const formerly = managedBy !== undefined && (opts.formerSourceIds ?? []).includes(managedBy);
   if (!desired) {
+    if (formerly) return { ...base, type: 'skip', reason: formerIdReason(managedBy, opts.sourceId) };
     if (managedBy !== opts.sourceId) return { ...base, type: 'skip', reason: 'not managed by this source' };
     if (live!.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'already being deleted' };
     if (live!.metadata.annotations?.[annotations.prune] === 'disabled') return { ...base, type: 'skip', reason: `not in the source; pruning disabled by ${annotations.prune}` };
     if (!opts.prune) return { ...base, type: 'skip', reason: 'not in the source; pruned only with --prune' };
-    return { ...base, type: 'delete', uid: live!.metadata.uid!, reason: 'not in the source' };
+    return { ...base, type: 'delete', preconditions: { uid: live!.metadata.uid!, resourceVersion: live!.metadata.resourceVersion! }, reason: 'not in the source' };
   }
   const wanted = withSource(desired.obj, opts.sourceId);
   const keySecret = plural === 'ownedaccesskeys' ? wanted.metadata.annotations?.[annotations.keySecret] : undefined;
   if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }], ...(keySecret ? { keySecret } : {}) };
-  if (managedBy && managedBy !== opts.sourceId) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})` };
+  if (managedBy && managedBy !== opts.sourceId && !formerly) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})` };
   if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
   const replace = wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace';
   const { target, patch, changes } = diffObject(model, wanted, live, { ignore: ignoredFields(wanted), replace, ...(history ? { history } : {}) });
-  const guard = { op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion };
+  // A resourceVersion in a patch is a precondition: a write racing another one loses with 409 Conflict.
+  const guard = { op: 'replace', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion };
   // A key that never reached its secret (a failed delivery, a new target) is rotated and sent again.
   const rotate = keySecret && live.metadata.annotations?.[annotations.keyDelivered] !== keySecret ? { keySecret, rotateKey: true } : {};
   const drift = changes.some((c) => c.drift);
@@ -112,7 +122,8 @@ export function planReconcile(
     for (const name of new Set([...want.keys(), ...have.keys()])) {
       const live = have.get(name);
       // Live objects this source neither describes nor manages are none of its business.
-      if (!want.has(name) && live?.metadata.annotations?.[annotations.source] !== opts.sourceId) continue;
+      const managedBy = live?.metadata.annotations?.[annotations.source];
+      if (!want.has(name) && managedBy !== opts.sourceId && !(managedBy && opts.formerSourceIds?.includes(managedBy))) continue;
       actions.push(planObject(models[plural], want.get(name), live, opts));
     }
   }

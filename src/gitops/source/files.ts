@@ -5,6 +5,11 @@ import { parseManifests, type Manifest, type ManifestError } from './manifests.j
 
 const manifestFile = /\.(ya?ml|json)$/i;
 
+/** Whether a file (path relative to the source, `/`-separated) holds manifests: the right extension, nothing hidden on the way. */
+export function isManifestPath(path: string): boolean {
+  return manifestFile.test(path) && !path.split('/').some((part) => part.startsWith('.'));
+}
+
 async function walk(dir: string, out: string[]): Promise<void> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (entry.name.startsWith('.')) continue;
@@ -14,21 +19,29 @@ async function walk(dir: string, out: string[]): Promise<void> {
   }
 }
 
-/** Every manifest below `dir`, files named relative to `root` so reports read the same everywhere. */
-export async function readManifests(root: string, dir: string): Promise<{ manifests: Manifest[]; errors: ManifestError[]; files: number }> {
-  const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) {
-    return { manifests: [], errors: [{ file: relative(root, dir) || '.', line: 1, column: 1, message: 'no such folder in the source' }], files: 0 };
-  }
-  const paths: string[] = [];
-  await walk(dir, paths);
-  paths.sort();
+/** Parses files already read, in the order given. */
+export function parseFiles(files: { path: string; text: string }[]): { manifests: Manifest[]; errors: ManifestError[]; files: number } {
   const manifests: Manifest[] = [];
   const errors: ManifestError[] = [];
-  for (const path of paths) {
-    const parsed = parseManifests(await readFile(path, 'utf8'), relative(root, path));
+  for (const f of files) {
+    const parsed = parseManifests(f.text, f.path);
     manifests.push(...parsed.manifests);
     errors.push(...parsed.errors);
   }
-  return { manifests, errors, files: paths.length };
+  return { manifests, errors, files: files.length };
+}
+
+/** The error a source reports for a --path that is not there. */
+export function missingFolder(file: string): { manifests: Manifest[]; errors: ManifestError[]; files: number } {
+  return { manifests: [], errors: [{ file, line: 1, column: 1, message: 'no such folder in the source' }], files: 0 };
+}
+
+/** Every manifest below `dir`, files named relative to `root` so reports read the same everywhere. */
+export async function readManifests(root: string, dir: string): Promise<{ manifests: Manifest[]; errors: ManifestError[]; files: number }> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) return missingFolder(relative(root, dir) || '.');
+  const paths: string[] = [];
+  await walk(dir, paths);
+  paths.sort();
+  return parseFiles(await Promise.all(paths.map(async (path) => ({ path: relative(root, path), text: await readFile(path, 'utf8') }))));
 }

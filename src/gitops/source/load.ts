@@ -1,13 +1,17 @@
 /**
  * Loads the desired state: a local folder as it is on disk, or a git repository (local path or
- * URL) checked out at a ref with simple-git, optionally below a sub-path.
+ * URL) at a ref, read from a bare mirror (kept in `mirrorDir` between runs, else a temporary one),
+ * optionally below a sub-path.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { simpleGit } from 'simple-git';
 import type { Manifest, ManifestError } from './manifests.js';
-import { readManifests } from './files.js';
+import { missingFolder, parseFiles, readManifests } from './files.js';
+import { hasFolder, readTree, resolveRevision, updateMirror } from './git-mirror.js';
+import { isGitUrl, withoutCredentials } from './git-url.js';
+import { formerDefaultIds, gitSourceId, joinId, workTreeOf } from './identity.js';
 
 export interface SourceOptions {
   /** A folder, or a git URL (or any path when `ref` is given). */
@@ -17,10 +21,16 @@ export interface SourceOptions {
   path?: string;
   /** Names this source in the annotation that marks the objects it manages (and may prune). */
   sourceId?: string;
+  /** Where git mirrors are kept between runs (a daemon's state directory); without it, a temporary one per run. */
+  mirrorDir?: string;
 }
 
 export interface LoadedSource {
   id: string;
+  /** False for a folder outside git given no --source-id: nothing names it the same way twice, so it must not prune. */
+  identified: boolean;
+  /** Ids this source had by default before (a folder's base name...): objects carrying them are adopted, never pruned. */
+  formerIds: string[];
   /** The commit, when the source is (in) a git repository. */
   revision?: string;
   description: string;
@@ -31,41 +41,81 @@ export interface LoadedSource {
 
 export class SourceError extends Error {}
 
-const looksLikeUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s) || /^[^/]+@[^:]+:/.test(s) || s.endsWith('.git');
-
-/** Credentials never reach a report or an annotation. */
-function withoutCredentials(url: string): string {
-  return url.replace(/\/\/[^/@]+@/, '//');
+/** A source ready to be read: for a git source, the mirror is fetched and `gitRevision` is the commit a read will see. */
+export interface OpenedSource {
+  gitRevision?: string;
+  read(): Promise<LoadedSource>;
+  close(): Promise<void>;
 }
 
-export async function loadSource(opts: SourceOptions): Promise<LoadedSource> {
-  const sub = opts.path ?? '.';
-  if (opts.ref === undefined && !looksLikeUrl(opts.source)) {
-    const root = resolve(opts.source);
-    const loaded = await readManifests(root, join(root, sub));
-    const revision = await simpleGit(root)
-      .revparse(['HEAD'])
-      .then((r) => r.trim())
-      .catch(() => undefined);
-    const id = opts.sourceId ?? (sub === '.' ? basename(root) : `${basename(root)}/${sub}`);
-    return { id, description: root, ...(revision ? { revision } : {}), ...loaded };
+/** Whether the source is read as git (a URL, or any path with --ref) rather than as a folder on disk. */
+export function isGitSource(opts: SourceOptions): boolean {
+  return opts.ref !== undefined || isGitUrl(opts.source);
+}
+
+function others(ids: string[], id: string): string[] {
+  return [...new Set(ids)].filter((x) => x !== id);
+}
+
+async function openFolder(opts: SourceOptions): Promise<OpenedSource> {
+  const root = resolve(opts.source);
+  if (!(await stat(root).then((s) => s.isDirectory(), () => false))) {
+    throw new SourceError(`the source folder ${root} does not exist: give --source the folder or git URL holding the manifests`);
   }
-  const dir = await mkdtemp(join(tmpdir(), 'teamkeys-source-'));
+  const sub = opts.path ?? '.';
+  const read = async (): Promise<LoadedSource> => {
+    const loaded = await readManifests(root, join(root, sub));
+    const tree = await workTreeOf(root);
+    const revision = tree ? (await simpleGit(root).revparse(['HEAD']).catch(() => '')).trim() : '';
+    const byLocation = tree ? joinId(tree.repo, tree.within, sub) : joinId(root, sub);
+    const id = opts.sourceId ?? byLocation;
+    const formerIds = others([...formerDefaultIds(opts.source, false, opts.path, root), byLocation], id);
+    return { id, identified: opts.sourceId !== undefined || tree !== undefined, formerIds, description: root, ...(revision ? { revision } : {}), ...loaded };
+  };
+  return { read, close: async () => {} };
+}
+
+async function openGit(opts: SourceOptions): Promise<OpenedSource> {
+  const url = withoutCredentials(opts.source);
+  const where = `${url}${opts.ref ? ` at ${opts.ref}` : ''}`;
+  const fail = (err: unknown) => new SourceError(`cannot read git source ${where}: ${err instanceof Error ? (err.message.split('\n').find((l) => l.trim()) ?? err.message) : String(err)}`);
+  const temporary = opts.mirrorDir ? undefined : await mkdtemp(join(tmpdir(), 'teamkeys-source-'));
+  const close = async () => {
+    if (temporary) await rm(temporary, { recursive: true, force: true });
+  };
   try {
-    try {
-      await simpleGit().clone(opts.source, dir, ['--quiet', '--no-checkout']);
-      const repo = simpleGit(dir);
-      await repo.checkout(opts.ref ?? 'HEAD');
-      const revision = (await repo.revparse(['HEAD'])).trim();
-      const url = withoutCredentials(opts.source);
-      const loaded = await readManifests(dir, join(dir, sub));
-      const id = opts.sourceId ?? (sub === '.' ? url : `${url}//${sub}`);
-      return { id, revision, description: `${url}@${opts.ref ?? 'HEAD'}`, ...loaded };
-    } catch (err) {
-      const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-      throw new SourceError(`cannot read git source ${withoutCredentials(opts.source)}${opts.ref ? ` at ${opts.ref}` : ''}: ${why}`);
-    }
+    const mirror = await updateMirror(opts.mirrorDir ?? temporary!, opts.source);
+    const revision = await resolveRevision(mirror, opts.ref ?? 'HEAD');
+    const sub = opts.path ?? '.';
+    const read = async (): Promise<LoadedSource> => {
+      try {
+        const loaded = (await hasFolder(mirror, revision, sub)) ? parseFiles(await readTree(mirror, revision, sub)) : missingFolder(sub);
+        const byRemote = await gitSourceId(opts.source, isGitUrl(opts.source), opts.path);
+        const id = opts.sourceId ?? byRemote;
+        const formerIds = others([...formerDefaultIds(opts.source, true, opts.path, opts.source), byRemote], id);
+        return { id, identified: true, formerIds, revision, description: `${url}@${opts.ref ?? 'HEAD'}`, ...loaded };
+      } catch (err) {
+        throw fail(err);
+      }
+    };
+    return { gitRevision: revision, read, close };
+  } catch (err) {
+    await close();
+    throw fail(err);
+  }
+}
+
+/** Opens a source: a git source is fetched (into its mirror) and its revision resolved; nothing is parsed yet. */
+export function openSource(opts: SourceOptions): Promise<OpenedSource> {
+  return isGitSource(opts) ? openGit(opts) : openFolder(opts);
+}
+
+/** Opens, reads and closes a source. */
+export async function loadSource(opts: SourceOptions): Promise<LoadedSource> {
+  const opened = await openSource(opts);
+  try {
+    return await opened.read();
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await opened.close();
   }
 }

@@ -1,0 +1,71 @@
+/**
+ * The one place a sync daemon is built, for `teamkeys watch` and for the sidecar (`teamkeys serve
+ * --sync-source`): both read the same flags (the sidecar's prefixed `sync-`) into one DaemonConfig.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import type { Logger } from 'pino';
+import type { ApiClient } from '../client/types.js';
+import { CountingClient } from '../daemon/counting-client.js';
+import { SyncDaemon, type DaemonOptions } from '../daemon/daemon.js';
+import { DaemonMetrics } from '../daemon/metrics.js';
+import type { SourceOptions } from '../gitops/source/load.js';
+import { parseDuration } from './duration.js';
+import { CliError } from './errors.js';
+import { addFlags, daemonFlags, readFlags, runFlags, sourceFlags } from './flag-specs.js';
+import { runOptions, sourceOptions, withKeyDelivery, type RunFlags, type SourceFlags } from './gitops-flags.js';
+
+interface DaemonFlags extends SourceFlags, RunFlags {
+  interval: string;
+  policy?: string;
+  selfHeal?: boolean;
+  webhookSecretFile?: string;
+}
+
+/** Everything a daemon is built from, checked. */
+export interface DaemonConfig extends Omit<DaemonOptions, 'client' | 'metrics' | 'log' | 'onCycle'> {
+  webhookSecret?: string;
+}
+
+/** Adds the source, run and daemon flags (`--sync-source`, `--sync-prune`... with prefix `sync-`). */
+export function addDaemonFlags(cmd: Command, prefix = ''): Command {
+  return addFlags(cmd, [...sourceFlags, ...runFlags, ...daemonFlags], prefix);
+}
+
+/** Whether the command was given a source to sync (the sidecar runs only then). */
+export function hasSource(opts: Record<string, unknown>, prefix = ''): boolean {
+  return readFlags(opts, sourceFlags, prefix).source !== undefined;
+}
+
+/** Reads and checks the daemon flags; `stateDir` holds git mirrors (and, when not given, keys and reports). */
+export async function daemonConfig(opts: Record<string, unknown>, prefix: string, stateDir: string, defaults: { keyDir?: string; reportDir?: string } = {}): Promise<DaemonConfig> {
+  const f = readFlags(opts, [...sourceFlags, ...runFlags, ...daemonFlags], prefix) as unknown as DaemonFlags;
+  const run = runOptions(f, prefix);
+  const keyDir = f.keyDir ?? defaults.keyDir;
+  const reportDir = f.reportDir ?? defaults.reportDir;
+  const webhookSecret = f.webhookSecretFile
+    ? (await readFile(f.webhookSecretFile, 'utf8').catch(() => { throw new CliError(`cannot read --webhook-secret-file ${f.webhookSecretFile}`); })).trim()
+    : undefined;
+  const source: SourceOptions = { ...sourceOptions(f), mirrorDir: join(stateDir, 'mirrors') };
+  return {
+    source,
+    intervalMs: parseDuration(`--${prefix}interval`, f.interval),
+    selfHeal: f.selfHeal === true,
+    ...run,
+    ...(keyDir ? { keyDir } : {}),
+    ...(reportDir ? { reportDir } : {}),
+    ...(webhookSecret ? { webhookSecret } : {}),
+    ...(f.policy ? { policyDir: f.policy } : {}),
+    ...withKeyDelivery(),
+  };
+}
+
+/** The daemon and its metrics, writing through `client` (counted by verb and code). */
+export function buildDaemon(config: DaemonConfig, client: ApiClient, log: Logger, onCycle?: DaemonOptions['onCycle']): { daemon: SyncDaemon; metrics: DaemonMetrics; client: CountingClient } {
+  const metrics = new DaemonMetrics();
+  const counted = new CountingClient(client, metrics);
+  const { webhookSecret: _secret, ...options } = config;
+  const daemon = new SyncDaemon({ ...options, client: counted, metrics, log, ...(onCycle ? { onCycle } : {}) });
+  return { daemon, metrics, client: counted };
+}

@@ -1,0 +1,106 @@
+/**
+ * One bare mirror per git source, kept between runs (the daemon keeps them in its state
+ * directory): the first run clones it, later runs fetch into it, and the wanted revision is read
+ * straight from its object store, so nothing is checked out and an unchanged revision costs one fetch.
+ * Only branches and tags are mirrored (not `git clone --mirror`, which on GitHub also pulls every
+ * pull request's refs); another ref or a bare commit is fetched when asked for.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { simpleGit } from 'simple-git';
+import { isManifestPath } from './files.js';
+import { normalizeGitUrl } from './git-url.js';
+
+/** The mirror's folder for a remote: readable name plus a hash of the normalized address. */
+export function mirrorPath(root: string, url: string): string {
+  const normalized = normalizeGitUrl(url);
+  const name = basename(normalized).replace(/[^A-Za-z0-9._-]/g, '_') || 'repo';
+  return join(root, `${name}-${createHash('sha256').update(normalized).digest('hex').slice(0, 12)}.git`);
+}
+
+const refspecs = ['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'];
+
+/** Clones the mirror on first use, else fetches into it (branches, tags, deletions). Returns its folder. */
+export async function updateMirror(root: string, url: string): Promise<string> {
+  const dir = mirrorPath(root, url);
+  if (await stat(join(dir, 'HEAD')).then(() => true, () => false)) {
+    const git = simpleGit(dir);
+    // The address may carry a token that was rotated since the clone.
+    await git.remote(['set-url', 'origin', url]);
+    await git.fetch(['--prune', '--quiet', 'origin', ...refspecs]);
+    return dir;
+  }
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  const partial = `${dir}.partial-${process.pid}`;
+  await rm(partial, { recursive: true, force: true });
+  try {
+    await simpleGit().clone(url, partial, ['--bare', '--quiet']);
+    await rm(dir, { recursive: true, force: true });
+    await rename(partial, dir);
+  } finally {
+    await rm(partial, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+/** The commit a branch, tag, commit or HEAD names; a ref the mirror does not hold (a pull request's, a commit on no branch) is fetched. */
+export async function resolveRevision(dir: string, ref: string): Promise<string> {
+  const git = simpleGit(dir);
+  const local = await git.revparse(['--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]).catch(() => '');
+  if (local.trim()) return local.trim();
+  await git.fetch(['--quiet', 'origin', '--end-of-options', ref]);
+  return (await git.revparse(['--verify', '--end-of-options', 'FETCH_HEAD^{commit}'])).trim();
+}
+
+/** Whether `sub` is a folder at `revision` ('.' is the root). */
+export async function hasFolder(dir: string, revision: string, sub: string): Promise<boolean> {
+  if (sub === '.' || sub === '') return true;
+  const type = await simpleGit(dir).raw(['cat-file', '-t', `${revision}:${sub}`]).catch(() => '');
+  return type.trim() === 'tree';
+}
+
+/** The manifest files at `revision` below `sub`, named from the repository root. */
+export async function readTree(dir: string, revision: string, sub: string): Promise<{ path: string; text: string }[]> {
+  const listing = await simpleGit(dir).raw(['ls-tree', '-r', '-z', '--full-tree', revision, '--', ...(sub === '.' || sub === '' ? [] : [sub])]);
+  const blobs = listing
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => {
+      const tab = entry.indexOf('\t');
+      const [, type, sha] = entry.slice(0, tab).split(' ');
+      return { type, sha: sha!, path: entry.slice(tab + 1) };
+    })
+    .filter((e) => e.type === 'blob' && isManifestPath(e.path))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const texts = await catBlobs(dir, blobs.map((b) => b.sha));
+  return blobs.map((b, i) => ({ path: b.path, text: texts[i]! }));
+}
+
+/** Reads many blobs through one `git cat-file --batch` process. */
+function catBlobs(dir: string, shas: string[]): Promise<string[]> {
+  if (shas.length === 0) return Promise.resolve([]);
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('git', ['-C', dir, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`git cat-file failed: ${stderr.trim()}`));
+      const out = Buffer.concat(chunks);
+      const texts: string[] = [];
+      let at = 0;
+      for (let i = 0; i < shas.length; i++) {
+        const nl = out.indexOf(0x0a, at);
+        const size = Number(out.subarray(at, nl).toString('utf8').split(' ')[2]);
+        texts.push(out.subarray(nl + 1, nl + 1 + size).toString('utf8'));
+        at = nl + 1 + size + 1;
+      }
+      resolvePromise(texts);
+    });
+    child.stdin.end(`${shas.join('\n')}\n`);
+  });
+}

@@ -1,0 +1,47 @@
+/**
+ * A source's default id, the value of the annotation that marks (and lets prune find) the objects
+ * it manages. It must name the source the same way wherever it runs, and differ between sources:
+ * the repository's remote URL, normalized, plus the path within it (`github.com/org/teams//manifests`).
+ * A CI checkout and a laptop clone share the origin, so they agree; a repository with no origin is
+ * named by its location, which is what its clones have as their origin.
+ */
+import { realpath } from 'node:fs/promises';
+import { basename, posix, relative, resolve, sep } from 'node:path';
+import { simpleGit } from 'simple-git';
+import { normalizeGitUrl, withoutCredentials } from './git-url.js';
+
+/** `repo` plus `//path` when the manifests are below the root. */
+export function joinId(repo: string, ...paths: (string | undefined)[]): string {
+  const path = posix.normalize(paths.filter((p) => p && p !== '.').join('/') || '.').replace(/^\.\/?|\/+$/g, '');
+  return path === '' || path === '.' ? repo : `${repo}//${path}`;
+}
+
+/** How a local repository is known to its clones: its origin, else its own location. */
+async function repositoryName(dir: string): Promise<string> {
+  const abs = await realpath(resolve(dir)).catch(() => resolve(dir));
+  const origin = (await simpleGit(abs).remote(['get-url', 'origin']).catch(() => undefined))?.trim();
+  return normalizeGitUrl(origin || abs, abs);
+}
+
+/** The work tree a folder is in, and the folder's path within it; undefined outside git. */
+export async function workTreeOf(folder: string): Promise<{ repo: string; within: string } | undefined> {
+  const top = (await simpleGit(folder).revparse(['--show-toplevel']).catch(() => ''))?.trim();
+  if (!top) return undefined;
+  const [realTop, realFolder] = await Promise.all([realpath(top), realpath(folder)]);
+  return { repo: await repositoryName(realTop), within: relative(realTop, realFolder).split(sep).join('/') };
+}
+
+/** The id of a git source: the remote normalized (a local repository by its origin, else its path) plus `path`. */
+export async function gitSourceId(source: string, isUrl: boolean, path: string | undefined): Promise<string> {
+  return joinId(isUrl ? normalizeGitUrl(source) : await repositoryName(source), path);
+}
+
+/** The defaults before source ids named the repository: a folder's base name, a git URL as given. */
+export function formerDefaultIds(source: string, isGit: boolean, path: string | undefined, root: string): string[] {
+  const sub = path ?? '.';
+  if (isGit) {
+    const url = withoutCredentials(source);
+    return [sub === '.' ? url : `${url}//${sub}`];
+  }
+  return [sub === '.' ? basename(root) : `${basename(root)}/${sub}`];
+}
