@@ -118,7 +118,13 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   }
   const leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger);
   leader.start();
+  // A response finished while closing tells its client not to reuse the connection (see shutdown.ts).
+  let closing = false;
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) void reply.header('Connection', 'close');
+  });
   app.addHook('preClose', async () => {
+    closing = true;
     await leader.stop();
     opts.auth.teams.stop();
     // Open watches would otherwise hold the server open until their timeouts.

@@ -8,6 +8,7 @@ import { createRegistry } from '../../registry/registry.js';
 import { createAuthContext, defaultFailureLimit } from '../../server/auth-context.js';
 import type { FailureLimitOptions } from '../../auth/failure-limit.js';
 import { apiPrefix, buildServer } from '../../server/server.js';
+import { closeGracefully, defaultShutdownGraceMs } from '../../server/shutdown.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
 import { LocalLease } from '../../store/lease.js';
 import { openStore } from '../../store/open.js';
@@ -47,7 +48,11 @@ interface Options {
   webhookSecretFile?: string;
   authFailureLimit: string;
   requestTimeout: string;
+  shutdownGrace: string;
 }
+
+/** Time the store and the last timers get after the connections are closed, before the process exits anyway. */
+const exitMarginMs = 10_000;
 
 /** Secrets that could reach a log line through a request object are replaced before writing. */
 export const redactPaths = [
@@ -120,6 +125,7 @@ export function registerServe(program: Command): void {
       `${defaultFailureLimit.burst}/${defaultFailureLimit.perSecond}`,
     )
     .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
+    .option('--shutdown-grace <seconds>', 'after SIGTERM, time in-flight requests and watches get to finish before their connections are cut', String(defaultShutdownGraceMs / 1000))
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
     .action(async (opts: Options) => {
       const listen = parseListen(opts.listen);
@@ -129,6 +135,7 @@ export function registerServe(program: Command): void {
       const expiredKeyRetentionSeconds = seconds('--expired-key-retention', opts.expiredKeyRetention)!;
       const authFailureLimit = failureLimit(opts.authFailureLimit);
       const requestTimeoutMs = seconds('--request-timeout', opts.requestTimeout)! * 1000;
+      const shutdownGraceMs = seconds('--shutdown-grace', opts.shutdownGrace)! * 1000;
       const tls = await chooseTls(opts, listen, stateDir);
       // Logs go to stderr; stdout carries the lines that say where things are.
       const logger = pino({ level: opts.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } }, pino.destination(2));
@@ -177,12 +184,15 @@ export function registerServe(program: Command): void {
       console.log(`teamkeys serving on ${url}`);
       logger.info({ url, store: storeUrl(opts.store).split(':')[0] }, 'serving');
 
-
       await new Promise<void>((done) => {
         const stop = (signal: string) => {
           logger.info({ signal }, 'shutting down');
-          void app
-            .close()
+          // The last resort: whatever still holds the process (a stuck store close) does not hold it forever.
+          setTimeout(() => {
+            logger.error({ signal, afterMs: shutdownGraceMs + exitMarginMs }, 'shutdown did not finish in time; exiting');
+            process.exit(1);
+          }, shutdownGraceMs + exitMarginMs).unref();
+          void closeGracefully(app, { graceMs: shutdownGraceMs, log: logger })
             .then(() => store.close())
             .then(done, (err: unknown) => {
               logger.error({ err }, 'shutdown failed');
