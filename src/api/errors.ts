@@ -178,6 +178,6 @@ export function internalError(message: string): ApiError {
   return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`);
 }
 
-export function serviceUnavailable(message: string): ApiError {
-  return new ApiError(503, 'ServiceUnavailable', message);
+export function serviceUnavailable(message: string, retryAfterSeconds?: number): ApiError {
+  return new ApiError(503, 'ServiceUnavailable', message, retryAfterSeconds ? { retryAfterSeconds } : undefined);
 }

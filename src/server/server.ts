@@ -15,7 +15,7 @@ import { Leader, type BackgroundWork } from './leader.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerResourceRoutes } from './routes/resources.js';
-import type { WatchHub } from './routes/watch.js';
+import { defaultMaxWatchesPerKey, type WatchHub } from './routes/watch.js';
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import { ApiError, pathNotFound, tooManyRequests } from '../api/errors.js';
@@ -40,6 +40,8 @@ export interface ServerOptions {
   maintenance?: MaintenanceOptions | false;
   /** Time a client has to send its whole request, headers and body (default 60 s). */
   requestTimeoutMs?: number;
+  /** Watches one access key may hold open at once (default 100); one more is 429. */
+  maxWatchesPerKey?: number;
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -96,7 +98,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   const group = registry.teams.info.group;
   const models = Object.values(resourceModels(group));
-  const hub: WatchHub = { active: new Set<RegistryWatch>() };
+  const hub: WatchHub = { active: new Set<RegistryWatch>(), perKey: new Map(), maxPerKey: opts.maxWatchesPerKey ?? defaultMaxWatchesPerKey };
   if (opts.bookmarkIntervalMs) hub.bookmarkIntervalMs = opts.bookmarkIntervalMs;
   registerHealthRoutes(app, registry.store);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
@@ -116,6 +118,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const collector = new GarbageCollector(registry, opts.logger);
     work.push({ name: 'garbage-collector', start: () => collector.start(), stop: () => collector.stop() });
   }
+  opts.auth.activity.start();
   const leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger);
   leader.start();
   // A response finished while closing tells its client not to reuse the connection (see shutdown.ts).
@@ -127,6 +130,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     closing = true;
     await leader.stop();
     opts.auth.teams.stop();
+    opts.auth.activity.stop();
     // Open watches would otherwise hold the server open until their timeouts.
     for (const w of hub.active) w.stop();
   });

@@ -9,6 +9,7 @@ import { createAuthContext, defaultFailureLimit } from '../../server/auth-contex
 import type { FailureLimitOptions } from '../../auth/failure-limit.js';
 import { apiPrefix, buildServer } from '../../server/server.js';
 import { closeGracefully, defaultShutdownGraceMs } from '../../server/shutdown.js';
+import { defaultMaxWatchesPerKey } from '../../server/routes/watch.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
 import { LocalLease } from '../../store/lease.js';
 import { openStore } from '../../store/open.js';
@@ -49,6 +50,7 @@ interface Options {
   authFailureLimit: string;
   requestTimeout: string;
   shutdownGrace: string;
+  maxWatchesPerKey: string;
 }
 
 /** Time the store and the last timers get after the connections are closed, before the process exits anyway. */
@@ -69,8 +71,11 @@ export const redactPaths = [
 ];
 
 function seconds(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number of seconds above 0, not "${value}"`, 2);
+  return value === undefined ? undefined : positive(flag, value, ' of seconds');
+}
+
+function positive(flag: string, value: string, unit = ''): number {
+  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number${unit} above 0, not "${value}"`, 2);
   return Number(value);
 }
 
@@ -125,6 +130,7 @@ export function registerServe(program: Command): void {
       `${defaultFailureLimit.burst}/${defaultFailureLimit.perSecond}`,
     )
     .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
+    .option('--max-watches-per-key <n>', 'watches one access key may hold open at once; one more is answered 429', String(defaultMaxWatchesPerKey))
     .option('--shutdown-grace <seconds>', 'after SIGTERM, time in-flight requests and watches get to finish before their connections are cut', String(defaultShutdownGraceMs / 1000))
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
     .action(async (opts: Options) => {
@@ -136,6 +142,7 @@ export function registerServe(program: Command): void {
       const authFailureLimit = failureLimit(opts.authFailureLimit);
       const requestTimeoutMs = seconds('--request-timeout', opts.requestTimeout)! * 1000;
       const shutdownGraceMs = seconds('--shutdown-grace', opts.shutdownGrace)! * 1000;
+      const maxWatchesPerKey = positive('--max-watches-per-key', opts.maxWatchesPerKey);
       const tls = await chooseTls(opts, listen, stateDir);
       // Logs go to stderr; stdout carries the lines that say where things are.
       const logger = pino({ level: opts.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } }, pino.destination(2));
@@ -143,7 +150,7 @@ export function registerServe(program: Command): void {
         logger.warn({ host: listen.host }, 'serving plain HTTP on a non-loopback address: access keys cross the network in clear text unless a TLS proxy is in front');
       }
 
-      const store = openStore(storeUrl(opts.store));
+      const store = openStore(storeUrl(opts.store), { log: logger });
       const registry = createRegistry(store, { group: opts.apiGroup, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
       const adminKeyFile = join(stateDir, 'admin.key');
       const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
@@ -166,6 +173,7 @@ export function registerServe(program: Command): void {
         lease,
         maintenance: { expiredKeyRetentionSeconds },
         requestTimeoutMs,
+        maxWatchesPerKey,
         ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       });
