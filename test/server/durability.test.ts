@@ -49,6 +49,18 @@ describe('durability and concurrency through the HTTP API', () => {
   const serve = () => startServe(['--store', store, '--insecure-http', '--log-level', 'warn'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
   const apiOf = (s: Served) => `${s.url}/apis/management.service/v1`;
 
+  it('the served process runs SQLite in WAL mode with synchronous=FULL, read back from its live connection', async () => {
+    // synchronous is a setting of the connection, never stored in the file: only the serving process can tell.
+    const server = await startServe(['--store', `sqlite:${join(dir, 'pragmas.db')}`, '--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+    try {
+      const line = server.stderr().split('\n').find((l) => l.includes('"msg":"SQLite store opened"'));
+      expect(line, server.stderr()).toBeDefined();
+      expect(JSON.parse(line!)).toMatchObject({ journalMode: 'wal', synchronous: 'FULL' });
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('keeps every acknowledged write over 20 SIGKILLs of the server under concurrent writers', async () => {
     const acked: Ack[] = [];
     let lastRevision = 0;

@@ -11,6 +11,7 @@ import { apiPrefix, buildServer } from '../../server/server.js';
 import { closeGracefully, defaultShutdownGraceMs } from '../../server/shutdown.js';
 import { defaultMaxWatchesPerKey } from '../../server/routes/watch.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
+import { SqliteStore } from '../../store/backends/sqlite.js';
 import { LocalLease } from '../../store/lease.js';
 import { openStore } from '../../store/open.js';
 import { storeOptionHelp, storeUrl } from '../embedded.js';
@@ -151,6 +152,8 @@ export function registerServe(program: Command): void {
       }
 
       const store = openStore(storeUrl(opts.store), { log: logger });
+      // Read back from the live connection: the settings the power-loss promise rests on (docs/reliability.md).
+      if (store instanceof SqliteStore) logger.info(store.durability(), 'SQLite store opened');
       const registry = createRegistry(store, { group: opts.apiGroup, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
       const adminKeyFile = join(stateDir, 'admin.key');
       const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
