@@ -165,4 +165,20 @@ describe('PostgreSQL outages under two serving replicas', () => {
     expect(b.stderr()).toContain('PostgreSQL notification listener lost its connection');
     acrossB.stop();
   }, 60_000);
+
+  it('a storage failure that is not an outage stays a 500 and is logged as an error', async () => {
+    const inDb = (sql: string) => pg.query(sql, [], db);
+    await inDb('ALTER TABLE kv RENAME TO kv_moved');
+    try {
+      const res = await call(a, '/teams');
+      expect(res.status).toBe(500);
+      expect(await res.json()).toMatchObject({ kind: 'Status', code: 500, reason: 'InternalError' });
+      expect(res.headers.get('retry-after')).toBeNull();
+      const logged = () => a.stderr().split('\n').filter((l) => l.includes('"level":50') && l.includes('"msg":"request failed"')).join('\n');
+      await until('the failure is logged as an error', async () => (logged().includes('relation \\"kv\\" does not exist') ? true : undefined), 5_000);
+    } finally {
+      await inDb('ALTER TABLE kv_moved RENAME TO kv');
+    }
+    expect((await call(a, '/teams')).status).toBe(200);
+  }, 30_000);
 });
