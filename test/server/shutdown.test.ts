@@ -61,7 +61,7 @@ describe('SIGTERM after load with slow-reading watchers', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /**
-   * Four watchers fall 20 MB behind (more than loopback socket buffers hold, so their responses
+   * Four watchers fall 6 MB behind (more than loopback socket buffers hold, so their responses
    * block) during a burst of creates; SIGTERM comes mid-burst. `catchUp` watchers then read
    * everything; the others never read again.
    */
@@ -74,7 +74,7 @@ describe('SIGTERM after load with slow-reading watchers', () => {
     for (let i = 0; i < 4; i++) sockets.push(await openPausedWatch(api));
     const until = { stop: false };
     const progress = { acked: 0 };
-    const writing = writeBurst(api, `c${n}`, 'x'.repeat(200_000), until, progress);
+    const writing = writeBurst(api, `c${n}`, 'x'.repeat(60_000), until, progress);
     for (let waited = 0; progress.acked < 100 && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
     const exiting = terminate(served, (graceSeconds + 30) * 1000);
     if (catchUp) for (const s of sockets) s.resume();
