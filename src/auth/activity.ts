@@ -63,19 +63,23 @@ export class ActivityRecorder {
 
   private async follow(): Promise<void> {
     const { store, prefix } = this.keys.ctx;
-    while (!this.stopped) {
+    for (let failures = 0; !this.stopped; ) {
       try {
         const from = await store.currentRevision();
         // Deletions made while not following (before a restart of this loop) are caught up here.
         for (const name of [...this.lastUse.keys()]) await this.keys.get(name).catch((err: unknown) => isNotFound(err) && this.forget(name));
         this.watch = store.watch<KubeObject>(prefix, from);
+        await this.watch.started;
+        failures = 0;
         for await (const e of this.watch) if (e.type === 'DELETED') this.forget(e.object.metadata.name!);
         if (this.stopped) return;
       } catch (err) {
         if (this.stopped) return;
-        this.log.warn({ err }, 'key activity: following key deletions failed; retrying');
+        failures++;
+        this.log.warn({ err, failedAttempts: failures }, 'key activity: following key deletions failed; retrying');
       }
-      await new Promise((r) => setTimeout(r, 1000).unref());
+      // 1 s after a failure, doubling to 30 s while they go on.
+      await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * 2 ** Math.max(0, failures - 1))).unref());
     }
   }
 }

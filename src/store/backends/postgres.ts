@@ -70,10 +70,10 @@ class PostgresBackend implements LogBackend {
     // itself and must not crash the process; the next query opens a new one.
     this.pool.on('error', (err) => log.warn({ err }, 'PostgreSQL closed an idle pool connection; the next query reconnects'));
     this.listener = new NotificationListener(connection(url, 'teamkeys-listener'), channel, () => this.onNotify(), log);
-    void this.schema().catch(() => {});
+    void this.ensureSchema().catch(() => {});
   }
 
-  private schema(): Promise<void> {
+  private ensureSchema(): Promise<void> {
     this.ready ??= this.init().catch((err: unknown) => {
       this.ready = undefined;
       throw classify(err);
@@ -99,7 +99,7 @@ class PostgresBackend implements LogBackend {
   }
 
   private async query<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-    await this.schema();
+    await this.ensureSchema();
     try {
       return (await this.pool.query<T>(text, values)).rows;
     } catch (err) {
@@ -109,7 +109,7 @@ class PostgresBackend implements LogBackend {
 
   /** One serialized write: lock, check the key's latest row, append, bump the revision, notify. */
   private async write(fn: (c: pg.PoolClient) => Promise<number | undefined>): Promise<number | undefined> {
-    await this.schema();
+    await this.ensureSchema();
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
