@@ -7,6 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { root } from '../cli/run.js';
+import { buildSyncLog } from '../fixtures/sync-log.js';
 import { startServe, type Served } from './serve-process.js';
 
 const adminKey = `Durability${'d'.repeat(50)}`;
@@ -59,6 +62,38 @@ describe('durability and concurrency through the HTTP API', () => {
     } finally {
       await server.stop();
     }
+  });
+
+  it('acknowledges each create only after the WAL holding it was fsynced (an LD_PRELOAD shim records every fsync); NORMAL would not', async () => {
+    // SIGKILL cannot tell FULL from NORMAL: the page cache survives the process. A power cut would
+    // not, so what must hold is the order: the WAL is flushed before the 201 is sent.
+    const syncs = buildSyncLog();
+    const walSyncs = (db: string) => syncs.lines().filter((l) => l.endsWith(` ${db}-wal`)).length;
+    const db = join(dir, 'synced.db');
+    const server = await startServe(['--store', `sqlite:${db}`, '--insecure-http', '--log-level', 'warn'], { env: { TEAMKEYS_ADMIN_KEY: adminKey, ...syncs.env } });
+    try {
+      // The key's first use records its activity (a write of its own); let it happen before counting.
+      expect((await fetch(`${apiOf(server)}/teams`, { headers: auth })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 500));
+      for (let i = 0; i < 10; i++) {
+        const before = walSyncs(db);
+        const res = await fetch(`${apiOf(server)}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: `synced-${i}` } }) });
+        expect(res.status).toBe(201);
+        expect(walSyncs(db), `create ${i} was acknowledged before its WAL was flushed`).toBeGreaterThan(before);
+      }
+    } finally {
+      await server.stop();
+    }
+    // The contrast that shows the check can fail: 10 commits under NORMAL flush the WAL at most at checkpoints.
+    const normalDb = join(dir, 'normal.db');
+    const script = `import { SqliteStore } from ${JSON.stringify(`${root}dist/store/backends/sqlite.js`)};
+      const s = new SqliteStore(process.argv[1], { synchronous: 'NORMAL' });
+      for (let i = 0; i < 10; i++) await s.create('/teams/n' + i, { metadata: { name: 'n' + i } });
+      await s.close();`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, normalDb], { env: { ...process.env, ...syncs.env }, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    process.stdout.write(`fsync: 10 creates through the API flushed the WAL ${walSyncs(db)} times; 10 commits under NORMAL, ${walSyncs(normalDb)} times\n`);
+    expect(walSyncs(normalDb)).toBeLessThan(10);
   });
 
   it('keeps every acknowledged write over 20 SIGKILLs of the server under concurrent writers', async () => {
