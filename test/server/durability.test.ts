@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { root } from '../cli/run.js';
-import { buildSyncLog, powerCutEnv } from '../fixtures/sync-log.js';
+import { buildSyncLog, powerCutEnv } from '../fixtures/fsync-shims.js';
 import { startServe, type Served } from './serve-process.js';
 
 const adminKey = `Durability${'d'.repeat(50)}`;
