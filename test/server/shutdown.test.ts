@@ -75,7 +75,7 @@ describe('SIGTERM after load with slow-reading watchers', () => {
     const until = { stop: false };
     const progress = { acked: 0 };
     const writing = writeBurst(api, `c${n}`, 'x'.repeat(60_000), until, progress);
-    for (let waited = 0; progress.acked < 100 && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    for (let waited = 0; progress.acked < 100 && waited < 30_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
     const exiting = terminate(served, (graceSeconds + 30) * 1000);
     if (catchUp) for (const s of sockets) s.resume();
     const exit = await exiting;
