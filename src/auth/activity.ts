@@ -1,19 +1,42 @@
 /**
  * Records when each key was last used: remembered at once in memory (for ttlAfterLastActivity on
  * this server), written to status.lastActivity at most once per interval per key, off the request path.
+ * Memory holds only keys that exist: every deletion (through any replica) is followed and forgotten.
  */
 import type { Logger } from 'pino';
+import type { KubeObject } from '../api/types.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
+import type { StoreWatch } from '../store/types.js';
+
+const isNotFound = (err: unknown) => (err as { reason?: string }).reason === 'NotFound';
 
 export class ActivityRecorder {
   private readonly lastUse = new Map<string, number>();
   private readonly lastWrite = new Map<string, number>();
+  private watch: StoreWatch<KubeObject> | undefined;
+  private stopped = false;
 
   constructor(
     private readonly keys: ResourceRegistry,
     private readonly intervalMs: number,
     private readonly log: Logger,
   ) {}
+
+  /** Starts following key deletions. */
+  start(): void {
+    this.stopped = false;
+    void this.follow();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.stop();
+  }
+
+  /** How many keys are remembered (a deleted key is not). */
+  get size(): number {
+    return this.lastUse.size;
+  }
 
   touch(name: string, now: Date): void {
     const ms = now.getTime();
@@ -22,7 +45,10 @@ export class ActivityRecorder {
     this.lastWrite.set(name, ms);
     const lastActivity = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
     void this.keys.patch(name, 'merge', { status: { lastActivity } }, { subresource: 'status', fieldManager: 'teamkeys-activity' }).catch((err: unknown) => {
-      this.log.debug({ err, key: name }, 'could not record key activity');
+      if (isNotFound(err)) return this.forget(name);
+      // The next use after the interval tries again; the time stays remembered here meanwhile.
+      this.lastWrite.delete(name);
+      this.log.warn({ err, key: name }, 'could not record key activity; will retry on its next use');
     });
   }
 
@@ -33,5 +59,27 @@ export class ActivityRecorder {
   forget(name: string): void {
     this.lastUse.delete(name);
     this.lastWrite.delete(name);
+  }
+
+  private async follow(): Promise<void> {
+    const { store, prefix } = this.keys.ctx;
+    for (let failures = 0; !this.stopped; ) {
+      try {
+        const from = await store.currentRevision();
+        // Deletions made while not following (before a restart of this loop) are caught up here.
+        for (const name of [...this.lastUse.keys()]) await this.keys.get(name).catch((err: unknown) => isNotFound(err) && this.forget(name));
+        this.watch = store.watch<KubeObject>(prefix, from);
+        await this.watch.started;
+        failures = 0;
+        for await (const e of this.watch) if (e.type === 'DELETED') this.forget(e.object.metadata.name!);
+        if (this.stopped) return;
+      } catch (err) {
+        if (this.stopped) return;
+        failures++;
+        this.log.warn({ err, failedAttempts: failures }, 'key activity: following key deletions failed; retrying');
+      }
+      // 1 s after a failure, doubling to 30 s while they go on.
+      await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * 2 ** Math.max(0, failures - 1))).unref());
+    }
   }
 }

@@ -1,6 +1,7 @@
 /** Deletes keys that expired longer ago than the retention period (default 20 days). */
 import type { OwnedAccessKey } from '../api/types.js';
 import { mentions, type ResourceRegistry } from '../registry/resource-registry.js';
+import { lostRace } from '../registry/storage-errors.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
 
@@ -23,8 +24,9 @@ export async function removeExpiredKeys(keys: ResourceRegistry, activity: Activi
       await keys.delete(name, { preconditions: { uid: key.metadata.uid!, resourceVersion: key.metadata.resourceVersion! } });
       activity.forget(name);
       removed.push(name);
-    } catch {
-      // Changed or gone meanwhile: the next round decides again.
+    } catch (err) {
+      // Changed or gone meanwhile: the next round decides again. Anything else is the caller's to log.
+      if (!lostRace(err)) throw err;
     }
   }
   return removed;

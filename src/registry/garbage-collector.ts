@@ -8,6 +8,7 @@ import type { KubeObject } from '../api/types.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import type { Registry } from './registry.js';
 import { mentions, type ResourceRegistry } from './resource-registry.js';
+import { lostRace } from './storage-errors.js';
 
 const manager = { fieldManager: 'teamkeys-garbage-collector' };
 
@@ -173,8 +174,9 @@ export class GarbageCollector {
     try {
       await this.registryOf(obj.kind)!.patch(obj.metadata.name!, 'json', [{ op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion }, ...ops], manager);
       return true;
-    } catch {
-      return false; // changed or gone: the next pass decides again
+    } catch (err) {
+      if (lostRace(err)) return false; // changed or gone: the next pass decides again
+      throw err;
     }
   }
 
@@ -191,8 +193,9 @@ export class GarbageCollector {
         propagationPolicy: 'Background',
       });
       return true;
-    } catch {
-      return false;
+    } catch (err) {
+      if (lostRace(err)) return false;
+      throw err;
     }
   }
 }

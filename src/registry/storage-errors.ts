@@ -1,6 +1,6 @@
 /** The one place storage errors become API errors. */
-import { conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout } from '../api/errors.js';
-import { isStorageError } from '../store/errors.js';
+import { ApiError, conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout } from '../api/errors.js';
+import { isStorageError, type StorageError } from '../store/errors.js';
 import type { RegistryContext } from './context.js';
 
 export function toApiError(err: unknown, ctx: RegistryContext, name: string): unknown {
@@ -25,8 +25,24 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string): un
       return gone(`the watch fell too far behind and was closed: ${err.message}`);
     case 'Unreachable':
     case 'Closed':
-      return serviceUnavailable(`storage is unavailable: ${err.message}`, 1);
+      return unavailable(err);
   }
+}
+
+/** How long clients are told to wait: the PostgreSQL backend notices a database back within about a second. */
+const retryAfterSeconds = 1;
+
+/**
+ * Storage out of reach (or closing): 503 with Retry-After, which client-go and kubectl retry.
+ * Also used by the HTTP layer for a StorageError that reaches it outside the registry (authentication).
+ */
+export function unavailable(err: StorageError): ApiError {
+  return serviceUnavailable(`storage is unavailable: ${err.message}`, retryAfterSeconds);
+}
+
+/** Whether err is a StorageError that means storage cannot be reached now. */
+export function isUnavailable(err: unknown): err is StorageError {
+  return isStorageError(err, 'Unreachable') || isStorageError(err, 'Closed');
 }
 
 /** Runs a store call, converting its errors. */
@@ -36,4 +52,13 @@ export async function storeCall<T>(ctx: RegistryContext, name: string, call: () 
   } catch (err) {
     throw toApiError(err, ctx, name);
   }
+}
+
+/**
+ * Whether a write guarded by what background work read lost to another writer (the object changed
+ * or went: 404, 409, or 422 from a failed JSON-patch test); the next pass decides again. Anything
+ * else (storage out of reach, a bug) must reach the loop, which logs it.
+ */
+export function lostRace(err: unknown): boolean {
+  return err instanceof ApiError && (err.code === 404 || err.code === 409 || err.code === 422);
 }

@@ -21,6 +21,12 @@ export interface WatchOptions {
 
 export interface RegistryWatch extends AsyncIterable<WatchEvent<KubeObject | Status>> {
   stop(): void;
+  /**
+   * Settles once the watch has started (its initial list read, its revision checked). Rejects with
+   * a 503 ApiError when storage is out of reach, so the request can be answered 503 with
+   * Retry-After; any other failure to start is the stream's one ERROR event, as kube sends it.
+   */
+  started: Promise<void>;
 }
 
 const maxPendingEvents = 10_000;
@@ -56,6 +62,18 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
     if (timer) clearInterval(timer);
   });
 
+  let started = false;
+  let startOk!: () => void;
+  let startFailed!: (err: unknown) => void;
+  const startedPromise = new Promise<void>((resolve, reject) => {
+    startOk = () => {
+      started = true;
+      resolve();
+    };
+    startFailed = reject;
+  });
+  startedPromise.catch(() => {});
+
   const run = async () => {
     try {
       let start = from;
@@ -64,9 +82,11 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
         for (const item of current.items) out.push({ type: 'ADDED', object: item });
         start = Number(current.metadata.resourceVersion);
       }
-      if (out.closed) return;
+      if (out.closed) return startOk();
       const sw = ctx.store.watch<StoredApiObject>(ctx.prefix, start);
       storeWatch = sw;
+      await sw.started;
+      startOk();
       if (opts.allowWatchBookmarks) {
         const { apiVersion, kind } = ctx.model.info;
         timer = setInterval(() => {
@@ -81,6 +101,12 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
       out.end();
     } catch (err) {
       const apiErr = toApiError(err, ctx, '');
+      if (!started && apiErr instanceof ApiError && apiErr.code === 503) {
+        startFailed(apiErr);
+        out.end();
+        return;
+      }
+      startOk();
       if (apiErr instanceof ApiError) {
         out.push({ type: 'ERROR', object: apiErr.toStatus() });
         out.end();
@@ -88,5 +114,5 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
     }
   };
   void run();
-  return { stop: () => out.end(), [Symbol.asyncIterator]: () => out[Symbol.asyncIterator]() };
+  return { stop: () => out.end(), started: startedPromise, [Symbol.asyncIterator]: () => out[Symbol.asyncIterator]() };
 }

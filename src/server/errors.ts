@@ -1,6 +1,7 @@
 /** The one place HTTP-level failures become Status bodies; a client mistake is never a 500. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, badRequest, internalError, tooLarge, type StatusReason } from '../api/errors.js';
+import { isUnavailable, unavailable } from '../registry/storage-errors.js';
 import { maxBodyBytes } from './content.js';
 
 const reasons: Record<number, StatusReason> = {
@@ -18,6 +19,8 @@ const reasons: Record<number, StatusReason> = {
 
 export function toHttpApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  // Storage out of reach outside the registry's calls (authentication reads keys too): still a 503.
+  if (isUnavailable(err)) return unavailable(err);
   const e = err as Partial<FastifyError> & { status?: number; type?: string };
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.type === 'entity.too.large') {
     return tooLarge(`the request body is larger than the limit of ${maxBodyBytes} bytes`);
@@ -33,7 +36,9 @@ export function toHttpApiError(err: unknown): ApiError {
 
 export function handleError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const apiErr = toHttpApiError(err);
-  if (apiErr.code >= 500) req.log.error({ err }, 'request failed');
+  // Storage out of reach is an outage, reported by /readyz and the store's own warnings; anything else is a bug.
+  if (apiErr.code === 503) req.log.warn({ err }, 'request failed: storage unavailable');
+  else if (apiErr.code >= 500) req.log.error({ err }, 'request failed');
   if (reply.sent || reply.raw.headersSent) return;
   // As kube-apiserver does: a Status that names a retry delay says it in the header clients obey.
   const retryAfter = apiErr.details?.retryAfterSeconds;

@@ -16,25 +16,35 @@ export interface MaintenanceOptions {
 /** Starts the housekeeping timer; the returned function stops it. */
 export function startMaintenance(registry: Registry, activity: ActivityRecorder, log: Logger, opts: MaintenanceOptions = {}): () => void {
   const retain = opts.retainRevisions ?? 10_000;
+  const now = opts.now ?? (() => new Date());
+  const retention = opts.expiredKeyRetentionSeconds ?? defaultExpiredKeyRetentionSeconds;
+  // Each step on its own: one failing (storage out of reach, a bug) is logged and does not hold the others back.
+  const steps: [string, () => Promise<void>][] = [
+    ['compaction', async () => {
+      const current = await registry.store.currentRevision();
+      if (current - retain > (await registry.store.compactedRevision())) await registry.store.compact(current - retain);
+    }],
+    ['expired-key removal', async () => {
+      const expired = await removeExpiredKeys(registry.ownedaccesskeys, activity, now(), retention);
+      if (expired.length > 0) log.info({ removed: expired }, 'deleted access keys expired longer than the retention period');
+    }],
+    ...[registry.ownedaccesskeys, registry.teams].map((r): [string, () => Promise<void>] => [`${r.info.plural} deletion`, async () => {
+      const removed = await r.removeDue();
+      if (removed.length > 0) log.info({ resource: r.info.plural, removed }, 'removed objects whose deletion grace period ended');
+    }]),
+  ];
   let running = false;
   const run = async () => {
     if (running) return;
     running = true;
-    try {
-      const current = await registry.store.currentRevision();
-      if (current - retain > (await registry.store.compactedRevision())) await registry.store.compact(current - retain);
-      const now = (opts.now ?? (() => new Date()))();
-      const expired = await removeExpiredKeys(registry.ownedaccesskeys, activity, now, opts.expiredKeyRetentionSeconds ?? defaultExpiredKeyRetentionSeconds);
-      if (expired.length > 0) log.info({ removed: expired }, 'deleted access keys expired longer than the retention period');
-      for (const r of [registry.ownedaccesskeys, registry.teams]) {
-        const removed = await r.removeDue();
-        if (removed.length > 0) log.info({ resource: r.info.plural, removed }, 'removed objects whose deletion grace period ended');
+    for (const [step, fn] of steps) {
+      try {
+        await fn();
+      } catch (err) {
+        log.warn({ err, step }, 'maintenance step failed; will retry at the next interval');
       }
-    } catch (err) {
-      log.warn({ err }, 'maintenance failed; will retry');
-    } finally {
-      running = false;
     }
+    running = false;
   };
   const timer = setInterval(() => void run(), opts.intervalMs ?? 30_000);
   timer.unref();

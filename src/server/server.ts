@@ -20,7 +20,7 @@ import type { AuditRecorder } from './audit/audit-recorder.js';
 import { auditTrimming } from './audit/audit-trimming.js';
 import { registerReviewRoutes } from './routes/reviews.js';
 import { AccessAdvisor } from './access.js';
-import type { WatchHub } from './routes/watch.js';
+import { defaultMaxWatchesPerKey, type WatchHub } from './routes/watch.js';
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
@@ -49,6 +49,8 @@ export interface ServerOptions {
   requestTimeoutMs?: number;
   /** The audit trail the registry's writes go to; served to management admins, trimmed here. */
   audit?: AuditRecorder;
+  /** Watches one access key may hold open at once (default 100); one more is 429. */
+  maxWatchesPerKey?: number;
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -94,7 +96,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   const group = registry.teams.info.group;
   const models = Object.values(resourceModels(group));
-  const hub: WatchHub = { active: new Set<RegistryWatch>() };
+  const hub: WatchHub = { active: new Set<RegistryWatch>(), perKey: new Map(), maxPerKey: opts.maxWatchesPerKey ?? defaultMaxWatchesPerKey };
   if (opts.bookmarkIntervalMs) hub.bookmarkIntervalMs = opts.bookmarkIntervalMs;
   registerHealthRoutes(app, registry.store, packageVersion);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
@@ -117,11 +119,19 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const collector = new GarbageCollector(registry, opts.logger);
     work.push({ name: 'garbage-collector', start: () => collector.start(), stop: () => collector.stop() });
   }
+  opts.auth.activity.start();
   const leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger);
   leader.start();
+  // A response finished while closing tells its client not to reuse the connection (see shutdown.ts).
+  let closing = false;
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) void reply.header('Connection', 'close');
+  });
   app.addHook('preClose', async () => {
+    closing = true;
     await leader.stop();
     opts.auth.teams.stop();
+    opts.auth.activity.stop();
     // Open watches would otherwise hold the server open until their timeouts.
     for (const w of hub.active) w.stop();
   });

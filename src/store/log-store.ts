@@ -7,6 +7,8 @@ import { LogTail } from './log-tail.js';
 import {
   prefixEnd,
   Removal,
+  silentLog,
+  type StoreLog,
   type Indexer,
   type ListOptions,
   type ListResult,
@@ -20,6 +22,7 @@ import {
 export interface LogStoreOptions {
   /** How often watchers look for writes made by other processes; 0 for a single-process store. */
   pollIntervalMs: number;
+  log?: StoreLog;
 }
 
 /** Guards against a livelock when writers keep racing: far more than real contention needs. */
@@ -34,7 +37,7 @@ export class LogStore implements Store {
     protected readonly backend: LogBackend,
     opts: LogStoreOptions,
   ) {
-    this.tail = new LogTail(backend, { pollIntervalMs: opts.pollIntervalMs });
+    this.tail = new LogTail(backend, { pollIntervalMs: opts.pollIntervalMs, log: opts.log ?? silentLog });
   }
 
   setIndexer(indexer: Indexer): void {

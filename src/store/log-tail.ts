@@ -4,8 +4,8 @@
  * concerns. A watcher starting in the past replays from a window of recent records, or from the
  * log itself when it starts further back.
  */
-import { StorageError, expired, isStorageError } from './errors.js';
-import type { LogRecord, StoreEvent, StoreWatch, StoredObject } from './types.js';
+import { expired, isStorageError } from './errors.js';
+import { silentLog, type LogRecord, type StoreEvent, type StoreLog, type StoreWatch, type StoredObject } from './types.js';
 import { WatchQueue } from './watch-queue.js';
 
 export interface LogSource {
@@ -19,6 +19,7 @@ export interface LogTailOptions {
   pollIntervalMs: number;
   windowSize?: number;
   maxPendingPerWatcher?: number;
+  log?: StoreLog;
 }
 
 interface Subscriber {
@@ -29,6 +30,10 @@ interface Subscriber {
 }
 
 const pageSize = 1000;
+/** While the log cannot be read, it is tried again this often (a polling store also tries at each poll). */
+const retryMs = 1000;
+/** While reads keep failing, a warning at most this often. */
+const warnEveryMs = 30_000;
 
 export class LogTail {
   private head = 0;
@@ -39,8 +44,13 @@ export class LogTail {
   private polling = false;
   private pollAgain = false;
   private timer: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  /** Since when reads of the log have been failing (storage unreachable), and when that was last logged. */
+  private failingSince: number | undefined;
+  private lastWarned = 0;
   private readonly windowSize: number;
   private readonly maxPending: number;
+  private readonly log: StoreLog;
 
   constructor(
     private readonly source: LogSource,
@@ -48,6 +58,7 @@ export class LogTail {
   ) {
     this.windowSize = opts.windowSize ?? 4096;
     this.maxPending = opts.maxPendingPerWatcher ?? 10_000;
+    this.log = opts.log ?? silentLog;
   }
 
   /** A write happened in this process: deliver it without waiting for the next poll. */
@@ -69,11 +80,14 @@ export class LogTail {
     }
     this.subs.add(sub);
     this.startTimer();
-    void this.start(sub);
+    const started = this.start(sub);
+    // Whoever does not look at `started` hears of a failure from the iteration instead.
+    started.catch(() => {});
     const queue = sub.queue as unknown as WatchQueue<StoreEvent<T>>;
     return {
       stop: () => queue.end(),
       progress: () => sub.cursor,
+      started,
       [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
     };
   }
@@ -84,10 +98,20 @@ export class LogTail {
     this.stopTimer();
   }
 
+  /** Resolves once the start revision is known to be in history; the catch-up continues after. */
   private async start(sub: Subscriber): Promise<void> {
     try {
       const compacted = await this.source.compactedRevision();
       if (sub.cursor < compacted) throw expired(sub.prefix, sub.cursor, compacted);
+    } catch (err) {
+      sub.queue.fail(err);
+      throw err;
+    }
+    void this.catchUp(sub);
+  }
+
+  private async catchUp(sub: Subscriber): Promise<void> {
+    try {
       // Catch up from the log itself while the window does not reach back far enough.
       while (sub.cursor < this.windowStart && !sub.queue.closed) {
         const records = await this.source.readSince(sub.cursor, pageSize);
@@ -125,12 +149,44 @@ export class LogTail {
           if (records.length < pageSize) break;
         }
       } while (this.pollAgain && this.subs.size > 0);
+      this.recovered();
     } catch (err) {
-      const failure = isStorageError(err) ? err : new StorageError('Unreachable', '', `watch read failed: ${String(err)}`);
-      for (const sub of [...this.subs]) sub.queue.fail(failure);
+      this.readFailed(err);
     } finally {
       this.polling = false;
     }
+  }
+
+  /**
+   * Storage out of reach: the watches stay open and resume from the last revision delivered once
+   * the log can be read again, so none misses an event or sees one twice (see docs/reliability.md).
+   * Any other failure is a bug: every watch ends with it, and it is logged.
+   */
+  private readFailed(err: unknown): void {
+    if (!isStorageError(err, 'Unreachable')) {
+      this.log.error({ err }, 'reading the log for watchers failed; ending every watch');
+      for (const sub of [...this.subs]) sub.queue.fail(err);
+      return;
+    }
+    const now = Date.now();
+    this.failingSince ??= now;
+    if (now - this.lastWarned >= warnEveryMs) {
+      this.lastWarned = now;
+      this.log.warn({ err, failingForMs: now - this.failingSince, watchers: this.subs.size }, 'cannot read the log for watchers; watches stay open and resume when storage is back');
+    }
+    if (this.opts.pollIntervalMs > 0 || this.retry || this.subs.size === 0) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.poll();
+    }, retryMs);
+    this.retry.unref();
+  }
+
+  private recovered(): void {
+    if (this.failingSince === undefined) return;
+    this.log.info({ failedForMs: Date.now() - this.failingSince }, 'reading the log for watchers again');
+    this.failingSince = undefined;
+    this.lastWarned = 0;
   }
 
   private append(r: LogRecord): void {
@@ -157,7 +213,8 @@ export class LogTail {
 
   private stopTimer(): void {
     if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    if (this.retry) clearTimeout(this.retry);
+    this.timer = this.retry = undefined;
   }
 }
 

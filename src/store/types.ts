@@ -51,6 +51,8 @@ export interface StoreWatch<T = StoredObject> extends AsyncIterable<StoreEvent<T
   stop(): void;
   /** The revision up to which every event (of any key) has been examined: a safe bookmark. */
   progress(): number;
+  /** Settles once the watch could start (its revision checked against history): rejects with why it could not. */
+  started: Promise<void>;
 }
 
 /**
@@ -124,6 +126,16 @@ export interface LogRecord {
   prevValue?: string;
   prevRevision?: number;
 }
+
+/** Where the store's own loops (the log reader, a backend's listener) report trouble; pino fits. */
+export interface StoreLog {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/** For stores opened without a logger (the CLI's embedded commands). */
+export const silentLog: StoreLog = { error: () => {}, warn: () => {}, info: () => {} };
 
 /** The first key after every key with this prefix, for range scans. */
 export function prefixEnd(prefix: string): string {

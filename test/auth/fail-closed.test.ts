@@ -34,6 +34,7 @@ class FaultyStore extends MemoryStore {
     this.cuts.push(() => cut(new StorageError('Unreachable', prefix, 'injected watch failure')));
     return {
       stop: () => inner.stop(),
+      started: inner.started,
       progress: () => inner.progress(),
       async *[Symbol.asyncIterator]() {
         const it = inner[Symbol.asyncIterator]();

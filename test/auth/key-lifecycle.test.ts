@@ -43,6 +43,18 @@ describe('access key lifecycle over HTTP', () => {
     expect((await use(server, key, 'dora')).status).toBe(200);
   });
 
+  it('the record of key use forgets a key once it is deleted', async () => {
+    server = await startInProcess();
+    const key = await newKey(server, 'erin', {});
+    expect((await use(server, key, 'erin')).status).toBe(200);
+    expect(server.activity.lastUsed('erin')).toBeDefined();
+    expect((await server.fetch(`${server.api}/ownedaccesskeys/erin`, { method: 'DELETE' })).status).toBe(200);
+    for (let waited = 0; server.activity.lastUsed('erin') !== undefined && waited < 5000; waited += 50) await sleep(50);
+    expect(server.activity.lastUsed('erin')).toBeUndefined();
+    // Only the administrator's own use is remembered now.
+    expect(server.activity.size).toBe(1);
+  });
+
   it('a key with ttl 1 is refused 2 seconds after creation', async () => {
     server = await startInProcess();
     const key = await newKey(server, 'brief', { ttl: 1 });

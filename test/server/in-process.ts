@@ -1,5 +1,6 @@
 /** The HTTP server in this process on a random loopback port, for tests that reach into its store. */
 import pino, { type Logger } from 'pino';
+import type { ActivityRecorder } from '../../src/auth/activity.js';
 import { bootstrapAdmin } from '../../src/auth/bootstrap.js';
 import { createRegistry, type Registry } from '../../src/registry/registry.js';
 import { createAuthContext } from '../../src/server/auth-context.js';
@@ -15,6 +16,8 @@ export interface InProcess {
   base: string;
   api: string;
   registry: Registry;
+  /** The server's record of key use (memory that must not outlive the keys). */
+  activity: ActivityRecorder;
   /** fetch with the administrator's key, unless the call sets its own Authorization. */
   fetch(url: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -52,6 +55,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     base,
     api: `${base}${apiPrefix}/apis/management.service/v1`,
     registry,
+    activity: auth.activity,
     fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),
     close: async () => {
       await app.close();

@@ -13,6 +13,12 @@ export interface PostgresServer {
   url: string;
   /** A new, empty database on this server. */
   database(): Promise<string>;
+  /** Stops the server as an operator would (`pg_ctl stop -m fast`: every session is ended); the data stays. */
+  halt(): void;
+  /** Starts a halted server again, on the same port and data. */
+  resume(): void;
+  /** Runs one statement as the superuser, on this server's default database or the one named. */
+  query<T = Record<string, unknown>>(sql: string, values?: unknown[], database?: string): Promise<T[]>;
   stop(): void;
 }
 
@@ -50,7 +56,8 @@ export async function startPostgres(): Promise<PostgresServer> {
   run(initdb, ['-D', data, '-A', 'trust', '-U', 'postgres', '--locale=C', '-E', 'UTF8']);
   const port = await freePort();
   // fsync off: these servers hold test data only, and durability is the SQLite crash test's job.
-  run(pgCtl, ['-D', data, '-l', join(dir, 'log'), '-o', `-p ${port} -h 127.0.0.1 -k ${dir} -F -c max_connections=200`, '-w', 'start']);
+  const start = () => run(pgCtl, ['-D', data, '-l', join(dir, 'log'), '-o', `-p ${port} -h 127.0.0.1 -k ${dir} -F -c max_connections=200`, '-w', 'start']);
+  start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   let n = 0;
   return {
@@ -62,6 +69,17 @@ export async function startPostgres(): Promise<PostgresServer> {
       await client.query(`CREATE DATABASE ${name}`);
       await client.end();
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    halt: () => run(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop']),
+    resume: start,
+    query: async <T>(sql: string, values: unknown[] = [], database?: string) => {
+      const client = new pg.Client({ connectionString: database ?? url });
+      await client.connect();
+      try {
+        return (await client.query(sql, values)).rows as T[];
+      } finally {
+        await client.end();
+      }
     },
     stop: () => {
       try {

@@ -9,7 +9,10 @@ import type { FailureLimitOptions } from '../../auth/failure-limit.js';
 import { createRegistry } from '../../registry/registry.js';
 import { apiPrefix, buildServer } from '../../server/server.js';
 import { endpointAuthorizer } from '../../server/endpoint-auth.js';
+import { closeGracefully, defaultShutdownGraceMs } from '../../server/shutdown.js';
+import { defaultMaxWatchesPerKey } from '../../server/routes/watch.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
+import { SqliteStore } from '../../store/backends/sqlite.js';
 import { LocalLease } from '../../store/lease.js';
 import { openStore } from '../../store/open.js';
 import { openAuditTrail } from '../../store/audit/open.js';
@@ -45,11 +48,19 @@ interface Options {
   encryptionKeyFile?: string;
   auditLog?: string;
   auditRetention: string;
+  shutdownGrace: string;
+  maxWatchesPerKey: string;
 }
 
+/** Time the store and the last timers get after the connections are closed, before the process exits anyway. */
+const exitMarginMs = 10_000;
+
 function seconds(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number of seconds above 0, not "${value}"`);
+  return value === undefined ? undefined : positive(flag, value, ' of seconds');
+}
+
+function positive(flag: string, value: string, unit = ''): number {
+  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number${unit} above 0, not "${value}"`);
   return Number(value);
 }
 
@@ -101,6 +112,8 @@ export function registerServe(program: Command): void {
     .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
     .option('--audit-log <file>', 'also append every audit event (who wrote what, when) to this file as JSON lines')
     .option('--audit-retention <duration>', 'keep audit events this long (like 90d, 12h)', '90d')
+    .option('--max-watches-per-key <n>', 'watches one access key may hold open at once; one more is answered 429', String(defaultMaxWatchesPerKey))
+    .option('--shutdown-grace <seconds>', 'after SIGTERM, time in-flight requests and watches get to finish before their connections are cut', String(defaultShutdownGraceMs / 1000))
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600));
   // The sidecar: every flag of teamkeys watch that is about the source and the sync, as --sync-*.
   addDaemonFlags(serve, 'sync-')
@@ -115,6 +128,8 @@ export function registerServe(program: Command): void {
       const syncConfig = hasSource(opts as unknown as Record<string, unknown>, 'sync-')
         ? await daemonConfig(opts as unknown as Record<string, unknown>, 'sync-', stateDir, { keyDir: join(stateDir, 'keys'), reportDir: join(stateDir, 'sync') })
         : undefined;
+      const shutdownGraceMs = seconds('--shutdown-grace', opts.shutdownGrace)! * 1000;
+      const maxWatchesPerKey = positive('--max-watches-per-key', opts.maxWatchesPerKey);
       const tls = await chooseTls(opts, listen, stateDir);
       // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
       const logger = createLogger(opts.logLevel, logFormat(opts.logFormat));
@@ -124,7 +139,9 @@ export function registerServe(program: Command): void {
 
       const auditRetentionMs = parseDuration('--audit-retention', opts.auditRetention);
       const cipher = await cipherFor(storeUrl(opts.store), opts.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName));
-      const store = openStore(storeUrl(opts.store));
+      const store = openStore(storeUrl(opts.store), { log: logger });
+      // Read back from the live connection: the settings the power-loss promise rests on (docs/reliability.md).
+      if (store instanceof SqliteStore) logger.info(store.durability(), 'SQLite store opened');
       const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: auditRetentionMs, ...(opts.auditLog ? { logFile: resolve(opts.auditLog) } : {}) });
       const registry = createRegistry(store, { group: opts.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
       const adminKeyFile = join(stateDir, 'admin.key');
@@ -149,6 +166,7 @@ export function registerServe(program: Command): void {
         maintenance: { expiredKeyRetentionSeconds },
         audit,
         requestTimeoutMs,
+        maxWatchesPerKey,
         ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
         ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       });
@@ -161,8 +179,12 @@ export function registerServe(program: Command): void {
       const stopped = new Promise<void>((done) => {
         const stop = (signal: string) => {
           logger.info({ signal }, 'shutting down');
-          void app
-            .close()
+          // The last resort: whatever still holds the process (a stuck store close) does not hold it forever.
+          setTimeout(() => {
+            logger.error({ signal, afterMs: shutdownGraceMs + exitMarginMs }, 'shutdown did not finish in time; exiting');
+            process.exit(1);
+          }, shutdownGraceMs + exitMarginMs).unref();
+          void closeGracefully(app, { graceMs: shutdownGraceMs, log: logger })
             .then(() => audit.close())
             .then(() => store.close())
             .then(done, (err: unknown) => {

@@ -9,7 +9,9 @@ import { indexConflict, keyExists, StorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
 import type { Lease } from '../lease.js';
-import type { LogRecord } from '../types.js';
+import { silentLog, type LogRecord, type StoreLog } from '../types.js';
+import { classify, isConnectionError } from './postgres-errors.js';
+import { NotificationListener } from './postgres-listener.js';
 
 const channel = 'teamkeys_kv';
 /** Advisory lock ids: one serializes writers, one is the background-work lease. */
@@ -52,69 +54,80 @@ interface KvRow {
   prev_value?: string | null;
 }
 
-const unavailable = (err: unknown) =>
-  new StorageError('Unreachable', '', `PostgreSQL: ${err instanceof Error ? err.message : String(err)}`);
+/**
+ * Connection settings of every connection: a database that does not answer within 5 s is
+ * unreachable (pg's default is to wait forever), and TCP keepalive finds peers that vanished.
+ */
+const connection = (url: string, applicationName: string): pg.ClientConfig => ({
+  connectionString: url,
+  application_name: applicationName,
+  connectionTimeoutMillis: 5_000,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+});
 
 class PostgresBackend implements LogBackend {
   readonly pool: pg.Pool;
-  private readonly ready: Promise<void>;
-  private listener: pg.Client | undefined;
+  /** The schema is in place; reset when that failed, so the next call tries again rather than failing forever. */
+  private ready: Promise<void> | undefined;
+  private readonly listener: NotificationListener;
   onNotify: () => void = () => {};
 
-  constructor(private readonly url: string) {
-    this.pool = new pg.Pool({ connectionString: url, max: 10 });
-    // A dropped idle connection must not crash the process; the next query reconnects.
-    this.pool.on('error', () => {});
-    this.ready = this.init();
-    this.ready.catch(() => {});
+  constructor(url: string, log: StoreLog) {
+    this.pool = new pg.Pool({ ...connection(url, 'teamkeys'), max: 10 });
+    // An idle connection the database closed (restart, pg_terminate_backend) leaves the pool by
+    // itself and must not crash the process; the next query opens a new one.
+    this.pool.on('error', (err) => log.warn({ err }, 'PostgreSQL closed an idle pool connection; the next query reconnects'));
+    this.listener = new NotificationListener(connection(url, 'teamkeys-listener'), channel, () => this.onNotify(), log);
+    void this.ensureSchema().catch(() => {});
+  }
+
+  private ensureSchema(): Promise<void> {
+    this.ready ??= this.init().catch((err: unknown) => {
+      this.ready = undefined;
+      throw classify(err);
+    });
+    return this.ready;
   }
 
   private async init(): Promise<void> {
     const client = await this.pool.connect();
+    let failed: unknown;
     try {
       // Two replicas starting together must not race on CREATE.
       await client.query('SELECT pg_advisory_lock($1)', [writeLock]);
       await client.query(schema);
       const { rows } = await client.query<{ t: string | null }>("SELECT to_regclass('kv_unique') AS t");
       if (!rows[0]?.t) await client.query(uniqueSchema);
+      await client.query('SELECT pg_advisory_unlock($1)', [writeLock]);
+    } catch (err) {
+      failed = err;
+      throw err;
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [writeLock]).catch(() => {});
-      client.release();
+      // A connection that failed here may still hold the lock: it is closed, not reused.
+      client.release(failed !== undefined);
     }
-    await this.listen();
-  }
-
-  private async listen(): Promise<void> {
-    const listener = new pg.Client({ connectionString: this.url });
-    listener.on('error', () => {});
-    listener.on('notification', () => this.onNotify());
-    listener.on('end', () => {
-      // Reconnect while the store is open; polling covers the gap.
-      if (this.listener === listener) setTimeout(() => void this.listen().catch(() => {}), 1000).unref();
-    });
-    await listener.connect();
-    await listener.query(`LISTEN ${channel}`);
-    this.listener = listener;
   }
 
   private async query<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-    await this.ready.catch((err: unknown) => Promise.reject(unavailable(err)));
+    await this.ensureSchema();
     try {
       return (await this.pool.query<T>(text, values)).rows;
     } catch (err) {
-      throw err instanceof StorageError ? err : unavailable(err);
+      throw classify(err);
     }
   }
 
   /** One serialized write: lock, check the key's latest row, append, bump the revision, notify. */
   private async write(fn: (c: pg.PoolClient) => Promise<number | undefined>): Promise<number | undefined> {
-    await this.ready.catch((err: unknown) => Promise.reject(unavailable(err)));
+    await this.ensureSchema();
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (err) {
-      throw unavailable(err);
+      throw classify(err);
     }
+    let broken = false;
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [writeLock]);
@@ -126,12 +139,15 @@ class PostgresBackend implements LogBackend {
       await client.query('COMMIT');
       return id;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      // A connection that cannot even roll back is not handed to the next writer.
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      if (isConnectionError(err)) broken = true;
       if (err instanceof StorageError) throw err;
       if ((err as { code?: string }).code === '23505') return undefined; // unique (name, prev_revision): lost a race
-      throw unavailable(err);
+      // A lost connection may have lost the COMMIT's answer too: like etcd's, the outcome is then unknown.
+      throw classify(err);
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
@@ -270,9 +286,7 @@ class PostgresBackend implements LogBackend {
   }
 
   async close(): Promise<void> {
-    const listener = this.listener;
-    this.listener = undefined;
-    await listener?.end().catch(() => {});
+    await this.listener.close();
     await this.pool.end().catch(() => {});
   }
 }
@@ -289,10 +303,11 @@ export class PostgresLease implements Lease {
 
   constructor(private readonly url: string) {}
 
+  /** Throws a StorageError Unreachable when the database cannot be reached (the leader logs it and retries). */
   async tryAcquire(): Promise<boolean> {
     if (this.client) return true;
-    const client = new pg.Client({ connectionString: this.url });
-    client.on('error', () => {});
+    const client = new pg.Client(connection(this.url, 'teamkeys-lease'));
+    client.on('error', () => {}); // followed by 'end', which reports the loss
     try {
       await client.connect();
       const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [leaseLock]);
@@ -300,9 +315,9 @@ export class PostgresLease implements Lease {
         await client.end();
         return false;
       }
-    } catch {
+    } catch (err) {
       await client.end().catch(() => {});
-      return false;
+      throw classify(err);
     }
     client.on('end', () => {
       if (this.client !== client) return;
@@ -329,10 +344,11 @@ export class PostgresStore extends LogStore {
   readonly pool: pg.Pool;
   readonly url: string;
 
-  constructor(url: string, opts: { pollIntervalMs?: number } = {}) {
-    const backend = new PostgresBackend(url);
+  constructor(url: string, opts: { pollIntervalMs?: number; log?: StoreLog } = {}) {
+    const log = opts.log ?? silentLog;
+    const backend = new PostgresBackend(url, log);
     // NOTIFY wakes watchers at once; the poll only covers a dropped listener connection.
-    super(backend, { pollIntervalMs: opts.pollIntervalMs ?? 1000 });
+    super(backend, { pollIntervalMs: opts.pollIntervalMs ?? 1000, log });
     backend.onNotify = () => this.notifyWatchers();
     this.pool = backend.pool;
     this.url = url;

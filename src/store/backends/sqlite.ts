@@ -76,7 +76,9 @@ class SqliteBackend implements LogBackend {
   constructor(path: string, opts: SqliteOptions) {
     if (path !== ':memory:') privateFile(path);
     this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
+    // A file system without WAL support (some network mounts) would silently keep another mode: refuse it.
+    const mode = this.db.pragma('journal_mode = WAL', { simple: true });
+    if (path !== ':memory:' && mode !== 'wal') throw new Error(`SQLite could not switch ${path} to WAL mode (it is in ${String(mode)} mode); use a local file system`);
     this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
     // Rewritten or deleted rows (scrubbed secrets, compacted history) are zeroed, not left in free pages.
     this.db.pragma('secure_delete = ON');
@@ -232,6 +234,12 @@ class SqliteBackend implements LogBackend {
     this.stmts.ping.get();
   }
 
+  /** The durability settings as the live connection reports them (synchronous is per connection, never stored). */
+  durability(): { journalMode: string; synchronous: string } {
+    const synchronous = ['OFF', 'NORMAL', 'FULL', 'EXTRA'][Number(this.db.pragma('synchronous', { simple: true }))] ?? 'unknown';
+    return { journalMode: String(this.db.pragma('journal_mode', { simple: true })), synchronous };
+  }
+
   close(): void {
     this.db.close();
   }
@@ -239,11 +247,20 @@ class SqliteBackend implements LogBackend {
 
 /** A Store in one SQLite file that acknowledges a write only once it is durable. */
 export class SqliteStore extends LogStore {
+  private readonly sqlite: SqliteBackend;
+
   constructor(
     /** The database file (the audit trail keeps its table in it too). */
     readonly path: string,
     opts: SqliteOptions & { pollIntervalMs?: number } = {},
   ) {
-    super(new SqliteBackend(path, opts), { pollIntervalMs: opts.pollIntervalMs ?? 200 });
+    const backend = new SqliteBackend(path, opts);
+    super(backend, { pollIntervalMs: opts.pollIntervalMs ?? 200 });
+    this.sqlite = backend;
+  }
+
+  /** journal_mode and synchronous read back from the open connection: what a write's acknowledgement rests on. */
+  durability(): { journalMode: string; synchronous: string } {
+    return this.sqlite.durability();
   }
 }
