@@ -22,7 +22,7 @@ describe('what triggers a daemon run', () => {
   /** Full reconciles, whatever their outcome. */
   const runs = async () => {
     const text = await metrics();
-    return ['clean', 'changes', 'applied', 'failed', 'refused', 'invalid', 'error'].reduce((n, r) => n + (metric(text, `teamkeys_reconcile_total{result="${r}"}`) ?? 0), 0);
+    return ['clean', 'changes', 'drifted', 'applied', 'failed', 'refused', 'invalid', 'error'].reduce((n, r) => n + (metric(text, `teamkeys_reconcile_total{result="${r}"}`) ?? 0), 0);
   };
   const unchanged = async () => metric(await metrics(), 'teamkeys_reconcile_unchanged_total') ?? 0;
   /** Waits until no run has started for `quietMs`, and returns the count. */

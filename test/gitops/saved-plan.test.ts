@@ -116,7 +116,7 @@ describe('saved plans: plan --out, apply --plan', () => {
 
   it('flags that a saved plan fixed are refused at apply time', () => {
     const r = apply('first.json', '--source', repo.dir, '--prune');
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(1); // every error is 1: 2 means "changes" (issue 14)
     expect(r.stderr).toBe('error: --plan applies the saved plan as it was reviewed: --source, --prune were fixed when it was made\n');
   });
 

@@ -63,7 +63,7 @@ describe('watches per access key', () => {
 
   it('refuses a limit that is not a whole number above 0', () => {
     const run = teamkeys(['serve', '--max-watches-per-key', '0', '--store', 'memory:', '--insecure-http']);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(1);
     expect(run.stderr).toContain('--max-watches-per-key must be a whole number above 0, not "0"');
   });
 });
