@@ -8,13 +8,14 @@ import pg from 'pg';
 import { indexConflict, keyExists, StorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
-import type { Lease } from '../lease.js';
 import { silentLog, type LogRecord, type StoreLog } from '../types.js';
 import { classify, isConnectionError } from './postgres-errors.js';
+import { connection } from './postgres-connection.js';
+import { PostgresLease } from './postgres-lease.js';
 import { NotificationListener } from './postgres-listener.js';
 
 const channel = 'teamkeys_kv';
-/** Advisory lock ids: one serializes writers, one is the background-work lease. */
+/** Advisory lock id that serializes writers (the background-work lease has its own: postgres-lease.ts). */
 const writeLock = 7_315_001;
 
 // name compares bytewise (COLLATE "C") whatever the database's locale, as key ranges assume.
@@ -54,17 +55,6 @@ interface KvRow {
   prev_value?: string | null;
 }
 
-/**
- * Connection settings of every connection: a database that does not answer within 5 s is
- * unreachable (pg's default is to wait forever), and TCP keepalive finds peers that vanished.
- */
-const connection = (url: string, applicationName: string): pg.ClientConfig => ({
-  connectionString: url,
-  application_name: applicationName,
-  connectionTimeoutMillis: 5_000,
-  keepAlive: true,
-  keepAliveInitialDelayMillis: 10_000,
-});
 
 class PostgresBackend implements LogBackend {
   readonly pool: pg.Pool;
@@ -288,54 +278,6 @@ class PostgresBackend implements LogBackend {
   async close(): Promise<void> {
     await this.listener.close();
     await this.pool.end().catch(() => {});
-  }
-}
-
-const leaseLock = 7_315_002;
-
-/**
- * The background-work lease: a session-level advisory lock on a connection of its own. When the
- * holder dies its connection closes and PostgreSQL frees the lock for the next replica.
- */
-export class PostgresLease implements Lease {
-  private client: pg.Client | undefined;
-  private lost: () => void = () => {};
-
-  constructor(private readonly url: string) {}
-
-  /** Throws a StorageError Unreachable when the database cannot be reached (the leader logs it and retries). */
-  async tryAcquire(): Promise<boolean> {
-    if (this.client) return true;
-    const client = new pg.Client(connection(this.url, 'teamkeys-lease'));
-    client.on('error', () => {}); // followed by 'end', which reports the loss
-    try {
-      await client.connect();
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [leaseLock]);
-      if (!rows[0]?.ok) {
-        await client.end();
-        return false;
-      }
-    } catch (err) {
-      await client.end().catch(() => {});
-      throw classify(err);
-    }
-    client.on('end', () => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      this.lost();
-    });
-    this.client = client;
-    return true;
-  }
-
-  onLost(callback: () => void): void {
-    this.lost = callback;
-  }
-
-  async release(): Promise<void> {
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => {});
   }
 }
 
