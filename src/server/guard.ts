@@ -97,11 +97,19 @@ export class Guard {
     const { authorizer, teams } = this.auth;
     return async ({ verb, subresource, old, object, setsKey }) => {
       const name = (old ?? object)?.metadata.name;
+      // The route checked the scope for the verb it was asked (patch); a server-side apply that
+      // creates is a create, and the scope must allow that too.
+      if (verb === 'create') this.scope(verb, name, subresource);
       // Judged on the teams as they are: every write before this one is in the index.
       await teams.caughtUp();
-      // Status is written by the server itself (lastActivity); through the API only by admins.
+      // Status is written by the server itself (lastActivity); through the API only by admins, and a
+      // later lastActivity keeps a key alive longer: that is a grant like any other.
       if (subresource === 'status') {
         if (!this.holdsEverywhere(verb)) throw this.forbidden(verb, name, subresource);
+        if (this.resource === 'ownedaccesskeys' && old && object) {
+          const why = keyEscalation(this.who, authorizer, teams, asKey(old), asKey(object)!, { setsKey: false, now: (this.auth.now ?? (() => new Date()))() });
+          if (why) throw this.forbidden(verb, name, subresource, why);
+        }
         return;
       }
       const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;

@@ -1,0 +1,65 @@
+/**
+ * Three escalation paths an adversarial review found after issue 13 landed, each tried over HTTP:
+ * roles held "by equivalent verbs" granting management-admin, a status write reviving an expired key
+ * past its writer's own expiry, and a server-side apply creating what the key's scope forbids.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcess, type InProcess } from '../server/in-process.js';
+import { create } from './fixture.js';
+
+const merge = 'application/merge-patch+json';
+const value = (name: string) => `Value${name.replace(/[^A-Za-z0-9]/g, '')}${'r'.repeat(40)}`;
+
+describe('what the review of issue 13 found, refused', () => {
+  let server: InProcess;
+  const call = async (method: string, path: string, token: string | undefined, body?: unknown, type = 'application/json') => {
+    const res = await server.fetch(`${server.api}${path}${path.includes('?') ? '&' : '?'}fieldManager=review`, {
+      method,
+      headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'Content-Type': type } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, body: (await res.json()) as { message?: string; reason?: string } };
+  };
+  const key = async (name: string, spec: Record<string, unknown>) =>
+    expect((await create(server, 'ownedaccesskeys', { metadata: { name }, spec: { ...spec, key: value(name) } })).status).toBe(201);
+
+  beforeAll(async () => {
+    server = await startInProcess();
+    for (const [name, spec] of Object.entries({
+      both: { users: ['frank'], clusterRoles: [{ name: 'teams-admin' }, { name: 'accesskeys-admin' }] },
+      keyadmins: { users: ['carol'], clusterRoles: [{ name: 'accesskeys-admin' }] },
+      creators: { users: ['bob'], clusterRoles: [{ name: 'teams-creator' }] },
+    })) expect((await create(server, 'teams', { metadata: { name }, spec })).status).toBe(201);
+    await key('frank', { user: 'frank' });
+    await key('carol', { user: 'carol', ttl: 600 });
+    await key('bob-patch-only', { user: 'bob', scope: { rules: [{ verbs: ['patch', 'get'], resources: [{ group: 'management.service', resources: ['teams'] }] }] } });
+  });
+  afterAll(() => server.close());
+
+  it('the verbs of teams-admin and accesskeys-admin together are not management-admin: it cannot be granted from them', async () => {
+    const res = await call('POST', '/teams', value('frank'), { metadata: { name: 'esc' }, spec: { users: ['frank'], clusterRoles: [{ name: 'management-admin' }] } });
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain('management-admin');
+    // What frank holds by name he may still grant.
+    expect((await call('POST', '/teams', value('frank'), { metadata: { name: 'fine' }, spec: { users: ['frank'], clusterRoles: [{ name: 'teams-admin' }] } })).status).toBe(201);
+  });
+
+  it("a status write that keeps a key alive longer is a grant: refused past the writer's own expiry", async () => {
+    await key('erin-idle', { user: 'erin', ttl: 1, ttlAfterLastActivity: true });
+    const revive = { status: { lastActivity: '2099-01-01T00:00:00Z' } };
+    const res = await call('PATCH', '/ownedaccesskeys/erin-idle/status', value('carol'), revive, merge);
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain('must expire no later');
+    // An administrator without an expiry holds what the key holds, for as long: allowed.
+    expect((await call('PATCH', '/ownedaccesskeys/erin-idle/status', undefined, revive, merge)).status).toBe(200);
+  });
+
+  it("a server-side apply that would create is a create: a key scoped to patch may not create that way", async () => {
+    const apply = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'via-apply' } };
+    expect((await call('POST', '/teams', value('bob-patch-only'), { metadata: { name: 'via-post' } })).status).toBe(403);
+    const res = await call('PATCH', '/teams/via-apply', value('bob-patch-only'), apply, 'application/apply-patch+yaml');
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain('scope');
+    expect((await call('GET', '/teams/via-apply', undefined)).status).toBe(404);
+  });
+});
