@@ -5,13 +5,14 @@
  * that applying the files adopts the objects without changing a field.
  */
 import { stringify } from 'yaml';
+import { secretFieldPaths } from '../api/secret-fields.js';
 import type { KubeObject } from '../api/types.js';
 import type { ApiClient, Plural } from '../client/types.js';
 import { annotations } from './plan/annotations.js';
 
 /** Client annotations that describe a previous writer, not the object. */
 const droppedAnnotations = [annotations.source, 'kubectl.kubernetes.io/last-applied-configuration'];
-const secretSpecFields: string[][] = [['key'], ['identity', 'connectorData'], ['oidcLogin', 'idToken'], ['oidcLogin', 'accessToken'], ['oidcLogin', 'refreshToken']];
+const secretSpecFields = secretFieldPaths().filter((p) => p.startsWith('spec.')).map((p) => p.split('.').slice(1));
 
 export interface ImportedFile {
   /** `teams/NAME.yaml`, `ownedaccesskeys/NAME.yaml`. */
