@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { KubeObject } from '../api/types.js';
 import type { ApiClient, ClientWatch, Plural } from '../client/types.js';
 import { annotations } from '../gitops/plan/annotations.js';
+import { servedPlurals } from '../api/resources.js';
 
 /** What of an object git describes, and so what a reconcile could differ on. */
 export function describedState(obj: KubeObject): string {
@@ -33,7 +34,7 @@ export class ApiFollower {
 
   start(): void {
     this.stopped = false;
-    for (const plural of ['teams', 'ownedaccesskeys'] as const) void this.follow(plural);
+    for (const plural of servedPlurals) void this.follow(plural);
   }
 
   stop(): void {

@@ -9,6 +9,7 @@ import { secretFieldPaths } from '../api/secret-fields.js';
 import type { KubeObject } from '../api/types.js';
 import type { ApiClient, Plural } from '../client/types.js';
 import { annotations } from './plan/annotations.js';
+import { servedPlurals } from '../api/resources.js';
 
 /** Client annotations that describe a previous writer, not the object. */
 const droppedAnnotations = [annotations.source, 'kubectl.kubernetes.io/last-applied-configuration'];
@@ -47,7 +48,7 @@ export function manifestOf(live: KubeObject): KubeObject {
 /** Reads every Team and OwnedAccessKey and renders those no GitOps source manages (all of them with `all`). */
 export async function importObjects(client: ApiClient, opts: { all: boolean }): Promise<ImportResult> {
   const result: ImportResult = { files: [], skipped: [] };
-  for (const plural of ['teams', 'ownedaccesskeys'] as Plural[]) {
+  for (const plural of servedPlurals) {
     for (const live of await client.list(plural)) {
       const name = live.metadata.name!;
       const managedBy = live.metadata.annotations?.[annotations.source];

@@ -9,6 +9,7 @@ import type { StoreEvent, StoreWatch } from '../store/types.js';
 import type { Registry } from './registry.js';
 import { mentions, type ResourceRegistry } from './resource-registry.js';
 import { lostRace } from './storage-errors.js';
+import { servedPlurals } from '../api/resources.js';
 
 const manager = { fieldManager: 'teamkeys-garbage-collector' };
 
@@ -98,7 +99,7 @@ export class GarbageCollector {
   }
 
   private registryOf(kind: string): ResourceRegistry | undefined {
-    return kind === 'Team' ? this.registry.teams : kind === 'OwnedAccessKey' ? this.registry.ownedaccesskeys : undefined;
+    return this.registry.byKind(kind);
   }
 
   private async sweep(): Promise<CollectionReport> {
@@ -106,7 +107,7 @@ export class GarbageCollector {
     // Only objects with owners or being deleted can need the collector; the scan parses no others,
     // so a sweep over a large store costs a read of it, not a decode of every object.
     const objects: KubeObject[] = [];
-    for (const r of [this.registry.teams, this.registry.ownedaccesskeys]) {
+    for (const r of servedPlurals.map((p) => this.registry.byPlural(p)!)) {
       for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) {
         if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) objects.push(o);
       }

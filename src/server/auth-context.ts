@@ -26,7 +26,7 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
   const now = opts.now ?? (() => new Date());
   const authenticator = new Authenticator(registry, teams, activity, now);
   const lookup = async (kind: string, name: string) => {
-    const r = kind === 'Team' ? registry.teams : kind === 'OwnedAccessKey' ? registry.ownedaccesskeys : undefined;
+    const r = registry.byKind(kind);
     return r ? r.get(name).catch(() => undefined) : undefined;
   };
   const limit = opts.failureLimit ?? defaultFailureLimit;

@@ -14,6 +14,7 @@ import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
 import { scopeDenial } from '../auth/scope.js';
 import type { TeamIndex } from '../auth/team-index.js';
 import type { Admit } from '../registry/admission.js';
+import { kindOfPlural, pluralOfKind } from '../api/resources.js';
 
 export interface AuthContext {
   authenticator: Authenticator;
@@ -78,10 +79,10 @@ export class Guard {
     for (const [i, ref] of refs.entries()) {
       if (ref.blockOwnerDeletion !== true) continue;
       if (old?.metadata.ownerReferences?.some((r) => r.uid === ref.uid && r.blockOwnerDeletion === true)) continue;
-      const resource: Resource | undefined = ref.kind === 'Team' ? 'teams' : ref.kind === 'OwnedAccessKey' ? 'ownedaccesskeys' : undefined;
+      const resource: Resource | undefined = pluralOfKind(ref.kind);
       const owner = resource ? ((await this.auth.lookup(ref.kind, ref.name)) ?? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } }) : undefined;
       if (resource && owner && this.auth.authorizer.allowed(this.who, 'delete', resource, owner)) continue;
-      const kind = this.resource === 'teams' ? 'Team' : 'OwnedAccessKey';
+      const kind = kindOfPlural(this.resource);
       throw invalid({ group: this.auth.authorizer.group, kind }, object.metadata.name ?? '', [
         {
           type: 'Forbidden',
@@ -104,6 +105,8 @@ export class Guard {
         if (!this.holdsEverywhere(verb)) throw this.forbidden(verb, name, subresource);
         return;
       }
+      // Where the two kinds really differ (what a new object is judged by, which escalation rules
+      // apply) the difference stays spelled out here: it is policy, not a lookup the kind table could hold.
       const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
       const why = !object
         ? undefined
