@@ -44,7 +44,7 @@ export class GarbageCollector {
     this.stopped = false;
     this.interval = setInterval(() => this.schedule(), this.opts.intervalMs ?? 30_000);
     this.interval.unref();
-    void this.follow(await this.registry.store.currentRevision());
+    void this.follow(await this.registry.currentRevision());
     this.schedule();
   }
 
@@ -59,7 +59,7 @@ export class GarbageCollector {
     let revision = from;
     while (!this.stopped) {
       try {
-        this.watch = this.registry.store.watch('/', revision);
+        this.watch = this.registry.informerWatch(revision);
         for await (const e of this.watch) {
           revision = e.revision;
           if (concernsCollector(e)) this.schedule();
@@ -69,7 +69,7 @@ export class GarbageCollector {
         if (this.stopped) return;
         this.log.warn({ err }, 'garbage collector watch ended; resuming from the current revision');
         await new Promise((r) => setTimeout(r, 200));
-        revision = await this.registry.store.currentRevision().catch(() => revision);
+        revision = await this.registry.currentRevision().catch(() => revision);
       }
     }
   }

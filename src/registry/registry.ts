@@ -4,7 +4,7 @@ import { resourceModels } from '../api/model.js';
 import { defaultGroup, pluralOfKind, servedPlurals, type Plural } from '../api/resources.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { AccessKeyPolicy } from '../api/strategy/ownedaccesskey.js';
-import type { Indexer, Store } from '../store/types.js';
+import type { Indexer, Store, StoreWatch } from '../store/types.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
 import { bindToTeam } from './team-binding.js';
 
@@ -15,6 +15,14 @@ export interface Registry {
   byPlural(plural: string): ResourceRegistry | undefined;
   /** The registry of a served kind (`Team`), or undefined for any other kind. */
   byKind(kind: string): ResourceRegistry | undefined;
+  /** Every served kind's changes from a revision, for an informer over all kinds (the garbage collector). */
+  informerWatch(fromRevision: number): StoreWatch;
+  /** The store's current revision, where an informer starts. */
+  currentRevision(): Promise<number>;
+  /**
+   * The store underneath, for what is the host's and not a kind's: health checks and compaction.
+   * Reads of objects go through the kinds' registries, which alone know their keys.
+   */
   store: Store;
 }
 
@@ -35,5 +43,7 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
     const plural = pluralOfKind(kind);
     return plural ? registries[plural] : undefined;
   };
-  return { teams, ownedaccesskeys, byPlural, byKind, store };
+    const informerWatch = (from: number) => store.watch('/', from);
+  const currentRevision = () => store.currentRevision();
+  return { teams, ownedaccesskeys, byPlural, byKind, informerWatch, currentRevision, store };
 }

@@ -20,7 +20,7 @@ export interface AuthOptions {
 export const defaultFailureLimit: FailureLimitOptions = { burst: 50, perSecond: 2 };
 
 export async function createAuthContext(registry: Registry, log: Logger, opts: AuthOptions = {}): Promise<AuthContext & { activity: ActivityRecorder }> {
-  const teams = new TeamIndex(registry.store, log);
+  const teams = new TeamIndex(registry.teams, log);
   await teams.start();
   const activity = new ActivityRecorder(registry.ownedaccesskeys, opts.activityIntervalMs ?? 60_000, log);
   const now = opts.now ?? (() => new Date());
