@@ -11,6 +11,7 @@ import type { Location } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
 import { annotations } from './annotations.js';
 import { diffObject, type FieldChange } from './diff.js';
+import { servedPlurals } from '../../api/resources.js';
 
 export type ActionType = 'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip';
 
@@ -116,7 +117,7 @@ export function planReconcile(
   opts: PlanOptions,
 ): Plan {
   const actions: Action[] = [];
-  for (const plural of ['teams', 'ownedaccesskeys'] as const) {
+  for (const plural of servedPlurals) {
     const want = new Map(desired.filter((d) => d.plural === plural).map((d) => [d.obj.metadata.name!, d]));
     const have = new Map(live[plural].map((o) => [o.metadata.name!, o]));
     for (const name of new Set([...want.keys(), ...have.keys()])) {
