@@ -2,8 +2,8 @@
  * The printer columns of each kind: what `kubectl get` (through the server's Table responses)
  * and `teamkeys get` show. Priority 1 columns appear only with `-o wide`.
  */
-import type { KubeObject } from './types.js';
 import type { Kind } from './resources.js';
+import type { KubeObject } from './types.js';
 
 export interface Column {
   name: string;

@@ -4,10 +4,10 @@
  * lastActivity) and managedFields-only writes change none of that, so they trigger nothing.
  */
 import type { Logger } from 'pino';
+import { servedPlurals } from '../api/resources.js';
 import type { KubeObject } from '../api/types.js';
 import type { ApiClient, ClientWatch, Plural } from '../client/types.js';
 import { annotations } from '../gitops/plan/annotations.js';
-import { servedPlurals } from '../api/resources.js';
 
 /** What of an object git describes, and so what a reconcile could differ on. */
 export function describedState(obj: KubeObject): string {

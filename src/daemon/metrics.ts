@@ -1,7 +1,7 @@
 /** The daemon's Prometheus metrics (prom-client), one registry per daemon. */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Report } from '../gitops/report/report.js';
 import { servedKinds } from '../api/resources.js';
+import type { Report } from '../gitops/report/report.js';
 
 export class DaemonMetrics {
   readonly registry = new Registry();

@@ -5,11 +5,11 @@
  * that applying the files adopts the objects without changing a field.
  */
 import { stringify } from 'yaml';
+import { servedPlurals } from '../api/resources.js';
 import { secretFieldPaths } from '../api/secret-fields.js';
 import type { KubeObject } from '../api/types.js';
 import type { ApiClient, Plural } from '../client/types.js';
 import { annotations } from './plan/annotations.js';
-import { servedPlurals } from '../api/resources.js';
 
 /** Client annotations that describe a previous writer, not the object. */
 const droppedAnnotations = [annotations.source, 'kubectl.kubernetes.io/last-applied-configuration'];

@@ -4,12 +4,12 @@
  * strips the owner reference from the dependents of an owner deleted with Orphan.
  */
 import type { Logger } from 'pino';
+import { servedPlurals } from '../api/resources.js';
 import type { KubeObject } from '../api/types.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import type { Registry } from './registry.js';
 import { mentions, type ResourceRegistry } from './resource-registry.js';
 import { lostRace } from './storage-errors.js';
-import { servedPlurals } from '../api/resources.js';
 
 const manager = { fieldManager: 'teamkeys-garbage-collector' };
 

@@ -4,17 +4,17 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { invalid } from '../api/errors.js';
+import { kindOfPlural, pluralOfKind } from '../api/resources.js';
 import type { KubeObject, Team } from '../api/types.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { Authorizer } from '../auth/authorize.js';
-import type { FailureLimiter } from '../auth/failure-limit.js';
 import { asKey, keyEscalation, teamEscalation } from '../auth/escalation.js';
+import type { FailureLimiter } from '../auth/failure-limit.js';
 import type { Identity } from '../auth/identity.js';
 import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
 import { scopeDenial } from '../auth/scope.js';
 import type { TeamIndex } from '../auth/team-index.js';
 import type { Admit } from '../registry/admission.js';
-import { kindOfPlural, pluralOfKind } from '../api/resources.js';
 
 export interface AuthContext {
   authenticator: Authenticator;

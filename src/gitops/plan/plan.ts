@@ -5,13 +5,13 @@
  */
 import type { AuditEvent } from '../../api/audit-event.js';
 import type { ResourceModel } from '../../api/model.js';
+import { servedPlurals } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Plural } from '../../client/types.js';
 import type { Location } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
 import { annotations } from './annotations.js';
 import { diffObject, type FieldChange } from './diff.js';
-import { servedPlurals } from '../../api/resources.js';
 
 export type ActionType = 'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip';
 
