@@ -2,6 +2,7 @@
  * The printer columns of each kind: what `kubectl get` (through the server's Table responses)
  * and `teamkeys get` show. Priority 1 columns appear only with `-o wide`.
  */
+import type { Kind } from './resources.js';
 import type { KubeObject } from './types.js';
 
 export interface Column {
@@ -69,8 +70,11 @@ export const ownedAccessKeyColumns: Column[] = [
   { name: 'TTL', type: 'integer', description: 'Time to live in seconds; 0 means never expires.', priority: 1, cell: (o) => Number(spec(o).ttl ?? 0) },
 ];
 
+const columnsByKind: Record<Kind, Column[]> = { Team: teamColumns, OwnedAccessKey: ownedAccessKeyColumns };
+
+/** The printer columns of a served kind (kubectl get's table); name and age for any other, as kubectl prints. */
 export function columnsFor(kind: string): Column[] {
-  return kind === 'Team' ? teamColumns : ownedAccessKeyColumns;
+  return Object.hasOwn(columnsByKind, kind) ? columnsByKind[kind as Kind] : [name, age];
 }
 
 /** kube's HumanDuration: 45s, 5m30s, 12m, 3h20m, 20h, 2d5h, 40d, 1y30d. */

@@ -48,3 +48,26 @@ export function resourcesFor(group: string = defaultGroup): { teams: ResourceInf
     },
   };
 }
+
+export type Kind = ResourceInfo['kind'];
+export type Plural = ResourceInfo['plural'];
+
+/**
+ * The kind table: every served kind, owners before what they own (teams before their keys), so
+ * a loop over it creates in a safe order and deletes in the reverse. Code that needs "which
+ * plural", "which kind" or "every kind" reads it here instead of naming the two kinds.
+ */
+export const servedKinds: readonly { kind: Kind; plural: Plural }[] = Object.values(resourcesFor()).map(({ kind, plural }) => ({ kind, plural }));
+
+/** Every served plural, owners first. */
+export const servedPlurals: readonly Plural[] = servedKinds.map((k) => k.plural);
+
+/** The plural of a served kind, or undefined for a kind this API does not serve. */
+export function pluralOfKind(kind: string): Plural | undefined {
+  return servedKinds.find((k) => k.kind === kind)?.plural;
+}
+
+/** The kind of a served plural. */
+export function kindOfPlural(plural: Plural): Kind {
+  return servedKinds.find((k) => k.plural === plural)!.kind;
+}

@@ -4,7 +4,6 @@ import { ApiError } from '../api/errors.js';
 import { hashKey, type StoredApiObject } from '../api/secrets.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
-import { storeCall } from '../registry/storage-errors.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
 import { subjectOf, type Identity } from './identity.js';
@@ -40,9 +39,8 @@ export class Authenticator {
     const key = bearerKey(authorization);
     if (!key) throw unauthorized();
     const hash = hashKey(key);
-    const keys = this.registry.ownedaccesskeys;
     // A failing store is a 503 the client may retry, converted where every storage error is.
-    const found = await storeCall(keys.ctx, '', () => keys.ctx.store.getByIndex<StoredApiObject>(keys.ctx.prefix, hash));
+    const found = await this.registry.ownedaccesskeys.findByIndex(hash);
     if (found.length !== 1) throw unauthorized();
     const stored = found[0]! as StoredApiObject & OwnedAccessKey;
     const storedHash = Buffer.from(stored.sealed?.keyHash ?? '');

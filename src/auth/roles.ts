@@ -1,10 +1,12 @@
 /** The management roles a Team's spec.clusterRoles can grant, and what each allows. */
+import type { Plural } from '../api/resources.js';
 
 export const verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] as const;
 export type Verb = (typeof verbs)[number];
 export const readVerbs: readonly Verb[] = ['get', 'list', 'watch'];
 
-export type Resource = 'teams' | 'ownedaccesskeys';
+/** A served resource, by its plural (the kind table in api/resources.ts). */
+export type Resource = Plural;
 
 /** Role name -> resource -> verbs. Other cluster role names grant nothing on this API. */
 export const managementRoles: Record<string, Partial<Record<Resource, readonly Verb[]>>> = {

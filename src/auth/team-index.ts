@@ -7,10 +7,10 @@
 import type { Logger } from 'pino';
 import { serviceUnavailable } from '../api/errors.js';
 import type { Team } from '../api/types.js';
-import type { Store, StoreWatch } from '../store/types.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
+import type { StoreWatch } from '../store/types.js';
 import type { TeamWorld } from './grants.js';
 
-const prefix = '/teams/';
 /** How long a write waits for the index to see the writes before it; then 503. */
 const catchUpMs = 5_000;
 
@@ -32,7 +32,8 @@ export class TeamIndex implements TeamWorld {
   private stopped = false;
 
   constructor(
-    private readonly store: Store,
+    /** The teams' registry: the index reads its pages and changes, never the store by key. */
+    private readonly teams: ResourceRegistry,
     private readonly log: Logger,
     private readonly retryMs = 200,
   ) {}
@@ -59,7 +60,7 @@ export class TeamIndex implements TeamWorld {
    */
   async caughtUp(): Promise<void> {
     this.require();
-    const target = await this.store.currentRevision();
+    const target = await this.teams.currentRevision();
     const deadline = Date.now() + catchUpMs;
     while (Math.max(this.seen, this.watch?.progress() ?? 0) < target) {
       this.require();
@@ -91,9 +92,9 @@ export class TeamIndex implements TeamWorld {
     let revision: number | undefined;
     for (;;) {
       // Every page at the first page's revision: one consistent picture, not a mix of moments.
-      const page = await this.store.list<Team>(prefix, { limit: 1000, after, ...(revision !== undefined ? { revision } : {}) });
+      const page = await this.teams.informerPage({ limit: 1000, after, ...(revision !== undefined ? { revision } : {}) });
       revision = page.revision;
-      for (const t of page.items) put(next, t);
+      for (const t of page.items) put(next, t as Team);
       if (!page.continueAfter) break;
       after = page.continueAfter;
     }
@@ -107,7 +108,7 @@ export class TeamIndex implements TeamWorld {
     let revision = from;
     while (!this.stopped) {
       try {
-        this.watch = this.store.watch<Team>(prefix, revision);
+        this.watch = this.teams.informerWatch(revision) as StoreWatch<Team>;
         for await (const e of this.watch) {
           if (e.type === 'DELETED') remove(this.snap, e.object.metadata.name!);
           else put(this.snap, e.object);

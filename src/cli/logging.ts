@@ -7,11 +7,16 @@
  */
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { secretFieldNames, secretFieldPaths } from '../api/secret-fields.js';
 import { CliError } from './errors.js';
 
 export type LogFormat = 'json' | 'text';
 
-/** Secrets that could reach a log line through a request object are replaced before writing. */
+/**
+ * Secrets that could reach a log line through a request object are replaced before writing: the
+ * credential headers and tokens (not schema fields), and every writeOnly field of the schemas, by
+ * its path and by its name one level down (a logged body or object).
+ */
 export const redactPaths = [
   'req.headers.authorization',
   'headers.authorization',
@@ -19,10 +24,7 @@ export const redactPaths = [
   'authorization',
   'token',
   '*.token',
-  'key',
-  '*.key',
-  'spec.key',
-  '*.spec.key',
+  ...[...secretFieldNames(), ...secretFieldPaths()].flatMap((p) => [p, `*.${p}`]),
 ];
 
 const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -38,10 +40,15 @@ export function logFormat(flag: string | undefined): LogFormat {
   throw new CliError(`--log-format must be json or text, not "${flag}"`);
 }
 
+/** The pino options every teamkeys logger uses: its level and the redaction of secrets. */
+export function loggerOptions(level: string): pino.LoggerOptions {
+  return { level, redact: { paths: redactPaths, censor: '[redacted]' } };
+}
+
 /** The logger on stderr, in one format; it also becomes how a fatal error is written. */
 export function createLogger(level: string, format: LogFormat): Logger {
   if (!levels.includes(level)) throw new CliError(`--log-level must be one of ${levels.join(', ')}, not "${level}"`);
-  const opts = { level, redact: { paths: redactPaths, censor: '[redacted]' } };
+  const opts = loggerOptions(level);
   if (format === 'text') {
     fatal = undefined;
     return pino(opts, pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss', singleLine: true }));

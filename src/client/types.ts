@@ -3,7 +3,8 @@ import type { AuditEvent, AuditFilter } from '../api/audit-event.js';
 import type { Status } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 
-export type Plural = 'teams' | 'ownedaccesskeys';
+export type { Plural } from '../api/resources.js';
+import type { Plural } from '../api/resources.js';
 
 export interface WriteOptions {
   dryRun?: boolean;

@@ -4,6 +4,7 @@
  * lastActivity) and managedFields-only writes change none of that, so they trigger nothing.
  */
 import type { Logger } from 'pino';
+import { servedPlurals } from '../api/resources.js';
 import type { KubeObject } from '../api/types.js';
 import type { ApiClient, ClientWatch, Plural } from '../client/types.js';
 import { annotations } from '../gitops/plan/annotations.js';
@@ -33,7 +34,7 @@ export class ApiFollower {
 
   start(): void {
     this.stopped = false;
-    for (const plural of ['teams', 'ownedaccesskeys'] as const) void this.follow(plural);
+    for (const plural of servedPlurals) void this.follow(plural);
   }
 
   stop(): void {

@@ -1,5 +1,6 @@
 /** The daemon's Prometheus metrics (prom-client), one registry per daemon. */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { servedKinds } from '../api/resources.js';
 import type { Report } from '../gitops/report/report.js';
 
 export class DaemonMetrics {
@@ -27,7 +28,7 @@ export class DaemonMetrics {
     this.duration.observe({ result }, seconds);
     if (!report) return;
     this.drifted.reset();
-    for (const kind of ['Team', 'OwnedAccessKey']) this.drifted.set({ kind }, report.objects.filter((o) => o.kind === kind && o.drift).length);
+    for (const { kind } of servedKinds) this.drifted.set({ kind }, report.objects.filter((o) => o.kind === kind && o.drift).length);
     if (['clean', 'changes', 'applied'].includes(result)) this.lastSuccess.setToCurrentTime();
   }
 }

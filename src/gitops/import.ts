@@ -5,13 +5,15 @@
  * that applying the files adopts the objects without changing a field.
  */
 import { stringify } from 'yaml';
+import { servedPlurals } from '../api/resources.js';
+import { secretFieldPaths } from '../api/secret-fields.js';
 import type { KubeObject } from '../api/types.js';
 import type { ApiClient, Plural } from '../client/types.js';
 import { annotations } from './plan/annotations.js';
 
 /** Client annotations that describe a previous writer, not the object. */
 const droppedAnnotations = [annotations.source, 'kubectl.kubernetes.io/last-applied-configuration'];
-const secretSpecFields: string[][] = [['key'], ['identity', 'connectorData'], ['oidcLogin', 'idToken'], ['oidcLogin', 'accessToken'], ['oidcLogin', 'refreshToken']];
+const secretSpecFields = secretFieldPaths().filter((p) => p.startsWith('spec.')).map((p) => p.split('.').slice(1));
 
 export interface ImportedFile {
   /** `teams/NAME.yaml`, `ownedaccesskeys/NAME.yaml`. */
@@ -46,7 +48,7 @@ export function manifestOf(live: KubeObject): KubeObject {
 /** Reads every Team and OwnedAccessKey and renders those no GitOps source manages (all of them with `all`). */
 export async function importObjects(client: ApiClient, opts: { all: boolean }): Promise<ImportResult> {
   const result: ImportResult = { files: [], skipped: [] };
-  for (const plural of ['teams', 'ownedaccesskeys'] as Plural[]) {
+  for (const plural of servedPlurals) {
     for (const live of await client.list(plural)) {
       const name = live.metadata.name!;
       const managedBy = live.metadata.annotations?.[annotations.source];

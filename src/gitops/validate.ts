@@ -8,6 +8,7 @@ import { ApiError } from '../api/errors.js';
 import { fieldErrorBody } from '../api/field-errors.js';
 import type { ResourceModel } from '../api/model.js';
 import { pruneUnknownFields } from '../api/schema/walk.js';
+import { secretFieldPaths } from '../api/secret-fields.js';
 import { isJsonMap, type KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import type { Plural } from '../client/types.js';
@@ -24,8 +25,6 @@ export interface DesiredObject {
 /** Fields the server sets; a manifest exported with kubectl get -o yaml may carry them. */
 const serverMetadata = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'namespace'];
 
-const secretFields = ['spec.key', 'spec.identity.connectorData', 'spec.oidcLogin.idToken', 'spec.oidcLogin.accessToken', 'spec.oidcLogin.refreshToken'];
-
 function get(obj: unknown, dotted: string): unknown {
   let node = obj;
   for (const part of dotted.split('.')) node = isJsonMap(node) ? node[part] : undefined;
@@ -37,6 +36,8 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
   const errors: ManifestError[] = [];
   const at = (m: Manifest, field: string | undefined, message: string) => errors.push({ ...(field ? m.locate(field) : m), message });
   const seen = new Map<string, Manifest>();
+  // Every kind's secrets, whatever kind the manifest claims: a secret is refused before its kind is judged.
+  const secretFields = secretFieldPaths(models);
   for (const m of manifests) {
     const raw = m.object;
     const model = models.find((x) => x.info.kind === raw.kind && x.info.apiVersion === raw.apiVersion);

@@ -5,22 +5,15 @@ import { alreadyExists, ApiError, badRequest, generateNameConflict, invalid } fr
 import { generateNamePrefixErrors } from '../api/names.js';
 import { sealSecrets, type StoredApiObject } from '../api/secrets.js';
 import { validateObject } from '../api/validate.js';
-import { isStorageError } from '../store/errors.js';
 import { recordUpdate, type Operation } from '../api/fields/managed.js';
 import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer, type WriteResult } from './context.js';
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { fieldsTouched, observeWrite } from './observe.js';
-import { storeCall, toApiError } from './storage-errors.js';
+import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
 async function exists(ctx: RegistryContext, name: string): Promise<boolean> {
-  try {
-    await ctx.store.get(keyOf(ctx, name));
-    return true;
-  } catch (err) {
-    if (isStorageError(err, 'NotFound')) return false;
-    throw toApiError(err, ctx, name);
-  }
+  return (await storeCallUnless(ctx, name, 'NotFound', () => ctx.store.get(keyOf(ctx, name)))) !== undefined;
 }
 
 export interface CreateOptions extends Writer {

@@ -3,14 +3,13 @@ import { conflict, invalid } from '../api/errors.js';
 import type { FieldError } from '../api/field-errors.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
-import { isStorageError } from '../store/errors.js';
 import { checkPreconditions } from '../store/preconditions.js';
 import type { Preconditions } from '../store/types.js';
 import { keyOf, present, timestamp, type RegistryContext, type Writer } from './context.js';
 import type { Admit } from './admission.js';
 import { isRemovable } from './lifecycle.js';
 import { scrubReplacedSecrets } from './scrub.js';
-import { storeCall, toApiError } from './storage-errors.js';
+import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
 export const propagationPolicies = ['Foreground', 'Background', 'Orphan'] as const;
 export type PropagationPolicy = (typeof propagationPolicies)[number];
@@ -49,14 +48,9 @@ function validateDeleteOptions(opts: DeleteOptions): void {
 
 /** Removes the stored version `obj` unless it changed meanwhile; false when it did. */
 async function removeExact(ctx: RegistryContext, name: string, obj: KubeObject): Promise<StoredApiObject | undefined> {
-  try {
-    const deleted = await ctx.store.delete<StoredApiObject>(keyOf(ctx, name), { resourceVersion: obj.metadata.resourceVersion! });
-    await scrubReplacedSecrets(ctx, name, deleted, undefined);
-    return deleted;
-  } catch (err) {
-    if (isStorageError(err, 'PreconditionFailed')) return undefined;
-    throw toApiError(err, ctx, name);
-  }
+  const deleted = await storeCallUnless(ctx, name, 'PreconditionFailed', () => ctx.store.delete<StoredApiObject>(keyOf(ctx, name), { resourceVersion: obj.metadata.resourceVersion! }));
+  if (deleted) await scrubReplacedSecrets(ctx, name, deleted, undefined);
+  return deleted;
 }
 
 const maxAttempts = 16;

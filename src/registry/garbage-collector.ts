@@ -4,6 +4,7 @@
  * strips the owner reference from the dependents of an owner deleted with Orphan.
  */
 import type { Logger } from 'pino';
+import { servedPlurals } from '../api/resources.js';
 import type { KubeObject } from '../api/types.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import type { Registry } from './registry.js';
@@ -43,7 +44,7 @@ export class GarbageCollector {
     this.stopped = false;
     this.interval = setInterval(() => this.schedule(), this.opts.intervalMs ?? 30_000);
     this.interval.unref();
-    void this.follow(await this.registry.store.currentRevision());
+    void this.follow(await this.registry.currentRevision());
     this.schedule();
   }
 
@@ -58,7 +59,7 @@ export class GarbageCollector {
     let revision = from;
     while (!this.stopped) {
       try {
-        this.watch = this.registry.store.watch('/', revision);
+        this.watch = this.registry.informerWatch(revision);
         for await (const e of this.watch) {
           revision = e.revision;
           if (concernsCollector(e)) this.schedule();
@@ -68,7 +69,7 @@ export class GarbageCollector {
         if (this.stopped) return;
         this.log.warn({ err }, 'garbage collector watch ended; resuming from the current revision');
         await new Promise((r) => setTimeout(r, 200));
-        revision = await this.registry.store.currentRevision().catch(() => revision);
+        revision = await this.registry.currentRevision().catch(() => revision);
       }
     }
   }
@@ -98,7 +99,7 @@ export class GarbageCollector {
   }
 
   private registryOf(kind: string): ResourceRegistry | undefined {
-    return kind === 'Team' ? this.registry.teams : kind === 'OwnedAccessKey' ? this.registry.ownedaccesskeys : undefined;
+    return this.registry.byKind(kind);
   }
 
   private async sweep(): Promise<CollectionReport> {
@@ -106,7 +107,7 @@ export class GarbageCollector {
     // Only objects with owners or being deleted can need the collector; the scan parses no others,
     // so a sweep over a large store costs a read of it, not a decode of every object.
     const objects: KubeObject[] = [];
-    for (const r of [this.registry.teams, this.registry.ownedaccesskeys]) {
+    for (const r of servedPlurals.map((p) => this.registry.byPlural(p)!)) {
       for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) {
         if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) objects.push(o);
       }

@@ -3,10 +3,9 @@ import { badRequest, expired, timeout } from '../api/errors.js';
 import { parseFieldSelector, parseLabelSelector, type Matcher } from '../api/selectors.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
-import { isStorageError } from '../store/errors.js';
 import { keyOf, present, type RegistryContext } from './context.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
-import { storeCall, toApiError } from './storage-errors.js';
+import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -45,13 +44,8 @@ export function parseSelection(opts: { labelSelector?: string; fieldSelector?: s
 
 /** The one object a name-pinned selection can match, read at the current revision. */
 async function listOne(ctx: RegistryContext, { match, exactName }: Selection): Promise<Page> {
-  let items: KubeObject[] = [];
-  try {
-    const obj = await ctx.store.get<StoredApiObject>(keyOf(ctx, exactName!));
-    if (!match || match(obj)) items = [present(obj)];
-  } catch (err) {
-    if (!isStorageError(err, 'NotFound')) throw toApiError(err, ctx, exactName!);
-  }
+  const obj = await storeCallUnless(ctx, exactName!, 'NotFound', () => ctx.store.get<StoredApiObject>(keyOf(ctx, exactName!)));
+  const items = obj && (!match || match(obj)) ? [present(obj)] : [];
   // Read after the object, so the list's revision is never older than what it contains.
   const revision = await storeCall(ctx, '', () => ctx.store.currentRevision());
   return { items, revision };
@@ -133,14 +127,11 @@ export async function list(ctx: RegistryContext, opts: ListOptions = {}): Promis
         ? await listOne(ctx, selection)
         : await scan(ctx, selection.match, limit, after, revision);
   } catch (err) {
-    if (isStorageError(err, 'Expired')) {
-      throw expired(
-        opts.continue
-          ? 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.'
-          : `The resourceVersion for the provided list is too old: ${err.message}`,
-      );
-    }
-    throw toApiError(err, ctx, '');
+    throw toApiError(err, ctx, '', (message) =>
+      opts.continue
+        ? 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.'
+        : `The resourceVersion for the provided list is too old: ${message}`,
+    );
   }
   const result: ObjectList<KubeObject> = {
     apiVersion: ctx.model.info.apiVersion,

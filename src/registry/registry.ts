@@ -1,10 +1,10 @@
 /** The registry of both kinds over one Store. */
 import { FieldCipher } from '../api/field-cipher.js';
 import { resourceModels } from '../api/model.js';
-import { defaultGroup } from '../api/resources.js';
+import { defaultGroup, pluralOfKind, servedPlurals, type Plural } from '../api/resources.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { AccessKeyPolicy } from '../api/strategy/ownedaccesskey.js';
-import type { Indexer, Store } from '../store/types.js';
+import type { Indexer, Store, StoreWatch } from '../store/types.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
 import { bindToTeam } from './team-binding.js';
 
@@ -13,6 +13,16 @@ export interface Registry {
   ownedaccesskeys: ResourceRegistry;
   /** The registry of a resource by its plural name, or undefined. */
   byPlural(plural: string): ResourceRegistry | undefined;
+  /** The registry of a served kind (`Team`), or undefined for any other kind. */
+  byKind(kind: string): ResourceRegistry | undefined;
+  /** Every served kind's changes from a revision, for an informer over all kinds (the garbage collector). */
+  informerWatch(fromRevision: number): StoreWatch;
+  /** The store's current revision, where an informer starts. */
+  currentRevision(): Promise<number>;
+  /**
+   * The store underneath, for what is the host's and not a kind's: health checks and compaction.
+   * Reads of objects go through the kinds' registries, which alone know their keys.
+   */
   store: Store;
 }
 
@@ -27,9 +37,13 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
   const teams = new ResourceRegistry(store, models.teams, shared);
   const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, shared);
   ownedaccesskeys.ctx.prepareWrite = bindToTeam(teams.ctx);
-  const byPlural = new Map<string, ResourceRegistry>([
-    ['teams', teams],
-    ['ownedaccesskeys', ownedaccesskeys],
-  ]);
-  return { teams, ownedaccesskeys, byPlural: (p) => byPlural.get(p), store };
+  const registries: Record<Plural, ResourceRegistry> = { teams, ownedaccesskeys };
+  const byPlural = (p: string) => ((servedPlurals as readonly string[]).includes(p) ? registries[p as Plural] : undefined);
+  const byKind = (kind: string) => {
+    const plural = pluralOfKind(kind);
+    return plural ? registries[plural] : undefined;
+  };
+    const informerWatch = (from: number) => store.watch('/', from);
+  const currentRevision = () => store.currentRevision();
+  return { teams, ownedaccesskeys, byPlural, byKind, informerWatch, currentRevision, store };
 }

@@ -4,7 +4,7 @@ import type { ResourceModel } from '../api/model.js';
 import { generateName } from '../api/names.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
-import type { Store } from '../store/types.js';
+import type { ListOptions as StoreListOptions, ListResult, Store, StoreWatch } from '../store/types.js';
 import { keyOf, makeContext, present, type RegistryContext, type WriteResult } from './context.js';
 import { create, type CreateOptions } from './create.js';
 import { remove, removeDue, type DeleteOptions, type DeleteResult } from './delete.js';
@@ -104,6 +104,35 @@ export class ResourceRegistry {
    */
   async *scan(mightMatch: (encoded: string) => boolean = () => true): AsyncGenerator<KubeObject> {
     for await (const stored of this.ctx.store.scan<StoredApiObject>(this.ctx.prefix, mightMatch)) yield present(stored);
+  }
+
+  /**
+   * The objects whose secondary index value is `value`, in stored form: how a bearer key is found
+   * by its SHA-256 hash (the store's one index). Authentication compares that sealed hash in
+   * constant time, so this is the one read above the registry that sees a stored object.
+   */
+  findByIndex(value: string): Promise<StoredApiObject[]> {
+    return storeCall(this.ctx, '', () => this.ctx.store.getByIndex<StoredApiObject>(this.ctx.prefix, value));
+  }
+
+  /**
+   * What an in-process informer (the team index) reads: one consistent page of this kind, and its
+   * changes from a revision. Not the API's list and watch: an informer needs the store's progress
+   * bookmark to know it has seen every write, and retries storage errors itself (they stay the
+   * store's). The key prefix stays the registry's; no caller spells it.
+   */
+  informerPage(opts: StoreListOptions): Promise<ListResult<StoredApiObject>> {
+    return this.ctx.store.list<StoredApiObject>(this.ctx.prefix, opts);
+  }
+
+  /** The store's current revision, for an informer waiting to have seen every write (see informerPage). */
+  currentRevision(): Promise<number> {
+    return this.ctx.store.currentRevision();
+  }
+
+  /** This kind's changes from `fromRevision`, for an informer (see informerPage). */
+  informerWatch(fromRevision: number): StoreWatch<StoredApiObject> {
+    return this.ctx.store.watch<StoredApiObject>(this.ctx.prefix, fromRevision);
   }
 
   /** Removes terminating objects that are due; run periodically by whoever hosts the registry. */

@@ -1,9 +1,13 @@
 /** The one place storage errors become API errors. */
 import { ApiError, conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout } from '../api/errors.js';
-import { isStorageError, type StorageError } from '../store/errors.js';
+import { isStorageError, type StorageError, type StorageErrorCode } from '../store/errors.js';
 import type { RegistryContext } from './context.js';
 
-export function toApiError(err: unknown, ctx: RegistryContext, name: string): unknown {
+/**
+ * The API error for a storage error (anything else is returned as it is). `expiredMessage` words
+ * a 410 for what the caller asked (a list's continue token or resourceVersion).
+ */
+export function toApiError(err: unknown, ctx: RegistryContext, name: string, expiredMessage: (message: string) => string = (m) => m): unknown {
   if (!isStorageError(err)) return err;
   switch (err.code) {
     case 'NotFound':
@@ -18,7 +22,7 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string): un
     case 'PreconditionFailed':
       return conflict(ctx.gr, name, err.message);
     case 'Expired':
-      return expired(err.message);
+      return expired(expiredMessage(err.message));
     case 'TooLargeResourceVersion':
       return timeout(err.message, 1);
     case 'WatchOverflow':
@@ -50,6 +54,19 @@ export async function storeCall<T>(ctx: RegistryContext, name: string, call: () 
   try {
     return await call();
   } catch (err) {
+    throw toApiError(err, ctx, name);
+  }
+}
+
+/**
+ * Runs a store call whose `expected` storage error is an answer, not a failure (NotFound for "is it
+ * there", PreconditionFailed for "it changed meanwhile"): undefined then; any other error converted.
+ */
+export async function storeCallUnless<T>(ctx: RegistryContext, name: string, expected: StorageErrorCode, call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isStorageError(err, expected)) return undefined;
     throw toApiError(err, ctx, name);
   }
 }

@@ -6,9 +6,8 @@
 import { invalid } from '../api/errors.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
-import { isStorageError } from '../store/errors.js';
 import { keyOf, type RegistryContext } from './context.js';
-import { toApiError } from './storage-errors.js';
+import { storeCallUnless } from './storage-errors.js';
 
 const teamOf = (obj: KubeObject | undefined) => (obj?.spec as { team?: unknown } | undefined)?.team;
 
@@ -41,12 +40,7 @@ export function bindToTeam(teams: RegistryContext) {
 }
 
 async function currentBinding(teams: RegistryContext, keys: RegistryContext, next: StoredApiObject, team: string): Promise<OwnerReference> {
-  let found: KubeObject | undefined;
-  try {
-    found = await teams.store.get<StoredApiObject>(keyOf(teams, team));
-  } catch (err) {
-    if (!isStorageError(err, 'NotFound')) throw toApiError(err, teams, team);
-  }
+  const found = await storeCallUnless(teams, team, 'NotFound', () => teams.store.get<StoredApiObject>(keyOf(teams, team)));
   if (!found || found.metadata.deletionTimestamp) {
     throw invalid(keys.gk, next.metadata.name ?? '', [
       { type: 'Invalid', field: 'spec.team', value: team, detail: found ? `team "${team}" is being deleted` : `team "${team}" does not exist` },

@@ -4,6 +4,7 @@
  * holds on the object, status writes only for holders of the verb everywhere), so an answer here
  * is the answer a real request gets; when authorization's internals change, only this file moves.
  */
+import { kindOfPlural, servedPlurals } from '../api/resources.js';
 import type { KubeObject } from '../api/types.js';
 import type { Authorizer } from '../auth/authorize.js';
 import type { Identity } from '../auth/identity.js';
@@ -49,9 +50,8 @@ const subresources: Record<Resource, Record<string, readonly Verb[]>> = {
 /** How many objects of a kind the rules review looks at before it says it is incomplete. */
 export const maxReviewedObjects = 500;
 
-const resources: Resource[] = ['teams', 'ownedaccesskeys'];
 const isVerb = (v: string): v is Verb => (allVerbs as readonly string[]).includes(v);
-const isResource = (r: string): r is Resource => (resources as string[]).includes(r);
+const isResource = (r: string): r is Resource => (servedPlurals as readonly string[]).includes(r);
 
 export class AccessAdvisor {
   constructor(
@@ -76,7 +76,7 @@ export class AccessAdvisor {
 
   /** The object a request for this verb would be judged against. */
   private async target(who: Identity, verb: Verb, resource: Resource, name: string | undefined): Promise<KubeObject | undefined> {
-    const kind = resource === 'teams' ? 'Team' : 'OwnedAccessKey';
+    const kind = kindOfPlural(resource);
     const stub = (spec?: object): KubeObject => ({ apiVersion: `${this.group}/v1`, kind, metadata: name ? { name } : {}, ...(spec ? { spec } : {}) });
     if (verb === 'create') {
       // A new team is judged without content; a new key by its content: the caller's own key.
@@ -96,7 +96,7 @@ export class AccessAdvisor {
     }
     // `kubectl auth can-i '*' '*'` asks about everything: every group, so this server's too.
     const anyGroup = q.group === '*' || (q.group === '' && q.resource === '*');
-    const asked = q.resource === '*' ? resources : isResource(q.resource) ? [q.resource] : [];
+    const asked = q.resource === '*' ? servedPlurals : isResource(q.resource) ? [q.resource] : [];
     if ((q.group !== this.group && !anyGroup) || asked.length === 0) {
       return { allowed: false, reason: `this server serves only teams and ownedaccesskeys, in API group "${this.group}"` };
     }
@@ -115,7 +115,7 @@ export class AccessAdvisor {
   async rules(who: Identity): Promise<{ rules: ResourceRule[]; incomplete: boolean }> {
     const rules: ResourceRule[] = [...selfReviews];
     let incomplete = false;
-    for (const resource of resources) {
+    for (const resource of servedPlurals) {
       const everywhere = await this.heldVerbs(who, resource, undefined);
       if (everywhere.length > 0) rules.push(rule(this.group, resource, everywhere));
       for (const [sub, served] of Object.entries(subresources[resource])) {

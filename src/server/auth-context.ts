@@ -20,13 +20,13 @@ export interface AuthOptions {
 export const defaultFailureLimit: FailureLimitOptions = { burst: 50, perSecond: 2 };
 
 export async function createAuthContext(registry: Registry, log: Logger, opts: AuthOptions = {}): Promise<AuthContext & { activity: ActivityRecorder }> {
-  const teams = new TeamIndex(registry.store, log);
+  const teams = new TeamIndex(registry.teams, log);
   await teams.start();
   const activity = new ActivityRecorder(registry.ownedaccesskeys, opts.activityIntervalMs ?? 60_000, log);
   const now = opts.now ?? (() => new Date());
   const authenticator = new Authenticator(registry, teams, activity, now);
   const lookup = async (kind: string, name: string) => {
-    const r = kind === 'Team' ? registry.teams : kind === 'OwnedAccessKey' ? registry.ownedaccesskeys : undefined;
+    const r = registry.byKind(kind);
     return r ? r.get(name).catch(() => undefined) : undefined;
   };
   const limit = opts.failureLimit ?? defaultFailureLimit;

@@ -5,10 +5,11 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, tooManyRequests } from '../api/errors.js';
+import { servedPlurals } from '../api/resources.js';
 import type { ActivityRecorder } from '../auth/activity.js';
+import type { Identity } from '../auth/identity.js';
 import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
 import { scopeDenial } from '../auth/scope.js';
-import type { Identity } from '../auth/identity.js';
 import type { AuthContext } from './guard.js';
 
 /** Authenticates the request's bearer key and records the identity on it; throws 401 / 429 / 503. */
@@ -43,9 +44,9 @@ export type EndpointAction = 'metrics' | 'report' | 'sync';
  * - sync (run a reconcile now, outside a signed webhook): management-admin.
  */
 const needs: Record<EndpointAction, { verb: Verb; resources: Resource[]; any: boolean }[]> = {
-  metrics: [{ verb: 'get', resources: ['teams', 'ownedaccesskeys'], any: true }],
-  report: [{ verb: 'get', resources: ['teams', 'ownedaccesskeys'], any: false }],
-  sync: [{ verb: 'update', resources: ['teams', 'ownedaccesskeys'], any: false }],
+  metrics: [{ verb: 'get', resources: [...servedPlurals], any: true }],
+  report: [{ verb: 'get', resources: [...servedPlurals], any: false }],
+  sync: [{ verb: 'update', resources: [...servedPlurals], any: false }],
 };
 
 function permitted(who: Identity, action: EndpointAction, group: string): boolean {

@@ -4,11 +4,12 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { invalid } from '../api/errors.js';
+import { kindOfPlural, pluralOfKind } from '../api/resources.js';
 import type { KubeObject, Team } from '../api/types.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { Authorizer } from '../auth/authorize.js';
-import type { FailureLimiter } from '../auth/failure-limit.js';
 import { asKey, keyEscalation, teamEscalation } from '../auth/escalation.js';
+import type { FailureLimiter } from '../auth/failure-limit.js';
 import type { Identity } from '../auth/identity.js';
 import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
 import { scopeDenial } from '../auth/scope.js';
@@ -78,10 +79,10 @@ export class Guard {
     for (const [i, ref] of refs.entries()) {
       if (ref.blockOwnerDeletion !== true) continue;
       if (old?.metadata.ownerReferences?.some((r) => r.uid === ref.uid && r.blockOwnerDeletion === true)) continue;
-      const resource: Resource | undefined = ref.kind === 'Team' ? 'teams' : ref.kind === 'OwnedAccessKey' ? 'ownedaccesskeys' : undefined;
+      const resource: Resource | undefined = pluralOfKind(ref.kind);
       const owner = resource ? ((await this.auth.lookup(ref.kind, ref.name)) ?? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } }) : undefined;
       if (resource && owner && this.auth.authorizer.allowed(this.who, 'delete', resource, owner)) continue;
-      const kind = this.resource === 'teams' ? 'Team' : 'OwnedAccessKey';
+      const kind = kindOfPlural(this.resource);
       throw invalid({ group: this.auth.authorizer.group, kind }, object.metadata.name ?? '', [
         {
           type: 'Forbidden',
@@ -112,6 +113,8 @@ export class Guard {
         }
         return;
       }
+      // Where the two kinds really differ (what a new object is judged by, which escalation rules
+      // apply) the difference stays spelled out here: it is policy, not a lookup the kind table could hold.
       const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
       const why = !object
         ? undefined

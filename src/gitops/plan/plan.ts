@@ -5,6 +5,7 @@
  */
 import type { AuditEvent } from '../../api/audit-event.js';
 import type { ResourceModel } from '../../api/model.js';
+import { servedPlurals } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Plural } from '../../client/types.js';
 import type { Location } from '../source/manifests.js';
@@ -116,7 +117,7 @@ export function planReconcile(
   opts: PlanOptions,
 ): Plan {
   const actions: Action[] = [];
-  for (const plural of ['teams', 'ownedaccesskeys'] as const) {
+  for (const plural of servedPlurals) {
     const want = new Map(desired.filter((d) => d.plural === plural).map((d) => [d.obj.metadata.name!, d]));
     const have = new Map(live[plural].map((o) => [o.metadata.name!, o]));
     for (const name of new Set([...want.keys(), ...have.keys()])) {

@@ -1,4 +1,5 @@
 /** The report of a run, as data: built from the plan and what applying it did. */
+import { secretFieldNames } from '../../api/secret-fields.js';
 import type { ChangeSetEntry } from '../apply/apply.js';
 import type { Attribution } from '../plan/attribution.js';
 import type { Plan } from '../plan/plan.js';
@@ -42,7 +43,7 @@ export interface Report {
   objects: ReportObject[];
 }
 
-const secretNames = new Set(['key', 'connectorData', 'idToken', 'accessToken', 'refreshToken']);
+const secretNames = new Set(secretFieldNames());
 
 /** Values in a report never carry a secret, whatever path they come from. */
 export function redact(value: unknown): unknown {

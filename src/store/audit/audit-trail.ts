@@ -15,6 +15,23 @@ export interface AuditTrail {
   close(): Promise<void>;
 }
 
+/** The audit table and its indexes, the same in every SQL backend but for the id column's type. */
+export function auditSchema(idColumn: string): string {
+  return `
+CREATE TABLE IF NOT EXISTS audit_events (
+  id ${idColumn},
+  time TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  name TEXT NOT NULL,
+  uid TEXT NOT NULL,
+  username TEXT NOT NULL,
+  event TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_events_object ON audit_events (resource, name, id);
+CREATE INDEX IF NOT EXISTS audit_events_time ON audit_events (time);
+`;
+}
+
 /** The columns every backend indexes, from an event. */
 export function columnsOf(e: AuditEvent) {
   return { time: e.stageTimestamp, resource: e.objectRef.resource, name: e.objectRef.name, uid: e.objectRef.uid ?? '', username: e.user.username };

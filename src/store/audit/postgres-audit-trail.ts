@@ -1,21 +1,9 @@
 /** The audit trail in the PostgreSQL store's database: its own table on the store's pool. */
 import type pg from 'pg';
 import { defaultAuditLimit, type AuditEvent, type AuditFilter } from '../../api/audit-event.js';
-import { columnsOf, whereOf, type AuditTrail } from './audit-trail.js';
+import { auditSchema, columnsOf, whereOf, type AuditTrail } from './audit-trail.js';
 
-const schema = `
-CREATE TABLE IF NOT EXISTS audit_events (
-  id BIGSERIAL PRIMARY KEY,
-  time TEXT NOT NULL,
-  resource TEXT NOT NULL,
-  name TEXT NOT NULL,
-  uid TEXT NOT NULL,
-  username TEXT NOT NULL,
-  event TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_events_object ON audit_events (resource, name, id);
-CREATE INDEX IF NOT EXISTS audit_events_time ON audit_events (time);
-`;
+const schema = auditSchema('BIGSERIAL PRIMARY KEY');
 
 export class PostgresAuditTrail implements AuditTrail {
   private ready: Promise<void> | undefined;

@@ -1,21 +1,9 @@
 /** The audit trail in the SQLite store's file: its own table and connection, append-only. */
 import Database from 'better-sqlite3';
 import { defaultAuditLimit, type AuditEvent, type AuditFilter } from '../../api/audit-event.js';
-import { columnsOf, whereOf, type AuditTrail } from './audit-trail.js';
+import { auditSchema, columnsOf, whereOf, type AuditTrail } from './audit-trail.js';
 
-const schema = `
-CREATE TABLE IF NOT EXISTS audit_events (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  time TEXT NOT NULL,
-  resource TEXT NOT NULL,
-  name TEXT NOT NULL,
-  uid TEXT NOT NULL,
-  username TEXT NOT NULL,
-  event TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_events_object ON audit_events (resource, name, id);
-CREATE INDEX IF NOT EXISTS audit_events_time ON audit_events (time);
-`;
+const schema = auditSchema('INTEGER PRIMARY KEY AUTOINCREMENT');
 
 export class SqliteAuditTrail implements AuditTrail {
   private readonly db: Database.Database;
