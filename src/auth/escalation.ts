@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, OwnedAccessKey, OwnedAccessKeySpec, Team } from '../api/types.js';
 import type { Authorizer } from './authorize.js';
 import { expiresAt } from './expiry.js';
-import { added, allTeamVerbs, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type TeamWorld } from './grants.js';
+import { added, allTeamVerbs, describe, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type TeamWorld } from './grants.js';
 import type { Identity } from './identity.js';
 import { isAdminFor } from './roles.js';
 import { scopeWithin } from './scope-containment.js';
@@ -42,11 +42,13 @@ export function teamEscalation(who: Identity, authz: Authorizer, world: TeamWorl
   const owner = next.spec?.owner;
   const ownsNew = !old && owner !== undefined && ((owner.user !== undefined && owner.user === who.user && !owner.team) || (owner.team !== undefined && who.teams.includes(owner.team) && !owner.user));
   const onTeam = (verbs: Atom[]) => lacking(who, verbs, ownsNew ? withTeam(world, name, next) : world, authz, true);
-  if (!isDeepStrictEqual(owner, old?.spec?.owner) && owner && onTeam(allTeamVerbs(name))) return 'changing spec.owner requires every verb on the team';
+  // `update` on a team also manages its keys (authorize.ts keyVerbs): granting it grants them.
+  const withKeys = (atoms: Atom[]): Atom[] => (atoms.some((a) => a.kind === 'team' && a.verb === 'update') ? [...atoms, { kind: 'teamKeys', team: name }] : atoms);
+  if (!isDeepStrictEqual(owner, old?.spec?.owner) && owner && onTeam(withKeys(allTeamVerbs(name)))) return 'changing spec.owner requires every verb on the team and its access keys';
   for (const rule of addedItems(next.spec?.access, old?.spec?.access)) {
-    const wanted = (rule.verbs ?? []).includes('*') ? allTeamVerbs(name) : allTeamVerbs(name).filter((a) => (rule.verbs ?? []).includes((a as { verb: string }).verb));
+    const wanted = withKeys((rule.verbs ?? []).includes('*') ? allTeamVerbs(name) : allTeamVerbs(name).filter((a) => (rule.verbs ?? []).includes((a as { verb: string }).verb)));
     const missing = wanted.filter((a) => onTeam([a]));
-    if (missing.length > 0) return `an access rule may grant only verbs you hold on the team; missing ${quoted(missing.map((a) => (a as { verb: string }).verb))}`;
+    if (missing.length > 0) return `an access rule may grant only what you hold on the team; missing ${quoted(missing.map((a) => (a.kind === 'team' ? a.verb : describe(a))))}`;
   }
   // What membership confers (roles, ownership of and access to other teams naming this one).
   const confers = membershipGrants(name, after, authz);

@@ -153,7 +153,7 @@ describe('no escalation: a caller grants only what it holds', () => {
     ['a role the caller lacks, given to a team', 'ana', '/teams/payments', { spec: { clusterRoles: [{ name: 'management-admin' }] } }, 'granting cluster role(s) "management-admin" requires holding them'],
     ['members added to a team whose role the caller lacks', 'ana', '/teams/ops', { spec: { users: ['ana'] } }, 'adding members to a team that grants "cluster-admin" requires holding those roles'],
     ['an access rule with a verb the caller lacks', 'ulrich', '/teams/payments', { spec: { access: [{ verbs: ['delete'], users: ['ulrich'] }] } }, 'missing "delete"'],
-    ['an access rule with *', 'ulrich', '/teams/payments', { spec: { access: [{ verbs: ['*'], users: ['mallory'] }] } }, 'an access rule may grant only verbs you hold'],
+    ['an access rule with *', 'ulrich', '/teams/payments', { spec: { access: [{ verbs: ['*'], users: ['mallory'] }] } }, 'an access rule may grant only what you hold'],
     ['a new owner by someone without every verb', 'ulrich', '/teams/payments', { spec: { owner: { user: 'ulrich' } } }, 'changing spec.owner requires every verb on the team'],
     ['a key moved to another user', 'nobody', '/ownedaccesskeys/nobody', { spec: { user: 'ana' } }, 'keys for another user ("ana") require the accesskeys-admin role'],
     ['extra groups on ones own key', 'nobody', '/ownedaccesskeys/nobody', { spec: { groups: ['platform-devs'] } }, 'setting spec.groups requires the accesskeys-admin role'],

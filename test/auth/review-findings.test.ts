@@ -54,6 +54,23 @@ describe('what the review of issue 13 found, refused', () => {
     expect((await call('PATCH', '/ownedaccesskeys/erin-idle/status', undefined, revive, merge)).status).toBe(200);
   });
 
+  it("an access rule granting update on a team grants its keys too: a key scoped to teams alone may not add one", async () => {
+    // The long property run's counterexample: u1 owns t2, and its key is scoped to teams only.
+    for (const name of ['t1', 't2']) expect((await create(server, 'teams', { metadata: { name }, spec: { owner: { user: 'u1' } } })).status).toBe(201);
+    await key('t1-ci', { team: 't1' });
+    await key('t2-ci', { team: 't2' });
+    await key('u1-teams-only', { user: 'u1', scope: { rules: [{ verbs: ['*'], resources: [{ group: 'management.service', resources: ['teams'] }] }] } });
+    const rule = { spec: { access: [{ name: 't1-edits', verbs: ['get', 'update', 'patch'], teams: ['t1'] }] } };
+    const res = await call('PATCH', '/teams/t2', value('u1-teams-only'), rule, merge);
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain('the access keys of team "t2"');
+    expect((await call('GET', '/ownedaccesskeys/t2-ci', value('t1-ci'))).status).toBe(403);
+    // An unscoped key of the owner holds the keys too, and may.
+    await key('u1', { user: 'u1' });
+    expect((await call('PATCH', '/teams/t2', value('u1'), rule, merge)).status).toBe(200);
+    expect((await call('GET', '/ownedaccesskeys/t2-ci', value('t1-ci'))).status).toBe(200);
+  });
+
   it("a server-side apply that would create is a create: a key scoped to patch may not create that way", async () => {
     const apply = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'via-apply' } };
     expect((await call('POST', '/teams', value('bob-patch-only'), { metadata: { name: 'via-post' } })).status).toBe(403);

@@ -5,6 +5,8 @@ import { describeFindings, play } from '../auth/model/run.js';
 import { scenario } from '../auth/model/world.js';
 
 const runs = Number(process.env.ESCALATION_MODEL_RUNS ?? 2000);
+// A failure prints its seed; ESCALATION_MODEL_SEED replays that run.
+const seed = process.env.ESCALATION_MODEL_SEED ? { seed: Number(process.env.ESCALATION_MODEL_SEED) } : {};
 
 describe('no key ever holds more than its maker (model-based, long)', () => {
   it(`holds over ${runs} random worlds and write sequences`, async () => {
@@ -13,7 +15,7 @@ describe('no key ever holds more than its maker (model-based, long)', () => {
         const findings = await play(s);
         expect(findings, describeFindings(findings)).toEqual([]);
       }),
-      { numRuns: runs },
+      { numRuns: runs, ...seed },
     );
   }, 900_000);
 });
