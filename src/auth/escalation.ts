@@ -12,7 +12,8 @@ import type { Authorizer } from './authorize.js';
 import { expiresAt } from './expiry.js';
 import { added, allTeamVerbs, describe, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type TeamWorld } from './grants.js';
 import type { Identity } from './identity.js';
-import { isAdminFor } from './roles.js';
+import { isAdminFor, verbs as allVerbs } from './roles.js';
+import { scopeDenial } from './scope.js';
 import { scopeWithin } from './scope-containment.js';
 
 const roleNames = (t: Team | undefined) => new Set((t?.spec?.clusterRoles ?? []).map((r) => r.name));
@@ -102,6 +103,13 @@ export function keyEscalation(
   }
   if (n.team && !authz.teamVerbs(who, world.get(n.team)).has('update') && !keysAdmin) {
     return `keys of team "${n.team}" are managed by those who may update the team`;
+  }
+  // A key moved to another user or team is handed to whoever manages those: they gain every verb
+  // on the key object, so the writer must hold every verb on it too (its scope included).
+  if (old && identityFields.some((f) => !isDeepStrictEqual(o?.[f], n[f]))) {
+    const name = old.metadata.name;
+    const lacks = allVerbs.filter((verb) => !authz.allowed(who, verb, 'ownedaccesskeys', old) || scopeDenial(who.scope, { verb, group: authz.group, resource: 'ownedaccesskeys', ...(name ? { name } : {}) }) !== undefined);
+    if (lacks.length > 0) return `moving a key to another user or team hands it to whoever manages them; you lack ${quoted(lacks)} on it`;
   }
   if (!widens(old, next, opts.setsKey, opts.now)) return undefined;
   // A narrowed writer makes only keys at least as narrow: scope within its scope, expiry no later.

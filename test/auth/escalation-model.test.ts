@@ -9,6 +9,8 @@ import { describeFindings, play } from './model/run.js';
 import { scenario } from './model/world.js';
 
 const modelRuns = Number(process.env.ESCALATION_MODEL_RUNS ?? 120);
+// A failure prints its seed; ESCALATION_MODEL_SEED replays that run (.ci/run fixes one).
+const seed = process.env.ESCALATION_MODEL_SEED ? { seed: Number(process.env.ESCALATION_MODEL_SEED) } : {};
 
 describe('no key ever holds more than its maker (model-based)', () => {
   it(`holds over ${modelRuns} random worlds and write sequences`, async () => {
@@ -17,7 +19,7 @@ describe('no key ever holds more than its maker (model-based)', () => {
         const findings = await play(s);
         expect(findings, describeFindings(findings)).toEqual([]);
       }),
-      { numRuns: modelRuns, endOnFailure: process.env.ESCALATION_MODEL_SHRINK !== '1' },
+      { numRuns: modelRuns, endOnFailure: process.env.ESCALATION_MODEL_SHRINK !== '1', ...seed },
     );
   }, 120_000);
 });

@@ -71,6 +71,22 @@ describe('what the review of issue 13 found, refused', () => {
     expect((await call('GET', '/ownedaccesskeys/t2-ci', value('t1-ci'))).status).toBe(200);
   });
 
+  it('moving a key to a team hands it to the team\'s managers: a key scoped to patch alone may not move itself', async () => {
+    // The long property run's second counterexample: u1 manages t4's keys (through t3), u3's key is scoped to patch.
+    expect((await create(server, 'teams', { metadata: { name: 't3' }, spec: { users: ['u1', 'u3'] } })).status).toBe(201);
+    expect((await create(server, 'teams', { metadata: { name: 't4' }, spec: { owner: { team: 't3' } } })).status).toBe(201);
+    await key('u3-patch-only', { user: 'u3', scope: { rules: [{ verbs: ['patch'], resources: [{ group: 'management.service', resources: ['ownedaccesskeys'] }] }] } });
+    await key('u1-cli', { user: 'u1', scope: { roles: [{ role: 'cli' }] } });
+    const move = { spec: { team: 't4', user: null } };
+    const res = await call('PATCH', '/ownedaccesskeys/u3-patch-only', value('u3-patch-only'), move, merge);
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain('moving a key to another user or team hands it to whoever manages them');
+    expect((await call('GET', '/ownedaccesskeys/u3-patch-only', value('u1-cli'))).status).toBe(403);
+    // Unscoped, u3 holds every verb on its own key (and what t4 grants): it may.
+    await key('u3', { user: 'u3' });
+    expect((await call('PATCH', '/ownedaccesskeys/u3-patch-only', value('u3'), move, merge)).status).toBe(200);
+  });
+
   it("a server-side apply that would create is a create: a key scoped to patch may not create that way", async () => {
     const apply = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'via-apply' } };
     expect((await call('POST', '/teams', value('bob-patch-only'), { metadata: { name: 'via-post' } })).status).toBe(403);
