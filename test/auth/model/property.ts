@@ -1,0 +1,20 @@
+/** The escalation property, shared by npm test (a few worlds) and npm run test:long (many). */
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import { describeFindings, play } from './run.js';
+import { scenario } from './world.js';
+
+/**
+ * Plays `numRuns` generated worlds; after each accepted write nobody may hold what the writer did
+ * not. A failure prints its seed; ESCALATION_MODEL_SEED replays that run (.ci/run fixes one).
+ */
+export async function assertNoEscalation(numRuns: number, opts: { endOnFailure?: boolean } = {}): Promise<void> {
+  const seed = process.env.ESCALATION_MODEL_SEED ? { seed: Number(process.env.ESCALATION_MODEL_SEED) } : {};
+  await fc.assert(
+    fc.asyncProperty(scenario, async (s) => {
+      const findings = await play(s);
+      expect(findings, describeFindings(findings)).toEqual([]);
+    }),
+    { numRuns, ...(opts.endOnFailure !== undefined ? { endOnFailure: opts.endOnFailure } : {}), ...seed },
+  );
+}
