@@ -120,7 +120,12 @@ describe('PostgreSQL outages under two serving replicas', () => {
     const recoveredMs = Date.now() - resumed;
     process.stdout.write(`outage: first 201 ${recoveredMs} ms after PostgreSQL was started again\n`);
     expect(recoveredMs).toBeLessThan(10_000);
-    for (const s of [a, b]) await until('/readyz is ready again', async () => ((await fetch(`${s.url.replace(/\/kubernetes\/management$/, '')}/readyz`)).status === 200 ? true : undefined), 10_000);
+    for (const s of [a, b]) {
+      await until('/readyz is ready again', async () => ((await fetch(`${s.url.replace(/\/kubernetes\/management$/, '')}/readyz`)).status === 200 ? true : undefined), 10_000).catch((err: Error) => {
+        // What the replica said last is what the next person needs to see.
+        throw new Error(`${err.message}; the replica ${s.process.exitCode !== null || s.process.signalCode !== null ? `exited (${s.process.exitCode ?? s.process.signalCode})` : 'is running'}; its last log lines:\n${s.stderr().slice(-4000)}`);
+      });
+    }
 
     // A watch opened after the outage sees new writes; the one open across it on the other replica sees them too, in order, once.
     const afterA = await watch(a, await currentRv(a));
