@@ -68,6 +68,10 @@ class PostgresBackend implements LogBackend {
     // An idle connection the database closed (restart, pg_terminate_backend) leaves the pool by
     // itself and must not crash the process; the next query opens a new one.
     this.pool.on('error', (err) => log.warn({ err }, 'PostgreSQL closed an idle pool connection; the next query reconnects'));
+    // A connection that dies while checked out (between two queries of a transaction) emits 'error'
+    // on its client, which the pool does not handle: without a listener that ends the process. The
+    // query in progress, or the next one, fails on its own and the client is released as broken.
+    this.pool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'PostgreSQL closed a connection in use; its transaction fails and is retried by its caller')));
     this.listener = new NotificationListener(connection(url, 'teamkeys-listener'), channel, () => this.onNotify(), log);
     void this.ensureSchema().catch(() => {});
   }
