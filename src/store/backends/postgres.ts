@@ -9,6 +9,7 @@ import { indexConflict, keyExists, StorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
 import { silentLog, type LogRecord, type StoreLog } from '../types.js';
+import { withoutProperty } from '../scrub.js';
 import { classify, isConnectionError } from './postgres-errors.js';
 import { connection } from './postgres-connection.js';
 import { PostgresLease } from './postgres-lease.js';
@@ -212,12 +213,12 @@ class PostgresBackend implements LogBackend {
     return rows.map((r) => ({ key: r.name, revision: Number(r.id), value: r.value }));
   }
 
-  async rewriteHistory(key: string, rewrite: (value: string) => string): Promise<void> {
+  async rewriteHistory(key: string, property: string): Promise<void> {
     await this.write(async (c) => {
       const rows = (await c.query<KvRow>('SELECT id, deleted, value FROM kv WHERE name = $1 ORDER BY id', [key])).rows;
       const last = rows.at(-1);
       for (const r of rows) {
-        const next = r === last && !r.deleted ? r.value : rewrite(r.value);
+        const next = r === last && !r.deleted ? r.value : withoutProperty(r.value, property);
         if (next !== r.value) await c.query('UPDATE kv SET value = $1 WHERE id = $2', [next, r.id]);
       }
       return undefined; // no new revision: history is rewritten, not extended
