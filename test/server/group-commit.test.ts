@@ -70,7 +70,7 @@ describe('group commit of concurrent creates (SQLite writer thread)', () => {
     const store = new SqliteStore(db);
     try {
       const current = await store.currentRevision();
-      const log = store.watch<{ metadata: { name: string } }>('/', from);
+      const log = store.watch('/', from);
       const revisions: number[] = [];
       const timer = setTimeout(() => log.stop(), 10_000);
       for await (const e of log) {
