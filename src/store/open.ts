@@ -18,7 +18,7 @@ export function openStore(url: string = defaultStoreUrl, opts: { log?: StoreLog;
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (!path) throw new StoreUrlError(`store URL "${url}" names no file: use sqlite:PATH`);
-    return new SqliteStore(resolve(path), { threads: opts.threads ?? false });
+    return new SqliteStore(resolve(path), { threads: opts.threads ?? false, ...(opts.log ? { log: opts.log } : {}) });
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return new PostgresStore(url, opts.log ? { log: opts.log } : {});
   throw new StoreUrlError(`unsupported store URL "${url}": use memory:, sqlite:PATH or postgres://USER@HOST:PORT/DB`);

@@ -9,7 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import { StorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
-import type { LogRecord } from '../types.js';
+import type { LogRecord, StoreLog } from '../types.js';
 import type { AuditEvent, AuditFilter } from '../../api/audit-event.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';
 import { rebuildError, type Reply, type WorkerConfig, type WorkerRole } from './sqlite-messages.js';
@@ -36,12 +36,15 @@ export class SqliteThread {
   private nextId = 1;
   private failure: Error | undefined;
 
-  constructor(config: WorkerConfig) {
+  constructor(config: WorkerConfig, log: StoreLog) {
     this.worker = startWorker(config);
     // An idle thread does not keep the process alive; one with requests in flight does.
     this.worker.unref();
     this.worker.on('message', (reply: Reply) => this.settle(reply));
-    this.worker.on('error', (err) => this.fail(err));
+    this.worker.on('error', (err) => {
+      log.error({ err }, `the SQLite ${config.role} thread failed; the store answers 503 until the server restarts`);
+      this.fail(err);
+    });
     this.worker.on('exit', (code) => this.fail(new Error(`the SQLite ${config.role} thread exited (code ${code})`)));
   }
 
@@ -54,6 +57,11 @@ export class SqliteThread {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.worker.postMessage({ id, op, args });
     });
+  }
+
+  /** Throws Unreachable once the thread has failed (or Closed once closed). */
+  assertAlive(): void {
+    if (this.failure) throw this.unreachable();
   }
 
   /** Lets queued requests finish, closes the connection and ends the thread. */
@@ -94,9 +102,15 @@ export class ThreadedSqliteBackend implements LogBackend {
     opts: SqliteOptions,
     /** The main thread's connection: it created the schema, and answers the cheap reads. */
     private readonly main: SqliteBackend,
+    log: StoreLog,
   ) {
-    this.writer = new SqliteThread({ ...opts, path, role: 'writer', maxBatch });
-    this.reader = new SqliteThread({ ...opts, path, role: 'reader', maxBatch });
+    // Only data crosses to a thread: the settings are picked, not spread (opts may carry a logger).
+    const settings: SqliteOptions = {
+      ...(opts.synchronous ? { synchronous: opts.synchronous } : {}),
+      ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
+    };
+    this.writer = new SqliteThread({ ...settings, path, role: 'writer', maxBatch }, log);
+    this.reader = new SqliteThread({ ...settings, path, role: 'reader', maxBatch }, log);
   }
 
   latest(key: string): Promise<Row | undefined> {
@@ -143,7 +157,10 @@ export class ThreadedSqliteBackend implements LogBackend {
     return this.writer.call('compact', revision);
   }
 
+  /** The file answers, and so do both threads: /readyz fails rather than hide a thread that died. */
   ping(): void {
+    this.writer.assertAlive();
+    this.reader.assertAlive();
     this.main.ping();
   }
 

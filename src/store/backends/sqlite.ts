@@ -5,6 +5,7 @@
  * CLI's embedded commands, which start, write a little and exit, keep one in-thread connection.
  */
 import { LogStore } from '../log-store.js';
+import { silentLog, type StoreLog } from '../types.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';
 import { ThreadedSqliteBackend } from './sqlite-threads.js';
 
@@ -12,6 +13,8 @@ export type { SqliteOptions } from './sqlite-backend.js';
 
 export interface SqliteStoreOptions extends SqliteOptions {
   pollIntervalMs?: number;
+  /** Hears of the store's own trouble (the log tail failing, a worker thread dying). */
+  log?: StoreLog;
   /**
    * Writes (committed in batches, one fsync each) and reads in worker threads, so that neither an
    * fsync nor a write lock held by another process stalls the event loop. For long-running servers.
@@ -33,8 +36,9 @@ export class SqliteStore extends LogStore {
     // The main thread's connection is opened first, synchronously: it creates or upgrades the
     // schema (and refuses a file system without WAL) before anything else touches the file.
     const main = new SqliteBackend(path, opts);
-    const threaded = opts.threads && path !== ':memory:' ? new ThreadedSqliteBackend(path, opts, main) : undefined;
-    super(threaded ?? main, { pollIntervalMs: opts.pollIntervalMs ?? 200 });
+    const log = opts.log ?? silentLog;
+    const threaded = opts.threads && path !== ':memory:' ? new ThreadedSqliteBackend(path, opts, main, log) : undefined;
+    super(threaded ?? main, { pollIntervalMs: opts.pollIntervalMs ?? 200, log });
     this.sqlite = main;
     this.threaded = threaded;
   }
