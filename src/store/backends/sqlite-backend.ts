@@ -59,7 +59,8 @@ interface ConnectionOptions extends SqliteOptions {
   init?: boolean;
 }
 
-const defaultBusyTimeoutMs = 5000;
+/** How long a write waits for another process's write lock unless told otherwise. */
+export const defaultBusyTimeoutMs = 5000;
 
 /**
  * SQLITE_BUSY once busy_timeout ran out (another process held the write lock all along) becomes

@@ -15,14 +15,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AuditEvent, AuditFilter } from '../../api/audit-event.js';
 import { sqliteAuditStatements } from '../audit/sqlite-audit-trail.js';
-import { SqliteBackend, busyAsUnreachable } from './sqlite-backend.js';
+import { SqliteBackend, busyAsUnreachable, defaultBusyTimeoutMs } from './sqlite-backend.js';
 import { errorData, type Reply, type Request, type WorkerConfig } from './sqlite-messages.js';
 
 const config = workerData as WorkerConfig;
 const port = parentPort!;
 const backend = new SqliteBackend(config.path, { ...config, init: false });
 const audit = sqliteAuditStatements(backend.db);
-const busyTimeoutMs = config.busyTimeoutMs ?? 5000;
+const busyTimeoutMs = config.busyTimeoutMs ?? defaultBusyTimeoutMs;
 
 type Handler = (...args: never[]) => unknown;
 
@@ -115,4 +115,3 @@ port.on('message', (req: Request) => {
   const handler = direct[req.op];
   port.postMessage(handler ? answer(req.id, () => (handler as (...a: unknown[]) => unknown)(...req.args)) : { id: req.id, error: { message: `unknown request ${req.op}` } });
 });
-port.postMessage({ id: 0, value: 'ready' } satisfies Reply);
