@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { apiCreates, apiReads, applyNew, memory, planNoop, watchFanout } from './figures.js';
+import { lockHealthz } from './figures-worker.js';
 import { met, type Figure, type Settings } from './lib.js';
 
 const quick = process.argv.includes('--quick');
@@ -18,6 +19,7 @@ const steps: [string, () => Promise<Figure | Figure[]>][] = [
   ['apply.1k', () => applyNew(settings)],
   ['memory.100k', () => memory(settings)],
   ['watch.fanout500', () => watchFanout(settings)],
+  ['lock.healthz', () => lockHealthz(settings)],
 ];
 
 const figures: Figure[] = [];

@@ -27,8 +27,8 @@ export interface LogBackend {
   delete(key: string, expected: number): MaybePromise<number | undefined>;
   /** Keys in [start, end) and after `after`, live at `revision`, in key order; limit 0 = all. */
   list(start: string, end: string, after: string, revision: number, limit: number): MaybePromise<Row[]>;
-  /** Rewrites with `rewrite` every row of the key but its latest live one (tombstones included). */
-  rewriteHistory(key: string, rewrite: (value: string) => string): MaybePromise<void>;
+  /** Removes the top-level `property` from every row of the key but its latest live one (tombstones included). */
+  rewriteHistory(key: string, property: string): MaybePromise<void>;
   /** Live keys in [start, end) whose latest row carries this index value. */
   findByIndex(start: string, end: string, index: string): MaybePromise<Row[]>;
   readSince(after: number, limit: number): MaybePromise<LogRecord[]>;

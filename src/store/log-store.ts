@@ -169,12 +169,7 @@ export class LogStore implements Store {
 
   async scrubHistory(key: string, property: string): Promise<void> {
     this.assertOpen(key);
-    await this.backend.rewriteHistory(key, (value) => {
-      const obj = JSON.parse(value) as Record<string, unknown>;
-      if (!(property in obj)) return value;
-      delete obj[property];
-      return encodeObject(obj as StoredObject);
-    });
+    await this.backend.rewriteHistory(key, property);
   }
 
   async compact(revision: number): Promise<void> {

@@ -40,6 +40,13 @@ const backends: [string, () => Promise<{ open: () => Store; done: () => void }>]
     },
   ],
   [
+    'sqlite (worker threads)',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'teamkeys-audit-'));
+      return { open: () => new SqliteStore(join(dir, 'db.sqlite'), { threads: true }), done: () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  ],
+  [
     'postgres',
     async () => {
       const url = await pg!.database();

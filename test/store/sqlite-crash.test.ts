@@ -8,14 +8,18 @@ import { SqliteStore } from '../../src/store/backends/sqlite.js';
 
 const writer = new URL('../fixtures/sqlite-writer.ts', import.meta.url).pathname;
 
+/** in-thread: the CLI's embedded store; threads: `teamkeys serve`'s (writer thread, group commit, 8 creates in flight). */
+type Mode = 'in-thread' | 'threads';
+
 interface Ack {
   name: string;
   revision: number;
 }
 
 /** Starts a writer process and resolves with its acknowledged writes once it has been SIGKILLed. */
-function runWriterUntilKilled(path: string, prefix: string, killAfterAcks: number): Promise<Ack[]> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', writer, path, prefix], {
+function runWriterUntilKilled(path: string, prefix: string, killAfterAcks: number, mode: Mode): Promise<Ack[]> {
+  const args = mode === 'threads' ? ['threads', '8'] : ['in-thread', '1'];
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', writer, path, prefix, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const acks: Ack[] = [];
@@ -35,7 +39,7 @@ function runWriterUntilKilled(path: string, prefix: string, killAfterAcks: numbe
   });
 }
 
-describe('SQLite durability across kill -9', () => {
+describe.each<Mode>(['in-thread', 'threads'])('SQLite durability across kill -9 (%s)', (mode) => {
   const dir = mkdtempSync(join(tmpdir(), 'teamkeys-crash-'));
   const path = join(dir, 'store.db');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -45,8 +49,8 @@ describe('SQLite durability across kill -9', () => {
     for (let cycle = 0; cycle < 4; cycle++) {
       const killAt = 20 + Math.floor(Math.random() * 60);
       const results = await Promise.all([
-        runWriterUntilKilled(path, `c${cycle}a`, killAt),
-        runWriterUntilKilled(path, `c${cycle}b`, killAt + 7),
+        runWriterUntilKilled(path, `c${cycle}a`, killAt, mode),
+        runWriterUntilKilled(path, `c${cycle}b`, killAt + 7, mode),
       ]);
       for (const acks of results) {
         expect(acks.length).toBeGreaterThanOrEqual(killAt);
@@ -79,7 +83,7 @@ describe('SQLite durability across kill -9', () => {
     try {
       const start = await store.currentRevision();
       const watch = store.watch<{ metadata: { name: string; uid?: string } }>('/teams/', start);
-      const acks = await runWriterUntilKilled(path, 'watched', 30);
+      const acks = await runWriterUntilKilled(path, 'watched', 30, mode);
       const seen: { name: string; revision: number }[] = [];
       const timer = setTimeout(() => watch.stop(), 10_000);
       for await (const e of watch) {

@@ -139,9 +139,9 @@ export function registerServe(program: Command): void {
 
       const auditRetentionMs = parseDuration('--audit-retention', opts.auditRetention);
       const cipher = await cipherFor(storeUrl(opts.store), opts.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName));
-      const store = openStore(storeUrl(opts.store), { log: logger });
+      const store = openStore(storeUrl(opts.store), { log: logger, threads: true });
       // Read back from the live connection: the settings the power-loss promise rests on (docs/reliability.md).
-      if (store instanceof SqliteStore) logger.info(store.durability(), 'SQLite store opened');
+      if (store instanceof SqliteStore) logger.info(await store.durability(), 'SQLite store opened');
       const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: auditRetentionMs, ...(opts.auditLog ? { logFile: resolve(opts.auditLog) } : {}) });
       const registry = createRegistry(store, { group: opts.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
       const adminKeyFile = join(stateDir, 'admin.key');

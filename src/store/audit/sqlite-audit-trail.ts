@@ -1,14 +1,52 @@
-/** The audit trail in the SQLite store's file: its own table and connection, append-only. */
+/**
+ * The audit trail in the SQLite store's file: its own table, append-only. In-thread (the CLI's
+ * embedded commands) it has its own connection; `teamkeys serve` runs the same statements in the
+ * store's worker threads (sqlite-worker-audit-trail.ts) so no audit write waits on the event loop.
+ */
 import Database from 'better-sqlite3';
 import { defaultAuditLimit, type AuditEvent, type AuditFilter } from '../../api/audit-event.js';
 import { auditSchema, columnsOf, whereOf, type AuditTrail } from './audit-trail.js';
 
 const schema = auditSchema('INTEGER PRIMARY KEY AUTOINCREMENT');
 
+/** The trail's statements on a connection; `init` creates the table (a write) the first time. */
+export function sqliteAuditStatements(db: Database.Database) {
+  let insertAll: Database.Transaction<(events: AuditEvent[]) => void> | undefined;
+  return {
+    init(): void {
+      db.exec(schema);
+    },
+    append(events: AuditEvent[]): void {
+      if (!insertAll) {
+        const insert = db.prepare<[string, string, string, string, string, string]>(
+          'INSERT INTO audit_events (time, resource, name, uid, username, event) VALUES (?, ?, ?, ?, ?, ?)',
+        );
+        insertAll = db.transaction((batch: AuditEvent[]) => {
+          for (const e of batch) {
+            const c = columnsOf(e);
+            insert.run(c.time, c.resource, c.name, c.uid, c.username, JSON.stringify(e));
+          }
+        });
+      }
+      insertAll.immediate(events);
+    },
+    list(f: AuditFilter): AuditEvent[] {
+      const { sql, values } = whereOf(f, () => '?');
+      const rows = db
+        .prepare<unknown[], { event: string }>(`SELECT event FROM (SELECT id, event FROM audit_events ${sql} ORDER BY id DESC LIMIT ?) ORDER BY id`)
+        .all(...values, f.limit ?? defaultAuditLimit);
+      return rows.map((r) => JSON.parse(r.event) as AuditEvent);
+    },
+    /** Removes events stored before the ISO time; returns how many went. */
+    trim(beforeIso: string): number {
+      return db.prepare('DELETE FROM audit_events WHERE time < ?').run(beforeIso).changes;
+    },
+  };
+}
+
 export class SqliteAuditTrail implements AuditTrail {
   private readonly db: Database.Database;
-  private readonly insert: Database.Statement<[string, string, string, string, string, string]>;
-  private readonly insertAll: Database.Transaction<(events: AuditEvent[]) => void>;
+  private readonly statements: ReturnType<typeof sqliteAuditStatements>;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -17,30 +55,20 @@ export class SqliteAuditTrail implements AuditTrail {
     // No fsync of its own: the WAL is one file, and the store's next write (synchronous=FULL)
     // makes these frames durable with its own; a second fsync per write would halve throughput.
     this.db.pragma('synchronous = NORMAL');
-    this.db.exec(schema);
-    this.insert = this.db.prepare('INSERT INTO audit_events (time, resource, name, uid, username, event) VALUES (?, ?, ?, ?, ?, ?)');
-    this.insertAll = this.db.transaction((events: AuditEvent[]) => {
-      for (const e of events) {
-        const c = columnsOf(e);
-        this.insert.run(c.time, c.resource, c.name, c.uid, c.username, JSON.stringify(e));
-      }
-    });
+    this.statements = sqliteAuditStatements(this.db);
+    this.statements.init();
   }
 
   async append(events: AuditEvent[]): Promise<void> {
-    this.insertAll.immediate(events);
+    this.statements.append(events);
   }
 
   async list(f: AuditFilter): Promise<AuditEvent[]> {
-    const { sql, values } = whereOf(f, () => '?');
-    const rows = this.db
-      .prepare<unknown[], { event: string }>(`SELECT event FROM (SELECT id, event FROM audit_events ${sql} ORDER BY id DESC LIMIT ?) ORDER BY id`)
-      .all(...values, f.limit ?? defaultAuditLimit);
-    return rows.map((r) => JSON.parse(r.event) as AuditEvent);
+    return this.statements.list(f);
   }
 
   async trim(before: Date): Promise<number> {
-    return this.db.prepare('DELETE FROM audit_events WHERE time < ?').run(before.toISOString()).changes;
+    return this.statements.trim(before.toISOString());
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@ import { indexConflict, keyExists } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
 import type { EventType, LogRecord } from '../types.js';
+import { withoutProperty } from '../scrub.js';
 
 interface MemRow {
   key: string;
@@ -57,10 +58,10 @@ class MemoryBackend implements LogBackend {
     return this.append(key, last.value, 'DELETED', expected, undefined);
   }
 
-  rewriteHistory(key: string, rewrite: (value: string) => string): void {
+  rewriteHistory(key: string, property: string): void {
     const history = this.rows.get(key) ?? [];
     const keep = history.at(-1)?.type === 'DELETED' ? undefined : history.at(-1);
-    for (const row of history) if (row !== keep) row.value = rewrite(row.value);
+    for (const row of history) if (row !== keep) row.value = withoutProperty(row.value, property);
   }
 
   findByIndex(start: string, end: string, index: string): Row[] {

@@ -5,11 +5,13 @@
  * every replica LISTENs and reads the log by revision, so its watchers see every write in order.
  */
 import pg from 'pg';
-import { indexConflict, keyExists, StorageError } from '../errors.js';
+import { indexConflict, keyExists } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
 import { silentLog, type LogRecord, type StoreLog } from '../types.js';
-import { classify, isConnectionError } from './postgres-errors.js';
+import { withoutProperty } from '../scrub.js';
+import { classify } from './postgres-errors.js';
+import { WriteBatcher, type WriteFn } from './postgres-batch.js';
 import { connection } from './postgres-connection.js';
 import { PostgresLease } from './postgres-lease.js';
 import { NotificationListener } from './postgres-listener.js';
@@ -61,6 +63,7 @@ class PostgresBackend implements LogBackend {
   /** The schema is in place; reset when that failed, so the next call tries again rather than failing forever. */
   private ready: Promise<void> | undefined;
   private readonly listener: NotificationListener;
+  private readonly batcher: WriteBatcher;
   onNotify: () => void = () => {};
 
   constructor(url: string, log: StoreLog) {
@@ -72,6 +75,11 @@ class PostgresBackend implements LogBackend {
     // on its client, which the pool does not handle: without a listener that ends the process. The
     // query in progress, or the next one, fails on its own and the client is released as broken.
     this.pool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'PostgreSQL closed a connection in use; its transaction fails and is retried by its caller')));
+    this.batcher = new WriteBatcher({
+      connect: () => this.pool.connect().catch((err: unknown) => Promise.reject(classify(err))),
+      writeLock,
+      channel,
+    });
     this.listener = new NotificationListener(connection(url, 'teamkeys-listener'), channel, () => this.onNotify(), log);
     void this.ensureSchema().catch(() => {});
   }
@@ -112,37 +120,10 @@ class PostgresBackend implements LogBackend {
     }
   }
 
-  /** One serialized write: lock, check the key's latest row, append, bump the revision, notify. */
-  private async write(fn: (c: pg.PoolClient) => Promise<number | undefined>): Promise<number | undefined> {
+  /** One serialized write, committed with the others submitted meanwhile (postgres-batch.ts). */
+  private async write(fn: WriteFn): Promise<number | undefined> {
     await this.ensureSchema();
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw classify(err);
-    }
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [writeLock]);
-      const id = await fn(client);
-      if (id !== undefined) {
-        await client.query("UPDATE meta SET value = $1 WHERE key = 'revision'", [id]);
-        await client.query(`SELECT pg_notify('${channel}', $1)`, [String(id)]);
-      }
-      await client.query('COMMIT');
-      return id;
-    } catch (err) {
-      // A connection that cannot even roll back is not handed to the next writer.
-      await client.query('ROLLBACK').catch(() => (broken = true));
-      if (isConnectionError(err)) broken = true;
-      if (err instanceof StorageError) throw err;
-      if ((err as { code?: string }).code === '23505') return undefined; // unique (name, prev_revision): lost a race
-      // A lost connection may have lost the COMMIT's answer too: like etcd's, the outcome is then unknown.
-      throw classify(err);
-    } finally {
-      client.release(broken);
-    }
+    return this.batcher.submit(fn);
   }
 
   private static async latestIn(c: pg.PoolClient, key: string): Promise<KvRow | undefined> {
@@ -212,12 +193,12 @@ class PostgresBackend implements LogBackend {
     return rows.map((r) => ({ key: r.name, revision: Number(r.id), value: r.value }));
   }
 
-  async rewriteHistory(key: string, rewrite: (value: string) => string): Promise<void> {
+  async rewriteHistory(key: string, property: string): Promise<void> {
     await this.write(async (c) => {
       const rows = (await c.query<KvRow>('SELECT id, deleted, value FROM kv WHERE name = $1 ORDER BY id', [key])).rows;
       const last = rows.at(-1);
       for (const r of rows) {
-        const next = r === last && !r.deleted ? r.value : rewrite(r.value);
+        const next = r === last && !r.deleted ? r.value : withoutProperty(r.value, property);
         if (next !== r.value) await c.query('UPDATE kv SET value = $1 WHERE id = $2', [next, r.id]);
       }
       return undefined; // no new revision: history is rewritten, not extended

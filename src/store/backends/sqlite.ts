@@ -1,266 +1,50 @@
 /**
- * The embedded default backend: one SQLite file in WAL mode, laid out as kine lays out etcd's
- * keyspace. Table kv holds one row per revision (id); a unique (name, prev_revision) index means
- * two writers can never both append after the same row. Writes run in BEGIN IMMEDIATE transactions,
- * so several processes may share the file; each one's watchers poll the log for the others' rows.
+ * The embedded default backend: one SQLite file in WAL mode (sqlite-backend.ts). Several processes
+ * may share the file; each one's watchers poll the log for the others' rows. `teamkeys serve` runs
+ * the connections that write and read in worker threads with group commit (sqlite-threads.ts); the
+ * CLI's embedded commands, which start, write a little and exit, keep one in-thread connection.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import { indexConflict, keyExists } from '../errors.js';
-import type { LogBackend, Row } from '../log-backend.js';
 import { LogStore } from '../log-store.js';
-import type { LogRecord } from '../types.js';
+import { silentLog, type StoreLog } from '../types.js';
+import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';
+import { ThreadedSqliteBackend } from './sqlite-threads.js';
 
-const schema = `
-CREATE TABLE IF NOT EXISTS kv (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  name TEXT NOT NULL,
-  created INTEGER NOT NULL,
-  deleted INTEGER NOT NULL,
-  prev_revision INTEGER NOT NULL,
-  value TEXT NOT NULL,
-  idx TEXT
-);
-CREATE UNIQUE INDEX IF NOT EXISTS kv_name_prev_revision ON kv (name, prev_revision);
-CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-`;
-/** Live objects' index values, unique: two access keys can never share a value, however they race. */
-const uniqueSchema = `
-CREATE TABLE IF NOT EXISTS kv_unique (idx TEXT PRIMARY KEY, name TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS kv_unique_name ON kv_unique (name);
-`;
-const backfillUnique = `INSERT OR IGNORE INTO kv_unique (idx, name)
-  SELECT kv.idx, kv.name FROM kv WHERE kv.idx IS NOT NULL AND kv.deleted = 0
-    AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name)`;
-const indexSchema = 'CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL';
+export type { SqliteOptions } from './sqlite-backend.js';
 
-interface KvRow {
-  id: number;
-  name: string;
-  created: number;
-  deleted: number;
-  prev_revision: number;
-  value: string;
-  prev_value?: string | null;
-}
-
-export interface SqliteOptions {
-  /** SQLite's synchronous pragma: FULL (default) survives power loss, NORMAL survives process crashes. */
-  synchronous?: 'FULL' | 'NORMAL';
-  /** How long a writer waits for another process's write lock. */
-  busyTimeoutMs?: number;
-}
-
-/**
- * The database holds hashes of every key and sealed (encrypted) fields: it is made 0600 before
- * SQLite opens it, and SQLite gives its -wal and -shm files the database file's mode. Files left
- * wider by an older version are narrowed.
- */
-function privateFile(path: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
-  for (const f of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
-}
-
-class SqliteBackend implements LogBackend {
-  private readonly db: Database.Database;
-  private readonly stmts;
-  private readonly txCreate: Database.Transaction<(key: string, value: string, index: string | null) => number>;
-  private readonly txAppend: Database.Transaction<
-    (key: string, value: string | undefined, expected: number, index: string | null) => number | undefined
-  >;
-  private readonly txCompact: Database.Transaction<(revision: number) => void>;
-
-  constructor(path: string, opts: SqliteOptions) {
-    if (path !== ':memory:') privateFile(path);
-    this.db = new Database(path);
-    // A file system without WAL support (some network mounts) would silently keep another mode: refuse it.
-    const mode = this.db.pragma('journal_mode = WAL', { simple: true });
-    if (path !== ':memory:' && mode !== 'wal') throw new Error(`SQLite could not switch ${path} to WAL mode (it is in ${String(mode)} mode); use a local file system`);
-    this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
-    // Rewritten or deleted rows (scrubbed secrets, compacted history) are zeroed, not left in free pages.
-    this.db.pragma('secure_delete = ON');
-    this.db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
-    this.db.exec(schema);
-    // Files written before the secondary index existed gain its column.
-    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all();
-    if (!columns.some((c) => c.name === 'idx')) this.db.exec('ALTER TABLE kv ADD COLUMN idx TEXT');
-    this.db.exec(indexSchema);
-    const hadUnique = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'kv_unique'").get() !== undefined;
-    this.db.exec(uniqueSchema);
-    if (!hadUnique) this.db.exec(backfillUnique);
-    const db = this.db;
-    this.stmts = {
-      latest: db.prepare<[string], KvRow>(
-        'SELECT id, name, created, deleted, prev_revision, value FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1',
-      ),
-      insert: db.prepare<[string, number, number, number, string, string | null]>(
-        'INSERT INTO kv (name, created, deleted, prev_revision, value, idx) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-      byIndex: db.prepare<[string, string, string], KvRow>(
-        `SELECT kv.id, kv.name, kv.value FROM kv
-          WHERE kv.idx = ? AND kv.name >= ? AND kv.name < ? AND kv.deleted = 0
-            AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name)
-          ORDER BY kv.name`,
-      ),
-      // Streams keys in index order and stops at the limit: the correlated MAX keeps only the row
-      // that was current at the revision.
-      list: db.prepare<{ start: string; end: string; after: string; rev: number; limit: number }, KvRow>(
-        `SELECT kv.id, kv.name, kv.value FROM kv
-          WHERE kv.name >= @start AND kv.name < @end AND kv.name > @after AND kv.id <= @rev AND kv.deleted = 0
-            AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name AND k2.id <= @rev)
-          ORDER BY kv.name LIMIT @limit`,
-      ),
-      since: db.prepare<[number, number], KvRow>(
-        `SELECT kv.id, kv.name, kv.created, kv.deleted, kv.prev_revision, kv.value, p.value AS prev_value
-           FROM kv LEFT JOIN kv p ON p.id = kv.prev_revision AND kv.created = 0
-          WHERE kv.id > ? ORDER BY kv.id LIMIT ?`,
-      ),
-      revision: db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'kv'"),
-      getMeta: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE key = ?'),
-      setMeta: db.prepare<[string, number]>(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      ),
-      // Drops rows superseded at or before the revision, and tombstones at or before it.
-      compact: db.prepare<{ rev: number }>(
-        `DELETE FROM kv WHERE id <= @rev AND (deleted = 1
-           OR EXISTS (SELECT 1 FROM kv k2 WHERE k2.name = kv.name AND k2.id > kv.id AND k2.id <= @rev))`,
-      ),
-      ping: db.prepare('SELECT 1'),
-      history: db.prepare<[string], { id: number; value: string }>('SELECT id, value FROM kv WHERE name = ? ORDER BY id'),
-      rewrite: db.prepare<[string, number]>('UPDATE kv SET value = ? WHERE id = ?'),
-      uniqueHolder: db.prepare<[string], { name: string }>('SELECT name FROM kv_unique WHERE idx = ?'),
-      uniqueRelease: db.prepare<[string]>('DELETE FROM kv_unique WHERE name = ?'),
-      uniqueClaim: db.prepare<[string, string]>('INSERT INTO kv_unique (idx, name) VALUES (?, ?)'),
-    };
-    /** Moves the key's unique index value to `index` (or none), in the caller's transaction. */
-    const claim = (key: string, index: string | null) => {
-      const holder = index === null ? undefined : this.stmts.uniqueHolder.get(index);
-      if (holder && holder.name !== key) throw indexConflict(key);
-      this.stmts.uniqueRelease.run(key);
-      if (index !== null) this.stmts.uniqueClaim.run(index, key);
-    };
-    this.txCreate = db.transaction((key: string, value: string, index: string | null) => {
-      const last = this.stmts.latest.get(key);
-      if (last && !last.deleted) throw keyExists(key);
-      claim(key, index);
-      return Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value, index).lastInsertRowid);
-    });
-    // value undefined appends a tombstone carrying the last value.
-    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number, index: string | null) => {
-      const last = this.stmts.latest.get(key);
-      if (!last || last.deleted || last.id !== expected) return undefined;
-      const deleted = value === undefined ? 1 : 0;
-      claim(key, deleted ? null : index);
-      return Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value, index).lastInsertRowid);
-    });
-    this.txCompact = db.transaction((revision: number) => {
-      this.stmts.compact.run({ rev: revision });
-      this.stmts.setMeta.run('compact_revision', revision);
-    });
-  }
-
-  latest(key: string): Row | undefined {
-    const r = this.stmts.latest.get(key);
-    return r && !r.deleted ? { key, revision: r.id, value: r.value } : undefined;
-  }
-
-  create(key: string, value: string, index: string | undefined): number {
-    return this.txCreate.immediate(key, value, index ?? null);
-  }
-
-  update(key: string, value: string, expected: number, index: string | undefined): number | undefined {
-    return this.txAppend.immediate(key, value, expected, index ?? null);
-  }
-
-  delete(key: string, expected: number): number | undefined {
-    return this.txAppend.immediate(key, undefined, expected, null);
-  }
-
-  rewriteHistory(key: string, rewrite: (value: string) => string): void {
-    this.db
-      .transaction(() => {
-        const live = this.latest(key)?.revision;
-        for (const r of this.stmts.history.all(key)) {
-          const next = r.id === live ? r.value : rewrite(r.value);
-          if (next !== r.value) this.stmts.rewrite.run(next, r.id);
-        }
-      })
-      .immediate();
-  }
-
-  findByIndex(start: string, end: string, index: string): Row[] {
-    return this.stmts.byIndex.all(index, start, end).map((r) => ({ key: r.name, revision: r.id, value: r.value }));
-  }
-
-  list(start: string, end: string, after: string, revision: number, limit: number): Row[] {
-    return this.stmts.list
-      .all({ start, end, after, rev: revision, limit: limit > 0 ? limit : -1 })
-      .map((r) => ({ key: r.name, revision: r.id, value: r.value }));
-  }
-
-  readSince(after: number, limit: number): LogRecord[] {
-    return this.stmts.since.all(after, limit).map((r) => {
-      const record: LogRecord = {
-        revision: r.id,
-        key: r.name,
-        type: r.created ? 'ADDED' : r.deleted ? 'DELETED' : 'MODIFIED',
-        value: r.value,
-      };
-      if (typeof r.prev_value === 'string') {
-        record.prevValue = r.prev_value;
-        record.prevRevision = r.prev_revision;
-      }
-      return record;
-    });
-  }
-
-  currentRevision(): number {
-    return this.stmts.revision.get()?.seq ?? 0;
-  }
-
-  compactedRevision(): number {
-    return this.stmts.getMeta.get('compact_revision')?.value ?? 0;
-  }
-
-  compact(revision: number): void {
-    if (revision <= this.compactedRevision()) return;
-    this.txCompact.immediate(revision);
-  }
-
-  ping(): void {
-    this.stmts.ping.get();
-  }
-
-  /** The durability settings as the live connection reports them (synchronous is per connection, never stored). */
-  durability(): { journalMode: string; synchronous: string } {
-    const synchronous = ['OFF', 'NORMAL', 'FULL', 'EXTRA'][Number(this.db.pragma('synchronous', { simple: true }))] ?? 'unknown';
-    return { journalMode: String(this.db.pragma('journal_mode', { simple: true })), synchronous };
-  }
-
-  close(): void {
-    this.db.close();
-  }
+export interface SqliteStoreOptions extends SqliteOptions {
+  pollIntervalMs?: number;
+  /** Hears of the store's own trouble (the log tail failing, a worker thread dying). */
+  log?: StoreLog;
+  /**
+   * Writes (committed in batches, one fsync each) and reads in worker threads, so that neither an
+   * fsync nor a write lock held by another process stalls the event loop. For long-running servers.
+   */
+  threads?: boolean;
 }
 
 /** A Store in one SQLite file that acknowledges a write only once it is durable. */
 export class SqliteStore extends LogStore {
   private readonly sqlite: SqliteBackend;
+  /** The worker threads' side of the backend, when the store runs in threads. */
+  readonly threaded: ThreadedSqliteBackend | undefined;
 
   constructor(
     /** The database file (the audit trail keeps its table in it too). */
     readonly path: string,
-    opts: SqliteOptions & { pollIntervalMs?: number } = {},
+    opts: SqliteStoreOptions = {},
   ) {
-    const backend = new SqliteBackend(path, opts);
-    super(backend, { pollIntervalMs: opts.pollIntervalMs ?? 200 });
-    this.sqlite = backend;
+    // The main thread's connection is opened first, synchronously: it creates or upgrades the
+    // schema (and refuses a file system without WAL) before anything else touches the file.
+    const main = new SqliteBackend(path, opts);
+    const log = opts.log ?? silentLog;
+    const threaded = opts.threads && path !== ':memory:' ? new ThreadedSqliteBackend(path, opts, main, log) : undefined;
+    super(threaded ?? main, { pollIntervalMs: opts.pollIntervalMs ?? 200, log });
+    this.sqlite = main;
+    this.threaded = threaded;
   }
 
-  /** journal_mode and synchronous read back from the open connection: what a write's acknowledgement rests on. */
-  durability(): { journalMode: string; synchronous: string } {
-    return this.sqlite.durability();
+  /** journal_mode and synchronous read back from the connection that writes: what a write's acknowledgement rests on. */
+  async durability(): Promise<{ journalMode: string; synchronous: string }> {
+    return this.threaded ? this.threaded.durability() : this.sqlite.durability();
   }
 }

@@ -1,0 +1,183 @@
+/**
+ * The main-thread side of the SQLite store in worker threads (`teamkeys serve`): writes go to the
+ * writer thread, which commits them group-wise (sqlite-worker.ts); reads that reach the backend go
+ * to the reader thread; so neither a commit's fsync nor another process's write lock ever blocks
+ * the event loop. currentRevision, compactedRevision and ping stay on a main-thread connection:
+ * each is one indexed single-row read, and in WAL mode a reader never waits for the write lock
+ * (it reads the last committed snapshot), so they stay cheap and never stall behind a writer.
+ */
+import { Worker } from 'node:worker_threads';
+import { StorageError } from '../errors.js';
+import type { LogBackend, Row } from '../log-backend.js';
+import type { LogRecord, StoreLog } from '../types.js';
+import type { AuditEvent, AuditFilter } from '../../api/audit-event.js';
+import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';
+import { rebuildError, type Reply, type WorkerConfig, type WorkerRole } from './sqlite-messages.js';
+
+/** Most writes in one commit: enough to share one fsync among every concurrent client, small enough to keep one commit short. */
+const maxBatch = 256;
+
+/**
+ * Starts the worker's module: built JavaScript beside this file, or, when this file runs from its
+ * TypeScript source (tests, tsx), that source behind tsx's loader, registered inside the thread.
+ */
+function startWorker(config: WorkerConfig): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: config });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./sqlite-worker.ts', import.meta.url).href;
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(boot, { eval: true, workerData: config });
+}
+
+/** One worker thread and the requests waiting for its replies. */
+export class SqliteThread {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private failure: Error | undefined;
+
+  constructor(config: WorkerConfig, log: StoreLog) {
+    this.worker = startWorker(config);
+    // An idle thread does not keep the process alive; one with requests in flight does.
+    this.worker.unref();
+    this.worker.on('message', (reply: Reply) => this.settle(reply));
+    this.worker.on('error', (err) => {
+      log.error({ err }, `the SQLite ${config.role} thread failed; the store answers 503 until the server restarts`);
+      this.fail(err);
+    });
+    this.worker.on('exit', (code) => this.fail(new Error(`the SQLite ${config.role} thread exited (code ${code})`)));
+  }
+
+  /** Sends a request; resolves with the worker's answer, rejects with the error it reported. */
+  call<T>(op: string, ...args: unknown[]): Promise<T> {
+    if (this.failure) return Promise.reject(this.unreachable());
+    const id = this.nextId++;
+    if (this.pending.size === 0) this.worker.ref();
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ id, op, args });
+    });
+  }
+
+  /** Throws Unreachable once the thread has failed (or Closed once closed). */
+  assertAlive(): void {
+    if (this.failure) throw this.unreachable();
+  }
+
+  /** Lets queued requests finish, closes the connection and ends the thread. */
+  async close(): Promise<void> {
+    if (this.failure) return;
+    await this.call('close');
+    this.failure = new StorageError('Closed', '', 'the store is closed');
+    await this.worker.terminate();
+  }
+
+  private settle(reply: Reply): void {
+    const waiter = this.pending.get(reply.id);
+    if (!waiter) return;
+    this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.worker.unref();
+    if ('error' in reply) waiter.reject(rebuildError(reply.error));
+    else waiter.resolve(reply.value);
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const waiter of this.pending.values()) waiter.reject(this.unreachable());
+    this.pending.clear();
+  }
+
+  private unreachable(): StorageError {
+    return this.failure instanceof StorageError ? this.failure : new StorageError('Unreachable', '', `SQLite is unavailable: ${this.failure?.message}`);
+  }
+}
+
+/** A LogBackend whose SQLite work runs in two worker threads. */
+export class ThreadedSqliteBackend implements LogBackend {
+  readonly writer: SqliteThread;
+  readonly reader: SqliteThread;
+
+  constructor(
+    path: string,
+    opts: SqliteOptions,
+    /** The main thread's connection: it created the schema, and answers the cheap reads. */
+    private readonly main: SqliteBackend,
+    log: StoreLog,
+  ) {
+    // Only data crosses to a thread: the settings are picked, not spread (opts may carry a logger).
+    const settings: SqliteOptions = {
+      ...(opts.synchronous ? { synchronous: opts.synchronous } : {}),
+      ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
+    };
+    this.writer = new SqliteThread({ ...settings, path, role: 'writer', maxBatch }, log);
+    this.reader = new SqliteThread({ ...settings, path, role: 'reader', maxBatch }, log);
+  }
+
+  latest(key: string): Promise<Row | undefined> {
+    return this.reader.call('latest', key);
+  }
+
+  create(key: string, value: string, index: string | undefined): Promise<number> {
+    return this.writer.call('create', key, value, index);
+  }
+
+  update(key: string, value: string, expected: number, index: string | undefined): Promise<number | undefined> {
+    return this.writer.call('update', key, value, expected, index);
+  }
+
+  delete(key: string, expected: number): Promise<number | undefined> {
+    return this.writer.call('delete', key, expected);
+  }
+
+  list(start: string, end: string, after: string, revision: number, limit: number): Promise<Row[]> {
+    return this.reader.call('list', start, end, after, revision, limit);
+  }
+
+  rewriteHistory(key: string, property: string): Promise<void> {
+    return this.writer.call('rewriteHistory', key, property);
+  }
+
+  findByIndex(start: string, end: string, index: string): Promise<Row[]> {
+    return this.reader.call('findByIndex', start, end, index);
+  }
+
+  readSince(after: number, limit: number): Promise<LogRecord[]> {
+    return this.reader.call('readSince', after, limit);
+  }
+
+  currentRevision(): number {
+    return this.main.currentRevision();
+  }
+
+  compactedRevision(): number {
+    return this.main.compactedRevision();
+  }
+
+  compact(revision: number): Promise<void> {
+    return this.writer.call('compact', revision);
+  }
+
+  /** The file answers, and so do both threads: /readyz fails rather than hide a thread that died. */
+  ping(): void {
+    this.writer.assertAlive();
+    this.reader.assertAlive();
+    this.main.ping();
+  }
+
+  durability(): Promise<{ journalMode: string; synchronous: string }> {
+    return this.writer.call('durability');
+  }
+
+  /** The audit trail's requests: appends and trims are writes (batched like the rest), listing is a read. */
+  audit = {
+    init: (): Promise<void> => this.writer.call('auditInit'),
+    append: (events: AuditEvent[]): Promise<void> => this.writer.call('auditAppend', events),
+    list: (filter: AuditFilter): Promise<AuditEvent[]> => this.reader.call('auditList', filter),
+    trim: (beforeIso: string): Promise<number> => this.writer.call('auditTrim', beforeIso),
+  };
+
+  async close(): Promise<void> {
+    await Promise.all([this.writer.close(), this.reader.close()]);
+    this.main.close();
+  }
+}
