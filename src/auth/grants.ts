@@ -12,9 +12,29 @@ import { scopeDenial } from './scope.js';
 /** The teams a decision may look at: the team index, or the index with one team replaced. */
 export interface TeamWorld {
   get(name: string): Team | undefined;
-  names(): Iterable<string>;
+  /**
+   * The teams whose owner or access rules name this user or one of these teams: the only teams on
+   * which a principal without roles holds any verb (an index, so a decision never walks every team).
+   */
+  referencing(user: string | undefined, teams: readonly string[]): Iterable<string>;
   teamsOf(user: string | undefined, groups: string[]): string[];
 }
+
+/** The owner and access-rule references of a team, as index tokens (`u:` users, `t:` teams). */
+export function referenceTokens(team: Team | undefined): Set<string> {
+  const out = new Set<string>();
+  const owner = team?.spec?.owner;
+  if (owner?.user) out.add(`u:${owner.user}`);
+  if (owner?.team) out.add(`t:${owner.team}`);
+  for (const rule of team?.spec?.access ?? []) {
+    for (const u of rule.users ?? []) out.add(`u:${u}`);
+    for (const t of rule.teams ?? []) out.add(`t:${t}`);
+  }
+  return out;
+}
+
+/** The tokens a principal is referenced by. */
+export const principalTokens = (user: string | undefined, teams: readonly string[]): string[] => [...(user !== undefined ? [`u:${user}`] : []), ...teams.map((t) => `t:${t}`)];
 
 /** One unit of permission: a cluster role, a verb on one team, or every verb on one user's keys. */
 export type Atom =
@@ -44,9 +64,10 @@ export function grantsOf(p: Principal, world: TeamWorld, authz: Authorizer): Ato
   const roles = new Set<string>();
   for (const t of p.teams) for (const r of world.get(t)?.spec?.clusterRoles ?? []) roles.add(r.name);
   for (const role of [...roles].sort()) atoms.push({ kind: 'role', role });
-  // Ownership and access rules only: what roles give is counted by the role atoms above.
+  // Ownership and access rules only: what roles give is counted by the role atoms above. Without
+  // roles, only the teams that name the principal give it verbs.
   const bare: Identity = { name: '', groups: [], teams: p.teams, clusterRoles: new Set(), keyName: '', ...(p.user ? { user: p.user } : {}) };
-  for (const name of [...world.names()].sort()) {
+  for (const name of [...world.referencing(p.user, p.teams)].sort()) {
     const held = authz.teamVerbs(bare, world.get(name));
     for (const verb of held) atoms.push({ kind: 'team', verb, team: name });
     if (held.has('update')) atoms.push({ kind: 'teamKeys', team: name });
@@ -127,11 +148,12 @@ export function hasScope(who: { scope?: Identity['scope'] }): boolean {
 export function withTeam(world: TeamWorld, name: string, next: Team | undefined): TeamWorld {
   return {
     get: (n) => (n === name ? next : world.get(n)),
-    names: () => {
-      const all = new Set(world.names());
-      if (next) all.add(name);
-      else all.delete(name);
-      return all;
+    referencing: (user, teams) => {
+      const out = new Set(world.referencing(user, teams));
+      out.delete(name);
+      const mine = referenceTokens(next);
+      if (principalTokens(user, teams).some((t) => mine.has(t))) out.add(name);
+      return out;
     },
     teamsOf: (user, groups) => {
       const out = new Set(world.teamsOf(user, groups));

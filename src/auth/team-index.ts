@@ -9,7 +9,7 @@ import { serviceUnavailable } from '../api/errors.js';
 import type { Team } from '../api/types.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { StoreWatch } from '../store/types.js';
-import type { TeamWorld } from './grants.js';
+import { principalTokens, referenceTokens, type TeamWorld } from './grants.js';
 
 /** How long a write waits for the index to see the writes before it; then 503. */
 const catchUpMs = 5_000;
@@ -18,9 +18,11 @@ interface Snapshot {
   teams: Map<string, Team>;
   byUser: Map<string, Set<string>>;
   byGroup: Map<string, Set<string>>;
+  /** Owner and access-rule references (grants.ts referenceTokens) to the teams that make them. */
+  byReference: Map<string, Set<string>>;
 }
 
-const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), byGroup: new Map() });
+const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), byGroup: new Map(), byReference: new Map() });
 
 export class TeamIndex implements TeamWorld {
   private snap: Snapshot = emptySnapshot();
@@ -73,8 +75,10 @@ export class TeamIndex implements TeamWorld {
     return this.snap.teams.get(name);
   }
 
-  names(): Iterable<string> {
-    return this.snap.teams.keys();
+  referencing(user: string | undefined, teams: readonly string[]): Iterable<string> {
+    const out = new Set<string>();
+    for (const token of principalTokens(user, teams)) for (const t of this.snap.byReference.get(token) ?? []) out.add(t);
+    return out;
   }
 
   /** Teams with the user in spec.users or one of the groups in spec.groups. */
@@ -147,14 +151,24 @@ function put(snap: Snapshot, team: Team): void {
   snap.teams.set(name, team);
   for (const u of team.spec?.users ?? []) add(snap.byUser, u, name);
   for (const g of team.spec?.groups ?? []) add(snap.byGroup, g, name);
+  for (const r of referenceTokens(team)) add(snap.byReference, r, name);
 }
 
 function remove(snap: Snapshot, name: string): void {
   const old = snap.teams.get(name);
   if (!old) return;
   snap.teams.delete(name);
-  for (const u of old.spec?.users ?? []) snap.byUser.get(u)?.delete(name);
-  for (const g of old.spec?.groups ?? []) snap.byGroup.get(g)?.delete(name);
+  for (const u of old.spec?.users ?? []) drop(snap.byUser, u, name);
+  for (const g of old.spec?.groups ?? []) drop(snap.byGroup, g, name);
+  for (const r of referenceTokens(old)) drop(snap.byReference, r, name);
+}
+
+/** Removes a value, and its key once empty: the index holds only what live teams say. */
+function drop(map: Map<string, Set<string>>, key: string, value: string): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
 }
 
 function add(map: Map<string, Set<string>>, key: string, value: string): void {
