@@ -7,6 +7,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { simpleGit } from 'simple-git';
+import { SourceError } from './errors.js';
 import type { Manifest, ManifestError } from './manifests.js';
 import { missingFolder, parseFiles, readManifests } from './files.js';
 import { hasFolder, readTree, resolveRevision, updateMirror } from './git-mirror.js';
@@ -39,7 +40,7 @@ export interface LoadedSource {
   files: number;
 }
 
-export class SourceError extends Error {}
+export { SourceError };
 
 /** A source ready to be read: for a git source, the mirror is fetched and `gitRevision` is the commit a read will see. */
 export interface OpenedSource {
