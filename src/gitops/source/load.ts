@@ -65,8 +65,8 @@ async function openFolder(opts: SourceOptions): Promise<OpenedSource> {
   }
   const sub = opts.path ?? '.';
   const read = async (): Promise<LoadedSource> => {
-    const loaded = await readManifests(root, join(root, sub));
-    const tree = await workTreeOf(root);
+    // git answers (a child process) while the manifests are parsed.
+    const [loaded, tree] = await Promise.all([readManifests(root, join(root, sub)), workTreeOf(root)]);
     const revision = tree ? (await simpleGit(root).revparse(['HEAD']).catch(() => '')).trim() : '';
     const byLocation = tree ? joinId(tree.repo, tree.within, sub) : joinId(root, sub);
     const id = opts.sourceId ?? byLocation;
