@@ -1,3 +1,4 @@
+/** `teamkeys serve`: its flags; what it runs is in serve-action.ts, loaded only when it runs. */
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
 import { defaultFailureLimit } from '../../server/auth-context.js';

@@ -1,3 +1,4 @@
+/** `teamkeys watch`: its flags; what it runs is in watch-action.ts, loaded only when it runs. */
 import type { Command } from 'commander';
 import { addDaemonFlags } from '../daemon-setup.js';
 import { addFlags, logFormatHelp, targetFlags } from '../flag-specs.js';
