@@ -102,7 +102,8 @@ export async function apiCreates(s: Settings): Promise<Figure> {
   }
 }
 
-function writeTeams(dir: string, n: number): void {
+/** n Team manifests, one file each, as a repository holds them. */
+export function writeTeams(dir: string, n: number): void {
   for (let i = 0; i < n; i++) {
     writeFileSync(
       join(dir, `team-${String(i).padStart(6, '0')}.yaml`),

@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { apiCreates, apiReads, applyNew, memory, planNoop, watchFanout } from './figures.js';
+import { apply300, cliStart } from './figures-cli.js';
 import { lockHealthz } from './figures-worker.js';
 import { met, type Figure, type Settings } from './lib.js';
 
@@ -17,6 +18,8 @@ const steps: [string, () => Promise<Figure | Figure[]>][] = [
   ['api.create', () => apiCreates(settings)],
   ['plan.noop10k', () => planNoop(settings)],
   ['apply.1k', () => applyNew(settings)],
+  ['cli.start', () => cliStart(settings)],
+  ['apply.300', () => apply300()],
   ['memory.100k', () => memory(settings)],
   ['watch.fanout500', () => watchFanout(settings)],
   ['lock.healthz', () => lockHealthz(settings)],

@@ -5,11 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import type { Logger } from 'pino';
-import type { ApiClient } from '../client/types.js';
-import { CountingClient } from '../daemon/counting-client.js';
-import { SyncDaemon, type DaemonOptions } from '../daemon/daemon.js';
-import { DaemonMetrics } from '../daemon/metrics.js';
+import type { DaemonOptions } from '../daemon/daemon.js';
 import type { SourceOptions } from '../gitops/source/load.js';
 import { parseDuration } from './duration.js';
 import { CliError } from './errors.js';
@@ -59,13 +55,4 @@ export async function daemonConfig(opts: Record<string, unknown>, prefix: string
     ...(f.policy ? { policyDir: f.policy } : {}),
     ...withKeyDelivery(),
   };
-}
-
-/** The daemon and its metrics, writing through `client` (counted by verb and code). */
-export function buildDaemon(config: DaemonConfig, client: ApiClient, log: Logger, onCycle?: DaemonOptions['onCycle']): { daemon: SyncDaemon; metrics: DaemonMetrics; client: CountingClient } {
-  const metrics = new DaemonMetrics();
-  const counted = new CountingClient(client, metrics);
-  const { webhookSecret: _secret, ...options } = config;
-  const daemon = new SyncDaemon({ ...options, client: counted, metrics, log, ...(onCycle ? { onCycle } : {}) });
-  return { daemon, metrics, client: counted };
 }

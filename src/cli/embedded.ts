@@ -1,24 +1,15 @@
 /** Opens the embedded store named by --store (or TEAMKEYS_STORE) and the registry over it. */
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
 import { FieldCipher } from '../api/field-cipher.js';
 import { createRegistry, type Registry } from '../registry/registry.js';
 import { AuditRecorder } from '../server/audit/audit-recorder.js';
 import { openAuditTrail } from '../store/audit/open.js';
-import { defaultStoreUrl, openStore } from '../store/open.js';
-import { encryptionKeyFileName, loadCipher } from './encryption-key-file.js';
+import { openStore } from '../store/open.js';
+import { loadCipher } from './encryption-key-file.js';
+import { defaultEncryptionKeyFile, storeUrl } from './store-flags.js';
 
-export const storeOptionHelp = `store URL: sqlite:PATH, postgres://USER@HOST:PORT/DB or memory: (default: $TEAMKEYS_STORE or ${defaultStoreUrl})`;
-
-/** The key file every command uses unless told otherwise: the default state directory's. */
-export const defaultEncryptionKeyFile = join('.teamkeys', encryptionKeyFileName);
-export const encryptionKeyFileHelp = `key file that encrypts sealed fields at rest (default: $TEAMKEYS_ENCRYPTION_KEY_FILE or ${defaultEncryptionKeyFile}; made on first use)`;
-
-/** --store, else TEAMKEYS_STORE when set and not empty, else the default. */
-export function storeUrl(option: string | undefined): string {
-  return option ?? (process.env.TEAMKEYS_STORE || defaultStoreUrl);
-}
+export { defaultEncryptionKeyFile, encryptionKeyFileHelp, storeOptionHelp, storeUrl } from './store-flags.js';
 
 /** Who writes to a local store: the operating-system user running this command. */
 function localUser(): string {

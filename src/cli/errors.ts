@@ -7,8 +7,8 @@ import { CommanderError } from 'commander';
 import { ApiError } from '../api/errors.js';
 import { ClientError } from '../client/types.js';
 import type { Report } from '../gitops/report/report.js';
-import { SourceError } from '../gitops/source/load.js';
-import { StoreUrlError } from '../store/open.js';
+import { SourceError } from '../gitops/source/errors.js';
+import { StoreUrlError } from '../store/url.js';
 
 /** An error the user can fix from the message alone. */
 export class CliError extends Error {}

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { defaultGroup } from '../api/resources.js';
-import { encryptionKeyFileHelp, storeOptionHelp } from './embedded.js';
+import { encryptionKeyFileHelp, storeOptionHelp } from './store-flags.js';
 
 export interface FlagSpec {
   /** The flag without dashes or prefix: `max-prune`. */
@@ -94,3 +94,5 @@ export function readFlags(opts: Record<string, unknown>, specs: FlagSpec[], pref
   const camel = (s: string) => s.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
   return Object.fromEntries(specs.map((s) => [camel(s.name), opts[camel(flagName(s, prefix))]]).filter(([, v]) => v !== undefined));
 }
+
+export const logFormatHelp = 'json or text (default: text on a terminal, json otherwise); logs go to stderr';

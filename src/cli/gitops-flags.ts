@@ -1,15 +1,12 @@
 /** The flags validate, plan and apply share, and how they become a source, a client and reports. */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { EmbeddedClient } from '../client/embedded.js';
-import { HttpClient } from '../client/http.js';
 import type { ApiClient } from '../client/types.js';
 import { githubSecretsFromEnv, type KeyDelivery } from '../gitops/keys/github-secrets.js';
 import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { renderText } from '../gitops/report/text.js';
-import { openEmbedded, storeUrl } from './embedded.js';
 import { CliError } from './errors.js';
 import { addFlags, runFlags, sourceFlags, targetFlags } from './flag-specs.js';
 
@@ -102,8 +99,11 @@ export async function openClient(f: TargetFlags): Promise<ApiClient> {
     const token = f.tokenFile ? (await readFile(f.tokenFile, 'utf8').catch(() => { throw new CliError(`cannot read --token-file ${f.tokenFile}`); })).trim() : process.env.TEAMKEYS_TOKEN;
     if (!token) throw new CliError('--server needs an access key: --token-file FILE or TEAMKEYS_TOKEN');
     const ca = f.caFile ? await readFile(f.caFile).catch(() => { throw new CliError(`cannot read --ca-file ${f.caFile}`); }) : undefined;
+    const { HttpClient } = await import('../client/http.js');
     return new HttpClient({ server: f.server, token, group: f.apiGroup, ...(ca ? { ca } : {}) });
   }
+  // The embedded store (and its native driver) loads only for a command that opens it.
+  const [{ EmbeddedClient }, { openEmbedded, storeUrl }] = await Promise.all([import('../client/embedded.js'), import('./embedded.js')]);
   const { registry, audit, close } = await openEmbedded(f.store, { group: f.apiGroup, ...(f.encryptionKeyFile ? { encryptionKeyFile: f.encryptionKeyFile } : {}) });
   return new EmbeddedClient(registry, storeUrl(f.store), close, audit);
 }

@@ -29,8 +29,6 @@ export const redactPaths = [
 
 const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
-export const logFormatHelp = 'json or text (default: text on a terminal, json otherwise); logs go to stderr';
-
 let fatal: ((line: string) => void) | undefined;
 
 /** The --log-format flag, or the default for where stderr goes. */

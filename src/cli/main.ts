@@ -10,7 +10,6 @@ import { registerImport } from './commands/import.js';
 import { registerServe } from './commands/serve.js';
 import { registerWatch } from './commands/watch.js';
 import { reportError } from './errors.js';
-import { errorWriter } from './logging.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 

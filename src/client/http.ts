@@ -2,8 +2,8 @@
  * The ApiClient over HTTP(S) to any server speaking this API, kube-style: bearer token, JSON,
  * fieldManager=gitops. node:https rather than fetch, so a private CA can be trusted per client.
  */
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { auditApiVersion, type AuditEvent, type AuditFilter } from '../api/audit-event.js';
 import type { Status } from '../api/errors.js';
 import { apiPrefix } from '../api/resources.js';
@@ -34,12 +34,19 @@ export class HttpClient implements ApiClient {
   readonly target: string;
   readonly apiVersion: string;
   private readonly base: URL;
+  /**
+   * One keep-alive agent per client: every request of a run reuses the few TLS connections it
+   * opened (as many as writes in flight), and close() ends them so the process exits at once.
+   */
+  private readonly agent: HttpAgent;
 
   constructor(private readonly opts: HttpClientOptions) {
     const group = opts.group ?? 'management.service';
     this.apiVersion = `${group}/v1`;
     this.target = apiRoot(opts.server);
     this.base = new URL(`${this.target}/apis/${group}/v1/`);
+    const keepAlive = { keepAlive: true, scheduling: 'lifo' as const };
+    this.agent = this.base.protocol === 'https:' ? new HttpsAgent({ ...keepAlive, ...(opts.ca ? { ca: opts.ca } : {}) }) : new HttpAgent(keepAlive);
   }
 
   private send(method: string, path: string, body?: { type: string; value: unknown }): Promise<unknown> {
@@ -56,7 +63,7 @@ export class HttpClient implements ApiClient {
     }
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
-      const req = request(url, { method, headers, timeout: this.opts.timeoutMs ?? 30_000, ...(this.opts.ca ? { ca: this.opts.ca } : {}) }, (res) => {
+      const req = request(url, { method, headers, timeout: this.opts.timeoutMs ?? 30_000, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
@@ -187,5 +194,7 @@ export class HttpClient implements ApiClient {
     }
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.agent.destroy();
+  }
 }

@@ -5,7 +5,6 @@ import type { ApiClient, Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
 import type { KeyDelivery } from './keys/github-secrets.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
-import { checkPolicyDir } from './policy/evaluate.js';
 import { buildReport, type Report } from './report/report.js';
 import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
 import { checkTeamReferences, validateManifests, type DesiredObject } from './validate.js';
@@ -53,10 +52,11 @@ function sourceInfo(loaded: LoadedSource): Report['source'] {
 }
 
 /** Checks the manifests only: no server is asked. */
+// The policies (and CEL with them) load only when a policy folder is given.
 export async function validateSource(source: SourceOptions, apiVersion: string, policyDir?: string): Promise<Reconciled> {
   const loaded = await loadSource(source);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(modelsFor(apiVersion)));
-  if (policyDir && loaded.errors.length + errors.length === 0) errors.push(...(await checkPolicyDir(policyDir, desired)));
+  if (policyDir && loaded.errors.length + errors.length === 0) errors.push(...(await (await import('./policy/evaluate.js')).checkPolicyDir(policyDir, desired)));
   const report = buildReport({ mode: 'validate', source: sourceInfo(loaded), target: '(none)', errors: [...loaded.errors, ...errors] });
   return { report, loaded };
 }
@@ -76,6 +76,14 @@ async function withHistory(client: ApiClient, plan: Plan, byKey: Map<string, Des
   }
 }
 
+/** Both kinds' live objects, read at once (one round trip of waiting, not two); a failure reports the teams' first, as a sequential read would. */
+async function listBoth(client: ApiClient): Promise<Record<Plural, KubeObject[]>> {
+  const [teams, keys] = await Promise.allSettled([client.list('teams'), client.list('ownedaccesskeys')]);
+  if (teams.status === 'rejected') throw teams.reason;
+  if (keys.status === 'rejected') throw keys.reason;
+  return { teams: teams.value, ownedaccesskeys: keys.value };
+}
+
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const { client } = opts;
   const loaded = opts.loaded ?? (await loadSource(opts.source));
@@ -83,8 +91,8 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(models));
   const base = { mode: opts.mode, source: sourceInfo(loaded), target: client.target };
   if (loaded.errors.length + errors.length > 0) return { report: buildReport({ ...base, errors: [...loaded.errors, ...errors] }), loaded };
-  const live: Record<Plural, KubeObject[]> = { teams: await client.list('teams'), ownedaccesskeys: await client.list('ownedaccesskeys') };
-  const refErrors = [...checkTeamReferences(desired, live.teams), ...(opts.policyDir ? await checkPolicyDir(opts.policyDir, desired, live) : [])];
+  const live = await listBoth(client);
+  const refErrors = [...checkTeamReferences(desired, live.teams), ...(opts.policyDir ? await (await import('./policy/evaluate.js')).checkPolicyDir(opts.policyDir, desired, live) : [])];
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
   const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
   const plan = planReconcile(desired, live, models, planOpts);

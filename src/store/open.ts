@@ -4,10 +4,9 @@ import { MemoryStore } from './backends/memory.js';
 import { PostgresStore } from './backends/postgres.js';
 import { SqliteStore } from './backends/sqlite.js';
 import type { Store, StoreLog } from './types.js';
+import { defaultStoreUrl, StoreUrlError } from './url.js';
 
-export const defaultStoreUrl = 'sqlite:.teamkeys/teamkeys.db';
-
-export class StoreUrlError extends Error {}
+export { defaultStoreUrl, StoreUrlError } from './url.js';
 
 /**
  * Opens the store a URL names; `log` hears of the store's own trouble (a PostgreSQL connection lost);

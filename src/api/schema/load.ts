@@ -1,11 +1,12 @@
 /**
- * Loads the JSON Schemas shipped in schemas/ (beside src/ and dist/ alike), compiles them with ajv,
- * and resolves each into a structural schema: one tree with every $ref replaced by its target.
+ * Loads the JSON Schemas shipped in schemas/ (beside src/ and dist/ alike), gives each kind's
+ * validator (compiled ahead of time: validators.generated.ts), and resolves each schema into a
+ * structural schema: one tree with every $ref replaced by its target.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import type { SchemaId } from '../resources.js';
 import { readSchemaFile } from './files.js';
+import { ownedAccessKeyValidator, teamValidator } from './validators.generated.js';
 
 /** The subset of JSON Schema the structural walkers read. */
 export interface StructuralSchema {
@@ -36,24 +37,18 @@ export function rawSchemas(): Map<string, StructuralSchema> {
   return raw;
 }
 
-let ajv: Ajv | undefined;
-const validators = new Map<SchemaId, ValidateFunction>();
+/**
+ * The validators ajv's standalone code made from the schemas (scripts/gen-validators.mjs): no
+ * schema is compiled at run time, which kept every command waiting about 100 ms at start.
+ */
+const validators: Record<SchemaId, ValidateFunction> = {
+  'team.schema.json': teamValidator as ValidateFunction,
+  'ownedaccesskey.schema.json': ownedAccessKeyValidator as ValidateFunction,
+};
 
 /** The compiled ajv validator of a kind's schema. */
 export function validatorFor(id: SchemaId): ValidateFunction {
-  let validate = validators.get(id);
-  if (!validate) {
-    if (!ajv) {
-      // strict: false lets the x-kubernetes-* and deprecated annotations through.
-      ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, verbose: true });
-      const addFormats = addFormatsModule as unknown as (a: Ajv) => Ajv;
-      addFormats(ajv);
-      for (const [fileId, schema] of rawSchemas()) ajv.addSchema(schema, fileId);
-    }
-    validate = ajv.getSchema(id)!;
-    validators.set(id, validate);
-  }
-  return validate;
+  return validators[id];
 }
 
 const structural = new Map<SchemaId, StructuralSchema>();

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { ApiError } from '../../api/errors.js';
 import { formatError, parseManifests } from '../../gitops/source/manifests.js';
-import { encryptionKeyFileHelp, withRegistry, storeOptionHelp } from '../embedded.js';
+import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
 import { CliError } from '../errors.js';
 import { expandFiles } from '../files.js';
 import { parseOutputFormat, render } from '../output.js';
@@ -30,6 +30,7 @@ export function registerCreate(program: Command): void {
       const format = opts.output ? parseOutputFormat(opts.output) : undefined;
       const files = await expandFiles(opts.filename);
       let failed = 0;
+      const { withRegistry } = await import('../embedded.js');
       await withRegistry(opts.store, async (registry) => {
         const all: (ReturnType<typeof parseManifests>['manifests'][number] & { file: string })[] = [];
         for (const file of files) {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { encryptionKeyFileHelp, withRegistry, storeOptionHelp } from '../embedded.js';
+import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
 import { resolveResource } from '../resource-names.js';
 
 interface Options {
@@ -18,6 +18,7 @@ export function registerDelete(program: Command): void {
     .option('--encryption-key-file <file>', encryptionKeyFileHelp)
     .action(async (resource: string, names: string[], opts: Options) => {
       const info = resolveResource(resource);
+      const { withRegistry } = await import('../embedded.js');
       await withRegistry(opts.store, async (registry) => {
         for (const name of names) {
           const { removed } = await registry.byPlural(info.plural)!.delete(name);

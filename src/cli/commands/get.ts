@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { KubeObject } from '../../api/types.js';
-import { encryptionKeyFileHelp, withRegistry, storeOptionHelp } from '../embedded.js';
+import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
 import { parseOutputFormat, render } from '../output.js';
 import { resolveResource } from '../resource-names.js';
 
@@ -25,6 +25,7 @@ export function registerGet(program: Command): void {
     .action(async (resource: string, names: string[], opts: Options) => {
       const info = resolveResource(resource);
       const format = parseOutputFormat(opts.output);
+      const { withRegistry } = await import('../embedded.js');
       await withRegistry(opts.store, async (registry) => {
         const registryOf = registry.byPlural(info.plural)!;
         let objects: KubeObject[];

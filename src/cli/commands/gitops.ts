@@ -2,12 +2,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import type { Command } from 'commander';
 import { resourceModels } from '../../api/model.js';
-import { reconcile, validateSource } from '../../gitops/reconcile.js';
 import { buildReport, type Report } from '../../gitops/report/report.js';
 import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests, type DesiredObject } from '../../gitops/validate.js';
-import { applyPlanFile, writeSavedPlan } from '../../gitops/plan-file.js';
-import { checkPolicyDir } from '../../gitops/policy/evaluate.js';
 import { CliError, reportExitCode } from '../errors.js';
 import { addGitopsFlags, addSourceFlags, checkOutput, formatReport, openClient, runOptions, sourceOptions, withKeyDelivery, writeReports, type GitopsFlags } from '../gitops-flags.js';
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
@@ -34,6 +31,7 @@ async function validatePaths(paths: string[], f: Flags): Promise<Checked> {
   const kinds: string[] = [];
   for (const path of paths) {
     if ((await stat(path).catch(() => undefined))?.isDirectory()) {
+      const { validateSource } = await import('../../gitops/reconcile.js');
       const { report, loaded } = await validateSource({ ...sourceOptions(f), source: path }, `${f.apiGroup}/v1`, f.policy);
       errors = [...errors, ...report.errors];
       kinds.push(...loaded.manifests.map((m) => String(m.object.kind)));
@@ -50,7 +48,7 @@ async function validatePaths(paths: string[], f: Flags): Promise<Checked> {
     desired.push(...checked.desired);
     errors = [...errors, ...parsed.errors, ...checked.errors];
   }
-  if (f.policy && desired.length > 0 && errors.length === 0) errors = await checkPolicyDir(f.policy, desired);
+  if (f.policy && desired.length > 0 && errors.length === 0) errors = await (await import('../../gitops/policy/evaluate.js')).checkPolicyDir(f.policy, desired);
   return { report: buildReport({ mode: 'validate', source: { id: 'files', description: paths.join(', ') }, target: '(none)', errors }), kinds };
 }
 
@@ -80,7 +78,7 @@ export function registerGitops(program: Command): void {
     const { report, kinds } =
       paths.length > 0
         ? await validatePaths(paths, f)
-        : await validateSource(sourceOptions(f), `${f.apiGroup}/v1`, f.policy).then(({ report, loaded }) => ({ report, kinds: loaded.manifests.map((m) => String(m.object.kind)) }));
+        : await (await import('../../gitops/reconcile.js')).validateSource(sourceOptions(f), `${f.apiGroup}/v1`, f.policy).then(({ report, loaded }) => ({ report, kinds: loaded.manifests.map((m) => String(m.object.kind)) }));
     if (report.errors.length === 0 && kinds.length === 0) throw noManifests(report.source.description, 'validate');
     if (f.output === 'text' && report.errors.length === 0) {
       const from = paths.length > 0 ? report.source.description : `source ${report.source.id} (${report.source.description})`;
@@ -109,6 +107,8 @@ export function registerGitops(program: Command): void {
       }
       checkOutput(f.output);
       const run = runOptions(f);
+      // What plan and apply need (the planner, the writers, a client) loads only when one of them runs.
+      const [{ reconcile }, { applyPlanFile, writeSavedPlan }] = await Promise.all([import('../../gitops/reconcile.js'), import('../../gitops/plan-file.js')]);
       const client = await openClient(f);
       const abort = new AbortController();
       const stop = () => abort.abort();

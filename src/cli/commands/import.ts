@@ -2,8 +2,7 @@ import { access, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
-import { importObjects } from '../../gitops/import.js';
-import { storeOptionHelp } from '../embedded.js';
+import { storeOptionHelp } from '../store-flags.js';
 import { CliError } from '../errors.js';
 import { openClient, type GitopsFlags } from '../gitops-flags.js';
 
@@ -27,6 +26,7 @@ export function registerImport(program: Command): void {
     .action(async (f: ImportFlags) => {
       const client = await openClient(f);
       try {
+        const { importObjects } = await import('../../gitops/import.js');
         const { files, skipped } = await importObjects(client, { all: f.all === true });
         // Nothing is written when any file is already there: an import never edits a repository.
         const taken = (await Promise.all(files.map(async (file) => ((await access(join(f.out, file.path)).then(() => true, () => false)) ? file.path : undefined)))).filter(Boolean);

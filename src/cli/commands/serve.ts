@@ -1,92 +1,13 @@
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+/** `teamkeys serve`: its flags; what it runs is in serve-action.ts, loaded only when it runs. */
 import type { Command } from 'commander';
-import type { Logger } from 'pino';
 import { defaultGroup } from '../../api/resources.js';
-import { bootstrapAdmin } from '../../auth/bootstrap.js';
-import { createAuthContext, defaultFailureLimit } from '../../server/auth-context.js';
-import type { FailureLimitOptions } from '../../auth/failure-limit.js';
-import { createRegistry } from '../../registry/registry.js';
-import { apiPrefix, buildServer } from '../../server/server.js';
-import { endpointAuthorizer } from '../../server/endpoint-auth.js';
-import { closeGracefully, defaultShutdownGraceMs } from '../../server/shutdown.js';
+import { defaultFailureLimit } from '../../server/auth-context.js';
+import { defaultShutdownGraceMs } from '../../server/shutdown.js';
 import { defaultMaxWatchesPerKey } from '../../server/routes/watch.js';
-import { PostgresStore } from '../../store/backends/postgres.js';
-import { SqliteStore } from '../../store/backends/sqlite.js';
-import { LocalLease } from '../../store/lease.js';
-import { openStore } from '../../store/open.js';
-import { openAuditTrail } from '../../store/audit/open.js';
-import { AuditRecorder } from '../../server/audit/audit-recorder.js';
-import { cipherFor, storeOptionHelp, storeUrl } from '../embedded.js';
-import { encryptionKeyFileName } from '../encryption-key-file.js';
-import { parseDuration } from '../duration.js';
-import { CliError } from '../errors.js';
-import { createLogger, logFormat, logFormatHelp } from '../logging.js';
-import { isLoopback, parseListen, urlHost, type ListenAddress } from '../listen.js';
-import { selfSignedTls, writeKubeconfig } from '../state-files.js';
-import { EmbeddedClient } from '../../client/embedded.js';
-import { registerDaemonRoutes } from '../../daemon/routes.js';
-import { renderText } from '../../gitops/report/text.js';
-import type { Registry } from '../../registry/registry.js';
-import { addDaemonFlags, buildDaemon, daemonConfig, hasSource, type DaemonConfig } from '../daemon-setup.js';
-
-interface Options {
-  listen: string;
-  store?: string;
-  stateDir: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  insecureHttp?: boolean;
-  logLevel: string;
-  logFormat?: string;
-  maxTtl?: string;
-  activityInterval: string;
-  expiredKeyRetention: string;
-  apiGroup: string;
-  authFailureLimit: string;
-  requestTimeout: string;
-  encryptionKeyFile?: string;
-  auditLog?: string;
-  auditRetention: string;
-  shutdownGrace: string;
-  maxWatchesPerKey: string;
-}
-
-/** Time the store and the last timers get after the connections are closed, before the process exits anyway. */
-const exitMarginMs = 10_000;
-
-function seconds(flag: string, value: string | undefined): number | undefined {
-  return value === undefined ? undefined : positive(flag, value, ' of seconds');
-}
-
-function positive(flag: string, value: string, unit = ''): number {
-  if (!/^\d+$/.test(value) || Number(value) === 0) throw new CliError(`${flag} must be a whole number${unit} above 0, not "${value}"`);
-  return Number(value);
-}
-
-/** BURST/PER_SECOND, e.g. 50/2, or "off". */
-function failureLimit(value: string): FailureLimitOptions | false {
-  if (value === 'off') return false;
-  const m = value.match(/^(\d+)\/(\d+(?:\.\d+)?)$/);
-  if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) {
-    throw new CliError(`--auth-failure-limit must be BURST/PER_SECOND (like 50/2) or off, not "${value}"`);
-  }
-  return { burst: Number(m[1]), perSecond: Number(m[2]) };
-}
-
-type Tls = { cert: Buffer; key: Buffer; selfSigned: boolean } | undefined;
-
-/** HTTPS with the given certificate, plain HTTP when asked, else a self-signed certificate. */
-async function chooseTls(opts: Options, listen: ListenAddress, stateDir: string): Promise<Tls> {
-  if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
-  if (opts.tlsCert && opts.insecureHttp) throw new CliError('--insecure-http and --tls-cert exclude each other');
-  if (opts.tlsCert) return { cert: await readFile(opts.tlsCert), key: await readFile(opts.tlsKey!), selfSigned: false };
-  if (opts.insecureHttp) return undefined;
-  const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
-  const hosts = ['localhost', '127.0.0.1', '::1', ...(wildcard ? [] : [listen.host])];
-  const made = await selfSignedTls(stateDir, hosts);
-  return { cert: made.cert, key: made.key, selfSigned: true };
-}
+import { addDaemonFlags } from '../daemon-setup.js';
+import { logFormatHelp } from '../flag-specs.js';
+import { storeOptionHelp } from '../store-flags.js';
+import type { ServeOptions } from './serve-action.js';
 
 export function registerServe(program: Command): void {
   const serve = program
@@ -116,114 +37,8 @@ export function registerServe(program: Command): void {
     .option('--shutdown-grace <seconds>', 'after SIGTERM, time in-flight requests and watches get to finish before their connections are cut', String(defaultShutdownGraceMs / 1000))
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600));
   // The sidecar: every flag of teamkeys watch that is about the source and the sync, as --sync-*.
-  addDaemonFlags(serve, 'sync-')
-    .action(async (opts: Options) => {
-      const listen = parseListen(opts.listen);
-      const stateDir = resolve(opts.stateDir);
-      const maxTtlSeconds = seconds('--max-ttl', opts.maxTtl);
-      const activityIntervalMs = seconds('--activity-interval', opts.activityInterval)! * 1000;
-      const expiredKeyRetentionSeconds = seconds('--expired-key-retention', opts.expiredKeyRetention)!;
-      const authFailureLimit = failureLimit(opts.authFailureLimit);
-      const requestTimeoutMs = seconds('--request-timeout', opts.requestTimeout)! * 1000;
-      const syncConfig = hasSource(opts as unknown as Record<string, unknown>, 'sync-')
-        ? await daemonConfig(opts as unknown as Record<string, unknown>, 'sync-', stateDir, { keyDir: join(stateDir, 'keys'), reportDir: join(stateDir, 'sync') })
-        : undefined;
-      const shutdownGraceMs = seconds('--shutdown-grace', opts.shutdownGrace)! * 1000;
-      const maxWatchesPerKey = positive('--max-watches-per-key', opts.maxWatchesPerKey);
-      const tls = await chooseTls(opts, listen, stateDir);
-      // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
-      const logger = createLogger(opts.logLevel, logFormat(opts.logFormat));
-      if (!tls && !isLoopback(listen.host)) {
-        logger.warn({ host: listen.host }, 'serving plain HTTP on a non-loopback address: access keys cross the network in clear text unless a TLS proxy is in front');
-      }
-
-      const auditRetentionMs = parseDuration('--audit-retention', opts.auditRetention);
-      const cipher = await cipherFor(storeUrl(opts.store), opts.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName));
-      const store = openStore(storeUrl(opts.store), { log: logger, threads: true });
-      // Read back from the live connection: the settings the power-loss promise rests on (docs/reliability.md).
-      if (store instanceof SqliteStore) logger.info(await store.durability(), 'SQLite store opened');
-      const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: auditRetentionMs, ...(opts.auditLog ? { logFile: resolve(opts.auditLog) } : {}) });
-      const registry = createRegistry(store, { group: opts.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
-      const adminKeyFile = join(stateDir, 'admin.key');
-      const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
-      const boot = await bootstrapAdmin(registry, {
-        keyFile: adminKeyFile,
-        ...(envKey ? { adminKey: envKey } : {}),
-        ...(maxTtlSeconds ? { ttlSeconds: maxTtlSeconds } : {}),
-      });
-      if (boot.keyFile) console.log(`teamkeys: created the administrator key (user admin) in ${boot.keyFile}, mode 0600`);
-      else if (boot.created) console.log('teamkeys: created the administrator key (user admin) from TEAMKEYS_ADMIN_KEY');
-
-      const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit });
-      // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
-      const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
-      const daemon = syncConfig ? sidecar(syncConfig, registry, logger, audit) : undefined;
-      const app = await buildServer({
-        registry,
-        auth,
-        logger,
-        lease,
-        maintenance: { expiredKeyRetentionSeconds },
-        audit,
-        requestTimeoutMs,
-        maxWatchesPerKey,
-        ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
-        ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
-      });
-      if (daemon) {
-        const routes = { health: false, authorize: endpointAuthorizer(auth), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
-        registerDaemonRoutes(app, daemon.daemon, daemon.metrics, routes);
-      }
-      await app.listen({ host: listen.host, port: listen.port });
-      // Signals are handled before anyone can learn the address: a stop right after start is clean.
-      const stopped = new Promise<void>((done) => {
-        const stop = (signal: string) => {
-          logger.info({ signal }, 'shutting down');
-          // The last resort: whatever still holds the process (a stuck store close) does not hold it forever.
-          setTimeout(() => {
-            logger.error({ signal, afterMs: shutdownGraceMs + exitMarginMs }, 'shutdown did not finish in time; exiting');
-            process.exit(1);
-          }, shutdownGraceMs + exitMarginMs).unref();
-          void closeGracefully(app, { graceMs: shutdownGraceMs, log: logger })
-            .then(() => audit.close())
-            .then(() => store.close())
-            .then(done, (err: unknown) => {
-              logger.error({ err }, 'shutdown failed');
-              done();
-            });
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
-      });
-      const address = app.server.address();
-      const port = typeof address === 'object' && address ? address.port : listen.port;
-      const host = listen.host === '0.0.0.0' || listen.host === '::' ? 'localhost' : listen.host;
-      const url = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}${apiPrefix}`;
-      if (tls?.selfSigned) {
-        const token = (await readFile(adminKeyFile, 'utf8').catch(() => '')).trim();
-        const kubeconfig = join(stateDir, 'kubeconfig');
-        await writeKubeconfig(kubeconfig, { url, caPem: tls.cert, ...(token ? { token } : {}) });
-        console.log(
-          token
-            ? `teamkeys: kubectl can use ${kubeconfig} (export KUBECONFIG=${kubeconfig})`
-            : // The key came from the environment and is never written to disk: the kubeconfig names the server only.
-              `teamkeys: ${kubeconfig} names this server and trusts its certificate but holds no key (the administrator's key came from TEAMKEYS_ADMIN_KEY): kubectl --kubeconfig ${kubeconfig} --token "$TEAMKEYS_ADMIN_KEY" get teams`,
-        );
-      }
-      console.log(`teamkeys serving on ${url}`);
-      logger.info({ url, store: storeUrl(opts.store).split(':')[0] }, 'serving');
-      await stopped;
-    });
-}
-
-/** The sidecar: a sync daemon in this process, on the same registry, with /metrics and POST /sync. */
-function sidecar(config: DaemonConfig, registry: Registry, log: Logger, audit: AuditRecorder): ReturnType<typeof buildDaemon> {
-  const source = config.source.source;
-  // The sidecar reads its own server's audit trail, to name who made the drift it reports.
-  const built = buildDaemon(config, new EmbeddedClient(registry, 'embedded store (this server)', undefined, audit), log, (report, error) => {
-    if (built.daemon.cycles !== 1) return;
-    if (report) process.stdout.write(`teamkeys: first sync from ${source} (report in ${join(config.reportDir!, 'report.md')}):\n${renderText(report)}`);
-    else console.log(`teamkeys: first sync from ${source} failed: ${error}`);
+  addDaemonFlags(serve, 'sync-').action(async (opts: ServeOptions) => {
+    // The server (fastify, the stores and their drivers) loads only when serve runs.
+    await (await import('./serve-action.js')).serve(opts);
   });
-  return built;
 }

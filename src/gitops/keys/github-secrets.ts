@@ -3,7 +3,6 @@
  * value sealed (libsodium sealed box) with the repository's public key, then PUT by name. The key
  * is in no message this module makes; errors name the secret and what GitHub answered.
  */
-import sodium from 'libsodium-wrappers';
 
 /** Where a key goes: the value of the key-secret annotation, `github:OWNER/REPO/SECRET_NAME`. */
 export interface SecretTarget {
@@ -92,6 +91,8 @@ export class GitHubSecrets implements KeyDelivery {
     const base = `/repos/${encodeURIComponent(target.owner)}/${encodeURIComponent(target.repo)}/actions/secrets`;
     const publicKey = (await this.request('GET', `${base}/public-key`, target)) as { key_id?: string; key?: string } | undefined;
     if (!publicKey?.key || !publicKey.key_id) throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: GitHub sent no repository public key`);
+    // Loaded here, not at start: validate and plan parse secret targets but never seal a key.
+    const sodium = (await import('libsodium-wrappers')).default;
     await sodium.ready;
     let encrypted_value: string;
     try {

@@ -7,6 +7,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { simpleGit } from 'simple-git';
+import { SourceError } from './errors.js';
 import type { Manifest, ManifestError } from './manifests.js';
 import { missingFolder, parseFiles, readManifests } from './files.js';
 import { hasFolder, readTree, resolveRevision, updateMirror } from './git-mirror.js';
@@ -39,7 +40,7 @@ export interface LoadedSource {
   files: number;
 }
 
-export class SourceError extends Error {}
+export { SourceError };
 
 /** A source ready to be read: for a git source, the mirror is fetched and `gitRevision` is the commit a read will see. */
 export interface OpenedSource {
@@ -64,8 +65,8 @@ async function openFolder(opts: SourceOptions): Promise<OpenedSource> {
   }
   const sub = opts.path ?? '.';
   const read = async (): Promise<LoadedSource> => {
-    const loaded = await readManifests(root, join(root, sub));
-    const tree = await workTreeOf(root);
+    // git answers (a child process) while the manifests are parsed.
+    const [loaded, tree] = await Promise.all([readManifests(root, join(root, sub)), workTreeOf(root)]);
     const revision = tree ? (await simpleGit(root).revparse(['HEAD']).catch(() => '')).trim() : '';
     const byLocation = tree ? joinId(tree.repo, tree.within, sub) : joinId(root, sub);
     const id = opts.sourceId ?? byLocation;

@@ -1,0 +1,75 @@
+/**
+ * `teamkeys validate` (and --help) load none of the server's modules: they work on a machine where
+ * those are missing (a native build of better-sqlite3 that failed, an install without them), and
+ * they start fast because nothing of the server is read. The built CLI runs with a module hook that
+ * makes every server-only package unresolvable, as if it were not installed.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bin, root } from './run.js';
+
+/** What only serve, watch, plan/apply or the embedded store need. */
+const serverOnly = ['fastify', 'better-sqlite3', 'pg', 'pino', 'pino-pretty', 'simple-git', '@bufbuild/cel', '@bufbuild/protobuf', 'prom-client', 'libsodium-wrappers', '@actions/core', '@actions/github', 'chokidar', 'selfsigned', 'fast-json-patch'];
+
+const dir = mkdtempSync(join(tmpdir(), 'teamkeys-lazy-'));
+const hooks = join(dir, 'hooks.mjs');
+writeFileSync(
+  hooks,
+  `const missing = ${JSON.stringify(serverOnly)};
+export async function resolve(specifier, context, next) {
+  const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
+  if (missing.includes(name)) {
+    const err = new Error('Cannot find package ' + JSON.stringify(name) + ' (hidden by the test)');
+    err.code = 'ERR_MODULE_NOT_FOUND';
+    throw err;
+  }
+  return next(specifier, context);
+}
+`,
+);
+const register = join(dir, 'register.mjs');
+writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hooks}`)});\n`);
+
+/** The built CLI with the server-only packages missing. */
+function withoutServer(args: string[]) {
+  const r = spawnSync(process.execPath, ['--import', register, bin, ...args], { cwd: root, encoding: 'utf8', timeout: 30_000, env: { ...process.env, TEAMKEYS_STORE: '' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('the CLI loads server modules only for the commands that need them', () => {
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('validate of a valid file exits 0 and says so', () => {
+    const r = withoutServer(['validate', 'examples/gitops/teams/platform.yaml', 'examples/gitops/accesskeys/ci.yaml']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('The manifests are valid: checked 4 objects (2 OwnedAccessKeys, 2 Teams) from examples/gitops/teams/platform.yaml, examples/gitops/accesskeys/ci.yaml.\n');
+  });
+
+  it('validate of an invalid file reports file:line:col and exits 1', () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: bad\nspec:\n  users: ana\n');
+    const r = withoutServer(['validate', file, '--output', 'json']);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as { outcome: string; errors: { line: number; column: number; message: string }[] };
+    expect(report.outcome).toBe('invalid');
+    expect(report.errors).toEqual([expect.objectContaining({ line: 6, column: 10, message: expect.stringContaining('spec.users in body must be of type array') })]);
+  });
+
+  it('--help of the program and of every command works', () => {
+    for (const args of [['--help'], ['validate', '--help'], ['serve', '--help'], ['apply', '--help'], ['watch', '--help'], ['get', '--help']]) {
+      const r = withoutServer(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: teamkeys/);
+    }
+  });
+
+  it('a command that needs the store does load it (the hook hides what it claims to)', () => {
+    const r = withoutServer(['get', 'teams', '--store', 'memory:']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/hidden by the test/);
+  });
+});
