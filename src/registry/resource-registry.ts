@@ -4,6 +4,7 @@ import type { ResourceModel } from '../api/model.js';
 import { generateName } from '../api/names.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
+import { CachedStore } from '../store/cache/cached-store.js';
 import type { ListOptions as StoreListOptions, ListResult, Store, StoreWatch } from '../store/types.js';
 import { keyOf, makeContext, present, type RegistryContext, type WriteResult } from './context.js';
 import { create, type CreateOptions } from './create.js';
@@ -109,9 +110,15 @@ export class ResourceRegistry {
   /**
    * The objects whose secondary index value is `value`, in stored form: how a bearer key is found
    * by its SHA-256 hash (the store's one index). Authentication compares that sealed hash in
-   * constant time, so this is the one read above the registry that sees a stored object.
+   * constant time, so this is the one read above the registry that sees a stored object. Over the
+   * watch cache a key found is answered from memory (a key disabled or deleted stops working once
+   * this process's cache has the write); a key not found is looked for again with a consistent
+   * read, so a key just created on another replica works at once.
    */
   findByIndex(value: string): Promise<StoredApiObject[]> {
+    const store = this.ctx.store;
+    const cached = store instanceof CachedStore ? store.cachedByIndex<StoredApiObject>(this.ctx.prefix, value) : undefined;
+    if (cached && cached.length > 0) return Promise.resolve(cached);
     return storeCall(this.ctx, '', () => this.ctx.store.getByIndex<StoredApiObject>(this.ctx.prefix, value));
   }
 

@@ -5,6 +5,7 @@
  * Whenever the cache cannot vouch for its content (filling, its watch failed, too slow to catch
  * up) reads go to the store: an answer is never staler than the store's, nor an error of the cache's.
  */
+import { decodeObject } from '../encode.js';
 import { isStorageError, notFound } from '../errors.js';
 import type { LogStore } from '../log-store.js';
 import {
@@ -46,6 +47,8 @@ export class CachedStore implements Store {
   private running: Promise<void> | undefined;
   private watch_: StoreWatch | undefined;
   private closed = false;
+  /** Counts indexer changes: a fill begun under an older indexer is thrown away. */
+  private generation = 0;
 
   constructor(
     private readonly inner: CacheableStore,
@@ -76,7 +79,9 @@ export class CachedStore implements Store {
     this.indexer = indexer;
     this.inner.setIndexer(indexer);
     // Index values of what is cached may differ under the new indexer: fill again.
-    if (this.running) this.watch_?.stop();
+    this.generation++;
+    this.gate.close();
+    this.watch_?.stop();
   }
 
   async getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]> {
@@ -111,7 +116,8 @@ export class CachedStore implements Store {
   async list<T extends StoredObject>(prefix: string, opts: ListOptions = {}): Promise<ListResult<T>> {
     const page = await this.cachedList(prefix, opts);
     if (!page) return this.inner.list<T>(prefix, opts);
-    return { ...page, items: page.entries.map((e) => this.state.get<T>(e.key)!) };
+    const { entries, ...rest } = page;
+    return { items: entries.map((e) => decodeObject<T>(e.value, e.revision)), ...rest };
   }
 
   /**
@@ -222,8 +228,14 @@ export class CachedStore implements Store {
   /** Fill, follow, and on any failure fill again after a pause, until closed. */
   private async run(): Promise<void> {
     while (!this.closed) {
+      const generation = this.generation;
       try {
-        await this.follow(await this.fill());
+        const filled = await this.fill();
+        if (generation === this.generation && !this.closed) {
+          this.state = filled.state;
+          this.gate.reset(filled.revision);
+          await this.follow(filled.watch);
+        } else filled.watch.stop(); // the indexer changed while filling: fill again with it
       } catch (err) {
         if (this.closed) return;
         const level = isStorageError(err, 'Expired') || isStorageError(err, 'WatchOverflow') ? 'info' : 'warn';
@@ -231,12 +243,12 @@ export class CachedStore implements Store {
       }
       this.gate.close();
       if (this.closed) return;
-      await new Promise((r) => setTimeout(r, this.retryMs).unref());
+      if (generation === this.generation) await new Promise((r) => setTimeout(r, this.retryMs).unref());
     }
   }
 
-  /** Reads every object at one revision into a new state, then answers from it. */
-  private async fill(): Promise<StoreWatch> {
+  /** Reads every object at one revision into a new state, and starts the watch from that revision. */
+  private async fill(): Promise<{ state: CacheState; revision: number; watch: StoreWatch }> {
     const state = new CacheState(this.indexer);
     let revision: number | undefined;
     let after = '';
@@ -250,9 +262,7 @@ export class CachedStore implements Store {
     const watch = this.inner.watch('/', revision);
     this.watch_ = watch;
     await watch.started;
-    this.state = state;
-    this.gate.reset(revision);
-    return watch;
+    return { state, revision, watch };
   }
 
   private async follow(watch: StoreWatch): Promise<void> {
