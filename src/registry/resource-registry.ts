@@ -10,6 +10,7 @@ import { keyOf, makeContext, present, type RegistryContext, type WriteResult } f
 import { create, type CreateOptions } from './create.js';
 import { remove, removeDue, type DeleteOptions, type DeleteResult } from './delete.js';
 import { list, type ListOptions } from './list.js';
+import { getJson, listJson, type CachedObject } from './cached-reads.js';
 import { observeWrite } from './observe.js';
 import { storeCall } from './storage-errors.js';
 import type { WriteObserver } from './write-observer.js';
@@ -56,6 +57,16 @@ export class ResourceRegistry {
 
   list(opts?: ListOptions): Promise<ObjectList<KubeObject>> {
     return list(this.ctx, opts);
+  }
+
+  /** GET as JSON text from the watch cache; undefined when only get() can answer. */
+  getJson(name: string): Promise<CachedObject | undefined> {
+    return getJson(this.ctx, name);
+  }
+
+  /** LIST's JSON body spliced from the watch cache; undefined when only list() can answer. `seesAll`: the filter passes everything. */
+  listJson(opts: ListOptions, seesAll: boolean): Promise<string | undefined> {
+    return listJson(this.ctx, opts, seesAll);
   }
 
   update(name: string, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {

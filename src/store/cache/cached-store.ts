@@ -129,16 +129,31 @@ export class CachedStore implements Store {
     prefix: string,
     opts: ListOptions = {},
   ): Promise<{ entries: (Entry & { key: string })[]; revision: number; continueAfter?: string } | undefined> {
+    const range = await this.cachedRange(prefix, opts);
+    if (!range) return undefined;
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const entries: (Entry & { key: string })[] = [];
+    for (const [key, entry] of range.entries) {
+      if (limit > 0 && entries.length === limit) return { entries, revision: range.revision, continueAfter: entries[limit - 1]!.key };
+      entries.push({ key, ...entry });
+    }
+    return { entries, revision: range.revision };
+  }
+
+  /**
+   * The cached entries under prefix after `opts.after`, in key order, read lazily: the caller takes
+   * them before its next await, while the cache is still at `revision`. Undefined as for cachedList.
+   */
+  async cachedRange(prefix: string, opts: Pick<ListOptions, 'after' | 'revision'> = {}): Promise<{ revision: number; entries: Generator<[string, Entry]> } | undefined> {
     if (!(await this.fresh())) return undefined;
     const revision = this.gate.applied;
     if (opts.revision !== undefined && opts.revision !== revision) return undefined;
-    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
-    const entries: (Entry & { key: string })[] = [];
-    for (const key of this.state.range(prefix, prefixEnd(prefix), opts.after ?? '')) {
-      if (limit > 0 && entries.length === limit) return { entries, revision, continueAfter: entries[limit - 1]!.key };
-      entries.push({ key, ...this.state.entry(key)! });
+    const state = this.state;
+    const keys = state.range(prefix, prefixEnd(prefix), opts.after ?? '');
+    function* entries(): Generator<[string, Entry]> {
+      for (const key of keys) yield [key, state.entry(key)!];
     }
-    return { entries, revision };
+    return { revision, entries: entries() };
   }
 
   async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {
