@@ -30,6 +30,12 @@ export type CacheableStore = Store & Pick<LogStore, 'listRows'> & { notifyWatche
 export interface CachedStoreOptions {
   /** How long a read waits for the cache to reach the store's revision before asking the store. */
   waitMs?: number;
+  /**
+   * cachedByIndex answers from memory only this long after a read confirmed the cache current with
+   * the store; later it is a consistent read again, so a store out of reach fails authentication
+   * (503) rather than leaving it to a cache nobody can vouch for.
+   */
+  confirmedForMs?: number;
   /** Pause before filling the cache again after its watch failed. */
   retryMs?: number;
   log?: StoreLog;
@@ -43,6 +49,9 @@ export class CachedStore implements Store {
   private readonly gate: RevisionGate;
   private readonly waitMs: number;
   private readonly retryMs: number;
+  private readonly confirmedForMs: number;
+  /** When a read last found the cache at the store's revision (Date.now()). */
+  private confirmedAt = 0;
   private readonly log: StoreLog;
   private running: Promise<void> | undefined;
   private watch_: StoreWatch | undefined;
@@ -56,6 +65,7 @@ export class CachedStore implements Store {
   ) {
     this.waitMs = opts.waitMs ?? 3000;
     this.retryMs = opts.retryMs ?? 1000;
+    this.confirmedForMs = opts.confirmedForMs ?? 1000;
     this.log = opts.log ?? silentLog;
     this.gate = new RevisionGate(() => inner.currentRevision());
     this.state = new CacheState(this.indexer);
@@ -93,11 +103,12 @@ export class CachedStore implements Store {
    * getByIndex as this process's cache has seen it, without asking the store for its revision:
    * authentication, where a key disabled or deleted stops working once the cache has the write
    * (writes through this process are applied before they are acknowledged). Undefined when the
-   * cache is not filled: the caller reads the store.
+   * cache is not filled, or not confirmed current lately (confirmedForMs): the caller uses getByIndex.
    */
   cachedByIndex<T extends StoredObject>(prefix: string, value: string): T[] | undefined {
     this.start();
-    return this.gate.ready ? this.fromIndex<T>(prefix, value) : undefined;
+    if (!this.gate.ready || Date.now() - this.confirmedAt > this.confirmedForMs) return undefined;
+    return this.fromIndex<T>(prefix, value);
   }
 
   /** The cached entry of a key, when the cache is current with the store (fast GET serving). */
@@ -226,9 +237,13 @@ export class CachedStore implements Store {
     this.start();
     if (!this.gate.ready) return false;
     const revision = await this.gate.currentRevision();
-    if (this.gate.applied >= revision) return this.gate.ready;
-    this.inner.notifyWatchers?.(); // another process wrote: read the log now, not at the next poll
-    return this.gate.reach(revision, this.waitMs);
+    if (this.gate.applied < revision) {
+      this.inner.notifyWatchers?.(); // another process wrote: read the log now, not at the next poll
+      if (!(await this.gate.reach(revision, this.waitMs))) return false;
+    }
+    if (!this.gate.ready) return false;
+    this.confirmedAt = Date.now();
+    return true;
   }
 
   /** A write was acknowledged by the store: acknowledge it once the cache has it too (bounded). */
