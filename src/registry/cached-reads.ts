@@ -1,13 +1,12 @@
 /**
- * GET and LIST answered as JSON text from the watch cache: each object's API JSON is made once per
- * version and kept with it, and a LIST body is spliced from those strings, with no decoding at all
+ * GET and LIST answered as JSON text from the watch cache: each object's API JSON is what the cache
+ * holds (it keeps the sealed secrets apart), and a LIST body is spliced from those strings, with no decoding at all
  * when the caller sees every object and no selector is given. Undefined answers send the caller
  * to the ordinary path (no cache, a cache that cannot vouch, an older revision).
  */
-import { decodeObject } from '../store/encode.js';
 import { CachedStore } from '../store/cache/cached-store.js';
-import type { Entry } from '../store/cache/cache-state.js';
-import type { StoredApiObject } from '../api/secrets.js';
+import { decodeEntry, type Entry } from '../store/cache/cache-state.js';
+import { sealedField, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { notFound } from '../api/errors.js';
 import { keyOf, present, type RegistryContext } from './context.js';
@@ -15,9 +14,13 @@ import { encodeContinue } from './continue-token.js';
 import { listHead, planList, readList, type ListOptions } from './list.js';
 import { storeCall } from './storage-errors.js';
 
-/** The API's JSON of a cached version (secrets dropped, resourceVersion set), made on first use. */
-function presented(entry: Entry): string {
-  return (entry.presented ??= JSON.stringify(present(decodeObject<StoredApiObject>(entry.value, entry.revision))));
+/**
+ * The API's JSON of a cached version (secrets dropped, resourceVersion set): the entry's own JSON
+ * when the cache keeps the sealed secrets apart (as it does by default), else made here.
+ */
+function presented(store: CachedStore, entry: Entry): string {
+  if (store.apart === sealedField) return entry.json;
+  return JSON.stringify(present(decodeEntry<StoredApiObject>(entry, store.apart)));
 }
 
 export interface CachedObject {
@@ -33,7 +36,7 @@ export async function getJson(ctx: RegistryContext, name: string): Promise<Cache
   const entry = await storeCall(ctx, name, () => store.cachedEntry(keyOf(ctx, name)));
   if (entry === undefined) return undefined;
   if (entry === null) throw notFound(ctx.gr, name);
-  const json = presented(entry);
+  const json = presented(store, entry);
   return { json, object: () => JSON.parse(json) as KubeObject };
 }
 
@@ -60,7 +63,7 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
       token = encodeContinue(range.revision, lastKey);
       break;
     }
-    const json = presented(entry);
+    const json = presented(store, entry);
     if (match && !match(JSON.parse(json) as KubeObject)) continue;
     items.push(json);
     lastKey = key;

@@ -4,11 +4,12 @@
  * and an authorization filter, and the cases the cache must leave to the store.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StoredApiObject } from '../../src/api/secrets.js';
 import type { KubeObject } from '../../src/api/types.js';
 import type { ListOptions } from '../../src/registry/list.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
-import { newRegistry, team } from './helpers.js';
+import { accessKey, newRegistry, team } from './helpers.js';
 
 describe('LIST and GET from the watch cache', () => {
   let store: CachedStore;
@@ -85,5 +86,19 @@ describe('LIST and GET from the watch cache', () => {
     expect(JSON.parse((await registry.teams.getJson('t01'))!.json).spec.displayName).toBe('One');
     await registry.teams.delete('t01');
     await expect(registry.teams.getJson('t01')).rejects.toMatchObject({ code: 404, reason: 'NotFound' });
+  });
+
+  it('an access key is served without its sealed hash, in the bytes of the ordinary path', async () => {
+    const key = 'K'.repeat(40);
+    await registry.ownedaccesskeys.create(accessKey('k1', { user: 'ana', key }));
+    const cached = await registry.ownedaccesskeys.getJson('k1');
+    expect(cached?.json).toBe(JSON.stringify(await registry.ownedaccesskeys.get('k1')));
+    expect(cached?.json).not.toContain('sealed');
+    expect(cached?.json).not.toContain(key);
+    const spliced = await registry.ownedaccesskeys.listJson({}, true);
+    expect(spliced).toBe(JSON.stringify(await registry.ownedaccesskeys.list({})));
+    expect(spliced).not.toContain('sha256:');
+    // The stored form, sealed hash included, is still what the store layer hands out.
+    expect((await store.get<StoredApiObject>('/ownedaccesskeys/k1')).sealed?.keyHash).toMatch(/^sha256:/);
   });
 });

@@ -1,28 +1,33 @@
 /**
- * What the watch cache holds: per key, the object in its stored encoding (sealed secrets stay
- * sealed, as in the store) and revision, the keys in list order, and the secondary index.
- * Objects are kept encoded, not decoded: 100,000 keys fit in a fraction of the memory, and every
- * read decodes its own copy, which the caller may mutate (the update paths do).
+ * What the watch cache holds: per key, the object as JSON with its resourceVersion set and one
+ * top-level property kept apart (the sealed secrets: then the JSON is exactly the API's JSON of the
+ * object, served as it is), the keys in list order, and the secondary index. Secrets stay sealed,
+ * as in the store. Objects are kept encoded, not decoded: 100,000 keys fit in a fraction of the
+ * memory, and every read decodes its own copy, which the caller may mutate (the update paths do).
  */
-import { decodeObject, encodeObject } from '../encode.js';
+import { decodeObject } from '../encode.js';
 import type { Indexer, StoreEvent, StoredObject } from '../types.js';
 import { SortedKeys } from './sorted-keys.js';
 
 export interface Entry {
   revision: number;
-  /** The stored encoding, without resourceVersion (encode.ts). */
-  value: string;
+  /** JSON.stringify of the object without the property kept apart, metadata.resourceVersion set. */
+  json: string;
+  /** JSON of the property kept apart, when the object has it. */
+  apart?: string;
   index?: string;
-  /** The API's JSON of the object (sealed dropped, resourceVersion set), once a reader asked for it. */
-  presented?: string;
 }
 
 export class CacheState {
   private readonly entries = new Map<string, Entry>();
   private readonly keys = new SortedKeys();
-  private readonly byIndex = new Map<string, Set<string>>();
+  /** Index value -> key; a Set only in the rare moment two keys share a value (values are unique among live objects). */
+  private readonly byIndex = new Map<string, string | Set<string>>();
 
-  constructor(private readonly indexer: Indexer) {}
+  constructor(
+    private readonly indexer: Indexer,
+    private readonly apart: string | undefined,
+  ) {}
 
   get size(): number {
     return this.entries.size;
@@ -31,7 +36,7 @@ export class CacheState {
   /** Adds a stored row read by a list in key order (the cache is being filled). */
   load(key: string, value: string, revision: number): void {
     this.keys.push(key);
-    this.put(key, decodeObject(value, revision), revision, value);
+    this.put(key, decodeObject(value, revision), revision);
   }
 
   /** Applies one watch event. */
@@ -51,7 +56,7 @@ export class CacheState {
   /** A fresh decoded copy of the key's object. */
   get<T extends StoredObject>(key: string): T | undefined {
     const e = this.entries.get(key);
-    return e && decodeObject<T>(e.value, e.revision);
+    return e && decodeEntry<T>(e, this.apart);
   }
 
   /** Keys in [start, end) after `after`, in order. */
@@ -61,21 +66,30 @@ export class CacheState {
 
   /** Keys in [start, end) whose index value is `value`, in key order. */
   indexed(start: string, end: string, value: string): string[] {
-    const keys = this.byIndex.get(value);
-    if (!keys) return [];
-    return [...keys].filter((k) => k >= start && k < end).sort();
+    const held = this.byIndex.get(value);
+    if (held === undefined) return [];
+    const keys = typeof held === 'string' ? [held] : [...held].sort();
+    return keys.filter((k) => k >= start && k < end);
   }
 
-  private put(key: string, obj: StoredObject, revision: number, value = encodeObject(obj)): void {
+  /** `obj` carries its resourceVersion (decoded rows and watch events both do). */
+  private put(key: string, obj: StoredObject, revision: number): void {
     const old = this.entries.get(key);
     const index = this.indexer(key, obj);
     if (old?.index !== undefined && old.index !== index) this.unindex(key, old.index);
-    const entry: Entry = { revision, value };
+    const entry: Entry = { revision, json: '' };
+    const record = obj as Record<string, unknown>;
+    if (this.apart !== undefined && record[this.apart] !== undefined) {
+      const { [this.apart]: apart, ...rest } = record;
+      entry.json = JSON.stringify(rest);
+      entry.apart = JSON.stringify(apart);
+    } else entry.json = JSON.stringify(obj);
     if (index !== undefined) {
       entry.index = index;
-      let set = this.byIndex.get(index);
-      if (!set) this.byIndex.set(index, (set = new Set()));
-      set.add(key);
+      const held = this.byIndex.get(index);
+      if (held === undefined || held === key) this.byIndex.set(index, key);
+      else if (typeof held === 'string') this.byIndex.set(index, new Set([held, key]));
+      else held.add(key);
     }
     this.entries.set(key, entry);
   }
@@ -89,8 +103,18 @@ export class CacheState {
   }
 
   private unindex(key: string, value: string): void {
-    const set = this.byIndex.get(value);
-    set?.delete(key);
-    if (set?.size === 0) this.byIndex.delete(value);
+    const held = this.byIndex.get(value);
+    if (held === key) this.byIndex.delete(value);
+    else if (held instanceof Set) {
+      held.delete(key);
+      if (held.size === 1) this.byIndex.set(value, held.values().next().value!);
+    }
   }
+}
+
+/** Decodes an entry into a new object, the property kept apart put back. */
+export function decodeEntry<T extends StoredObject>(e: Entry, apart: string | undefined): T {
+  const obj = JSON.parse(e.json) as Record<string, unknown>;
+  if (apart !== undefined && e.apart !== undefined) obj[apart] = JSON.parse(e.apart);
+  return obj as T;
 }

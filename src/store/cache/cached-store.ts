@@ -5,7 +5,6 @@
  * Whenever the cache cannot vouch for its content (filling, its watch failed, too slow to catch
  * up) reads go to the store: an answer is never staler than the store's, nor an error of the cache's.
  */
-import { decodeObject } from '../encode.js';
 import { isStorageError, notFound } from '../errors.js';
 import type { LogStore } from '../log-store.js';
 import {
@@ -21,7 +20,7 @@ import {
   type StoredObject,
   type TryUpdate,
 } from '../types.js';
-import { CacheState, type Entry } from './cache-state.js';
+import { CacheState, decodeEntry, type Entry } from './cache-state.js';
 import { RevisionGate } from './revision-gate.js';
 
 /** What the cache needs of the store beyond Store: pages of stored rows with their keys (LogStore). */
@@ -36,6 +35,11 @@ export interface CachedStoreOptions {
    * (503) rather than leaving it to a cache nobody can vouch for.
    */
   confirmedForMs?: number;
+  /**
+   * A top-level property kept apart from each object's JSON (default: `sealed`, the API's sealed
+   * secrets, so that the JSON the cache holds is the API's JSON of the object); undefined for none.
+   */
+  apart?: string | undefined;
   /** Pause before filling the cache again after its watch failed. */
   retryMs?: number;
   log?: StoreLog;
@@ -49,6 +53,8 @@ export class CachedStore implements Store {
   private readonly gate: RevisionGate;
   private readonly waitMs: number;
   private readonly retryMs: number;
+  /** The property each entry keeps apart from its JSON (see CachedStoreOptions.apart). */
+  readonly apart: string | undefined;
   private readonly confirmedForMs: number;
   /** When a read last found the cache at the store's revision (Date.now()). */
   private confirmedAt = 0;
@@ -65,10 +71,11 @@ export class CachedStore implements Store {
   ) {
     this.waitMs = opts.waitMs ?? 3000;
     this.retryMs = opts.retryMs ?? 1000;
+    this.apart = 'apart' in opts ? opts.apart : 'sealed';
     this.confirmedForMs = opts.confirmedForMs ?? 1000;
     this.log = opts.log ?? silentLog;
     this.gate = new RevisionGate(() => inner.currentRevision());
-    this.state = new CacheState(this.indexer);
+    this.state = new CacheState(this.indexer, this.apart);
   }
 
   /** Starts filling the cache; reads before it is filled go to the store. Idempotent. */
@@ -128,7 +135,7 @@ export class CachedStore implements Store {
     const page = await this.cachedList(prefix, opts);
     if (!page) return this.inner.list<T>(prefix, opts);
     const { entries, ...rest } = page;
-    return { items: entries.map((e) => decodeObject<T>(e.value, e.revision)), ...rest };
+    return { items: entries.map((e) => decodeEntry<T>(e, this.apart)), ...rest };
   }
 
   /**
@@ -174,7 +181,8 @@ export class CachedStore implements Store {
       return;
     }
     const state = this.state;
-    const matching = [...state.range(prefix, prefixEnd(prefix), '')].filter((k) => mightMatch(state.entry(k)?.value ?? ''));
+    const mightHold = (e: Entry | undefined) => e !== undefined && (mightMatch(e.json) || (e.apart !== undefined && mightMatch(e.apart)));
+    const matching = [...state.range(prefix, prefixEnd(prefix), '')].filter((k) => mightHold(state.entry(k)));
     for (const key of matching) {
       const obj = state.get<T>(key);
       if (obj) yield obj;
@@ -279,7 +287,7 @@ export class CachedStore implements Store {
 
   /** Reads every object at one revision into a new state, and starts the watch from that revision. */
   private async fill(): Promise<{ state: CacheState; revision: number; watch: StoreWatch }> {
-    const state = new CacheState(this.indexer);
+    const state = new CacheState(this.indexer, this.apart);
     let revision: number | undefined;
     let after = '';
     for (;;) {
