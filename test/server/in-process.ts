@@ -36,7 +36,7 @@ export interface InProcessOptions {
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
-  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()).start(), opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {});
+  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {});
   const logger = opts.logger ?? pino({ level: 'silent' });
   await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null', ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
   const auth = await createAuthContext(registry, logger, opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {});

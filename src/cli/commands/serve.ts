@@ -144,8 +144,10 @@ export function registerServe(program: Command): void {
       // Read back from the live connection: the settings the power-loss promise rests on (docs/reliability.md).
       if (store instanceof SqliteStore) logger.info(store.durability(), 'SQLite store opened');
       const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: auditRetentionMs, ...(opts.auditLog ? { logFile: resolve(opts.auditLog) } : {}) });
-      const cached = new CachedStore(store, { log: logger }).start();
+      const cached = new CachedStore(store, { log: logger });
       const registry = createRegistry(cached, { group: opts.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
+      // As kube-apiserver waits for its caches: serve from a filled cache, not from the store and a filling cache at once (bounded).
+      await cached.ready(10_000);
       const adminKeyFile = join(stateDir, 'admin.key');
       const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
       const boot = await bootstrapAdmin(registry, {
