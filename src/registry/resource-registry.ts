@@ -124,9 +124,10 @@ export class ResourceRegistry {
    * constant time, so this is the one read above the registry that sees a stored object. Over the
    * watch cache a key found is answered from memory (a key disabled or deleted stops working once
    * this process's cache has the write); a key not found is looked for again with a consistent
-   * read, so a key just created on another replica works at once.
+   * read, so a key just created on another replica works at once. The objects may be shared and
+   * frozen: read them, never change them.
    */
-  findByIndex(value: string): Promise<StoredApiObject[]> {
+  findByIndex(value: string): Promise<readonly Readonly<StoredApiObject>[]> {
     const store = this.ctx.store;
     const cached = store instanceof CachedStore ? store.cachedByIndex<StoredApiObject>(this.ctx.prefix, value) : undefined;
     if (cached && cached.length > 0) return Promise.resolve(cached);

@@ -56,6 +56,7 @@ export class CachedStore implements Store {
   /** The property each entry keeps apart from its JSON (see CachedStoreOptions.apart). */
   readonly apart: string | undefined;
   private readonly confirmedForMs: number;
+  private readonly decoded = new WeakMap<Entry, StoredObject>();
   /** When a read last found the cache at the store's revision (Date.now()). */
   private confirmedAt = 0;
   private readonly log: StoreLog;
@@ -112,10 +113,20 @@ export class CachedStore implements Store {
    * (writes through this process are applied before they are acknowledged). Undefined when the
    * cache is not filled, or not confirmed current lately (confirmedForMs): the caller uses getByIndex.
    */
-  cachedByIndex<T extends StoredObject>(prefix: string, value: string): T[] | undefined {
+  cachedByIndex<T extends StoredObject>(prefix: string, value: string): readonly Readonly<T>[] | undefined {
     this.start();
     if (!this.gate.ready || Date.now() - this.confirmedAt > this.confirmedForMs) return undefined;
-    return this.fromIndex<T>(prefix, value);
+    return this.state.indexed(prefix, prefixEnd(prefix), value).map((k) => this.shared<T>(this.state.entry(k)!));
+  }
+
+  /**
+   * One decoded object per cached version, deeply frozen and shared by every caller (a key that
+   * authenticates a thousand requests is decoded once); a new version is a new entry, decoded anew.
+   */
+  private shared<T extends StoredObject>(entry: Entry): Readonly<T> {
+    let obj = this.decoded.get(entry);
+    if (!obj) this.decoded.set(entry, (obj = deepFreeze(decodeEntry(entry, this.apart))));
+    return obj as Readonly<T>;
   }
 
   /** The cached entry of a key, when the cache is current with the store (fast GET serving). */
@@ -309,4 +320,12 @@ export class CachedStore implements Store {
       this.gate.advance(event.revision);
     }
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
 }

@@ -15,7 +15,8 @@ export class RevisionGate {
   private open = false;
   private waiters: Waiter[] = [];
   private reading: Promise<number> | undefined;
-  private queued: Promise<number> | undefined;
+  /** A read not started yet: whoever arrives before it starts shares it. */
+  private pending: Promise<number> | undefined;
 
   constructor(private readonly readRevision: () => Promise<number>) {}
 
@@ -60,22 +61,25 @@ export class RevisionGate {
   }
 
   /**
-   * The store's current revision, from a read that started after this call: callers arriving while
-   * a read is under way share the next one (one query for many requests on PostgreSQL), never the
-   * one in flight, which may predate a write they have already seen acknowledged.
+   * The store's current revision, from a read that started after this call: callers arriving in one
+   * turn of the event loop share the read made at its end (on SQLite, one query for the requests
+   * parsed together; on PostgreSQL, one round trip), never a read already in flight, which may
+   * predate a write they have already seen acknowledged.
    */
   currentRevision(): Promise<number> {
-    if (!this.reading) return this.launch();
-    this.queued ??= this.reading
-      .then(
+    if (this.pending) return this.pending;
+    const inFlight = this.reading;
+    const next: Promise<number> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => inFlight?.then(
         () => undefined,
         () => undefined,
-      )
+      ))
       .then(() => {
-        this.queued = undefined;
+        if (this.pending === next) this.pending = undefined;
         return this.launch();
       });
-    return this.queued;
+    this.pending = next;
+    return next;
   }
 
   private launch(): Promise<number> {
