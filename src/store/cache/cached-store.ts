@@ -21,6 +21,7 @@ import {
   type TryUpdate,
 } from '../types.js';
 import { CacheState, decodeEntry, type Entry } from './cache-state.js';
+import { deepFreeze, fill } from './fill.js';
 import { RevisionGate } from './revision-gate.js';
 
 /** What the cache needs of the store beyond Store: pages of stored rows with their keys (LogStore). */
@@ -45,7 +46,6 @@ export interface CachedStoreOptions {
   log?: StoreLog;
 }
 
-const fillPageSize = 1000;
 
 export class CachedStore implements Store {
   private state: CacheState;
@@ -279,7 +279,7 @@ export class CachedStore implements Store {
     while (!this.closed) {
       const generation = this.generation;
       try {
-        const filled = await this.fill();
+        const filled = await fill(this.inner, this.indexer, this.apart, (w) => (this.watch_ = w));
         if (generation === this.generation && !this.closed) {
           this.state = filled.state;
           this.gate.reset(filled.revision);
@@ -296,24 +296,6 @@ export class CachedStore implements Store {
     }
   }
 
-  /** Reads every object at one revision into a new state, and starts the watch from that revision. */
-  private async fill(): Promise<{ state: CacheState; revision: number; watch: StoreWatch }> {
-    const state = new CacheState(this.indexer, this.apart);
-    let revision: number | undefined;
-    let after = '';
-    for (;;) {
-      const page = await this.inner.listRows('/', { limit: fillPageSize, after, ...(revision === undefined ? {} : { revision }) });
-      revision = page.revision;
-      for (const row of page.rows) state.load(row.key, row.value, row.revision);
-      if (page.continueAfter === undefined) break;
-      after = page.continueAfter;
-    }
-    const watch = this.inner.watch('/', revision);
-    this.watch_ = watch;
-    await watch.started;
-    return { state, revision, watch };
-  }
-
   private async follow(watch: StoreWatch): Promise<void> {
     for await (const event of watch) {
       this.state.apply(event);
@@ -322,10 +304,3 @@ export class CachedStore implements Store {
   }
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}
