@@ -51,7 +51,8 @@ export async function apiReads(s: Settings): Promise<Figure[]> {
           unit,
           anchor: `bare node:http returning the same ${body.length} bytes`,
           anchorValue,
-          target: 0.5,
+          // The issue's targets: a GET at half the anchor, a 760 KB LIST at 0.3 of it.
+          target: name === 'api.list' ? 0.3 : 0.5,
           better: 'higher',
           notes: `autocannon, ${s.connections} connections, ${s.seconds} s each, plain HTTP on loopback`,
         }),

@@ -51,10 +51,37 @@ export class FailureLimiter {
     return Math.max(1, Math.ceil((1 - b.tokens) / this.opts.perSecond));
   }
 
+  /**
+   * Takes up to one unit of the budget of a client that has failed lately, for an attempt about to
+   * be checked: concurrent attempts cannot all pass one look at the budget while their checks are
+   * under way. Returns what was taken (0 for a client with a full budget), for settle().
+   */
+  reserve(client: string): number {
+    const b = this.refilled(client);
+    if (!b) return 0;
+    const taken = Math.min(1, b.tokens);
+    b.tokens -= taken;
+    return taken;
+  }
+
+  /** Ends an attempt reserve() began: a failure costs one unit in all, a success gives back what was taken. */
+  settle(client: string, taken: number, failed: boolean): void {
+    if (failed) {
+      if (taken < 1) this.spend(client, 1 - taken);
+      return;
+    }
+    const b = this.buckets.get(client);
+    if (b && taken > 0) b.tokens = Math.min(this.opts.burst, b.tokens + taken);
+  }
+
   /** Spends one unit of the client's budget on a failed attempt. */
   fail(client: string): void {
+    this.spend(client, 1);
+  }
+
+  private spend(client: string, units: number): void {
     const b = this.refilled(client) ?? { tokens: this.opts.burst, at: this.now() };
-    b.tokens = Math.max(0, b.tokens - 1);
+    b.tokens = Math.max(0, b.tokens - units);
     // Re-inserting keeps the map in least-recently-failed order, so the oldest goes first.
     this.buckets.delete(client);
     this.buckets.set(client, b);

@@ -105,40 +105,56 @@ async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: num
   }
 }
 
-export async function list(ctx: RegistryContext, opts: ListOptions = {}): Promise<ObjectList<KubeObject>> {
+/** What a LIST reads, once its query is checked: the selection, the page size, and where to start. */
+export interface ListPlan {
+  selection: Selection;
+  limit: number;
+  /** Undefined: the current state. */
+  revision: number | undefined;
+  after: string;
+  continued: boolean;
+}
+
+/** Checks a LIST's query and decides what to read (the resourceVersion semantics live here). */
+export async function planList(ctx: RegistryContext, opts: ListOptions = {}): Promise<ListPlan> {
   const selection = parseSelection(opts);
   const limit = opts.limit ?? 0;
   if (!Number.isSafeInteger(limit) || limit < 0) throw badRequest(`limit must be a non-negative integer, not ${limit}`);
-  let revision: number | undefined;
-  let after = '';
   if (opts.continue) {
     if (parseResourceVersion(opts.resourceVersion) !== undefined) {
       throw badRequest('specifying resource version is not allowed when using continue');
     }
-    ({ revision, after } = decodeContinue(opts.continue, ctx.prefix));
-  } else {
-    revision = await readRevision(ctx, opts);
+    return { selection, limit, ...decodeContinue(opts.continue, ctx.prefix), continued: true };
   }
+  return { selection, limit, revision: await readRevision(ctx, opts), after: '', continued: false };
+}
 
-  let page: Page;
+/** Runs a LIST's read, turning storage errors into the API's (a continue token or resourceVersion too old: 410). */
+export async function readList<P>(ctx: RegistryContext, plan: ListPlan, read: () => Promise<P>): Promise<P> {
   try {
-    page =
-      selection.exactName !== undefined && revision === undefined && !opts.continue
-        ? await listOne(ctx, selection)
-        : await scan(ctx, selection.match, limit, after, revision);
+    return await read();
   } catch (err) {
     throw toApiError(err, ctx, '', (message) =>
-      opts.continue
+      plan.continued
         ? 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.'
         : `The resourceVersion for the provided list is too old: ${message}`,
     );
   }
-  const result: ObjectList<KubeObject> = {
-    apiVersion: ctx.model.info.apiVersion,
-    kind: ctx.model.info.listKind,
-    metadata: { resourceVersion: String(page.revision) },
-    items: page.items,
-  };
-  if (page.token) result.metadata.continue = page.token;
-  return result;
+}
+
+/** The list's metadata: its revision, and the token of the next page when there is one. */
+export function listHead(ctx: RegistryContext, revision: number, token: string | undefined): Omit<ObjectList<KubeObject>, 'items'> {
+  const head: Omit<ObjectList<KubeObject>, 'items'> = { apiVersion: ctx.model.info.apiVersion, kind: ctx.model.info.listKind, metadata: { resourceVersion: String(revision) } };
+  if (token) head.metadata.continue = token;
+  return head;
+}
+
+export async function list(ctx: RegistryContext, opts: ListOptions = {}): Promise<ObjectList<KubeObject>> {
+  const plan = await planList(ctx, opts);
+  const page = await readList(ctx, plan, () =>
+    plan.selection.exactName !== undefined && plan.revision === undefined && !plan.continued
+      ? listOne(ctx, plan.selection)
+      : scan(ctx, plan.selection.match, plan.limit, plan.after, plan.revision),
+  );
+  return { ...listHead(ctx, page.revision, page.token), items: page.items };
 }

@@ -4,11 +4,13 @@ import type { ResourceModel } from '../api/model.js';
 import { generateName } from '../api/names.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
+import { CachedStore } from '../store/cache/cached-store.js';
 import type { ListOptions as StoreListOptions, ListResult, Store, StoreWatch } from '../store/types.js';
 import { keyOf, makeContext, present, type RegistryContext, type WriteResult } from './context.js';
 import { create, type CreateOptions } from './create.js';
 import { remove, removeDue, type DeleteOptions, type DeleteResult } from './delete.js';
 import { list, type ListOptions } from './list.js';
+import { getJson, listJson, type CachedObject } from './cached-reads.js';
 import { observeWrite } from './observe.js';
 import { storeCall } from './storage-errors.js';
 import type { WriteObserver } from './write-observer.js';
@@ -55,6 +57,16 @@ export class ResourceRegistry {
 
   list(opts?: ListOptions): Promise<ObjectList<KubeObject>> {
     return list(this.ctx, opts);
+  }
+
+  /** GET as JSON text from the watch cache; undefined when only get() can answer. */
+  getJson(name: string): Promise<CachedObject | undefined> {
+    return getJson(this.ctx, name);
+  }
+
+  /** LIST's JSON body spliced from the watch cache; undefined when only list() can answer. `seesAll`: the filter passes everything. */
+  listJson(opts: ListOptions, seesAll: boolean): Promise<string | undefined> {
+    return listJson(this.ctx, opts, seesAll);
   }
 
   update(name: string, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {
@@ -109,9 +121,16 @@ export class ResourceRegistry {
   /**
    * The objects whose secondary index value is `value`, in stored form: how a bearer key is found
    * by its SHA-256 hash (the store's one index). Authentication compares that sealed hash in
-   * constant time, so this is the one read above the registry that sees a stored object.
+   * constant time, so this is the one read above the registry that sees a stored object. Over the
+   * watch cache a key found is answered from memory (a key disabled or deleted stops working once
+   * this process's cache has the write); a key not found is looked for again with a consistent
+   * read, so a key just created on another replica works at once. The objects may be shared and
+   * frozen: read them, never change them.
    */
-  findByIndex(value: string): Promise<StoredApiObject[]> {
+  findByIndex(value: string): Promise<readonly Readonly<StoredApiObject>[]> {
+    const store = this.ctx.store;
+    const cached = store instanceof CachedStore ? store.cachedByIndex<StoredApiObject>(this.ctx.prefix, value) : undefined;
+    if (cached && cached.length > 0) return Promise.resolve(cached);
     return storeCall(this.ctx, '', () => this.ctx.store.getByIndex<StoredApiObject>(this.ctx.prefix, value));
   }
 

@@ -21,15 +21,20 @@ export async function authenticateRequest(req: FastifyRequest, reply: FastifyRep
   if (wait !== undefined && !authenticator.recentlyValid(req.headers.authorization)) {
     throw tooManyRequests(`too many failed authentication attempts from this client; retry after ${wait} seconds`, wait);
   }
+  // Reserved before the lookup, which may wait for the store: guesses in flight together share one budget.
+  const taken = failures?.reserve(client) ?? 0;
+  let failed = false;
   try {
     req.identity = await authenticator.authenticate(req.headers.authorization);
     return req.identity;
   } catch (err) {
     if (err instanceof ApiError && err.code === 401) {
-      failures?.fail(client);
+      failed = true;
       void reply.header('WWW-Authenticate', 'Bearer realm="teamkeys"');
     }
     throw err;
+  } finally {
+    failures?.settle(client, taken, failed);
   }
 }
 

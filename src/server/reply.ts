@@ -20,10 +20,15 @@ export function sendReadable(
   req: FastifyRequest,
   reply: FastifyReply,
   kind: string,
-  value: KubeObject | { metadata: ListMeta; items: KubeObject[] },
+  value: KubeObject | { metadata: ListMeta; items: KubeObject[] } | (() => KubeObject),
   includeObject: IncludeObject,
+  /** The value's JSON text, when already at hand (the watch cache's): sent as it is for JSON. */
+  json?: string,
 ): FastifyReply {
   const format = negotiate(req.headers.accept, true);
+  if (format === 'json' && json !== undefined) return reply.code(200).type('application/json').send(json);
+  // A value not decoded yet (the watch cache's) is decoded only when it must be rewritten.
+  if (typeof value === 'function') value = value();
   if (format !== 'table') {
     const { body, contentType } = serialize(value, format);
     return reply.code(200).type(contentType).send(body);

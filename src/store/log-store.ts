@@ -1,9 +1,10 @@
 /** The Store every backend shares: preconditions, the update retry loop, listing and watching. */
 import { decodeObject, encodeObject } from './encode.js';
 import { StorageError, expired, notFound } from './errors.js';
-import type { LogBackend } from './log-backend.js';
+import type { LogBackend, Row } from './log-backend.js';
 import { checkPreconditions } from './preconditions.js';
 import { LogTail } from './log-tail.js';
+import { withoutProperty } from './scrub.js';
 import {
   prefixEnd,
   Removal,
@@ -66,6 +67,12 @@ export class LogStore implements Store {
   }
 
   async list<T extends StoredObject>(prefix: string, opts: ListOptions = {}): Promise<ListResult<T>> {
+    const { rows, ...page } = await this.listRows(prefix, opts);
+    return { items: rows.map((r) => decodeObject<T>(r.value, r.revision)), ...page };
+  }
+
+  /** list's page as stored rows (key, revision, encoding): what the watch cache fills itself from. */
+  async listRows(prefix: string, opts: ListOptions = {}): Promise<Omit<ListResult<never>, 'items'> & { rows: Row[] }> {
     this.assertOpen(prefix);
     const current = await this.backend.currentRevision();
     const revision = opts.revision ?? current;
@@ -85,9 +92,7 @@ export class LogStore implements Store {
     const rows = await this.backend.list(prefix, prefixEnd(prefix), opts.after ?? '', revision, limit ? limit + 1 : 0);
     const more = limit > 0 && rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
-    const result: ListResult<T> = { items: page.map((r) => decodeObject<T>(r.value, r.revision)), revision };
-    if (more) result.continueAfter = page[page.length - 1]!.key;
-    return result;
+    return more ? { rows: page, revision, continueAfter: page[page.length - 1]!.key } : { rows: page, revision };
   }
 
   async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize = 500): AsyncGenerator<T> {
@@ -149,8 +154,8 @@ export class LogStore implements Store {
     throw new StorageError('Conflict', key, `too many concurrent updates to ${key}`);
   }
 
-  /** Another process wrote (a backend's notification): read the log now rather than at the next poll. */
-  protected notifyWatchers(): void {
+  /** Another process wrote (a backend's notification, or a reader that knows): read the log now rather than at the next poll. */
+  notifyWatchers(): void {
     this.tail.notify();
   }
 
@@ -170,6 +175,7 @@ export class LogStore implements Store {
   async scrubHistory(key: string, property: string): Promise<void> {
     this.assertOpen(key);
     await this.backend.rewriteHistory(key, property);
+    this.tail.rewrite(key, (value) => withoutProperty(value, property));
   }
 
   async compact(revision: number): Promise<void> {

@@ -92,6 +92,25 @@ export class LogTail {
     };
   }
 
+  /**
+   * The store rewrote the key's history (scrubHistory): the window's copies of those rows are
+   * rewritten too, or a watch replaying from the window would hand out what the log no longer
+   * holds (old sealed secrets). The key's last row stays as it is when it is live, as in the log.
+   */
+  rewrite(key: string, rewrite: (value: string) => string): void {
+    let last = -1;
+    for (let i = 0; i < this.window.length; i++) if (this.window[i]!.key === key) last = i;
+    for (let i = 0; i <= last; i++) {
+      const r = this.window[i]!;
+      if (r.key !== key) continue;
+      // A new record, not an edit: the decoded event cached for the old one must not be reused.
+      const keepLive = i === last && r.type !== 'DELETED';
+      const next: LogRecord = { ...r, value: keepLive ? r.value : rewrite(r.value) };
+      if (r.prevValue !== undefined) next.prevValue = rewrite(r.prevValue);
+      this.window[i] = next;
+    }
+  }
+
   /** Ends every watch, as when the store closes. */
   close(): void {
     for (const sub of [...this.subs]) sub.queue.end();

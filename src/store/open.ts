@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { MemoryStore } from './backends/memory.js';
 import { PostgresStore } from './backends/postgres.js';
 import { SqliteStore } from './backends/sqlite.js';
-import type { Store, StoreLog } from './types.js';
+import type { LogStore } from './log-store.js';
+import type { StoreLog } from './types.js';
 import { defaultStoreUrl, StoreUrlError } from './url.js';
 
 export { defaultStoreUrl, StoreUrlError } from './url.js';
@@ -12,7 +13,7 @@ export { defaultStoreUrl, StoreUrlError } from './url.js';
  * Opens the store a URL names; `log` hears of the store's own trouble (a PostgreSQL connection lost);
  * `threads` runs SQLite in worker threads with group commit (for a server, not a short CLI command).
  */
-export function openStore(url: string = defaultStoreUrl, opts: { log?: StoreLog; threads?: boolean } = {}): Store {
+export function openStore(url: string = defaultStoreUrl, opts: { log?: StoreLog; threads?: boolean } = {}): LogStore {
   if (url === 'memory:' || url === 'memory') return new MemoryStore();
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);

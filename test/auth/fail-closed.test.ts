@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/store/backends/memory.js';
+import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { StorageError } from '../../src/store/errors.js';
 import type { ListOptions, ListResult, StoredObject, StoreWatch } from '../../src/store/types.js';
 import { startInProcess, type InProcess } from '../server/in-process.js';
@@ -14,6 +15,8 @@ import { until } from './fixture.js';
 class FaultyStore extends MemoryStore {
   failLists = false;
   failReads = false;
+  /** The store's revision cannot be read (what a watch cache asks before it answers). */
+  failRevision = false;
   private readonly cuts: (() => void)[] = [];
 
   override list<T extends StoredObject>(prefix: string, opts?: ListOptions): Promise<ListResult<T>> {
@@ -24,6 +27,11 @@ class FaultyStore extends MemoryStore {
   override getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]> {
     if (this.failReads) return Promise.reject(new StorageError('Unreachable', prefix, 'injected read failure'));
     return super.getByIndex<T>(prefix, value);
+  }
+
+  override currentRevision(): Promise<number> {
+    if (this.failRevision) return Promise.reject(new StorageError('Unreachable', '', 'injected revision failure'));
+    return super.currentRevision();
   }
 
   override watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T> {
@@ -92,5 +100,34 @@ describe('fail closed', () => {
       store.failReads = false;
     }
     expect((await get()).status).toBe(200);
+  });
+});
+
+describe('fail closed over the watch cache', () => {
+  let server: InProcess;
+  let store: FaultyStore;
+  beforeAll(async () => {
+    store = new FaultyStore();
+    server = await startInProcess({ store: new CachedStore(store).start() });
+  });
+  afterAll(() => server.close());
+
+  // Discovery reads nothing after authentication: only the key lookup can refuse it.
+  const discover = () => server.fetch(server.api);
+
+  it('a store out of reach stops authentication from the cache within a second: 503, never an answer nobody vouches for', async () => {
+    expect((await discover()).status).toBe(200);
+    store.failRevision = true;
+    try {
+      const started = Date.now();
+      await until(async () => (await discover()).status === 503, 3000);
+      expect(Date.now() - started).toBeLessThan(2500);
+      const res = await discover();
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await res.json()).toMatchObject({ reason: 'ServiceUnavailable', message: 'storage is unavailable: injected revision failure' });
+    } finally {
+      store.failRevision = false;
+    }
+    expect((await discover()).status).toBe(200);
   });
 });

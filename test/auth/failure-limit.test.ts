@@ -21,6 +21,28 @@ describe('failed-authentication budget per client', () => {
     expect(limit.trackedClients).toBe(0);
   });
 
+  it('attempts in flight together share the budget of a client that failed: one look cannot pass them all', () => {
+    const limit = new FailureLimiter({ burst: 3, perSecond: 0.001, now: () => 0 });
+    // A client with a full budget reserves nothing: valid keys from a busy address are never held back.
+    expect(limit.reserve('fresh')).toBe(0);
+    limit.fail('a');
+    limit.fail('a'); // one unit left
+    const first = limit.reserve('a');
+    expect(first).toBe(1);
+    // A second guess arriving while the first is still being checked is refused at once.
+    expect(limit.retryAfter('a')).toBeGreaterThan(0);
+    limit.settle('a', first, false); // the first was a valid key: its unit comes back
+    expect(limit.retryAfter('a')).toBeUndefined();
+    const guess = limit.reserve('a');
+    limit.settle('a', guess, true); // a failure costs exactly one unit in all
+    expect(limit.retryAfter('a')).toBeGreaterThan(0);
+    // What a success gives back is what it took, never more: valid requests do not buy guesses.
+    const valid = limit.reserve('a');
+    expect(valid).toBe(0);
+    limit.settle('a', valid, false);
+    expect(limit.retryAfter('a')).toBeGreaterThan(0);
+  });
+
   it('remembers at most maxClients addresses, dropping the least recently failed', () => {
     const limit = new FailureLimiter({ burst: 1, perSecond: 0.001, maxClients: 100, now: () => 0 });
     for (let i = 0; i < 1000; i++) limit.fail(`10.0.${i >> 8}.${i & 255}`);

@@ -6,6 +6,7 @@ import { createRegistry, type Registry } from '../../src/registry/registry.js';
 import { createAuthContext } from '../../src/server/auth-context.js';
 import { apiPrefix, buildServer } from '../../src/server/server.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
+import { CachedStore } from '../../src/store/cache/cached-store.js';
 import type { Store } from '../../src/store/types.js';
 
 /** The administrator key every test server starts with. */
@@ -28,14 +29,14 @@ export interface InProcessOptions {
   activityIntervalMs?: number;
   maxTtlSeconds?: number;
   logger?: Logger;
-  /** The store to serve (default: a new MemoryStore); tests that inject faults pass their own. */
+  /** The store to serve (default: a new MemoryStore behind the watch cache, as teamkeys serve runs); tests that inject faults pass their own. */
   store?: Store;
   /** false: no garbage collector, for tests of what a leftover object does. */
   garbageCollector?: boolean;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
-  const registry = createRegistry(opts.store ?? new MemoryStore(), opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {});
+  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {});
   const logger = opts.logger ?? pino({ level: 'silent' });
   await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null', ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
   const auth = await createAuthContext(registry, logger, opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {});

@@ -175,7 +175,9 @@ describe('PostgreSQL outages under two serving replicas', () => {
     const inDb = (sql: string) => pg.query(sql, [], db);
     await inDb('ALTER TABLE kv RENAME TO kv_moved');
     try {
-      const res = await call(a, '/teams');
+      // A write: reads are answered by the watch cache, which needs only the store's revision (in
+      // `meta`), and may rightly answer them; a write must reach the missing table.
+      const res = await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: 'schema-gone' } }) });
       expect(res.status).toBe(500);
       expect(await res.json()).toMatchObject({ kind: 'Status', code: 500, reason: 'InternalError' });
       expect(res.headers.get('retry-after')).toBeNull();

@@ -13,6 +13,7 @@ import { PostgresStore } from '../../store/backends/postgres.js';
 import { SqliteStore } from '../../store/backends/sqlite.js';
 import { LocalLease } from '../../store/lease.js';
 import { openStore } from '../../store/open.js';
+import { CachedStore } from '../../store/cache/cached-store.js';
 import { openAuditTrail } from '../../store/audit/open.js';
 import { AuditRecorder } from '../../server/audit/audit-recorder.js';
 import { cipherFor, storeUrl } from '../embedded.js';
@@ -114,7 +115,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
   // Read back from the live connection: the settings the power-loss promise rests on (docs/reliability.md).
   if (store instanceof SqliteStore) logger.info(await store.durability(), 'SQLite store opened');
   const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: auditRetentionMs, ...(opts.auditLog ? { logFile: resolve(opts.auditLog) } : {}) });
-  const registry = createRegistry(store, { group: opts.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
+  const cached = new CachedStore(store, { log: logger });
+  const registry = createRegistry(cached, { group: opts.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
+  // As kube-apiserver waits for its caches: serve from a filled cache, not from the store and a filling cache at once (bounded).
+  await cached.ready(10_000);
   const adminKeyFile = join(stateDir, 'admin.key');
   const envKey = process.env.TEAMKEYS_ADMIN_KEY || undefined;
   const boot = await bootstrapAdmin(registry, {
@@ -157,7 +161,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       }, shutdownGraceMs + exitMarginMs).unref();
       void closeGracefully(app, { graceMs: shutdownGraceMs, log: logger })
         .then(() => audit.close())
-        .then(() => store.close())
+        .then(() => cached.close())
         .then(done, (err: unknown) => {
           logger.error({ err }, 'shutdown failed');
           done();

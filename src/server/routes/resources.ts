@@ -5,7 +5,8 @@ import type { KubeObject } from '../../api/types.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
 import type { Requester } from '../../registry/write-observer.js';
-import { bodyTypeOf, parseBody } from '../content.js';
+import { seesEverything } from '../../auth/authorize.js';
+import { bodyTypeOf, negotiate, parseBody } from '../content.js';
 import { Guard, identityOf, type AuthContext } from '../guard.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
@@ -42,7 +43,12 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
       const q = readQuery(req.query);
       guard.scope(q.watch ? 'watch' : 'list');
       if (q.watch) return serveWatch(req, reply, r, q, watches, guard.filter());
-      return sendReadable(req, reply, r.info.kind, await r.list({ ...q, filter: guard.filter() }), q.includeObject);
+      const filter = guard.filter();
+      if (negotiate(req.headers.accept, true) === 'json') {
+        const json = await r.listJson({ ...q, filter }, filter === seesEverything);
+        if (json !== undefined) return reply.code(200).type('application/json').send(json);
+      }
+      return sendReadable(req, reply, r.info.kind, await r.list({ ...q, filter }), q.includeObject);
     }
     case 'POST': {
       guard.scope('create');
@@ -64,25 +70,34 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
  * Reads one object the caller may see. A missing object is 404 only to callers who could read it
  * if it existed; others get the same 403 either way, so existence does not leak.
  */
-async function readable(r: ResourceRegistry, guard: Guard, name: string, subresource?: string): Promise<KubeObject> {
+async function readable(r: ResourceRegistry, guard: Guard, name: string, subresource?: string): Promise<{ object: () => KubeObject; json?: string }> {
   guard.scope('get', name, subresource);
-  let obj: KubeObject;
+  let found: { object: () => KubeObject; json?: string };
   try {
-    obj = await r.get(name);
+    const cached = await r.getJson(name);
+    if (cached) found = { object: cached.object, json: cached.json };
+    else {
+      const object = await r.get(name);
+      found = { object: () => object };
+    }
   } catch (err) {
     if (err instanceof ApiError && err.code === 404 && !guard.holdsEverywhere('get')) {
       guard.check('get', { apiVersion: r.info.apiVersion, kind: r.info.kind, metadata: { name } }, subresource);
     }
     throw err;
   }
-  guard.check('get', obj, subresource);
-  return obj;
+  // A caller whose list filter passes every object (the authorizer's own verdict) may get this one
+  // without a look inside it: the cached JSON is sent undecoded.
+  if (subresource !== undefined || guard.filter() !== seesEverything) guard.check('get', found.object(), subresource);
+  return found;
 }
 
 async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string) {
   switch (req.method) {
-    case 'GET':
-      return sendReadable(req, reply, r.info.kind, await readable(r, guard, name), readQuery(req.query).includeObject);
+    case 'GET': {
+      const { object, json } = await readable(r, guard, name);
+      return sendReadable(req, reply, r.info.kind, object, readQuery(req.query).includeObject, json);
+    }
     case 'PUT': {
       guard.scope('update', name);
       const { object, warnings } = await r.update(name, objectBody(req), { ...writeOptions(req), admit: guard.admit() });
@@ -133,7 +148,7 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
 async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string) {
   switch (req.method) {
     case 'GET':
-      return send(req, reply, 200, await readable(r, guard, name, 'status'));
+      return send(req, reply, 200, (await readable(r, guard, name, 'status')).object());
     case 'PUT': {
       guard.scope('update', name, 'status');
       const { object, warnings } = await r.update(name, objectBody(req), { ...writeOptions(req), subresource: 'status', admit: guard.admit() });

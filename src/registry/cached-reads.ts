@@ -1,0 +1,73 @@
+/**
+ * GET and LIST answered as JSON text from the watch cache: each object's API JSON is what the cache
+ * holds (it keeps the sealed secrets apart), and a LIST body is spliced from those strings, with no decoding at all
+ * when the caller sees every object and no selector is given. Undefined answers send the caller
+ * to the ordinary path (no cache, a cache that cannot vouch, an older revision).
+ */
+import { CachedStore } from '../store/cache/cached-store.js';
+import { decodeEntry, type Entry } from '../store/cache/cache-state.js';
+import { sealedField, type StoredApiObject } from '../api/secrets.js';
+import type { KubeObject } from '../api/types.js';
+import { notFound } from '../api/errors.js';
+import { keyOf, present, type RegistryContext } from './context.js';
+import { encodeContinue } from './continue-token.js';
+import { listHead, planList, readList, type ListOptions } from './list.js';
+import { storeCall } from './storage-errors.js';
+
+/**
+ * The API's JSON of a cached version (secrets dropped, resourceVersion set): the entry's own JSON
+ * when the cache keeps the sealed secrets apart (as it does by default), else made here.
+ */
+function presented(store: CachedStore, entry: Entry): string {
+  if (store.apart === sealedField) return entry.json;
+  return JSON.stringify(present(decodeEntry<StoredApiObject>(entry, store.apart)));
+}
+
+export interface CachedObject {
+  json: string;
+  /** A fresh decoded copy, for whoever must look inside (authorization, a Table). */
+  object(): KubeObject;
+}
+
+/** GET from the cache: the object's JSON, or undefined when the cache cannot answer. */
+export async function getJson(ctx: RegistryContext, name: string): Promise<CachedObject | undefined> {
+  const store = ctx.store;
+  if (!(store instanceof CachedStore)) return undefined;
+  const entry = await storeCall(ctx, name, () => store.cachedEntry(keyOf(ctx, name)));
+  if (entry === undefined) return undefined;
+  if (entry === null) throw notFound(ctx.gr, name);
+  const json = presented(store, entry);
+  return { json, object: () => JSON.parse(json) as KubeObject };
+}
+
+/**
+ * LIST from the cache as the body's JSON text, or undefined when the cache cannot answer it (then
+ * list() reads the store). A name-pinned field selector takes the ordinary path: one keyed read.
+ * `seesAll` tells that the caller's filter passes every object, so none needs decoding.
+ */
+export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll: boolean): Promise<string | undefined> {
+  const store = ctx.store;
+  if (!(store instanceof CachedStore)) return undefined;
+  const { filter, ...rest } = opts;
+  const plan = await planList(ctx, seesAll ? rest : opts);
+  if (plan.selection.exactName !== undefined) return undefined;
+  const range = await readList(ctx, plan, () => store.cachedRange(ctx.prefix, { after: plan.after, ...(plan.revision === undefined ? {} : { revision: plan.revision }) }));
+  if (!range) return undefined;
+  const match = plan.selection.match;
+  const items: string[] = [];
+  let token: string | undefined;
+  let lastKey = '';
+  for (const [key, entry] of range.entries) {
+    if (plan.limit > 0 && items.length >= plan.limit) {
+      // More objects follow the page (matching or not, as the store path decides): a token to them.
+      token = encodeContinue(range.revision, lastKey);
+      break;
+    }
+    const json = presented(store, entry);
+    if (match && !match(JSON.parse(json) as KubeObject)) continue;
+    items.push(json);
+    lastKey = key;
+  }
+  const head = JSON.stringify(listHead(ctx, range.revision, token));
+  return `${head.slice(0, -1)},"items":[${items.join(',')}]}`;
+}

@@ -1,0 +1,120 @@
+/**
+ * What the watch cache holds: per key, the object as JSON with its resourceVersion set and one
+ * top-level property kept apart (the sealed secrets: then the JSON is exactly the API's JSON of the
+ * object, served as it is), the keys in list order, and the secondary index. Secrets stay sealed,
+ * as in the store. Objects are kept encoded, not decoded: 100,000 keys fit in a fraction of the
+ * memory, and every read decodes its own copy, which the caller may mutate (the update paths do).
+ */
+import { decodeObject } from '../encode.js';
+import type { Indexer, StoreEvent, StoredObject } from '../types.js';
+import { SortedKeys } from './sorted-keys.js';
+
+export interface Entry {
+  revision: number;
+  /** JSON.stringify of the object without the property kept apart, metadata.resourceVersion set. */
+  json: string;
+  /** JSON of the property kept apart, when the object has it. */
+  apart?: string;
+  index?: string;
+}
+
+export class CacheState {
+  private readonly entries = new Map<string, Entry>();
+  private readonly keys = new SortedKeys();
+  /** Index value -> key; a Set only in the rare moment two keys share a value (values are unique among live objects). */
+  private readonly byIndex = new Map<string, string | Set<string>>();
+
+  constructor(
+    private readonly indexer: Indexer,
+    private readonly apart: string | undefined,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Adds a stored row read by a list in key order (the cache is being filled). */
+  load(key: string, value: string, revision: number): void {
+    this.keys.push(key);
+    this.put(key, decodeObject(value, revision), revision);
+  }
+
+  /** Applies one watch event. */
+  apply(event: StoreEvent): void {
+    if (event.type === 'DELETED') {
+      this.remove(event.key);
+      return;
+    }
+    if (!this.entries.has(event.key)) this.keys.add(event.key);
+    this.put(event.key, event.object, event.revision);
+  }
+
+  entry(key: string): Entry | undefined {
+    return this.entries.get(key);
+  }
+
+  /** A fresh decoded copy of the key's object. */
+  get<T extends StoredObject>(key: string): T | undefined {
+    const e = this.entries.get(key);
+    return e && decodeEntry<T>(e, this.apart);
+  }
+
+  /** Keys in [start, end) after `after`, in order. */
+  range(start: string, end: string, after: string): Generator<string> {
+    return this.keys.range(start, end, after);
+  }
+
+  /** Keys in [start, end) whose index value is `value`, in key order. */
+  indexed(start: string, end: string, value: string): string[] {
+    const held = this.byIndex.get(value);
+    if (held === undefined) return [];
+    const keys = typeof held === 'string' ? [held] : [...held].sort();
+    return keys.filter((k) => k >= start && k < end);
+  }
+
+  /** `obj` carries its resourceVersion (decoded rows and watch events both do). */
+  private put(key: string, obj: StoredObject, revision: number): void {
+    const old = this.entries.get(key);
+    const index = this.indexer(key, obj);
+    if (old?.index !== undefined && old.index !== index) this.unindex(key, old.index);
+    const entry: Entry = { revision, json: '' };
+    const record = obj as Record<string, unknown>;
+    if (this.apart !== undefined && record[this.apart] !== undefined) {
+      const { [this.apart]: apart, ...rest } = record;
+      entry.json = JSON.stringify(rest);
+      entry.apart = JSON.stringify(apart);
+    } else entry.json = JSON.stringify(obj);
+    if (index !== undefined) {
+      entry.index = index;
+      const held = this.byIndex.get(index);
+      if (held === undefined || held === key) this.byIndex.set(index, key);
+      else if (typeof held === 'string') this.byIndex.set(index, new Set([held, key]));
+      else held.add(key);
+    }
+    this.entries.set(key, entry);
+  }
+
+  private remove(key: string): void {
+    const old = this.entries.get(key);
+    if (!old) return;
+    this.entries.delete(key);
+    this.keys.delete(key);
+    if (old.index !== undefined) this.unindex(key, old.index);
+  }
+
+  private unindex(key: string, value: string): void {
+    const held = this.byIndex.get(value);
+    if (held === key) this.byIndex.delete(value);
+    else if (held instanceof Set) {
+      held.delete(key);
+      if (held.size === 1) this.byIndex.set(value, held.values().next().value!);
+    }
+  }
+}
+
+/** Decodes an entry into a new object, the property kept apart put back. */
+export function decodeEntry<T extends StoredObject>(e: Entry, apart: string | undefined): T {
+  const obj = JSON.parse(e.json) as Record<string, unknown>;
+  if (apart !== undefined && e.apart !== undefined) obj[apart] = JSON.parse(e.apart);
+  return obj as T;
+}

@@ -1,0 +1,306 @@
+/**
+ * The watch cache (kube-apiserver's cacher): a Store layer that keeps every object of the store in
+ * memory, filled by one list and kept current by one watch from that list's revision, and answers
+ * get, list and getByIndex from memory with consistent reads. Writes pass through to the store.
+ * Whenever the cache cannot vouch for its content (filling, its watch failed, too slow to catch
+ * up) reads go to the store: an answer is never staler than the store's, nor an error of the cache's.
+ */
+import { isStorageError, notFound } from '../errors.js';
+import type { LogStore } from '../log-store.js';
+import {
+  prefixEnd,
+  silentLog,
+  type Indexer,
+  type ListOptions,
+  type ListResult,
+  type Preconditions,
+  type Store,
+  type StoreLog,
+  type StoreWatch,
+  type StoredObject,
+  type TryUpdate,
+} from '../types.js';
+import { CacheState, decodeEntry, type Entry } from './cache-state.js';
+import { deepFreeze, fill } from './fill.js';
+import { RevisionGate } from './revision-gate.js';
+
+/** What the cache needs of the store beyond Store: pages of stored rows with their keys (LogStore). */
+export type CacheableStore = Store & Pick<LogStore, 'listRows'> & { notifyWatchers?(): void };
+
+export interface CachedStoreOptions {
+  /** How long a read waits for the cache to reach the store's revision before asking the store. */
+  waitMs?: number;
+  /**
+   * cachedByIndex answers from memory only this long after a read confirmed the cache current with
+   * the store; later it is a consistent read again, so a store out of reach fails authentication
+   * (503) rather than leaving it to a cache nobody can vouch for.
+   */
+  confirmedForMs?: number;
+  /**
+   * A top-level property kept apart from each object's JSON (default: `sealed`, the API's sealed
+   * secrets, so that the JSON the cache holds is the API's JSON of the object); undefined for none.
+   */
+  apart?: string | undefined;
+  /** Pause before filling the cache again after its watch failed. */
+  retryMs?: number;
+  log?: StoreLog;
+}
+
+
+export class CachedStore implements Store {
+  private state: CacheState;
+  private indexer: Indexer = () => undefined;
+  private readonly gate: RevisionGate;
+  private readonly waitMs: number;
+  private readonly retryMs: number;
+  /** The property each entry keeps apart from its JSON (see CachedStoreOptions.apart). */
+  readonly apart: string | undefined;
+  private readonly confirmedForMs: number;
+  private readonly decoded = new WeakMap<Entry, StoredObject>();
+  /** When a read last found the cache at the store's revision (Date.now()). */
+  private confirmedAt = 0;
+  private readonly log: StoreLog;
+  private running: Promise<void> | undefined;
+  private watch_: StoreWatch | undefined;
+  private closed = false;
+  /** Counts indexer changes: a fill begun under an older indexer is thrown away. */
+  private generation = 0;
+
+  constructor(
+    private readonly inner: CacheableStore,
+    opts: CachedStoreOptions = {},
+  ) {
+    this.waitMs = opts.waitMs ?? 3000;
+    this.retryMs = opts.retryMs ?? 1000;
+    this.apart = 'apart' in opts ? opts.apart : 'sealed';
+    this.confirmedForMs = opts.confirmedForMs ?? 1000;
+    this.log = opts.log ?? silentLog;
+    this.gate = new RevisionGate(() => inner.currentRevision());
+    this.state = new CacheState(this.indexer, this.apart);
+  }
+
+  /** Starts filling the cache; reads before it is filled go to the store. Idempotent. */
+  start(): this {
+    this.running ??= this.run();
+    return this;
+  }
+
+  /** Resolves once the cache answers reads (tests, and a server that wants to start warm). */
+  async ready(timeoutMs = 30_000): Promise<boolean> {
+    this.start();
+    const deadline = Date.now() + timeoutMs;
+    while (!this.gate.ready && Date.now() < deadline && !this.closed) await new Promise((r) => setTimeout(r, 10));
+    return this.gate.ready;
+  }
+
+  setIndexer(indexer: Indexer): void {
+    this.indexer = indexer;
+    this.inner.setIndexer(indexer);
+    // Index values of what is cached may differ under the new indexer: fill again.
+    this.generation++;
+    this.gate.close();
+    this.watch_?.stop();
+  }
+
+  async getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]> {
+    if (!(await this.fresh())) return this.inner.getByIndex<T>(prefix, value);
+    return this.fromIndex<T>(prefix, value);
+  }
+
+  /**
+   * getByIndex as this process's cache has seen it, without asking the store for its revision:
+   * authentication, where a key disabled or deleted stops working once the cache has the write
+   * (writes through this process are applied before they are acknowledged). Undefined when the
+   * cache is not filled, or not confirmed current lately (confirmedForMs): the caller uses getByIndex.
+   */
+  cachedByIndex<T extends StoredObject>(prefix: string, value: string): readonly Readonly<T>[] | undefined {
+    this.start();
+    if (!this.gate.ready || Date.now() - this.confirmedAt > this.confirmedForMs) return undefined;
+    return this.state.indexed(prefix, prefixEnd(prefix), value).map((k) => this.shared<T>(this.state.entry(k)!));
+  }
+
+  /**
+   * One decoded object per cached version, deeply frozen and shared by every caller (a key that
+   * authenticates a thousand requests is decoded once); a new version is a new entry, decoded anew.
+   */
+  private shared<T extends StoredObject>(entry: Entry): Readonly<T> {
+    let obj = this.decoded.get(entry);
+    if (!obj) this.decoded.set(entry, (obj = deepFreeze(decodeEntry(entry, this.apart))));
+    return obj as Readonly<T>;
+  }
+
+  /** The cached entry of a key, when the cache is current with the store (fast GET serving). */
+  async cachedEntry(key: string): Promise<Entry | null | undefined> {
+    if (!(await this.fresh())) return undefined;
+    return this.state.entry(key) ?? null;
+  }
+
+  async get<T extends StoredObject>(key: string): Promise<T> {
+    if (!(await this.fresh())) return this.inner.get<T>(key);
+    const obj = this.state.get<T>(key);
+    if (!obj) throw notFound(key);
+    return obj;
+  }
+
+  async list<T extends StoredObject>(prefix: string, opts: ListOptions = {}): Promise<ListResult<T>> {
+    const page = await this.cachedList(prefix, opts);
+    if (!page) return this.inner.list<T>(prefix, opts);
+    const { entries, ...rest } = page;
+    return { items: entries.map((e) => decodeEntry<T>(e, this.apart)), ...rest };
+  }
+
+  /**
+   * A list page as cached entries, when the cache can answer it: the current state (no revision, or
+   * exactly the revision the cache is at, as the later pages of a list read from it ask for).
+   * Undefined sends the caller to the store (an older revision, or a cache that cannot vouch).
+   */
+  async cachedList(
+    prefix: string,
+    opts: ListOptions = {},
+  ): Promise<{ entries: (Entry & { key: string })[]; revision: number; continueAfter?: string } | undefined> {
+    const range = await this.cachedRange(prefix, opts);
+    if (!range) return undefined;
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const entries: (Entry & { key: string })[] = [];
+    for (const [key, entry] of range.entries) {
+      if (limit > 0 && entries.length === limit) return { entries, revision: range.revision, continueAfter: entries[limit - 1]!.key };
+      entries.push({ key, ...entry });
+    }
+    return { entries, revision: range.revision };
+  }
+
+  /**
+   * The cached entries under prefix after `opts.after`, in key order, read lazily: the caller takes
+   * them before its next await, while the cache is still at `revision`. Undefined as for cachedList.
+   */
+  async cachedRange(prefix: string, opts: Pick<ListOptions, 'after' | 'revision'> = {}): Promise<{ revision: number; entries: Generator<[string, Entry]> } | undefined> {
+    if (!(await this.fresh())) return undefined;
+    const revision = this.gate.applied;
+    if (opts.revision !== undefined && opts.revision !== revision) return undefined;
+    const state = this.state;
+    const keys = state.range(prefix, prefixEnd(prefix), opts.after ?? '');
+    function* entries(): Generator<[string, Entry]> {
+      for (const key of keys) yield [key, state.entry(key)!];
+    }
+    return { revision, entries: entries() };
+  }
+
+  async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {
+    // A sweep needs no single snapshot (see LogStore.scan): the cache as it is, when filled.
+    if (!this.gate.ready) {
+      yield* this.inner.scan<T>(prefix, mightMatch, pageSize);
+      return;
+    }
+    const state = this.state;
+    const mightHold = (e: Entry | undefined) => e !== undefined && (mightMatch(e.json) || (e.apart !== undefined && mightMatch(e.apart)));
+    const matching = [...state.range(prefix, prefixEnd(prefix), '')].filter((k) => mightHold(state.entry(k)));
+    for (const key of matching) {
+      const obj = state.get<T>(key);
+      if (obj) yield obj;
+    }
+  }
+
+  async create<T extends StoredObject>(key: string, obj: T): Promise<T> {
+    const created = await this.inner.create(key, obj);
+    await this.applied(Number(created.metadata?.resourceVersion));
+    return created;
+  }
+
+  async guaranteedUpdate<T extends StoredObject>(key: string, preconditions: Preconditions | undefined, tryUpdate: TryUpdate<T>): Promise<T> {
+    const result = await this.inner.guaranteedUpdate(key, preconditions, tryUpdate);
+    // A Removal answers with the object as read, not the deletion's revision: wait for the store's.
+    await this.applied(await this.gate.currentRevision().catch(() => 0));
+    return result;
+  }
+
+  async delete<T extends StoredObject>(key: string, preconditions?: Preconditions): Promise<T> {
+    const deleted = await this.inner.delete<T>(key, preconditions);
+    await this.applied(Number(deleted.metadata?.resourceVersion));
+    return deleted;
+  }
+
+  watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T> {
+    return this.inner.watch<T>(prefix, fromRevision);
+  }
+
+  currentRevision(): Promise<number> {
+    return this.inner.currentRevision();
+  }
+
+  compactedRevision(): Promise<number> {
+    return this.inner.compactedRevision();
+  }
+
+  scrubHistory(key: string, property: string): Promise<void> {
+    return this.inner.scrubHistory(key, property);
+  }
+
+  compact(revision: number): Promise<void> {
+    return this.inner.compact(revision);
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.gate.close();
+    this.watch_?.stop();
+    await this.inner.close();
+    await this.running;
+  }
+
+  /** Whether the cache may answer a read now: it has applied the store's current revision. */
+  private async fresh(): Promise<boolean> {
+    this.start();
+    if (!this.gate.ready) return false;
+    const revision = await this.gate.currentRevision();
+    if (this.gate.applied < revision) {
+      this.inner.notifyWatchers?.(); // another process wrote: read the log now, not at the next poll
+      if (!(await this.gate.reach(revision, this.waitMs))) return false;
+    }
+    if (!this.gate.ready) return false;
+    this.confirmedAt = Date.now();
+    return true;
+  }
+
+  /** A write was acknowledged by the store: acknowledge it once the cache has it too (bounded). */
+  private async applied(revision: number): Promise<void> {
+    if (Number.isSafeInteger(revision) && revision > 0) await this.gate.reach(revision, this.waitMs);
+  }
+
+  private fromIndex<T extends StoredObject>(prefix: string, value: string): T[] {
+    return this.state.indexed(prefix, prefixEnd(prefix), value).map((k) => this.state.get<T>(k)!);
+  }
+
+  /** Fill, follow, and on any failure fill again after a pause, until closed. */
+  private async run(): Promise<void> {
+    while (!this.closed) {
+      const generation = this.generation;
+      try {
+        const filled = await fill(this.inner, this.indexer, this.apart, (w) => (this.watch_ = w));
+        if (generation === this.generation && !this.closed) {
+          this.state = filled.state;
+          this.gate.reset(filled.revision);
+          await this.follow(filled.watch);
+        } else filled.watch.stop(); // the indexer changed while filling: fill again with it
+      } catch (err) {
+        if (this.closed) return;
+        const level = isStorageError(err, 'Expired') || isStorageError(err, 'WatchOverflow') ? 'info' : 'warn';
+        this.log[level]({ err }, 'watch cache: following the store failed; reads go to the store until it is filled again');
+      }
+      this.gate.close();
+      if (this.closed) return;
+      if (generation === this.generation) await new Promise((r) => setTimeout(r, this.retryMs).unref());
+    }
+  }
+
+  private async follow(watch: StoreWatch): Promise<void> {
+    for await (const event of watch) {
+      this.state.apply(event);
+      this.gate.advance(event.revision);
+    }
+  }
+}
+

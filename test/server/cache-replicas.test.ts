@@ -1,0 +1,102 @@
+/**
+ * Reads served from each replica's watch cache are consistent reads: a write acknowledged by one
+ * `teamkeys serve` is seen by the very next GET and LIST on another, with no wait between them,
+ * on one PostgreSQL database and on one SQLite file.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type PostgresServer } from '../store/postgres-server.js';
+import { startServe, type Served } from './serve-process.js';
+
+const adminKey = `CacheReplica${'c'.repeat(52)}`;
+const rounds = 25;
+
+type Call = (s: Served, path: string, init?: RequestInit) => Promise<Response>;
+const call: Call = (s, path, init = {}) =>
+  fetch(`${s.url}/apis/management.service/v1${path}`, {
+    ...init,
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${adminKey}`, ...(init.headers as Record<string, string>) },
+  });
+
+interface Meta {
+  metadata: { name: string; uid: string; resourceVersion: string };
+  spec?: { displayName?: string };
+}
+
+/** Writes through `a` and reads back through `b` at once, `rounds` times: creates, updates, deletes, and a new key used at once. */
+function readAfterWrite(replicas: () => [Served, Served]) {
+  it('a Team created, changed or deleted through A is seen by the next GET and LIST through B', async () => {
+    const [a, b] = replicas();
+    for (let i = 0; i < rounds; i++) {
+      const name = `raw-${i}`;
+      const created = await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name } }) });
+      expect(created.status).toBe(201);
+      const { metadata } = (await created.json()) as Meta;
+      const got = await call(b, `/teams/${name}`);
+      expect(got.status).toBe(200);
+      expect(((await got.json()) as Meta).metadata).toMatchObject({ uid: metadata.uid, resourceVersion: metadata.resourceVersion });
+      const listed = (await (await call(b, '/teams')).json()) as { metadata: { resourceVersion: string }; items: Meta[] };
+      expect(listed.items.find((t) => t.metadata.name === name)?.metadata.resourceVersion).toBe(metadata.resourceVersion);
+      expect(Number(listed.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(metadata.resourceVersion));
+
+      const patched = await call(a, `/teams/${name}`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { displayName: `v${i}` } }) });
+      expect(patched.status).toBe(200);
+      const after = (await (await call(b, `/teams/${name}`)).json()) as Meta;
+      expect(after.spec?.displayName).toBe(`v${i}`);
+
+      expect((await call(a, `/teams/${name}`, { method: 'DELETE' })).status).toBe(200);
+      expect((await call(b, `/teams/${name}`)).status).toBe(404);
+      const names = ((await (await call(b, '/teams')).json()) as { items: Meta[] }).items.map((t) => t.metadata.name);
+      expect(names).not.toContain(name);
+    }
+  }, 60_000);
+
+  it('an access key created through A authenticates through B on its first request', async () => {
+    const [a, b] = replicas();
+    for (let i = 0; i < 5; i++) {
+      const key = `Fresh${i}${'k'.repeat(58)}`;
+      const body = { metadata: { name: `fresh-${i}` }, spec: { user: `u${i}`, key } };
+      expect((await call(a, '/ownedaccesskeys', { method: 'POST', body: JSON.stringify(body) })).status).toBe(201);
+      const res = await fetch(`${b.url}/apis/management.service/v1/teams`, { headers: { Authorization: `Bearer ${key}` } });
+      expect(res.status).not.toBe(401);
+    }
+  }, 30_000);
+}
+
+describe('two replicas on one PostgreSQL database read their own and each other\'s writes from their caches', () => {
+  let pg: PostgresServer;
+  let a: Served;
+  let b: Served;
+  beforeAll(async () => {
+    pg = await startPostgres();
+    const url = await pg.database();
+    const start = () => startServe(['--store', url, '--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+    [a, b] = await Promise.all([start(), start()]);
+  }, 60_000);
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    pg?.stop();
+  });
+  readAfterWrite(() => [a, b]);
+});
+
+describe('two processes on one SQLite file read each other\'s writes from their caches', () => {
+  let dir: string;
+  let a: Served;
+  let b: Served;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'teamkeys-cache-replicas-'));
+    const start = () => startServe(['--store', `sqlite:${join(dir, 'store.db')}`, '--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+    a = await start();
+    b = await start();
+  }, 60_000);
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  readAfterWrite(() => [a, b]);
+});
