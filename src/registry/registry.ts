@@ -5,6 +5,7 @@ import { defaultGroup, pluralOfKind, servedPlurals, type Plural } from '../api/r
 import type { StoredApiObject } from '../api/secrets.js';
 import type { AccessKeyPolicy } from '../api/strategy/ownedaccesskey.js';
 import type { Indexer, Store, StoreWatch } from '../store/types.js';
+import { InFlight } from './in-flight.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
 import { bindToTeam } from './team-binding.js';
 
@@ -24,6 +25,8 @@ export interface Registry {
    * Reads of objects go through the kinds' registries, which alone know their keys.
    */
   store: Store;
+  /** Resolves once no write of either kind is under way, or after timeoutMs (true when drained). */
+  drained(timeoutMs: number): Promise<boolean>;
 }
 
 /** Access keys are found by the SHA-256 hash of their value: the store's one secondary index. */
@@ -33,7 +36,8 @@ export const accessKeyIndexer: Indexer = (key, obj) =>
 export function createRegistry(store: Store, opts: RegistryOptions & { group?: string; keyPolicy?: AccessKeyPolicy } = {}): Registry {
   store.setIndexer(accessKeyIndexer);
   const models = resourceModels(opts.group ?? defaultGroup, opts.keyPolicy);
-  const shared = { ...opts, cipher: opts.cipher ?? FieldCipher.ephemeral() };
+  const inFlight = new InFlight();
+  const shared = { ...opts, cipher: opts.cipher ?? FieldCipher.ephemeral(), inFlight };
   const teams = new ResourceRegistry(store, models.teams, shared);
   const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, shared);
   ownedaccesskeys.ctx.prepareWrite = bindToTeam(teams.ctx);
@@ -45,5 +49,6 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
   };
     const informerWatch = (from: number) => store.watch('/', from);
   const currentRevision = () => store.currentRevision();
-  return { teams, ownedaccesskeys, byPlural, byKind, informerWatch, currentRevision, store };
+  const drained = (timeoutMs: number) => inFlight.drained(timeoutMs);
+  return { teams, ownedaccesskeys, byPlural, byKind, informerWatch, currentRevision, store, drained };
 }

@@ -17,6 +17,7 @@ import type { WriteObserver } from './write-observer.js';
 import { patch, update, type PatchType, type UpdateOptions } from './update.js';
 import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
 import { apply, type ApplyOptions } from './apply.js';
+import { InFlight } from './in-flight.js';
 
 export interface RegistryOptions {
   /** The clock; tests pass their own to step through grace periods and TTLs. */
@@ -27,6 +28,8 @@ export interface RegistryOptions {
   cipher?: FieldCipher;
   /** Told about every successful write: the server's audit trail. */
   onWrite?: WriteObserver;
+  /** Counts the writes under way (shared by the kinds of one registry), so a stop can wait for them. */
+  inFlight?: InFlight;
 }
 
 /** A raw-JSON prefilter: the encoding holds this property name (as a key or a string). */
@@ -37,8 +40,10 @@ export const mentions =
 
 export class ResourceRegistry {
   readonly ctx: RegistryContext;
+  private readonly writes: InFlight;
 
   constructor(store: Store, model: ResourceModel, opts: RegistryOptions = {}) {
+    this.writes = opts.inFlight ?? new InFlight();
     this.ctx = makeContext(store, model, opts.now ?? (() => new Date()), opts.generateName ?? generateName, opts.cipher ?? FieldCipher.ephemeral(), opts.onWrite);
   }
 
@@ -47,7 +52,7 @@ export class ResourceRegistry {
   }
 
   create(body: unknown, opts?: CreateOptions): Promise<WriteResult> {
-    return create(this.ctx, body, opts);
+    return this.writes.track(create(this.ctx, body, opts));
   }
 
   async get(name: string): Promise<KubeObject> {
@@ -70,22 +75,25 @@ export class ResourceRegistry {
   }
 
   update(name: string, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {
-    return update(this.ctx, name, body, opts);
+    return this.writes.track(update(this.ctx, name, body, opts));
   }
 
   patch(name: string, type: PatchType, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {
-    return patch(this.ctx, name, type, body, opts);
+    return this.writes.track(patch(this.ctx, name, type, body, opts));
   }
 
   /** Server-side apply; `created` tells a 201 from a 200. */
   apply(name: string, body: unknown, opts: ApplyOptions): Promise<WriteResult & { created: boolean }> {
-    return apply(this.ctx, name, body, opts);
+    return this.writes.track(apply(this.ctx, name, body, opts));
   }
 
-  async delete(name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
-    const result = await remove(this.ctx, name, opts);
-    observeWrite(this.ctx, opts, { verb: 'delete', object: result.object });
-    return result;
+  delete(name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
+    return this.writes.track(
+      remove(this.ctx, name, opts).then((result) => {
+        observeWrite(this.ctx, opts, { verb: 'delete', object: result.object });
+        return result;
+      }),
+    );
   }
 
   /** Deletes every object the selectors match; returns what was deleted or is now terminating. */

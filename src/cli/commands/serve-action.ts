@@ -160,6 +160,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
         process.exit(1);
       }, shutdownGraceMs + exitMarginMs).unref();
       void closeGracefully(app, { graceMs: shutdownGraceMs, log: logger })
+        // Writes whose clients went away still commit: their audit events go in before the trail closes.
+        .then(() => registry.drained(shutdownGraceMs))
+        .then((drained) => drained || logger.warn({ graceMs: shutdownGraceMs }, 'writes still under way after the shutdown grace period; their audit events may be lost'))
         .then(() => audit.close())
         .then(() => cached.close())
         .then(done, (err: unknown) => {
