@@ -25,6 +25,7 @@ import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
 import { authenticateRequest } from './endpoint-auth.js';
+import { lazyChildLogger } from './request-logger.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -67,6 +68,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const app = Fastify({
     loggerInstance: opts.logger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: maxBodyBytes,
     // Names may be 253 characters long.
     routerOptions: { maxParamLength: 1024 },
