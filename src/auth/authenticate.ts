@@ -27,6 +27,12 @@ const maxRecent = 10_000;
 export class Authenticator {
   /** Hashes of keys that authenticated lately (hashes only), oldest first. */
   private readonly recent = new Map<string, number>();
+  /**
+   * Identities (but their expiry, which moves with use) by key object: the watch cache hands out one
+   * frozen object per key version, so a changed key is a new entry; a team change moves the index's
+   * generation and every entry is recomputed.
+   */
+  private readonly identities = new WeakMap<OwnedAccessKey, { generation: number; identity: Identity }>();
 
   constructor(
     private readonly registry: Registry,
@@ -71,6 +77,21 @@ export class Authenticator {
   /** Who the key acts for, as the team index sees it now (503 while the index is incomplete). */
   identityOf(key: OwnedAccessKey): Identity {
     this.teams.require();
+    const generation = this.teams.generation;
+    let known = this.identities.get(key);
+    if (known?.generation !== generation || !Object.isFrozen(key)) {
+      known = { generation, identity: this.baseIdentity(key) };
+      // Only an object no one can change may stand for its key version.
+      if (Object.isFrozen(key)) this.identities.set(key, known);
+    }
+    const identity: Identity = { ...known.identity };
+    const expires = expiresAt(key, this.activity.lastUsed(key.metadata.name!));
+    if (expires !== undefined) identity.expiresAt = expires;
+    return identity;
+  }
+
+  /** The identity without its expiry. */
+  private baseIdentity(key: OwnedAccessKey): Identity {
     const spec = key.spec;
     const subject = subjectOf(spec);
     const groups = [...new Set([...(spec.groups ?? []), ...(spec.identity?.groups ?? [])])];
@@ -79,8 +100,6 @@ export class Authenticator {
     for (const t of teams) for (const r of this.teams.get(t)?.spec?.clusterRoles ?? []) clusterRoles.add(r.name);
     const identity: Identity = { ...subject, groups, teams, clusterRoles, keyName: key.metadata.name! };
     if (spec.scope) identity.scope = spec.scope;
-    const expires = expiresAt(key, this.activity.lastUsed(key.metadata.name!));
-    if (expires !== undefined) identity.expiresAt = expires;
     return identity;
   }
 }

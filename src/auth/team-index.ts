@@ -31,6 +31,8 @@ export class TeamIndex implements TeamWorld {
   private watch: StoreWatch<Team> | undefined;
   /** The revision up to which the index has seen every team change. */
   private seen = 0;
+  /** Changes with every team change and reload: what is derived from the index is current while it stays the same. */
+  private changes = 0;
   private stopped = false;
 
   constructor(
@@ -71,6 +73,11 @@ export class TeamIndex implements TeamWorld {
     }
   }
 
+  /** A number that changes whenever any team does (or the index is reloaded). */
+  get generation(): number {
+    return this.changes;
+  }
+
   get(name: string): Team | undefined {
     return this.snap.teams.get(name);
   }
@@ -103,6 +110,7 @@ export class TeamIndex implements TeamWorld {
       after = page.continueAfter;
     }
     this.snap = next;
+    this.changes++;
     this.seen = revision;
     this.complete = true;
     return revision;
@@ -116,6 +124,7 @@ export class TeamIndex implements TeamWorld {
         for await (const e of this.watch) {
           if (e.type === 'DELETED') remove(this.snap, e.object.metadata.name!);
           else put(this.snap, e.object);
+          this.changes++;
           revision = e.revision;
           this.seen = revision;
         }
