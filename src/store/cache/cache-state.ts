@@ -24,6 +24,19 @@ export interface Entry {
 
 const emptyJson = Buffer.alloc(0);
 
+/**
+ * The fill's objects share Node's 8 KB pool slabs (about a dozen per slab, little overhead). A
+ * changed object gets bytes of its own: in a shared slab it would pin the slab, and the old
+ * versions of its neighbours with it, for as long as it lives, so that under steady updates the
+ * slabs kept would grow to several times the JSON they still hold.
+ */
+const pooled = (json: string): Buffer => Buffer.from(json);
+const unpooled = (json: string): Buffer => {
+  const b = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+  b.write(json);
+  return b;
+};
+
 export class CacheState {
   private readonly entries = new Map<string, Entry>();
   private readonly keys = new SortedKeys();
@@ -42,7 +55,7 @@ export class CacheState {
   /** Adds a stored row read by a list in key order (the cache is being filled). */
   load(key: string, value: string, revision: number): void {
     this.keys.push(key);
-    this.put(key, decodeObject(value, revision), revision);
+    this.put(key, decodeObject(value, revision), revision, pooled);
   }
 
   /** Applies one watch event. */
@@ -52,7 +65,7 @@ export class CacheState {
       return;
     }
     if (!this.entries.has(event.key)) this.keys.add(event.key);
-    this.put(event.key, event.object, event.revision);
+    this.put(event.key, event.object, event.revision, unpooled);
   }
 
   entry(key: string): Entry | undefined {
@@ -79,7 +92,7 @@ export class CacheState {
   }
 
   /** `obj` carries its resourceVersion (decoded rows and watch events both do). */
-  private put(key: string, obj: StoredObject, revision: number): void {
+  private put(key: string, obj: StoredObject, revision: number, bytes: (json: string) => Buffer): void {
     const old = this.entries.get(key);
     const index = this.indexer(key, obj);
     if (old?.index !== undefined && old.index !== index) this.unindex(key, old.index);
@@ -87,9 +100,9 @@ export class CacheState {
     const record = obj as Record<string, unknown>;
     if (this.apart !== undefined && record[this.apart] !== undefined) {
       const { [this.apart]: apart, ...rest } = record;
-      entry.json = Buffer.from(JSON.stringify(rest));
+      entry.json = bytes(JSON.stringify(rest));
       entry.apart = JSON.stringify(apart);
-    } else entry.json = Buffer.from(JSON.stringify(obj));
+    } else entry.json = bytes(JSON.stringify(obj));
     if (index !== undefined) {
       entry.index = index;
       const held = this.byIndex.get(index);
