@@ -1,6 +1,6 @@
 /**
  * GET and LIST answered as JSON text from the watch cache: each object's API JSON is what the cache
- * holds (it keeps the sealed secrets apart), and a LIST body is spliced from those strings, with no decoding at all
+ * holds (it keeps the sealed secrets apart), and a LIST body is spliced from those bytes, with no decoding at all
  * when the caller sees every object and no selector is given. Undefined answers send the caller
  * to the ordinary path (no cache, a cache that cannot vouch, an older revision).
  */
@@ -18,13 +18,17 @@ import { storeCall } from './storage-errors.js';
  * The API's JSON of a cached version (secrets dropped, resourceVersion set): the entry's own JSON
  * when the cache keeps the sealed secrets apart (as it does by default), else made here.
  */
-function presented(store: CachedStore, entry: Entry): string {
+function presented(store: CachedStore, entry: Entry): Buffer {
   if (store.apart === sealedField) return entry.json;
-  return JSON.stringify(present(decodeEntry<StoredApiObject>(entry, store.apart)));
+  return Buffer.from(JSON.stringify(present(decodeEntry<StoredApiObject>(entry, store.apart))));
 }
 
+const parse = (json: Buffer) => JSON.parse(json.toString()) as KubeObject;
+const comma = Buffer.from(',');
+
 export interface CachedObject {
-  json: string;
+  /** The object's JSON as UTF-8: shared with the cache, never to be written to. */
+  json: Buffer;
   /** A fresh decoded copy, for whoever must look inside (authorization, a Table). */
   object(): KubeObject;
 }
@@ -37,15 +41,15 @@ export async function getJson(ctx: RegistryContext, name: string): Promise<Cache
   if (entry === undefined) return undefined;
   if (entry === null) throw notFound(ctx.gr, name);
   const json = presented(store, entry);
-  return { json, object: () => JSON.parse(json) as KubeObject };
+  return { json, object: () => parse(json) };
 }
 
 /**
- * LIST from the cache as the body's JSON text, or undefined when the cache cannot answer it (then
+ * LIST from the cache as the body's JSON (UTF-8), or undefined when the cache cannot answer it (then
  * list() reads the store). A name-pinned field selector takes the ordinary path: one keyed read.
  * `seesAll` tells that the caller's filter passes every object, so none needs decoding.
  */
-export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll: boolean): Promise<string | undefined> {
+export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll: boolean): Promise<Buffer | undefined> {
   const store = ctx.store;
   if (!(store instanceof CachedStore)) return undefined;
   const { filter, ...rest } = opts;
@@ -54,20 +58,23 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   const range = await readList(ctx, plan, () => store.cachedRange(ctx.prefix, { after: plan.after, ...(plan.revision === undefined ? {} : { revision: plan.revision }) }));
   if (!range) return undefined;
   const match = plan.selection.match;
-  const items: string[] = [];
+  // The objects' bytes, a comma before each but the first: one copy into the body, no string made.
+  const parts: Buffer[] = [];
+  let count = 0;
   let token: string | undefined;
   let lastKey = '';
   for (const [key, entry] of range.entries) {
-    if (plan.limit > 0 && items.length >= plan.limit) {
+    if (plan.limit > 0 && count >= plan.limit) {
       // More objects follow the page (matching or not, as the store path decides): a token to them.
       token = encodeContinue(range.revision, lastKey);
       break;
     }
     const json = presented(store, entry);
-    if (match && !match(JSON.parse(json) as KubeObject)) continue;
-    items.push(json);
+    if (match && !match(parse(json))) continue;
+    if (count++ > 0) parts.push(comma);
+    parts.push(json);
     lastKey = key;
   }
   const head = JSON.stringify(listHead(ctx, range.revision, token));
-  return `${head.slice(0, -1)},"items":[${items.join(',')}]}`;
+  return Buffer.concat([Buffer.from(`${head.slice(0, -1)},"items":[`), ...parts, Buffer.from(']}')]);
 }

@@ -70,7 +70,7 @@ export class ResourceRegistry {
   }
 
   /** LIST's JSON body spliced from the watch cache; undefined when only list() can answer. `seesAll`: the filter passes everything. */
-  listJson(opts: ListOptions, seesAll: boolean): Promise<string | undefined> {
+  listJson(opts: ListOptions, seesAll: boolean): Promise<Buffer | undefined> {
     return listJson(this.ctx, opts, seesAll);
   }
 

@@ -22,8 +22,8 @@ export function sendReadable(
   kind: string,
   value: KubeObject | { metadata: ListMeta; items: KubeObject[] } | (() => KubeObject),
   includeObject: IncludeObject,
-  /** The value's JSON text, when already at hand (the watch cache's): sent as it is for JSON. */
-  json?: string,
+  /** The value's JSON (UTF-8), when already at hand (the watch cache's): sent as it is for JSON. */
+  json?: Buffer,
 ): FastifyReply {
   const format = negotiate(req.headers.accept, true);
   if (format === 'json' && json !== undefined) return reply.code(200).type('application/json').send(json);

@@ -70,9 +70,9 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
  * Reads one object the caller may see. A missing object is 404 only to callers who could read it
  * if it existed; others get the same 403 either way, so existence does not leak.
  */
-async function readable(r: ResourceRegistry, guard: Guard, name: string, subresource?: string): Promise<{ object: () => KubeObject; json?: string }> {
+async function readable(r: ResourceRegistry, guard: Guard, name: string, subresource?: string): Promise<{ object: () => KubeObject; json?: Buffer }> {
   guard.scope('get', name, subresource);
-  let found: { object: () => KubeObject; json?: string };
+  let found: { object: () => KubeObject; json?: Buffer };
   try {
     const cached = await r.getJson(name);
     if (cached) found = { object: cached.object, json: cached.json };

@@ -11,12 +11,31 @@ import { SortedKeys } from './sorted-keys.js';
 
 export interface Entry {
   revision: number;
-  /** JSON.stringify of the object without the property kept apart, metadata.resourceVersion set. */
-  json: string;
+  /**
+   * UTF-8 of JSON.stringify of the object without the property kept apart, metadata.resourceVersion
+   * set. Bytes, not a string: small Buffers share Node's pool slabs outside the V8 heap (100,000 keys
+   * as strings grew the heap, and its slack, by far more than their size), and a response sends them as they are.
+   */
+  json: Buffer;
   /** JSON of the property kept apart, when the object has it. */
   apart?: string;
   index?: string;
 }
+
+const emptyJson = Buffer.alloc(0);
+
+/**
+ * The fill's objects share Node's 8 KB pool slabs (about a dozen per slab, little overhead). A
+ * changed object gets bytes of its own: in a shared slab it would pin the slab, and the old
+ * versions of its neighbours with it, for as long as it lives, so that under steady updates the
+ * slabs kept would grow to several times the JSON they still hold.
+ */
+const pooled = (json: string): Buffer => Buffer.from(json);
+const unpooled = (json: string): Buffer => {
+  const b = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+  b.write(json);
+  return b;
+};
 
 export class CacheState {
   private readonly entries = new Map<string, Entry>();
@@ -36,7 +55,7 @@ export class CacheState {
   /** Adds a stored row read by a list in key order (the cache is being filled). */
   load(key: string, value: string, revision: number): void {
     this.keys.push(key);
-    this.put(key, decodeObject(value, revision), revision);
+    this.put(key, decodeObject(value, revision), revision, pooled);
   }
 
   /** Applies one watch event. */
@@ -46,7 +65,7 @@ export class CacheState {
       return;
     }
     if (!this.entries.has(event.key)) this.keys.add(event.key);
-    this.put(event.key, event.object, event.revision);
+    this.put(event.key, event.object, event.revision, unpooled);
   }
 
   entry(key: string): Entry | undefined {
@@ -73,17 +92,17 @@ export class CacheState {
   }
 
   /** `obj` carries its resourceVersion (decoded rows and watch events both do). */
-  private put(key: string, obj: StoredObject, revision: number): void {
+  private put(key: string, obj: StoredObject, revision: number, bytes: (json: string) => Buffer): void {
     const old = this.entries.get(key);
     const index = this.indexer(key, obj);
     if (old?.index !== undefined && old.index !== index) this.unindex(key, old.index);
-    const entry: Entry = { revision, json: '' };
+    const entry: Entry = { revision, json: emptyJson };
     const record = obj as Record<string, unknown>;
     if (this.apart !== undefined && record[this.apart] !== undefined) {
       const { [this.apart]: apart, ...rest } = record;
-      entry.json = JSON.stringify(rest);
+      entry.json = bytes(JSON.stringify(rest));
       entry.apart = JSON.stringify(apart);
-    } else entry.json = JSON.stringify(obj);
+    } else entry.json = bytes(JSON.stringify(obj));
     if (index !== undefined) {
       entry.index = index;
       const held = this.byIndex.get(index);
@@ -114,7 +133,7 @@ export class CacheState {
 
 /** Decodes an entry into a new object, the property kept apart put back. */
 export function decodeEntry<T extends StoredObject>(e: Entry, apart: string | undefined): T {
-  const obj = JSON.parse(e.json) as Record<string, unknown>;
+  const obj = JSON.parse(e.json.toString()) as Record<string, unknown>;
   if (apart !== undefined && e.apart !== undefined) obj[apart] = JSON.parse(e.apart);
   return obj as T;
 }

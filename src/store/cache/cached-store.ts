@@ -192,7 +192,7 @@ export class CachedStore implements Store {
       return;
     }
     const state = this.state;
-    const mightHold = (e: Entry | undefined) => e !== undefined && (mightMatch(e.json) || (e.apart !== undefined && mightMatch(e.apart)));
+    const mightHold = (e: Entry | undefined) => e !== undefined && (mightMatch(e.json.toString()) || (e.apart !== undefined && mightMatch(e.apart)));
     const matching = [...state.range(prefix, prefixEnd(prefix), '')].filter((k) => mightHold(state.entry(k)));
     for (const key of matching) {
       const obj = state.get<T>(key);
