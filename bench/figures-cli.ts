@@ -1,8 +1,7 @@
 /** The CLI's figures: how fast `teamkeys validate` starts, and how fast `teamkeys apply` writes, each beside its anchor. */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServe } from '../test/server/serve-process.js';
-import { writeTeams } from './figures.js';
+import { applyAgainstKubectl } from './figures.js';
 import { figure, percentile, tempDir, wallSeconds, type Figure, type Settings } from './lib.js';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -40,32 +39,6 @@ export async function cliStart(s: Settings): Promise<Figure> {
 }
 
 /** `teamkeys apply` of 300 new Teams against `kubectl apply --server-side -f DIR` of the same files, each to a fresh server over HTTPS. */
-export async function apply300(): Promise<Figure> {
-  const n = 300;
-  const tmp = tempDir('apply300');
-  const source = join(tmp.dir, 'repo');
-  mkdirSync(source);
-  writeTeams(source, n);
-  const ours = await startServe(['--store', `sqlite:${join(tmp.dir, 'a.db')}`, '--log-level', 'warn']);
-  const theirs = await startServe(['--store', `sqlite:${join(tmp.dir, 'b.db')}`, '--log-level', 'warn']);
-  try {
-    const teamkeys = wallSeconds(process.execPath, [bin, 'apply', '--source', source, '--source-id', 'bench', '--server', ours.url, '--token-file', join(ours.dir, 'admin.key'), '--ca-file', join(ours.dir, 'tls/cert.pem'), '--output', 'json']);
-    if (teamkeys.status !== 0) throw new Error(`teamkeys apply failed: ${teamkeys.stderr}`);
-    const kubectl = wallSeconds('kubectl', ['apply', '--server-side', '-f', source], { KUBECONFIG: theirs.kubeconfig, HOME: theirs.dir });
-    if (kubectl.status !== 0) throw new Error(`kubectl apply failed: ${kubectl.stderr.slice(0, 500)}`);
-    return figure({
-      name: 'apply.300',
-      value: Number(teamkeys.seconds.toFixed(2)),
-      unit: 's',
-      anchor: `kubectl apply --server-side -f DIR of the same ${n} files to a fresh server`,
-      anchorValue: Number(kubectl.seconds.toFixed(2)),
-      target: 0.1,
-      better: 'lower',
-      notes: `${n} new Teams over HTTPS, each tool from process start to exit; teamkeys with its default --concurrency, kubectl one object after another`,
-    });
-  } finally {
-    await ours.stop();
-    await theirs.stop();
-    tmp.cleanup();
-  }
+export function apply300(): Promise<Figure> {
+  return applyAgainstKubectl(300, 'apply.300', '300 new Teams over HTTPS, each tool from process start to exit; teamkeys with its default --concurrency, kubectl one object after another');
 }

@@ -144,8 +144,13 @@ export async function planNoop(s: Settings): Promise<Figure> {
 }
 
 /** 5: apply of new manifests to a running server, against kubectl apply --server-side of the same files. */
-export async function applyNew(s: Settings): Promise<Figure> {
+export function applyNew(s: Settings): Promise<Figure> {
   const n = s.quick ? 200 : 1000;
+  return applyAgainstKubectl(n, 'apply.1k', `${n} new Teams over HTTPS; teamkeys writes 8 at a time, kubectl one after another`);
+}
+
+/** `teamkeys apply` of n new Teams against `kubectl apply --server-side -f DIR` of the same files, each to a fresh server over HTTPS. */
+export async function applyAgainstKubectl(n: number, name: string, notes: string): Promise<Figure> {
   const tmp = tempDir('apply');
   const { mkdirSync } = await import('node:fs');
   const source = join(tmp.dir, 'repo');
@@ -159,14 +164,14 @@ export async function applyNew(s: Settings): Promise<Figure> {
     const kubectl = wallSeconds('kubectl', ['apply', '--server-side', '-f', source], { KUBECONFIG: theirs.kubeconfig, HOME: theirs.dir });
     if (kubectl.status !== 0) throw new Error(`kubectl apply failed: ${kubectl.stderr.slice(0, 500)}`);
     return figure({
-      name: 'apply.1k',
+      name,
       value: Number(teamkeys.seconds.toFixed(2)),
       unit: 's',
       anchor: `kubectl apply --server-side -f DIR of the same ${n} files to a fresh server`,
       anchorValue: Number(kubectl.seconds.toFixed(2)),
       target: 0.1,
       better: 'lower',
-      notes: `${n} new Teams over HTTPS; teamkeys writes 8 at a time, kubectl one after another`,
+      notes,
     });
   } finally {
     await ours.stop();
