@@ -1,6 +1,6 @@
 /** Bearer authentication: one indexed read by the key's SHA-256 hash, no plaintext anywhere. */
 import { timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../api/errors.js';
+import { ApiError, serviceUnavailable } from '../api/errors.js';
 import { hashKey, type StoredApiObject } from '../api/secrets.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
@@ -52,8 +52,12 @@ export class Authenticator {
     const storedHash = Buffer.from(stored.sealed?.keyHash ?? '');
     if (storedHash.length !== hash.length || !timingSafeEqual(storedHash, Buffer.from(hash))) throw unauthorized();
     const name = stored.metadata.name!;
+    // Judged on the teams as they are: a membership change made through another replica counts at
+    // once, as the key read above did (a consistent read).
+    await this.teams.caughtUp().catch((err: unknown) => {
+      throw err instanceof ApiError ? err : serviceUnavailable('the team index cannot be checked against the store; try again', 1);
+    });
     const now = this.now();
-    this.teams.require();
     const refusal = keyRefusal(stored, now, this.activity.lastUsed(name), this.teams);
     if (refusal) throw unauthorized(refusal);
     this.activity.touch(name, now);

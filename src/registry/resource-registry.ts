@@ -129,17 +129,16 @@ export class ResourceRegistry {
   /**
    * The objects whose secondary index value is `value`, in stored form: how a bearer key is found
    * by its SHA-256 hash (the store's one index). Authentication compares that sealed hash in
-   * constant time, so this is the one read above the registry that sees a stored object. Over the
-   * watch cache a key found is answered from memory (a key disabled or deleted stops working once
-   * this process's cache has the write); a key not found is looked for again with a consistent
-   * read, so a key just created on another replica works at once. The objects may be shared and
-   * frozen: read them, never change them.
+   * constant time, so this is the one read above the registry that sees a stored object. Always a
+   * consistent read (a key disabled, deleted or rotated through another replica stops working at
+   * once); over the watch cache the objects are its shared frozen ones: read them, never change them.
    */
   findByIndex(value: string): Promise<readonly Readonly<StoredApiObject>[]> {
     const store = this.ctx.store;
-    const cached = store instanceof CachedStore ? store.cachedByIndex<StoredApiObject>(this.ctx.prefix, value) : undefined;
-    if (cached && cached.length > 0) return Promise.resolve(cached);
-    return storeCall(this.ctx, '', () => this.ctx.store.getByIndex<StoredApiObject>(this.ctx.prefix, value));
+    return storeCall(this.ctx, '', async () => {
+      const cached = store instanceof CachedStore ? await store.cachedByIndex<StoredApiObject>(this.ctx.prefix, value) : undefined;
+      return cached ?? (await store.getByIndex<StoredApiObject>(this.ctx.prefix, value));
+    });
   }
 
   /**

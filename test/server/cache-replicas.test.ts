@@ -63,6 +63,37 @@ function readAfterWrite(replicas: () => [Served, Served]) {
       expect(res.status).not.toBe(401);
     }
   }, 30_000);
+
+  it('a key disabled through A is refused by B on the very next request (it cannot make itself a replacement)', async () => {
+    const [a, b] = replicas();
+    for (let i = 0; i < 10; i++) {
+      const key = `Doomed${i}${'d'.repeat(57)}`;
+      expect((await call(a, '/ownedaccesskeys', { method: 'POST', body: JSON.stringify({ metadata: { name: `doomed-${i}` }, spec: { user: `d${i}`, key } }) })).status).toBe(201);
+      const as = { headers: { Authorization: `Bearer ${key}` } };
+      expect((await call(b, `/ownedaccesskeys/doomed-${i}`, as)).status).toBe(200);
+      const off = await call(a, `/ownedaccesskeys/doomed-${i}`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { disabled: true } }) });
+      expect(off.status).toBe(200);
+      expect((await call(b, `/ownedaccesskeys/doomed-${i}`, as)).status).toBe(401);
+      const replacement = await call(b, '/ownedaccesskeys', { method: 'POST', ...as, body: JSON.stringify({ metadata: { name: `replacement-${i}` }, spec: { user: `d${i}` } }) });
+      expect(replacement.status).toBe(401);
+    }
+  }, 60_000);
+
+  it('a member removed from a team through A has lost its rights on B at the next request', async () => {
+    const [a, b] = replicas();
+    for (let i = 0; i < 10; i++) {
+      const key = `Member${i}${'m'.repeat(57)}`;
+      const team = { metadata: { name: `viewers-${i}` }, spec: { users: [`m${i}`], clusterRoles: [{ name: 'teams-viewer' }] } };
+      expect((await call(a, '/teams', { method: 'POST', body: JSON.stringify(team) })).status).toBe(201);
+      expect((await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: `hidden-${i}` } }) })).status).toBe(201);
+      expect((await call(a, '/ownedaccesskeys', { method: 'POST', body: JSON.stringify({ metadata: { name: `member-${i}` }, spec: { user: `m${i}`, key } }) })).status).toBe(201);
+      const as = { headers: { Authorization: `Bearer ${key}` } };
+      expect((await call(b, `/teams/hidden-${i}`, as)).status).toBe(200);
+      const out = await call(a, `/teams/viewers-${i}`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { users: ['someone-else'] } }) });
+      expect(out.status).toBe(200);
+      expect((await call(b, `/teams/hidden-${i}`, as)).status).toBe(403);
+    }
+  }, 60_000);
 }
 
 describe('two replicas on one PostgreSQL database read their own and each other\'s writes from their caches', () => {

@@ -31,12 +31,6 @@ export interface CachedStoreOptions {
   /** How long a read waits for the cache to reach the store's revision before asking the store. */
   waitMs?: number;
   /**
-   * cachedByIndex answers from memory only this long after a read confirmed the cache current with
-   * the store; later it is a consistent read again, so a store out of reach fails authentication
-   * (503) rather than leaving it to a cache nobody can vouch for.
-   */
-  confirmedForMs?: number;
-  /**
    * A top-level property kept apart from each object's JSON (default: `sealed`, the API's sealed
    * secrets, so that the JSON the cache holds is the API's JSON of the object); undefined for none.
    */
@@ -55,10 +49,7 @@ export class CachedStore implements Store {
   private readonly retryMs: number;
   /** The property each entry keeps apart from its JSON (see CachedStoreOptions.apart). */
   readonly apart: string | undefined;
-  private readonly confirmedForMs: number;
   private readonly decoded = new WeakMap<Entry, StoredObject>();
-  /** When a read last found the cache at the store's revision (Date.now()). */
-  private confirmedAt = 0;
   private readonly log: StoreLog;
   private running: Promise<void> | undefined;
   private watch_: StoreWatch | undefined;
@@ -73,7 +64,6 @@ export class CachedStore implements Store {
     this.waitMs = opts.waitMs ?? 3000;
     this.retryMs = opts.retryMs ?? 1000;
     this.apart = 'apart' in opts ? opts.apart : 'sealed';
-    this.confirmedForMs = opts.confirmedForMs ?? 1000;
     this.log = opts.log ?? silentLog;
     this.gate = new RevisionGate(() => inner.currentRevision());
     this.state = new CacheState(this.indexer, this.apart);
@@ -108,21 +98,16 @@ export class CachedStore implements Store {
   }
 
   /**
-   * getByIndex as this process's cache has seen it, without asking the store for its revision:
-   * authentication, where a key disabled or deleted stops working once the cache has the write
-   * (writes through this process are applied before they are acknowledged). Undefined when the
-   * cache is not filled, or not confirmed current lately (confirmedForMs): the caller uses getByIndex.
+   * getByIndex for authentication: the same consistent read (the store's revision, the cache at
+   * it), answered with the cache's shared frozen objects (one per key version) rather than fresh
+   * copies; undefined when the cache cannot vouch, and the caller asks the store. Never from memory
+   * alone: another replica may just have disabled, deleted or rotated the key.
    */
-  cachedByIndex<T extends StoredObject>(prefix: string, value: string): readonly Readonly<T>[] | undefined {
-    this.start();
-    if (!this.gate.ready || Date.now() - this.confirmedAt > this.confirmedForMs) return undefined;
+  async cachedByIndex<T extends StoredObject>(prefix: string, value: string): Promise<readonly Readonly<T>[] | undefined> {
+    if (!(await this.fresh())) return undefined;
     return this.state.indexed(prefix, prefixEnd(prefix), value).map((k) => this.shared<T>(this.state.entry(k)!));
   }
 
-  /**
-   * One decoded object per cached version, deeply frozen and shared by every caller (a key that
-   * authenticates a thousand requests is decoded once); a new version is a new entry, decoded anew.
-   */
   private shared<T extends StoredObject>(entry: Entry): Readonly<T> {
     let obj = this.decoded.get(entry);
     if (!obj) this.decoded.set(entry, (obj = deepFreeze(decodeEntry(entry, this.apart))));
@@ -223,8 +208,9 @@ export class CachedStore implements Store {
     return this.inner.watch<T>(prefix, fromRevision);
   }
 
+  /** From a read started after the call, shared by the callers of one event-loop turn (see RevisionGate). */
   currentRevision(): Promise<number> {
-    return this.inner.currentRevision();
+    return this.gate.currentRevision();
   }
 
   compactedRevision(): Promise<number> {
@@ -260,9 +246,7 @@ export class CachedStore implements Store {
       this.inner.notifyWatchers?.(); // another process wrote: read the log now, not at the next poll
       if (!(await this.gate.reach(revision, this.waitMs))) return false;
     }
-    if (!this.gate.ready) return false;
-    this.confirmedAt = Date.now();
-    return true;
+    return this.gate.ready;
   }
 
   /** A write was acknowledged by the store: acknowledge it once the cache has it too (bounded). */
