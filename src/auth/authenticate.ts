@@ -82,11 +82,12 @@ export class Authenticator {
   identityOf(key: OwnedAccessKey): Identity {
     this.teams.require();
     const generation = this.teams.generation;
-    let known = this.identities.get(key);
-    if (known?.generation !== generation || !Object.isFrozen(key)) {
+    // Only an object no one can change may stand for its key version.
+    const frozen = Object.isFrozen(key);
+    let known = frozen ? this.identities.get(key) : undefined;
+    if (known?.generation !== generation) {
       known = { generation, identity: this.baseIdentity(key) };
-      // Only an object no one can change may stand for its key version.
-      if (Object.isFrozen(key)) this.identities.set(key, known);
+      if (frozen) this.identities.set(key, known);
     }
     const identity: Identity = { ...known.identity };
     const expires = expiresAt(key, this.activity.lastUsed(key.metadata.name!));

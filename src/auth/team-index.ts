@@ -31,8 +31,6 @@ export class TeamIndex implements TeamWorld {
   private watch: StoreWatch<Team> | undefined;
   /** The revision up to which the index has seen every team change. */
   private seen = 0;
-  /** Changes with every team change and reload: what is derived from the index is current while it stays the same. */
-  private changes = 0;
   private stopped = false;
 
   constructor(
@@ -73,9 +71,12 @@ export class TeamIndex implements TeamWorld {
     }
   }
 
-  /** A number that changes whenever any team does (or the index is reloaded). */
+  /**
+   * A number that changes whenever any team does: the revision the snapshot is at (every team
+   * event and every reload moves it, and the same revision means the same teams).
+   */
   get generation(): number {
-    return this.changes;
+    return this.seen;
   }
 
   get(name: string): Team | undefined {
@@ -110,7 +111,6 @@ export class TeamIndex implements TeamWorld {
       after = page.continueAfter;
     }
     this.snap = next;
-    this.changes++;
     this.seen = revision;
     this.complete = true;
     return revision;
@@ -124,7 +124,6 @@ export class TeamIndex implements TeamWorld {
         for await (const e of this.watch) {
           if (e.type === 'DELETED') remove(this.snap, e.object.metadata.name!);
           else put(this.snap, e.object);
-          this.changes++;
           revision = e.revision;
           this.seen = revision;
         }
