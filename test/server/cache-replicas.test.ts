@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PostgresServer } from '../store/postgres-server.js';
+import { replicasOnPostgres } from '../store/postgres-server.js';
 import { startServe, type Served } from './serve-process.js';
 
 const adminKey = `CacheReplica${'c'.repeat(52)}`;
@@ -97,21 +97,7 @@ function readAfterWrite(replicas: () => [Served, Served]) {
 }
 
 describe('two replicas on one PostgreSQL database read their own and each other\'s writes from their caches', () => {
-  let pg: PostgresServer;
-  let a: Served;
-  let b: Served;
-  beforeAll(async () => {
-    pg = await startPostgres();
-    const url = await pg.database();
-    const start = () => startServe(['--store', url, '--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
-    [a, b] = await Promise.all([start(), start()]);
-  }, 60_000);
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    pg?.stop();
-  });
-  readAfterWrite(() => [a, b]);
+  readAfterWrite(replicasOnPostgres(adminKey));
 });
 
 describe('two processes on one SQLite file read each other\'s writes from their caches', () => {

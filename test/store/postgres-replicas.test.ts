@@ -1,33 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readEvents } from '../server/in-process.js';
-import { startServe, type Served } from '../server/serve-process.js';
-import { startPostgres, type PostgresServer } from './postgres-server.js';
+import type { Served } from '../server/serve-process.js';
+import { replicasOnPostgres } from './postgres-server.js';
 
 const adminKey = `Replica${'r'.repeat(57)}`;
 const leaseLine = 'acquired the background-work lease';
 
 describe('two teamkeys serve replicas on one PostgreSQL database', () => {
-  let pg: PostgresServer;
-  let a: Served;
-  let b: Served;
+  const replicas = replicasOnPostgres(adminKey);
   const api = (s: Served) => `${s.url}/apis/management.service/v1`;
   const call = (s: Served, path: string, init: RequestInit = {}) =>
     fetch(`${api(s)}${path}`, { ...init, headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${adminKey}`, ...(init.headers as Record<string, string>) } });
 
-  beforeAll(async () => {
-    pg = await startPostgres();
-    const url = await pg.database();
-    // Both start at once on an empty database: only one bootstraps, neither fails.
-    const start = () => startServe(['--store', url, '--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
-    [a, b] = await Promise.all([start(), start()]);
-  }, 60_000);
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    pg?.stop();
-  });
-
   it('an object created through A is read through B', async () => {
+    const [a, b] = replicas();
     const created = await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: 'shared' }, spec: { users: ['ana'] } }) });
     expect(created.status).toBe(201);
     const { metadata } = (await created.json()) as { metadata: { uid: string } };
@@ -37,6 +23,7 @@ describe('two teamkeys serve replicas on one PostgreSQL database', () => {
   });
 
   it('a watch on B sees the writes made through A, in revision order', async () => {
+    const [a, b] = replicas();
     const { metadata } = (await (await call(b, '/teams')).json()) as { metadata: { resourceVersion: string } };
     const watch = await call(b, `/teams?watch=true&resourceVersion=${metadata.resourceVersion}`);
     await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: 'w1' } }) });
@@ -53,6 +40,7 @@ describe('two teamkeys serve replicas on one PostgreSQL database', () => {
   });
 
   it('concurrent PUTs through A and B with the same resourceVersion: exactly one succeeds', async () => {
+    const [a, b] = replicas();
     for (let round = 0; round < 5; round++) {
       const current = (await (await call(a, '/teams/shared')).json()) as Record<string, unknown> & { spec: Record<string, unknown> };
       const put = (s: Served, who: string) => call(s, '/teams/shared', { method: 'PUT', body: JSON.stringify({ ...current, spec: { ...current.spec, displayName: `${who}${round}` } }) });
@@ -62,6 +50,7 @@ describe('two teamkeys serve replicas on one PostgreSQL database', () => {
   });
 
   it('killing the replica that holds the background lease lets the other take it within seconds', async () => {
+    const [a, b] = replicas();
     const deadline = Date.now() + 10_000;
     while (!a.stderr().includes(leaseLine) && !b.stderr().includes(leaseLine)) {
       if (Date.now() > deadline) throw new Error('no replica took the lease');

@@ -8,6 +8,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { startServe, type Served } from '../server/serve-process.js';
 
 export interface PostgresServer {
   url: string;
@@ -89,4 +91,26 @@ export async function startPostgres(): Promise<PostgresServer> {
       }
     },
   };
+}
+
+/**
+ * Two `teamkeys serve` replicas on one throwaway database, started at once before the suite (on an
+ * empty database only one bootstraps, neither fails) and stopped with the server after it.
+ */
+export function replicasOnPostgres(adminKey: string): () => [Served, Served] {
+  let server: PostgresServer | undefined;
+  let a: Served | undefined;
+  let b: Served | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+    const url = await server.database();
+    const start = () => startServe(['--store', url, '--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+    [a, b] = await Promise.all([start(), start()]);
+  }, 60_000);
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    server?.stop();
+  });
+  return () => [a!, b!];
 }
