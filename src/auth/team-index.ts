@@ -1,8 +1,12 @@
 /**
  * An in-memory view of every Team, kept current by a watch (an informer): who belongs to which
  * team, and each team's roles, owner and access rules, so authorization never scans the store.
- * It fails closed: a reload is built aside and swapped in only when complete, and until the index
- * is complete every decision that needs it is refused with 503 rather than made on part of it.
+ * It fails closed: a reload is built aside and swapped in only when complete; until the first list
+ * completes every decision that needs the index is refused with 503, and a decision is made only
+ * once the index has seen every write before it (caughtUp). A broken watch does not make the index
+ * wrong, only possibly behind: the snapshot stays exact at `seen`, so while the store has not moved
+ * past it (a storage fault stops writes too) requests are still decided, and otherwise they wait
+ * for the reload.
  */
 import type { Logger } from 'pino';
 import { serviceUnavailable } from '../api/errors.js';
@@ -26,7 +30,7 @@ const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), by
 
 export class TeamIndex implements TeamWorld {
   private snap: Snapshot = emptySnapshot();
-  /** False until the first complete list, and again from a broken watch until the next one. */
+  /** False until the first complete list. */
   private complete = false;
   private watch: StoreWatch<Team> | undefined;
   /** The revision up to which the index has seen every team change. */
@@ -53,7 +57,7 @@ export class TeamIndex implements TeamWorld {
 
   /** Throws 503 (with Retry-After) while the index is not complete. */
   require(): void {
-    if (!this.complete) throw serviceUnavailable('the team index is being rebuilt; authorization is not possible until it is complete', 1);
+    if (!this.complete) throw serviceUnavailable('the team index is still loading; authorization is not possible until it is complete', 1);
   }
 
   /**
@@ -64,8 +68,18 @@ export class TeamIndex implements TeamWorld {
     this.require();
     const target = await this.teams.currentRevision();
     const deadline = Date.now() + catchUpMs;
-    while (Math.max(this.seen, this.watch?.progress() ?? 0) < target) {
-      this.require();
+    for (;;) {
+      if (this.seen >= target) return;
+      // Writes to other kinds move the store's revision without a team event: the watch's progress
+      // says it examined them. Progress counts what the watch queued, not what follow() applied;
+      // follow() applies queued events in microtasks, so after one macrotask they are all in the
+      // snapshot, unless the watch broke meanwhile (then only `seen` counts).
+      const watch = this.watch;
+      if (watch && watch.progress() >= target) {
+        await new Promise((r) => setImmediate(r));
+        if (this.watch === watch) return;
+        continue;
+      }
       if (Date.now() > deadline) throw serviceUnavailable('the team index is behind the store; try again', 1);
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -119,9 +133,9 @@ export class TeamIndex implements TeamWorld {
   private async follow(from: number): Promise<void> {
     let revision = from;
     while (!this.stopped) {
+      const watch = (this.watch = this.teams.informerWatch(revision) as StoreWatch<Team>);
       try {
-        this.watch = this.teams.informerWatch(revision) as StoreWatch<Team>;
-        for await (const e of this.watch) {
+        for await (const e of watch) {
           if (e.type === 'DELETED') remove(this.snap, e.object.metadata.name!);
           else put(this.snap, e.object);
           revision = e.revision;
@@ -131,8 +145,11 @@ export class TeamIndex implements TeamWorld {
         throw new Error('the watch ended');
       } catch (err) {
         if (this.stopped) return;
-        // History gone or watch cut off: what we hold may miss changes, so refuse until relisted.
-        this.complete = false;
+        // History gone or watch cut off. The iteration ended only after every event up to the
+        // watch's progress (StoreWatch.progress), so the snapshot is exact there; it follows nothing
+        // more, so from here only `seen` vouches for it (caughtUp) until the reload.
+        this.watch = undefined;
+        this.seen = Math.max(this.seen, watch.progress());
         this.log.warn({ err }, 'team index watch ended; reloading');
         revision = await this.reload();
       }

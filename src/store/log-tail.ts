@@ -148,9 +148,10 @@ export class LogTail {
 
   private deliver(sub: Subscriber, r: LogRecord): void {
     if (r.revision <= sub.cursor) return;
+    // The cursor (the watch's progress) moves only past what was handed over: an event the queue
+    // refused (overflow) is not "examined", or an informer could count it as seen.
+    if (r.key.startsWith(sub.prefix) && !sub.queue.push(eventOf(r))) return;
     sub.cursor = r.revision;
-    if (!r.key.startsWith(sub.prefix)) return;
-    sub.queue.push(eventOf(r));
   }
 
   private async poll(): Promise<void> {

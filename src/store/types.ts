@@ -49,7 +49,10 @@ export interface StoreEvent<T = StoredObject> {
 /** A running watch: iterate it for events; stop() ends the iteration. */
 export interface StoreWatch<T = StoredObject> extends AsyncIterable<StoreEvent<T>> {
   stop(): void;
-  /** The revision up to which every event (of any key) has been examined: a safe bookmark. */
+  /**
+   * The revision up to which every event (of any key) has been examined: a safe bookmark. Every
+   * event up to it is handed to the iteration, which ends (with an error or not) only after them.
+   */
   progress(): number;
   /** Settles once the watch could start (its revision checked against history): rejects with why it could not. */
   started: Promise<void>;

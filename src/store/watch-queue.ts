@@ -14,19 +14,21 @@ export class WatchQueue<T> implements AsyncIterable<T> {
     private readonly onClose: () => void = () => {},
   ) {}
 
-  push(item: T): void {
-    if (this.done) return;
+  /** Queues an item; false when it was refused (the queue is closed, or full and now failed). */
+  push(item: T): boolean {
+    if (this.done) return false;
     if (this.waiter) {
       const resolve = this.waiter;
       this.waiter = this.rejecter = undefined;
       resolve({ value: item, done: false });
-      return;
+      return true;
     }
     if (this.items.length >= this.maxPending) {
       this.fail(new StorageError('WatchOverflow', '', `watcher fell more than ${this.maxPending} events behind`));
-      return;
+      return false;
     }
     this.items.push(item);
+    return true;
   }
 
   /** Ends the stream with an error, delivered after the events already queued. */
