@@ -7,15 +7,17 @@
  * (it reads the last committed snapshot), so they stay cheap and never stall behind a writer.
  */
 import { Worker } from 'node:worker_threads';
-import { StorageError } from '../errors.js';
+import { StorageError, isStorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log-backend.js';
 import type { LogRecord, StoreLog } from '../types.js';
 import type { AuditEvent, AuditFilter } from '../../api/audit-event.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';
-import { rebuildError, type Reply, type WorkerConfig, type WorkerRole } from './sqlite-messages.js';
+import { rebuildError, type Reply, type WorkerConfig } from './sqlite-messages.js';
 
 /** Most writes in one commit: enough to share one fsync among every concurrent client, small enough to keep one commit short. */
 const maxBatch = 256;
+
+const closed = (): StorageError => new StorageError('Closed', '', 'the store is closed');
 
 /**
  * Starts the worker's module: built JavaScript beside this file, or, when this file runs from its
@@ -29,23 +31,42 @@ function startWorker(config: WorkerConfig): Worker {
   return new Worker(boot, { eval: true, workerData: config });
 }
 
-/** One worker thread and the requests waiting for its replies. */
+/** A thread that lived this long before it failed is restarted at once; one failing sooner, after a growing pause. */
+const stableMs = 30_000;
+const restartPauseMs = { first: 100, max: 5_000 };
+
+/**
+ * One worker thread and the requests waiting for its replies. A thread that dies (a bug, an
+ * out-of-memory in its isolate) fails the requests it held with Unreachable (503, which clients
+ * retry; a write among them may or may not have committed, as with a dropped database
+ * connection) and is started again, so the server recovers without a restart of its own.
+ */
 export class SqliteThread {
-  private readonly worker: Worker;
+  private worker: Worker;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private nextId = 1;
+  /** Why requests are refused: the thread is down until its restart, or Closed for good. */
   private failure: Error | undefined;
+  private startedAt = 0;
+  private quickFailures = 0;
+  private restart: NodeJS.Timeout | undefined;
 
-  constructor(config: WorkerConfig, log: StoreLog) {
-    this.worker = startWorker(config);
+  constructor(
+    private readonly config: WorkerConfig,
+    private readonly log: StoreLog,
+  ) {
+    this.worker = this.start();
+  }
+
+  private start(): Worker {
+    const worker = startWorker(this.config);
+    this.startedAt = Date.now();
     // An idle thread does not keep the process alive; one with requests in flight does.
-    this.worker.unref();
-    this.worker.on('message', (reply: Reply) => this.settle(reply));
-    this.worker.on('error', (err) => {
-      log.error({ err }, `the SQLite ${config.role} thread failed; the store answers 503 until the server restarts`);
-      this.fail(err);
-    });
-    this.worker.on('exit', (code) => this.fail(new Error(`the SQLite ${config.role} thread exited (code ${code})`)));
+    worker.unref();
+    worker.on('message', (reply: Reply) => this.settle(reply));
+    worker.on('error', (err) => this.down(worker, err));
+    worker.on('exit', (code) => this.down(worker, new Error(`the SQLite ${this.config.role} thread exited (code ${code})`)));
+    return worker;
   }
 
   /** Sends a request; resolves with the worker's answer, rejects with the error it reported. */
@@ -66,9 +87,15 @@ export class SqliteThread {
 
   /** Lets queued requests finish, closes the connection and ends the thread. */
   async close(): Promise<void> {
-    if (this.failure) return;
+    if (isStorageError(this.failure, 'Closed')) return;
+    if (this.failure) {
+      // Down: no connection to close; no restart either.
+      clearTimeout(this.restart);
+      this.failure = closed();
+      return;
+    }
     await this.call('close');
-    this.failure = new StorageError('Closed', '', 'the store is closed');
+    this.failure = closed();
     await this.worker.terminate();
   }
 
@@ -81,10 +108,22 @@ export class SqliteThread {
     else waiter.resolve(reply.value);
   }
 
-  private fail(err: Error): void {
-    this.failure ??= err;
+  /** The thread failed (its 'error' and 'exit' both come here; once counts). */
+  private down(worker: Worker, err: Error): void {
+    if (worker !== this.worker || this.failure) return;
+    this.failure = err;
     for (const waiter of this.pending.values()) waiter.reject(this.unreachable());
     this.pending.clear();
+    this.quickFailures = Date.now() - this.startedAt < stableMs ? this.quickFailures + 1 : 0;
+    const pause = this.quickFailures === 0 ? 0 : Math.min(restartPauseMs.max, restartPauseMs.first * 2 ** (this.quickFailures - 1));
+    this.log.error({ err, restartInMs: pause }, `the SQLite ${this.config.role} thread failed; its requests get 503 until it is restarted`);
+    this.restart = setTimeout(() => {
+      this.restart = undefined;
+      this.worker = this.start();
+      this.failure = undefined;
+      this.log.info({}, `the SQLite ${this.config.role} thread was restarted`);
+    }, pause);
+    this.restart.unref();
   }
 
   private unreachable(): StorageError {

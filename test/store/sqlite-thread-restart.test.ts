@@ -1,0 +1,95 @@
+/**
+ * A SQLite worker thread that dies (a bug, an out-of-memory in its isolate) is started again: the
+ * requests it held fail with Unreachable (503 over HTTP), readiness fails while it is down, and
+ * the store then answers as before with nothing lost, without a restart of the server.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/backends/sqlite.js';
+import type { SqliteThread } from '../../src/store/backends/sqlite-threads.js';
+import { isStorageError } from '../../src/store/errors.js';
+import type { StoredObject } from '../../src/store/types.js';
+
+interface Obj extends StoredObject {
+  metadata: { name: string; resourceVersion?: string };
+}
+
+/** Ends the thread from outside, as a crash would (its 'exit' fires; nothing it held is replied to). */
+const kill = (thread: SqliteThread) => (thread as unknown as { worker: Worker }).worker.terminate();
+
+async function eventually<T>(what: string, run: () => Promise<T>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await run();
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`${what}: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+describe('SQLite worker threads that die', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'teamkeys-thread-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('are restarted: held requests fail as Unreachable, readiness fails meanwhile, then reads and writes go on with nothing lost', async () => {
+    const logged: string[] = [];
+    const log = { error: (_: object, msg: string) => logged.push(`error: ${msg}`), warn: () => {}, info: (_: object, msg: string) => logged.push(`info: ${msg}`) };
+    const store = new SqliteStore(join(dir, 'store.db'), { threads: true, pollIntervalMs: 20, log });
+    const { writer, reader } = store.threaded!;
+    try {
+      for (let i = 0; i < 5; i++) await store.create<Obj>(`/teams/t${i}`, { metadata: { name: `t${i}` } });
+      const before = await store.currentRevision();
+
+      // The writer dies with a write in flight.
+      const inFlight = store.create<Obj>('/teams/maybe', { metadata: { name: 'maybe' } });
+      await kill(writer);
+      const outcome = await inFlight.then(() => 'ok', (err: unknown) => (isStorageError(err, 'Unreachable') ? 'Unreachable' : String(err)));
+      expect(['ok', 'Unreachable']).toContain(outcome); // committed or not, never a wrong answer
+      expect(() => writer.assertAlive()).toThrow(/SQLite is unavailable: the SQLite writer thread exited/);
+
+      await eventually('a write after the restart', () => store.create<Obj>('/teams/after', { metadata: { name: 'after' } }));
+      expect(() => writer.assertAlive()).not.toThrow();
+
+      // The reader dies: reads that reach it fail until it is back.
+      await kill(reader);
+      expect(() => reader.assertAlive()).toThrow(/reader thread exited/);
+      const names = await eventually('a list after the restart', async () => (await store.list<Obj>('/teams/')).items.map((o) => o.metadata.name));
+      expect(names).toEqual(expect.arrayContaining(['t0', 't1', 't2', 't3', 't4', 'after']));
+      expect(names.filter((n) => n !== 'maybe')).toEqual(['after', 't0', 't1', 't2', 't3', 't4']);
+
+      // The log stays dense and ordered across the restarts.
+      const current = await store.currentRevision();
+      const events = [];
+      for await (const e of store.watch('/', before)) {
+        events.push(e.revision);
+        if (e.revision === current) break;
+      }
+      expect(events).toEqual(Array.from({ length: current - before }, (_, i) => before + 1 + i));
+
+      expect(logged).toEqual(
+        expect.arrayContaining([
+          'error: the SQLite writer thread failed; its requests get 503 until it is restarted',
+          'info: the SQLite writer thread was restarted',
+          'error: the SQLite reader thread failed; its requests get 503 until it is restarted',
+          'info: the SQLite reader thread was restarted',
+        ]),
+      );
+    } finally {
+      await store.close();
+    }
+  }, 30_000);
+
+  it('closing a store whose thread is down does not hang and starts nothing again', async () => {
+    const store = new SqliteStore(join(dir, 'closing.db'), { threads: true });
+    const { writer } = store.threaded!;
+    await kill(writer);
+    await store.close();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(() => writer.assertAlive()).toThrow(/closed/);
+  });
+});
