@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/backends/sqlite.js';
 
 const writer = new URL('../fixtures/sqlite-writer.ts', import.meta.url).pathname;
@@ -16,12 +16,20 @@ interface Ack {
   revision: number;
 }
 
+/** Writers still running: a failed test must not leave one writing into the next test's file. */
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** Starts a writer process and resolves with its acknowledged writes once it has been SIGKILLed. */
 function runWriterUntilKilled(path: string, prefix: string, killAfterAcks: number, mode: Mode): Promise<Ack[]> {
   const args = mode === 'threads' ? ['threads', '8'] : ['in-thread', '1'];
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', writer, path, prefix, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  running.add(child);
+  child.on('exit', () => running.delete(child));
   const acks: Ack[] = [];
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
