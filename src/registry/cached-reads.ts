@@ -5,7 +5,7 @@
  * to the ordinary path (no cache, a cache that cannot vouch, an older revision).
  */
 import { CachedStore } from '../store/cache/cached-store.js';
-import { decodeEntry, type Entry } from '../store/cache/cache-state.js';
+import { decodeEntry, jsonOf, type Entry } from '../store/cache/cache-state.js';
 import { sealedField, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { notFound } from '../api/errors.js';
@@ -19,7 +19,7 @@ import { storeCall } from './storage-errors.js';
  * when the cache keeps the sealed secrets apart (as it does by default), else made here.
  */
 function presented(store: CachedStore, entry: Entry): Buffer {
-  if (store.apart === sealedField) return entry.json;
+  if (store.apart === sealedField) return jsonOf(entry);
   return Buffer.from(JSON.stringify(present(decodeEntry<StoredApiObject>(entry, store.apart))));
 }
 

@@ -20,7 +20,7 @@ import {
   type StoredObject,
   type TryUpdate,
 } from '../types.js';
-import { CacheState, decodeEntry, type Entry } from './cache-state.js';
+import { CacheState, bytesOf, decodeEntry, type Entry } from './cache-state.js';
 import { deepFreeze, fill } from './fill.js';
 import { RevisionGate } from './revision-gate.js';
 
@@ -177,7 +177,8 @@ export class CachedStore implements Store {
       return;
     }
     const state = this.state;
-    const mightHold = (e: Entry | undefined) => e !== undefined && (mightMatch(e.json.toString()) || (e.apart !== undefined && mightMatch(e.apart)));
+    // Both JSONs in one string: a match across their seam is a false positive, which callers allow.
+    const mightHold = (e: Entry | undefined) => e !== undefined && mightMatch(bytesOf(e).toString());
     const matching = [...state.range(prefix, prefixEnd(prefix), '')].filter((k) => mightHold(state.entry(k)));
     for (const key of matching) {
       const obj = state.get<T>(key);
