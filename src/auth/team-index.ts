@@ -4,8 +4,8 @@
  * It fails closed: a reload is built aside and swapped in only when complete; until the first list
  * completes every decision that needs the index is refused with 503, and a decision is made only
  * once the index has seen every write before it (caughtUp). A broken watch does not make the index
- * wrong, only possibly behind: the snapshot stays exact at `seen`, so while the store has not moved
- * past it (a storage fault stops writes too) requests are still decided, and otherwise they wait
+ * wrong, only possibly behind: the snapshot stays exact at the revision the watch reached, so while
+ * the store has not moved past it (a storage fault stops writes too) requests are still decided, and otherwise they wait
  * for the reload.
  */
 import type { Logger } from 'pino';
@@ -33,8 +33,13 @@ export class TeamIndex implements TeamWorld {
   /** False until the first complete list. */
   private complete = false;
   private watch: StoreWatch<Team> | undefined;
-  /** The revision up to which the index has seen every team change. */
+  /** The revision of the last team change the snapshot holds (or of the list it was loaded at). */
   private seen = 0;
+  /**
+   * A revision up to which the snapshot is known to hold every team change, past `seen` when later
+   * writes were to other kinds (so a request after a key write does not wait for the watch again).
+   */
+  private verified = 0;
   private stopped = false;
 
   constructor(
@@ -69,16 +74,18 @@ export class TeamIndex implements TeamWorld {
     const target = await this.teams.currentRevision();
     const deadline = Date.now() + catchUpMs;
     for (;;) {
-      if (this.seen >= target) return;
+      if (Math.max(this.seen, this.verified) >= target) return;
       // Writes to other kinds move the store's revision without a team event: the watch's progress
       // says it examined them. Progress counts what the watch queued, not what follow() applied;
       // follow() applies queued events in microtasks, so after one macrotask they are all in the
-      // snapshot, unless the watch broke meanwhile (then only `seen` counts).
+      // snapshot, unless the watch broke meanwhile (then it is not counted).
       const watch = this.watch;
-      if (watch && watch.progress() >= target) {
+      const progress = watch?.progress() ?? 0;
+      if (watch && progress >= target) {
         await new Promise((r) => setImmediate(r));
-        if (this.watch === watch) return;
-        continue;
+        if (this.watch !== watch) continue;
+        this.verified = Math.max(this.verified, progress);
+        return;
       }
       if (Date.now() > deadline) throw serviceUnavailable('the team index is behind the store; try again', 1);
       await new Promise((r) => setTimeout(r, 2));
@@ -147,9 +154,9 @@ export class TeamIndex implements TeamWorld {
         if (this.stopped) return;
         // History gone or watch cut off. The iteration ended only after every event up to the
         // watch's progress (StoreWatch.progress), so the snapshot is exact there; it follows nothing
-        // more, so from here only `seen` vouches for it (caughtUp) until the reload.
+        // more, so from here only that revision vouches for it (caughtUp) until the reload.
         this.watch = undefined;
-        this.seen = Math.max(this.seen, watch.progress());
+        this.verified = Math.max(this.verified, watch.progress());
         this.log.warn({ err }, 'team index watch ended; reloading');
         revision = await this.reload();
       }
