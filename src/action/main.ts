@@ -14,7 +14,7 @@ import { reconcile, validateSource } from '../gitops/reconcile.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { writeReports } from '../gitops/report/write.js';
-import { githubSecretsFromEnv, type KeyDelivery } from '../gitops/keys/github-secrets.js';
+import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
 
 /** GitHub shows at most this many error annotations per step. */
@@ -38,10 +38,7 @@ function openServer(group: string): HttpClient {
 }
 
 /** Keys the server generates go to the GitHub secrets their manifests name, with the github-token input. */
-function keyDelivery(): { keyDelivery?: KeyDelivery } {
-  const delivery = githubSecretsFromEnv({ ...process.env, GITHUB_TOKEN: input('github-token') || process.env.GITHUB_TOKEN });
-  return delivery ? { keyDelivery: delivery } : {};
-}
+const keyDelivery = () => keyDeliveryFromEnv({ ...process.env, GITHUB_TOKEN: input('github-token') || process.env.GITHUB_TOKEN });
 
 /** The report of the command the inputs ask for (and the saved plan written or applied). */
 async function runCommand(command: string, workspace: string): Promise<Report> {

@@ -10,7 +10,8 @@ import type { SourceOptions } from '../gitops/source/load.js';
 import { parseDuration } from './duration.js';
 import { CliError } from './errors.js';
 import { addFlags, daemonFlags, readFlags, runFlags, sourceFlags } from './flag-specs.js';
-import { runOptions, sourceOptions, withKeyDelivery, type RunFlags, type SourceFlags } from './gitops-flags.js';
+import { runOptions, sourceOptions, type RunFlags, type SourceFlags } from './gitops-flags.js';
+import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
 
 interface DaemonFlags extends SourceFlags, RunFlags {
   interval: string;
@@ -53,6 +54,6 @@ export async function daemonConfig(opts: Record<string, unknown>, prefix: string
     ...(reportDir ? { reportDir } : {}),
     ...(webhookSecret ? { webhookSecret } : {}),
     ...(f.policy ? { policyDir: f.policy } : {}),
-    ...withKeyDelivery(),
+    ...keyDeliveryFromEnv(),
   };
 }

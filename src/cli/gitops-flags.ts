@@ -2,7 +2,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { ApiClient } from '../client/types.js';
-import { githubSecretsFromEnv, type KeyDelivery } from '../gitops/keys/github-secrets.js';
 import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
@@ -55,10 +54,6 @@ export function addGitopsFlags(cmd: Command): Command {
 }
 
 /** Key delivery to GitHub secrets when GITHUB_TOKEN is set (GITHUB_API_URL picks the API). */
-export function withKeyDelivery(): { keyDelivery?: KeyDelivery } {
-  const delivery = githubSecretsFromEnv();
-  return delivery ? { keyDelivery: delivery } : {};
-}
 
 /** A whole number flag value of at least `min`. */
 export function count(flag: string, value: string, min = 0): number {

@@ -6,8 +6,9 @@ import { buildReport, type Report } from '../../gitops/report/report.js';
 import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests, type DesiredObject } from '../../gitops/validate.js';
 import { CliError, reportExitCode } from '../errors.js';
-import { addGitopsFlags, addSourceFlags, checkOutput, formatReport, openClient, runOptions, sourceOptions, withKeyDelivery, writeReports, type GitopsFlags } from '../gitops-flags.js';
+import { addGitopsFlags, addSourceFlags, checkOutput, formatReport, openClient, runOptions, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
+import { keyDeliveryFromEnv } from '../../gitops/keys/github-secrets.js';
 
 type Flags = GitopsFlags & WorkflowFlags;
 
@@ -122,7 +123,7 @@ export function registerGitops(program: Command): void {
         const applyOpts = {
           concurrency: run.concurrency,
           ...(run.keyDir ? { keyDir: run.keyDir } : {}),
-          ...withKeyDelivery(),
+          ...keyDeliveryFromEnv(),
           ...(progress ? { onProgress: progress } : {}),
           signal: abort.signal,
         };

@@ -110,3 +110,9 @@ export function githubSecretsFromEnv(env: NodeJS.ProcessEnv = process.env): GitH
   const token = env.GITHUB_TOKEN?.trim();
   return token ? new GitHubSecrets({ token, ...(env.GITHUB_API_URL ? { apiUrl: env.GITHUB_API_URL } : {}) }) : undefined;
 }
+
+/** The run option that delivers new keys' values to GitHub secrets, when the environment has a token. */
+export function keyDeliveryFromEnv(env: NodeJS.ProcessEnv = process.env): { keyDelivery?: KeyDelivery } {
+  const delivery = githubSecretsFromEnv(env);
+  return delivery ? { keyDelivery: delivery } : {};
+}
