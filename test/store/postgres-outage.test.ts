@@ -171,6 +171,28 @@ describe('PostgreSQL outages under two serving replicas', () => {
     acrossB.stop();
   }, 60_000);
 
+  it('pool connections killed from the database side are logged once each, as idle or in use, and the next requests reconnect', async () => {
+    const idle = 'PostgreSQL closed an idle pool connection';
+    const inUse = 'PostgreSQL closed a connection in use';
+    // Both replicas' pools go by the same application_name: what is killed is logged by one or the other.
+    const count = (text: string) => (a.stderr() + b.stderr()).split('\n').filter((l) => l.includes(text)).length;
+    const before = count(idle) + count(inUse);
+    // Several concurrent requests leave several pool connections open (idle for 10 s before the pool closes them).
+    await Promise.all(Array.from({ length: 6 }, () => call(a, '/teams?limit=1')));
+    const pids = (
+      await pg.query<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = 'teamkeys' AND datname = $1",
+        [new URL(db).pathname.slice(1)],
+      )
+    ).map((r) => r.pid);
+    expect(pids.length).toBeGreaterThan(0);
+    for (const pid of pids) await pg.query('SELECT pg_terminate_backend($1)', [pid]);
+    await until('every killed connection is logged', async () => (count(idle) + count(inUse) - before >= pids.length ? true : undefined), 5_000);
+    await new Promise((r) => setTimeout(r, 500)); // room for a second line to show up
+    expect(count(idle) + count(inUse) - before).toBe(pids.length);
+    expect((await call(a, '/teams?limit=1')).status).toBe(200);
+  }, 30_000);
+
   it('a storage failure that is not an outage stays a 500 and is logged as an error, and the API answers at once when it is repaired', async () => {
     const inDb = (sql: string) => pg.query(sql, [], db);
     await inDb('ALTER TABLE kv RENAME TO kv_moved');

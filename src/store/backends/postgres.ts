@@ -74,7 +74,15 @@ class PostgresBackend implements LogBackend {
     // A connection that dies while checked out (between two queries of a transaction) emits 'error'
     // on its client, which the pool does not handle: without a listener that ends the process. The
     // query in progress, or the next one, fails on its own and the client is released as broken.
-    this.pool.on('connect', (client) => client.on('error', (err) => log.warn({ err }, 'PostgreSQL closed a connection in use; its transaction fails and is retried by its caller')));
+    // An idle client's error reaches the pool's handler above too: logged there only, not twice.
+    const inUse = new WeakSet<pg.PoolClient>();
+    this.pool.on('acquire', (client) => inUse.add(client));
+    this.pool.on('release', (_err, client) => inUse.delete(client));
+    this.pool.on('connect', (client) =>
+      client.on('error', (err) => {
+        if (inUse.has(client)) log.warn({ err }, 'PostgreSQL closed a connection in use; its transaction fails and is retried by its caller');
+      }),
+    );
     this.batcher = new WriteBatcher({
       connect: () => this.pool.connect().catch((err: unknown) => Promise.reject(classify(err))),
       writeLock,
