@@ -46,15 +46,15 @@ export class Authenticator {
     if (!key) throw unauthorized();
     const hash = hashKey(key);
     // A failing store is a 503 the client may retry, converted where every storage error is.
-    const found = await this.registry.ownedaccesskeys.findByIndex(hash);
+    const { items: found, revision } = await this.registry.ownedaccesskeys.findByIndex(hash);
     if (found.length !== 1) throw unauthorized();
     const stored = found[0]! as StoredApiObject & OwnedAccessKey;
     const storedHash = Buffer.from(stored.sealed?.keyHash ?? '');
     if (storedHash.length !== hash.length || !timingSafeEqual(storedHash, Buffer.from(hash))) throw unauthorized();
     const name = stored.metadata.name!;
     // Judged on the teams as they are: a membership change made through another replica counts at
-    // once, as the key read above did (a consistent read).
-    await this.teams.caughtUp().catch((err: unknown) => {
+    // once, as the key read above did (a consistent read), and at the same revision when it says.
+    await this.teams.caughtUp(revision).catch((err: unknown) => {
       throw err instanceof ApiError ? err : serviceUnavailable('the team index cannot be checked against the store; try again', 1);
     });
     const now = this.now();

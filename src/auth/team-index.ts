@@ -67,11 +67,12 @@ export class TeamIndex implements TeamWorld {
 
   /**
    * Waits until the index has seen every write made before this call, so that a write is judged on
-   * the teams as they are, not as a lagging watch last saw them.
+   * the teams as they are, not as a lagging watch last saw them. `atLeast`: a store revision the
+   * caller read after its request arrived (a consistent read's), used instead of reading another.
    */
-  async caughtUp(): Promise<void> {
+  async caughtUp(atLeast?: number): Promise<void> {
     this.require();
-    const target = await this.teams.currentRevision();
+    const target = atLeast ?? (await this.teams.currentRevision());
     const deadline = Date.now() + catchUpMs;
     for (;;) {
       if (Math.max(this.seen, this.verified) >= target) return;

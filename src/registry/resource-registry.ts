@@ -131,13 +131,14 @@ export class ResourceRegistry {
    * by its SHA-256 hash (the store's one index). Authentication compares that sealed hash in
    * constant time, so this is the one read above the registry that sees a stored object. Always a
    * consistent read (a key disabled, deleted or rotated through another replica stops working at
-   * once); over the watch cache the objects are its shared frozen ones: read them, never change them.
+   * once); over the watch cache the objects are its shared frozen ones: read them, never change them,
+   * and `revision` is the store revision the read was made at.
    */
-  findByIndex(value: string): Promise<readonly Readonly<StoredApiObject>[]> {
+  findByIndex(value: string): Promise<{ items: readonly Readonly<StoredApiObject>[]; revision?: number }> {
     const store = this.ctx.store;
     return storeCall(this.ctx, '', async () => {
       const cached = store instanceof CachedStore ? await store.cachedByIndex<StoredApiObject>(this.ctx.prefix, value) : undefined;
-      return cached ?? (await store.getByIndex<StoredApiObject>(this.ctx.prefix, value));
+      return cached ?? { items: await store.getByIndex<StoredApiObject>(this.ctx.prefix, value) };
     });
   }
 

@@ -101,11 +101,14 @@ export class CachedStore implements Store {
    * getByIndex for authentication: the same consistent read (the store's revision, the cache at
    * it), answered with the cache's shared frozen objects (one per key version) rather than fresh
    * copies; undefined when the cache cannot vouch, and the caller asks the store. Never from memory
-   * alone: another replica may just have disabled, deleted or rotated the key.
+   * alone: another replica may just have disabled, deleted or rotated the key. `revision` is the
+   * store's revision the read was made at (read after this call), for a caller that must bring
+   * other state to the same moment (the team index).
    */
-  async cachedByIndex<T extends StoredObject>(prefix: string, value: string): Promise<readonly Readonly<T>[] | undefined> {
-    if (!(await this.fresh())) return undefined;
-    return this.state.indexed(prefix, prefixEnd(prefix), value).map((k) => this.shared<T>(this.state.entry(k)!));
+  async cachedByIndex<T extends StoredObject>(prefix: string, value: string): Promise<{ items: readonly Readonly<T>[]; revision: number } | undefined> {
+    const revision = await this.consistentAt();
+    if (revision === undefined) return undefined;
+    return { items: this.state.indexed(prefix, prefixEnd(prefix), value).map((k) => this.shared<T>(this.state.entry(k)!)), revision };
   }
 
   private shared<T extends StoredObject>(entry: Entry): Readonly<T> {
@@ -239,15 +242,21 @@ export class CachedStore implements Store {
   }
 
   /** Whether the cache may answer a read now: it has applied the store's current revision. */
+  /** Whether the cache may answer a consistent read now. */
   private async fresh(): Promise<boolean> {
+    return (await this.consistentAt()) !== undefined;
+  }
+
+  /** The store's revision, read after this call, once the cache has applied it; undefined when the cache cannot vouch. */
+  private async consistentAt(): Promise<number | undefined> {
     this.start();
-    if (!this.gate.ready) return false;
+    if (!this.gate.ready) return undefined;
     const revision = await this.gate.currentRevision();
     if (this.gate.applied < revision) {
       this.inner.notifyWatchers?.(); // another process wrote: read the log now, not at the next poll
-      if (!(await this.gate.reach(revision, this.waitMs))) return false;
+      if (!(await this.gate.reach(revision, this.waitMs))) return undefined;
     }
-    return this.gate.ready;
+    return this.gate.ready ? revision : undefined;
   }
 
   /** A write was acknowledged by the store: acknowledge it once the cache has it too (bounded). */
