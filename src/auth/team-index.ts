@@ -134,6 +134,9 @@ export class TeamIndex implements TeamWorld {
     }
     this.snap = next;
     this.seen = revision;
+    // The new snapshot vouches for its own revision only (a list is never older than what was
+    // verified before it, as it reads the store's revision after; this does not rely on that).
+    this.verified = revision;
     this.complete = true;
     return revision;
   }
@@ -142,10 +145,15 @@ export class TeamIndex implements TeamWorld {
     let revision = from;
     while (!this.stopped) {
       const watch = (this.watch = this.teams.informerWatch(revision) as StoreWatch<Team>);
+      // Whether the iteration ended by itself (it then gave every event up to its progress) rather
+      // than by an event this loop could not apply (for-await then discards what was queued).
+      let drained = true;
       try {
         for await (const e of watch) {
+          drained = false;
           if (e.type === 'DELETED') remove(this.snap, e.object.metadata.name!);
           else put(this.snap, e.object);
+          drained = true;
           revision = e.revision;
           this.seen = revision;
         }
@@ -157,7 +165,7 @@ export class TeamIndex implements TeamWorld {
         // watch's progress (StoreWatch.progress), so the snapshot is exact there; it follows nothing
         // more, so from here only that revision vouches for it (caughtUp) until the reload.
         this.watch = undefined;
-        this.verified = Math.max(this.verified, watch.progress());
+        if (drained) this.verified = Math.max(this.verified, watch.progress());
         this.log.warn({ err }, 'team index watch ended; reloading');
         revision = await this.reload();
       }

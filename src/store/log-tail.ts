@@ -42,6 +42,8 @@ export class LogTail {
   private windowStart = 0;
   private readonly subs = new Set<Subscriber>();
   private polling = false;
+  /** Moves when the window is started afresh: a read begun before belongs to the old head. */
+  private epoch = 0;
   private pollAgain = false;
   private timer: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
@@ -77,6 +79,7 @@ export class LogTail {
       // Nobody was following the log: start following it from here.
       this.head = this.windowStart = fromRevision;
       this.window = [];
+      this.epoch++;
     }
     this.subs.add(sub);
     this.startTimer();
@@ -133,10 +136,10 @@ export class LogTail {
     try {
       // Catch up from the log itself while the window does not reach back far enough.
       while (sub.cursor < this.windowStart && !sub.queue.closed) {
-        const records = await this.source.readSince(sub.cursor, pageSize);
+        const from = sub.cursor;
+        const records = await this.readComplete(sub.prefix, from);
         if (records.length === 0) break;
         for (const r of records) this.deliver(sub, r);
-        sub.cursor = records[records.length - 1]!.revision;
       }
       for (const r of this.window) this.deliver(sub, r);
       sub.live = true;
@@ -147,7 +150,8 @@ export class LogTail {
   }
 
   private deliver(sub: Subscriber, r: LogRecord): void {
-    if (r.revision <= sub.cursor) return;
+    // A closed queue takes nothing more, and its cursor stays where its last event was.
+    if (r.revision <= sub.cursor || sub.queue.closed) return;
     // The cursor (the watch's progress) moves only past what was handed over: an event the queue
     // refused (overflow) is not "examined", or an informer could count it as seen.
     if (r.key.startsWith(sub.prefix) && !sub.queue.push(eventOf(r))) return;
@@ -164,17 +168,41 @@ export class LogTail {
       do {
         this.pollAgain = false;
         for (;;) {
-          const records = await this.source.readSince(this.head, pageSize);
+          const epoch = this.epoch;
+          const records = await this.readComplete('/', this.head);
+          // The window was started afresh meanwhile (its last watcher left, a new one came): these
+          // records were read from the old head; read again from the new one.
+          if (epoch !== this.epoch) continue;
           for (const r of records) this.append(r);
           if (records.length < pageSize) break;
         }
       } while (this.pollAgain && this.subs.size > 0);
       this.recovered();
     } catch (err) {
-      this.readFailed(err);
+      if (isStorageError(err, 'Expired')) this.expireAll(err);
+      else this.readFailed(err);
     } finally {
       this.polling = false;
     }
+  }
+
+  /**
+   * A page of the log after `after`, or Expired when history after `after` may have been
+   * compacted away (a tail that could not read the log while other replicas wrote and compacted):
+   * resuming past the gap would skip a deletion, and a watcher would never learn of it. Compaction
+   * is checked after the read, so a page read before a compaction that went past it is not trusted.
+   */
+  private async readComplete(prefix: string, after: number): Promise<LogRecord[]> {
+    const records = await this.source.readSince(after, pageSize);
+    const compacted = await this.source.compactedRevision();
+    if (compacted > after) throw expired(prefix, after, compacted);
+    return records;
+  }
+
+  /** History this tail had not read is gone: every watch ends with 410, and its owner lists again. */
+  private expireAll(err: unknown): void {
+    this.log.warn({ err }, 'history the watchers had not read was compacted; ending every watch (they list again)');
+    for (const sub of [...this.subs]) sub.queue.fail(err);
   }
 
   /**

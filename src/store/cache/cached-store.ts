@@ -242,7 +242,6 @@ export class CachedStore implements Store {
   }
 
   /** Whether the cache may answer a read now: it has applied the store's current revision. */
-  /** Whether the cache may answer a consistent read now. */
   private async fresh(): Promise<boolean> {
     return (await this.consistentAt()) !== undefined;
   }
