@@ -4,9 +4,9 @@
  * It fails closed: a reload is built aside and swapped in only when complete; until the first list
  * completes every decision that needs the index is refused with 503, and a decision is made only
  * once the index has seen every write before it (caughtUp). A broken watch does not make the index
- * wrong, only possibly behind: the snapshot stays exact at the revision the watch reached, so while
- * the store has not moved past it (a storage fault stops writes too) requests are still decided, and otherwise they wait
- * for the reload.
+ * wrong, only possibly behind: the snapshot stays exact at the revision the watch reached, so
+ * while the store has not moved past it (a storage fault stops writes too) requests are still
+ * decided, and otherwise they wait for the reload.
  */
 import type { Logger } from 'pino';
 import { serviceUnavailable } from '../api/errors.js';

@@ -53,8 +53,6 @@ export function addGitopsFlags(cmd: Command): Command {
     .option('--detailed-exitcode', 'exit 0 when there is nothing to do, 2 when there are changes, 1 on error');
 }
 
-/** Key delivery to GitHub secrets when GITHUB_TOKEN is set (GITHUB_API_URL picks the API). */
-
 /** A whole number flag value of at least `min`. */
 export function count(flag: string, value: string, min = 0): number {
   if (!/^\d+$/.test(value) || Number(value) < min) throw new CliError(`${flag} must be a whole number of at least ${min}, not "${value}"`);

@@ -136,8 +136,7 @@ export class LogTail {
     try {
       // Catch up from the log itself while the window does not reach back far enough.
       while (sub.cursor < this.windowStart && !sub.queue.closed) {
-        const from = sub.cursor;
-        const records = await this.readComplete(sub.prefix, from);
+        const records = await this.readComplete(sub.prefix, sub.cursor);
         if (records.length === 0) break;
         for (const r of records) this.deliver(sub, r);
       }

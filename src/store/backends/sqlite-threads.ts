@@ -24,7 +24,7 @@ const closed = (): StorageError => new StorageError('Closed', '', 'the store is 
  * TypeScript source (tests, tsx), that source behind tsx's loader, registered inside the thread.
  */
 function startWorker(config: WorkerConfig): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL("./sqlite-worker.js", import.meta.url), { workerData: config, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: config });
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./sqlite-worker.ts', import.meta.url).href;
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
