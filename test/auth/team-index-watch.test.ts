@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TeamIndex } from '../../src/auth/team-index.js';
-import { StorageError } from '../../src/store/errors.js';
 import { LogTail } from '../../src/store/log-tail.js';
 import type { LogRecord } from '../../src/store/types.js';
 import type { ResourceRegistry } from '../../src/registry/resource-registry.js';
 import type { Logger } from 'pino';
+import { memoryLog } from '../store/memory-log.js';
 
 const team = (name: string, users: string[]) => JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name }, spec: { users } });
 const key = (name: string) => JSON.stringify({ metadata: { name } });
@@ -20,17 +20,8 @@ const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A log, a tail over it, and the three calls the index makes of its registry. */
 function world(opts: { maxPending?: number; windowSize?: number; firstListAt?: number; relistAfterMs?: number } = {}) {
-  const log: LogRecord[] = [];
-  let compacted = 0;
-  let unreachable = false;
+  const { records: log, source, compact, setUnreachable } = memoryLog();
   let lists = 0;
-  const source = {
-    readSince: (after: number, limit: number) => {
-      if (unreachable) throw new StorageError('Unreachable', '', 'injected: the database cannot be reached');
-      return log.filter((r) => r.revision > after).slice(0, limit);
-    },
-    compactedRevision: () => compacted,
-  };
   const tail = new LogTail(source, { pollIntervalMs: 0, maxPendingPerWatcher: opts.maxPending ?? 10_000, windowSize: opts.windowSize ?? 4096 });
   const current = () => log.at(-1)?.revision ?? 0;
   const registry = {
@@ -52,15 +43,8 @@ function world(opts: { maxPending?: number; windowSize?: number; firstListAt?: n
       log.push(r);
       tail.notify();
     },
-    /** As the backends compact (one statement over the log as it is): tombstones and superseded rows at or below `rev` go. */
-    compact(rev: number) {
-      const gone = new Set(log.filter((r) => r.revision <= rev && (r.type === 'DELETED' || log.some((o) => o.key === r.key && o.revision > r.revision && o.revision <= rev))));
-      log.splice(0, log.length, ...log.filter((r) => !gone.has(r)));
-      compacted = rev;
-    },
-    setUnreachable(v: boolean) {
-      unreachable = v;
-    },
+    compact,
+    setUnreachable,
     stop() {
       index.stop();
       tail.close();

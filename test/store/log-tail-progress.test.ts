@@ -6,18 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { isStorageError } from '../../src/store/errors.js';
 import { LogTail } from '../../src/store/log-tail.js';
 import type { LogRecord, StoreEvent } from '../../src/store/types.js';
-
-/** The log a backend would hold, in memory. */
-function log(): { records: LogRecord[]; source: { readSince(after: number, limit: number): LogRecord[]; compactedRevision(): number } } {
-  const records: LogRecord[] = [];
-  return { records, source: { readSince: (after, limit) => records.filter((r) => r.revision > after).slice(0, limit), compactedRevision: () => 0 } };
-}
+import { memoryLog } from './memory-log.js';
 
 const record = (revision: number, key: string): LogRecord => ({ revision, key, type: 'ADDED', value: JSON.stringify({ metadata: { name: key.split('/').pop() } }) });
 
 describe('log tail progress', () => {
   it('moves past writes to other prefixes and delivered events, never past an event the queue refused; the iteration ends after everything up to it', async () => {
-    const { records, source } = log();
+    const { records, source } = memoryLog();
     const tail = new LogTail(source, { pollIntervalMs: 0, maxPendingPerWatcher: 2 });
     const watch = tail.watch('/teams/', 0);
     await watch.started;
