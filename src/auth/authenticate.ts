@@ -6,6 +6,7 @@ import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
+import { grantsAnything } from './grants.js';
 import { subjectOf, type Identity } from './identity.js';
 import type { TeamIndex } from './team-index.js';
 
@@ -102,7 +103,11 @@ export class Authenticator {
     const groups = [...new Set([...(spec.groups ?? []), ...(spec.identity?.groups ?? [])])];
     const teams = subject.team ? [subject.team] : this.teams.teamsOf(subject.user, groups);
     const clusterRoles = new Set<string>();
-    for (const t of teams) for (const r of this.teams.get(t)?.spec?.clusterRoles ?? []) clusterRoles.add(r.name);
+    for (const t of teams) {
+      const team = this.teams.get(t);
+      // A terminating team grants no role (a team key of one is refused before this anyway).
+      if (grantsAnything(team)) for (const r of team.spec?.clusterRoles ?? []) clusterRoles.add(r.name);
+    }
     const identity: Identity = { ...subject, groups, teams, clusterRoles, keyName: key.metadata.name! };
     if (spec.scope) identity.scope = spec.scope;
     return identity;

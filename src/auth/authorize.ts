@@ -4,6 +4,7 @@
  */
 import { ApiError } from '../api/errors.js';
 import type { KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
+import { grantsAnything } from './grants.js';
 import type { Identity } from './identity.js';
 import { isAdminFor, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
 import type { TeamIndex } from './team-index.js';
@@ -20,7 +21,8 @@ export class Authorizer {
   /** The verbs `who` holds on one Team, from roles, ownership and access rules. */
   teamVerbs(who: Identity, team: Team | undefined, subresource?: string): Set<Verb> {
     const held = roleVerbs(who.clusterRoles, 'teams');
-    if (!team) return held;
+    // A terminating team's owner and access rules grant nothing; roles on every team still hold.
+    if (!grantsAnything(team)) return held;
     const owner = team.spec?.owner;
     if (owner && ((owner.user && owner.user === who.user) || (owner.team && who.teams.includes(owner.team)))) return new Set(allVerbs);
     for (const rule of team.spec?.access ?? []) {

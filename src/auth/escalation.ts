@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, OwnedAccessKey, OwnedAccessKeySpec, Team } from '../api/types.js';
 import type { Authorizer } from './authorize.js';
 import { expiresAt } from './expiry.js';
-import { added, allTeamVerbs, describe, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type TeamWorld } from './grants.js';
+import { added, allTeamVerbs, describe, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type MayName, type TeamWorld } from './grants.js';
 import type { Identity } from './identity.js';
 import { isAdminFor, verbs as allVerbs } from './roles.js';
 import { scopeDenial } from './scope.js';
@@ -20,11 +20,28 @@ const roleNames = (t: Team | undefined) => new Set((t?.spec?.clusterRoles ?? [])
 const addedItems = <T>(next: T[] = [], old: T[] = []) => next.filter((x) => !old.some((o) => isDeepStrictEqual(o, x)));
 const quoted = (xs: string[]) => xs.map((x) => `"${x}"`).join(', ');
 
+/** Whether `who` may read team `name` as it is: a refusal names only such teams. */
+function mayRead(who: Identity, authz: Authorizer, world: TeamWorld, name: string): boolean {
+  return authz.teamVerbs(who, world.get(name)).has('get') && scopeDenial(who.scope, { verb: 'get', group: authz.group, resource: 'teams', name }) === undefined;
+}
+
+/**
+ * What a refusal to `who` may name: the team being written (its content is the request's), roles
+ * the request itself names or that come from `roleSources` teams it may read, and teams it may read.
+ */
+function mayNameFor(who: Identity, authz: Authorizer, world: TeamWorld, written?: string, roleSources?: readonly string[]): MayName {
+  return (a) => {
+    if (a.kind === 'userKeys') return true;
+    if (a.kind === 'role') return !roleSources || roleSources.some((t) => roleNames(world.get(t)).has(a.role) && mayRead(who, authz, world, t));
+    return a.team === written || mayRead(who, authz, world, a.team);
+  };
+}
+
 /** Team create or update: roles, members, owner, access rules, and what membership confers. */
 export function teamEscalation(who: Identity, authz: Authorizer, world: TeamWorld, old: Team | undefined, next: Team): string | undefined {
   const name = next.metadata.name!;
   const after = withTeam(world, name, next);
-  const can = (atoms: Atom[]) => lacking(who, atoms, world, authz, true);
+  const can = (atoms: Atom[]) => lacking(who, atoms, world, authz, true, mayNameFor(who, authz, world, name));
   const roleAtoms = (roles: Iterable<string>): Atom[] => [...roles].sort().map((role) => ({ kind: 'role', role }));
   const roles = roleNames(next);
   const before = roleNames(old);
@@ -123,10 +140,12 @@ export function keyEscalation(
   const teams = n.team ? [n.team] : world.teamsOf(n.user, groups);
   if (n.team) {
     const missing = [...roleNames(world.get(n.team))].filter((role) => !holds(who, { kind: 'role', role }, world, authz, false));
-    if (missing.length > 0) return `a key of team "${n.team}" would grant ${quoted(missing.sort())}, which you do not hold`;
+    const named = mayRead(who, authz, world, n.team) ? quoted(missing.sort()) : 'cluster roles';
+    if (missing.length > 0) return `a key of team "${n.team}" would grant ${named}, which you do not hold`;
   }
   // Scope containment is settled above, so the key's grants are compared without scopes.
-  const missing = lacking(who, grantsOf({ ...(n.user ? { user: n.user } : {}), teams }, world, authz), world, authz, false);
+  const mayName = mayNameFor(who, authz, world, undefined, teams);
+  const missing = lacking(who, grantsOf({ ...(n.user ? { user: n.user } : {}), teams }, world, authz), world, authz, false, mayName);
   if (missing) return `the key would hold ${missing}, which you do not hold`;
   return undefined;
 }

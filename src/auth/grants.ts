@@ -20,9 +20,23 @@ export interface TeamWorld {
   teamsOf(user: string | undefined, groups: string[]): string[];
 }
 
-/** The owner and access-rule references of a team, as index tokens (`u:` users, `t:` teams). */
+/**
+ * Whether a team grants anything: a terminating one (deletionTimestamp set) does not. Its members,
+ * owner, access rules and cluster roles are on their way out; while finalizers hold it, they would
+ * otherwise keep working for as long as whoever holds a finalizer likes.
+ */
+export const grantsAnything = (team: Team | undefined): team is Team => team !== undefined && !team.metadata.deletionTimestamp;
+
+/** Whether `user` or one of `groups` is a member of a team that grants anything. */
+export function isMember(team: Team | undefined, user: string | undefined, groups: readonly string[]): boolean {
+  if (!grantsAnything(team)) return false;
+  return (user !== undefined && (team.spec?.users ?? []).includes(user)) || (team.spec?.groups ?? []).some((g) => groups.includes(g));
+}
+
+/** The owner and access-rule references of a team, as index tokens (`u:` users, `t:` teams); none for a terminating team. */
 export function referenceTokens(team: Team | undefined): Set<string> {
   const out = new Set<string>();
+  if (!grantsAnything(team)) return out;
   const owner = team?.spec?.owner;
   if (owner?.user) out.add(`u:${owner.user}`);
   if (owner?.team) out.add(`t:${owner.team}`);
@@ -62,7 +76,10 @@ export interface Principal {
 export function grantsOf(p: Principal, world: TeamWorld, authz: Authorizer): Atom[] {
   const atoms: Atom[] = [];
   const roles = new Set<string>();
-  for (const t of p.teams) for (const r of world.get(t)?.spec?.clusterRoles ?? []) roles.add(r.name);
+  for (const t of p.teams) {
+    const team = world.get(t);
+    if (grantsAnything(team)) for (const r of team.spec?.clusterRoles ?? []) roles.add(r.name);
+  }
   for (const role of [...roles].sort()) atoms.push({ kind: 'role', role });
   // Ownership and access rules only: what roles give is counted by the role atoms above. Without
   // roles, only the teams that name the principal give it verbs.
@@ -122,20 +139,32 @@ export function holds(writer: Identity, atom: Atom, world: TeamWorld, authz: Aut
   }
 }
 
-/** The atoms the writer lacks, as one phrase for a 403, or undefined when it holds them all. */
-export function lacking(writer: Identity, atoms: Atom[], world: TeamWorld, authz: Authorizer, scoped: boolean): string | undefined {
+/** What a refusal may name: a 403 names only what its reader may read (see mayNameFor in escalation.ts). */
+export type MayName = (a: Atom) => boolean;
+
+/** The phrase for every missing atom a refusal may not name: that something is missing, not what. */
+export const unnamedRights = 'rights on teams you may not read';
+
+/**
+ * The atoms the writer lacks, as one phrase for a 403, or undefined when it holds them all. Atoms
+ * `mayName` refuses are summed up as one phrase (unnamedRights), so a refusal reveals no team,
+ * access rule or verb its reader may not read.
+ */
+export function lacking(writer: Identity, atoms: Atom[], world: TeamWorld, authz: Authorizer, scoped: boolean, mayName: MayName = () => true): string | undefined {
   const missing = atoms.filter((a) => !holds(writer, a, world, authz, scoped));
   if (missing.length === 0) return undefined;
   // Verbs on one team read as one phrase: `"get", "delete" on team "x"`, or every verb.
   const byTeam = new Map<string, Set<string>>();
   const others = new Set<string>();
+  let hidden = false;
   for (const a of missing) {
-    if (a.kind !== 'team') others.add(describe(a));
+    if (!mayName(a)) hidden = true;
+    else if (a.kind !== 'team') others.add(describe(a));
     else if (!byTeam.has(a.team)) byTeam.set(a.team, new Set([a.verb]));
     else byTeam.get(a.team)!.add(a.verb);
   }
   const teams = [...byTeam].map(([team, vs]) => (vs.size === allVerbs.length ? `every verb on team "${team}"` : `${[...vs].map((v) => `"${v}"`).join(', ')} on team "${team}"`));
-  const list = [...teams, ...others];
+  const list = [...teams, ...others, ...(hidden ? [unnamedRights] : [])];
   return list.length > 4 ? `${list.slice(0, 4).join('; ')} and ${list.length - 4} more` : list.join('; ');
 }
 
@@ -158,8 +187,7 @@ export function withTeam(world: TeamWorld, name: string, next: Team | undefined)
     teamsOf: (user, groups) => {
       const out = new Set(world.teamsOf(user, groups));
       out.delete(name);
-      const member = next && ((user !== undefined && (next.spec?.users ?? []).includes(user)) || (next.spec?.groups ?? []).some((g) => groups.includes(g)));
-      if (member) out.add(name);
+      if (isMember(next, user, groups)) out.add(name);
       return [...out].sort();
     },
   };

@@ -13,7 +13,7 @@ import { serviceUnavailable } from '../api/errors.js';
 import type { Team } from '../api/types.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { StoreWatch } from '../store/types.js';
-import { principalTokens, referenceTokens, type TeamWorld } from './grants.js';
+import { grantsAnything, principalTokens, referenceTokens, type TeamWorld } from './grants.js';
 
 /** How long a write waits for the index to see the writes before it; then 503. */
 const catchUpMs = 5_000;
@@ -207,6 +207,9 @@ function put(snap: Snapshot, full: Team): void {
   const name = team.metadata.name!;
   remove(snap, name);
   snap.teams.set(name, team);
+  // A terminating team grants nothing (grants.ts grantsAnything): it is kept for lookups by name
+  // (its keys are refused by it), but no member or reference finds it.
+  if (!grantsAnything(team)) return;
   for (const u of team.spec?.users ?? []) add(snap.byUser, u, name);
   for (const g of team.spec?.groups ?? []) add(snap.byGroup, g, name);
   for (const r of referenceTokens(team)) add(snap.byReference, r, name);
