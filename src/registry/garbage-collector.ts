@@ -5,11 +5,12 @@
  */
 import type { Logger } from 'pino';
 import { servedPlurals } from '../api/resources.js';
-import type { KubeObject } from '../api/types.js';
+import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import type { Registry } from './registry.js';
 import { mentions, type ResourceRegistry } from './resource-registry.js';
 import { lostRace } from './storage-errors.js';
+import { teamOf } from './team-binding.js';
 
 const manager = { fieldManager: 'teamkeys-garbage-collector' };
 
@@ -113,16 +114,31 @@ export class GarbageCollector {
       }
     }
     const alive = new Map<string, Promise<boolean>>();
-    const ownerAlive = (ref: { kind: string; name: string; uid: string }) => {
-      let known = alive.get(ref.uid);
-      if (!known) alive.set(ref.uid, (known = this.exists(ref)));
+    const ownerAlive = (ref: OwnerReference) => {
+      const id = `${ref.kind}/${ref.name}/${ref.uid}`;
+      let known = alive.get(id);
+      if (!known) alive.set(id, (known = this.exists(ref)));
       return known;
     };
     const apiVersion = this.registry.teams.info.apiVersion;
     const ours = (ref: { apiVersion: string; kind: string }) => ref.apiVersion === apiVersion && this.registryOf(ref.kind) !== undefined;
     const label = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
-    const dependentsOf = (owner: KubeObject) =>
-      objects.filter((d) => d !== owner && (d.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid));
+    // A reference names its owner by uid, kind and name together (as exists() reads it): a uid
+    // alone would let a reference naming one object tie its dependent to another.
+    const names = (r: OwnerReference, owner: KubeObject) => ours(r) && r.uid === owner.metadata.uid && r.kind === owner.kind && r.name === owner.metadata.name;
+    const refsTo = (d: KubeObject, owner: KubeObject) => (d.metadata.ownerReferences ?? []).filter((r) => names(r, owner));
+    const dependentsOf = (owner: KubeObject) => objects.filter((d) => d !== owner && refsTo(d, owner).length > 0);
+    const waiting = (o: KubeObject | undefined) => Boolean(o?.metadata.deletionTimestamp) && (o?.metadata.finalizers ?? []).includes('foregroundDeletion');
+    const boundTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && owner.kind === 'Team' && teamOf(d) === owner.metadata.name;
+    const byUid = new Map(objects.map((o) => [o.metadata.uid, o]));
+    /** Whether another owner than `owner` keeps `d` (kube's "solid" owner: live, not waiting for its dependents). */
+    const keptByAnother = async (d: KubeObject, owner: KubeObject) => {
+      for (const r of d.metadata.ownerReferences ?? []) {
+        if (names(r, owner) || !ours(r)) continue;
+        if ((await ownerAlive(r)) && !waiting(byUid.get(r.uid))) return true;
+      }
+      return false;
+    };
 
     for (const owner of objects) {
       const finalizers = owner.metadata.finalizers ?? [];
@@ -130,21 +146,25 @@ export class GarbageCollector {
       if (finalizers.includes('orphan')) {
         let done = true;
         for (const d of dependentsOf(owner)) {
-          const refs = (d.metadata.ownerReferences ?? []).filter((r) => r.uid !== owner.metadata.uid);
-          const op = refs.length ? { op: 'replace', path: '/metadata/ownerReferences', value: refs } : { op: 'remove', path: '/metadata/ownerReferences' };
-          if (await this.write(d, [op])) report.orphaned.push(label(d));
+          if (await this.write(d, [this.withoutRefsTo(d, (r) => names(r, owner))])) report.orphaned.push(label(d));
           else done = false;
         }
         if (done && (await this.release(owner, 'orphan'))) report.released.push(label(owner));
       } else if (finalizers.includes('foregroundDeletion')) {
         const dependents = dependentsOf(owner);
+        const letGo = new Set<KubeObject>();
         for (const d of dependents) {
           if (d.metadata.deletionTimestamp) continue;
-          if (await this.remove(d)) report.deleted.push(label(d));
+          // A dependent another owner keeps is let go of, not deleted (kube's foreground deletion);
+          // a team's keys always go with it (team-binding.ts).
+          if (!boundTo(d, owner) && (await keptByAnother(d, owner))) {
+            if (await this.write(d, [this.withoutRefsTo(d, (r) => names(r, owner))])) {
+              report.orphaned.push(label(d));
+              letGo.add(d);
+            }
+          } else if (await this.remove(d)) report.deleted.push(label(d));
         }
-        const blocking = dependents.filter((d) =>
-          (d.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid && r.blockOwnerDeletion === true),
-        );
+        const blocking = dependents.filter((d) => !letGo.has(d) && refsTo(d, owner).some((r) => r.blockOwnerDeletion === true));
         if (blocking.length === 0 && (await this.release(owner, 'foregroundDeletion'))) report.released.push(label(owner));
       }
     }
@@ -160,7 +180,7 @@ export class GarbageCollector {
   }
 
   /** Whether the object an owner reference names still exists (a name lookup, then the uid). */
-  private async exists(ref: { kind: string; name: string; uid: string }): Promise<boolean> {
+  private async exists(ref: OwnerReference): Promise<boolean> {
     try {
       return (await this.registryOf(ref.kind)!.get(ref.name)).metadata.uid === ref.uid;
     } catch (err) {
@@ -179,6 +199,12 @@ export class GarbageCollector {
       if (lostRace(err)) return false; // changed or gone: the next pass decides again
       throw err;
     }
+  }
+
+  /** The patch operation that drops an object's references matching `drop`. */
+  private withoutRefsTo(d: KubeObject, drop: (r: OwnerReference) => boolean): unknown {
+    const refs = (d.metadata.ownerReferences ?? []).filter((r) => !drop(r));
+    return refs.length ? { op: 'replace', path: '/metadata/ownerReferences', value: refs } : { op: 'remove', path: '/metadata/ownerReferences' };
   }
 
   private release(owner: KubeObject, finalizer: string): Promise<boolean> {

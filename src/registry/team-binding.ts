@@ -9,7 +9,8 @@ import type { KubeObject, OwnerReference } from '../api/types.js';
 import { keyOf, type RegistryContext } from './context.js';
 import { storeCallUnless } from './storage-errors.js';
 
-const teamOf = (obj: KubeObject | undefined) => (obj?.spec as { team?: unknown } | undefined)?.team;
+/** The team an access key belongs to (spec.team), if any. */
+export const teamOf = (obj: KubeObject | undefined) => (obj?.spec as { team?: unknown } | undefined)?.team;
 
 /** The Team reference the server set on a key of `team`, if any. */
 export function teamBinding(obj: KubeObject | undefined, team: string): OwnerReference | undefined {

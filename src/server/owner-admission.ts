@@ -1,0 +1,101 @@
+/**
+ * What a write reaches through the garbage collector, checked before it is stored. An owner
+ * reference makes an object go when its owners go, and a finalizer or blockOwnerDeletion holds a
+ * deletion back, so (kube's OwnerReferencesPermissionEnforcement, made to match by uid as the
+ * collector does):
+ * - changing metadata.ownerReferences, or adding a finalizer, needs `delete` on the object written
+ *   (on create too: a teams-creator that could not delete the team it makes may not arrange its
+ *   deletion by a later write either);
+ * - every reference the write adds or changes must name a live object of this API by kind, name
+ *   and uid (422 otherwise): the collector matches owners by uid, so a reference whose uid is
+ *   another object's would tie this object to that one;
+ * - setting blockOwnerDeletion needs `delete` on the owner, the object that uid names (422, as the
+ *   API document says).
+ * A key's reference to its own team is the server's (team-binding.ts), not the client's change.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { invalid } from '../api/errors.js';
+import type { FieldError } from '../api/field-errors.js';
+import { kindOfPlural, pluralOfKind } from '../api/resources.js';
+import type { KubeObject, OwnerReference } from '../api/types.js';
+import type { Authorizer } from '../auth/authorize.js';
+import type { Identity } from '../auth/identity.js';
+import type { Resource } from '../auth/roles.js';
+import { scopeDenial } from '../auth/scope.js';
+
+export interface OwnerAdmission {
+  who: Identity;
+  resource: Resource;
+  authorizer: Authorizer;
+  /** Reads an object of this API by kind and name, if it exists. */
+  lookup(kind: string, name: string): Promise<KubeObject | undefined>;
+}
+
+const refsOf = (o: KubeObject | undefined): OwnerReference[] => o?.metadata.ownerReferences ?? [];
+
+/** Whether a reference is the server-set binding of an access key to its team. */
+function isTeamBinding(resource: Resource, obj: KubeObject, ref: OwnerReference): boolean {
+  const team = (obj.spec as { team?: unknown } | undefined)?.team;
+  return resource === 'ownedaccesskeys' && ref.kind === 'Team' && typeof team === 'string' && ref.name === team;
+}
+
+/** The references the client controls, in order. */
+const clientRefs = (resource: Resource, obj: KubeObject | undefined) => refsOf(obj).filter((r) => !obj || !isTeamBinding(resource, obj, r));
+
+/** Whether `who` may delete `obj` (its scope included). */
+function mayDelete(a: OwnerAdmission, resource: Resource, obj: KubeObject): boolean {
+  const name = obj.metadata.name;
+  const scoped = scopeDenial(a.who.scope, { verb: 'delete', group: a.authorizer.group, resource, ...(name ? { name } : {}) });
+  return scoped === undefined && a.authorizer.allowed(a.who, 'delete', resource, obj);
+}
+
+/**
+ * Why the write may not change what it changes of ownerReferences and finalizers (a 403 reason),
+ * or undefined. `target` is the object delete is judged on: the new one on create, else the old.
+ */
+export function ownershipDenial(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject, target: KubeObject): string | undefined {
+  const refsChanged = !isDeepStrictEqual(clientRefs(a.resource, old), clientRefs(a.resource, object));
+  const had = new Set(old?.metadata.finalizers ?? []);
+  const addsFinalizer = (object.metadata.finalizers ?? []).some((f) => !had.has(f));
+  if (!refsChanged && !addsFinalizer) return undefined;
+  if (mayDelete(a, a.resource, target)) return undefined;
+  return refsChanged
+    ? 'changing metadata.ownerReferences requires permission to delete this object'
+    : 'adding a finalizer requires permission to delete this object';
+}
+
+/** The checks by uid: every new reference names a live owner, and blocking one needs delete on it. */
+export async function ownerReferenceErrors(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject): Promise<FieldError[]> {
+  const apiVersion = `${a.authorizer.group}/v1`;
+  const errs: FieldError[] = [];
+  for (const [i, ref] of refsOf(object).entries()) {
+    const unchanged = refsOf(old).some((r) => isDeepStrictEqual(r, ref));
+    const binding = isTeamBinding(a.resource, object, ref);
+    const blocks = ref.blockOwnerDeletion === true && !refsOf(old).some((r) => r.uid === ref.uid && r.blockOwnerDeletion === true);
+    if ((unchanged || binding) && !blocks) continue;
+    const resource = ref.apiVersion === apiVersion ? pluralOfKind(ref.kind) : undefined;
+    // A reference to another API's object: the collector never matches it, so it can neither
+    // collect nor block anything here; only blocking through it is refused, as it cannot be checked.
+    const owner = resource ? await a.lookup(ref.kind, ref.name) : undefined;
+    // One answer whether the owner is missing or has another uid: only a caller who already knows
+    // the uid learns that it is live.
+    if (resource && owner?.metadata.uid !== ref.uid) {
+      errs.push({ type: 'Invalid', field: `metadata.ownerReferences[${i}].uid`, value: ref.uid, detail: `must be the uid of the existing ${ref.kind} "${ref.name}"` });
+      continue;
+    }
+    if (!blocks) continue;
+    if (resource && owner && mayDelete(a, resource, owner)) continue;
+    errs.push({
+      type: 'Forbidden',
+      field: `metadata.ownerReferences[${i}].blockOwnerDeletion`,
+      detail: `setting blockOwnerDeletion requires permission to delete the owner ${ref.kind} "${ref.name}"`,
+    });
+  }
+  return errs;
+}
+
+/** Runs ownerReferenceErrors and throws them as one 422. */
+export async function checkOwnerReferences(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject): Promise<void> {
+  const errs = await ownerReferenceErrors(a, old, object);
+  if (errs.length > 0) throw invalid({ group: a.authorizer.group, kind: kindOfPlural(a.resource) }, object.metadata.name ?? '', errs);
+}
