@@ -7,6 +7,7 @@ import { FailureLimiter, type FailureLimitOptions } from '../auth/failure-limit.
 import { TeamIndex } from '../auth/team-index.js';
 import type { Registry } from '../registry/registry.js';
 import type { AuthContext } from './guard.js';
+import { defaultMaxKeysPerUser, keyQuota } from './key-quota.js';
 
 export interface AuthOptions {
   /** How often a key's status.lastActivity may be written; DECISIONS.md says once a minute. */
@@ -14,6 +15,8 @@ export interface AuthOptions {
   now?: () => Date;
   /** The budget of failed authentications per client address; false turns the limit off. */
   failureLimit?: FailureLimitOptions | false;
+  /** Access keys one identity may have (key-quota.ts); default 100, 0 for no bound. */
+  maxKeysPerUser?: number;
 }
 
 /** 50 wrong keys at once, then one every half second: no human or sane retry loop gets near it. */
@@ -37,6 +40,7 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
     activity,
     lookup,
     now,
+    ...(opts.maxKeysPerUser !== 0 ? { keyQuota: keyQuota(registry.ownedaccesskeys, opts.maxKeysPerUser ?? defaultMaxKeysPerUser) } : {}),
     ...(limit ? { failures: new FailureLimiter(limit) } : {}),
   };
 }

@@ -3,8 +3,6 @@
  * object (checked inside the write, through the registry's admission hook), then escalation.
  */
 import type { FastifyRequest } from 'fastify';
-import { invalid } from '../api/errors.js';
-import { kindOfPlural, pluralOfKind } from '../api/resources.js';
 import type { KubeObject, Team } from '../api/types.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { Authorizer } from '../auth/authorize.js';
@@ -14,7 +12,11 @@ import type { Identity } from '../auth/identity.js';
 import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
 import { scopeDenial } from '../auth/scope.js';
 import type { TeamIndex } from '../auth/team-index.js';
+import { tooManyRequests } from '../api/errors.js';
 import type { Admit } from '../registry/admission.js';
+import { revealsKeyValue } from '../registry/key-uniqueness.js';
+import { quotaDenial, type KeyQuota } from './key-quota.js';
+import { checkOwnerReferences, ownershipDenial } from './owner-admission.js';
 
 export interface AuthContext {
   authenticator: Authenticator;
@@ -22,6 +24,8 @@ export interface AuthContext {
   teams: TeamIndex;
   /** Failed authentications per client address; absent when unlimited. */
   failures?: FailureLimiter;
+  /** Keys per identity; absent when unbounded. */
+  keyQuota?: KeyQuota;
   /** Reads an owner named by an ownerReference, if it exists. */
   lookup(kind: string, name: string): Promise<KubeObject | undefined>;
   now?: () => Date;
@@ -38,7 +42,30 @@ export class Guard {
     private readonly auth: AuthContext,
     readonly who: Identity,
     private readonly resource: Resource,
+    /** The client's address, for the failure budget (endpoint-auth.ts). */
+    private readonly client = '',
   ) {}
+
+  /**
+   * Runs a write that may set an access key's value. Learning that a value is already in use tells
+   * the caller it is someone's key, as a successful authentication with it would: such a failure
+   * costs the client's failed-authentication budget, and a client over its budget may not try one
+   * (admit below), even with a key that works.
+   */
+  async probing<T>(write: () => Promise<T>): Promise<T> {
+    const failures = this.auth.failures;
+    if (!failures || this.resource !== 'ownedaccesskeys') return write();
+    const taken = failures.reserve(this.client);
+    let failed = false;
+    try {
+      return await write();
+    } catch (err) {
+      failed = revealsKeyValue(err);
+      throw err;
+    } finally {
+      failures.settle(this.client, taken, failed);
+    }
+  }
 
   private forbidden(verb: Verb, name?: string, subresource?: string, why?: string) {
     return this.auth.authorizer.forbidden(this.who, verb, this.resource, name, subresource, why);
@@ -70,29 +97,6 @@ export class Guard {
     return this.auth.authorizer.visible(this.who, this.resource);
   }
 
-  /**
-   * Setting blockOwnerDeletion lets the object hold its owner's deletion back, so it needs delete
-   * permission on the owner; without it the write is a 422 (the API document's rule).
-   */
-  private async checkBlockOwnerDeletion(old: KubeObject | undefined, object: KubeObject): Promise<void> {
-    const refs = object.metadata.ownerReferences ?? [];
-    for (const [i, ref] of refs.entries()) {
-      if (ref.blockOwnerDeletion !== true) continue;
-      if (old?.metadata.ownerReferences?.some((r) => r.uid === ref.uid && r.blockOwnerDeletion === true)) continue;
-      const resource: Resource | undefined = pluralOfKind(ref.kind);
-      const owner = resource ? ((await this.auth.lookup(ref.kind, ref.name)) ?? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } }) : undefined;
-      if (resource && owner && this.auth.authorizer.allowed(this.who, 'delete', resource, owner)) continue;
-      const kind = kindOfPlural(this.resource);
-      throw invalid({ group: this.auth.authorizer.group, kind }, object.metadata.name ?? '', [
-        {
-          type: 'Forbidden',
-          field: `metadata.ownerReferences[${i}].blockOwnerDeletion`,
-          detail: `setting blockOwnerDeletion requires permission to delete the owner ${ref.kind} "${ref.name}"`,
-        },
-      ]);
-    }
-  }
-
   /** The admission check the registry runs inside each write. */
   admit(): Admit {
     const { authorizer, teams } = this.auth;
@@ -101,6 +105,8 @@ export class Guard {
       // The route checked the scope for the verb it was asked (patch); a server-side apply that
       // creates is a create, and the scope must allow that too.
       if (verb === 'create') this.scope(verb, name, subresource);
+      const wait = setsKey && this.resource === 'ownedaccesskeys' ? this.auth.failures?.retryAfter(this.client) : undefined;
+      if (wait !== undefined) throw tooManyRequests(`too many failed attempts from this client; retry after ${wait} seconds`, wait);
       // Judged on the teams as they are: every write before this one is in the index.
       await teams.caughtUp();
       // Status is written by the server itself (lastActivity); through the API only by admins, and a
@@ -124,7 +130,13 @@ export class Guard {
       // A new key is refused for the reason its content gives (for another user, a team, ...).
       if (!authorizer.allowed(this.who, verb, this.resource, target)) throw this.forbidden(verb, name, undefined, verb === 'create' ? why : undefined);
       if (why) throw this.forbidden(verb, name, undefined, why);
-      if (object) await this.checkBlockOwnerDeletion(old, object);
+      if (!object) return;
+      const over = this.resource === 'ownedaccesskeys' ? await quotaDenial(this.auth.keyQuota, old, object) : undefined;
+      if (over) throw this.forbidden(verb, name, undefined, over);
+      const owners = { who: this.who, resource: this.resource, authorizer, lookup: this.auth.lookup };
+      const reach = ownershipDenial(owners, old, object, old ?? object);
+      if (reach) throw this.forbidden(verb, name, undefined, reach);
+      await checkOwnerReferences(owners, old, object);
     };
   }
 }

@@ -50,6 +50,7 @@ export interface ServeOptions {
   auditRetention: string;
   shutdownGrace: string;
   maxWatchesPerKey: string;
+  maxKeysPerUser: string;
 }
 
 /** Time the store and the last timers get after the connections are closed, before the process exits anyway. */
@@ -102,6 +103,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     : undefined;
   const shutdownGraceMs = seconds('--shutdown-grace', opts.shutdownGrace)! * 1000;
   const maxWatchesPerKey = positive('--max-watches-per-key', opts.maxWatchesPerKey);
+  const maxKeysPerUser = positive('--max-keys-per-user', opts.maxKeysPerUser);
   const tls = await chooseTls(opts, listen, stateDir);
   // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
   const logger = createLogger(opts.logLevel, logFormat(opts.logFormat));
@@ -129,7 +131,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   if (boot.keyFile) console.log(`teamkeys: created the administrator key (user admin) in ${boot.keyFile}, mode 0600`);
   else if (boot.created) console.log('teamkeys: created the administrator key (user admin) from TEAMKEYS_ADMIN_KEY');
 
-  const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit });
+  const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit, maxKeysPerUser });
   // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
   const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
   const daemon = syncConfig ? sidecar(syncConfig, registry, logger, audit) : undefined;

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
 import { defaultFailureLimit } from '../../server/auth-context.js';
+import { defaultMaxKeysPerUser } from '../../server/key-quota.js';
 import { defaultShutdownGraceMs } from '../../server/shutdown.js';
 import { defaultMaxWatchesPerKey } from '../../server/routes/watch.js';
 import { addDaemonFlags } from '../daemon-setup.js';
@@ -33,6 +34,7 @@ export function registerServe(program: Command): void {
     .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
     .option('--audit-log <file>', 'also append every audit event (who wrote what, when) to this file as JSON lines')
     .option('--audit-retention <duration>', 'keep audit events this long (like 90d, 12h)', '90d')
+    .option('--max-keys-per-user <n>', 'access keys one user (or team, or subject) may have; one more is answered 403 exceeded quota', String(defaultMaxKeysPerUser))
     .option('--max-watches-per-key <n>', 'watches one access key may hold open at once; one more is answered 429', String(defaultMaxWatchesPerKey))
     .option('--shutdown-grace <seconds>', 'after SIGTERM, time in-flight requests and watches get to finish before their connections are cut', String(defaultShutdownGraceMs / 1000))
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600));

@@ -52,7 +52,7 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
     }
     case 'POST': {
       guard.scope('create');
-      const { object, warnings } = await r.create(objectBody(req), { ...writeOptions(req), admit: guard.admit() });
+      const { object, warnings } = await guard.probing(() => r.create(objectBody(req), { ...writeOptions(req), admit: guard.admit() }));
       return send(req, reply, 201, object, warnings);
     }
     case 'DELETE': {
@@ -100,7 +100,7 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
     }
     case 'PUT': {
       guard.scope('update', name);
-      const { object, warnings } = await r.update(name, objectBody(req), { ...writeOptions(req), admit: guard.admit() });
+      const { object, warnings } = await guard.probing(() => r.update(name, objectBody(req), { ...writeOptions(req), admit: guard.admit() }));
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':
@@ -134,14 +134,16 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   if (type === 'apply-patch') {
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
     const w = writeQuery(req.query);
-    const { object, warnings, created } = await r.apply(name, body, { ...w, requester: requesterOf(req), admit: guard.admit() });
+    const { object, warnings, created } = await guard.probing(() => r.apply(name, body, { ...w, requester: requesterOf(req), admit: guard.admit() }));
     return send(req, reply, created ? 201 : 200, object, warnings);
   }
-  const { object, warnings } = await r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {
-    ...writeOptions(req),
-    ...(subresource ? { subresource } : {}),
-    admit: guard.admit(),
-  });
+  const { object, warnings } = await guard.probing(() =>
+    r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {
+      ...writeOptions(req),
+      ...(subresource ? { subresource } : {}),
+      admit: guard.admit(),
+    }),
+  );
   return send(req, reply, 200, object, warnings);
 }
 
@@ -181,7 +183,7 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
     if (!r) throw pathNotFound();
     return r;
   };
-  const guardOf = (req: Request, r: ResourceRegistry) => new Guard(auth, identityOf(req), r.info.plural);
+  const guardOf = (req: Request, r: ResourceRegistry) => new Guard(auth, identityOf(req), r.info.plural, req.socket.remoteAddress ?? '');
   app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
     method: [...methods],
     url: `${base}/:resource`,
