@@ -56,7 +56,8 @@ function parseRequirement(text: string): Requirement {
 
 function matches(req: Requirement, labels: Record<string, string>): boolean {
   const has = Object.prototype.hasOwnProperty.call(labels, req.key);
-  const value = labels[req.key];
+  // Only an own label has a value: `constructor` must not read Object.prototype's.
+  const value = has ? labels[req.key] : undefined;
   switch (req.op) {
     case 'exists':
       return has;
@@ -84,10 +85,11 @@ export interface FieldSelector {
   exactName?: string;
 }
 
-const fieldGetters: Record<string, (obj: KubeObject) => string> = {
-  'metadata.name': (obj) => obj.metadata.name ?? '',
-  'metadata.namespace': (obj) => obj.metadata.namespace ?? '',
-};
+/** A Map, not an object: `fieldSelector=__proto__=x` or `valueOf=x` must find no getter. */
+const fieldGetters = new Map<string, (obj: KubeObject) => string>([
+  ['metadata.name', (obj) => obj.metadata.name ?? ''],
+  ['metadata.namespace', (obj) => obj.metadata.namespace ?? ''],
+]);
 
 /** A matcher for a field selector over metadata.name and metadata.namespace. */
 export function parseFieldSelector(selector: string | undefined): FieldSelector | undefined {
@@ -98,7 +100,7 @@ export function parseFieldSelector(selector: string | undefined): FieldSelector 
     const m = part.match(/^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/);
     if (!m) throw badRequest(`invalid field selector: '${part}': expected field=value, field==value or field!=value`);
     const [, field, op, value] = m as unknown as [string, string, string, string];
-    const get = fieldGetters[field];
+    const get = fieldGetters.get(field);
     if (!get) throw badRequest(`"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
     if (op === '!=') tests.push((obj) => get(obj) !== value);
     else {

@@ -11,9 +11,12 @@ import type { KubeObject } from './types.js';
 /** Every problem with the object: metadata rules, then schema, list semantics and kind rules. */
 export function validateObject(model: ResourceModel, obj: KubeObject, old?: KubeObject): FieldError[] {
   const errs = validateObjectMeta(obj.metadata);
+  // A field the metadata rules already judged (a name over 253 characters) is reported once, in their words.
+  const judged = new Set(errs.map((e) => e.field));
   const validate = validatorFor(model.info.schemaId);
   if (!validate(obj)) {
-    errs.push(...ajvToFieldErrors(validate.errors ?? [], model.schema, (field) => isSecretPath(model.secretPaths, field)));
+    const schemaErrs = ajvToFieldErrors(validate.errors ?? [], model.schema, (field) => isSecretPath(model.secretPaths, field));
+    errs.push(...schemaErrs.filter((e) => !(e.type === 'TooLong' && judged.has(e.field))));
   }
   errs.push(...checkListTypes(model.schema, obj));
   errs.push(...model.strategy.validate(obj, old));

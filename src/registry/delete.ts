@@ -28,11 +28,19 @@ export interface DeleteResult {
   removed: boolean;
 }
 
+/**
+ * The longest grace period, about 100 years. kube takes any int64 and lets the deadline overflow;
+ * here a deletionTimestamp must stay a real RFC 3339 time, so a longer period is refused.
+ */
+export const maxGracePeriodSeconds = 100 * 365 * 24 * 3600;
+
 function validateDeleteOptions(opts: DeleteOptions): void {
   const errs: FieldError[] = [];
   const grace = opts.gracePeriodSeconds;
   if (grace !== undefined && (!Number.isInteger(grace) || grace < 0)) {
     errs.push({ type: 'Invalid', field: 'gracePeriodSeconds', value: grace, detail: 'must be a whole number >= 0' });
+  } else if (grace !== undefined && grace > maxGracePeriodSeconds) {
+    errs.push({ type: 'Invalid', field: 'gracePeriodSeconds', value: grace, detail: `must be no more than ${maxGracePeriodSeconds}` });
   }
   const policy = opts.propagationPolicy;
   if (policy !== undefined && !(propagationPolicies as readonly string[]).includes(policy)) {

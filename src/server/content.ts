@@ -1,23 +1,25 @@
 /** Request bodies by Content-Type, and responses by Accept: JSON, YAML, or a Table for kubectl. */
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { ApiError, badRequest, unsupportedMediaType } from '../api/errors.js';
+import { stringify as stringifyYaml } from 'yaml';
+import { ApiError, badRequest, tooLarge, unsupportedMediaType } from '../api/errors.js';
+import { checkDecoded } from './decoded-bounds.js';
+import { decodeYaml, type YamlResult } from './yaml-body.js';
+import { decodeYamlOffThread } from './yaml-thread.js';
 
 export const maxBodyBytes = 3 * 1024 * 1024;
-/** Deeper bodies are refused before anything walks them recursively. */
-const maxDepth = 100;
 
 export type BodyType = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'apply-patch' | 'strategic-merge-patch';
 
-const bodyTypes: Record<string, BodyType> = {
-  'application/json': 'json',
-  'application/yaml': 'yaml',
-  'application/x-yaml': 'yaml',
-  'text/yaml': 'yaml',
-  'application/json-patch+json': 'json-patch',
-  'application/merge-patch+json': 'merge-patch',
-  'application/apply-patch+yaml': 'apply-patch',
-  'application/strategic-merge-patch+json': 'strategic-merge-patch',
-};
+/** By media type; a Map, so a Content-Type of `constructor` finds nothing. */
+const bodyTypes = new Map<string, BodyType>([
+  ['application/json', 'json'],
+  ['application/yaml', 'yaml'],
+  ['application/x-yaml', 'yaml'],
+  ['text/yaml', 'yaml'],
+  ['application/json-patch+json', 'json-patch'],
+  ['application/merge-patch+json', 'merge-patch'],
+  ['application/apply-patch+yaml', 'apply-patch'],
+  ['application/strategic-merge-patch+json', 'strategic-merge-patch'],
+]);
 
 /** The media type without parameters, lower case: `application/json; charset=utf-8` -> `application/json`. */
 export function mediaType(header: string | undefined): string {
@@ -25,9 +27,9 @@ export function mediaType(header: string | undefined): string {
 }
 
 export function bodyTypeOf(contentType: string | undefined, allowed: BodyType[]): BodyType {
-  const type = bodyTypes[mediaType(contentType)];
+  const type = bodyTypes.get(mediaType(contentType));
   if (!type || !allowed.includes(type)) {
-    const supported = Object.entries(bodyTypes)
+    const supported = [...bodyTypes]
       .filter(([, t]) => allowed.includes(t))
       .map(([m]) => m);
     throw unsupportedMediaType(mediaType(contentType) || '(none)', supported);
@@ -35,36 +37,54 @@ export function bodyTypeOf(contentType: string | undefined, allowed: BodyType[])
   return type;
 }
 
-function checkDepth(value: unknown): void {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > maxDepth) throw badRequest(`the request body is nested more than ${maxDepth} levels deep`);
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-}
+const isYaml = (type: BodyType | undefined) => type === 'yaml' || type === 'apply-patch';
 
-/** Parses a body of the given type. Malformed input is a 400 that says where it went wrong. */
-export function parseBody(raw: Buffer | undefined, type: BodyType): unknown {
-  if (!raw || raw.length === 0) throw badRequest('the request body is empty');
+/** The body as text; bytes that are not UTF-8 are a 400, not replacement characters. */
+function bodyText(raw: Buffer): string {
   const text = raw.toString('utf8');
   if (text.includes('\uFFFD') && !Buffer.from(text, 'utf8').equals(raw)) throw badRequest('the request body is not valid UTF-8');
+  return text;
+}
+
+/** YAML bodies decoded off the event loop as they arrived (server.ts), by their buffer. */
+const decodedYaml = new WeakMap<Buffer, YamlResult>();
+
+/**
+ * Decodes a YAML body in the worker thread before its route runs, so parseBody finds the result
+ * instead of holding the event loop. Other bodies, and bodies that are not UTF-8, are left to
+ * parseBody, which reports their errors once the route has decided the media type is acceptable.
+ */
+export async function preDecodeBody(contentType: string | undefined, raw: Buffer): Promise<void> {
+  if (raw.length === 0 || !isYaml(bodyTypes.get(mediaType(contentType)))) return;
+  let text: string;
+  try {
+    text = bodyText(raw);
+  } catch {
+    return;
+  }
+  decodedYaml.set(raw, await decodeYamlOffThread(text));
+}
+
+/**
+ * Parses a body of the given type. Malformed input is a 400 that says where it went wrong; a
+ * decoded form past the ceilings of decoded-bounds.ts is a 413.
+ */
+export function parseBody(raw: Buffer | undefined, type: BodyType): unknown {
+  if (!raw || raw.length === 0) throw badRequest('the request body is empty');
   let value: unknown;
-  if (type === 'yaml' || type === 'apply-patch') {
-    try {
-      value = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true, prettyErrors: true });
-    } catch (err) {
-      throw badRequest(`the request body is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
-    }
+  if (isYaml(type)) {
+    const result = decodedYaml.get(raw) ?? decodeYaml(bodyText(raw));
+    if ('error' in result) throw result.tooLarge ? tooLarge(result.error) : badRequest(result.error);
+    value = result.value;
   } else {
+    const text = bodyText(raw);
     try {
       value = JSON.parse(text);
     } catch (err) {
       throw badRequest(`the request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  checkDepth(value);
+  checkDecoded(value, raw.length, maxBodyBytes);
   return value;
 }
 

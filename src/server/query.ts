@@ -2,7 +2,7 @@
 import type { FieldValidation } from '../api/decode.js';
 import { badRequest } from '../api/errors.js';
 import { isJsonMap } from '../api/types.js';
-import type { DeleteOptions } from '../registry/delete.js';
+import { maxGracePeriodSeconds, type DeleteOptions } from '../registry/delete.js';
 import type { ListOptions } from '../registry/list.js';
 import type { IncludeObject } from './table.js';
 
@@ -83,11 +83,17 @@ export function readQuery(q: Query): ReadQuery {
   return out;
 }
 
+/** A grace period past maxGracePeriodSeconds is out of range: 400, as kube answers a value beyond int64. */
+function gracePeriod(seconds: number, what: string): number {
+  if (seconds > maxGracePeriodSeconds) throw badRequest(`${what}: must be no more than ${maxGracePeriodSeconds} (about 100 years)`);
+  return seconds;
+}
+
 /** DeleteOptions from the query and the (optional) body, the body winning as in kube-apiserver. */
 export function deleteOptions(q: Query, body: unknown): DeleteOptions {
   const opts: DeleteOptions = {};
   const grace = integer(q, 'gracePeriodSeconds');
-  if (grace !== undefined) opts.gracePeriodSeconds = grace;
+  if (grace !== undefined) opts.gracePeriodSeconds = gracePeriod(grace, `gracePeriodSeconds: Invalid value: "${grace}"`);
   const policy = one(q, 'propagationPolicy');
   if (policy) opts.propagationPolicy = policy;
   if (bool(q, 'orphanDependents')) opts.propagationPolicy = 'Orphan';
@@ -96,8 +102,9 @@ export function deleteOptions(q: Query, body: unknown): DeleteOptions {
   if (!isJsonMap(body)) throw badRequest('the DeleteOptions body must be an object');
   const { gracePeriodSeconds, propagationPolicy, preconditions, dryRun, orphanDependents } = body;
   if (gracePeriodSeconds !== undefined && gracePeriodSeconds !== null) {
-    if (typeof gracePeriodSeconds !== 'number') throw badRequest('DeleteOptions.gracePeriodSeconds must be an integer');
-    opts.gracePeriodSeconds = gracePeriodSeconds;
+    // As kube's decoding into an int64: 1.5 or 1e300 is a 400, not a deadline nobody can write down.
+    if (typeof gracePeriodSeconds !== 'number' || !Number.isInteger(gracePeriodSeconds)) throw badRequest('DeleteOptions.gracePeriodSeconds must be an integer');
+    opts.gracePeriodSeconds = gracePeriod(gracePeriodSeconds, `DeleteOptions.gracePeriodSeconds: Invalid value: ${gracePeriodSeconds}`);
   }
   if (propagationPolicy !== undefined && propagationPolicy !== null) {
     if (typeof propagationPolicy !== 'string') throw badRequest('DeleteOptions.propagationPolicy must be a string');

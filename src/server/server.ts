@@ -1,11 +1,11 @@
 /** The HTTP server of the management API: fastify routes over a Registry. */
 import { readFileSync } from 'node:fs';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { resourceModels } from '../api/model.js';
 import type { Registry } from '../registry/registry.js';
 import type { RegistryWatch } from '../registry/watch.js';
-import { maxBodyBytes } from './content.js';
+import { maxBodyBytes, preDecodeBody } from './content.js';
 import { handleClientError } from './client-errors.js';
 import { handleError } from './errors.js';
 import { startMaintenance, type MaintenanceOptions } from './maintenance.js';
@@ -82,7 +82,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   // Bodies are decoded by the routes, which know which media types each verb accepts.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  // YAML is decoded here already, in a worker thread (yaml-thread.ts), for parseBody to pick up.
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, async (req: FastifyRequest, body: Buffer) => {
+    await preDecodeBody(req.headers['content-type'], body);
+    return body;
+  });
   app.setErrorHandler(handleError);
   app.decorateRequest('identity', undefined);
   // Every request under the API prefix needs a key; health endpoints and /version do not. The

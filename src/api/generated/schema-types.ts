@@ -78,10 +78,14 @@ export interface ObjectMeta {
   };
   /**
    * Objects this object depends on. When every owner is deleted, this object is garbage collected. At most one entry may be the managing controller.
+   *
+   * @maxItems 256
    */
   ownerReferences?: OwnerReference[];
   /**
    * Must be empty before the object is removed. Each entry names a component that removes it. While deletionTimestamp is set, entries can only be removed.
+   *
+   * @maxItems 256
    */
   finalizers?: string[];
   /**
@@ -172,22 +176,32 @@ export interface TeamSpec {
   username?: string;
   /**
    * Users that belong to the team.
+   *
+   * @maxItems 1000
    */
   users?: string[];
   /**
    * Groups, as defined in a token, whose members belong to the team.
+   *
+   * @maxItems 1000
    */
   groups?: string[];
   /**
    * References to image pull secrets the team can access.
+   *
+   * @maxItems 256
    */
   imagePullSecrets?: KindSecretRef[];
   /**
    * Cluster roles assigned to the team's users.
+   *
+   * @maxItems 256
    */
   clusterRoles?: ClusterRoleRef[];
   /**
    * Access rights for users and teams on this team.
+   *
+   * @maxItems 256
    */
   access?: Access[];
 }
@@ -248,18 +262,26 @@ export interface Access {
   name?: string;
   /**
    * Verbs that apply to all resource kinds in the rule; '*' stands for all verbs.
+   *
+   * @maxItems 64
    */
   verbs: string[];
   /**
    * Subresources the rule allows.
+   *
+   * @maxItems 64
    */
   subresources?: string[];
   /**
    * Users allowed to access the object with these verbs.
+   *
+   * @maxItems 1000
    */
   users?: string[];
   /**
    * Teams allowed to access the object with these verbs.
+   *
+   * @maxItems 1000
    */
   teams?: string[];
 }
@@ -309,6 +331,8 @@ export interface OwnedAccessKeySpec {
   subject?: string;
   /**
    * Extra groups applied when the key is used.
+   *
+   * @maxItems 1000
    */
   groups?: string[];
   /**
@@ -351,27 +375,39 @@ export interface OwnedAccessKeySpec {
 export interface AccessKeyScope {
   /**
    * Managed permissions applied to the key.
+   *
+   * @maxItems 64
    */
   roles?: AccessKeyScopeRole[];
   /**
    * Projects the key may access.
+   *
+   * @maxItems 1000
    */
   projects?: AccessKeyScopeProject[];
   /**
    * Spaces the key may access.
+   *
+   * @maxItems 1000
    */
   spaces?: AccessKeyScopeSpace[];
   /**
    * Virtual clusters the key may access.
+   *
+   * @maxItems 1000
    */
   virtualClusters?: AccessKeyScopeVirtualCluster[];
   /**
    * Project clusters the key may access.
+   *
+   * @maxItems 1000
    */
   clusters?: AccessKeyScopeCluster[];
   /**
    * @deprecated
    * Deprecated, use projects, spaces and virtualClusters.
+   *
+   * @maxItems 256
    */
   rules?: AccessKeyScopeRule[];
   /**
@@ -390,10 +426,14 @@ export interface AccessKeyScopeRole {
   role: 'agent' | 'vcluster' | 'network-peer' | 'cli' | 'runner' | 'workspace';
   /**
    * Projects the role applies to.
+   *
+   * @maxItems 1000
    */
   projects?: string[];
   /**
    * Virtual clusters the role applies to.
+   *
+   * @maxItems 1000
    */
   virtualClusters?: string[];
 }
@@ -447,22 +487,32 @@ export interface AccessKeyScopeCluster {
 export interface AccessKeyScopeRule {
   /**
    * Verbs that match. Empty means every verb.
+   *
+   * @maxItems 64
    */
   verbs?: string[];
   /**
    * Matching resources. Empty means all kinds in all API groups.
+   *
+   * @maxItems 1000
    */
   resources?: GroupResources[];
   /**
    * Matching namespaces. The empty string matches non-namespaced resources; an empty list means every namespace.
+   *
+   * @maxItems 1000
    */
   namespaces?: string[];
   /**
    * URL paths to check. A wildcard is allowed only as the full final path step.
+   *
+   * @maxItems 1000
    */
   nonResourceURLs?: string[];
   /**
    * Allowed request targets (for example Management, Cluster, VCluster). Empty means every request.
+   *
+   * @maxItems 64
    */
   requestTargets?: string[];
   /**
@@ -471,6 +521,8 @@ export interface AccessKeyScopeRule {
   cluster?: string;
   /**
    * Virtual clusters the rule matches. Empty means no restriction.
+   *
+   * @maxItems 1000
    */
   virtualClusters?: AccessKeyVirtualCluster[];
 }
@@ -484,10 +536,14 @@ export interface GroupResources {
   group?: string;
   /**
    * Resources ('pods', 'pods/log', '*', 'pods/*', '* /scale'). Empty means all resources of the group.
+   *
+   * @maxItems 1000
    */
   resources?: string[];
   /**
    * Instance names; requires resources. Empty matches every instance.
+   *
+   * @maxItems 1000
    */
   resourceNames?: string[];
 }
@@ -530,6 +586,8 @@ export interface AccessKeyIdentity {
   emailVerified?: boolean;
   /**
    * Groups from the identity provider.
+   *
+   * @maxItems 1000
    */
   groups?: string[];
   /**
