@@ -92,7 +92,7 @@ function compilePolicy(m: Manifest, errors: ManifestError[]): Policy | undefined
 
 /** Every Policy below `dir` (files named relative to `base`, the working directory), or the errors that stop the run. */
 export async function loadPolicies(dir: string, base = process.cwd()): Promise<{ policies: Policy[]; errors: ManifestError[] }> {
-  const { manifests, errors } = await readManifests(resolve(base), resolve(base, dir));
+  const { manifests, errors } = await readManifests(resolve(base, dir), resolve(base, dir), resolve(base));
   if (errors.length === 0 && manifests.length === 0) errors.push({ file: dir, line: 1, column: 1, message: 'no Policy objects in this folder (--policy)' });
   const policies: Policy[] = [];
   const seen = new Map<string, Location>();
