@@ -91,7 +91,8 @@ const byLength = (a: string, b: string) => a.length - b.length;
 
 /** What another writer did to a field, told from git's value (target) and the live one. */
 function describe(path: string, live: unknown, target: unknown): string {
-  const show = (v: unknown) => `\`${JSON.stringify(v)}\``;
+  // Backticks delimit the values, so none may appear inside one (reports split on them).
+  const show = (v: unknown) => `\`${JSON.stringify(v).replace(/`/g, '\\u0060')}\``;
   if (Array.isArray(live) || Array.isArray(target)) {
     const l = Array.isArray(live) ? live : [];
     const t = Array.isArray(target) ? target : [];
