@@ -29,6 +29,8 @@ export interface FieldChange {
   drift: boolean;
   /** For drift: what the other writer did, e.g. `added "mallory" to spec.users`. */
   description?: string;
+  /** Pull-request mode: the live value is not shown, as the manifest does not name this field (see withheld.ts). */
+  withheld?: true;
 }
 
 export interface Diff {

@@ -1,7 +1,7 @@
 /** The report as Markdown: for pull request comments, job summaries and the daemon's latest run. */
 import { codeText, codeValue as code, mdText, mdWithCode } from './markdown-escape.js';
 import type { Report, ReportObject } from './report.js';
-import { countsText, whoText as byText } from './who.js';
+import { countsText, whoText as byText, withheldText } from './who.js';
 
 /** A table cell: what went in is escaped already; a pipe or newline left would still end the cell. */
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -26,7 +26,11 @@ function changeText(o: ReportObject): string {
   if (o.action === 'delete') return mdText(o.reason ?? 'not in the source');
   if (o.action === 'skip' && o.changes.length === 0) return mdText(o.reason ?? '');
   return o.changes
-    .map((c) => `${c.drift ? `**drift**: ${drift(c)}<br>` : ''}${codeText(c.path)}: ${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`)
+    .map((c) =>
+      c.withheld
+        ? `${c.drift ? '**drift**: ' : ''}${codeText(c.path)}: ${withheldText}`
+        : `${c.drift ? `**drift**: ${drift(c)}<br>` : ''}${codeText(c.path)}: ${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`,
+    )
     .join('<br>');
 }
 
