@@ -62,8 +62,9 @@ async function writeExclusive(path: string, text: string): Promise<void> {
 
 /** Writes a key to `dir/<name>.key` (0600) and returns the file's path; a rotation replaces the old file by rename. */
 export async function writeKeyFile(dir: string, name: string, key: string): Promise<string> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  // Checked before mkdir: a folder that is a link to nowhere must be refused, not created through.
   const file = await checkKeyFile(dir, name);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   try {
     await writeExclusive(file, `${key}\n`);
     return file;
