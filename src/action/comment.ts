@@ -39,7 +39,8 @@ export async function upsertComment(target: CommentTarget, marker: string, body:
   const octokit = github.getOctokit(target.token);
   const where = { owner: target.owner, repo: target.repo };
   const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: target.issueNumber, per_page: 100 });
-  const mine = comments.find((c) => c.body?.includes(marker));
+  // Ours starts with the marker: a marker quoted anywhere else in a comment (text from a manifest) does not make it ours.
+  const mine = comments.find((c) => c.body?.startsWith(`${marker}\n`));
   if (mine) {
     const { data } = await octokit.rest.issues.updateComment({ ...where, comment_id: mine.id, body });
     return { action: 'updated', url: data.html_url };

@@ -15,6 +15,7 @@ import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { writeReports } from '../gitops/report/write.js';
 import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
+import type { PolicySource } from '../gitops/policy/at-ref.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
 
 /** GitHub shows at most this many error annotations per step. */
@@ -40,10 +41,24 @@ function openServer(group: string): HttpClient {
 /** Keys the server generates go to the GitHub secrets their manifests name, with the github-token input. */
 const keyDelivery = () => keyDeliveryFromEnv({ ...process.env, GITHUB_TOKEN: input('github-token') || process.env.GITHUB_TOKEN });
 
+/**
+ * The policy folder, read on a pull request from git at `policy-ref` (default: the pull request's
+ * base commit), so the pull request cannot delete or weaken a policy it breaks; elsewhere from the
+ * checkout, unless `policy-ref` is given.
+ */
+function policySource(workspace: string): PolicySource | undefined {
+  if (!input('policy')) return undefined;
+  const dir = resolve(workspace, input('policy'));
+  const base = (github.context.payload.pull_request as { base?: { sha?: string } } | undefined)?.base?.sha;
+  const ref = input('policy-ref', base ?? '');
+  if (github.context.payload.pull_request && !ref) throw new Error('the pull_request event names no base commit: set the policy-ref input to the ref policies are read from');
+  return ref ? { dir, ref } : dir;
+}
+
 /** The report of the command the inputs ask for (and the saved plan written or applied). */
 async function runCommand(command: string, workspace: string): Promise<Report> {
   const group = input('api-group', 'management.service');
-  const policyDir = input('policy') ? resolve(workspace, input('policy')) : undefined;
+  const policyDir = policySource(workspace);
   const planFile = input('plan-file') ? resolve(workspace, input('plan-file')) : undefined;
   const source = {
     source: resolve(workspace, input('source', '.')),
@@ -62,6 +77,8 @@ async function runCommand(command: string, workspace: string): Promise<Report> {
       allowEmpty: false,
       maxPrune: Number(input('max-prune', '50')),
       concurrency: 8,
+      // A pull request is untrusted: its comment shows live values only for fields its manifests name.
+      withholdUnnamedLiveValues: github.context.payload.pull_request !== undefined,
       ...(policyDir ? { policyDir } : {}),
       ...keyDelivery(),
     });

@@ -4,7 +4,9 @@ import type { KubeObject } from '../api/types.js';
 import type { ApiClient, Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
 import type { KeyDelivery } from './keys/github-secrets.js';
+import type { PolicySource } from './policy/at-ref.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
+import { withholdUnnamed } from './plan/withheld.js';
 import { buildReport, type Report } from './report/report.js';
 import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
 import { checkTeamReferences, validateManifests, type DesiredObject } from './validate.js';
@@ -26,8 +28,13 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
    * and skipped; changes that came from git are still applied.
    */
   reportDriftOnly?: boolean;
-  /** A folder of Policy objects every desired object must satisfy (read on every run). */
-  policyDir?: string;
+  /**
+   * Pull-request mode: the source is untrusted, so a change shows live values only for fields its
+   * manifest names (plan/withheld.ts).
+   */
+  withholdUnnamedLiveValues?: boolean;
+  /** A folder of Policy objects every desired object must satisfy (read on every run), or that folder at a git ref. */
+  policyDir?: PolicySource;
 }
 
 const driftReason = 'drift reported, not reverted (run with --self-heal to revert it)';
@@ -53,7 +60,7 @@ function sourceInfo(loaded: LoadedSource): Report['source'] {
 
 /** Checks the manifests only: no server is asked. */
 // The policies (and CEL with them) load only when a policy folder is given.
-export async function validateSource(source: SourceOptions, apiVersion: string, policyDir?: string): Promise<Reconciled> {
+export async function validateSource(source: SourceOptions, apiVersion: string, policyDir?: PolicySource): Promise<Reconciled> {
   const loaded = await loadSource(source);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(modelsFor(apiVersion)));
   if (policyDir && loaded.errors.length + errors.length === 0) errors.push(...(await (await import('./policy/evaluate.js')).checkPolicyDir(policyDir, desired)));
@@ -99,6 +106,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   if (opts.prune && !loaded.identified) plan.refused = unidentifiedPrune(loaded);
   const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
   await withHistory(client, plan, byKey, live, models, planOpts);
+  if (opts.withholdUnnamedLiveValues) plan.actions = plan.actions.map((a) => withholdUnnamed(a, byKey.get(`${a.plural}/${a.name}`)?.obj));
   if (opts.reportDriftOnly && opts.mode === 'apply') {
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }

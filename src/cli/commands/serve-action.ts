@@ -29,6 +29,7 @@ import { renderText } from '../../gitops/report/text.js';
 import type { Registry } from '../../registry/registry.js';
 import { buildDaemon } from '../daemon-build.js';
 import { daemonConfig, hasSource, type DaemonConfig } from '../daemon-setup.js';
+import { withoutCredentials } from '../../gitops/source/git-url.js';
 
 export interface ServeOptions {
   listen: string;
@@ -197,7 +198,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
 /** The sidecar: a sync daemon in this process, on the same registry, with /metrics and POST /sync. */
 function sidecar(config: DaemonConfig, registry: Registry, log: Logger, audit: AuditRecorder): ReturnType<typeof buildDaemon> {
-  const source = config.source.source;
+  const source = withoutCredentials(config.source.source);
   // The sidecar reads its own server's audit trail, to name who made the drift it reports.
   const built = buildDaemon(config, new EmbeddedClient(registry, 'embedded store (this server)', undefined, audit), log, (report, error) => {
     if (built.daemon.cycles !== 1) return;

@@ -7,6 +7,7 @@ import { daemonConfig } from '../daemon-setup.js';
 import { openClient, type TargetFlags } from '../gitops-flags.js';
 import { parseListen, urlHost } from '../listen.js';
 import { createLogger, logFormat } from '../logging.js';
+import { withoutCredentials } from '../../gitops/source/git-url.js';
 
 export interface WatchFlags extends TargetFlags {
   source?: string;
@@ -44,7 +45,7 @@ export async function watch(f: WatchFlags): Promise<void> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  console.log(`teamkeys watch: syncing ${config.source.source} to ${client.target} every ${f.interval}${f.selfHeal ? ', reverting drift' : ', reporting drift'}`);
+  console.log(`teamkeys watch: syncing ${withoutCredentials(config.source.source)} to ${client.target} every ${f.interval}${f.selfHeal ? ', reverting drift' : ', reporting drift'}`);
   console.log(`teamkeys watch listening on http://${urlHost(listen.host)}:${port}`);
   daemon.start();
   await stopped;

@@ -4,10 +4,9 @@
  * (the object changed since it was planned: 409 Conflict) re-reads the object and re-plans it, a few times at most.
  * Failures are results, not exceptions.
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { ClientError, type ApiClient } from '../../client/types.js';
 import type { KeyDelivery } from '../keys/github-secrets.js';
+import { checkKeyFile, KeyFileError, writeKeyFile } from '../keys/key-file.js';
 import type { Action } from '../plan/plan.js';
 import { deliver, deliveryTarget, rotation, type Delivered } from './key-delivery.js';
 
@@ -56,11 +55,20 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
     case 'create': {
       const target = action.keySecret ? deliveryTarget(action, opts.keyDelivery) : undefined;
       if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
+      // A key file that cannot be written safely (a planted link) stops the create: no key nobody receives.
+      if (opts.keyDir && action.plural === 'ownedaccesskeys') {
+        const bad = await checkKeyFile(opts.keyDir, action.name).then(() => undefined, (err: unknown) => keyFileFailure(err));
+        if (bad) return { action, result: 'Failed', error: `${action.kind}/${action.name}: not created: ${bad}` };
+      }
       const created = await client.create(action.plural, action.body!);
       const key = (created.spec as { key?: string } | undefined)?.key;
       if (action.plural !== 'ownedaccesskeys' || !key) return { action, result: 'Created' };
       const entry: ChangeSetEntry = { action, result: 'Created' };
-      if (opts.keyDir) entry.keyFile = await writeKeyFile(opts.keyDir, action.name, key);
+      if (opts.keyDir) {
+        const written = await writeKeyFile(opts.keyDir, action.name, key).catch((err: unknown) => ({ error: keyFileFailure(err) }));
+        if (typeof written !== 'string') return { action, result: 'Failed', error: `${action.kind}/${action.name}: created, but its key was not written: ${written.error}; set a new spec.key through the API to rotate it` };
+        entry.keyFile = written;
+      }
       else if (!target) entry.note = 'the server generated a key; it was not kept (give --key-dir to receive new keys)';
       return target ? withDelivery(entry, await deliver(client, action, target, key, opts.keyDelivery!)) : entry;
     }
@@ -88,12 +96,11 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
   }
 }
 
-async function writeKeyFile(dir: string, name: string, key: string): Promise<string> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const keyFile = join(dir, `${name}.key`);
-  await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
-  await chmod(keyFile, 0o600);
-  return keyFile;
+/** A key file's failure as a message: ours say what to fix; the system's name only the call that failed (never the key). */
+function keyFileFailure(err: unknown): string {
+  if (err instanceof KeyFileError) return err.message;
+  const e = err as NodeJS.ErrnoException;
+  return `${e.code ?? 'error'} ${e.syscall ?? ''} ${e.path ?? ''}`.replace(/\s+/g, ' ').trim();
 }
 
 /** A write that succeeded but whose key did not reach its secret is a failure of the run. */

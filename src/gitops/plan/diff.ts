@@ -29,6 +29,8 @@ export interface FieldChange {
   drift: boolean;
   /** For drift: what the other writer did, e.g. `added "mallory" to spec.users`. */
   description?: string;
+  /** Pull-request mode: the live value is not shown, as the manifest does not name this field (see withheld.ts). */
+  withheld?: true;
 }
 
 export interface Diff {
@@ -91,7 +93,8 @@ const byLength = (a: string, b: string) => a.length - b.length;
 
 /** What another writer did to a field, told from git's value (target) and the live one. */
 function describe(path: string, live: unknown, target: unknown): string {
-  const show = (v: unknown) => `\`${JSON.stringify(v)}\``;
+  // Backticks delimit the values, so none may appear inside one (reports split on them).
+  const show = (v: unknown) => `\`${JSON.stringify(v).replace(/`/g, '\\u0060')}\``;
   if (Array.isArray(live) || Array.isArray(target)) {
     const l = Array.isArray(live) ? live : [];
     const t = Array.isArray(target) ? target : [];

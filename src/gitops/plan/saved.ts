@@ -14,6 +14,7 @@ import { redact, type Report } from '../report/report.js';
 import type { DesiredObject } from '../validate.js';
 import { coreOf } from './diff.js';
 import type { Action, Plan } from './plan.js';
+import { savedPlanNameErrors } from './saved-names.js';
 
 export const savedPlanFormat = 1;
 
@@ -101,5 +102,8 @@ export function parseSavedPlan(text: string): SavedPlan | string {
   if (!Array.isArray(plan.actions) || !Array.isArray(plan.reads) || typeof plan.checksum !== 'string') return 'the saved plan is incomplete (actions, reads or checksum missing)';
   const { checksum, ...rest } = plan as SavedPlan;
   if (checksumOf(rest) !== checksum) return 'the plan file was changed after teamkeys plan wrote it (its checksum does not match): plan again instead of editing it';
+  // The checksum is no signature: whoever wrote the file could have recomputed it over any name.
+  const bad = savedPlanNameErrors(plan as SavedPlan);
+  if (bad.length > 0) return `the saved plan names what no plan names, so nothing of it is used: ${bad.slice(0, 5).join('; ')}${bad.length > 5 ? `; and ${bad.length - 5} more` : ''}`;
   return plan as SavedPlan;
 }

@@ -10,7 +10,7 @@ import type { KubeObject } from '../../api/types.js';
 import type { Plural } from '../../client/types.js';
 import type { ManifestError } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
-import { loadPolicies, type Policy } from './load.js';
+import { loadPolicies, type Policy, type PolicySource } from './load.js';
 
 /** JSON as CEL sees it: whole numbers are `int` (as kube types integer fields), so `ttl / 86400` works. */
 function toCel(value: unknown): CelInput {
@@ -45,7 +45,7 @@ export function checkPolicies(policies: Policy[], desired: DesiredObject[], live
 }
 
 /** The policy folder's own errors if it has any, else every violation (`oldObject` from `live` when given). */
-export async function checkPolicyDir(dir: string, desired: DesiredObject[], live?: Record<Plural, KubeObject[]>): Promise<ManifestError[]> {
+export async function checkPolicyDir(dir: PolicySource, desired: DesiredObject[], live?: Record<Plural, KubeObject[]>): Promise<ManifestError[]> {
   const { policies, errors } = await loadPolicies(dir);
   if (errors.length > 0) return errors;
   const byKey = new Map(Object.entries(live ?? {}).flatMap(([plural, objects]) => objects.map((o) => [`${plural}/${o.metadata.name}`, o] as const)));

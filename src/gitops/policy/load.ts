@@ -10,6 +10,7 @@ import { resourcesFor } from '../../api/resources.js';
 import { parseLabelSelector, type Matcher } from '../../api/selectors.js';
 import { isJsonMap } from '../../api/types.js';
 import { readManifests } from '../source/files.js';
+import { readPoliciesAt, type PolicySource } from './at-ref.js';
 import type { Location, Manifest, ManifestError } from '../source/manifests.js';
 
 export const policyApiVersion = 'gitops.management.service/v1';
@@ -90,9 +91,12 @@ function compilePolicy(m: Manifest, errors: ManifestError[]): Policy | undefined
   return errors.length > before ? undefined : { name, location: { file: m.file, line: m.line, column: m.column }, match, validations };
 }
 
-/** Every Policy below `dir` (files named relative to `base`, the working directory), or the errors that stop the run. */
-export async function loadPolicies(dir: string, base = process.cwd()): Promise<{ policies: Policy[]; errors: ManifestError[] }> {
-  const { manifests, errors } = await readManifests(resolve(base), resolve(base, dir));
+export type { PolicySource } from './at-ref.js';
+
+/** Every Policy below a folder, on disk or at a git ref (files named relative to `base`, the working directory), or the errors that stop the run. */
+export async function loadPolicies(source: PolicySource, base = process.cwd()): Promise<{ policies: Policy[]; errors: ManifestError[] }> {
+  const dir = typeof source === 'string' ? source : source.dir;
+  const { manifests, errors } = typeof source === 'string' ? await readManifests(resolve(base, dir), resolve(base, dir), resolve(base)) : await readPoliciesAt(dir, source.ref, resolve(base));
   if (errors.length === 0 && manifests.length === 0) errors.push({ file: dir, line: 1, column: 1, message: 'no Policy objects in this folder (--policy)' });
   const policies: Policy[] = [];
   const seen = new Map<string, Location>();

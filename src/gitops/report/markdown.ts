@@ -1,9 +1,11 @@
 /** The report as Markdown: for pull request comments, job summaries and the daemon's latest run. */
+import { codeText, codeValue as code, mdText, mdWithCode } from './markdown-escape.js';
 import type { Report, ReportObject } from './report.js';
-import { countsText, driftText, whoText as byText } from './who.js';
+import { countsText, whoText as byText, withheldText } from './who.js';
 
-const code = (v: unknown) => `\`${JSON.stringify(v)?.replace(/`/g, "'") ?? 'null'}\``;
+/** A table cell: what went in is escaped already; a pipe or newline left would still end the cell. */
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const drift = (c: ReportObject['changes'][number]) => `${mdWithCode(c.description ?? `changed ${c.path}`)}: ${mdText(byText(c.lastChangedBy))}`;
 
 function headline(r: Report): string {
   const s = r.summary;
@@ -18,28 +20,32 @@ function changeText(o: ReportObject): string {
   if (o.action === 'create') {
     // A reviewer approves what a new object grants: show its fields, not just that it is new.
     const spec = o.changes.find((c) => c.path === '')?.after;
-    const fields = spec && typeof spec === 'object' ? Object.entries(spec).map(([k, v]) => `\`spec.${k}\`: ${code(v)}`) : [];
+    const fields = spec && typeof spec === 'object' ? Object.entries(spec).map(([k, v]) => `${codeText(`spec.${k}`)}: ${code(v)}`) : [];
     return ['new object', ...fields].join('<br>');
   }
-  if (o.action === 'delete') return o.reason ?? 'not in the source';
-  if (o.action === 'skip' && o.changes.length === 0) return o.reason ?? '';
+  if (o.action === 'delete') return mdText(o.reason ?? 'not in the source');
+  if (o.action === 'skip' && o.changes.length === 0) return mdText(o.reason ?? '');
   return o.changes
-    .map((c) => `${c.drift ? `**drift**: ${driftText(c)}<br>` : ''}\`${c.path}\`: ${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`)
+    .map((c) =>
+      c.withheld
+        ? `${c.drift ? '**drift**: ' : ''}${codeText(c.path)}: ${withheldText}`
+        : `${c.drift ? `**drift**: ${drift(c)}<br>` : ''}${codeText(c.path)}: ${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`,
+    )
     .join('<br>');
 }
 
 function whoText(o: ReportObject): string {
-  const who = [...new Set(o.changes.map((c) => c.lastChangedBy).filter(Boolean).map((b) => byText(b)))];
+  const who = [...new Set(o.changes.map((c) => c.lastChangedBy).filter(Boolean).map((b) => mdText(byText(b))))];
   return who.join('<br>');
 }
 
 export function renderMarkdown(r: Report): string {
   const lines = [headline(r), ''];
-  const target = r.mode === 'validate' ? '' : ` → \`${r.target}\``;
-  lines.push(`Source \`${r.source.id}\`${r.source.revision ? ` at \`${r.source.revision.slice(0, 12)}\`` : ''}${target}`, '');
-  if (r.refused) lines.push(`> **Refused:** ${r.refused}`, '');
+  const target = r.mode === 'validate' ? '' : ` → ${codeText(r.target)}`;
+  lines.push(`Source ${codeText(r.source.id)}${r.source.revision ? ` at ${codeText(r.source.revision.slice(0, 12))}` : ''}${target}`, '');
+  if (r.refused) lines.push(`> **Refused:** ${mdText(r.refused)}`, '');
   if (r.errors.length > 0) {
-    lines.push('### Errors', '', ...r.errors.map((e) => `- \`${e.file}:${e.line}:${e.column}\`: ${e.message}`), '');
+    lines.push('### Errors', '', ...r.errors.map((e) => `- ${codeText(`${e.file}:${e.line}:${e.column}`)}: ${mdText(e.message)}`), '');
   }
   // Drift left in place (report-only) belongs in the table too: it is what the report is for.
   const acted = r.objects.filter((o) => o.action !== 'skip' || o.drift);
@@ -48,21 +54,21 @@ export function renderMarkdown(r: Report): string {
     for (const o of acted) {
       const action =
         o.action === 'skip' ? 'drift (reported, not reverted)' : `${o.action}${o.drift ? ' (drift)' : ''}${o.result && o.result !== 'Skipped' ? ` → ${o.result}` : ''}`;
-      const where = o.file ? `\`${o.file}:${o.line}:${o.column}\`` : '';
-      const change = o.error ? `${changeText(o)}<br>**${cell(o.error)}**` : changeText(o);
-      lines.push(`| ${action} | ${o.kind}/${o.name} | ${where} | ${cell(change)} | ${cell(whoText(o))} |`);
+      const where = o.file ? codeText(`${o.file}:${o.line}:${o.column}`) : '';
+      const change = o.error ? `${changeText(o)}<br>**${mdText(o.error)}**` : changeText(o);
+      lines.push(`| ${action} | ${mdText(`${o.kind}/${o.name}`)} | ${where} | ${cell(change)} | ${cell(whoText(o))} |`);
     }
     lines.push('');
   }
   const notes = r.objects.flatMap((o) => [
-    ...(o.keyFile ? [`key written to \`${o.keyFile}\``] : []),
-    ...(o.keySecret ? [`key delivered to \`${o.keySecret}\``] : []),
-    ...(o.note && !o.keyFile ? [o.note] : []),
-  ].map((text) => `- ${o.kind}/${o.name}: ${text}`));
+    ...(o.keyFile ? [`key written to ${codeText(o.keyFile)}`] : []),
+    ...(o.keySecret ? [`key delivered to ${codeText(o.keySecret)}`] : []),
+    ...(o.note && !o.keyFile ? [mdText(o.note)] : []),
+  ].map((text) => `- ${mdText(`${o.kind}/${o.name}`)}: ${text}`));
   if (notes.length > 0) lines.push(...notes, '');
   const skipped = r.objects.filter((o) => o.action === 'skip' && !o.drift);
   if (skipped.length > 0) {
-    lines.push(`<details><summary>Skipped (${skipped.length})</summary>`, '', ...skipped.map((o) => `- ${o.kind}/${o.name}: ${o.reason ?? ''}`), '', '</details>', '');
+    lines.push(`<details><summary>Skipped (${skipped.length})</summary>`, '', ...skipped.map((o) => `- ${mdText(`${o.kind}/${o.name}`)}: ${mdText(o.reason ?? '')}`), '', '</details>', '');
   }
   if (r.mode !== 'validate') lines.push(`${r.summary.unchanged} unchanged.`);
   return `${lines.join('\n')}\n`;

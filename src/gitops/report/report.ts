@@ -26,7 +26,7 @@ export interface ReportObject {
   /** The key-secret target the new key reached (never the key). */
   keySecret?: string;
   note?: string;
-  changes: { path: string; before?: unknown; after?: unknown; drift: boolean; description?: string; lastChangedBy?: Attribution }[];
+  changes: { path: string; before?: unknown; after?: unknown; drift: boolean; description?: string; lastChangedBy?: Attribution; withheld?: true }[];
 }
 
 export interface Report {
@@ -84,6 +84,7 @@ export function buildReport(input: ReportInput): Report {
         ...(c.after !== undefined ? { after: redact(c.after) } : {}),
         ...(c.description ? { description: c.description } : {}),
         ...(c.lastChangedBy ? { lastChangedBy: c.lastChangedBy } : {}),
+        ...(c.withheld ? { withheld: true as const } : {}),
       })),
     };
     if (a.reason) o.reason = a.reason;

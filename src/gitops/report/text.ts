@@ -1,6 +1,6 @@
 /** The report for a terminal: one line per object, like terraform's plan summary. */
 import type { Report } from './report.js';
-import { countsText, driftText } from './who.js';
+import { countsText, driftText, withheldText } from './who.js';
 
 const symbol: Record<string, string> = { create: '+', update: '~', replace: '±', delete: '-', skip: ' ' };
 
@@ -18,6 +18,10 @@ export function renderText(r: Report): string {
     const result = o.result ? ` -> ${o.result}` : '';
     lines.push(`${symbol[o.action]} ${o.kind}/${o.name}${o.action === 'skip' ? `: skipped, ${o.reason ?? ''}` : ''}${o.drift ? ' [drift]' : ''}${result}${where}`);
     for (const c of o.action === 'create' ? [] : o.changes) {
+      if (c.withheld) {
+        lines.push(`    ${c.path}: ${withheldText}${c.drift ? ' [drift]' : ''}`);
+        continue;
+      }
       const by = c.lastChangedBy ? `  (last changed by ${c.lastChangedBy.manager})` : '';
       lines.push(`    ${c.path}: ${JSON.stringify(c.before) ?? '(unset)'} -> ${JSON.stringify(c.after) ?? '(removed)'}${by}`);
       if (c.drift) lines.push(`      drift: ${driftText(c)}`);

@@ -20,3 +20,6 @@ export function countsText(mode: string, s: Record<'create' | 'update' | 'replac
   const keys = (['create', 'update', 'replace', 'delete'] as const).filter((k) => all || s[k] > 0);
   return keys.map((k) => (mode === 'apply' ? `${verbs[k]} ${s[k]}` : `${s[k]} to ${k}`));
 }
+
+/** What a report says of a change whose live value a pull request may not see. */
+export const withheldText = 'differs; live value not shown (the manifest does not name this field)';

@@ -1,26 +1,67 @@
-/** The manifest files of a folder: *.yaml, *.yml and *.json below it, hidden folders skipped. */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+/**
+ * The manifest files of a folder: *.yaml, *.yml and *.json below it, hidden folders skipped.
+ * A source may come from a pull request, so reading never leaves the source's root: a symbolic
+ * link (or a --path) that resolves outside it, or to nothing, is an error at the link, with the
+ * same words either way, so that errors say nothing about what exists outside. A link that
+ * resolves inside is followed, named where the link is; a folder reached twice is read once.
+ */
+import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { parseManifests, type Manifest, type ManifestError } from './manifests.js';
 
 const manifestFile = /\.(ya?ml|json)$/i;
+
+/** The error for a link (or --path) that leads outside the source. */
+export const outsideSource = 'symbolic link outside the source';
 
 /** Whether a file (path relative to the source, `/`-separated) holds manifests: the right extension, nothing hidden on the way. */
 export function isManifestPath(path: string): boolean {
   return manifestFile.test(path) && !path.split('/').some((part) => part.startsWith('.'));
 }
 
-async function walk(dir: string, out: string[]): Promise<void> {
+type Loaded = { manifests: Manifest[]; errors: ManifestError[]; files: number };
+
+/** Whether `path` is `root` or below it (both real paths). */
+function within(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+interface Walk {
+  realRoot: string;
+  names: string;
+  /** Real paths of the folders read, so a link back to a folder already read ends there. */
+  seen: Set<string>;
+  files: string[];
+  errors: ManifestError[];
+}
+
+const errorAt = (w: Walk, path: string, message: string) => w.errors.push({ file: relative(w.names, path).split(sep).join('/') || '.', line: 1, column: 1, message });
+
+async function walk(w: Walk, dir: string, realDir: string): Promise<void> {
+  if (w.seen.has(realDir)) return;
+  w.seen.add(realDir);
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) await walk(path, out);
-    else if (entry.isFile() && manifestFile.test(entry.name)) out.push(path);
+    if (entry.isDirectory()) await walk(w, path, join(realDir, entry.name));
+    else if (entry.isFile()) {
+      if (manifestFile.test(entry.name)) w.files.push(path);
+    } else if (entry.isSymbolicLink()) {
+      const real = await realpath(path).catch(() => undefined);
+      if (!real || !within(w.realRoot, real)) {
+        errorAt(w, path, outsideSource);
+        continue;
+      }
+      const info = await stat(real);
+      if (info.isDirectory()) await walk(w, path, real);
+      else if (info.isFile() && manifestFile.test(entry.name)) w.files.push(path);
+    }
   }
 }
 
 /** Parses files already read, in the order given. */
-export function parseFiles(files: { path: string; text: string }[]): { manifests: Manifest[]; errors: ManifestError[]; files: number } {
+export function parseFiles(files: { path: string; text: string }[]): Loaded {
   const manifests: Manifest[] = [];
   const errors: ManifestError[] = [];
   for (const f of files) {
@@ -32,16 +73,38 @@ export function parseFiles(files: { path: string; text: string }[]): { manifests
 }
 
 /** The error a source reports for a --path that is not there. */
-export function missingFolder(file: string): { manifests: Manifest[]; errors: ManifestError[]; files: number } {
+export function missingFolder(file: string): Loaded {
   return { manifests: [], errors: [{ file, line: 1, column: 1, message: 'no such folder in the source' }], files: 0 };
 }
 
-/** Every manifest below `dir`, files named relative to `root` so reports read the same everywhere. */
-export async function readManifests(root: string, dir: string): Promise<{ manifests: Manifest[]; errors: ManifestError[]; files: number }> {
-  const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) return missingFolder(relative(root, dir) || '.');
-  const paths: string[] = [];
-  await walk(dir, paths);
-  paths.sort();
-  return parseFiles(await Promise.all(paths.map(async (path) => ({ path: relative(root, path), text: await readFile(path, 'utf8') }))));
+/** Whether a folder between `root` (excluded) and `dir` is a symbolic link. */
+async function linkOnTheWay(root: string, dir: string): Promise<boolean> {
+  let at = root;
+  for (const part of relative(root, dir).split(sep).filter(Boolean)) {
+    at = join(at, part);
+    const info = await lstat(at).catch(() => undefined);
+    if (!info) return false;
+    if (info.isSymbolicLink()) return true;
+  }
+  return false;
+}
+
+/**
+ * Every manifest below `dir`, never leaving `root`; files are named relative to `names` (default
+ * `root`) so reports read the same everywhere.
+ */
+export async function readManifests(root: string, dir: string, names = root): Promise<Loaded> {
+  const shown = relative(names, dir).split(sep).join('/') || '.';
+  const realRoot = await realpath(root).catch(() => undefined);
+  if (!realRoot || !within(root, dir)) return realRoot ? { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: 'the folder is outside the source' }], files: 0 } : missingFolder(shown);
+  const realDir = await realpath(dir).catch(() => undefined);
+  // A link to nothing answers as one to outside does: which one it is would tell what exists there.
+  if (!realDir && (await linkOnTheWay(root, dir))) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
+  if (realDir && !within(realRoot, realDir)) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
+  if (!realDir || !(await stat(realDir)).isDirectory()) return missingFolder(shown);
+  const w: Walk = { realRoot, names, seen: new Set(), files: [], errors: [] };
+  await walk(w, dir, realDir);
+  w.files.sort();
+  const parsed = parseFiles(await Promise.all(w.files.map(async (path) => ({ path: relative(names, path).split(sep).join('/'), text: await readFile(path, 'utf8') }))));
+  return { ...parsed, errors: [...w.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)), ...parsed.errors] };
 }

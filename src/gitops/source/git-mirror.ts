@@ -10,7 +10,6 @@ import { createHash } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { simpleGit } from 'simple-git';
-import { isManifestPath } from './files.js';
 import { normalizeGitUrl } from './git-url.js';
 
 /** The mirror's folder for a remote: readable name plus a hash of the normalized address. */
@@ -54,32 +53,8 @@ export async function resolveRevision(dir: string, ref: string): Promise<string>
   return (await git.revparse(['--verify', '--end-of-options', 'FETCH_HEAD^{commit}'])).trim();
 }
 
-/** Whether `sub` is a folder at `revision` ('.' is the root). */
-export async function hasFolder(dir: string, revision: string, sub: string): Promise<boolean> {
-  if (sub === '.' || sub === '') return true;
-  const type = await simpleGit(dir).raw(['cat-file', '-t', `${revision}:${sub}`]).catch(() => '');
-  return type.trim() === 'tree';
-}
-
-/** The manifest files at `revision` below `sub`, named from the repository root. */
-export async function readTree(dir: string, revision: string, sub: string): Promise<{ path: string; text: string }[]> {
-  const listing = await simpleGit(dir).raw(['ls-tree', '-r', '-z', '--full-tree', revision, '--', ...(sub === '.' || sub === '' ? [] : [sub])]);
-  const blobs = listing
-    .split('\0')
-    .filter(Boolean)
-    .map((entry) => {
-      const tab = entry.indexOf('\t');
-      const [, type, sha] = entry.slice(0, tab).split(' ');
-      return { type, sha: sha!, path: entry.slice(tab + 1) };
-    })
-    .filter((e) => e.type === 'blob' && isManifestPath(e.path))
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const texts = await catBlobs(dir, blobs.map((b) => b.sha));
-  return blobs.map((b, i) => ({ path: b.path, text: texts[i]! }));
-}
-
 /** Reads many blobs through one `git cat-file --batch` process. */
-function catBlobs(dir: string, shas: string[]): Promise<string[]> {
+export function catBlobs(dir: string, shas: string[]): Promise<string[]> {
   if (shas.length === 0) return Promise.resolve([]);
   return new Promise((resolvePromise, reject) => {
     const child = spawn('git', ['-C', dir, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'pipe'] });

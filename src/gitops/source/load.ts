@@ -10,8 +10,9 @@ import { simpleGit } from 'simple-git';
 import { SourceError } from './errors.js';
 import type { Manifest, ManifestError } from './manifests.js';
 import { missingFolder, parseFiles, readManifests } from './files.js';
-import { hasFolder, readTree, resolveRevision, updateMirror } from './git-mirror.js';
-import { isGitUrl, withoutCredentials } from './git-url.js';
+import { resolveRevision, updateMirror } from './git-mirror.js';
+import { readTree } from './git-tree.js';
+import { isGitUrl, redactCredentials, withoutCredentials } from './git-url.js';
 import { formerDefaultIds, gitSourceId, joinId, workTreeOf } from './identity.js';
 
 export interface SourceOptions {
@@ -79,7 +80,8 @@ async function openFolder(opts: SourceOptions): Promise<OpenedSource> {
 async function openGit(opts: SourceOptions): Promise<OpenedSource> {
   const url = withoutCredentials(opts.source);
   const where = `${url}${opts.ref ? ` at ${opts.ref}` : ''}`;
-  const fail = (err: unknown) => new SourceError(`cannot read git source ${where}: ${err instanceof Error ? (err.message.split('\n').find((l) => l.trim()) ?? err.message) : String(err)}`);
+  // git's own message may quote the address as given, token and all.
+  const fail = (err: unknown) => new SourceError(redactCredentials(`cannot read git source ${where}: ${err instanceof Error ? (err.message.split('\n').find((l) => l.trim()) ?? err.message) : String(err)}`));
   const temporary = opts.mirrorDir ? undefined : await mkdtemp(join(tmpdir(), 'teamkeys-source-'));
   const close = async () => {
     if (temporary) await rm(temporary, { recursive: true, force: true });
@@ -90,7 +92,9 @@ async function openGit(opts: SourceOptions): Promise<OpenedSource> {
     const sub = opts.path ?? '.';
     const read = async (): Promise<LoadedSource> => {
       try {
-        const loaded = (await hasFolder(mirror, revision, sub)) ? parseFiles(await readTree(mirror, revision, sub)) : missingFolder(sub);
+        const tree = await readTree(mirror, revision, sub);
+        const parsed = tree === 'missing' ? missingFolder(sub) : parseFiles(tree.files);
+        const loaded = tree === 'missing' ? parsed : { ...parsed, errors: [...tree.errors, ...parsed.errors] };
         const byRemote = await gitSourceId(opts.source, isGitUrl(opts.source), opts.path);
         const id = opts.sourceId ?? byRemote;
         const formerIds = others([...formerDefaultIds(opts.source, true, opts.path, opts.source), byRemote], id);

@@ -1,0 +1,33 @@
+/**
+ * Live values a pull request may not see. A plan on a pull request is posted where its author
+ * reads it, and runs with the CI's token: a manifest naming any existing object (with
+ * `sync-strategy: replace`, every live field differs) would otherwise read that object's fields,
+ * their values and who wrote them. So, in pull-request mode, a change shows its live value only
+ * for a field the manifest itself names; for the rest only the path is shown.
+ */
+import { isJsonMap } from '../../api/types.js';
+import type { FieldChange } from './diff.js';
+import type { Action } from './plan.js';
+
+/**
+ * Whether `obj` holds the field at a dotted report path (`spec.users`,
+ * `metadata.labels.app.kubernetes.io/name`): keys may hold dots, so each key of the object that
+ * starts the path is tried.
+ */
+export function holdsPath(obj: unknown, path: string): boolean {
+  if (path === '') return obj !== undefined;
+  if (!isJsonMap(obj)) return false;
+  return Object.keys(obj).some((k) => (path === k ? obj[k] !== undefined : path.startsWith(`${k}.`) && holdsPath(obj[k], path.slice(k.length + 1))));
+}
+
+/** A change with what it would tell of the live object removed: its path and whether it is drift stay. */
+function withheld(c: FieldChange): FieldChange {
+  return { path: c.path, drift: c.drift, withheld: true };
+}
+
+/** The action with the live values of fields its manifest does not name withheld (creates and deletes show none). */
+export function withholdUnnamed(action: Action, manifest: unknown): Action {
+  if (action.type !== 'update' && action.type !== 'replace' && action.type !== 'skip') return action;
+  if (!action.changes.some((c) => !holdsPath(manifest, c.path))) return action;
+  return { ...action, changes: action.changes.map((c) => (holdsPath(manifest, c.path) ? c : withheld(c))) };
+}

@@ -1,0 +1,89 @@
+/**
+ * The manifest files of a revision, read from git's objects (nothing checked out). git stores a
+ * symbolic link as a blob holding its target: a link whose target leaves the repository is an
+ * error at the link (`symbolic link outside the source`), one inside is followed as a checkout
+ * would follow it (a file, or a folder), named where the link is. A --path that is a link is
+ * followed the same way.
+ */
+import { posix } from 'node:path';
+import { simpleGit } from 'simple-git';
+import { isManifestPath, outsideSource } from './files.js';
+import { catBlobs } from './git-mirror.js';
+import type { ManifestError } from './manifests.js';
+
+interface Entry {
+  mode: string;
+  type: string;
+  sha: string;
+  path: string;
+}
+
+/** Links followed one after another at most: a loop of links ends here. */
+const maxHops = 16;
+
+async function listTree(dir: string, revision: string, path: string, recursive: boolean): Promise<Entry[]> {
+  const args = ['ls-tree', ...(recursive ? ['-r'] : []), '-z', '--full-tree', revision, '--', ...(path === '' ? [] : [path])];
+  const listing = await simpleGit(dir).raw(args);
+  return listing
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => {
+      const tab = entry.indexOf('\t');
+      const [mode, type, sha] = entry.slice(0, tab).split(' ');
+      return { mode: mode!, type: type!, sha: sha!, path: entry.slice(tab + 1) };
+    });
+}
+
+/** Where a link at `path` with this target points, from the repository root; undefined when outside it. */
+function linkTarget(path: string, target: string): string | undefined {
+  if (posix.isAbsolute(target)) return undefined;
+  const to = posix.normalize(posix.join(posix.dirname(path), target));
+  return to === '..' || to.startsWith('../') ? undefined : to === '.' ? '' : to.replace(/\/+$/, '');
+}
+
+/** The entry at a path (after following links), or an error; undefined when nothing is there. */
+async function resolveEntry(dir: string, revision: string, path: string, hops = 0): Promise<Entry | 'outside' | undefined> {
+  if (path === '') return { mode: '040000', type: 'tree', sha: '', path: '' };
+  const [entry] = (await listTree(dir, revision, path, false)).filter((e) => e.path === path);
+  if (!entry || entry.mode !== '120000') return entry;
+  const to = linkTarget(path, (await catBlobs(dir, [entry.sha]))[0]!);
+  if (to === undefined || hops >= maxHops) return 'outside';
+  return resolveEntry(dir, revision, to, hops + 1);
+}
+
+/** The manifest files at `revision` below `sub`, named from the repository root; `missing` when `sub` is no folder. */
+export async function readTree(dir: string, revision: string, sub: string): Promise<{ files: { path: string; text: string }[]; errors: ManifestError[] } | 'missing'> {
+  const errors: ManifestError[] = [];
+  const found: { path: string; sha: string }[] = [];
+  const start = sub === '.' ? '' : posix.normalize(sub).replace(/\/+$/, '');
+  if (start === '..' || start.startsWith('../') || posix.isAbsolute(start)) return { files: [], errors: [{ file: sub, line: 1, column: 1, message: 'the folder is outside the source' }] };
+  const root = await resolveEntry(dir, revision, start);
+  if (root === 'outside') return { files: [], errors: [{ file: sub, line: 1, column: 1, message: outsideSource }] };
+  if (root?.type !== 'tree') return 'missing';
+  const seen = new Set<string>();
+  // `at` is where the files are shown, `from` where git holds them (they differ below a followed link).
+  const visit = async (at: string, from: string, hops: number): Promise<void> => {
+    if (seen.has(from)) return;
+    seen.add(from);
+    const below = (p: string) => (from === '' ? p : p.slice(from.length + 1));
+    const shown = (p: string) => (at === '' ? below(p) : `${at}/${below(p)}`);
+    for (const e of await listTree(dir, revision, from, true)) {
+      const path = shown(e.path);
+      if (!isManifestPath(path) && e.mode !== '120000') continue;
+      if (path.split('/').some((part) => part.startsWith('.'))) continue;
+      if (e.mode !== '120000') {
+        if (e.type === 'blob') found.push({ path, sha: e.sha });
+        continue;
+      }
+      const to = linkTarget(e.path, (await catBlobs(dir, [e.sha]))[0]!);
+      const target = to === undefined || hops >= maxHops ? 'outside' : await resolveEntry(dir, revision, to, hops + 1);
+      if (target === 'outside') errors.push({ file: path, line: 1, column: 1, message: outsideSource });
+      else if (target?.type === 'tree') await visit(path, target.path, hops + 1);
+      else if (target?.type === 'blob' && isManifestPath(path)) found.push({ path, sha: target.sha });
+    }
+  };
+  await visit(start, root.path, 0);
+  found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const texts = await catBlobs(dir, found.map((f) => f.sha));
+  return { files: found.map((f, i) => ({ path: f.path, text: texts[i]! })), errors };
+}
