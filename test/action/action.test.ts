@@ -148,12 +148,15 @@ describe('the bundled GitHub Action in a simulated runner', () => {
 
   it('policy violations fail the step, annotate the manifest and reach the comment', async () => {
     cpSync(join(root, 'examples/policies'), join(repo.dir, 'policies'), { recursive: true });
+    // The examples satisfy their policies; a team without an owner does not.
+    repo.write('gitops/teams/ownerless.yaml', '# no owner\napiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ownerless\nspec:\n  displayName: Ownerless\n');
     const r = await runAction({ command: 'plan', policy: 'policies', ...server() });
     expect(r.code).toBe(1);
     expect(r.outputs.outcome).toBe('invalid');
-    expect(r.stdout).toContain('::error title=teamkeys,file=gitops/teams/platform.yaml,line=2,col=1::Team/platform violates policy "team-has-owner"');
+    expect(r.stdout).toContain('::error title=teamkeys,file=gitops/teams/ownerless.yaml,line=2,col=1::Team/ownerless violates policy "team-has-owner"');
     expect(github.comments.get(100)).toContain('violates policy "team-has-owner": every Team needs spec.owner');
     rmSync(join(repo.dir, 'policies'), { recursive: true });
+    repo.remove('gitops/teams/ownerless.yaml');
   });
 
   it('annotates the first 10 errors only and counts the rest in the summary', async () => {

@@ -19,6 +19,17 @@ function shellBlocks(markdown: string): string[][] {
   );
 }
 
+describe('the README\'s "Keep it in Git" commands', () => {
+  it('validate, as written, passes on the shipped examples and policies', () => {
+    const block = shellBlocks(readFileSync(join(root, 'README.md'), 'utf8')).find((b) => b.some((l) => l.includes('teamkeys validate')))!;
+    const line = block.find((l) => l.includes('teamkeys validate'))!;
+    expect(line).toBe('npx teamkeys validate --source examples/gitops --policy examples/policies');
+    const r = spawnSync('bash', ['-c', line], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^The manifests are valid: checked 5 objects \(2 OwnedAccessKeys, 3 Teams\)/);
+  }, 150_000);
+});
+
 describe('the README, followed on a fresh clone', () => {
   const clone = mkdtempSync(join(tmpdir(), 'teamkeys-newcomer-'));
   let server: ReturnType<typeof spawn> | undefined;
