@@ -20,6 +20,7 @@ export interface Stored {
   uid: string;
   refs: OwnerReference[];
   finalizers: string[];
+  terminating: boolean;
 }
 
 /** Every live object by uid. */
@@ -28,7 +29,7 @@ export async function snapshot(m: Model): Promise<Map<string, Stored>> {
   for (const plural of ['teams', 'ownedaccesskeys'] as const) {
     for (const o of (await m.registry[plural].list()).items) {
       const meta = o.metadata;
-      out.set(meta.uid!, { plural, name: meta.name!, uid: meta.uid!, refs: meta.ownerReferences ?? [], finalizers: meta.finalizers ?? [] });
+      out.set(meta.uid!, { plural, name: meta.name!, uid: meta.uid!, refs: meta.ownerReferences ?? [], finalizers: meta.finalizers ?? [], terminating: Boolean(meta.deletionTimestamp) });
     }
   }
   return out;
@@ -79,27 +80,35 @@ export interface ReachViolation {
 }
 
 /**
- * The reach invariant over one write: `before`/`after` are the live objects around the write and
- * its collection, `held` the writer's permissions before it, `heldAfter` after it (for what the
- * write created, judged as the writer holds it then).
+ * The reach invariant over one write: `before` are the live objects before it, `written` just
+ * after it, `after` once the collector is done; `held` the writer's permissions before the write,
+ * `heldAfter` after it (for what the write created, judged as the writer holds it then).
  */
-export function reachViolations(before: Map<string, Stored>, after: Map<string, Stored>, held: Set<Probe> | undefined, heldAfter: Set<Probe> | undefined): ReachViolation[] {
+export function reachViolations(
+  before: Map<string, Stored>,
+  written: Map<string, Stored>,
+  after: Map<string, Stored>,
+  held: Set<Probe> | undefined,
+  heldAfter: Set<Probe> | undefined,
+): ReachViolation[] {
   const found: ReachViolation[] = [];
-  // Objects that went: the writer could delete them, or every owner they had is gone and one of
-  // them was there before (collected after an owner the write removed; that removal is judged too).
+  // Objects that went: the writer could delete them, or every owner they had is gone or being
+  // deleted and one of them was there before (collected after owners whose deletion is judged too).
   for (const o of before.values()) {
     if (after.has(o.uid) || mayDelete(held, o)) continue;
     const owners = o.refs.map((r) => r.uid);
-    const followedAnOwner = owners.length > 0 && owners.every((u) => !after.has(u)) && owners.some((u) => before.has(u));
+    const followedAnOwner = owners.length > 0 && owners.every((u) => after.get(u)?.terminating ?? true) && owners.some((u) => before.has(u));
     if (!followedAnOwner) found.push({ probe: `deleted ${o.plural}/${o.name}` });
   }
-  // New holds on deletions: a blocking reference to a live owner, or a finalizer.
+  // What the write set that acts later: owner references (the object goes when they go), blocking
+  // references to a live owner, finalizers. Each needs delete on what it holds or lets go.
   const blocks = (o: Stored) => o.refs.filter((r) => r.blockOwnerDeletion === true).map((r) => r.uid);
-  for (const o of after.values()) {
+  for (const o of written.values()) {
     const was = before.get(o.uid);
     const judge = was ? held : heldAfter;
+    if (JSON.stringify(o.refs) !== JSON.stringify(was?.refs ?? []) && !mayDelete(judge, o)) found.push({ probe: `ties ${o.plural}/${o.name} to other owners` });
     for (const uid of blocks(o)) {
-      const owner = after.get(uid);
+      const owner = written.get(uid);
       if (!owner || (was && blocks(was).includes(uid))) continue;
       if (!mayDelete(held, owner)) found.push({ probe: `blocks deletion of ${owner.plural}/${owner.name} (from ${o.plural}/${o.name})` });
     }

@@ -83,10 +83,11 @@ export async function play(s: Scenario): Promise<Finding[]> {
       const live = await snapshot(m);
       const { status, key, created } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i, live);
       if (status < 200 || status > 299) continue;
+      const written = await snapshot(m);
       await collect(m);
       await settled(m);
       const [afterNow, afterLater] = [await permissions(m, now, names), await permissions(m, then, names)];
-      const reach = reachViolations(live, await snapshot(m), beforeNow.get(writer), afterNow.get(writer));
+      const reach = reachViolations(live, written, await snapshot(m), beforeNow.get(writer), afterNow.get(writer));
       findings.push(...reach.map((r) => ({ key: writer, probe: r.probe, when: 'now' as const, writer, write, status })));
       const createdKey = write.op === 'createKey' ? await createdKeyOf(m, key!) : undefined;
       const found = [
