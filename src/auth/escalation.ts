@@ -53,7 +53,9 @@ export function teamEscalation(who: Identity, authz: Authorizer, world: TeamWorl
   const newMembers = [...addedItems(next.spec?.users, old?.spec?.users), ...addedItems(next.spec?.groups, old?.spec?.groups)];
   if (newMembers.length > 0) {
     const missing = roleAtoms(roles).filter((a) => !holds(who, a, world, authz, true));
-    if (missing.length > 0) return `adding members to a team that grants ${quoted(missing.map((a) => (a as { role: string }).role))} requires holding those roles`;
+    // Roles the team already had are named only to a caller who may read it (a patch needs no get).
+    const named = !old || mayRead(who, authz, world, name) ? quoted(missing.map((a) => (a as { role: string }).role)) : 'cluster roles';
+    if (missing.length > 0) return `adding members to a team that grants ${named} requires holding those roles`;
   }
   // Verbs on this team the writer may hand out: what it holds on it now, or on a team it creates
   // for itself (its own user or one of its teams as owner), every verb its scope allows.

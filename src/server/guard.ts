@@ -1,6 +1,8 @@
 /**
  * Authorization of one request: the key's scope first, then the verbs the identity holds on the
- * object (checked inside the write, through the registry's admission hook), then escalation.
+ * object (checked inside the write, through the registry's admission hook), then escalation, the
+ * keys-per-identity bound, and what the write reaches through the garbage collector
+ * (owner-admission.ts).
  */
 import type { FastifyRequest } from 'fastify';
 import type { KubeObject, Team } from '../api/types.js';
@@ -46,6 +48,9 @@ export class Guard {
     private readonly client = '',
   ) {}
 
+  /** Seconds the client must wait before it may set a key value (probing), if over its budget. */
+  private budgetWait: number | undefined;
+
   /**
    * Runs a write that may set an access key's value. Learning that a value is already in use tells
    * the caller it is someone's key, as a successful authentication with it would: such a failure
@@ -55,6 +60,8 @@ export class Guard {
   async probing<T>(write: () => Promise<T>): Promise<T> {
     const failures = this.auth.failures;
     if (!failures || this.resource !== 'ownedaccesskeys') return write();
+    // Looked at before this attempt reserves its unit, as authentication does.
+    this.budgetWait = failures.retryAfter(this.client);
     const taken = failures.reserve(this.client);
     let failed = false;
     try {
@@ -105,7 +112,7 @@ export class Guard {
       // The route checked the scope for the verb it was asked (patch); a server-side apply that
       // creates is a create, and the scope must allow that too.
       if (verb === 'create') this.scope(verb, name, subresource);
-      const wait = setsKey && this.resource === 'ownedaccesskeys' ? this.auth.failures?.retryAfter(this.client) : undefined;
+      const wait = setsKey ? this.budgetWait : undefined;
       if (wait !== undefined) throw tooManyRequests(`too many failed attempts from this client; retry after ${wait} seconds`, wait);
       // Judged on the teams as they are: every write before this one is in the index.
       await teams.caughtUp();

@@ -76,6 +76,38 @@ describe('garbage collection and propagation policies', () => {
     expect(await exists('ownedaccesskeys', 'foreign')).toBeDefined();
   });
 
+  it('an owner is matched by kind, name and uid together: a reference naming one object with the uid of another holds nothing', async () => {
+    const { registry, owner, gc, exists } = await ownedKey();
+    await registry.ownedaccesskeys.create({ metadata: { name: 'named' }, spec: { user: 'u' } });
+    // Written past admission (which refuses it, issue 24 point 2): the collector must not act on it either.
+    await registry.ownedaccesskeys.create({
+      metadata: {
+        name: 'impostor',
+        finalizers: ['example.com/hold'],
+        ownerReferences: [{ apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', name: 'named', uid: owner.metadata.uid!, blockOwnerDeletion: true }],
+      },
+      spec: { user: 'u' },
+    });
+    await registry.teams.delete('owner', { propagationPolicy: 'Foreground' });
+    const report = await gc.pass();
+    expect(report.released).toEqual(['Team/owner']);
+    expect(await exists('teams', 'owner')).toBeUndefined();
+    // Its reference names no live object (key "named" has another uid): dangling, so it is collected itself.
+    expect(report.deleted).toEqual(['OwnedAccessKey/impostor']);
+  });
+
+  it('Foreground: a dependent another live owner keeps loses the reference, not its life', async () => {
+    const { registry, owner, gc, exists } = await ownedKey();
+    const { object: other } = await registry.teams.create(team('other'));
+    const refTo = (o: typeof owner) => ({ apiVersion: 'management.service/v1', kind: 'Team', name: o.metadata.name!, uid: o.metadata.uid! });
+    await registry.ownedaccesskeys.create({ metadata: { name: 'shared', ownerReferences: [refTo(owner), refTo(other)] }, spec: { user: 'u' } });
+    await registry.teams.delete('owner', { propagationPolicy: 'Foreground' });
+    expect((await gc.pass()).orphaned).toEqual(['OwnedAccessKey/shared']);
+    await gc.pass();
+    expect(await exists('teams', 'owner')).toBeUndefined();
+    expect((await exists('ownedaccesskeys', 'shared'))?.metadata.ownerReferences).toEqual([refTo(other)]);
+  });
+
   it('finalizers are only removable while deleting, and the last one removes the object', async () => {
     const { registry } = newRegistry();
     await registry.teams.create(team('t', {}, { finalizers: ['example.com/a'] }));

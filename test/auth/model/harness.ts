@@ -38,7 +38,8 @@ export async function startModel(): Promise<Model> {
   const registry = createRegistry(new MemoryStore());
   await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null' });
   const auth = await createAuthContext(registry, log, { failureLimit: false });
-  const app = await buildServer({ registry, auth, logger: log, maintenance: false });
+  // The model runs the garbage collector itself, after each write (reach.ts collect).
+  const app = await buildServer({ registry, auth, logger: log, maintenance: false, garbageCollector: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}${apiPrefix}/apis/management.service/v1`;

@@ -1,5 +1,6 @@
 /** Plays one scenario of the escalation model against a fresh server; returns what broke the invariant. */
 import { keyValue, later, permissions, seed, settled, startModel, violations, type Model, type Violation } from './harness.js';
+import { collect, reachViolations, resolveMeta, snapshot, type Stored } from './reach.js';
 import { teamNames, type Scenario, type Write } from './world.js';
 
 export interface Finding extends Violation {
@@ -18,7 +19,7 @@ function choose(perms: Set<string>, verb: string, resource: string, all: string[
 }
 
 /** Sends one write; returns its status and which key it created or changed (if any). */
-async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: number): Promise<{ status: number; key?: string; created?: string }> {
+async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: number, live: Map<string, Stored>): Promise<{ status: number; key?: string; created?: string }> {
   const as = m.values.get(writer)!;
   const keys = [...m.values.keys()];
   switch (w.op) {
@@ -28,19 +29,21 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
       const name = (absent.length > 0 ? absent : teamNames)[w.pick % (absent.length || teamNames.length)]!;
       // A team that owns itself gives its members (and keys) every verb on it.
       const spec = w.ownsItself ? { ...w.spec, owner: { team: name } } : w.spec;
-      return { status: (await m.request('POST', '/teams', { metadata: { name }, spec }, as)).status, created: name };
+      const meta = w.meta ? resolveMeta(w.meta, live, perms) : {};
+      return { status: (await m.request('POST', '/teams', { metadata: { name, ...meta }, spec }, as)).status, created: name };
     }
     case 'patchTeam':
       return { status: (await m.request('PATCH', `/teams/${choose(perms, 'patch', 'teams', teamNames, w.pick)}`, w.patch, as, merge)).status };
     case 'deleteTeam':
-      return { status: (await m.request('DELETE', `/teams/${choose(perms, 'delete', 'teams', teamNames, w.pick)}`, undefined, as)).status };
+      return { status: (await m.request('DELETE', `/teams/${choose(perms, 'delete', 'teams', teamNames, w.pick)}?propagationPolicy=${w.policy}`, undefined, as)).status };
     case 'createKey': {
       const name = `n${n}`;
       const value = keyValue(name, n);
       const own = w.forSelf ? await m.registry.ownedaccesskeys.get(writer).catch(() => undefined) : undefined;
       const self = (own?.spec as { user?: string } | undefined)?.user;
       const spec = self ? { ...w.spec, user: self, team: undefined } : w.spec;
-      const res = await m.request('POST', '/ownedaccesskeys', { metadata: { name }, spec: { ...spec, key: value } }, as);
+      const meta = w.meta ? resolveMeta(w.meta, live, perms) : {};
+      const res = await m.request('POST', '/ownedaccesskeys', { metadata: { name, ...meta }, spec: { ...spec, key: value } }, as);
       if (res.status === 201) m.values.set(name, value);
       return { status: res.status, key: name, created: name };
     }
@@ -50,7 +53,14 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
     }
     case 'deleteKey': {
       const key = choose(perms, 'delete', 'ownedaccesskeys', keys, w.pick);
-      return { status: (await m.request('DELETE', `/ownedaccesskeys/${key}`, undefined, as)).status };
+      return { status: (await m.request('DELETE', `/ownedaccesskeys/${key}?propagationPolicy=${w.policy}`, undefined, as)).status };
+    }
+    case 'patchMeta': {
+      // Where the writer may patch (not necessarily delete): the writes issue 24 is about.
+      const name = choose(perms, 'patch', w.plural, w.plural === 'teams' ? teamNames : keys, w.pick);
+      const meta = resolveMeta(w.meta, live, perms);
+      const patch = { metadata: { ownerReferences: meta.ownerReferences, finalizers: w.dropFinalizers ? null : (meta.finalizers ?? null) } };
+      return { status: (await m.request('PATCH', `/${w.plural}/${name}`, patch, as, merge)).status, ...(w.plural === 'ownedaccesskeys' ? { key: name } : {}) };
     }
   }
 }
@@ -70,10 +80,15 @@ export async function play(s: Scenario): Promise<Finding[]> {
       if (keys.length === 0) break;
       const writer = keys[by % keys.length]!;
       const teamKeysBefore = write.op === 'createTeam' ? await teamKeysOf(m) : [];
-      const { status, key, created } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i);
+      const live = await snapshot(m);
+      const { status, key, created } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i, live);
       if (status < 200 || status > 299) continue;
+      const written = await snapshot(m);
+      await collect(m);
       await settled(m);
       const [afterNow, afterLater] = [await permissions(m, now, names), await permissions(m, then, names)];
+      const reach = reachViolations(live, written, await snapshot(m), beforeNow.get(writer), afterNow.get(writer));
+      findings.push(...reach.map((r) => ({ key: writer, probe: r.probe, when: 'now' as const, writer, write, status })));
       const createdKey = write.op === 'createKey' ? await createdKeyOf(m, key!) : undefined;
       const found = [
         ...violations(writer, beforeNow, afterNow, { when: 'now', ...(created ? { created } : {}), revivedTeamKeys: teamKeysBefore, ...(createdKey ? { createdKey } : {}) }),

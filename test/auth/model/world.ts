@@ -91,15 +91,51 @@ export const world = fc.record({
   keys: fc.array(keySpec, { minLength: 2, maxLength: 6 }).map((specs) => specs.map((spec, i) => ({ name: `k${i}`, spec }))),
 });
 
+/**
+ * An owner reference as the model draws it, resolved against the live objects when sent: an owner
+ * of a kind (by pick among the live ones), a uid (the owner's own, another live object's, or a
+ * uid nothing has), and blockOwnerDeletion.
+ */
+export interface OwnerDraw {
+  kind: 'Team' | 'OwnedAccessKey';
+  pick: number;
+  uid: 'own' | 'other' | 'none';
+  otherPick: number;
+  block: boolean;
+}
+
+const ownerDraw: fc.Arbitrary<OwnerDraw> = fc.record({
+  kind: fc.constantFrom('Team' as const, 'OwnedAccessKey' as const),
+  pick: fc.nat(9),
+  uid: fc.constantFrom('own' as const, 'other' as const, 'none' as const),
+  otherPick: fc.nat(9),
+  block: fc.boolean(),
+});
+
+/** What a write may set of metadata: owners (none, or one or two), and a finalizer or none. */
+export interface MetaDraw {
+  owners: OwnerDraw[];
+  finalizer: boolean;
+}
+
+const metaDraw: fc.Arbitrary<MetaDraw> = fc.record({ owners: fc.array(ownerDraw, { maxLength: 2 }), finalizer: fc.boolean() });
+/** Mostly nothing: most writes in the model are about grants. */
+const maybeMeta = fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: metaDraw });
+
+export const propagationPolicies = ['Background', 'Foreground', 'Orphan'] as const;
+export type Policy = (typeof propagationPolicies)[number];
+
 /** A write: what a random key (by index into the keys that exist) tries next. */
 /** `pick` chooses among the objects the writer may write (else among all names), so few writes are a plain 403. */
 export type Write =
-  | { op: 'createTeam'; pick: number; spec: Spec; ownsItself: boolean }
+  | { op: 'createTeam'; pick: number; spec: Spec; ownsItself: boolean; meta?: MetaDraw | undefined }
   | { op: 'patchTeam'; pick: number; patch: Spec }
-  | { op: 'deleteTeam'; pick: number }
-  | { op: 'createKey'; spec: Spec; forSelf: boolean }
+  | { op: 'deleteTeam'; pick: number; policy: Policy }
+  | { op: 'createKey'; spec: Spec; forSelf: boolean; meta?: MetaDraw | undefined }
   | { op: 'patchKey'; pick: number; patch: Spec }
-  | { op: 'deleteKey'; pick: number };
+  | { op: 'deleteKey'; pick: number; policy: Policy }
+  /** A merge patch of metadata only: ownerReferences and finalizers, on a team or a key. */
+  | { op: 'patchMeta'; plural: 'teams' | 'ownedaccesskeys'; pick: number; meta: MetaDraw; dropFinalizers: boolean };
 
 const keyPatch = fc.oneof(
   fc.constant({ scope: null }),
@@ -113,13 +149,19 @@ const keyPatch = fc.oneof(
   subset(groups, 1).map((g) => ({ groups: g })),
 );
 
+const policy = fc.constantFrom(...propagationPolicies);
+
 export const write: fc.Arbitrary<Write> = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('createTeam' as const), pick: fc.nat(9), spec: teamSpec, ownsItself: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('createTeam' as const), pick: fc.nat(9), spec: teamSpec, ownsItself: fc.boolean(), meta: maybeMeta }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('patchTeam' as const), pick: fc.nat(9), patch: teamField.map((f) => ({ spec: f })) }) },
-  fc.record({ op: fc.constant('deleteTeam' as const), pick: fc.nat(9) }),
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('createKey' as const), spec: keySpec, forSelf: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('deleteTeam' as const), pick: fc.nat(9), policy }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('createKey' as const), spec: keySpec, forSelf: fc.boolean(), meta: maybeMeta }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('patchKey' as const), pick: fc.nat(9), patch: keyPatch.map((p) => ({ spec: p })) }) },
-  fc.record({ op: fc.constant('deleteKey' as const), pick: fc.nat(9) }),
+  fc.record({ op: fc.constant('deleteKey' as const), pick: fc.nat(9), policy }),
+  {
+    weight: 3,
+    arbitrary: fc.record({ op: fc.constant('patchMeta' as const), plural: fc.constantFrom('teams' as const, 'ownedaccesskeys' as const), pick: fc.nat(9), meta: metaDraw, dropFinalizers: fc.boolean() }),
+  },
 );
 
 /** A scenario: the world, then writes, each by the key at `by` (an index into the live keys). */
