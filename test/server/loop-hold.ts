@@ -4,40 +4,16 @@
  * run on is shared, and even CPU time stretches there (caches, frequency); so a request that seems
  * to hold the loop past the bound is sent again, and only a hold every attempt repeats counts.
  */
-import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { startServe, type Served } from './serve-process.js';
+
+export { send } from './raw-http.js';
 
 const probe = fileURLToPath(new URL('./loop-probe.mjs', import.meta.url));
 
 export async function startProbedServe(args: string[] = []): Promise<Served> {
   const nodeOptions = `${process.env.NODE_OPTIONS ?? ''} --import ${probe}`.trim();
   return startServe(['--insecure-http', '--log-level', 'warn', ...args], { env: { NODE_OPTIONS: nodeOptions } });
-}
-
-export interface Answer {
-  status: number;
-  body: Buffer;
-}
-
-/** One request over loopback; a response still streaming after `cutMs` (a watch) is cut off and counts as answered. */
-export function send(base: string, method: string, path: string, headers: Record<string, string>, body?: Buffer, cutMs = 2000): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const framed = body ? { ...headers, 'Content-Length': String(body.length) } : headers;
-    const req = request(`${base}${path}`, { method, headers: framed }, (res) => {
-      const chunks: Buffer[] = [];
-      const cut = setTimeout(() => res.destroy(), cutMs);
-      res.on('data', (d: Buffer) => chunks.push(d));
-      const done = () => {
-        clearTimeout(cut);
-        resolve({ status: res.statusCode!, body: Buffer.concat(chunks) });
-      };
-      res.on('end', done);
-      res.on('close', done);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /**
