@@ -2,7 +2,7 @@
 import { stringify as stringifyYaml } from 'yaml';
 import { ApiError, badRequest, tooLarge, unsupportedMediaType } from '../api/errors.js';
 import { checkDecoded } from './decoded-bounds.js';
-import { decodeYaml, type YamlResult } from './yaml-body.js';
+import { decodeYaml, maxDepth, type YamlResult } from './yaml-body.js';
 import { decodeYamlOffThread } from './yaml-thread.js';
 
 export const maxBodyBytes = 3 * 1024 * 1024;
@@ -65,6 +65,23 @@ export async function preDecodeBody(contentType: string | undefined, raw: Buffer
   decodedYaml.set(raw, await decodeYamlOffThread(text));
 }
 
+/** Whether JSON text opens more than `max` arrays or objects inside each other: one pass, strings skipped. */
+function jsonNestedDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 /**
  * Parses a body of the given type. Malformed input is a 400 that says where it went wrong; a
  * decoded form past the ceilings of decoded-bounds.ts is a 413.
@@ -78,6 +95,8 @@ export function parseBody(raw: Buffer | undefined, type: BodyType): unknown {
     value = result.value;
   } else {
     const text = bodyText(raw);
+    // V8 parses `[[[[...` a million deep in about a second of the event loop: refuse it unparsed.
+    if (jsonNestedDeeper(text, maxDepth)) throw badRequest(`the request body is nested more than ${maxDepth} levels deep`);
     try {
       value = JSON.parse(text);
     } catch (err) {

@@ -4,9 +4,30 @@ import type { KubeObject, ListMeta } from '../api/types.js';
 import { negotiate, serialize } from './content.js';
 import { toTable, type IncludeObject } from './table.js';
 
-/** kube's Warning header: `299 - "text"`. */
+/** What the Warning headers of one response may hold, as kube-apiserver's warning recorder. */
+const warningTotalChars = 4 * 1024;
+const warningItemChars = 256;
+
+const header = (w: string) => `299 - "${w.replace(/["\\]/g, '\\$&')}"`;
+
+/**
+ * kube's Warning headers: `299 - "text"`, each text once. Past 4 KiB in all, as kube does, every
+ * text is cut to 256 characters and what still does not fit is dropped: a body of a thousand
+ * unknown fields would otherwise send headers no client reads (Node's limit is 16 KiB).
+ */
 export function warningHeader(warnings: string[]): string[] {
-  return warnings.map((w) => `299 - "${w.replace(/["\\]/g, '\\$&')}"`);
+  const unique = [...new Set(warnings)];
+  const all = unique.map(header);
+  if (all.reduce((n, h) => n + h.length, 0) <= warningTotalChars) return all;
+  const out: string[] = [];
+  let written = 0;
+  for (const w of unique) {
+    const h = header(w.length > warningItemChars ? `${w.slice(0, warningItemChars)}...` : w);
+    if (written + h.length > warningTotalChars) break;
+    out.push(h);
+    written += h.length;
+  }
+  return out;
 }
 
 export function send(req: FastifyRequest, reply: FastifyReply, code: number, value: unknown, warnings: string[] = []): FastifyReply {

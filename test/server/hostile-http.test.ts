@@ -3,36 +3,10 @@
  * parameters, headers, content types and bodies. Whatever arrives, the answer is never a 5xx,
  * every error is a Status whose code is the HTTP status, and valid requests keep being served.
  */
-import { request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { send } from './raw-http.js';
 import { startServe, type Served } from './serve-process.js';
-
-interface Answer {
-  status: number;
-  body: Buffer;
-}
-
-/** One request; a response still streaming after 1 s (a watch) is cut off and counts as answered. */
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    // Node frames a GET or DELETE body only when told its length.
-    const framed = body ? { ...headers, 'Content-Length': String(body.length) } : headers;
-    const req = request(`${base}${path}`, { method, headers: framed }, (res) => {
-      const chunks: Buffer[] = [];
-      const cut = setTimeout(() => res.destroy(), 1000);
-      res.on('data', (d: Buffer) => chunks.push(d));
-      const done = () => {
-        clearTimeout(cut);
-        resolve({ status: res.statusCode!, body: Buffer.concat(chunks) });
-      };
-      res.on('end', done);
-      res.on('close', done);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 const v1 = '/kubernetes/management/apis/management.service/v1';
 const bases = [
