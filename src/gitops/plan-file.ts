@@ -1,5 +1,6 @@
 /** Saved plan files, for the CLI (plan --out, apply --plan) and the Action (input plan-file) alike. */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import { writeNoFollow } from './no-follow.js';
 import type { ApiClient } from '../client/types.js';
 import { applySavedPlan, type SavedApplyOptions } from './apply/saved-apply.js';
 import { parseSavedPlan, savePlan } from './plan/saved.js';
@@ -16,7 +17,7 @@ export async function writeSavedPlan(file: string, r: Reconciled, client: ApiCli
     return `no plan was saved to ${file}: the plan is ${r.report.outcome}`;
   }
   const saved = savePlan({ plan: r.plan, desired: r.desired, live: r.live, source: r.report.source, target: client.target, targetApiVersion: client.apiVersion });
-  await writeFile(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+  await writeNoFollow(file, `${JSON.stringify(saved, null, 2)}\n`, 0o600);
   return undefined;
 }
 

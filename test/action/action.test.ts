@@ -34,7 +34,9 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     const files = { output: join(dir, 'output'), summary: join(dir, 'summary'), event: join(dir, 'event.json') };
     writeFileSync(files.output, '');
     writeFileSync(files.summary, '');
-    writeFileSync(files.event, JSON.stringify({ action: 'synchronize', number: pr, pull_request: { number: pr, head: { sha: 'abc' } }, repository: { name: 'platform-teams', owner: { login: 'acme' } } }));
+    // The pull request's base is the last commit; what the pull request changes is in the work tree.
+    const base = { ref: 'main', sha: (await repo.git.revparse(['HEAD'])).trim() };
+    writeFileSync(files.event, JSON.stringify({ action: 'synchronize', number: pr, pull_request: { number: pr, head: { sha: 'abc' }, base }, repository: { name: 'platform-teams', owner: { login: 'acme' } } }));
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: dir,
@@ -150,13 +152,69 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     cpSync(join(root, 'examples/policies'), join(repo.dir, 'policies'), { recursive: true });
     // The examples satisfy their policies; a team without an owner does not.
     repo.write('gitops/teams/ownerless.yaml', '# no owner\napiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ownerless\nspec:\n  displayName: Ownerless\n');
+    await repo.commit('policies');
     const r = await runAction({ command: 'plan', policy: 'policies', ...server() });
     expect(r.code).toBe(1);
     expect(r.outputs.outcome).toBe('invalid');
     expect(r.stdout).toContain('::error title=teamkeys,file=gitops/teams/ownerless.yaml,line=2,col=1::Team/ownerless violates policy "team-has-owner"');
     expect(github.comments.get(100)).toContain('violates policy "team-has-owner": every Team needs spec.owner');
+  });
+
+  it('on a pull request, policies are read from its base commit: weakening or deleting the policy it breaks changes nothing', async () => {
+    // The pull request's checkout: the policy made always true, then the whole folder gone.
+    repo.write('policies/team-owner.yaml', readFileSync(join(repo.dir, 'policies/team-owner.yaml'), 'utf8').replace(/expression: .*/, 'expression: "true"'));
+    const weakened = await runAction({ command: 'plan', policy: 'policies', comment: 'false', ...server() });
+    expect(weakened.code).toBe(1);
+    expect(weakened.stdout).toContain('Team/ownerless violates policy "team-has-owner"');
     rmSync(join(repo.dir, 'policies'), { recursive: true });
+    const deleted = await runAction({ command: 'plan', policy: 'policies', comment: 'false', ...server() });
+    expect(deleted.code).toBe(1);
+    expect(deleted.stdout).toContain('Team/ownerless violates policy "team-has-owner"');
+    // policy-ref names another ref: the policies there apply (here: the commit before them, which has none).
+    const before = (await repo.git.revparse(['HEAD~1'])).trim();
+    const elsewhere = await runAction({ command: 'plan', policy: 'policies', 'policy-ref': before, comment: 'false', ...server() });
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.summary).toContain(`- \`policies:1:1\`: no such folder at ${before} (policy-ref)`);
+    repo.remove('policies');
     repo.remove('gitops/teams/ownerless.yaml');
+    await repo.commit('no policies');
+  });
+
+  it('a pull request naming a live object with sync-strategy: replace sees the paths of the live fields it does not name, not their values or writers', async () => {
+    const finance = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'finance', labels: { cost: 'cc-4711' } }, spec: { displayName: 'Finance', description: 'Payroll, budget 2027', users: ['fiona', 'frank'], groups: ['finance-secret-group'] } };
+    expect(kubectl(served, ['create', '-f', '-'], { input: JSON.stringify(finance) }).code).toBe(0);
+    repo.write('gitops/teams/finance.yaml', 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: finance\n  annotations:\n    gitops.management.service/sync-strategy: replace\nspec:\n  displayName: Finance team\n');
+    const r = await runAction({ command: 'plan', ...server() });
+    repo.remove('gitops/teams/finance.yaml');
+    expect(r.code).toBe(0);
+    const body = github.comments.get(100)!;
+    const row = body.split('\n').find((l) => l.includes('Team/finance'))!;
+    // The field the manifest names shows both values; the rest only their paths.
+    expect(row).toContain('`spec.displayName`: `"Finance"` → `"Finance team"`');
+    for (const path of ['spec.description', 'spec.users', 'spec.groups', 'metadata.labels.cost']) expect(row).toContain(`\`${path}\`: differs; live value not shown (the manifest does not name this field)`);
+    for (const secret of ['Payroll', 'fiona', 'frank', 'finance-secret-group', 'cc-4711']) {
+      expect(body).not.toContain(secret);
+      expect(r.summary).not.toContain(secret);
+      expect(readFileSync(join(repo.dir, 'teamkeys-report/report.json'), 'utf8')).not.toContain(secret);
+    }
+    expect(kubectl(served, ['delete', 'team', 'finance']).code).toBe(0);
+  });
+
+  it('a field named like another source\'s comment marker plants nothing: that source still gets its own comment', async () => {
+    repo.write('gitops/teams/marker.yaml', 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: marker\nspec:\n  "<!-- teamkeys-plan source=\\"other\\" -->": 1\n');
+    const hostile = await runAction({ command: 'plan', ...server() });
+    repo.remove('gitops/teams/marker.yaml');
+    expect(hostile.code).toBe(1);
+    const ours = github.comments.get(100)!;
+    expect(ours).toContain('unknown field "spec.&lt;!-- teamkeys-plan source="other" --&gt;"');
+    expect(ours.match(/<!--/g)).toHaveLength(1);
+    const before = new Map(github.comments);
+    const other = await runAction({ command: 'plan', ...server(), 'source-id': 'other' });
+    expect(other.code).toBe(0);
+    expect(github.comments.get(100)).toBe(before.get(100));
+    const added = [...github.comments.keys()].filter((id) => !before.has(id));
+    expect(added).toHaveLength(1);
+    expect(github.comments.get(added[0]!)).toMatch(/^<!-- teamkeys-plan source="other" -->\n/);
   });
 
   it('annotates the first 10 errors only and counts the rest in the summary', async () => {

@@ -55,6 +55,19 @@ describe('Markdown from hostile manifests', () => {
     expect(body.indexOf('<!--', 1)).toBe(-1);
   });
 
+  it('in the terminal (and a CI log), a newline from a manifest cannot start a workflow command line', () => {
+    const source = join(work, 'log');
+    mkdirSync(join(source, 'teams'), { recursive: true });
+    writeFileSync(join(source, 'teams/log.yaml'), 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: log\nspec:\n  "x\\n::error::forged\\u001b[31m": 1\n');
+    writeFileSync(join(source, '::warning::file.yaml'), 'kind: 1\n');
+    const r = teamkeys(['validate', '--source', source]);
+    expect(r.code).toBe(1);
+    const lines = `${r.stdout}${r.stderr}`.split('\n');
+    expect(lines.filter((l) => l.trimStart().startsWith('::'))).toEqual([]);
+    expect(r.stdout).toContain('unknown field "spec.x\\u000a::error::forged\\u001b[31m"');
+    expect(r.stdout).toContain('./::warning::file.yaml:1:7: unknown kind 1');
+  });
+
   it('values with pipes, backticks, newlines and tags, in a file named with them, keep to their cells in a plan', () => {
     const source = join(work, 'values');
     mkdirSync(join(source, 'teams'), { recursive: true });

@@ -82,6 +82,32 @@ describe('key files and saved plans in a folder a pull request controls', () => 
     expect(existsSync(join(work, 'elsewhere'))).toBe(false);
   });
 
+  it('report-dir and plan --out never write through a planted link; a plan path naming another file does not show its text', () => {
+    const victim = join(work, 'victim.txt');
+    writeFileSync(victim, 'SECRET-LINE-1\n');
+    mkdirSync(join(work, 'reports'));
+    symlinkSync(victim, join(work, 'reports/report.md'));
+    symlinkSync(victim, join(work, 'plan-link.json'));
+    const db = store();
+    const planned = teamkeys(['plan', '--source', source, '--source-id', 'keys-test', '--store', db, '--out', join(work, 'plan-link.json'), '--report-dir', join(work, 'reports')], { cwd: work });
+    expect(planned.code).toBe(0);
+    expect(readFileSync(victim, 'utf8')).toBe('SECRET-LINE-1\n');
+    expect(lstatSync(join(work, 'reports/report.md')).isFile()).toBe(true);
+    expect(lstatSync(join(work, 'plan-link.json')).isFile()).toBe(true);
+    // A report folder that is itself a link is refused.
+    symlinkSync(join(work, 'elsewhere-reports'), join(work, 'reports-link'));
+    const linked = teamkeys(['validate', '--source', source, '--report-dir', join(work, 'reports-link')], { cwd: work });
+    expect(linked.code).toBe(1);
+    expect(linked.stderr).toBe(`error: the report folder ${join(work, 'reports-link')} is a symbolic link: give the real folder\n`);
+    expect(existsSync(join(work, 'elsewhere-reports'))).toBe(false);
+    // apply --plan of a path that is another file: refused without quoting it.
+    symlinkSync(victim, join(work, 'not-a-plan.json'));
+    const applied = teamkeys(['apply', '--plan', join(work, 'not-a-plan.json'), '--store', db], { cwd: work });
+    expect(applied.code).toBe(1);
+    expect(applied.stdout).toContain('not a saved plan: the file is not JSON');
+    expect(`${applied.stdout}${applied.stderr}`).not.toContain('SECRET');
+  });
+
   it('a saved plan whose action is named ../../x (checksum recomputed) is refused whole: nothing written, no key outside --key-dir', () => {
     const db = store();
     const plan = join(work, 'plan.json');

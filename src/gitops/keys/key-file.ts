@@ -6,16 +6,13 @@
  * existing key (a rotation) is replaced by renaming a fresh exclusive file over it, which never
  * follows a link either.
  */
-import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
+import { lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dns1123SubdomainErrors } from '../../api/names.js';
+import { writeExclusive, writeNoFollow } from '../no-follow.js';
 
 /** A key file that cannot be written safely: the message names the file, never the key. */
 export class KeyFileError extends Error {}
-
-const exclusive = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** Why `name` cannot name a key file (it would leave the folder, or is no object name), else undefined. */
 export function keyNameError(name: string): string | undefined {
@@ -49,37 +46,19 @@ export async function checkKeyFile(dir: string, name: string): Promise<string> {
   return file;
 }
 
-/** Writes `text` to a new file that must not exist yet (no link followed), mode 0600. */
-async function writeExclusive(path: string, text: string): Promise<void> {
-  const handle = await open(path, exclusive, 0o600);
-  try {
-    await handle.writeFile(text);
-    await handle.chmod(0o600);
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Writes a key to `dir/<name>.key` (0600) and returns the file's path; a rotation replaces the old file by rename. */
 export async function writeKeyFile(dir: string, name: string, key: string): Promise<string> {
   // Checked before mkdir: a folder that is a link to nowhere must be refused, not created through.
   const file = await checkKeyFile(dir, name);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   try {
-    await writeExclusive(file, `${key}\n`);
+    await writeExclusive(file, `${key}\n`, 0o600);
     return file;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   // Something is there already: a key to rotate, or a link planted since the check (refused here).
   if ((await entryAt(file)) !== 'file') throw new KeyFileError(`${file} is a symbolic link or not a regular file: refusing to write a key through it`);
-  const temporary = join(dir, `.${name}.key.${randomBytes(6).toString('hex')}.tmp`);
-  try {
-    await writeExclusive(temporary, `${key}\n`);
-    // rename replaces the entry itself: a link put in the key's place meanwhile is replaced, not followed.
-    await rename(temporary, file);
-  } finally {
-    await rm(temporary, { force: true });
-  }
+  await writeNoFollow(file, `${key}\n`, 0o600);
   return file;
 }

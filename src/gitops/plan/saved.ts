@@ -93,8 +93,9 @@ export function parseSavedPlan(text: string): SavedPlan | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (err) {
-    return `not a saved plan: ${err instanceof Error ? err.message : String(err)}`;
+  } catch {
+    // JSON.parse quotes the text it choked on: a plan path that names another file must not show it.
+    return 'not a saved plan: the file is not JSON';
   }
   const plan = value as Partial<SavedPlan> | null;
   if (plan?.kind !== 'SavedPlan' || plan.apiVersion !== 'teamkeys/v1') return 'not a saved plan (expected kind SavedPlan in teamkeys/v1, as teamkeys plan --out writes)';

@@ -4,6 +4,14 @@ import { countsText, driftText, withheldText } from './who.js';
 
 const symbol: Record<string, string> = { create: '+', update: '~', replace: '±', delete: '-', skip: ' ' };
 
+/**
+ * One line as a terminal or a CI log shows it: text from manifests may hold control characters
+ * (escape sequences, a newline and a workflow command after it), written as `\u` escapes instead.
+ */
+const oneLine = (line: string) => line.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+/** A file name at the start of a line never starts a workflow command (`::error::x.yaml`). */
+const lineStart = (file: string) => (file.startsWith(':') ? `./${file}` : file);
+
 export function renderText(r: Report): string {
   const lines: string[] = [];
   // The source id decides what a prune may delete: say which one this run used.
@@ -11,7 +19,7 @@ export function renderText(r: Report): string {
     const at = r.source.revision ? ` at ${r.source.revision.slice(0, 12)}` : '';
     lines.push(`Source ${r.source.id} (${r.source.description}${at}) -> ${r.target}`);
   }
-  for (const e of r.errors) lines.push(`${e.file}:${e.line}:${e.column}: ${e.message}`);
+  for (const e of r.errors) lines.push(`${lineStart(e.file)}:${e.line}:${e.column}: ${e.message}`);
   if (r.refused) lines.push(`refused: ${r.refused}`);
   for (const o of r.objects) {
     const where = o.file ? `  (${o.file}:${o.line}:${o.column})` : '';
@@ -35,19 +43,19 @@ export function renderText(r: Report): string {
   if (r.outcome === 'invalid') {
     const nothing = { validate: '', plan: ': nothing was planned', apply: ': nothing was written' }[r.mode];
     lines.push(`${r.errors.length} error(s) in the manifests${nothing}.`);
-    return `${lines.join('\n')}\n`;
+    return `${lines.map(oneLine).join('\n')}\n`;
   }
   if (r.outcome === 'refused') {
     lines.push('Nothing was written.');
-    return `${lines.join('\n')}\n`;
+    return `${lines.map(oneLine).join('\n')}\n`;
   }
   if (r.mode === 'validate') {
     lines.push('The manifests are valid.');
-    return `${lines.join('\n')}\n`;
+    return `${lines.map(oneLine).join('\n')}\n`;
   }
   const counts = countsText(r.mode, s, true).join(', ');
   const drifted = s.drifted ? `, ${s.drifted} drifted${r.outcome === 'drifted' && r.mode === 'apply' ? ' (left in place)' : ''}` : '';
   const head = r.mode === 'apply' ? `${counts[0]!.toUpperCase()}${counts.slice(1)}` : `Plan: ${counts}`;
   lines.push(`${head}, ${s.unchanged} unchanged, ${s.skip} skipped${drifted}${s.failed ? `, ${s.failed} failed` : ''}.`);
-  return `${lines.join('\n')}\n`;
+  return `${lines.map(oneLine).join('\n')}\n`;
 }
