@@ -4,7 +4,6 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { resourceModels } from '../api/model.js';
 import type { Registry } from '../registry/registry.js';
-import type { RegistryWatch } from '../registry/watch.js';
 import { maxBodyBytes } from './content.js';
 import { handleClientError } from './client-errors.js';
 import { handleError } from './errors.js';
@@ -101,7 +100,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const group = registry.teams.info.group;
   const models = Object.values(resourceModels(group));
   const hub: WatchHub = {
-    active: new Set<RegistryWatch>(),
+    active: new Set(),
     slots: new WatchSlots({ ...defaultWatchLimits, ...opts.watchLimits }),
     keeper: new WatchKeeper(opts.auth),
   };

@@ -41,6 +41,7 @@ export class KeptWatch {
   /** What to call when a periodic check ends the watch (stops its registry watch). */
   whenEnded(stop: () => void): void {
     this.onEnd = stop;
+    if (this.ended) stop();
   }
 
   /**

@@ -3,7 +3,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Status } from '../../api/errors.js';
 import type { KubeObject, WatchEvent } from '../../api/types.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
-import type { RegistryWatch } from '../../registry/watch.js';
 import { negotiate } from '../content.js';
 import { identityOf } from '../guard.js';
 import type { ReadQuery } from '../query.js';
@@ -13,7 +12,7 @@ import { watchDurationMs, type WatchSlots } from '../watch-limits.js';
 
 /** Watches in progress (so shutdown can end them instead of waiting out their timeouts), their places and their keys' checks. */
 export interface WatchHub {
-  active: Set<RegistryWatch>;
+  active: Set<{ stop(): void }>;
   bookmarkIntervalMs?: number;
   slots: WatchSlots;
   keeper: WatchKeeper;
@@ -55,21 +54,28 @@ export async function serveWatch(
       watch.stop();
       throw err;
     }
-    hub.active.add(watch);
-    kept.whenEnded(() => watch.stop());
+    // Every way a watch ends (its time, its client, its key, shutdown) goes through stop.
+    let stopped = false;
+    const stop = () => {
+      stopped = true;
+      watch.stop();
+    };
+    const entry = { stop };
+    hub.active.add(entry);
+    kept.whenEnded(stop);
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
-    const timer = setTimeout(() => watch.stop(), watchDurationMs(q.timeoutSeconds, hub.slots.limits.minRequestTimeoutSeconds));
+    const timer = setTimeout(stop, watchDurationMs(q.timeoutSeconds, hub.slots.limits.minRequestTimeoutSeconds));
     // The connection keeps the process alive while the watch lasts; the timer alone must not.
     timer.unref();
-    res.on('close', () => watch.stop());
+    res.on('close', stop);
     try {
       for await (const event of watch) {
         // Nothing newer than the last check of the key goes out before another check.
         const revision = revisionOf(event);
-        if (revision !== undefined && !(await kept.admit(revision, () => !res.destroyed))) break;
+        if (revision !== undefined && !(await kept.admit(revision, () => !res.destroyed && !stopped))) break;
         if (kept.ended) break;
         if (!write(res, encode(event))) await drained(res);
         if (res.destroyed) break;
@@ -78,7 +84,7 @@ export async function serveWatch(
       if (kept.ended) write(res, `${JSON.stringify({ type: 'ERROR', object: kept.ended })}\n`);
     } finally {
       clearTimeout(timer);
-      hub.active.delete(watch);
+      hub.active.delete(entry);
       watch.stop();
       if (!res.destroyed) res.end();
     }
