@@ -22,6 +22,8 @@ export const checkIntervalMs = 500;
 /** A check's answer: the revision it is at least as new as, or the Status that ends the watch; undefined: try again later. */
 type Verdict = { ok: true; revision: number } | { ok: false; status: Status } | undefined;
 
+type Reauthenticate = AuthContext['authenticator']['reauthenticate'];
+
 export class KeptWatch {
   /** A store revision up to which events may be sent. */
   private verifiedAt = 0;
@@ -32,7 +34,7 @@ export class KeptWatch {
 
   constructor(
     private readonly auth: AuthContext,
-    private readonly authorization: string | undefined,
+    private readonly reauthenticate: () => ReturnType<Reauthenticate>,
     private readonly resource: Resource,
     private readonly who: Identity,
     private readonly basis: string,
@@ -76,7 +78,7 @@ export class KeptWatch {
     let identity: Identity;
     let revision: number;
     try {
-      ({ identity, revision } = await this.auth.authenticator.reauthenticate(this.authorization));
+      ({ identity, revision } = await this.reauthenticate());
     } catch (err) {
       // The same 401 a GET with this key would get now; a store or index out of reach decides nothing.
       if (err instanceof ApiError && err.code === 401) return { ok: false, status: err.toStatus() };
@@ -97,6 +99,12 @@ export class KeptWatch {
 export class WatchKeeper {
   private readonly kept = new Set<KeptWatch>();
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * Authentications under way, by Authorization header: the watches of one key share one. Sharing
+   * one that began before an event is safe: its answer says the revision it is at, and a watch
+   * whose event is newer asks again (KeptWatch.admit).
+   */
+  private readonly inFlight = new Map<string, ReturnType<Reauthenticate>>();
 
   constructor(
     private readonly auth: AuthContext,
@@ -105,7 +113,7 @@ export class WatchKeeper {
 
   /** Keeps a watch that `who` opens now with the key in `authorization`. */
   keep(authorization: string | undefined, resource: Resource, who: Identity): KeptWatch {
-    const kept = new KeptWatch(this.auth, authorization, resource, who, this.auth.authorizer.readBasis(who, resource));
+    const kept = new KeptWatch(this.auth, () => this.reauthenticate(authorization ?? ''), resource, who, this.auth.authorizer.readBasis(who, resource));
     this.kept.add(kept);
     if (!this.timer) {
       this.timer = setInterval(() => {
@@ -115,6 +123,17 @@ export class WatchKeeper {
       this.timer.unref();
     }
     return kept;
+  }
+
+  private reauthenticate(authorization: string): ReturnType<Reauthenticate> {
+    let answer = this.inFlight.get(authorization);
+    if (!answer) {
+      answer = this.auth.authenticator.reauthenticate(authorization);
+      this.inFlight.set(authorization, answer);
+      const done = () => this.inFlight.delete(authorization);
+      answer.then(done, done);
+    }
+    return answer;
   }
 
   release(kept: KeptWatch): void {
