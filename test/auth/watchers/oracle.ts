@@ -58,7 +58,8 @@ function identityAt(key: OwnedAccessKey, s: State): Identity {
         .filter((t) => (subject.user !== undefined && (t.spec?.users ?? []).includes(subject.user)) || (t.spec?.groups ?? []).some((g) => groups.includes(g)))
         .map((t) => t.metadata.name!);
   const clusterRoles = new Set<string>();
-  for (const t of teams) for (const r of s.teams.get(t)?.spec?.clusterRoles ?? []) clusterRoles.add(r.name);
+  // A terminating team grants nothing (issue 24); these worlds make none, so old code agrees.
+  for (const t of teams) if (!s.teams.get(t)?.metadata.deletionTimestamp) for (const r of s.teams.get(t)?.spec?.clusterRoles ?? []) clusterRoles.add(r.name);
   return { ...subject, groups, teams, clusterRoles, keyName: key.metadata.name!, ...(spec.scope ? { scope: spec.scope } : {}) };
 }
 
