@@ -149,6 +149,16 @@ describe('what a watch and a past revision show (points 4 and 6)', () => {
     expect(back?.object.spec?.description).toBe('shared again');
   });
 
+  it('an object still live but no longer readable is not shown at a revision when it was', async () => {
+    const { value } = await c.makeKey('wes', { user: 'wes' });
+    await c.makeTeam('archive', { description: 'then', access: [{ name: 'wes-reads', verbs: ['get'], users: ['wes'] }] });
+    const then = await c.call('GET', '/teams', value);
+    expect(then.body.items!.map((t) => t.metadata!.name)).toEqual(['archive']);
+    await c.call('PATCH', '/teams/archive', adminKey, { spec: { access: null } }, merge);
+    const exact = await c.call('GET', `/teams?resourceVersion=${then.body.metadata!.resourceVersion}&resourceVersionMatch=Exact`, value);
+    expect([exact.status, exact.body.items]).toEqual([200, []]);
+  });
+
   it('a payments re-created by another owner: its old key is not shown at the old revision, by Exact, a crafted continue token, or a watch', async () => {
     await c.makeTeam('payments', { owner: { user: 'olga' }, description: 'the old payments' });
     const { value: olga } = await c.makeKey('olga', { user: 'olga' });
