@@ -43,6 +43,28 @@ export class Authenticator {
   ) {}
 
   async authenticate(authorization: string | undefined): Promise<Identity> {
+    const { hash, key } = await this.verify(authorization);
+    const now = this.now();
+    const name = key.metadata.name!;
+    this.activity.touch(name, now);
+    this.recent.delete(hash);
+    this.recent.set(hash, now.getTime());
+    if (this.recent.size > maxRecent) this.recent.delete(this.recent.keys().next().value!);
+    return this.identityOf(key);
+  }
+
+  /**
+   * Authenticates again a key that did before, without counting it as a use (no activity, no
+   * failure budget): an open watch asks this, so whatever refuses a key refuses its watches too.
+   * `revision`: a store revision the answer is at least as new as (key and teams both).
+   */
+  async reauthenticate(authorization: string | undefined): Promise<{ identity: Identity; revision: number }> {
+    const { key, revision } = await this.verify(authorization);
+    return { identity: this.identityOf(key), revision };
+  }
+
+  /** The one check of a bearer key both of the above make; 401 with the reason when it fails. */
+  private async verify(authorization: string | undefined): Promise<{ hash: string; key: OwnedAccessKey; revision: number }> {
     const key = bearerKey(authorization);
     if (!key) throw unauthorized();
     const hash = hashKey(key);
@@ -58,14 +80,9 @@ export class Authenticator {
     await this.teams.caughtUp(revision).catch((err: unknown) => {
       throw err instanceof ApiError ? err : serviceUnavailable('the team index cannot be checked against the store; try again', 1);
     });
-    const now = this.now();
-    const refusal = keyRefusal(stored, now, this.activity.lastUsed(name), this.teams);
+    const refusal = keyRefusal(stored, this.now(), this.activity.lastUsed(name), this.teams);
     if (refusal) throw unauthorized(refusal);
-    this.activity.touch(name, now);
-    this.recent.delete(hash);
-    this.recent.set(hash, now.getTime());
-    if (this.recent.size > maxRecent) this.recent.delete(this.recent.keys().next().value!);
-    return this.identityOf(stored);
+    return { hash, key: stored, revision };
   }
 
   /**

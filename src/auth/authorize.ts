@@ -67,6 +67,18 @@ export class Authorizer {
     return (obj) => this.verbsOn(who, resource, obj).has('get');
   }
 
+  /**
+   * What, besides each object itself, decides which objects of `resource` `who` may get: two
+   * identities with the same basis read the same objects. An open watch compares it with the one it
+   * began with; each object's own changes arrive as its events, but a change of this arrives nowhere.
+   */
+  readBasis(who: Identity, resource: Resource): string {
+    const basis: Record<string, unknown> = { user: who.user ?? null, teams: [...who.teams].sort(), roles: [...who.clusterRoles].sort() };
+    // A team key is visible to whoever may update its team: that is a team's content, not the key's.
+    if (resource === 'ownedaccesskeys') basis.keysOf = [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update')).sort();
+    return JSON.stringify(basis);
+  }
+
   /** A 403 in kube-apiserver's words, with what was missing. */
   forbidden(who: Identity, verb: Verb, resource: Resource, name?: string, subresource?: string, why?: string): ApiError {
     const target = name ? `${resource}.${this.group} "${name}"` : `${resource}.${this.group}`;

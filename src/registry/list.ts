@@ -5,6 +5,7 @@ import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
 import { keyOf, present, type RegistryContext } from './context.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
+import { LiveObjects } from './past-revisions.js';
 import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
 export interface ListOptions {
@@ -14,7 +15,10 @@ export interface ListOptions {
   continue?: string;
   resourceVersion?: string;
   resourceVersionMatch?: string;
-  /** Keeps only objects the caller may see (authorization), on top of the selectors. */
+  /**
+   * Keeps only objects the caller may see (authorization), on top of the selectors. Its presence
+   * marks a restricted reader: past revisions show it only what past-revisions.ts allows.
+   */
   filter?: Matcher;
 }
 
@@ -81,19 +85,25 @@ interface Page {
 }
 
 /** Reads store pages from `after` until `limit` objects match or the kind is exhausted. */
-async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: number, after: string, at?: number): Promise<Page> {
+async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: number, after: string, at?: number, past?: LiveObjects): Promise<Page> {
   const items: KubeObject[] = [];
   let revision = at;
   for (;;) {
     const page = await ctx.store.list<StoredApiObject>(ctx.prefix, {
-      limit: pageSize(limit, items.length, match !== undefined),
+      limit: pageSize(limit, items.length, match !== undefined || past !== undefined),
       after,
       ...(revision === undefined ? {} : { revision }),
     });
     revision = page.revision;
+    const matching = match ? page.items.map(match) : page.items.map(() => true);
+    if (past) {
+      const readable = await past.all(page.items.filter((_, i) => matching[i]));
+      let n = 0;
+      for (let i = 0; i < matching.length; i++) if (matching[i]) matching[i] = readable[n++]!;
+    }
     for (let i = 0; i < page.items.length; i++) {
       const obj = page.items[i]!;
-      if (match && !match(obj)) continue;
+      if (!matching[i]) continue;
       items.push(present(obj));
       if (limit > 0 && items.length >= limit) {
         const more = i < page.items.length - 1 || page.continueAfter !== undefined;
@@ -149,12 +159,17 @@ export function listHead(ctx: RegistryContext, revision: number, token: string |
   return head;
 }
 
+/** For a restricted reader of a given revision (Exact, or a continue token, crafted or not): what it may see of the past. */
+function pastReader(ctx: RegistryContext, revision: number | undefined, filter: Matcher | undefined): LiveObjects | undefined {
+  return revision !== undefined && filter ? new LiveObjects(ctx, filter) : undefined;
+}
+
 export async function list(ctx: RegistryContext, opts: ListOptions = {}): Promise<ObjectList<KubeObject>> {
   const plan = await planList(ctx, opts);
   const page = await readList(ctx, plan, () =>
     plan.selection.exactName !== undefined && plan.revision === undefined && !plan.continued
       ? listOne(ctx, plan.selection)
-      : scan(ctx, plan.selection.match, plan.limit, plan.after, plan.revision),
+      : scan(ctx, plan.selection.match, plan.limit, plan.after, plan.revision, pastReader(ctx, plan.revision, opts.filter)),
   );
   return { ...listHead(ctx, page.revision, page.token), items: page.items };
 }

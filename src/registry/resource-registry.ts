@@ -132,13 +132,16 @@ export class ResourceRegistry {
    * constant time, so this is the one read above the registry that sees a stored object. Always a
    * consistent read (a key disabled, deleted or rotated through another replica stops working at
    * once); over the watch cache the objects are its shared frozen ones: read them, never change them,
-   * and `revision` is the store revision the read was made at.
+   * and `revision` is a store revision the read is at least as new as (with or without the cache).
    */
-  findByIndex(value: string): Promise<{ items: readonly Readonly<StoredApiObject>[]; revision?: number }> {
+  findByIndex(value: string): Promise<{ items: readonly Readonly<StoredApiObject>[]; revision: number }> {
     const store = this.ctx.store;
     return storeCall(this.ctx, '', async () => {
       const cached = store instanceof CachedStore ? await store.cachedByIndex<StoredApiObject>(this.ctx.prefix, value) : undefined;
-      return cached ?? { items: await store.getByIndex<StoredApiObject>(this.ctx.prefix, value) };
+      if (cached) return cached;
+      // Read before the objects, so they are at least as new as the revision said.
+      const revision = await store.currentRevision();
+      return { items: await store.getByIndex<StoredApiObject>(this.ctx.prefix, value), revision };
     });
   }
 

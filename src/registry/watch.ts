@@ -7,6 +7,7 @@ import type { StoreEvent, StoreWatch } from '../store/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
 import { present, type RegistryContext } from './context.js';
 import { list, parseResourceVersion, parseSelection } from './list.js';
+import { LiveObjects } from './past-revisions.js';
 import { toApiError } from './storage-errors.js';
 
 export interface WatchOptions {
@@ -15,7 +16,7 @@ export interface WatchOptions {
   fieldSelector?: string;
   allowWatchBookmarks?: boolean;
   bookmarkIntervalMs?: number;
-  /** Keeps only objects the caller may see; an object leaving it is sent as DELETED. */
+  /** Keeps only objects the caller may see; an object leaving it is sent as DELETED. Marks a restricted reader (list.ts). */
   filter?: Matcher;
 }
 
@@ -33,19 +34,25 @@ const maxPendingEvents = 10_000;
 const defaultBookmarkIntervalMs = 60_000;
 
 /**
- * A selector turns changes into arrivals and departures: an object that starts matching is ADDED,
- * one that stops matching is DELETED, as kube's watch cache reports them.
+ * A selector (or the reader's permissions) turns changes into arrivals and departures: an object
+ * that starts matching is ADDED, one that stops matching is DELETED carrying its previous version
+ * (the one the reader could see) at the event's revision, as kube's cacher sends it.
  */
 function translate(e: StoreEvent<StoredApiObject>, match: Matcher | undefined): WatchEvent<KubeObject> | undefined {
   if (!match) return { type: e.type, object: present(e.object) };
   const now = match(e.object);
   const before = e.prevObject ? match(e.prevObject) : now;
   if (e.type === 'ADDED') return now ? { type: 'ADDED', object: present(e.object) } : undefined;
-  if (e.type === 'DELETED') return before ? { type: 'DELETED', object: present(e.object) } : undefined;
+  if (e.type === 'DELETED') return before ? { type: 'DELETED', object: present(e.prevObject && !now ? atRevision(e.prevObject, e.revision) : e.object) } : undefined;
   if (now && before) return { type: 'MODIFIED', object: present(e.object) };
   if (now) return { type: 'ADDED', object: present(e.object) };
-  if (before) return { type: 'DELETED', object: present(e.object) };
+  if (before) return { type: 'DELETED', object: present(atRevision(e.prevObject!, e.revision)) };
   return undefined;
+}
+
+/** The object as it was, with the resourceVersion of the event that took it away. */
+function atRevision(obj: StoredApiObject, revision: number): StoredApiObject {
+  return { ...obj, metadata: { ...obj.metadata, resourceVersion: String(revision) } };
 }
 
 /**
@@ -83,6 +90,8 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
         start = Number(current.metadata.resourceVersion);
       }
       if (out.closed) return startOk();
+      // Events up to the current revision are history: a restricted reader sees past-revisions.ts's share of it.
+      const past = from !== undefined && opts.filter ? { until: await ctx.store.currentRevision(), live: new LiveObjects(ctx, opts.filter) } : undefined;
       const sw = ctx.store.watch<StoredApiObject>(ctx.prefix, start);
       storeWatch = sw;
       await sw.started;
@@ -96,7 +105,9 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
       }
       for await (const e of sw) {
         const event = translate(e, match);
-        if (event) out.push(event);
+        if (!event) continue;
+        if (past && e.revision <= past.until && !(await past.live.readable(e.prevObject && e.type !== 'ADDED' ? e.prevObject : e.object))) continue;
+        out.push(event);
       }
       out.end();
     } catch (err) {

@@ -49,7 +49,7 @@ const listParams = [
   queryParam('resourceVersionMatch', 'Exact or NotOlderThan.'),
   queryParam('watch', 'Stream changes.', 'boolean'),
   queryParam('allowWatchBookmarks', 'Send BOOKMARK events.', 'boolean'),
-  queryParam('timeoutSeconds', 'End a watch after this many seconds.', 'integer'),
+  queryParam('timeoutSeconds', 'End a watch after this many seconds; no later than the server allows (--min-request-timeout, jittered).', 'integer'),
 ];
 const deleteParams = [
   queryParam('dryRun', 'When "All", nothing is deleted.'),

@@ -4,7 +4,6 @@ import Fastify, { LogController, type FastifyInstance, type FastifyRequest } fro
 import type { Logger } from 'pino';
 import { resourceModels } from '../api/model.js';
 import type { Registry } from '../registry/registry.js';
-import type { RegistryWatch } from '../registry/watch.js';
 import { maxBodyBytes, preDecodeBody } from './content.js';
 import { handleClientError } from './client-errors.js';
 import { handleError } from './errors.js';
@@ -20,7 +19,9 @@ import type { AuditRecorder } from './audit/audit-recorder.js';
 import { auditTrimming } from './audit/audit-trimming.js';
 import { registerReviewRoutes } from './routes/reviews.js';
 import { AccessAdvisor } from './access.js';
-import { defaultMaxWatchesPerKey, type WatchHub } from './routes/watch.js';
+import type { WatchHub } from './routes/watch.js';
+import { WatchKeeper } from './watch-keeper.js';
+import { WatchSlots, defaultWatchLimits, type WatchLimits } from './watch-limits.js';
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
@@ -50,8 +51,8 @@ export interface ServerOptions {
   requestTimeoutMs?: number;
   /** The audit trail the registry's writes go to; served to management admins, trimmed here. */
   audit?: AuditRecorder;
-  /** Watches one access key may hold open at once (default 100); one more is 429. */
-  maxWatchesPerKey?: number;
+  /** Watches open at once per access key, per user and in total, and how long each lasts (watch-limits.ts). */
+  watchLimits?: Partial<WatchLimits>;
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -102,7 +103,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   const group = registry.teams.info.group;
   const models = Object.values(resourceModels(group));
-  const hub: WatchHub = { active: new Set<RegistryWatch>(), perKey: new Map(), maxPerKey: opts.maxWatchesPerKey ?? defaultMaxWatchesPerKey };
+  const hub: WatchHub = {
+    active: new Set(),
+    slots: new WatchSlots({ ...defaultWatchLimits, ...opts.watchLimits }),
+    keeper: new WatchKeeper(opts.auth),
+  };
   if (opts.bookmarkIntervalMs) hub.bookmarkIntervalMs = opts.bookmarkIntervalMs;
   registerHealthRoutes(app, registry.store, packageVersion);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);

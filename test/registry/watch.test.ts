@@ -39,7 +39,13 @@ describe('watch', () => {
     await registry.teams.patch('a', 'merge', { metadata: { labels: { env: 'dev' } } });
     await registry.teams.create(team('other', {}, { labels: { env: 'dev' } }));
     await registry.teams.create(team('b', {}, { labels: { env: 'prod' } }));
-    expect(summary(await take(w, 4))).toEqual(['ADDED a', 'MODIFIED a', 'DELETED a', 'ADDED b']);
+    const events = await take(w, 4);
+    expect(summary(events)).toEqual(['ADDED a', 'MODIFIED a', 'DELETED a', 'ADDED b']);
+    // The departure carries the version that matched (kube's cacher), at the revision of the change.
+    const left = events[2]!.object as KubeObject;
+    expect(left.metadata.labels).toEqual({ env: 'prod' });
+    expect((left.spec as { displayName: string }).displayName).toBe('x');
+    expect(Number(left.metadata.resourceVersion)).toBeGreaterThan(Number((events[1]!.object as KubeObject).metadata.resourceVersion));
   });
 
   it('sends bookmarks carrying a resourceVersion when asked', async () => {

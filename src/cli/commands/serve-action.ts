@@ -52,6 +52,9 @@ export interface ServeOptions {
   shutdownGrace: string;
   maxWatchesPerKey: string;
   maxKeysPerUser: string;
+  maxWatchesPerUser: string;
+  maxWatches: string;
+  minRequestTimeout: string;
 }
 
 /** Time the store and the last timers get after the connections are closed, before the process exits anyway. */
@@ -103,8 +106,13 @@ export async function serve(opts: ServeOptions): Promise<void> {
     ? await daemonConfig(opts as unknown as Record<string, unknown>, 'sync-', stateDir, { keyDir: join(stateDir, 'keys'), reportDir: join(stateDir, 'sync') })
     : undefined;
   const shutdownGraceMs = seconds('--shutdown-grace', opts.shutdownGrace)! * 1000;
-  const maxWatchesPerKey = positive('--max-watches-per-key', opts.maxWatchesPerKey);
   const maxKeysPerUser = positive('--max-keys-per-user', opts.maxKeysPerUser);
+  const watchLimits = {
+    maxPerKey: positive('--max-watches-per-key', opts.maxWatchesPerKey),
+    maxPerUser: positive('--max-watches-per-user', opts.maxWatchesPerUser),
+    maxTotal: positive('--max-watches', opts.maxWatches),
+    minRequestTimeoutSeconds: seconds('--min-request-timeout', opts.minRequestTimeout)!,
+  };
   const tls = await chooseTls(opts, listen, stateDir);
   // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
   const logger = createLogger(opts.logLevel, logFormat(opts.logFormat));
@@ -144,7 +152,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     maintenance: { expiredKeyRetentionSeconds },
     audit,
     requestTimeoutMs,
-    maxWatchesPerKey,
+    watchLimits,
     ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
   });

@@ -4,7 +4,7 @@ import { defaultGroup } from '../../api/resources.js';
 import { defaultFailureLimit } from '../../server/auth-context.js';
 import { defaultMaxKeysPerUser } from '../../server/key-quota.js';
 import { defaultShutdownGraceMs } from '../../server/shutdown.js';
-import { defaultMaxWatchesPerKey } from '../../server/routes/watch.js';
+import { defaultMaxWatches, defaultMaxWatchesPerKey, defaultMaxWatchesPerUser, defaultMinRequestTimeoutSeconds } from '../../server/watch-limits.js';
 import { addDaemonFlags } from '../daemon-setup.js';
 import { logFormatHelp } from '../flag-specs.js';
 import { storeOptionHelp } from '../store-flags.js';
@@ -36,6 +36,13 @@ export function registerServe(program: Command): void {
     .option('--audit-retention <duration>', 'keep audit events this long (like 90d, 12h)', '90d')
     .option('--max-keys-per-user <n>', 'access keys one user (or team, or subject) may have; one more is answered 403 exceeded quota', String(defaultMaxKeysPerUser))
     .option('--max-watches-per-key <n>', 'watches one access key may hold open at once; one more is answered 429', String(defaultMaxWatchesPerKey))
+    .option('--max-watches-per-user <n>', 'watches one user (or team, or subject) may hold open at once over all its keys; one more is answered 429', String(defaultMaxWatchesPerUser))
+    .option('--max-watches <n>', 'watches the server holds open at once for everyone; one more is answered 429', String(defaultMaxWatches))
+    .option(
+      '--min-request-timeout <seconds>',
+      'a watch ends after a random time between this and twice this (or sooner, when its timeoutSeconds asks), as kube-apiserver does',
+      String(defaultMinRequestTimeoutSeconds),
+    )
     .option('--shutdown-grace <seconds>', 'after SIGTERM, time in-flight requests and watches get to finish before their connections are cut', String(defaultShutdownGraceMs / 1000))
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600));
   // The sidecar: every flag of teamkeys watch that is about the source and the sync, as --sync-*.

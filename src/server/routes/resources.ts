@@ -42,13 +42,16 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
     case 'GET': {
       const q = readQuery(req.query);
       guard.scope(q.watch ? 'watch' : 'list');
-      if (q.watch) return serveWatch(req, reply, r, q, watches, guard.filter());
-      const filter = guard.filter();
+      // A reader who sees every object has no filter: the registry then also serves it past
+      // revisions of objects deleted or replaced since, which it keeps from anyone else.
+      const seen = guard.filter();
+      const filter = seen === seesEverything ? undefined : seen;
+      if (q.watch) return serveWatch(req, reply, r, q, watches, filter);
       if (negotiate(req.headers.accept, true) === 'json') {
-        const json = await r.listJson({ ...q, filter }, filter === seesEverything);
+        const json = await r.listJson({ ...q, ...(filter ? { filter } : {}) }, !filter);
         if (json !== undefined) return reply.code(200).type('application/json').send(json);
       }
-      return sendReadable(req, reply, r.info.kind, await r.list({ ...q, filter }), q.includeObject);
+      return sendReadable(req, reply, r.info.kind, await r.list({ ...q, ...(filter ? { filter } : {}) }), q.includeObject);
     }
     case 'POST': {
       guard.scope('create');

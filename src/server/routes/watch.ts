@@ -1,29 +1,22 @@
 /** Streams a watch as newline-delimited JSON events, as Tables when kubectl get --watch asks. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { tooManyRequests, type Status } from '../../api/errors.js';
+import type { Status } from '../../api/errors.js';
 import type { KubeObject, WatchEvent } from '../../api/types.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
-import type { RegistryWatch } from '../../registry/watch.js';
 import { negotiate } from '../content.js';
 import { identityOf } from '../guard.js';
 import type { ReadQuery } from '../query.js';
 import { toTable } from '../table.js';
+import type { WatchKeeper } from '../watch-keeper.js';
+import { watchDurationMs, type WatchSlots } from '../watch-limits.js';
 
-/** Watches in progress (so shutdown can end them instead of waiting out their timeouts) and their settings. */
+/** Watches in progress (so shutdown can end them instead of waiting out their timeouts), their places and their keys' checks. */
 export interface WatchHub {
-  active: Set<RegistryWatch>;
+  active: Set<{ stop(): void }>;
   bookmarkIntervalMs?: number;
-  /** Open watches per access key name; a key leaves the map when its last watch ends. */
-  perKey: Map<string, number>;
-  /** The most watches one key may hold open at once; one more is 429. */
-  maxPerKey: number;
+  slots: WatchSlots;
+  keeper: WatchKeeper;
 }
-
-/** Each watch holds a connection, a queue of up to 10,000 events and a share of every write's fan-out. */
-export const defaultMaxWatchesPerKey = 100;
-
-/** kube-apiserver's default: watches end after 30 to 60 minutes, and clients reconnect. */
-const defaultTimeoutSeconds = 1800;
 
 export async function serveWatch(
   req: FastifyRequest,
@@ -31,21 +24,17 @@ export async function serveWatch(
   r: ResourceRegistry,
   q: ReadQuery,
   hub: WatchHub,
-  filter: (obj: KubeObject) => boolean,
+  filter: ((obj: KubeObject) => boolean) | undefined,
 ): Promise<void> {
   const asTable = negotiate(req.headers.accept, true) === 'table';
-  const key = identityOf(req).keyName;
-  const open = hub.perKey.get(key) ?? 0;
-  if (open >= hub.maxPerKey) {
-    throw tooManyRequests(`too many watches open for this access key (the limit is ${hub.maxPerKey}); close one or retry later`, 1);
-  }
-  hub.perKey.set(key, open + 1);
+  const who = identityOf(req);
+  const release = hub.slots.take(who);
+  const kept = hub.keeper.keep(req.headers.authorization, r.info.plural, who);
   try {
     await stream();
   } finally {
-    const left = (hub.perKey.get(key) ?? 1) - 1;
-    if (left > 0) hub.perKey.set(key, left);
-    else hub.perKey.delete(key);
+    hub.keeper.release(kept);
+    release();
   }
 
   async function stream(): Promise<void> {
@@ -55,7 +44,7 @@ export async function serveWatch(
       labelSelector: q.labelSelector,
       fieldSelector: q.fieldSelector,
       allowWatchBookmarks: q.allowWatchBookmarks,
-      filter,
+      ...(filter ? { filter } : {}),
       ...(hub.bookmarkIntervalMs ? { bookmarkIntervalMs: hub.bookmarkIntervalMs } : {}),
     });
     // Storage out of reach is a 503 with Retry-After, answered before the stream begins.
@@ -65,23 +54,37 @@ export async function serveWatch(
       watch.stop();
       throw err;
     }
-    hub.active.add(watch);
+    // Every way a watch ends (its time, its client, its key, shutdown) goes through stop.
+    let stopped = false;
+    const stop = () => {
+      stopped = true;
+      watch.stop();
+    };
+    const entry = { stop };
+    hub.active.add(entry);
+    kept.whenEnded(stop);
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
-    const timer = setTimeout(() => watch.stop(), (q.timeoutSeconds ?? defaultTimeoutSeconds) * 1000);
+    const timer = setTimeout(stop, watchDurationMs(q.timeoutSeconds, hub.slots.limits.minRequestTimeoutSeconds));
     // The connection keeps the process alive while the watch lasts; the timer alone must not.
     timer.unref();
-    res.on('close', () => watch.stop());
+    res.on('close', stop);
     try {
       for await (const event of watch) {
+        // Nothing newer than the last check of the key goes out before another check.
+        const revision = revisionOf(event);
+        if (revision !== undefined && !(await kept.admit(revision, () => !res.destroyed && !stopped))) break;
+        if (kept.ended) break;
         if (!write(res, encode(event))) await drained(res);
         if (res.destroyed) break;
       }
+      // A watch its key no longer allows ends on a Status saying why, as a refused request would.
+      if (kept.ended) write(res, `${JSON.stringify({ type: 'ERROR', object: kept.ended })}\n`);
     } finally {
       clearTimeout(timer);
-      hub.active.delete(watch);
+      hub.active.delete(entry);
       watch.stop();
       if (!res.destroyed) res.end();
     }
@@ -97,6 +100,13 @@ export async function serveWatch(
     });
     return `${JSON.stringify({ type: event.type, object: table })}\n`;
   }
+}
+
+/** The revision an event shows its reader (bookmarks show only a revision, errors none). */
+function revisionOf(event: WatchEvent<KubeObject | Status>): number | undefined {
+  if (event.type === 'BOOKMARK' || event.type === 'ERROR') return undefined;
+  const rv = Number((event.object as KubeObject).metadata.resourceVersion);
+  return Number.isSafeInteger(rv) ? rv : undefined;
 }
 
 function write(res: NodeJS.WritableStream & { destroyed: boolean }, chunk: string): boolean {
