@@ -1,6 +1,6 @@
 /** The report as Markdown: for pull request comments, job summaries and the daemon's latest run. */
 import type { Report, ReportObject } from './report.js';
-import { countsText, driftText, whoText as byText } from './who.js';
+import { attributionUnavailableText, countsText, driftText, whoText as byText } from './who.js';
 
 const code = (v: unknown) => `\`${JSON.stringify(v)?.replace(/`/g, "'") ?? 'null'}\``;
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -38,6 +38,7 @@ export function renderMarkdown(r: Report): string {
   const target = r.mode === 'validate' ? '' : ` → \`${r.target}\``;
   lines.push(`Source \`${r.source.id}\`${r.source.revision ? ` at \`${r.source.revision.slice(0, 12)}\`` : ''}${target}`, '');
   if (r.refused) lines.push(`> **Refused:** ${r.refused}`, '');
+  if (r.attributionUnavailable) lines.push(`> ${attributionUnavailableText(r.attributionUnavailable)}`, '');
   if (r.errors.length > 0) {
     lines.push('### Errors', '', ...r.errors.map((e) => `- \`${e.file}:${e.line}:${e.column}\`: ${e.message}`), '');
   }
