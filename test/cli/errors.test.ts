@@ -3,12 +3,13 @@
  * line on stderr naming what to fix, no stack trace, and "Error from server" only for what a
  * server answered. Over the built CLI and a real `teamkeys serve`.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type Served } from '../server/serve-process.js';
-import { root, teamkeys, type Run } from './run.js';
+import { bin, root, teamkeys, type Run } from './run.js';
 
 /**
  * The lines on stderr that are messages to the user: serve's JSON log lines (it logs before it
@@ -107,5 +108,31 @@ describe('errors talking to a server', () => {
     const port = new URL(served.url).port;
     const r = teamkeys(['serve', '--listen', `127.0.0.1:${port}`, '--store', 'memory:', '--state-dir', join(work, 'state')], { cwd: work });
     expectUserError(r, new RegExp(`127\\.0\\.0\\.1:${port} is already in use: stop what listens there or choose another --listen`));
+  });
+
+  it('the sidecar (serve --sync-source) with its port in use exits 1 too, within a second of saying so', async () => {
+    const port = new URL(served.url).port;
+    const args = ['serve', '--listen', `127.0.0.1:${port}`, '--store', 'memory:', '--state-dir', join(work, 'sidecar-state'), '--sync-source', join(root, 'examples/gitops'), '--sync-interval', '1s'];
+    const child = spawn(process.execPath, [bin, ...args], { cwd: work, env: { ...process.env, TEAMKEYS_ADMIN_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let saidAt = 0;
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (!saidAt && stderr.includes('is already in use')) saidAt = Date.now();
+    });
+    const code = await new Promise<number | null>((done) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      child.on('exit', (c) => {
+        clearTimeout(timer);
+        done(c);
+      });
+    });
+    const exitedAfterMs = Date.now() - saidAt;
+    expect(code, stderr).toBe(1);
+    expect(stderr).toMatch(new RegExp(`^error: 127\\.0\\.0\\.1:${port} is already in use`, 'm'));
+    expect(saidAt).toBeGreaterThan(0);
+    expect(exitedAfterMs).toBeLessThan(1000);
+    // It never synced: nothing reached the server's first-sync line.
+    expect(stderr).not.toContain('"msg":"reconciled"');
   });
 });

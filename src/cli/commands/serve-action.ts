@@ -149,7 +149,16 @@ export async function serve(opts: ServeOptions): Promise<void> {
     const routes = { health: false, authorize: endpointAuthorizer(auth), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
     registerDaemonRoutes(app, daemon.daemon, daemon.metrics, routes);
   }
-  await app.listen({ host: listen.host, port: listen.port });
+  try {
+    await app.listen({ host: listen.host, port: listen.port });
+  } catch (err) {
+    // A port in use (or any listen failure) ends the command: the background work already
+    // started (the sidecar's sync, GC) must stop with it, or the process would run on unserved.
+    await app.close().catch(() => {});
+    await audit.close().catch(() => {});
+    await cached.close().catch(() => {});
+    throw err;
+  }
   // Signals are handled before anyone can learn the address: a stop right after start is clean.
   const stopped = new Promise<void>((done) => {
     const stop = (signal: string) => {
