@@ -4,7 +4,7 @@
  * server answered. Over the built CLI and a real `teamkeys serve`.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +41,7 @@ describe('user errors: exit 1, one line, the fix named', () => {
     ['an unknown flag', ['plan', '--detailed-exitcode', '--bogus'], /unknown option '--bogus' \(see --help\)/],
     ['a flag missing its value', ['plan', '--detailed-exitcode', '--source'], /option '--source <dir\|git-url>' argument missing/],
     ['an unknown command', ['plna'], /unknown command 'plna'/],
-    ['a missing --source folder', ['plan', '--detailed-exitcode', '--source', 'no-such-folder'], /the source folder .*no-such-folder does not exist: give --source the folder or git URL/],
+    ['a missing --source folder', ['plan', '--detailed-exitcode', '--source', 'no-such-folder', '--store', 'memory:'], /the source folder .*no-such-folder does not exist: give --source the folder or git URL/],
     ['a missing --source folder to validate', ['validate', '--source', 'no-such-folder'], /the source folder .*no-such-folder does not exist/],
     ['a bad --log-level', ['watch', '--source', source, '--log-level', 'loud'], /--log-level must be one of trace, debug, info, warn, error, fatal, silent, not "loud"/],
     ['a bad watch --interval', ['watch', '--source', source, '--interval', 'soon'], /--interval must be a duration such as 30s/],
@@ -50,6 +50,19 @@ describe('user errors: exit 1, one line, the fix named', () => {
   ];
   it.each(table)('%s', (_what, args, pattern) => {
     expectUserError(run(...args), pattern);
+  });
+
+  it.each(['plan', 'apply', 'import'])('%s with neither --server nor --store, where no default store exists, names both and makes no store', (command) => {
+    const args = command === 'import' ? ['import', '--out', join(cwd, 'imported')] : [command, '--source', source];
+    expectUserError(run(...args), /^error: no target: give --server URL \(a running teamkeys serve, with --token-file\) or --store URL \(sqlite:PATH, made if missing, or postgres:\/\/\.\.\.\); the default store .*\.teamkeys\/teamkeys\.db does not exist/m);
+    expect(existsSync(join(cwd, '.teamkeys/teamkeys.db'))).toBe(false);
+  });
+
+  it('plan and apply use the default store once it exists (made by serve, or by a --store naming it)', () => {
+    expect(run('plan', '--source', source, '--store', 'sqlite:.teamkeys/teamkeys.db').code).toBe(0);
+    const r = run('plan', '--source', source, '--source-id', 'errors');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('sqlite:.teamkeys/teamkeys.db');
   });
 
   it('--help and --version are not errors', () => {
