@@ -24,7 +24,9 @@ import { defaultMaxWatchesPerKey, type WatchHub } from './routes/watch.js';
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
-import { authenticateRequest } from './endpoint-auth.js';
+import { authenticateRequest, endpointAuthorizer } from './endpoint-auth.js';
+import { registerMetrics, ServerMetrics } from './metrics.js';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { lazyChildLogger } from './request-logger.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
@@ -52,6 +54,8 @@ export interface ServerOptions {
   audit?: AuditRecorder;
   /** Watches one access key may hold open at once (default 100); one more is 429. */
   maxWatchesPerKey?: number;
+  /** More Prometheus registries /metrics serves after the server's own (the sidecar's reconcile metrics). */
+  moreMetrics?: MetricsRegistry[];
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -105,6 +109,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
   registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
+  const authorizeEndpoint = endpointAuthorizer(opts.auth);
+  registerMetrics(app, new ServerMetrics(), (req, reply) => authorizeEndpoint(req, reply, 'metrics'), opts.moreMetrics);
 
   const work: BackgroundWork[] = [];
   if (opts.maintenance !== false) {

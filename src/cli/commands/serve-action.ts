@@ -142,11 +142,11 @@ export async function serve(opts: ServeOptions): Promise<void> {
     audit,
     requestTimeoutMs,
     maxWatchesPerKey,
-    ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
+    ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }], moreMetrics: [daemon.metrics.registry] } : {}),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
   });
   if (daemon) {
-    const routes = { health: false, authorize: endpointAuthorizer(auth), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
+    const routes = { health: false, metrics: false, authorize: endpointAuthorizer(auth), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
     registerDaemonRoutes(app, daemon.daemon, daemon.metrics, routes);
   }
   try {
