@@ -26,3 +26,18 @@ export function missingDefaultStore(option: string | undefined): string | undefi
   if (existsSync(path)) return undefined;
   return `no target: give --server URL (a running teamkeys serve, with --token-file) or --store URL (sqlite:PATH, made if missing, or postgres://...); the default store ${path} does not exist, and an empty one is not made for this command`;
 }
+
+/** The file name of the default store inside the state directory. */
+export const stateStoreFileName = 'teamkeys.db';
+
+export const serveStoreHelp = `store URL: sqlite:PATH, postgres://USER@HOST:PORT/DB or memory: (default: $TEAMKEYS_STORE or sqlite:<state-dir>/${stateStoreFileName})`;
+
+/**
+ * The store `teamkeys serve` opens: --store, else TEAMKEYS_STORE when set and not empty, else
+ * teamkeys.db in its state directory, so --state-dir moves everything the server keeps (two
+ * servers started from one folder with different state directories have separate databases).
+ */
+export function serveStoreUrl(option: string | undefined, stateDir: string): string {
+  return option ?? (process.env.TEAMKEYS_STORE || `sqlite:${join(stateDir, stateStoreFileName)}`);
+}
+
