@@ -34,17 +34,14 @@ export interface CommentTarget {
   issueNumber: number;
 }
 
-/** Creates the comment, or edits the one carrying the marker; returns which it did and its URL. */
-export async function upsertComment(target: CommentTarget, marker: string, body: string): Promise<{ action: 'created' | 'updated'; url: string }> {
+/** Creates the comment, or edits the one carrying the marker; returns which it did, its id and URL (its API URL, or its id, when GitHub gave no page URL). */
+export async function upsertComment(target: CommentTarget, marker: string, body: string): Promise<{ action: 'created' | 'updated'; id: number; url: string }> {
   const octokit = github.getOctokit(target.token);
   const where = { owner: target.owner, repo: target.repo };
   const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: target.issueNumber, per_page: 100 });
   // Ours starts with the marker: a marker quoted anywhere else in a comment (text from a manifest) does not make it ours.
   const mine = comments.find((c) => c.body?.startsWith(`${marker}\n`));
-  if (mine) {
-    const { data } = await octokit.rest.issues.updateComment({ ...where, comment_id: mine.id, body });
-    return { action: 'updated', url: data.html_url };
-  }
-  const { data } = await octokit.rest.issues.createComment({ ...where, issue_number: target.issueNumber, body });
-  return { action: 'created', url: data.html_url };
+  const done = (action: 'created' | 'updated', data: { id: number; html_url?: string; url?: string }) => ({ action, id: data.id, url: data.html_url || data.url || `comment ${data.id}` });
+  if (mine) return done('updated', (await octokit.rest.issues.updateComment({ ...where, comment_id: mine.id, body })).data);
+  return done('created', (await octokit.rest.issues.createComment({ ...where, issue_number: target.issueNumber, body })).data);
 }

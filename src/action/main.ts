@@ -5,6 +5,7 @@
  * It never opens the embedded store: the Action talks to a server, so no native module is needed.
  */
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
 import * as github from '@actions/github';
@@ -93,6 +94,19 @@ async function runCommand(command: string, workspace: string): Promise<Report> {
   }
 }
 
+/**
+ * Where report.json and report.md go: the report-dir input (from the workspace), else the runner's
+ * temporary folder, outside the checkout, so a later step never finds them among the manifests
+ * and no step commits them by accident.
+ */
+function reportDirOf(workspace: string): string {
+  const asked = input('report-dir');
+  return asked ? resolve(workspace, asked) : join(process.env.RUNNER_TEMP || tmpdir(), 'teamkeys-report');
+}
+
+/** A path as a log names it: from the workspace when inside it, else whole. */
+const shownPath = (workspace: string, path: string) => (relative(workspace, path).startsWith('..') ? path : relative(workspace, path) || '.');
+
 /** Edits (or creates) this source's comment on the pull request the run is for. */
 async function comment(report: Report, markdown: string): Promise<void> {
   const pr = github.context.payload.pull_request;
@@ -104,7 +118,7 @@ async function comment(report: Report, markdown: string): Promise<void> {
   const body = commentBody(report.source.id, markdown, summaryUrl);
   try {
     const done = await upsertComment({ token, ...github.context.repo, issueNumber: pr.number }, commentMarker(report.source.id), body);
-    core.info(`pull request comment ${done.action}: ${done.url}`);
+    core.info(`pull request comment ${done.action}: ${done.url} (id ${done.id})`);
   } catch (err) {
     // The plan stands without its comment; a token without pull-requests: write should not hide it.
     core.warning(`could not comment on the pull request (does the job have permissions: pull-requests: write?): ${err instanceof Error ? err.message : String(err)}`);
@@ -118,7 +132,7 @@ async function run(): Promise<void> {
   if (!['validate', 'plan', 'apply'].includes(command)) throw new Error(`command must be validate, plan or apply, not "${command}"`);
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
   const report = await runCommand(command, workspace);
-  const reportDir = resolve(workspace, input('report-dir', 'teamkeys-report'));
+  const reportDir = reportDirOf(workspace);
   await writeReports(report, reportDir);
   const markdown = renderMarkdown(report);
   const unannotated = report.errors.length - maxAnnotations;
@@ -139,7 +153,7 @@ async function run(): Promise<void> {
   core.setOutput('drift', String(s.drifted));
   core.setOutput('report-json', join(reportDir, 'report.json'));
   core.setOutput('report-markdown', join(reportDir, 'report.md'));
-  core.info(`teamkeys ${command}: ${report.outcome}; ${changes} change(s), ${s.drifted} drifted, report in ${relative(workspace, reportDir) || '.'}`);
+  core.info(`teamkeys ${command}: ${report.outcome}; ${changes} change(s), ${s.drifted} drifted, report in ${shownPath(workspace, reportDir)}`);
   if (report.outcome === 'invalid') core.setFailed(`${report.errors.length} error(s) in the manifests or policies`);
   else if (report.outcome === 'refused') core.setFailed(report.refused ?? 'refused');
   else if (report.outcome === 'failed') core.setFailed(`${s.failed} write(s) failed`);

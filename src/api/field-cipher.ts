@@ -5,7 +5,7 @@
  * value has been rewritten. A value is bound to its object and field (GCM additional data), so a
  * ciphertext copied to another object or field does not open.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 export interface CipherKey {
   name: string;
@@ -27,6 +27,14 @@ export class FieldCipher {
   /** A cipher with one random key that lives only in this process (tests, memory: stores). */
   static ephemeral(): FieldCipher {
     return new FieldCipher([{ name: `ephemeral-${randomBytes(4).toString('hex')}`, secret: randomBytes(32) }]);
+  }
+
+  /**
+   * Each key's name and a fingerprint that identifies it without revealing it (an HMAC of a fixed
+   * text under the key), the encrypting key first: what processes sharing a store compare.
+   */
+  fingerprints(): { name: string; fingerprint: string }[] {
+    return this.keys.map((k) => ({ name: k.name, fingerprint: createHmac('sha256', k.secret).update('teamkeys encryption key fingerprint v1').digest('hex').slice(0, 32) }));
   }
 
   /** `aesgcm:v1:<key name>:<iv>:<tag>:<ciphertext>` (base64), under the first key. */

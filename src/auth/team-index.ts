@@ -88,6 +88,8 @@ export class TeamIndex implements TeamWorld {
         this.verified = Math.max(this.verified, progress);
         return;
       }
+      // Stopped (the server shutting down): the watch will not catch up; answer now, not at the deadline.
+      if (this.stopped) throw serviceUnavailable('the server is shutting down; try again', 1);
       if (Date.now() > deadline) throw serviceUnavailable('the team index is behind the store; try again', 1);
       await new Promise((r) => setTimeout(r, 2));
     }

@@ -8,6 +8,7 @@ import type { Report } from '../gitops/report/report.js';
 import { renderText } from '../gitops/report/text.js';
 import { CliError } from './errors.js';
 import { addFlags, runFlags, sourceFlags, targetFlags } from './flag-specs.js';
+import { missingDefaultStore } from './store-flags.js';
 
 export interface SourceFlags {
   source?: string;
@@ -95,6 +96,8 @@ export async function openClient(f: TargetFlags): Promise<ApiClient> {
     const { HttpClient } = await import('../client/http.js');
     return new HttpClient({ server: f.server, token, group: f.apiGroup, ...(ca ? { ca } : {}) });
   }
+  const missing = missingDefaultStore(f.store);
+  if (missing) throw new CliError(missing);
   // The embedded store (and its native driver) loads only for a command that opens it.
   const [{ EmbeddedClient }, { openEmbedded, storeUrl }] = await Promise.all([import('../client/embedded.js'), import('./embedded.js')]);
   const { registry, audit, close } = await openEmbedded(f.store, { group: f.apiGroup, ...(f.encryptionKeyFile ? { encryptionKeyFile: f.encryptionKeyFile } : {}) });

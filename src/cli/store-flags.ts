@@ -1,5 +1,6 @@
 /** The help and defaults of --store and --encryption-key-file: apart from embedded.ts so a command's flags load no store. */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { defaultStoreUrl } from '../store/url.js';
 import { encryptionKeyFileName } from './encryption-key-file.js';
 
@@ -13,3 +14,30 @@ export const encryptionKeyFileHelp = `key file that encrypts sealed fields at re
 export function storeUrl(option: string | undefined): string {
   return option ?? (process.env.TEAMKEYS_STORE || defaultStoreUrl);
 }
+
+/**
+ * Commands that read a target (plan, apply, import, watch) use the default store only when it is
+ * there: with neither --server nor --store, a missing default would become a new, empty store,
+ * and a plan against it would quietly show everything as new. The refusal, or undefined.
+ */
+export function missingDefaultStore(option: string | undefined): string | undefined {
+  if (option !== undefined || process.env.TEAMKEYS_STORE) return undefined;
+  const path = resolve(defaultStoreUrl.slice('sqlite:'.length));
+  if (existsSync(path)) return undefined;
+  return `no target: give --server URL (a running teamkeys serve, with --token-file) or --store URL (sqlite:PATH, made if missing, or postgres://...); the default store ${path} does not exist, and an empty one is not made for this command`;
+}
+
+/** The file name of the default store inside the state directory. */
+export const stateStoreFileName = 'teamkeys.db';
+
+export const serveStoreHelp = `store URL: sqlite:PATH, postgres://USER@HOST:PORT/DB or memory: (default: $TEAMKEYS_STORE or sqlite:<state-dir>/${stateStoreFileName})`;
+
+/**
+ * The store `teamkeys serve` opens: --store, else TEAMKEYS_STORE when set and not empty, else
+ * teamkeys.db in its state directory, so --state-dir moves everything the server keeps (two
+ * servers started from one folder with different state directories have separate databases).
+ */
+export function serveStoreUrl(option: string | undefined, stateDir: string): string {
+  return option ?? (process.env.TEAMKEYS_STORE || `sqlite:${join(stateDir, stateStoreFileName)}`);
+}
+

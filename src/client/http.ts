@@ -175,20 +175,22 @@ export class HttpClient implements ApiClient {
     };
   }
 
-  /** Set once the server showed it does not serve the audit trail to this caller: not asked again. */
-  private auditUnavailable = false;
+  /** Set once the server showed it does not serve the audit trail to this caller: not asked again, the same error given. */
+  private auditRefused: ClientError | undefined;
 
-  async auditEvents(filter: AuditFilter): Promise<AuditEvent[] | undefined> {
-    if (this.auditUnavailable) return undefined;
+  async auditEvents(filter: AuditFilter): Promise<AuditEvent[]> {
+    if (this.auditRefused) throw this.auditRefused;
     const q = new URLSearchParams(Object.entries(filter).map(([k, v]): [string, string] => [k, String(v)]));
-    const url = new URL(`${this.opts.server.replace(/\/+$/, '')}/apis/${auditApiVersion}/events?${q.toString()}`);
+    // Under the same API root as every other request: a --server without a path gets the prefix here too.
+    const url = new URL(`${this.target}/apis/${auditApiVersion}/events?${q.toString()}`);
     try {
       return ((await this.send('GET', url.href)) as { items: AuditEvent[] }).items;
     } catch (err) {
-      // Not served (404), not allowed (403), or an older server: the planner falls back to managedFields.
+      // Not served (404), not allowed (403), or an older server: said once, in the report, and not asked again.
       if (err instanceof ClientError && [403, 404, 405].includes(err.code)) {
-        this.auditUnavailable = true;
-        return undefined;
+        const why = err.code === 403 ? 'this key may not read the audit trail (it needs management-admin)' : 'the server does not serve the audit trail there';
+        this.auditRefused = new ClientError({ ...err.status, message: `GET ${url.pathname}: HTTP ${err.code}: ${why}` }, err.transport);
+        throw this.auditRefused;
       }
       throw err;
     }

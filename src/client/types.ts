@@ -38,8 +38,9 @@ export interface ApiClient {
   /** Every change after the current state (the objects that exist are not replayed). */
   watch(plural: Plural): ClientWatch;
   /**
-   * The server's audit events for a filter, or undefined when the audit trail cannot be read
-   * (a server that does not serve it, or a caller it refuses): drift is then named from managedFields.
+   * The server's audit events for a filter; undefined when the target keeps no audit trail. A
+   * trail that cannot be read (not served there, a caller it refuses) throws a ClientError: the
+   * report says attribution was unavailable and why, and drift is named from managedFields.
    */
   auditEvents(filter: AuditFilter): Promise<AuditEvent[] | undefined>;
   close(): Promise<void>;

@@ -17,6 +17,7 @@ import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { isGitSource, openSource, type LoadedSource, type SourceOptions } from '../gitops/source/load.js';
 import { ApiFollower } from './api-follower.js';
+import { cycleLog } from './cycle-log.js';
 import type { DaemonMetrics } from './metrics.js';
 
 export interface DaemonOptions {
@@ -196,7 +197,8 @@ export class SyncDaemon {
         this.failures++;
       }
       await this.writeReport(report);
-      o.log.info({ outcome: report.outcome, summary: report.summary, revision: report.source.revision }, 'reconciled');
+      const line = cycleLog(report);
+      o.log[line.level](line.fields, line.msg);
       o.onCycle?.(report, this.lastError);
     } catch (err) {
       this.cycles++;

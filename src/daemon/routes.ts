@@ -9,6 +9,8 @@ export interface DaemonRouteOptions {
   webhookSecret?: string;
   /** Also serve /healthz and /readyz (not when the API server already does). */
   health: boolean;
+  /** Serve /metrics (default true; the API server serves the sidecar's with its own). */
+  metrics?: boolean;
   /**
    * On the API listener: authenticates the request's key and throws 401/403 unless it may read
    * metrics or the report, or trigger a sync (POST /sync without a valid webhook signature).
@@ -25,10 +27,12 @@ export function registerDaemonRoutes(app: FastifyInstance, daemon: SyncDaemon, m
       daemon.ready ? reply.type('text/plain').send('ok') : reply.code(503).type('text/plain').send(`not ready: ${daemon.lastError ?? 'no successful sync yet'}`),
     );
   }
-  app.get('/metrics', async (req, reply) => {
-    await opts.authorize?.(req, reply, 'metrics');
-    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
+  if (opts.metrics !== false) {
+    app.get('/metrics', async (req, reply) => {
+      await opts.authorize?.(req, reply, 'metrics');
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  }
   app.get('/sync/report', async (req, reply) => {
     await opts.authorize?.(req, reply, 'report');
     return daemon.lastReport ? reply.type('application/json').send(JSON.stringify(daemon.lastReport)) : reply.code(404).send(status(404, 'NotFound', 'no sync has completed yet'));

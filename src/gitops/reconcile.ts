@@ -1,7 +1,7 @@
 /** One reconciliation: source -> validate -> plan -> apply -> report. */
 import { resourceModels } from '../api/model.js';
 import type { KubeObject } from '../api/types.js';
-import type { ApiClient, Plural } from '../client/types.js';
+import { ClientError, type ApiClient, type Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
 import type { KeyDelivery } from './keys/github-secrets.js';
 import type { PolicySource } from './policy/at-ref.js';
@@ -71,13 +71,21 @@ export async function validateSource(source: SourceOptions, apiVersion: string, 
 /**
  * Plans the objects that differ from git again with their audit events, so a field someone
  * removed is told from one git added and drift is named by person. A server whose trail cannot be
- * read leaves the plan as managedFields made it.
+ * read leaves the plan as managedFields made it, and the plan says why (never quietly: a report
+ * naming only `kubectl-patch` where it could name a person must say it could not).
  */
 async function withHistory(client: ApiClient, plan: Plan, byKey: Map<string, DesiredObject>, live: Record<Plural, KubeObject[]>, models: ReturnType<typeof modelsFor>, opts: PlanOptions): Promise<void> {
   for (const [i, a] of plan.actions.entries()) {
     if (a.type !== 'update' && a.type !== 'replace') continue;
     const obj = live[a.plural].find((o) => o.metadata.name === a.name)!;
-    const history = await client.auditEvents({ resource: a.plural, name: a.name, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) });
+    let history;
+    try {
+      history = await client.auditEvents({ resource: a.plural, name: a.name, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) });
+    } catch (err) {
+      if (!(err instanceof ClientError)) throw err;
+      plan.attributionUnavailable = err.message;
+      return;
+    }
     if (!history) return;
     plan.actions[i] = planObject(models[a.plural], byKey.get(`${a.plural}/${a.name}`), obj, opts, history);
   }

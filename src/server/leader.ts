@@ -73,8 +73,12 @@ export class Leader {
     this.leading = true;
     this.log.info({ work: this.work.map((w) => w.name) }, 'acquired the background-work lease');
     for (const w of this.work) {
+      // Stopped (the server closing, e.g. its port taken) while earlier work was starting: the rest stays stopped.
+      if (!this.leading) return;
       try {
         await w.start();
+        // stepDown ran while this one started: it stopped the work before it was running.
+        if (!this.leading) await w.stop();
       } catch (err) {
         // Work that cannot start (the database went away again) is retried with the lease.
         this.log.warn({ err, work: w.name }, 'background work could not start; giving the lease up and retrying');

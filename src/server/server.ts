@@ -25,7 +25,9 @@ import { WatchSlots, defaultWatchLimits, type WatchLimits } from './watch-limits
 import type { AuthContext } from './guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
-import { authenticateRequest } from './endpoint-auth.js';
+import { authenticateRequest, endpointAuthorizer } from './endpoint-auth.js';
+import { registerMetrics, ServerMetrics } from './metrics.js';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { lazyChildLogger } from './request-logger.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
@@ -53,6 +55,8 @@ export interface ServerOptions {
   audit?: AuditRecorder;
   /** Watches open at once per access key, per user and in total, and how long each lasts (watch-limits.ts). */
   watchLimits?: Partial<WatchLimits>;
+  /** More Prometheus registries /metrics serves after the server's own (the sidecar's reconcile metrics). */
+  moreMetrics?: MetricsRegistry[];
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -114,6 +118,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
   registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
+  const authorizeEndpoint = endpointAuthorizer(opts.auth);
+  registerMetrics(app, new ServerMetrics(), (req, reply) => authorizeEndpoint(req, reply, 'metrics'), opts.moreMetrics);
 
   const work: BackgroundWork[] = [];
   if (opts.maintenance !== false) {

@@ -8,7 +8,7 @@ export interface Lease {
   release(): Promise<void>;
 }
 
-/** For a store only this process writes (memory, or SQLite as deployed): always held. */
+/** For a store only this process writes (memory): always held. */
 export class LocalLease implements Lease {
   async tryAcquire(): Promise<boolean> {
     return true;

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,7 +69,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     // GITHUB_OUTPUT holds `name<<DELIMITER\nvalue\nDELIMITER` blocks.
     const outputs: Record<string, string> = {};
     for (const m of raw.matchAll(/^([\w-]+)<<(\S+)\n([\s\S]*?)\n\2$/gm)) outputs[m[1]!] = m[3]!;
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr, outputs, summary: readFileSync(files.summary, 'utf8') };
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr, outputs, summary: readFileSync(files.summary, 'utf8'), runnerTemp: dir };
   }
 
   const server = () => ({ server: served.url, token: served.adminKey, 'ca-cert': readFileSync(join(served.dir, 'tls/cert.pem'), 'utf8'), 'source-id': 'ci', source: 'gitops' });
@@ -107,7 +107,9 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(lines.slice(0, 2).sort()).toEqual([`::add-mask::${githubToken}`, `::add-mask::${served.adminKey}`].sort());
     expect(lines.slice(2).join('\n')).not.toContain(served.adminKey);
     expect(lines.slice(2).join('\n')).not.toContain(githubToken);
-    expect(r.outputs).toMatchObject({ outcome: 'changes', changes: '5', drift: '0', 'report-json': join(repo.dir, 'teamkeys-report/report.json') });
+    // The reports go to the runner's temporary folder, outside the checkout.
+    expect(r.outputs).toMatchObject({ outcome: 'changes', changes: '5', drift: '0', 'report-json': join(r.runnerTemp, 'teamkeys-report/report.json') });
+    expect(existsSync(join(repo.dir, 'teamkeys-report'))).toBe(false);
     expect(r.summary).toContain('## teamkeys plan: 5 to create');
     expect(commentCalls()).toHaveLength(1);
     const [created] = commentCalls();
@@ -134,6 +136,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(body).toContain('<br>`spec.displayName`: `"X"` → `"Platform"` | admin (key admin) via kubectl-patch at ');
     expect(github.comments.get(1)).toBe('LGTM, a comment by a person');
     expect(github.comments.size).toBe(2);
+    expect(r.stdout).toContain(`pull request comment updated: https://github.example/acme/platform-teams/pull/${pr}#issuecomment-100`);
   });
 
   it('a saved plan from a plan step is what a later apply step applies', async () => {
@@ -195,7 +198,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     for (const secret of ['Payroll', 'fiona', 'frank', 'finance-secret-group', 'cc-4711']) {
       expect(body).not.toContain(secret);
       expect(r.summary).not.toContain(secret);
-      expect(readFileSync(join(repo.dir, 'teamkeys-report/report.json'), 'utf8')).not.toContain(secret);
+      expect(readFileSync(r.outputs['report-json']!, 'utf8')).not.toContain(secret);
     }
     expect(kubectl(served, ['delete', 'team', 'finance']).code).toBe(0);
   });
@@ -241,6 +244,24 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(body).not.toContain('generated-team-with-a-long-name-0899');
     expect(r.summary).toContain('Team/generated-team-with-a-long-name-0899');
     repo.remove('gitops/teams/many.yaml');
+  });
+
+  it('with source: . a plan then an apply in one workspace never read their own report or saved plan as manifests', async () => {
+    repo.write('gitops/teams/auditors.yaml', readFileSync(join(repo.dir, 'gitops/teams/auditors.yaml'), 'utf8').replace('Read access', 'Reading access'));
+    // The reports in the checkout, as report-dir's former default put them, and the saved plan beside them.
+    const inSource = { ...server(), source: '.', comment: 'false', 'report-dir': 'teamkeys-report' };
+    const planned = await runAction({ command: 'plan', 'plan-file': 'teamkeys.plan.json', ...inSource });
+    expect(planned.stdout).not.toContain('::error');
+    expect(planned.outputs).toMatchObject({ outcome: 'changes', changes: '1', 'report-json': join(repo.dir, 'teamkeys-report/report.json') });
+    expect(existsSync(join(repo.dir, 'teamkeys.plan.json'))).toBe(true);
+    const applied = await runAction({ command: 'apply', ...inSource });
+    expect(applied.stdout).not.toContain('unknown kind');
+    expect(applied.code).toBe(0);
+    expect(applied.outputs).toMatchObject({ outcome: 'applied', changes: '1' });
+    const again = await runAction({ command: 'plan', ...server(), source: '.', comment: 'false' });
+    expect(again.code).toBe(0);
+    expect(again.outputs.outcome).toBe('clean');
+    expect(again.stdout).toContain(`report in ${join(again.runnerTemp, 'teamkeys-report')}`);
   });
 
   it('rebuilding the bundle gives the same bytes as the committed one', () => {

@@ -52,7 +52,7 @@ describe('sealed at rest', () => {
     expect(JSON.stringify(await replaced.json())).not.toContain('CONNECTOR-DATA');
 
     // The embedded CLI works on the same store with the same key file, and seals what it writes.
-    const keyFile = join(served.dir, 'encryption.yaml');
+    const keyFile = served.encryptionKeyFile;
     const manifest = join(served.dir, 'cli-key.yaml');
     writeFileSync(manifest, `apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata: {name: from-cli}\nspec: {user: bob, identity: {connectorData: ${secrets.cli}}}\n`);
     const cli = ['--store', `sqlite:${db}`, '--encryption-key-file', keyFile];

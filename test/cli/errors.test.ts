@@ -3,12 +3,13 @@
  * line on stderr naming what to fix, no stack trace, and "Error from server" only for what a
  * server answered. Over the built CLI and a real `teamkeys serve`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type Served } from '../server/serve-process.js';
-import { root, teamkeys, type Run } from './run.js';
+import { bin, root, teamkeys, type Run } from './run.js';
 
 /**
  * The lines on stderr that are messages to the user: serve's JSON log lines (it logs before it
@@ -40,7 +41,7 @@ describe('user errors: exit 1, one line, the fix named', () => {
     ['an unknown flag', ['plan', '--detailed-exitcode', '--bogus'], /unknown option '--bogus' \(see --help\)/],
     ['a flag missing its value', ['plan', '--detailed-exitcode', '--source'], /option '--source <dir\|git-url>' argument missing/],
     ['an unknown command', ['plna'], /unknown command 'plna'/],
-    ['a missing --source folder', ['plan', '--detailed-exitcode', '--source', 'no-such-folder'], /the source folder .*no-such-folder does not exist: give --source the folder or git URL/],
+    ['a missing --source folder', ['plan', '--detailed-exitcode', '--source', 'no-such-folder', '--store', 'memory:'], /the source folder .*no-such-folder does not exist: give --source the folder or git URL/],
     ['a missing --source folder to validate', ['validate', '--source', 'no-such-folder'], /the source folder .*no-such-folder does not exist/],
     ['a bad --log-level', ['watch', '--source', source, '--log-level', 'loud'], /--log-level must be one of trace, debug, info, warn, error, fatal, silent, not "loud"/],
     ['a bad watch --interval', ['watch', '--source', source, '--interval', 'soon'], /--interval must be a duration such as 30s/],
@@ -49,6 +50,19 @@ describe('user errors: exit 1, one line, the fix named', () => {
   ];
   it.each(table)('%s', (_what, args, pattern) => {
     expectUserError(run(...args), pattern);
+  });
+
+  it.each(['plan', 'apply', 'import'])('%s with neither --server nor --store, where no default store exists, names both and makes no store', (command) => {
+    const args = command === 'import' ? ['import', '--out', join(cwd, 'imported')] : [command, '--source', source];
+    expectUserError(run(...args), /^error: no target: give --server URL \(a running teamkeys serve, with --token-file\) or --store URL \(sqlite:PATH, made if missing, or postgres:\/\/\.\.\.\); the default store .*\.teamkeys\/teamkeys\.db does not exist/m);
+    expect(existsSync(join(cwd, '.teamkeys/teamkeys.db'))).toBe(false);
+  });
+
+  it('plan and apply use the default store once it exists (made by serve, or by a --store naming it)', () => {
+    expect(run('plan', '--source', source, '--store', 'sqlite:.teamkeys/teamkeys.db').code).toBe(0);
+    const r = run('plan', '--source', source, '--source-id', 'errors');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('sqlite:.teamkeys/teamkeys.db');
   });
 
   it('--help and --version are not errors', () => {
@@ -107,5 +121,31 @@ describe('errors talking to a server', () => {
     const port = new URL(served.url).port;
     const r = teamkeys(['serve', '--listen', `127.0.0.1:${port}`, '--store', 'memory:', '--state-dir', join(work, 'state')], { cwd: work });
     expectUserError(r, new RegExp(`127\\.0\\.0\\.1:${port} is already in use: stop what listens there or choose another --listen`));
+  });
+
+  it('the sidecar (serve --sync-source) with its port in use exits 1 too, within a second of saying so', async () => {
+    const port = new URL(served.url).port;
+    const args = ['serve', '--listen', `127.0.0.1:${port}`, '--store', 'memory:', '--state-dir', join(work, 'sidecar-state'), '--sync-source', join(root, 'examples/gitops'), '--sync-interval', '1s'];
+    const child = spawn(process.execPath, [bin, ...args], { cwd: work, env: { ...process.env, TEAMKEYS_ADMIN_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let saidAt = 0;
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (!saidAt && stderr.includes('is already in use')) saidAt = Date.now();
+    });
+    const code = await new Promise<number | null>((done) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      child.on('exit', (c) => {
+        clearTimeout(timer);
+        done(c);
+      });
+    });
+    const exitedAfterMs = Date.now() - saidAt;
+    expect(code, stderr).toBe(1);
+    expect(stderr).toMatch(new RegExp(`^error: 127\\.0\\.0\\.1:${port} is already in use`, 'm'));
+    expect(saidAt).toBeGreaterThan(0);
+    expect(exitedAfterMs).toBeLessThan(1000);
+    // It never synced: nothing reached the server's first-sync line.
+    expect(stderr).not.toContain('"msg":"reconciled"');
   });
 });

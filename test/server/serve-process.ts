@@ -14,6 +14,8 @@ export interface Served {
   kubeconfig: string;
   /** The administrator's key, as the server wrote it to its state directory. */
   adminKey: string;
+  /** The encryption key file it seals with (shared by the servers of one SQLite file). */
+  encryptionKeyFile: string;
   process: ChildProcess;
   stdout: () => string;
   stderr: () => string;
@@ -22,12 +24,26 @@ export interface Served {
 }
 
 /**
+ * The encryption key file of the servers on a SQLite file: one beside it, as a deployment keeps
+ * one key file for every server of a store (a server with other keys is refused on it), unless
+ * the test names one.
+ */
+function sharedKeyFile(args: string[]): string | undefined {
+  const at = args.lastIndexOf('--encryption-key-file');
+  if (at >= 0) return args[at + 1];
+  const store = args[args.lastIndexOf('--store') + 1];
+  return args.includes('--store') && store?.startsWith('sqlite:') ? `${store.slice('sqlite:'.length)}.encryption.yaml` : undefined;
+}
+
+/**
  * Starts a server with its own state directory. By default it serves HTTPS with the self-signed
  * certificate it makes, and kubectl uses the kubeconfig it writes (kubectl sends keys only over TLS).
  */
 export async function startServe(args: string[] = [], opts: { kubeconfigExtra?: string; env?: Record<string, string> } = {}): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), 'teamkeys-serve-'));
-  const child = spawn(process.execPath, [bin, 'serve', '--listen', '127.0.0.1:0', '--store', 'memory:', '--state-dir', dir, ...args], {
+  const encryptionKeyFile = sharedKeyFile(args) ?? join(dir, 'encryption.yaml');
+  const keyArgs = args.includes('--encryption-key-file') ? [] : ['--encryption-key-file', encryptionKeyFile];
+  const child = spawn(process.execPath, [bin, 'serve', '--listen', '127.0.0.1:0', '--store', 'memory:', '--state-dir', dir, ...keyArgs, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, TEAMKEYS_ADMIN_KEY: '', ...opts.env },
   });
@@ -57,6 +73,7 @@ export async function startServe(args: string[] = [], opts: { kubeconfigExtra?: 
     dir,
     kubeconfig,
     adminKey,
+    encryptionKeyFile,
     process: child,
     stdout: () => stdout,
     stderr: () => stderr,

@@ -84,6 +84,25 @@ describe('SQLite worker threads that die', () => {
     }
   }, 30_000);
 
+  it('closing while writes keep coming: every write is answered (committed or Closed), the exit is not a failure, nothing restarts', async () => {
+    const logged: string[] = [];
+    const log = { error: (_: object, msg: string) => logged.push(`error: ${msg}`), warn: () => {}, info: (_: object, msg: string) => logged.push(`info: ${msg}`) };
+    const store = new SqliteStore(join(dir, 'close-under-load.db'), { threads: true, log });
+    const { writer } = store.threaded!;
+    const write = (i: number) => store.create<Obj>(`/teams/w${i}`, { metadata: { name: `w${i}` } }).then(() => 'ok', (err: unknown) => (isStorageError(err, 'Closed') ? 'Closed' : String(err)));
+    const before = Array.from({ length: 50 }, (_, i) => write(i));
+    // Two closes at once (the store and a shutdown path) are one close.
+    const closes = [writer.close(), writer.close()];
+    const after = Array.from({ length: 20 }, (_, i) => write(100 + i));
+    await Promise.all(closes);
+    const outcomes = await Promise.all([...before, ...after]);
+    expect(new Set(outcomes)).toEqual(new Set(outcomes.filter((o) => o === 'ok' || o === 'Closed')));
+    expect(outcomes.slice(50)).toEqual(Array(20).fill('Closed'));
+    await store.close();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(logged.filter((l) => l.startsWith('error') || l.includes('restarted'))).toEqual([]);
+  });
+
   it('closing a store whose thread is down does not hang and starts nothing again', async () => {
     const store = new SqliteStore(join(dir, 'closing.db'), { threads: true });
     const { writer } = store.threaded!;

@@ -9,6 +9,16 @@ import { openClient, type GitopsFlags } from '../gitops-flags.js';
 interface ImportFlags extends Pick<GitopsFlags, 'store' | 'server' | 'tokenFile' | 'caFile' | 'apiGroup'> {
   out: string;
   all?: boolean;
+  verbose?: boolean;
+}
+
+/** `; skipped 619: 612 managed by GitOps source x (--all imports it too), 7 being deleted`: one line however many. */
+function skippedText(skipped: { reason: string }[], listed: boolean): string {
+  if (skipped.length === 0) return '';
+  const byReason = new Map<string, number>();
+  for (const s of skipped) byReason.set(s.reason, (byReason.get(s.reason) ?? 0) + 1);
+  const reasons = [...byReason].sort(([, a], [, b]) => b - a).map(([reason, n]) => `${n} ${reason}`);
+  return `; skipped ${skipped.length}: ${reasons.join(', ')}${listed ? '' : ' (--verbose lists each)'}`;
 }
 
 /** `teamkeys import --out DIR`: one manifest per live object, for a repository to start from. */
@@ -18,6 +28,7 @@ export function registerImport(program: Command): void {
     .description('write manifests of the live objects no GitOps source manages (teams/NAME.yaml, ownedaccesskeys/NAME.yaml); applying them changes nothing')
     .requiredOption('--out <dir>', 'folder to write the manifests into (existing files are never overwritten)')
     .option('--all', 'import objects managed by a GitOps source too')
+    .option('-v, --verbose', 'list each object skipped, with why (by default one line counts them by reason)')
     .option('--store <url>', storeOptionHelp)
     .option('--server <url>', 'a teamkeys (or compatible) server, e.g. https://host:8080/kubernetes/management')
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
@@ -35,8 +46,8 @@ export function registerImport(program: Command): void {
           await mkdir(dirname(join(f.out, file.path)), { recursive: true });
           await writeFile(join(f.out, file.path), file.text, { flag: 'wx' });
         }
-        for (const s of skipped) process.stdout.write(`skipped ${s.kind}/${s.name}: ${s.reason}\n`);
-        process.stdout.write(`Imported ${files.length} object(s) into ${f.out}${skipped.length ? `, ${skipped.length} skipped` : ''}.\n`);
+        if (f.verbose) for (const s of skipped) process.stdout.write(`skipped ${s.kind}/${s.name}: ${s.reason}\n`);
+        process.stdout.write(`Imported ${files.length} object(s) into ${f.out}${skippedText(skipped, f.verbose === true)}.\n`);
       } finally {
         await client.close();
       }

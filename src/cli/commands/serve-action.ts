@@ -12,11 +12,11 @@ import { closeGracefully } from '../../server/shutdown.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
 import { SqliteStore } from '../../store/backends/sqlite.js';
 import { LocalLease } from '../../store/lease.js';
-import { openStore } from '../../store/open.js';
 import { CachedStore } from '../../store/cache/cached-store.js';
 import { openAuditTrail } from '../../store/audit/open.js';
 import { AuditRecorder } from '../../server/audit/audit-recorder.js';
-import { cipherFor, storeUrl } from '../embedded.js';
+import { openServeStore } from '../serve-store.js';
+import { serveStoreUrl } from '../store-flags.js';
 import { encryptionKeyFileName } from '../encryption-key-file.js';
 import { parseDuration } from '../duration.js';
 import { CliError } from '../errors.js';
@@ -121,10 +121,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
 
   const auditRetentionMs = parseDuration('--audit-retention', opts.auditRetention);
-  const cipher = await cipherFor(storeUrl(opts.store), opts.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName));
-  const store = openStore(storeUrl(opts.store), { log: logger, threads: true });
-  // Read back from the live connection: the settings the power-loss promise rests on (docs/reliability.md).
-  if (store instanceof SqliteStore) logger.info(await store.durability(), 'SQLite store opened');
+  const storeUrl = serveStoreUrl(opts.store, stateDir);
+  const { store, cipher } = await openServeStore(storeUrl, opts.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName), logger);
   const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: auditRetentionMs, ...(opts.auditLog ? { logFile: resolve(opts.auditLog) } : {}) });
   const cached = new CachedStore(store, { log: logger });
   const registry = createRegistry(cached, { group: opts.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });
@@ -141,8 +139,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
   else if (boot.created) console.log('teamkeys: created the administrator key (user admin) from TEAMKEYS_ADMIN_KEY');
 
   const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit, maxKeysPerUser });
-  // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
-  const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
+  // Processes sharing a database (PostgreSQL replicas, servers on one SQLite file) take turns at
+  // background work: one garbage collector, one sweeper, one sidecar sync; a memory store has one process.
+  const lease = store instanceof PostgresStore || store instanceof SqliteStore ? store.lease() : new LocalLease();
   const daemon = syncConfig ? sidecar(syncConfig, registry, logger, audit) : undefined;
   const app = await buildServer({
     registry,
@@ -153,14 +152,23 @@ export async function serve(opts: ServeOptions): Promise<void> {
     audit,
     requestTimeoutMs,
     watchLimits,
-    ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
+    ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }], moreMetrics: [daemon.metrics.registry] } : {}),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
   });
   if (daemon) {
-    const routes = { health: false, authorize: endpointAuthorizer(auth), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
+    const routes = { health: false, metrics: false, authorize: endpointAuthorizer(auth), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
     registerDaemonRoutes(app, daemon.daemon, daemon.metrics, routes);
   }
-  await app.listen({ host: listen.host, port: listen.port });
+  try {
+    await app.listen({ host: listen.host, port: listen.port });
+  } catch (err) {
+    // A port in use (or any listen failure) ends the command: the background work already
+    // started (the sidecar's sync, GC) must stop with it, or the process would run on unserved.
+    await app.close().catch(() => {});
+    await audit.close().catch(() => {});
+    await cached.close().catch(() => {});
+    throw err;
+  }
   // Signals are handled before anyone can learn the address: a stop right after start is clean.
   const stopped = new Promise<void>((done) => {
     const stop = (signal: string) => {
@@ -192,15 +200,15 @@ export async function serve(opts: ServeOptions): Promise<void> {
     const token = (await readFile(adminKeyFile, 'utf8').catch(() => '')).trim();
     const kubeconfig = join(stateDir, 'kubeconfig');
     await writeKubeconfig(kubeconfig, { url, caPem: tls.cert, ...(token ? { token } : {}) });
-    console.log(
-      token
-        ? `teamkeys: kubectl can use ${kubeconfig} (export KUBECONFIG=${kubeconfig})`
-        : // The key came from the environment and is never written to disk: the kubeconfig names the server only.
-          `teamkeys: ${kubeconfig} names this server and trusts its certificate but holds no key (the administrator's key came from TEAMKEYS_ADMIN_KEY): kubectl --kubeconfig ${kubeconfig} --token "$TEAMKEYS_ADMIN_KEY" get teams`,
-    );
+    // Without admin.key: the key came from the environment (never written to disk), or the store
+    // already had its users when this state directory was new; the kubeconfig names the server only.
+    const noKey = envKey
+      ? `(the administrator's key came from TEAMKEYS_ADMIN_KEY): kubectl --kubeconfig ${kubeconfig} --token "$TEAMKEYS_ADMIN_KEY" get teams`
+      : `(the store already had its users, so no administrator key was made in ${stateDir}): kubectl --kubeconfig ${kubeconfig} --token "$(cat YOUR_KEY_FILE)" get teams`;
+    console.log(token ? `teamkeys: kubectl can use ${kubeconfig} (export KUBECONFIG=${kubeconfig})` : `teamkeys: ${kubeconfig} names this server and trusts its certificate but holds no key ${noKey}`);
   }
   console.log(`teamkeys serving on ${url}`);
-  logger.info({ url, store: storeUrl(opts.store).split(':')[0] }, 'serving');
+  logger.info({ url, store: storeUrl.split(':')[0] }, 'serving');
   await stopped;
 }
 

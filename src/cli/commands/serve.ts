@@ -7,7 +7,7 @@ import { defaultShutdownGraceMs } from '../../server/shutdown.js';
 import { defaultMaxWatches, defaultMaxWatchesPerKey, defaultMaxWatchesPerUser, defaultMinRequestTimeoutSeconds } from '../../server/watch-limits.js';
 import { addDaemonFlags } from '../daemon-setup.js';
 import { logFormatHelp } from '../flag-specs.js';
-import { storeOptionHelp } from '../store-flags.js';
+import { serveStoreHelp } from '../store-flags.js';
 import type { ServeOptions } from './serve-action.js';
 
 export function registerServe(program: Command): void {
@@ -15,8 +15,8 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('run the management API server (kubectl and client libraries talk to it)')
     .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', '127.0.0.1:8080')
-    .option('--store <url>', storeOptionHelp)
-    .option('--state-dir <dir>', 'where the administrator key, the self-signed certificate and a kubeconfig are kept', '.teamkeys')
+    .option('--store <url>', serveStoreHelp)
+    .option('--state-dir <dir>', 'where everything the server keeps goes: the SQLite store (unless --store), the encryption key file, the administrator key, the self-signed certificate, a kubeconfig, the sidecar\'s mirrors, keys and reports', '.teamkeys')
     .option('--tls-cert <file>', 'PEM certificate to serve HTTPS with (default: a self-signed one in the state directory)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--insecure-http', 'serve plain HTTP (behind a TLS-terminating proxy); kubectl sends no key over plain HTTP')

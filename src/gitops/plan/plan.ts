@@ -42,6 +42,8 @@ export interface Plan {
   actions: Action[];
   /** Set when a guard refused the plan: nothing may be written. */
   refused?: string;
+  /** Why the audit trail could not name who made drift (then managedFields name the manager only). */
+  attributionUnavailable?: string;
 }
 
 export interface PlanOptions {

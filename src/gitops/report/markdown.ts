@@ -1,7 +1,7 @@
 /** The report as Markdown: for pull request comments, job summaries and the daemon's latest run. */
 import { codeText, codeValue as code, mdText, mdWithCode } from './markdown-escape.js';
 import type { Report, ReportObject } from './report.js';
-import { countsText, whoText as byText, withheldText } from './who.js';
+import { attributionUnavailableText, countsText, whoText as byText, withheldText } from './who.js';
 
 /** A table cell: what went in is escaped already; a pipe or newline left would still end the cell. */
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -44,6 +44,7 @@ export function renderMarkdown(r: Report): string {
   const target = r.mode === 'validate' ? '' : ` → ${codeText(r.target)}`;
   lines.push(`Source ${codeText(r.source.id)}${r.source.revision ? ` at ${codeText(r.source.revision.slice(0, 12))}` : ''}${target}`, '');
   if (r.refused) lines.push(`> **Refused:** ${mdText(r.refused)}`, '');
+  if (r.attributionUnavailable) lines.push(`> ${mdText(attributionUnavailableText(r.attributionUnavailable))}`, '');
   if (r.errors.length > 0) {
     lines.push('### Errors', '', ...r.errors.map((e) => `- ${codeText(`${e.file}:${e.line}:${e.column}`)}: ${mdText(e.message)}`), '');
   }

@@ -38,6 +38,8 @@ export interface Report {
   target: string;
   outcome: Outcome;
   refused?: string;
+  /** Why the server's audit trail could not be read to name who made drift: drift is then named by field manager only. */
+  attributionUnavailable?: string;
   summary: Record<'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip' | 'drifted' | 'failed', number>;
   errors: ManifestError[];
   objects: ReportObject[];
@@ -129,5 +131,6 @@ export function buildReport(input: ReportInput): Report {
     objects,
   };
   if (input.plan?.refused) report.refused = input.plan.refused;
+  if (input.plan?.attributionUnavailable) report.attributionUnavailable = input.plan.attributionUnavailable;
   return report;
 }

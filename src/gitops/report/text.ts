@@ -1,6 +1,6 @@
 /** The report for a terminal: one line per object, like terraform's plan summary. */
 import type { Report } from './report.js';
-import { countsText, driftText, withheldText } from './who.js';
+import { attributionUnavailableText, countsText, driftText, withheldText } from './who.js';
 
 const symbol: Record<string, string> = { create: '+', update: '~', replace: '±', delete: '-', skip: ' ' };
 
@@ -21,6 +21,7 @@ export function renderText(r: Report): string {
   }
   for (const e of r.errors) lines.push(`${lineStart(e.file)}:${e.line}:${e.column}: ${e.message}`);
   if (r.refused) lines.push(`refused: ${r.refused}`);
+  if (r.attributionUnavailable) lines.push(attributionUnavailableText(r.attributionUnavailable));
   for (const o of r.objects) {
     const where = o.file ? `  (${o.file}:${o.line}:${o.column})` : '';
     const result = o.result ? ` -> ${o.result}` : '';

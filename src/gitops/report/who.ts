@@ -9,6 +9,11 @@ export function whoText(by: Attribution | undefined): string {
   return `${by.manager}${by.operation ? ` (${by.operation})` : ''}${at}`;
 }
 
+/** The line every report form prints when the audit trail could not name people: never a quiet fallback. */
+export function attributionUnavailableText(reason: string): string {
+  return `attribution unavailable: ${reason} (drift is named by field manager only)`;
+}
+
 /** The drift sentence: `added "mallory" to spec.users: olga (key olga-laptop) via kubectl-patch at T`. */
 export function driftText(c: { path: string; description?: string; lastChangedBy?: Attribution }): string {
   return `${c.description ?? `changed ${c.path}`}: ${whoText(c.lastChangedBy)}`;

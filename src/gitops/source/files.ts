@@ -60,13 +60,22 @@ async function walk(w: Walk, dir: string, realDir: string): Promise<void> {
   }
 }
 
+/**
+ * teamkeys' own files (a report, a saved plan) are never manifests: a report folder or plan file
+ * written into the checkout (the Action with `source: .`, `--report-dir` inside the source) must
+ * not make the next run fail on `unknown kind "Report"`.
+ */
+function isTeamkeysOutput(object: Record<string, unknown>): boolean {
+  return object.apiVersion === 'teamkeys/v1' && (object.kind === 'Report' || object.kind === 'SavedPlan');
+}
+
 /** Parses files already read, in the order given. */
 export function parseFiles(files: { path: string; text: string }[]): Loaded {
   const manifests: Manifest[] = [];
   const errors: ManifestError[] = [];
   for (const f of files) {
     const parsed = parseManifests(f.text, f.path);
-    manifests.push(...parsed.manifests);
+    manifests.push(...parsed.manifests.filter((m) => !isTeamkeysOutput(m.object)));
     errors.push(...parsed.errors);
   }
   return { manifests, errors, files: files.length };

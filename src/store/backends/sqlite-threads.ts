@@ -50,6 +50,8 @@ export class SqliteThread {
   private startedAt = 0;
   private quickFailures = 0;
   private restart: NodeJS.Timeout | undefined;
+  /** Set once close was asked: the thread's exit from then on is the one asked for. */
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly config: WorkerConfig,
@@ -71,6 +73,11 @@ export class SqliteThread {
 
   /** Sends a request; resolves with the worker's answer, rejects with the error it reported. */
   call<T>(op: string, ...args: unknown[]): Promise<T> {
+    if (this.closing) return Promise.reject(closed());
+    return this.send(op, args);
+  }
+
+  private send<T>(op: string, args: unknown[]): Promise<T> {
     if (this.failure) return Promise.reject(this.unreachable());
     const id = this.nextId++;
     if (this.pending.size === 0) this.worker.ref();
@@ -85,16 +92,20 @@ export class SqliteThread {
     if (this.failure) throw this.unreachable();
   }
 
-  /** Lets queued requests finish, closes the connection and ends the thread. */
-  async close(): Promise<void> {
-    if (isStorageError(this.failure, 'Closed')) return;
-    if (this.failure) {
-      // Down: no connection to close; no restart either.
-      clearTimeout(this.restart);
-      this.failure = closed();
-      return;
-    }
-    await this.call('close');
+  /**
+   * Lets queued requests finish, closes the connection and ends the thread. From here on the
+   * thread's exit is expected: it is neither an error nor restarted (a shutdown under load once
+   * logged `the SQLite writer thread exited (code 0)` at error, restarted it, and hung to the forced exit).
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeThread();
+    return this.closing;
+  }
+
+  private async closeThread(): Promise<void> {
+    clearTimeout(this.restart);
+    // Down: no connection to close. Up: its reply may come after it exited, which is fine too.
+    if (!this.failure) await this.send('close', []).catch(() => {});
     this.failure = closed();
     await this.worker.terminate();
   }
@@ -108,9 +119,16 @@ export class SqliteThread {
     else waiter.resolve(reply.value);
   }
 
-  /** The thread failed (its 'error' and 'exit' both come here; once counts). */
+  /** The thread failed, or ended after close (its 'error' and 'exit' both come here; once counts). */
   private down(worker: Worker, err: Error): void {
-    if (worker !== this.worker || this.failure) return;
+    if (worker !== this.worker || isStorageError(this.failure, 'Closed')) return;
+    if (this.closing) {
+      this.failure = closed();
+      for (const waiter of this.pending.values()) waiter.reject(closed());
+      this.pending.clear();
+      return;
+    }
+    if (this.failure) return;
     this.failure = err;
     for (const waiter of this.pending.values()) waiter.reject(this.unreachable());
     this.pending.clear();

@@ -8,6 +8,8 @@ import { LogStore } from '../log-store.js';
 import { silentLog, type StoreLog } from '../types.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';
 import { ThreadedSqliteBackend } from './sqlite-threads.js';
+import { SqliteLease } from './sqlite-lease.js';
+import { LocalLease, type Lease } from '../lease.js';
 
 export type { SqliteOptions } from './sqlite-backend.js';
 
@@ -41,6 +43,11 @@ export class SqliteStore extends LogStore {
     super(threaded ?? main, { pollIntervalMs: opts.pollIntervalMs ?? 200, log });
     this.sqlite = main;
     this.threaded = threaded;
+  }
+
+  /** The lease on background work among the processes sharing this file (for a file only this process opens, it is simply always won). */
+  lease(): Lease {
+    return this.path === ':memory:' ? new LocalLease() : new SqliteLease(this.path);
   }
 
   /** journal_mode and synchronous read back from the connection that writes: what a write's acknowledgement rests on. */

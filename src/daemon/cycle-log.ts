@@ -1,0 +1,41 @@
+/**
+ * How a finished cycle is logged: at a level that matches what it means for an operator, with what
+ * they need to act on it in the line itself. An invalid source, a refusal or failed writes are
+ * errors (with the errors); drift is a warning naming what drifted and who made it; clean,
+ * changes and applied are info. A log that says `"outcome":"invalid","msg":"reconciled"` at info
+ * hides the one thing an operator must fix.
+ */
+import type { Report } from '../gitops/report/report.js';
+import { attributionUnavailableText, driftText } from '../gitops/report/who.js';
+
+/** Lines of detail a log line carries at most (the report holds them all). */
+const maxDetails = 10;
+
+export interface CycleLog {
+  level: 'info' | 'warn' | 'error';
+  fields: Record<string, unknown>;
+  msg: string;
+}
+
+/** The log line of a cycle's report. */
+export function cycleLog(report: Report): CycleLog {
+  const base = { outcome: report.outcome, summary: report.summary, revision: report.source.revision, ...(report.attributionUnavailable ? { attribution: attributionUnavailableText(report.attributionUnavailable) } : {}) };
+  if (report.outcome === 'invalid') {
+    const errors = report.errors.slice(0, maxDetails).map((e) => `${e.file}:${e.line}:${e.column}: ${e.message}`);
+    return { level: 'error', fields: { ...base, errorCount: report.errors.length, errors }, msg: `the source is invalid (${report.errors.length} error(s)); nothing was written, the last good state stays: ${errors[0]}` };
+  }
+  if (report.outcome === 'refused') return { level: 'error', fields: { ...base, refused: report.refused }, msg: `the sync was refused: ${report.refused}` };
+  if (report.outcome === 'failed') {
+    const failed = report.objects.filter((o) => o.result === 'Failed').slice(0, maxDetails).map((o) => `${o.kind}/${o.name}: ${o.error ?? 'failed'}`);
+    return { level: 'error', fields: { ...base, failed }, msg: `${report.summary.failed} write(s) failed: ${failed[0] ?? ''}` };
+  }
+  const drift = report.objects
+    .filter((o) => o.drift)
+    .flatMap((o) => o.changes.filter((c) => c.drift).map((c) => `${o.kind}/${o.name}: ${driftText(c)}`))
+    .slice(0, maxDetails);
+  if (drift.length > 0) {
+    const reverted = report.mode === 'apply' && report.outcome !== 'drifted';
+    return { level: 'warn', fields: { ...base, drift }, msg: `${reverted ? 'reverted drift' : 'drift left in place (report-only; --self-heal reverts it)'}: ${drift[0]}` };
+  }
+  return { level: report.attributionUnavailable ? 'warn' : 'info', fields: base, msg: 'reconciled' };
+}

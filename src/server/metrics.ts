@@ -1,0 +1,61 @@
+/**
+ * The API server's Prometheus metrics at /metrics: prom-client's default process and Node.js
+ * metrics (CPU, memory, heap, event-loop lag, handles, GC) and the latency of every request by
+ * verb, resource and code, as kube-apiserver's `apiserver_request_duration_seconds` (with its
+ * buckets). Labels are low-cardinality only: a verb of a fixed set, a served resource or "", an
+ * HTTP status; never an object name, a user or a path, so a client cannot grow the series.
+ * The sidecar's own registry (reconcile metrics) is served from the same endpoint.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { servedPlurals } from '../api/resources.js';
+
+/** kube-apiserver's buckets for apiserver_request_duration_seconds. */
+const kubeBuckets = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+
+const resources = new Set<string>(servedPlurals);
+
+/** kube's verb for a request: LIST and WATCH for collection reads, DELETECOLLECTION for a collection delete. */
+export function requestVerb(method: string, collection: boolean, watch: boolean): string {
+  if (method === 'GET' || method === 'HEAD') return watch ? 'WATCH' : collection ? 'LIST' : 'GET';
+  if (method === 'DELETE' && collection) return 'DELETECOLLECTION';
+  return ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method) ? method : 'OTHER';
+}
+
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly requestDuration = new Histogram({
+    name: 'teamkeys_apiserver_request_duration_seconds',
+    help: 'Response latency of API requests in seconds, by verb, resource and HTTP code (as kube-apiserver\'s apiserver_request_duration_seconds; WATCH lasts as long as the watch).',
+    labelNames: ['verb', 'resource', 'code'],
+    buckets: kubeBuckets,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Records a finished request: its route says the resource and whether it named a collection. */
+  observe(req: FastifyRequest, reply: FastifyReply): void {
+    const params = (req.params ?? {}) as { resource?: string; name?: string };
+    const resource = params.resource !== undefined && resources.has(params.resource) ? params.resource : '';
+    const query = (req.query ?? {}) as { watch?: string };
+    const watch = query.watch === 'true' || query.watch === '1';
+    const verb = requestVerb(req.method, resource !== '' && params.name === undefined, watch);
+    this.requestDuration.observe({ verb, resource, code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  }
+}
+
+/**
+ * Times every request and serves /metrics (this server's registry, then `more`, the sidecar's),
+ * after `authorize` lets the caller read metrics.
+ */
+export function registerMetrics(app: FastifyInstance, metrics: ServerMetrics, authorize: (req: FastifyRequest, reply: FastifyReply) => Promise<void>, more: Registry[] = []): void {
+  app.addHook('onResponse', async (req, reply) => metrics.observe(req, reply));
+  app.get('/metrics', async (req, reply) => {
+    await authorize(req, reply);
+    const texts = await Promise.all([metrics.registry, ...more].map((r) => r.metrics()));
+    return reply.type(metrics.registry.contentType).send(texts.join('\n'));
+  });
+}
