@@ -125,8 +125,10 @@ describe('the bundled GitHub Action in a simulated runner', () => {
   it('applies; a later plan edits the same comment with the drift and who made it', async () => {
     expect((await runAction({ command: 'apply', comment: 'false', ...server() })).outputs.outcome).toBe('applied');
     expect(kubectl(served, ['patch', 'team', 'platform', '--type=merge', '-p', '{"spec":{"displayName":"X"}}']).code).toBe(0);
-    const r = await runAction({ command: 'plan', 'fail-on-drift': 'true', ...server() });
+    // The server input without its path (https://host:port), as users write it: the audit trail is still read.
+    const r = await runAction({ command: 'plan', 'fail-on-drift': 'true', ...server(), server: new URL(served.url).origin });
     expect(r.code).toBe(1);
+    expect(r.summary).not.toContain('attribution unavailable');
     expect(r.outputs.drift).toBe('1');
     expect(r.stdout).toContain('::error::1 object(s) drifted from git (see the job summary)');
     expect(commentCalls().map((c) => `${c.method} ${c.path}`)).toEqual([`POST /repos/acme/platform-teams/issues/${pr}/comments`, 'PATCH /repos/acme/platform-teams/issues/comments/100']);
