@@ -1,7 +1,8 @@
 /** The one place storage errors become API errors. */
-import { ApiError, conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout } from '../api/errors.js';
+import { ApiError, conflict, alreadyExists, expired, gone, notFound, serviceUnavailable, timeout } from '../api/errors.js';
 import { isStorageError, type StorageError, type StorageErrorCode } from '../store/errors.js';
 import type { RegistryContext } from './context.js';
+import { keyValueInUse } from './key-value-in-use.js';
 
 /**
  * The API error for a storage error (anything else is returned as it is). `expiredMessage` words
@@ -16,7 +17,7 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string, exp
       return alreadyExists(ctx.gr, name);
     case 'IndexConflict':
       // The one unique index is an access key's hash: a concurrent create with the same value lost.
-      return invalid(ctx.gk, name, [{ type: 'Invalid', field: 'spec.key', detail: 'this key value is already in use; choose another' }]);
+      return keyValueInUse(ctx.gk, name);
     case 'Conflict':
       return conflict(ctx.gr, name);
     case 'PreconditionFailed':

@@ -16,7 +16,7 @@ import { scopeDenial } from '../auth/scope.js';
 import type { TeamIndex } from '../auth/team-index.js';
 import { tooManyRequests } from '../api/errors.js';
 import type { Admit } from '../registry/admission.js';
-import { revealsKeyValue } from '../registry/key-uniqueness.js';
+import { revealsKeyValue } from '../registry/key-value-in-use.js';
 import { quotaDenial, type KeyQuota } from './key-quota.js';
 import { checkOwnerReferences, ownershipDenial } from './owner-admission.js';
 

@@ -74,6 +74,19 @@ describe('issue 24: what a write reaches, what a refusal says, over HTTP', () =>
     expect(hold.body.message).toContain('adding a finalizer requires permission to delete this object');
   });
 
+  it('1. removing or changing an existing owner reference needs delete on the object too', async () => {
+    const owner = ref('Team', 'auditors', await uidOf('/teams/auditors'));
+    const ledger = { metadata: { name: 'ledger', ownerReferences: [owner] }, spec: { access: [{ name: 'mal-edits', verbs: ['get', 'patch'], users: ['mal'] }] } };
+    expect((await admin('POST', '/teams', ledger)).status).toBe(201);
+    for (const refs of [null, [{ ...owner, controller: true }]]) {
+      const res = await call('PATCH', '/teams/ledger', value('mal'), { metadata: { ownerReferences: refs } }, merge);
+      expect(res.status).toBe(403);
+      expect(res.body.message).toContain('changing metadata.ownerReferences requires permission to delete this object');
+    }
+    // Edits that leave the references as they are need no more than patch.
+    expect((await call('PATCH', '/teams/ledger', value('mal'), { spec: { description: 'kept' } }, merge)).status).toBe(200);
+  });
+
   it('2. an ownerReference must name its owner by uid: another object\'s uid, or none, is 422', async () => {
     const payments = await uidOf('/teams/payments');
     // Eve may only get payments; her own key she may delete. The released code looked the owner up

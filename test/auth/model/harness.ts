@@ -9,6 +9,7 @@ import pino from 'pino';
 import { ActivityRecorder } from '../../../src/auth/activity.js';
 import { Authenticator } from '../../../src/auth/authenticate.js';
 import type { Identity } from '../../../src/auth/identity.js';
+import type { Verb } from '../../../src/auth/roles.js';
 import { scopeDenial } from '../../../src/auth/scope.js';
 import { bootstrapAdmin } from '../../../src/auth/bootstrap.js';
 import type { KubeObject } from '../../../src/api/types.js';
@@ -94,11 +95,42 @@ async function objects(r: ResourceRegistry): Promise<Map<string, KubeObject>> {
   return new Map((await r.list()).items.map((o) => [o.metadata.name!, o]));
 }
 
+/** A real Authenticator on its own clock; its activity recorder writes nothing. */
+function authenticatorAt(m: Model, at: Date): Authenticator {
+  const quiet = new ActivityRecorder({ patch: async () => ({}) } as unknown as ResourceRegistry, 1e15, log);
+  return new Authenticator(m.registry, m.auth.teams, quiet, () => at);
+}
+
+/**
+ * What terminating teams still grant, as one line each (the invariant: nothing). A key whose
+ * identity counts such a team among its teams (its roles, ownership and rules through it), or
+ * holds a verb on one beyond what its roles give everywhere.
+ */
+export async function terminatingGrants(m: Model, at: Date): Promise<string[]> {
+  const authn = authenticatorAt(m, at);
+  const terminating = (await m.registry.teams.list()).items.filter((t) => t.metadata.deletionTimestamp);
+  if (terminating.length === 0) return [];
+  const found: string[] = [];
+  for (const [name, value] of m.values) {
+    if (name === 'admin') continue;
+    const who = await authn.authenticate(`Bearer ${value}`).catch(() => undefined);
+    if (!who) continue;
+    for (const t of terminating) {
+      const team = t.metadata.name!;
+      if (who.teams.includes(team)) found.push(`${name} is a member of terminating team ${team}`);
+      const everywhere = new Set(verbs.filter((v) => m.auth.authorizer.allowed(who, v as Verb, 'teams', stubTeam('ghost-of-' + team))));
+      const extra = verbs.filter((v) => !everywhere.has(v) && m.auth.authorizer.allowed(who, v as Verb, 'teams', t));
+      if (extra.length > 0) found.push(`${name} holds ${extra.join(', ')} on terminating team ${team}`);
+    }
+  }
+  return found;
+}
+
+const stubTeam = (name: string): KubeObject => ({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name } });
+
 /** Every key's permissions over the probe set at `at`: key name -> probes it holds. */
 export async function permissions(m: Model, at: Date, keyNames: string[]): Promise<Map<string, Set<Probe>>> {
-  // A real Authenticator on its own clock; its activity recorder writes nothing.
-  const quiet = new ActivityRecorder({ patch: async () => ({}) } as unknown as ResourceRegistry, 1e15, log);
-  const authn = new Authenticator(m.registry, m.auth.teams, quiet, () => at);
+  const authn = authenticatorAt(m, at);
   const teams = await objects(m.registry.teams);
   const keys = await objects(m.registry.ownedaccesskeys);
   const out = new Map<string, Set<Probe>>();

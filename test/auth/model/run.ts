@@ -1,5 +1,5 @@
 /** Plays one scenario of the escalation model against a fresh server; returns what broke the invariant. */
-import { keyValue, later, permissions, seed, settled, startModel, violations, type Model, type Violation } from './harness.js';
+import { keyValue, later, permissions, seed, settled, startModel, terminatingGrants, violations, type Model, type Violation } from './harness.js';
 import { collect, reachViolations, resolveMeta, snapshot, type Stored } from './reach.js';
 import { teamNames, type Scenario, type Write } from './world.js';
 
@@ -89,6 +89,8 @@ export async function play(s: Scenario): Promise<Finding[]> {
       const [afterNow, afterLater] = [await permissions(m, now, names), await permissions(m, then, names)];
       const reach = reachViolations(live, written, await snapshot(m), beforeNow.get(writer), afterNow.get(writer));
       findings.push(...reach.map((r) => ({ key: writer, probe: r.probe, when: 'now' as const, writer, write, status })));
+      // A terminating team grants nothing, to anyone (issue 24).
+      findings.push(...(await terminatingGrants(m, now)).map((probe) => ({ key: writer, probe, when: 'now' as const, writer, write, status })));
       const createdKey = write.op === 'createKey' ? await createdKeyOf(m, key!) : undefined;
       const found = [
         ...violations(writer, beforeNow, afterNow, { when: 'now', ...(created ? { created } : {}), revivedTeamKeys: teamKeysBefore, ...(createdKey ? { createdKey } : {}) }),
