@@ -73,11 +73,12 @@ function nextVersion(
   if (!meta.uid) meta.uid = was.uid;
   meta.creationTimestamp = was.creationTimestamp;
   if (how.kind === 'update') delete meta.managedFields;
-  // An update can neither start, stop nor move a deletion.
+  // As kube's BeforeUpdate: an update can neither stop nor move a deletion (the stored values are
+  // kept), and setting one where none was is refused below as an immutable field.
+  if (meta.deletionTimestamp === null) delete meta.deletionTimestamp;
+  if (meta.deletionGracePeriodSeconds === null) delete meta.deletionGracePeriodSeconds;
   if (was.deletionTimestamp) meta.deletionTimestamp = was.deletionTimestamp;
-  else delete meta.deletionTimestamp;
-  if (was.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = was.deletionGracePeriodSeconds;
-  else delete meta.deletionGracePeriodSeconds;
+  if (was.deletionGracePeriodSeconds !== undefined && meta.deletionGracePeriodSeconds === undefined) meta.deletionGracePeriodSeconds = was.deletionGracePeriodSeconds;
   if (old.status === undefined) delete next.status;
   else next.status = structuredClone(old.status);
   const errs = [
@@ -150,9 +151,9 @@ export async function runUpdate(
 /** PUT: the body is the whole object as the client last read it, resourceVersion included. */
 export async function update(ctx: RegistryContext, name: string, body: unknown, opts: UpdateOptions = {}): Promise<WriteResult> {
   const { obj, warnings, resetManagedFields } = decodeObject(ctx.model, body, opts.fieldValidation);
-  if (!obj.metadata.name) obj.metadata.name = name;
-  if (obj.metadata.name !== name) {
-    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+  // A body without a name is refused too (kube's checkName): the URL does not fill it in.
+  if ((obj.metadata.name ?? '') !== name) {
+    throw badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${name})`);
   }
   const rv = obj.metadata.resourceVersion;
   if (!rv) {

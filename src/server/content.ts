@@ -1,4 +1,4 @@
-/** Request bodies by Content-Type, and responses by Accept: JSON, YAML, or a Table for kubectl. */
+/** Request bodies by Content-Type, and responses by Accept: JSON, YAML, a Table for kubectl, or metadata only. */
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ApiError, badRequest, unsupportedMediaType } from '../api/errors.js';
 
@@ -68,7 +68,11 @@ export function parseBody(raw: Buffer | undefined, type: BodyType): unknown {
   return value;
 }
 
-export type ResponseFormat = 'json' | 'yaml' | 'table';
+/** `partial`: meta.k8s.io/v1 PartialObjectMetadata (or its List), client-go's metadata-only client. */
+export type ResponseFormat = 'json' | 'yaml' | 'table' | 'partial';
+
+/** What an endpoint can render besides JSON and YAML: a read of one object or of a list can be a Table or metadata only. */
+export type Readable = false | 'object' | 'list';
 
 interface MediaRange {
   type: string;
@@ -88,21 +92,36 @@ function parseAccept(header: string | undefined): MediaRange[] {
   });
 }
 
+/** The server-side conversion a media range asks for (`as=Table;g=meta.k8s.io;v=v1`), if this endpoint offers it. */
+function conversion(range: MediaRange, readable: Readable): ResponseFormat | undefined {
+  const { as, g, v } = range.params;
+  if (!readable || g !== 'meta.k8s.io' || range.type !== 'application/json') return undefined;
+  if (as === 'Table' && (v === 'v1' || v === 'v1beta1')) return 'table';
+  const partial = readable === 'list' ? 'PartialObjectMetadataList' : 'PartialObjectMetadata';
+  if (as === partial && v === 'v1') return 'partial';
+  return undefined;
+}
+
 /**
- * The first acceptable format in the client's order. A Table is offered only where the endpoint
- * can print one (get, list, watch), as kube-apiserver does.
+ * The first acceptable format in the client's order. A Table or metadata only is offered only where
+ * the endpoint reads objects (get, list, watch), as kube-apiserver does.
  */
-export function negotiate(accept: string | undefined, tableAllowed: boolean): ResponseFormat {
+export function negotiate(accept: string | undefined, readable: Readable): ResponseFormat {
   for (const range of parseAccept(accept)) {
-    if (range.params.as === 'Table') {
-      if (tableAllowed && range.params.g === 'meta.k8s.io' && (range.params.v === 'v1' || range.params.v === 'v1beta1')) return 'table';
-      continue;
+    if (range.params.as) {
+      const format = conversion(range, readable);
+      if (format) return format;
+      continue; // other server-side conversions (discovery, protobuf) are not offered
     }
-    if (range.params.as) continue; // other server-side conversions (PartialObjectMetadata, discovery) are not offered
     if (['application/json', 'application/*', '*/*'].includes(range.type)) return 'json';
     if (['application/yaml', 'application/x-yaml', 'text/yaml'].includes(range.type)) return 'yaml';
   }
-  throw new ApiError(406, 'NotAcceptable', `only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io`);
+  throw new ApiError(
+    406,
+    'NotAcceptable',
+    'only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io, ' +
+      'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+  );
 }
 
 export function serialize(value: unknown, format: 'json' | 'yaml'): { body: string; contentType: string } {

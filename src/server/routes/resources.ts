@@ -24,9 +24,11 @@ const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers[
 
 /** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
 function writeOptions(req: Request) {
-  const w = writeQuery(req.query);
+  const w = writeQuery(req.query, optionsKind(req.method));
   return { ...w, fieldManager: w.fieldManager ?? agentOf(req), requester: requesterOf(req) };
 }
+
+const optionsKind = (method: string) => (method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : 'PatchOptions');
 
 const agentOf = (req: Request) => req.headers['user-agent']?.split('/')[0]?.trim() || 'unknown';
 
@@ -44,11 +46,12 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
       guard.scope(q.watch ? 'watch' : 'list');
       if (q.watch) return serveWatch(req, reply, r, q, watches, guard.filter());
       const filter = guard.filter();
-      if (negotiate(req.headers.accept, true) === 'json') {
+      if (negotiate(req.headers.accept, 'list') === 'json') {
         const json = await r.listJson({ ...q, filter }, filter === seesEverything);
         if (json !== undefined) return reply.code(200).type('application/json').send(json);
       }
-      return sendReadable(req, reply, r.info.kind, await r.list({ ...q, filter }), q.includeObject);
+      // A caller who sees everything lists without a filter, as the JSON path does.
+      return sendReadable(req, reply, r.info.kind, await r.list(filter === seesEverything ? q : { ...q, filter }), q.includeObject);
     }
     case 'POST': {
       guard.scope('create');
@@ -95,8 +98,11 @@ async function readable(r: ResourceRegistry, guard: Guard, name: string, subreso
 async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string) {
   switch (req.method) {
     case 'GET': {
+      const q = readQuery(req.query);
       const { object, json } = await readable(r, guard, name);
-      return sendReadable(req, reply, r.info.kind, object, readQuery(req.query).includeObject, json);
+      // A GET at resourceVersion N reads a state not older than N: 504 when the store is behind it.
+      await r.assertReached(q.resourceVersion);
+      return sendReadable(req, reply, r.info.kind, object, q.includeObject, json);
     }
     case 'PUT': {
       guard.scope('update', name);
@@ -133,7 +139,7 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   const body = parseBody(req.body, type);
   if (type === 'apply-patch') {
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
-    const w = writeQuery(req.query);
+    const w = writeQuery(req.query, 'PatchOptions');
     const { object, warnings, created } = await r.apply(name, body, { ...w, requester: requesterOf(req), admit: guard.admit() });
     return send(req, reply, created ? 201 : 200, object, warnings);
   }

@@ -7,6 +7,7 @@ import type { RegistryWatch } from '../../registry/watch.js';
 import { negotiate } from '../content.js';
 import { identityOf } from '../guard.js';
 import type { ReadQuery } from '../query.js';
+import { partialObject } from '../partial-metadata.js';
 import { toTable } from '../table.js';
 
 /** Watches in progress (so shutdown can end them instead of waiting out their timeouts) and their settings. */
@@ -33,7 +34,7 @@ export async function serveWatch(
   hub: WatchHub,
   filter: (obj: KubeObject) => boolean,
 ): Promise<void> {
-  const asTable = negotiate(req.headers.accept, true) === 'table';
+  const format = negotiate(req.headers.accept, 'object');
   const key = identityOf(req).keyName;
   const open = hub.perKey.get(key) ?? 0;
   if (open >= hub.maxPerKey) {
@@ -55,10 +56,11 @@ export async function serveWatch(
       labelSelector: q.labelSelector,
       fieldSelector: q.fieldSelector,
       allowWatchBookmarks: q.allowWatchBookmarks,
+      ...(q.sendInitialEvents !== undefined ? { sendInitialEvents: q.sendInitialEvents } : {}),
       filter,
       ...(hub.bookmarkIntervalMs ? { bookmarkIntervalMs: hub.bookmarkIntervalMs } : {}),
     });
-    // Storage out of reach is a 503 with Retry-After, answered before the stream begins.
+    // Storage out of reach (503 with Retry-After) and a future resourceVersion (504) are answered before the stream begins.
     try {
       await watch.started;
     } catch (err) {
@@ -88,8 +90,9 @@ export async function serveWatch(
   }
 
   function encode(event: WatchEvent<KubeObject | Status>): string {
-    if (!asTable || event.type === 'ERROR' || event.type === 'BOOKMARK') return `${JSON.stringify(event)}\n`;
+    if (format === 'json' || format === 'yaml' || event.type === 'ERROR' || event.type === 'BOOKMARK') return `${JSON.stringify(event)}\n`;
     const obj = event.object as KubeObject;
+    if (format === 'partial') return `${JSON.stringify({ type: event.type, object: partialObject(obj) })}\n`;
     // Every event carries the column definitions: kubectl get --watch-only has no list to take them from.
     const table = toTable(r.info.kind, [obj], {
       metadata: { resourceVersion: obj.metadata.resourceVersion ?? '' },
