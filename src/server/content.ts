@@ -53,7 +53,8 @@ export function parseBody(raw: Buffer | undefined, type: BodyType): unknown {
   let value: unknown;
   if (type === 'yaml' || type === 'apply-patch') {
     try {
-      value = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true, prettyErrors: true });
+      // A key given twice is not an error here: fieldValidation decides (see duplicate-fields.ts).
+      value = parseYaml(text, { maxAliasCount: 100, uniqueKeys: false, prettyErrors: true });
     } catch (err) {
       throw badRequest(`the request body is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
     }

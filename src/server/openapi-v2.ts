@@ -58,3 +58,19 @@ export function swaggerDocument(v3: Json): Json {
   const schemas = (v3.components as { schemas: Json }).schemas;
   return { swagger: '2.0', info: v3.info, paths, definitions: schemaToV2(schemas) };
 }
+
+/** What client-go asks /openapi/v2 for (gnostic's openapi_v2.Document), and accepts only. */
+export const swaggerProtobufType = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+
+/** One length-delimited protobuf field (these values are all shorter than 128 bytes). */
+const field = (n: number, value: Buffer) => Buffer.concat([Buffer.from([(n << 3) | 2, value.length]), value]);
+
+/**
+ * The protobuf form carries the document's header only (swagger = 1, info = 2 with title = 1 and
+ * version = 2): no definitions, so kubectl's client-side validation (which it runs on a `kind: List`
+ * file) finds no schema for these kinds and leaves each item to the server's fieldValidation.
+ */
+export function swaggerProtobuf(v3: Json): Buffer {
+  const info = v3.info as { title: string; version: string };
+  return Buffer.concat([field(1, Buffer.from('2.0')), field(2, Buffer.concat([field(1, Buffer.from(info.title)), field(2, Buffer.from(info.version))]))]);
+}

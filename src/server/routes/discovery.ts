@@ -4,12 +4,12 @@ import type { ResourceModel } from '../../api/model.js';
 import { ApiError } from '../../api/errors.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, coreResourceList, reviewGroupNames, reviewResourceList, versionInfo } from '../discovery.js';
 import { openApiDocument, openApiIndex } from '../openapi.js';
-import { swaggerDocument } from '../openapi-v2.js';
+import { swaggerDocument, swaggerProtobuf, swaggerProtobufType } from '../openapi-v2.js';
 
-/** Whether an Accept header takes JSON: client-go asks /openapi/v2 for protobuf only, and falls back on a 406. */
-function acceptsJson(accept: string | undefined): boolean {
+/** Whether an Accept header takes one of these media types. */
+function accepts(accept: string | undefined, types: string[]): boolean {
   if (!accept) return true;
-  return accept.split(',').some((part) => ['application/json', 'application/*', '*/*'].includes(part.split(';')[0]!.trim().toLowerCase()));
+  return accept.split(',').some((part) => types.includes(part.split(';')[0]!.trim().toLowerCase()));
 }
 
 export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, models: ResourceModel[], packageVersion: string): void {
@@ -28,6 +28,7 @@ export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, mo
   const openapi = json(documents.openapi);
   const openapiIndex = json(openApiIndex(group, documents.openapi));
   const swagger = json(swaggerDocument(documents.openapi));
+  const swaggerPb = swaggerProtobuf(documents.openapi);
   const serve = (url: string, body: string) =>
     app.get(url, (_req, reply) => reply.type('application/json').send(body));
   serve(`${prefix}/version`, documents.version);
@@ -43,9 +44,13 @@ export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, mo
   serve(`${prefix}/openapi/v3`, openapiIndex);
   serve(`${prefix}/openapi/v3/apis/${group}/v1`, openapi);
   app.get(`${prefix}/openapi/v2`, (req, reply) => {
-    if (!acceptsJson(req.headers.accept)) {
-      throw new ApiError(406, 'NotAcceptable', 'only the following media types are accepted: application/json');
+    if (accepts(req.headers.accept, ['application/json', 'application/*', '*/*'])) return reply.type('application/json').send(swagger);
+    if (accepts(req.headers.accept, [swaggerProtobufType])) {
+      // Written directly: fastify's content-type parser refuses the `@` in this media type and would send octet-stream.
+      reply.hijack();
+      reply.raw.writeHead(200, { 'Content-Type': swaggerProtobufType, 'Content-Length': swaggerPb.length });
+      return void reply.raw.end(swaggerPb);
     }
-    return reply.type('application/json').send(swagger);
+    throw new ApiError(406, 'NotAcceptable', `only the following media types are accepted: application/json, ${swaggerProtobufType}`);
   });
 }

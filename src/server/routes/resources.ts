@@ -7,6 +7,7 @@ import type { ResourceRegistry } from '../../registry/resource-registry.js';
 import type { Requester } from '../../registry/write-observer.js';
 import { seesEverything } from '../../auth/authorize.js';
 import { bodyTypeOf, negotiate, parseBody } from '../content.js';
+import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../guard.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
@@ -21,6 +22,12 @@ interface Params {
 type Request = FastifyRequest<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>;
 
 const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers['content-type'], ['json', 'yaml']));
+
+/** An object body and the keys it gives twice, which fieldValidation judges in the registry. */
+function objectWrite(req: Request) {
+  const type = bodyTypeOf(req.headers['content-type'], ['json', 'yaml']);
+  return { body: parseBody(req.body, type), duplicateFields: duplicateFields(req.body, type) };
+}
 
 /** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
 function writeOptions(req: Request) {
@@ -55,7 +62,8 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
     }
     case 'POST': {
       guard.scope('create');
-      const { object, warnings } = await r.create(objectBody(req), { ...writeOptions(req), admit: guard.admit() });
+      const { body, duplicateFields } = objectWrite(req);
+      const { object, warnings } = await r.create(body, { ...writeOptions(req), duplicateFields, admit: guard.admit() });
       return send(req, reply, 201, object, warnings);
     }
     case 'DELETE': {
@@ -106,7 +114,8 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
     }
     case 'PUT': {
       guard.scope('update', name);
-      const { object, warnings } = await r.update(name, objectBody(req), { ...writeOptions(req), admit: guard.admit() });
+      const { body, duplicateFields } = objectWrite(req);
+      const { object, warnings } = await r.update(name, body, { ...writeOptions(req), duplicateFields, admit: guard.admit() });
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':
@@ -137,14 +146,16 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   // Strategic merge needs Go struct metadata these kinds do not have.
   if (type === 'strategic-merge-patch') throw unsupportedMediaType(String(req.headers['content-type']), patchTypes);
   const body = parseBody(req.body, type);
+  const duplicates = duplicateFields(req.body, type);
   if (type === 'apply-patch') {
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
     const w = writeQuery(req.query, 'PatchOptions');
-    const { object, warnings, created } = await r.apply(name, body, { ...w, requester: requesterOf(req), admit: guard.admit() });
+    const { object, warnings, created } = await r.apply(name, body, { ...w, duplicateFields: duplicates, requester: requesterOf(req), admit: guard.admit() });
     return send(req, reply, created ? 201 : 200, object, warnings);
   }
   const { object, warnings } = await r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {
     ...writeOptions(req),
+    duplicateFields: duplicates,
     ...(subresource ? { subresource } : {}),
     admit: guard.admit(),
   });
@@ -157,7 +168,8 @@ async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, gu
       return send(req, reply, 200, (await readable(r, guard, name, 'status')).object());
     case 'PUT': {
       guard.scope('update', name, 'status');
-      const { object, warnings } = await r.update(name, objectBody(req), { ...writeOptions(req), subresource: 'status', admit: guard.admit() });
+      const { body, duplicateFields } = objectWrite(req);
+      const { object, warnings } = await r.update(name, body, { ...writeOptions(req), duplicateFields, subresource: 'status', admit: guard.admit() });
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':
