@@ -45,12 +45,8 @@ export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, mo
   serve(`${prefix}/openapi/v3/apis/${group}/v1`, openapi);
   app.get(`${prefix}/openapi/v2`, (req, reply) => {
     if (accepts(req.headers.accept, ['application/json', 'application/*', '*/*'])) return reply.type('application/json').send(swagger);
-    if (accepts(req.headers.accept, [swaggerProtobufType])) {
-      // Written directly: fastify's content-type parser refuses the `@` in this media type and would send octet-stream.
-      reply.hijack();
-      reply.raw.writeHead(200, { 'Content-Type': swaggerProtobufType, 'Content-Length': swaggerPb.length });
-      return void reply.raw.end(swaggerPb);
-    }
+    // Answered as application/octet-stream, as kube-openapi does: client-go cannot parse the `@` of the type it asks for.
+    if (accepts(req.headers.accept, [swaggerProtobufType])) return reply.type('application/octet-stream').send(swaggerPb);
     throw new ApiError(406, 'NotAcceptable', `only the following media types are accepted: application/json, ${swaggerProtobufType}`);
   });
 }
