@@ -3,11 +3,9 @@
  * through replace and apply, the client-side to server-side apply upgrade (apply and diff),
  * deletion without a grace period, and `kubectl events`.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { kubectl, kubectlPath, startServe, type Served } from './serve-process.js';
+import { kubectl, kubectlPath, servedFile, startServe, type Served } from './serve-process.js';
 
 interface Entry {
   manager: string;
@@ -18,11 +16,7 @@ interface Entry {
 describe('kubectl round trips', () => {
   let served: Served;
   const k = (...args: string[]) => kubectl(served, args);
-  const file = (name: string, text: string) => {
-    const path = join(served.dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
+  const file = (name: string, text: string) => servedFile(served, name, text);
   const team = (name: string, displayName: string) => `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ${name}\nspec:\n  displayName: ${displayName}\n`;
 
   beforeAll(async () => {
