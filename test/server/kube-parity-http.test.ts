@@ -4,7 +4,9 @@
  * duplicate keys, metadata-only reads, update checks, deletion without grace periods, discovery.
  */
 import { get as httpGet } from 'node:http';
+import { Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, readEvents, startInProcess, type InProcess } from './in-process.js';
 
@@ -21,8 +23,12 @@ describe('kube-apiserver parity over HTTP', () => {
   const create = (name: string, spec: Record<string, unknown> = {}, labels: Record<string, string> = {}) =>
     call('/teams', { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name, labels }, spec }) });
 
+  /** The server's log lines, to tell what it logs at error level. */
+  const logged: { level: number; msg: string; err?: { stack?: string } }[] = [];
+  const sink = new Writable({ write: (chunk: Buffer, _enc, done) => done(void logged.push(JSON.parse(chunk.toString()) as (typeof logged)[number])) });
+
   beforeAll(async () => {
-    server = await startInProcess();
+    server = await startInProcess({ logger: pino({ level: 'info' }, sink) });
     for (const n of ['p1', 'p2', 'p3']) await create(n, {}, { set: 'paged' });
   });
   afterAll(() => server.close());
@@ -130,6 +136,9 @@ describe('kube-apiserver parity over HTTP', () => {
         expect(body.message).toMatch(/^Timeout: Too large resource version: 999999, current: \d+$/);
         expect(body.details).toMatchObject({ retryAfterSeconds: 1, causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] });
       }
+      // A client's read ahead of the store is no server fault: no error-level line, no stack trace.
+      expect(logged.filter((l) => l.level >= 50 || l.err?.stack)).toEqual([]);
+      expect(logged.some((l) => l.msg === 'request timed out')).toBe(true);
     });
 
     it('gzips responses of 128 KiB or more for clients that accept it, and never a watch', async () => {
