@@ -11,8 +11,23 @@ import type { BodyType } from './content.js';
 export function duplicateFields(raw: Buffer | undefined, type: BodyType): string[] {
   if (!raw || raw.length === 0) return [];
   if (type === 'json' || type === 'merge-patch') return duplicateJsonFields(raw.toString('utf8'));
-  if (type === 'yaml' || type === 'apply-patch') return duplicateYamlKeys(raw.toString('utf8'));
+  if (type === 'yaml' || type === 'apply-patch') {
+    const text = raw.toString('utf8');
+    // kubectl sends its server-side applies as JSON (which is YAML): scanned as JSON, not parsed again as YAML.
+    if (isJsonText(text)) return duplicateJsonFields(text);
+    return duplicateYamlKeys(text);
+  }
   return [];
+}
+
+function isJsonText(text: string): boolean {
+  if (!/^\s*\{/.test(text)) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 interface Frame {

@@ -40,7 +40,7 @@ function dryRunErrors(values: string[]): FieldError[] {
 }
 
 /** kube reads a boolean parameter as true unless it is "0" or "false" (any case); present and empty is true. */
-export function bool(q: Query, name: string): boolean {
+function bool(q: Query, name: string): boolean {
   const v = one(q, name);
   if (v === undefined) return false;
   return v !== '0' && v.toLowerCase() !== 'false';

@@ -190,6 +190,10 @@ describe('kube-apiserver parity over HTTP', () => {
       const y = await call('/teams', { method: 'POST', headers: yaml, body: dupYaml('dup-yaml') });
       expect(y.res.status).toBe(201);
       expect(y.res.headers.get('warning')).toBe('299 - "line 5: key \\"displayName\\" already set in map"');
+      // kubectl sends server-side applies as JSON under the YAML media type.
+      const applied = await call('/teams/dup-apply?fieldManager=kubectl', { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: dupJson('dup-apply') });
+      expect(applied.res.status).toBe(201);
+      expect(applied.res.headers.get('warning')).toBe('299 - "duplicate field \\"spec.displayName\\""');
       const ignored = await call('/teams?fieldValidation=Ignore', { method: 'POST', headers: yaml, body: dupYaml('dup-ignore') });
       expect(ignored.res.status).toBe(201);
       expect(ignored.res.headers.get('warning')).toBeNull();
