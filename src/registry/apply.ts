@@ -120,7 +120,8 @@ export async function apply(ctx: RegistryContext, name: string, body: unknown, o
     return { object, warnings, created: false };
   } catch (err) {
     if (!(err instanceof ApiError && err.code === 404 && err.reason === 'NotFound')) throw err;
-    const created = await create(ctx, config, { ...opts, fieldManager: manager, operation: 'Apply' });
+    // The body's duplicate keys were reported above, by the decode of the configuration.
+    const created = await create(ctx, config, { ...opts, duplicateFields: [], fieldManager: manager, operation: 'Apply' });
     return { ...created, warnings: [...warnings, ...created.warnings], created: true };
   }
 }
