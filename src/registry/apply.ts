@@ -71,14 +71,15 @@ function lastApplied(obj: Record<string, unknown>): Record<string, unknown> | un
  * kube's client-side to server-side apply upgrade (its lastAppliedManager): `kubectl apply
  * --server-side` may take over, without --force-conflicts, the fields recorded in the
  * last-applied annotation that `kubectl apply` (manager kubectl-client-side-apply) left, so a
- * file moves from one to the other without a conflict. Any other conflict still stands.
+ * file moves from one to the other without a conflict. Returns the conflicts that still stand
+ * (only those are reported, as kube reports them); none means the apply goes ahead, forced.
  */
-function upgradesClientSideApply(ctx: RegistryContext, manager: string, live: Record<string, unknown>, conflicts: Conflict[]): boolean {
-  if (manager !== kubectlManager) return false;
+function conflictsAfterUpgrade(ctx: RegistryContext, manager: string, live: Record<string, unknown>, conflicts: Conflict[]): Conflict[] {
+  if (manager !== kubectlManager) return conflicts;
   const applied = lastApplied(live);
-  if (!applied) return false;
+  if (!applied) return conflicts;
   const allowed = pathsOf(leavesOf(ctx.model.schema, applied));
-  return conflicts.every((c) => allowed.has(c.path));
+  return conflicts.filter((c) => !allowed.has(c.path));
 }
 
 /** kube's lastAppliedUpdater: after kubectl's server-side apply, an existing last-applied annotation records this configuration. */
@@ -109,8 +110,11 @@ export async function apply(ctx: RegistryContext, name: string, body: unknown, o
       const record = (force: boolean) =>
         recordApply(ctx.model.schema, live, cfg, merged, current.metadata.managedFields, { name: manager, operation: 'Apply' }, force, ctx.model.info.apiVersion, timestamp(ctx.now()));
       let result = record(opts.force === true);
-      if (result.conflicts.length > 0 && upgradesClientSideApply(ctx, manager, live, result.conflicts)) result = record(true);
-      if (result.conflicts.length > 0) throw applyConflict(result.conflicts);
+      if (result.conflicts.length > 0) {
+        const standing = conflictsAfterUpgrade(ctx, manager, live, result.conflicts);
+        if (standing.length > 0) throw applyConflict(standing);
+        result = record(true);
+      }
       if (manager === kubectlManager) syncLastApplied(result.object, cfg);
       const obj = result.object as unknown as typeof current;
       obj.metadata.managedFields = result.managedFields;
