@@ -6,9 +6,16 @@ import { isJsonMap, type KubeObject } from './types.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
+/** How a write's body is checked: fieldValidation, and the keys its text gave twice (found where it was parsed). */
+export interface Decoding {
+  fieldValidation?: FieldValidation;
+  /** `duplicate field "spec.x"` (JSON) or `line 5: key "x" already set in map` (YAML), as kube words them. */
+  duplicateFields?: string[];
+}
+
 export interface Decoded {
   obj: KubeObject;
-  /** `unknown field "spec.x"` for each field dropped under Warn. */
+  /** `unknown field "spec.x"` for each field dropped, and each duplicate key, under Warn. */
   warnings: string[];
   /** The request sent managedFields as [] (or kube's [{}]): start the record afresh. */
   resetManagedFields: boolean;
@@ -21,9 +28,11 @@ function jsonType(v: unknown): string {
 
 /**
  * Checks apiVersion and kind (filling them in when absent, as the endpoint implies them), copies
- * the body so the caller's value is never changed, and prunes unknown fields per fieldValidation.
+ * the body so the caller's value is never changed, and prunes unknown fields per fieldValidation;
+ * duplicate keys count as unknown fields do (Strict: 400, Warn: warnings, Ignore: the last one wins).
  */
-export function decodeObject(model: ResourceModel, body: unknown, fieldValidation: FieldValidation = 'Warn'): Decoded {
+export function decodeObject(model: ResourceModel, body: unknown, decoding: Decoding = {}): Decoded {
+  const fieldValidation = decoding.fieldValidation ?? 'Warn';
   const { info } = model;
   if (!isJsonMap(body)) {
     throw badRequest(`the request body must be a ${info.kind} object, not ${jsonType(body)}`);
@@ -56,10 +65,9 @@ export function decodeObject(model: ResourceModel, body: unknown, fieldValidatio
   delete obj.metadata.managedFields;
   dropEmptyMetadata(obj.metadata);
   const unknown = pruneUnknownFields(model.schema, obj).sort();
-  if (unknown.length > 0 && fieldValidation === 'Strict') {
-    throw badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
-  }
-  const warnings = fieldValidation === 'Warn' ? unknown.map((f) => `unknown field "${f}"`) : [];
+  const problems = [...(decoding.duplicateFields ?? []), ...unknown.map((f) => `unknown field "${f}"`)];
+  if (problems.length > 0 && fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+  const warnings = fieldValidation === 'Warn' ? problems : [];
   return { obj: obj as KubeObject, warnings, resetManagedFields };
 }
 

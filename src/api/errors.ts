@@ -32,7 +32,8 @@ export interface StatusDetails {
 export interface Status {
   kind: 'Status';
   apiVersion: 'v1';
-  metadata: Record<string, never>;
+  /** kube's ListMeta: set only on a 410 for an expired continue token, with a token to go on from. */
+  metadata: { continue?: string };
   status: 'Success' | 'Failure';
   message?: string;
   reason?: StatusReason;
@@ -53,6 +54,9 @@ export interface GroupKind {
 }
 
 export class ApiError extends Error {
+  /** The Status's metadata.continue: where an expired paged list may go on, inconsistently. */
+  continueToken?: string;
+
   constructor(
     readonly code: number,
     readonly reason: StatusReason,
@@ -67,7 +71,7 @@ export class ApiError extends Error {
     const status: Status = {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.continueToken ? { continue: this.continueToken } : {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,
@@ -168,6 +172,13 @@ export function methodNotAllowed(method: string, what: string): ApiError {
 
 export function timeout(message: string, retryAfterSeconds?: number): ApiError {
   return new ApiError(504, 'Timeout', `Timeout: ${message}`, retryAfterSeconds ? { retryAfterSeconds } : undefined);
+}
+
+/** A read at a resourceVersion the store has not reached: kube's TooLargeResourceVersionError. */
+export function tooLargeResourceVersion(message: string): ApiError {
+  const err = timeout(message, 1);
+  err.details!.causes = [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }];
+  return err;
 }
 
 export function tooManyRequests(message: string, retryAfterSeconds: number): ApiError {

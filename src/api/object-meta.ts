@@ -65,12 +65,16 @@ function validateOwnerReferences(meta: ObjectMeta): FieldError[] {
 
 const immutable = (field: string, value: unknown): FieldError => ({ type: 'Invalid', field, value, detail: 'field is immutable' });
 
-/** What an update may not change. uid, timestamps and generation were already carried over. */
+/** What an update may not change. uid, creationTimestamp, generation and a deletion already under way were carried over. */
 export function validateObjectMetaUpdate(next: ObjectMeta, old: ObjectMeta): FieldError[] {
   const errs: FieldError[] = [];
   if (next.name !== old.name) errs.push(immutable('metadata.name', next.name));
   if (next.uid !== old.uid) errs.push(immutable('metadata.uid', next.uid));
   if (next.creationTimestamp !== old.creationTimestamp) errs.push(immutable('metadata.creationTimestamp', next.creationTimestamp));
+  if (next.deletionTimestamp !== old.deletionTimestamp) errs.push(immutable('metadata.deletionTimestamp', next.deletionTimestamp));
+  if (next.deletionGracePeriodSeconds !== old.deletionGracePeriodSeconds) {
+    errs.push(immutable('metadata.deletionGracePeriodSeconds', next.deletionGracePeriodSeconds));
+  }
   if (old.deletionTimestamp) {
     const before = new Set(old.finalizers ?? []);
     const added = (Array.isArray(next.finalizers) ? next.finalizers : []).filter((f) => !before.has(f));

@@ -57,7 +57,7 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
     let obj: KubeObject;
     try {
       // Unknown fields are reported above; the rest is checked without them, so every finding shows.
-      obj = decodeObject(model, raw, 'Ignore').obj;
+      obj = decodeObject(model, raw, { fieldValidation: 'Ignore' }).obj;
     } catch (err) {
       at(m, undefined, err instanceof ApiError ? err.message : String(err));
       continue;

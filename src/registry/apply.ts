@@ -3,25 +3,24 @@
  * into the live object by the schema; it owns exactly the fields it applies; conflicts with other
  * managers are a 409 unless forced. Applying to a missing object creates it.
  */
-import { decodeObject, type FieldValidation } from '../api/decode.js';
+import { decodeObject, type Decoding } from '../api/decode.js';
 import { ApiError, badRequest, conflict } from '../api/errors.js';
-import { pathString } from '../api/fields/fieldset.js';
+import { leavesOf, pathString, pathsOf } from '../api/fields/fieldset.js';
 import { recordApply, type Conflict } from '../api/fields/managed.js';
 import { mergeApplied } from '../api/fields/merge.js';
 import { withoutSecrets } from '../api/secrets.js';
-import type { ManagedFieldsEntry } from '../api/types.js';
+import { isJsonMap, type ManagedFieldsEntry } from '../api/types.js';
 import type { Admit } from './admission.js';
 import type { Requester } from './write-observer.js';
 import { timestamp, type RegistryContext, type WriteResult } from './context.js';
 import { create } from './create.js';
 import { runUpdate } from './update.js';
 
-export interface ApplyOptions {
+export interface ApplyOptions extends Decoding {
   fieldManager?: string;
   requester?: Requester;
   force?: boolean;
   dryRun?: boolean;
-  fieldValidation?: FieldValidation;
   admit?: Admit;
 }
 
@@ -52,10 +51,50 @@ export function applyConflict(conflicts: Conflict[]): ApiError {
   });
 }
 
+/** kubectl's client-side apply record of what it last applied. */
+const lastAppliedAnnotation = 'kubectl.kubernetes.io/last-applied-configuration';
+/** The manager of `kubectl apply --server-side`: the only one the upgrade path serves (others opt out by their name). */
+const kubectlManager = 'kubectl';
+
+function lastApplied(obj: Record<string, unknown>): Record<string, unknown> | undefined {
+  const text = ((obj.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations ?? {})[lastAppliedAnnotation];
+  if (typeof text !== 'string') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isJsonMap(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * kube's client-side to server-side apply upgrade (its lastAppliedManager): `kubectl apply
+ * --server-side` may take over, without --force-conflicts, the fields recorded in the
+ * last-applied annotation that `kubectl apply` (manager kubectl-client-side-apply) left, so a
+ * file moves from one to the other without a conflict. Returns the conflicts that still stand
+ * (only those are reported, as kube reports them); none means the apply goes ahead, forced.
+ */
+function conflictsAfterUpgrade(ctx: RegistryContext, manager: string, live: Record<string, unknown>, conflicts: Conflict[]): Conflict[] {
+  if (manager !== kubectlManager) return conflicts;
+  const applied = lastApplied(live);
+  if (!applied) return conflicts;
+  const allowed = pathsOf(leavesOf(ctx.model.schema, applied));
+  return conflicts.filter((c) => !allowed.has(c.path));
+}
+
+/** kube's lastAppliedUpdater: after kubectl's server-side apply, an existing last-applied annotation records this configuration. */
+function syncLastApplied(obj: Record<string, unknown>, config: Record<string, unknown>): void {
+  const annotations = (obj.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations;
+  if (!annotations || !(lastAppliedAnnotation in annotations)) return;
+  const recorded = structuredClone(config) as { metadata?: { annotations?: Record<string, unknown> } };
+  if (recorded.metadata?.annotations) delete recorded.metadata.annotations[lastAppliedAnnotation];
+  annotations[lastAppliedAnnotation] = `${JSON.stringify(recorded)}\n`;
+}
+
 export async function apply(ctx: RegistryContext, name: string, body: unknown, opts: ApplyOptions): Promise<WriteResult & { created: boolean }> {
   const manager = opts.fieldManager;
   if (!manager) throw badRequest('fieldManager is required for apply requests: set the fieldManager query parameter');
-  const { obj: config, warnings } = decodeObject(ctx.model, body, opts.fieldValidation);
+  const { obj: config, warnings } = decodeObject(ctx.model, body, opts);
   if (!config.metadata.name) config.metadata.name = name;
   if (config.metadata.name !== name) {
     throw badRequest(`the name of the object (${config.metadata.name}) does not match the name on the URL (${name})`);
@@ -68,18 +107,15 @@ export async function apply(ctx: RegistryContext, name: string, body: unknown, o
       const live = withoutSecrets(current) as unknown as Record<string, unknown>;
       const cfg = config as unknown as Record<string, unknown>;
       const merged = mergeApplied(ctx.model.schema, live, cfg) as Record<string, unknown>;
-      const result = recordApply(
-        ctx.model.schema,
-        live,
-        cfg,
-        merged,
-        current.metadata.managedFields,
-        { name: manager, operation: 'Apply' },
-        opts.force === true,
-        ctx.model.info.apiVersion,
-        timestamp(ctx.now()),
-      );
-      if (result.conflicts.length > 0) throw applyConflict(result.conflicts);
+      const record = (force: boolean) =>
+        recordApply(ctx.model.schema, live, cfg, merged, current.metadata.managedFields, { name: manager, operation: 'Apply' }, force, ctx.model.info.apiVersion, timestamp(ctx.now()));
+      let result = record(opts.force === true);
+      if (result.conflicts.length > 0) {
+        const standing = conflictsAfterUpgrade(ctx, manager, live, result.conflicts);
+        if (standing.length > 0) throw applyConflict(standing);
+        result = record(true);
+      }
+      if (manager === kubectlManager) syncLastApplied(result.object, cfg);
       const obj = result.object as unknown as typeof current;
       obj.metadata.managedFields = result.managedFields;
       obj.metadata.resourceVersion = current.metadata.resourceVersion!;
@@ -88,7 +124,8 @@ export async function apply(ctx: RegistryContext, name: string, body: unknown, o
     return { object, warnings, created: false };
   } catch (err) {
     if (!(err instanceof ApiError && err.code === 404 && err.reason === 'NotFound')) throw err;
-    const created = await create(ctx, config, { ...opts, fieldManager: manager, operation: 'Apply' });
+    // The body's duplicate keys were reported above, by the decode of the configuration.
+    const created = await create(ctx, config, { ...opts, duplicateFields: [], fieldManager: manager, operation: 'Apply' });
     return { ...created, warnings: [...warnings, ...created.warnings], created: true };
   }
 }

@@ -62,11 +62,17 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   const parts: Buffer[] = [];
   let count = 0;
   let token: string | undefined;
+  let remaining: number | undefined;
   let lastKey = '';
   for (const [key, entry] of range.entries) {
     if (plan.limit > 0 && count >= plan.limit) {
       // More objects follow the page (matching or not, as the store path decides): a token to them.
       token = encodeContinue(range.revision, lastKey);
+      // Without a selector, kube counts what follows: the keys left, none of them decoded.
+      if (!match) {
+        remaining = 1;
+        for (const _ of range.entries) remaining++;
+      }
       break;
     }
     const json = presented(store, entry);
@@ -75,6 +81,6 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
     parts.push(json);
     lastKey = key;
   }
-  const head = JSON.stringify(listHead(ctx, range.revision, token));
+  const head = JSON.stringify(listHead(ctx, range.revision, token, remaining));
   return Buffer.concat([Buffer.from(`${head.slice(0, -1)},"items":[`), ...parts, Buffer.from(']}')]);
 }

@@ -1,6 +1,6 @@
 /** POST: kube's BeforeCreate, validation, sealing, and generateName retries. */
 import { randomUUID } from 'node:crypto';
-import { decodeObject, type FieldValidation } from '../api/decode.js';
+import { decodeObject, type Decoding } from '../api/decode.js';
 import { alreadyExists, ApiError, badRequest, generateNameConflict, invalid } from '../api/errors.js';
 import { generateNamePrefixErrors } from '../api/names.js';
 import { sealSecrets, type StoredApiObject } from '../api/secrets.js';
@@ -16,9 +16,8 @@ async function exists(ctx: RegistryContext, name: string): Promise<boolean> {
   return (await storeCallUnless(ctx, name, 'NotFound', () => ctx.store.get(keyOf(ctx, name)))) !== undefined;
 }
 
-export interface CreateOptions extends Writer {
+export interface CreateOptions extends Writer, Decoding {
   dryRun?: boolean;
-  fieldValidation?: FieldValidation;
   admit?: Admit;
   /** Apply when server-side apply creates the object. */
   operation?: Operation;
@@ -27,7 +26,7 @@ export interface CreateOptions extends Writer {
 const generateNameAttempts = 8;
 
 export async function create(ctx: RegistryContext, body: unknown, opts: CreateOptions = {}): Promise<WriteResult> {
-  const { obj, warnings } = decodeObject(ctx.model, body, opts.fieldValidation);
+  const { obj, warnings } = decodeObject(ctx.model, body, opts);
   const meta = obj.metadata;
   if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
   // Both kinds are cluster-scoped; the server owns identity, time and lifecycle fields.

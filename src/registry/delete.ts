@@ -1,4 +1,8 @@
-/** DELETE: immediate removal, or graceful deletion while finalizers or a grace period remain. */
+/**
+ * DELETE: immediate removal, or, while finalizers remain, terminating until the last one goes. As
+ * for kube's custom resources, there is no graceful deletion: gracePeriodSeconds (any integer,
+ * negative included) is accepted and changes nothing.
+ */
 import { conflict, invalid } from '../api/errors.js';
 import type { FieldError } from '../api/field-errors.js';
 import type { StoredApiObject } from '../api/secrets.js';
@@ -24,24 +28,12 @@ export interface DeleteOptions extends Writer {
 
 export interface DeleteResult {
   object: KubeObject;
-  /** True when the object is gone; false when it is terminating (finalizers or grace pending). */
+  /** True when the object is gone; false when it is terminating (finalizers pending). */
   removed: boolean;
 }
 
-/**
- * The longest grace period, about 100 years. kube takes any int64 and lets the deadline overflow;
- * here a deletionTimestamp must stay a real RFC 3339 time, so a longer period is refused.
- */
-export const maxGracePeriodSeconds = 100 * 365 * 24 * 3600;
-
 function validateDeleteOptions(opts: DeleteOptions): void {
   const errs: FieldError[] = [];
-  const grace = opts.gracePeriodSeconds;
-  if (grace !== undefined && (!Number.isInteger(grace) || grace < 0)) {
-    errs.push({ type: 'Invalid', field: 'gracePeriodSeconds', value: grace, detail: 'must be a whole number >= 0' });
-  } else if (grace !== undefined && grace > maxGracePeriodSeconds) {
-    errs.push({ type: 'Invalid', field: 'gracePeriodSeconds', value: grace, detail: `must be no more than ${maxGracePeriodSeconds}` });
-  }
   const policy = opts.propagationPolicy;
   if (policy !== undefined && !(propagationPolicies as readonly string[]).includes(policy)) {
     errs.push({
@@ -68,13 +60,12 @@ export const gcFinalizers: Partial<Record<PropagationPolicy, string>> = { Foregr
 
 export async function remove(ctx: RegistryContext, name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
   validateDeleteOptions(opts);
-  const grace = opts.gracePeriodSeconds ?? 0;
   const gcFinalizer = gcFinalizers[(opts.propagationPolicy ?? 'Background') as PropagationPolicy];
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const current = await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name)));
     await storeCall(ctx, name, async () => checkPreconditions(keyOf(ctx, name), opts.preconditions, current));
     await opts.admit?.({ verb: 'delete', old: present(current) });
-    const immediate = !current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0 && grace === 0 && !gcFinalizer;
+    const immediate = !current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0 && !gcFinalizer;
     if (immediate) {
       if (opts.dryRun) return { object: present(current), removed: true };
       const deleted = await removeExact(ctx, name, current);
@@ -85,15 +76,16 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
       const meta = cur.metadata;
       // Foreground and Orphan deletion hand the object to the garbage collector through a finalizer.
       if (gcFinalizer && !(meta.finalizers ?? []).includes(gcFinalizer)) meta.finalizers = [...(meta.finalizers ?? []), gcFinalizer];
-      const deadline = new Date(ctx.now().getTime() + grace * 1000);
+      // kube's custom resources have no graceful deletion strategy: the grace period is always 0.
+      const now = ctx.now();
       if (!meta.deletionTimestamp) {
-        meta.deletionTimestamp = timestamp(deadline);
-        meta.deletionGracePeriodSeconds = grace;
+        meta.deletionTimestamp = timestamp(now);
+        meta.deletionGracePeriodSeconds = 0;
         meta.generation = (meta.generation ?? 0) + 1;
-      } else if (deadline.getTime() < Date.parse(meta.deletionTimestamp)) {
-        // A deletion may be brought forward, never pushed back.
-        meta.deletionTimestamp = timestamp(deadline);
-        meta.deletionGracePeriodSeconds = grace;
+      } else if (now.getTime() < Date.parse(meta.deletionTimestamp)) {
+        // A deadline in the future (set by an earlier version, which honoured grace periods) is brought forward.
+        meta.deletionTimestamp = timestamp(now);
+        meta.deletionGracePeriodSeconds = 0;
       }
       return cur;
     };

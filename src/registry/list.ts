@@ -1,10 +1,10 @@
 /** LIST: selectors, paging with continue tokens at one revision, and resourceVersion semantics. */
-import { badRequest, expired, timeout } from '../api/errors.js';
+import { ApiError, badRequest, tooLargeResourceVersion } from '../api/errors.js';
 import { parseFieldSelector, parseLabelSelector, type Matcher } from '../api/selectors.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
 import { keyOf, present, type RegistryContext } from './context.js';
-import { decodeContinue, encodeContinue } from './continue-token.js';
+import { decodeContinue, encodeContinue, latest } from './continue-token.js';
 import { LiveObjects } from './past-revisions.js';
 import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
@@ -67,9 +67,15 @@ async function readRevision(ctx: RegistryContext, opts: ListOptions): Promise<nu
   }
   if (match === 'Exact') return requested;
   // NotOlderThan: the current state serves, as long as it is not older than what was asked for.
-  const current = await storeCall(ctx, '', () => ctx.store.currentRevision());
-  if (requested > current) throw timeout(`Too large resource version: ${requested}, current: ${current}`, 1);
+  await assertReached(ctx, requested);
   return undefined;
+}
+
+/** A read "not older than" a revision needs the store to have reached it: 504 otherwise, as kube answers. */
+export async function assertReached(ctx: RegistryContext, requested: number | undefined): Promise<void> {
+  if (requested === undefined) return;
+  const current = await storeCall(ctx, '', () => ctx.store.currentRevision());
+  if (requested > current) throw tooLargeResourceVersion(`Too large resource version: ${requested}, current: ${current}`);
 }
 
 /** Store page size: the rest of the limit, or more when a selector will filter some out. */
@@ -139,23 +145,35 @@ export async function planList(ctx: RegistryContext, opts: ListOptions = {}): Pr
   return { selection, limit, revision: await readRevision(ctx, opts), after: '', continued: false };
 }
 
-/** Runs a LIST's read, turning storage errors into the API's (a continue token or resourceVersion too old: 410). */
+/** kube's words for a continue token whose revision was compacted away. */
+const inconsistentContinue =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, ' +
+  'or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an ' +
+  'inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+/**
+ * Runs a LIST's read, turning storage errors into the API's (a continue token or resourceVersion
+ * too old: 410). As kube does, the 410 for a continue token carries a fresh token in the Status's
+ * metadata.continue: the rest of the list, read at the current revision.
+ */
 export async function readList<P>(ctx: RegistryContext, plan: ListPlan, read: () => Promise<P>): Promise<P> {
   try {
     return await read();
   } catch (err) {
-    throw toApiError(err, ctx, '', (message) =>
-      plan.continued
-        ? 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.'
-        : `The resourceVersion for the provided list is too old: ${message}`,
-    );
+    const apiErr = toApiError(err, ctx, '', (message) => (plan.continued ? inconsistentContinue : `The resourceVersion for the provided list is too old: ${message}`));
+    if (plan.continued && apiErr instanceof ApiError && apiErr.code === 410) apiErr.continueToken = encodeContinue(latest, plan.after);
+    throw apiErr;
   }
 }
 
-/** The list's metadata: its revision, and the token of the next page when there is one. */
-export function listHead(ctx: RegistryContext, revision: number, token: string | undefined): Omit<ObjectList<KubeObject>, 'items'> {
+/**
+ * The list's metadata: its revision, and the token of the next page when there is one, with the
+ * count of objects after the page when it is known (kube's remainingItemCount: lists without selectors).
+ */
+export function listHead(ctx: RegistryContext, revision: number, token: string | undefined, remaining?: number): Omit<ObjectList<KubeObject>, 'items'> {
   const head: Omit<ObjectList<KubeObject>, 'items'> = { apiVersion: ctx.model.info.apiVersion, kind: ctx.model.info.listKind, metadata: { resourceVersion: String(revision) } };
   if (token) head.metadata.continue = token;
+  if (token && remaining !== undefined) head.metadata.remainingItemCount = remaining;
   return head;
 }
 

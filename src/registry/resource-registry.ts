@@ -9,7 +9,7 @@ import type { ListOptions as StoreListOptions, ListResult, Store, StoreWatch } f
 import { keyOf, makeContext, present, type RegistryContext, type WriteResult } from './context.js';
 import { create, type CreateOptions } from './create.js';
 import { remove, removeDue, type DeleteOptions, type DeleteResult } from './delete.js';
-import { list, type ListOptions } from './list.js';
+import { assertReached, list, parseResourceVersion, type ListOptions } from './list.js';
 import { getJson, listJson, type CachedObject } from './cached-reads.js';
 import { observeWrite } from './observe.js';
 import { storeCall } from './storage-errors.js';
@@ -58,6 +58,11 @@ export class ResourceRegistry {
   async get(name: string): Promise<KubeObject> {
     const stored = await storeCall(this.ctx, name, () => this.ctx.store.get<StoredApiObject>(keyOf(this.ctx, name)));
     return present(stored);
+  }
+
+  /** 504 Too large resource version when resourceVersion (a GET's "not older than") is ahead of the store. */
+  assertReached(resourceVersion: string | undefined): Promise<void> {
+    return assertReached(this.ctx, parseResourceVersion(resourceVersion));
   }
 
   list(opts?: ListOptions): Promise<ObjectList<KubeObject>> {

@@ -1,5 +1,5 @@
 /** The one place storage errors become API errors. */
-import { ApiError, conflict, alreadyExists, expired, gone, notFound, serviceUnavailable, timeout } from '../api/errors.js';
+import { ApiError, conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout, tooLargeResourceVersion } from '../api/errors.js';
 import { isStorageError, type StorageError, type StorageErrorCode } from '../store/errors.js';
 import type { RegistryContext } from './context.js';
 import { keyValueInUse } from './key-value-in-use.js';
@@ -25,7 +25,7 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string, exp
     case 'Expired':
       return expired(expiredMessage(err.message));
     case 'TooLargeResourceVersion':
-      return timeout(err.message, 1);
+      return tooLargeResourceVersion(err.message);
     case 'WatchOverflow':
       return gone(`the watch fell too far behind and was closed: ${err.message}`);
     case 'Unreachable':

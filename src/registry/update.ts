@@ -1,6 +1,6 @@
 /** PUT and PATCH (and their status variants): one read-modify-write core over guaranteedUpdate. */
 import { isDeepStrictEqual } from 'node:util';
-import { decodeObject, type FieldValidation } from '../api/decode.js';
+import { decodeObject, type Decoding } from '../api/decode.js';
 import { badRequest, conflict, invalid } from '../api/errors.js';
 import { validateObjectMetaUpdate } from '../api/object-meta.js';
 import { applyJsonPatch, applyMergePatch } from '../api/patch.js';
@@ -17,9 +17,8 @@ import { scrubReplacedSecrets } from './scrub.js';
 import { storeCall } from './storage-errors.js';
 import { Removal } from '../store/types.js';
 
-export interface UpdateOptions extends Writer {
+export interface UpdateOptions extends Writer, Decoding {
   dryRun?: boolean;
-  fieldValidation?: FieldValidation;
   /** `status` writes only .status; the main resource never writes .status. */
   subresource?: 'status';
   admit?: Admit;
@@ -73,11 +72,12 @@ function nextVersion(
   if (!meta.uid) meta.uid = was.uid;
   meta.creationTimestamp = was.creationTimestamp;
   if (how.kind === 'update') delete meta.managedFields;
-  // An update can neither start, stop nor move a deletion.
+  // As kube's BeforeUpdate: an update can neither stop nor move a deletion (the stored values are
+  // kept), and setting one where none was is refused below as an immutable field.
+  if (meta.deletionTimestamp === null) delete meta.deletionTimestamp;
+  if (meta.deletionGracePeriodSeconds === null) delete meta.deletionGracePeriodSeconds;
   if (was.deletionTimestamp) meta.deletionTimestamp = was.deletionTimestamp;
-  else delete meta.deletionTimestamp;
-  if (was.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = was.deletionGracePeriodSeconds;
-  else delete meta.deletionGracePeriodSeconds;
+  if (was.deletionGracePeriodSeconds !== undefined && meta.deletionGracePeriodSeconds === undefined) meta.deletionGracePeriodSeconds = was.deletionGracePeriodSeconds;
   if (old.status === undefined) delete next.status;
   else next.status = structuredClone(old.status);
   const errs = [
@@ -149,10 +149,10 @@ export async function runUpdate(
 
 /** PUT: the body is the whole object as the client last read it, resourceVersion included. */
 export async function update(ctx: RegistryContext, name: string, body: unknown, opts: UpdateOptions = {}): Promise<WriteResult> {
-  const { obj, warnings, resetManagedFields } = decodeObject(ctx.model, body, opts.fieldValidation);
-  if (!obj.metadata.name) obj.metadata.name = name;
-  if (obj.metadata.name !== name) {
-    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+  const { obj, warnings, resetManagedFields } = decodeObject(ctx.model, body, opts);
+  // A body without a name is refused too (kube's checkName): the URL does not fill it in.
+  if ((obj.metadata.name ?? '') !== name) {
+    throw badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${name})`);
   }
   const rv = obj.metadata.resourceVersion;
   if (!rv) {
@@ -183,7 +183,7 @@ export async function patch(
   const object = await runUpdate(ctx, name, 'patch', opts, (current) => {
     const external = withoutSecrets(current);
     const patched = type === 'json' ? applyJsonPatch(external, body) : applyMergePatch(external, body);
-    const decoded = decodeObject(ctx.model, patched, opts.fieldValidation);
+    const decoded = decodeObject(ctx.model, patched, opts);
     warnings = decoded.warnings;
     const meta = decoded.obj.metadata;
     if (!meta.resourceVersion) meta.resourceVersion = current.metadata.resourceVersion!;

@@ -8,13 +8,20 @@ import { WatchQueue } from '../store/watch-queue.js';
 import { present, type RegistryContext } from './context.js';
 import { list, parseResourceVersion, parseSelection } from './list.js';
 import { LiveObjects } from './past-revisions.js';
-import { toApiError } from './storage-errors.js';
+import { storeCall, toApiError } from './storage-errors.js';
 
 export interface WatchOptions {
   resourceVersion?: string;
   labelSelector?: string;
   fieldSelector?: string;
   allowWatchBookmarks?: boolean;
+  /**
+   * client-go's watch-list: true sends the current state as ADDED (at least as new as
+   * resourceVersion), then, with allowWatchBookmarks, a BOOKMARK annotated
+   * `k8s.io/initial-events-end: "true"` at its revision; false sends changes only (from
+   * resourceVersion, else from now). Undefined: kube's older rule (initial events without a resourceVersion).
+   */
+  sendInitialEvents?: boolean;
   bookmarkIntervalMs?: number;
   /** Keeps only objects the caller may see; an object leaving it is sent as DELETED. Marks a restricted reader (list.ts). */
   filter?: Matcher;
@@ -25,7 +32,7 @@ export interface RegistryWatch extends AsyncIterable<WatchEvent<KubeObject | Sta
   /**
    * Settles once the watch has started (its initial list read, its revision checked). Rejects with
    * a 503 ApiError when storage is out of reach, so the request can be answered 503 with
-   * Retry-After; any other failure to start is the stream's one ERROR event, as kube sends it.
+   * Retry-After, and with a 504 when a watch-list's resourceVersion is in the future; any other failure to start is the stream's one ERROR event, as kube sends it.
    */
   started: Promise<void>;
 }
@@ -55,9 +62,13 @@ function atRevision(obj: StoredApiObject, revision: number): StoredApiObject {
   return { ...obj, metadata: { ...obj.metadata, resourceVersion: String(revision) } };
 }
 
+/** The annotation of the bookmark that ends a watch-list's initial events. */
+export const initialEventsEnd = 'k8s.io/initial-events-end';
+
 /**
  * Starts a watch. Without a resourceVersion (or with "0") it first sends the current objects as
- * ADDED. A revision older than the retained history ends in one ERROR event with a 410 Status.
+ * ADDED (see sendInitialEvents). A revision older than the retained history ends in one ERROR
+ * event with a 410 Status.
  */
 export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWatch {
   const { match } = parseSelection(opts);
@@ -84,10 +95,19 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
   const run = async () => {
     try {
       let start = from;
-      if (start === undefined) {
-        const current = await list(ctx, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, filter: opts.filter });
+      const { apiVersion, kind } = ctx.model.info;
+      if (opts.sendInitialEvents ?? from === undefined) {
+        // With sendInitialEvents a resourceVersion is a floor (NotOlderThan): 504 when it is in the future.
+        const floor = opts.sendInitialEvents && from !== undefined ? { resourceVersion: String(from), resourceVersionMatch: 'NotOlderThan' } : {};
+        const current = await list(ctx, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, filter: opts.filter, ...floor });
         for (const item of current.items) out.push({ type: 'ADDED', object: item });
-        start = Number(current.metadata.resourceVersion);
+        const revision = current.metadata.resourceVersion;
+        start = Number(revision);
+        if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
+          out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: revision, annotations: { [initialEventsEnd]: 'true' } } } });
+        }
+      } else if (start === undefined) {
+        start = await storeCall(ctx, '', () => ctx.store.currentRevision());
       }
       if (out.closed) return startOk();
       // Events up to the current revision are history: a restricted reader sees past-revisions.ts's share of it.
@@ -97,7 +117,6 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
       await sw.started;
       startOk();
       if (opts.allowWatchBookmarks) {
-        const { apiVersion, kind } = ctx.model.info;
         timer = setInterval(() => {
           out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: String(sw.progress()) } } });
         }, opts.bookmarkIntervalMs ?? defaultBookmarkIntervalMs);
@@ -112,7 +131,8 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
       out.end();
     } catch (err) {
       const apiErr = toApiError(err, ctx, '');
-      if (!started && apiErr instanceof ApiError && apiErr.code === 503) {
+      // Storage out of reach (503) and a resourceVersion in the future (504) are answered as HTTP errors, as kube does.
+      if (!started && apiErr instanceof ApiError && (apiErr.code === 503 || apiErr.code === 504)) {
         startFailed(apiErr);
         out.end();
         return;

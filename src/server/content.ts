@@ -1,4 +1,4 @@
-/** Request bodies by Content-Type, and responses by Accept: JSON, YAML, or a Table for kubectl. */
+/** Request bodies by Content-Type, and responses by Accept: JSON, YAML, a Table for kubectl, or metadata only. */
 import { stringify as stringifyYaml } from 'yaml';
 import { ApiError, badRequest, tooLarge, unsupportedMediaType } from '../api/errors.js';
 import { checkDecoded } from './decoded-bounds.js';
@@ -65,6 +65,25 @@ export async function preDecodeBody(contentType: string | undefined, raw: Buffer
   decodedYaml.set(raw, await decodeYamlOffThread(text));
 }
 
+/** A YAML body decoded: by the worker thread as it arrived, else here (and kept for yamlDuplicateKeys). */
+function yamlResult(raw: Buffer): YamlResult {
+  let result = decodedYaml.get(raw);
+  if (!result) {
+    result = decodeYaml(bodyText(raw));
+    decodedYaml.set(raw, result);
+  }
+  return result;
+}
+
+/**
+ * Keys a YAML body gives twice in one mapping, in kube's words (`line 5: key "x" already set in
+ * map`), found by the decoding parseBody did: the body is not parsed again on the event loop.
+ */
+export function yamlDuplicateKeys(raw: Buffer): string[] {
+  const result = yamlResult(raw);
+  return 'duplicates' in result ? result.duplicates : [];
+}
+
 /** Whether JSON text opens more than `max` arrays or objects inside each other: one pass, strings skipped. */
 function jsonNestedDeeper(text: string, max: number): boolean {
   let depth = 0;
@@ -90,7 +109,7 @@ export function parseBody(raw: Buffer | undefined, type: BodyType): unknown {
   if (!raw || raw.length === 0) throw badRequest('the request body is empty');
   let value: unknown;
   if (isYaml(type)) {
-    const result = decodedYaml.get(raw) ?? decodeYaml(bodyText(raw));
+    const result = yamlResult(raw);
     if ('error' in result) throw result.tooLarge ? tooLarge(result.error) : badRequest(result.error);
     value = result.value;
   } else {
@@ -107,7 +126,11 @@ export function parseBody(raw: Buffer | undefined, type: BodyType): unknown {
   return value;
 }
 
-export type ResponseFormat = 'json' | 'yaml' | 'table';
+/** `partial`: meta.k8s.io/v1 PartialObjectMetadata (or its List), client-go's metadata-only client. */
+export type ResponseFormat = 'json' | 'yaml' | 'table' | 'partial';
+
+/** What an endpoint can render besides JSON and YAML: a read of one object or of a list can be a Table or metadata only. */
+export type Readable = false | 'object' | 'list';
 
 interface MediaRange {
   type: string;
@@ -127,21 +150,36 @@ function parseAccept(header: string | undefined): MediaRange[] {
   });
 }
 
+/** The server-side conversion a media range asks for (`as=Table;g=meta.k8s.io;v=v1`), if this endpoint offers it. */
+function conversion(range: MediaRange, readable: Readable): ResponseFormat | undefined {
+  const { as, g, v } = range.params;
+  if (!readable || g !== 'meta.k8s.io' || range.type !== 'application/json') return undefined;
+  if (as === 'Table' && (v === 'v1' || v === 'v1beta1')) return 'table';
+  const partial = readable === 'list' ? 'PartialObjectMetadataList' : 'PartialObjectMetadata';
+  if (as === partial && v === 'v1') return 'partial';
+  return undefined;
+}
+
 /**
- * The first acceptable format in the client's order. A Table is offered only where the endpoint
- * can print one (get, list, watch), as kube-apiserver does.
+ * The first acceptable format in the client's order. A Table or metadata only is offered only where
+ * the endpoint reads objects (get, list, watch), as kube-apiserver does.
  */
-export function negotiate(accept: string | undefined, tableAllowed: boolean): ResponseFormat {
+export function negotiate(accept: string | undefined, readable: Readable): ResponseFormat {
   for (const range of parseAccept(accept)) {
-    if (range.params.as === 'Table') {
-      if (tableAllowed && range.params.g === 'meta.k8s.io' && (range.params.v === 'v1' || range.params.v === 'v1beta1')) return 'table';
-      continue;
+    if (range.params.as) {
+      const format = conversion(range, readable);
+      if (format) return format;
+      continue; // other server-side conversions (discovery, protobuf) are not offered
     }
-    if (range.params.as) continue; // other server-side conversions (PartialObjectMetadata, discovery) are not offered
     if (['application/json', 'application/*', '*/*'].includes(range.type)) return 'json';
     if (['application/yaml', 'application/x-yaml', 'text/yaml'].includes(range.type)) return 'yaml';
   }
-  throw new ApiError(406, 'NotAcceptable', `only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io`);
+  throw new ApiError(
+    406,
+    'NotAcceptable',
+    'only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io, ' +
+      'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+  );
 }
 
 export function serialize(value: unknown, format: 'json' | 'yaml'): { body: string; contentType: string } {

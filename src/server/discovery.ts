@@ -17,8 +17,19 @@ export function versionInfo(packageVersion: string) {
   };
 }
 
-/** This server has no core (legacy) group. */
-export const apiVersions = { kind: 'APIVersions', versions: [], serverAddressByClientCIDRs: [] };
+/**
+ * The core (legacy) group's one version. kubectl maps `kind: List` (what `kubectl get -o json`
+ * prints) through it: its discovery mapper adds `v1 List` for every version it finds, so without
+ * `v1` here `kubectl replace -f` of that output fails with `no matches for kind "List"`.
+ */
+export const apiVersions = { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
+
+/** The core version serves only `events`, always empty, so `kubectl events` answers "No events found". */
+export const coreResourceList = {
+  kind: 'APIResourceList',
+  groupVersion: 'v1',
+  resources: [{ name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list', 'watch'], shortNames: ['ev'] }],
+};
 
 function groupVersion(group: string) {
   return { groupVersion: `${group}/v1`, version: 'v1' };

@@ -36,8 +36,10 @@ export function toHttpApiError(err: unknown): ApiError {
 
 export function handleError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const apiErr = toHttpApiError(err);
-  // Storage out of reach is an outage, reported by /readyz and the store's own warnings; anything else is a bug.
+  // Storage out of reach is an outage, reported by /readyz and the store's own warnings; a 504 is a
+  // read at a revision not reached yet (the client retries); anything else is a bug.
   if (apiErr.code === 503) req.log.warn({ err }, 'request failed: storage unavailable');
+  else if (apiErr.code === 504) req.log.info({ status: apiErr.toStatus() }, 'request timed out');
   else if (apiErr.code >= 500) req.log.error({ err }, 'request failed');
   if (reply.sent || reply.raw.headersSent) return;
   // As kube-apiserver does: a Status that names a retry delay says it in the header clients obey.

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ListMeta } from '../api/types.js';
 import { negotiate, serialize } from './content.js';
+import { partialList, partialObject } from './partial-metadata.js';
 import { toTable, type IncludeObject } from './table.js';
 
 /** What the Warning headers of one response may hold, as kube-apiserver's warning recorder. */
@@ -36,7 +37,7 @@ export function send(req: FastifyRequest, reply: FastifyReply, code: number, val
   return reply.code(code).type(contentType).send(body);
 }
 
-/** A get or list answer: a Table when the client asks for one (kubectl get), else the object(s). */
+/** A get or list answer: a Table when the client asks for one (kubectl get), metadata only, or the object(s). */
 export function sendReadable(
   req: FastifyRequest,
   reply: FastifyReply,
@@ -46,10 +47,14 @@ export function sendReadable(
   /** The value's JSON (UTF-8), when already at hand (the watch cache's): sent as it is for JSON. */
   json?: Buffer,
 ): FastifyReply {
-  const format = negotiate(req.headers.accept, true);
+  const format = negotiate(req.headers.accept, typeof value === 'object' && 'items' in value ? 'list' : 'object');
   if (format === 'json' && json !== undefined) return reply.code(200).type('application/json').send(json);
   // A value not decoded yet (the watch cache's) is decoded only when it must be rewritten.
   if (typeof value === 'function') value = value();
+  if (format === 'partial') {
+    const partial = 'items' in value ? partialList(value) : partialObject(value);
+    return reply.code(200).type('application/json').send(JSON.stringify(partial));
+  }
   if (format !== 'table') {
     const { body, contentType } = serialize(value, format);
     return reply.code(200).type(contentType).send(body);

@@ -1,6 +1,7 @@
 /** The HTTP server of the management API: fastify routes over a Registry. */
 import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+import compress from '@fastify/compress';
 import type { Logger } from 'pino';
 import { resourceModels } from '../api/model.js';
 import type { Registry } from '../registry/registry.js';
@@ -12,6 +13,7 @@ import { GarbageCollector } from '../registry/garbage-collector.js';
 import { LocalLease, type Lease } from '../store/lease.js';
 import { Leader, type BackgroundWork } from './leader.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
+import { registerCoreRoutes } from './routes/core.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerResourceRoutes } from './routes/resources.js';
 import { registerAuditRoutes } from './routes/audit.js';
@@ -93,6 +95,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return body;
   });
   app.setErrorHandler(handleError);
+  // As kube-apiserver: gzip, and only responses of 128 KiB or more (smaller ones gain too little for
+  // the CPU). Request bodies are never decompressed (kube takes none compressed). Watches write to
+  // the raw socket after hijacking the reply, so they stream uncompressed, as kube's do.
+  await app.register(compress, { globalCompression: true, globalDecompression: false, encodings: ['gzip'], threshold: 128 * 1024 });
   app.decorateRequest('identity', undefined);
   // Every request under the API prefix needs a key; health endpoints and /version do not. The
   // sidecar's endpoints authorize in their routes (endpoint-auth.ts), since a webhook signs instead.
@@ -115,6 +121,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   if (opts.bookmarkIntervalMs) hub.bookmarkIntervalMs = opts.bookmarkIntervalMs;
   registerHealthRoutes(app, registry.store, packageVersion);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
+  registerCoreRoutes(app, apiPrefix, registry.store);
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
   registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));

@@ -1,6 +1,7 @@
 /** meta.k8s.io/v1 Table responses, which is how kubectl get prints server-side. */
 import { columnsFor } from '../api/printing.js';
 import type { KubeObject, ListMeta } from '../api/types.js';
+import { partialObject } from './partial-metadata.js';
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
@@ -27,7 +28,7 @@ export function toTable(
     rows: objects.map((o) => {
       const row: Table['rows'][number] = { cells: columns.map((c) => c.cell(o, now)) };
       if (include === 'Object') row.object = o;
-      else if (include === 'Metadata') row.object = { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
+      else if (include === 'Metadata') row.object = partialObject(o);
       return row;
     }),
   };

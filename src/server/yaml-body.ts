@@ -13,7 +13,8 @@ export const maxDepth = 100;
 /** The `yaml` package's alias budget: about how many nodes aliases may add to the document. */
 export const maxAliasCount = 100;
 
-export type YamlResult = { value: unknown } | { error: string; tooLarge?: boolean };
+/** The value, with the keys given twice in one mapping (fieldValidation decides what they mean: duplicate-fields.ts). */
+export type YamlResult = { value: unknown; duplicates: string[] } | { error: string; tooLarge?: boolean };
 
 /** The deepest nesting of flow collections, from the lexer's tokens (quoted text is one token). */
 function flowDepth(text: string): number {
@@ -26,9 +27,13 @@ function flowDepth(text: string): number {
   return deepest;
 }
 
-/** The first key that repeats in one mapping, or a key that is not a scalar, as a message. */
-function keyError(doc: Document, lines: LineCounter): string | undefined {
+/**
+ * Checks every mapping's keys: a key that is not a scalar is an error; keys given twice are
+ * collected in kube's words (`line 5: key "x" already set in map`), one Set per mapping.
+ */
+function checkKeys(doc: Document, lines: LineCounter): { error?: string; duplicates: string[] } {
   let error: string | undefined;
+  const duplicates: string[] = [];
   const at = (offset: number | undefined) => {
     const pos = lines.linePos(offset ?? 0);
     return `at line ${pos.line}, column ${pos.col}`;
@@ -46,16 +51,13 @@ function keyError(doc: Document, lines: LineCounter): string | undefined {
         // The key as it ends up in a JSON object: `1` and "1" are the same field.
         const scalar = key as Scalar | null;
         const name = String(scalar === null ? null : scalar.value);
-        if (seen.has(name)) {
-          error = `Map keys must be unique ${at(scalar?.range?.[0])}`;
-          return visit.BREAK;
-        }
+        if (seen.has(name)) duplicates.push(`line ${lines.linePos(scalar?.range?.[0] ?? 0).line}: key ${JSON.stringify(name)} already set in map`);
         seen.add(name);
       }
       return undefined;
     },
   });
-  return error;
+  return error ? { error, duplicates } : { duplicates };
 }
 
 /**
@@ -69,9 +71,9 @@ export function decodeYaml(text: string): YamlResult {
     const doc = parseDocument(text, { schema: 'core', version: '1.2', merge: false, uniqueKeys: false, logLevel: 'error', prettyErrors: true, lineCounter });
     const first = doc.errors[0];
     if (first) return { error: `the request body is not valid YAML: ${first.message.split('\n')[0]}` };
-    const duplicate = keyError(doc, lineCounter);
-    if (duplicate) return { error: `the request body is not valid YAML: ${duplicate}` };
-    return { value: doc.toJS({ maxAliasCount }) };
+    const keys = checkKeys(doc, lineCounter);
+    if (keys.error) return { error: `the request body is not valid YAML: ${keys.error}` };
+    return { value: doc.toJS({ maxAliasCount }), duplicates: keys.duplicates };
   } catch (err) {
     // The composer recurses: block nesting deep enough to exhaust the stack ends here.
     if (err instanceof RangeError) return { error: `the request body is nested too deeply to decode` };

@@ -64,4 +64,19 @@ describe('managedFields on every write', () => {
     expect(entries(forced.object)).toEqual([['gitops', 'Apply', '', { 'f:spec': { 'f:displayName': {}, 'f:users': { '.': {}, 'v:"a"': {} } } }]]);
     expect((await statusOf(registry.teams.apply('t', team('t'), {}))).message).toContain('fieldManager is required');
   });
+
+  it('kubectl moving from client-side to server-side apply takes the last-applied fields; other conflicts stand, alone', async () => {
+    const { registry } = newRegistry();
+    const lastApplied = JSON.stringify(team('t', { displayName: 'A' }));
+    await registry.teams.create(team('t', { displayName: 'A' }, { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied } }), { fieldManager: 'kubectl-client-side-apply' });
+    await registry.teams.patch('t', 'merge', { spec: { description: 'by hand' } }, { fieldManager: 'kubectl-edit' });
+    // A manager other than kubectl opts out of the upgrade.
+    expect((await statusOf(registry.teams.apply('t', team('t', { displayName: 'B' }), { fieldManager: 'other' }))).code).toBe(409);
+    const both = await statusOf(registry.teams.apply('t', team('t', { displayName: 'B', description: 'applied' }), { fieldManager: 'kubectl' }));
+    expect(both.message).toBe(`Apply failed with 1 conflict: conflict with "kubectl-edit" using management.service/v1 at 2026-01-01T00:00:00Z: .spec.description`);
+    const moved = await registry.teams.apply('t', team('t', { displayName: 'B' }), { fieldManager: 'kubectl' });
+    expect(moved.object.spec).toEqual({ displayName: 'B', description: 'by hand' });
+    expect(JSON.parse(moved.object.metadata.annotations!['kubectl.kubernetes.io/last-applied-configuration']!)).toEqual(team('t', { displayName: 'B' }));
+    expect(entries(moved.object).find(([m]) => m === 'kubectl')).toEqual(['kubectl', 'Apply', '', { 'f:spec': { 'f:displayName': {} } }]);
+  });
 });

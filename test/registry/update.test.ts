@@ -87,14 +87,20 @@ describe('update (PUT)', () => {
       edit(created, (o) => {
         o.metadata.creationTimestamp = '1999-01-01T00:00:00Z';
         o.metadata.generation = 40;
-        o.metadata.deletionTimestamp = '1999-01-01T00:00:00Z';
         o.metadata.namespace = 'ns';
       }),
     );
     expect(object.metadata.creationTimestamp).toBe(created.metadata.creationTimestamp);
     expect(object.metadata.generation).toBe(1);
-    expect(object.metadata.deletionTimestamp).toBeUndefined();
     expect(object.metadata.namespace).toBeUndefined();
+  });
+
+  it('refuses to start a deletion: a deletionTimestamp set by an update is 422 field is immutable (kube)', async () => {
+    const { registry, created } = await withTeam();
+    const err = await statusOf(registry.teams.update('platform', edit(created, (o) => void (o.metadata.deletionTimestamp = '1999-01-01T00:00:00Z'))));
+    expect(err).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(err.message).toContain('metadata.deletionTimestamp: Invalid value: "1999-01-01T00:00:00Z": field is immutable');
+    expect((await registry.teams.get('platform')).metadata.deletionTimestamp).toBeUndefined();
   });
 
   it('ignores status on the main resource and writes only status through the status subresource', async () => {

@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { root } from '../cli/run.js';
-import { kubeconfigWithToken, kubectl, kubectlPath, startServe, type Served } from './serve-process.js';
+import { kubeconfigWithToken, kubectl, kubectlPath, servedFile, startServe, type Served } from './serve-process.js';
 
 interface Obj {
   metadata: Record<string, unknown> & { name: string; resourceVersion: string };
@@ -14,11 +13,7 @@ interface Obj {
 describe('kubectl v1.32 against teamkeys serve', () => {
   let served: Served;
   const k = (...args: string[]) => kubectl(served, args);
-  const file = (name: string, text: string) => {
-    const path = join(served.dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
+  const file = (name: string, text: string) => servedFile(served, name, text);
 
   beforeAll(async () => {
     kubectlPath();

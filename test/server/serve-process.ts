@@ -112,6 +112,13 @@ function kubeconfigText(url: string, token: string, clusterExtra?: string): stri
   ].join('\n');
 }
 
+/** Writes a file (a manifest for kubectl -f) into the server's directory; returns its path. */
+export function servedFile(served: Served, name: string, text: string): string {
+  const path = join(served.dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
 /** A copy of the server's kubeconfig that authenticates with another key. */
 export function kubeconfigWithToken(served: Served, token: string, name: string): string {
   const config = parseYaml(readFileSync(served.kubeconfig, 'utf8')) as { users: { user: Record<string, string> }[] };

@@ -7,6 +7,7 @@ import type { ResourceRegistry } from '../../registry/resource-registry.js';
 import type { Requester } from '../../registry/write-observer.js';
 import { seesEverything } from '../../auth/authorize.js';
 import { bodyTypeOf, negotiate, parseBody } from '../content.js';
+import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../guard.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
@@ -22,11 +23,19 @@ type Request = FastifyRequest<{ Params: Params; Querystring: Query; Body: Buffer
 
 const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers['content-type'], ['json', 'yaml']));
 
+/** An object body and the keys it gives twice, which fieldValidation judges in the registry. */
+function objectWrite(req: Request) {
+  const type = bodyTypeOf(req.headers['content-type'], ['json', 'yaml']);
+  return { body: parseBody(req.body, type), duplicateFields: duplicateFields(req.body, type) };
+}
+
 /** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
 function writeOptions(req: Request) {
-  const w = writeQuery(req.query);
+  const w = writeQuery(req.query, optionsKind(req.method));
   return { ...w, fieldManager: w.fieldManager ?? agentOf(req), requester: requesterOf(req) };
 }
+
+const optionsKind = (method: string) => (method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : 'PatchOptions');
 
 const agentOf = (req: Request) => req.headers['user-agent']?.split('/')[0]?.trim() || 'unknown';
 
@@ -47,7 +56,7 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
       const seen = guard.filter();
       const filter = seen === seesEverything ? undefined : seen;
       if (q.watch) return serveWatch(req, reply, r, q, watches, filter);
-      if (negotiate(req.headers.accept, true) === 'json') {
+      if (negotiate(req.headers.accept, 'list') === 'json') {
         const json = await r.listJson({ ...q, ...(filter ? { filter } : {}) }, !filter);
         if (json !== undefined) return reply.code(200).type('application/json').send(json);
       }
@@ -55,7 +64,8 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
     }
     case 'POST': {
       guard.scope('create');
-      const { object, warnings } = await guard.probing(() => r.create(objectBody(req), { ...writeOptions(req), admit: guard.admit() }));
+      const { body, duplicateFields } = objectWrite(req);
+      const { object, warnings } = await guard.probing(() => r.create(body, { ...writeOptions(req), duplicateFields, admit: guard.admit() }));
       return send(req, reply, 201, object, warnings);
     }
     case 'DELETE': {
@@ -98,12 +108,16 @@ async function readable(r: ResourceRegistry, guard: Guard, name: string, subreso
 async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string) {
   switch (req.method) {
     case 'GET': {
+      const q = readQuery(req.query);
       const { object, json } = await readable(r, guard, name);
-      return sendReadable(req, reply, r.info.kind, object, readQuery(req.query).includeObject, json);
+      // A GET at resourceVersion N reads a state not older than N: 504 when the store is behind it.
+      await r.assertReached(q.resourceVersion);
+      return sendReadable(req, reply, r.info.kind, object, q.includeObject, json);
     }
     case 'PUT': {
       guard.scope('update', name);
-      const { object, warnings } = await guard.probing(() => r.update(name, objectBody(req), { ...writeOptions(req), admit: guard.admit() }));
+      const { body, duplicateFields } = objectWrite(req);
+      const { object, warnings } = await guard.probing(() => r.update(name, body, { ...writeOptions(req), duplicateFields, admit: guard.admit() }));
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':
@@ -134,15 +148,17 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   // Strategic merge needs Go struct metadata these kinds do not have.
   if (type === 'strategic-merge-patch') throw unsupportedMediaType(String(req.headers['content-type']), patchTypes);
   const body = parseBody(req.body, type);
+  const duplicates = duplicateFields(req.body, type);
   if (type === 'apply-patch') {
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
-    const w = writeQuery(req.query);
-    const { object, warnings, created } = await guard.probing(() => r.apply(name, body, { ...w, requester: requesterOf(req), admit: guard.admit() }));
+    const w = writeQuery(req.query, 'PatchOptions');
+    const { object, warnings, created } = await guard.probing(() => r.apply(name, body, { ...w, duplicateFields: duplicates, requester: requesterOf(req), admit: guard.admit() }));
     return send(req, reply, created ? 201 : 200, object, warnings);
   }
   const { object, warnings } = await guard.probing(() =>
     r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {
       ...writeOptions(req),
+      duplicateFields: duplicates,
       ...(subresource ? { subresource } : {}),
       admit: guard.admit(),
     }),
@@ -156,7 +172,8 @@ async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, gu
       return send(req, reply, 200, (await readable(r, guard, name, 'status')).object());
     case 'PUT': {
       guard.scope('update', name, 'status');
-      const { object, warnings } = await r.update(name, objectBody(req), { ...writeOptions(req), subresource: 'status', admit: guard.admit() });
+      const { body, duplicateFields } = objectWrite(req);
+      const { object, warnings } = await r.update(name, body, { ...writeOptions(req), duplicateFields, subresource: 'status', admit: guard.admit() });
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':

@@ -6,6 +6,7 @@ import type { ResourceRegistry } from '../../registry/resource-registry.js';
 import { negotiate } from '../content.js';
 import { identityOf } from '../guard.js';
 import type { ReadQuery } from '../query.js';
+import { partialObject } from '../partial-metadata.js';
 import { toTable } from '../table.js';
 import type { WatchKeeper } from '../watch-keeper.js';
 import { watchDurationMs, type WatchSlots } from '../watch-limits.js';
@@ -26,7 +27,7 @@ export async function serveWatch(
   hub: WatchHub,
   filter: ((obj: KubeObject) => boolean) | undefined,
 ): Promise<void> {
-  const asTable = negotiate(req.headers.accept, true) === 'table';
+  const format = negotiate(req.headers.accept, 'object');
   const who = identityOf(req);
   const release = hub.slots.take(who);
   const kept = hub.keeper.keep(req.headers.authorization, r.info.plural, who);
@@ -44,10 +45,11 @@ export async function serveWatch(
       labelSelector: q.labelSelector,
       fieldSelector: q.fieldSelector,
       allowWatchBookmarks: q.allowWatchBookmarks,
+      ...(q.sendInitialEvents !== undefined ? { sendInitialEvents: q.sendInitialEvents } : {}),
       ...(filter ? { filter } : {}),
       ...(hub.bookmarkIntervalMs ? { bookmarkIntervalMs: hub.bookmarkIntervalMs } : {}),
     });
-    // Storage out of reach is a 503 with Retry-After, answered before the stream begins.
+    // Storage out of reach (503 with Retry-After) and a future resourceVersion (504) are answered before the stream begins.
     try {
       await watch.started;
     } catch (err) {
@@ -91,8 +93,9 @@ export async function serveWatch(
   }
 
   function encode(event: WatchEvent<KubeObject | Status>): string {
-    if (!asTable || event.type === 'ERROR' || event.type === 'BOOKMARK') return `${JSON.stringify(event)}\n`;
+    if (format === 'json' || format === 'yaml' || event.type === 'ERROR' || event.type === 'BOOKMARK') return `${JSON.stringify(event)}\n`;
     const obj = event.object as KubeObject;
+    if (format === 'partial') return `${JSON.stringify({ type: event.type, object: partialObject(obj) })}\n`;
     // Every event carries the column definitions: kubectl get --watch-only has no list to take them from.
     const table = toTable(r.info.kind, [obj], {
       metadata: { resourceVersion: obj.metadata.resourceVersion ?? '' },

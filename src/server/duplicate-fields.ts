@@ -1,0 +1,80 @@
+/**
+ * Keys a request body gives twice in one object. JSON.parse and YAML keep the last value silently;
+ * kube-apiserver reports them under fieldValidation (Strict: 400, Warn: a Warning), worded as it
+ * words them: `duplicate field "spec.displayName"` for JSON, `line 5: key "displayName" already
+ * set in map` for YAML. Runs on bodies already parsed, so it may assume they are well formed.
+ */
+import { joinPath } from '../api/field-errors.js';
+import { yamlDuplicateKeys, type BodyType } from './content.js';
+
+export function duplicateFields(raw: Buffer | undefined, type: BodyType): string[] {
+  if (!raw || raw.length === 0) return [];
+  if (type === 'json' || type === 'merge-patch') return duplicateJsonFields(raw.toString('utf8'));
+  if (type === 'yaml' || type === 'apply-patch') {
+    const text = raw.toString('utf8');
+    // kubectl sends its server-side applies as JSON (which is YAML): scanned as JSON, not parsed again as YAML.
+    if (isJsonText(text)) return duplicateJsonFields(text);
+    return yamlDuplicateKeys(raw);
+  }
+  return [];
+}
+
+function isJsonText(text: string): boolean {
+  if (!/^\s*\{/.test(text)) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Frame {
+  path: string;
+  /** Keys seen so far in an object; undefined for an array. */
+  keys?: Set<string>;
+  index: number;
+  /** The member whose value comes next (an object's last key, an array's next index). */
+  child: string;
+}
+
+/** One pass over the text with a stack of the open objects and arrays. */
+export function duplicateJsonFields(text: string): string[] {
+  const found: string[] = [];
+  const stack: Frame[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      const start = i;
+      let escaped = false;
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) {
+          escaped = true;
+          i++; // the escaped character, which may be a quote
+        } else if (d === 0x22) break;
+      }
+      const top = stack[stack.length - 1];
+      if (expectKey && top?.keys) {
+        const key = escaped ? (JSON.parse(text.slice(start, i + 1)) as string) : text.slice(start + 1, i);
+        if (top.keys.has(key)) found.push(`duplicate field "${joinPath(top.path, key)}"`);
+        top.keys.add(key);
+        top.child = joinPath(top.path, key);
+        expectKey = false;
+      }
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      const parent = stack[stack.length - 1];
+      const path = parent ? (parent.keys ? parent.child : joinPath(parent.path, parent.index)) : '';
+      stack.push(c === 0x7b ? { path, keys: new Set(), index: 0, child: '' } : { path, index: 0, child: '' });
+      expectKey = c === 0x7b;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+    } else if (c === 0x2c /* , */) {
+      const top = stack[stack.length - 1];
+      if (top?.keys) expectKey = true;
+      else if (top) top.index++;
+    }
+  }
+  return found;
+}
