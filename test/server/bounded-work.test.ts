@@ -197,6 +197,20 @@ describe('9: crafted input is a 4xx, never a 500', () => {
     expect(JSON.parse(created.body.toString()).spec).toEqual({});
   });
 
+  it('an access review of a subresource named like a prototype property is answered, not allowed', async () => {
+    for (const subresource of ['constructor', '__proto__', 'toString']) {
+      const review = { kind: 'SelfSubjectAccessReview', apiVersion: 'authorization.k8s.io/v1', spec: { resourceAttributes: { verb: 'get', group: 'management.service', resource: 'teams', name: 'payments', subresource } } };
+      const a = await quick('POST', ssar, json, JSON.stringify(review));
+      expect(a.status, subresource).toBe(201);
+      expect(JSON.parse(a.body.toString()).status).toMatchObject({ allowed: false, reason: `teams/${subresource} does not serve get` });
+    }
+  });
+
+  it('an Accept header with a parameter named __proto__ or constructor is served as JSON', async () => {
+    const a = await quick('GET', `${v1}/teams/payments`, { Accept: 'application/json;__proto__=x;constructor=y' });
+    expect(a.status).toBe(200);
+  });
+
   it('a Content-Type named like a prototype property is 415', async () => {
     const a = await quick('POST', `${v1}/teams`, { 'Content-Type': 'constructor' }, '{}');
     expect(a.status).toBe(415);
