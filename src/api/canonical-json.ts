@@ -1,4 +1,5 @@
 /** JSON with object keys sorted and undefined members dropped: equal values give equal text. */
+import { setField } from './types.js';
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
@@ -6,7 +7,7 @@ function sortKeys(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value).sort()) {
     const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = sortKeys(v);
+    if (v !== undefined) setField(out, key, sortKeys(v));
   }
   return out;
 }

@@ -1,7 +1,7 @@
 /** Turns a request body into an object of the endpoint's kind, pruning or refusing unknown fields. */
 import { badRequest, invalid } from './errors.js';
 import type { ResourceModel } from './model.js';
-import { pruneUnknownFields } from './schema/walk.js';
+import { listLengthErrors, pruneUnknownFields } from './schema/walk.js';
 import { isJsonMap, type KubeObject } from './types.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
@@ -65,6 +65,8 @@ export function decodeObject(model: ResourceModel, body: unknown, decoding: Deco
   delete obj.metadata.managedFields;
   dropEmptyMetadata(obj.metadata);
   const unknown = pruneUnknownFields(model.schema, obj).sort();
+  const tooLong = listLengthErrors(model.schema, obj);
+  if (tooLong.length > 0) throw invalid({ group: info.group, kind: info.kind }, typeof obj.metadata.name === 'string' ? obj.metadata.name : '', tooLong);
   const problems = [...(decoding.duplicateFields ?? []), ...unknown.map((f) => `unknown field "${f}"`)];
   if (problems.length > 0 && fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
   const warnings = fieldValidation === 'Warn' ? problems : [];

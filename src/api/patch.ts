@@ -1,7 +1,7 @@
 /** JSON patch (RFC 6902, via fast-json-patch) and JSON merge patch (RFC 7386) over plain objects. */
 import fastJsonPatch from 'fast-json-patch';
 import { ApiError, badRequest, tooLarge, unprocessable } from './errors.js';
-import { isJsonMap } from './types.js';
+import { isJsonMap, setField } from './types.js';
 
 export const maxJsonPatchOperations = 10_000;
 
@@ -83,7 +83,7 @@ function merge(target: unknown, patch: unknown): unknown {
   const out: Record<string, unknown> = isJsonMap(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete out[key];
-    else out[key] = merge(out[key], value);
+    else setField(out, key, merge(out[key], value));
   }
   return out;
 }

@@ -49,3 +49,13 @@ export interface WatchEvent<T = unknown> {
 export function isJsonMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/**
+ * Sets a field named by a request as an own property. `obj[key] = value` with the key `__proto__`
+ * (a JSON body may carry one) would replace the object's prototype instead: the field would vanish
+ * from the stored object while every check reading `obj.x` saw the value's fields.
+ */
+export function setField(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}

@@ -6,7 +6,7 @@
 import type { Team } from '../api/types.js';
 import type { Authorizer } from './authorize.js';
 import type { Identity } from './identity.js';
-import { managementRoles, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
+import { managementRole, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
 import { scopeDenial } from './scope.js';
 
 /** The teams a decision may look at: the team index, or the index with one team replaced. */
@@ -118,7 +118,7 @@ export function holds(writer: Identity, atom: Atom, world: TeamWorld, authz: Aut
       // management-admin confers more than its verbs (the audit trail, POST /sync are checked by its
       // name), so only a holder of the role itself holds it: equivalent verbs are not enough.
       if (atom.role === 'management-admin' && !superuser) return false;
-      const grants = managementRoles[atom.role];
+      const grants = managementRole(atom.role);
       if (!grants) {
         // A role for clusters elsewhere: a scope cannot be read for it, so only an unscoped holder counts.
         return (superuser || writer.clusterRoles.has(atom.role)) && (!scoped || !hasScope(writer));

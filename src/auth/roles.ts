@@ -17,10 +17,18 @@ export const managementRoles: Record<string, Partial<Record<Resource, readonly V
   'accesskeys-admin': { ownedaccesskeys: verbs },
 };
 
+/**
+ * What a management role grants, by a name a team chose: own entries only, so a role named
+ * `constructor` or `__proto__` is an ordinary unknown role, not Object's function or prototype.
+ */
+export function managementRole(name: string): Partial<Record<Resource, readonly Verb[]>> | undefined {
+  return Object.hasOwn(managementRoles, name) ? managementRoles[name] : undefined;
+}
+
 /** The verbs a set of held cluster roles grants on every object of a resource. */
 export function roleVerbs(roles: Iterable<string>, resource: Resource): Set<Verb> {
   const out = new Set<Verb>();
-  for (const role of roles) for (const v of managementRoles[role]?.[resource] ?? []) out.add(v);
+  for (const role of roles) for (const v of managementRole(role)?.[resource] ?? []) out.add(v);
   return out;
 }
 

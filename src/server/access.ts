@@ -47,6 +47,10 @@ const subresources: Record<Resource, Record<string, readonly Verb[]>> = {
   ownedaccesskeys: { status: ['get', 'patch', 'update'] },
 };
 
+/** The verbs a subresource serves; a name the review chose (`constructor`) serves none. */
+const servedVerbs = (resource: Resource, subresource: string): readonly Verb[] =>
+  Object.hasOwn(subresources[resource], subresource) ? subresources[resource][subresource]! : [];
+
 /** How many objects of a kind the rules review looks at before it says it is incomplete. */
 export const maxReviewedObjects = 500;
 
@@ -67,7 +71,7 @@ export class AccessAdvisor {
   private decideOn(who: Identity, verb: Verb, resource: Resource, obj: KubeObject | undefined, q: AccessQuestion): AccessAnswer {
     const why = scopeDenial(who.scope, { verb, group: this.group, resource, ...(q.name ? { name: q.name } : {}), ...(q.subresource ? { subresource: q.subresource } : {}) });
     if (why) return { allowed: false, reason: why };
-    if (q.subresource && !subresources[resource][q.subresource]?.includes(verb)) return { allowed: false, reason: `${resource}/${q.subresource} does not serve ${verb}` };
+    if (q.subresource && !servedVerbs(resource, q.subresource).includes(verb)) return { allowed: false, reason: `${resource}/${q.subresource} does not serve ${verb}` };
     // Status is written by the server itself; through the API only by holders of the verb everywhere.
     if (q.subresource === 'status' && verb !== 'get') return { allowed: roleVerbs(who.clusterRoles, resource).has(verb) };
     if (verb === 'deletecollection') return { allowed: roleVerbs(who.clusterRoles, resource).has(verb) };

@@ -141,7 +141,8 @@ function parseAccept(header: string | undefined): MediaRange[] {
   if (!header) return [{ type: '*/*', params: {} }];
   return header.split(',').map((part) => {
     const [type, ...rest] = part.split(';').map((p) => p.trim());
-    const params: Record<string, string> = {};
+    // No prototype: a parameter named `__proto__` or `constructor` is just an unknown parameter.
+    const params: Record<string, string> = Object.create(null) as Record<string, string>;
     for (const p of rest) {
       const [k, v] = p.split('=');
       if (k && v !== undefined) params[k.toLowerCase()] = v;

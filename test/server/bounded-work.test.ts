@@ -105,6 +105,17 @@ describe('8: a body does not decode to many times its size', () => {
     expect(status(a.body)).toMatchObject({ reason: 'RequestEntityTooLarge', message: expect.stringMatching(/copy operations of the JSON patch copy more than \d+ bytes \(4 times the patch, at most 3145728\), at operation \d+$/) });
   });
 
+  // Found while looking for superlinear parsers: server-side apply compared every list item with every other.
+  it('a server-side apply of 30,000 users or 30,000 cluster roles is a 422 TooMany before anything merges them', async () => {
+    const apply = { 'Content-Type': 'application/apply-patch+yaml' };
+    const users = JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'payments' }, spec: { users: Array.from({ length: 30_000 }, (_, i) => `u${i}`) } });
+    const many = await quick('PATCH', `${v1}/teams/payments?fieldManager=apply-fuzz&force=true`, apply, users);
+    expect(many.status).toBe(422);
+    expect(status(many.body).details?.causes).toEqual([expect.objectContaining({ field: 'spec.users', reason: 'FieldValueTooMany' })]);
+    const roles = JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'payments' }, spec: { clusterRoles: Array.from({ length: 30_000 }, (_, i) => ({ name: `r${i}` })) } });
+    expect((await quick('PATCH', `${v1}/teams/payments?fieldManager=apply-fuzz&force=true`, apply, roles)).status).toBe(422);
+  });
+
   it('a few aliases of a small anchor stay within 4 times the body and are accepted', async () => {
     const body = ['metadata: {name: aliased}', 'spec:', '  users: &u [ana, bo]', '  access:', '  - {verbs: [get], users: *u}', '  - {verbs: [list], users: *u}'].join('\n');
     const a = await quick('POST', `${v1}/teams`, yaml, body);
@@ -177,6 +188,29 @@ describe('9: crafted input is a 4xx, never a 500', () => {
     const fraction = await quick('DELETE', `${v1}/teams/payments`, json, '{"gracePeriodSeconds": 1.5}');
     expect(fraction.status).toBe(400);
     expect((await send(base, 'GET', `${v1}/teams/payments`, auth())).status).toBe(200);
+  });
+
+  it('a field named __proto__ in a merge patch or a create is an unknown field (a warning), never a prototype', async () => {
+    const patched = await quick('PATCH', `${v1}/teams/payments`, { 'Content-Type': 'application/merge-patch+json' }, '{"spec":{"__proto__":{"users":["mallory"]}}}');
+    expect(patched.status).toBe(200);
+    expect(JSON.parse(patched.body.toString()).spec).toEqual({ users: ['ana'] });
+    const created = await quick('POST', `${v1}/teams?dryRun=All`, json, '{"metadata":{"name":"proto"},"spec":{"__proto__":{"users":["m"]}}}');
+    expect(created.status).toBe(201);
+    expect(JSON.parse(created.body.toString()).spec).toEqual({});
+  });
+
+  it('an access review of a subresource named like a prototype property is answered, not allowed', async () => {
+    for (const subresource of ['constructor', '__proto__', 'toString']) {
+      const review = { kind: 'SelfSubjectAccessReview', apiVersion: 'authorization.k8s.io/v1', spec: { resourceAttributes: { verb: 'get', group: 'management.service', resource: 'teams', name: 'payments', subresource } } };
+      const a = await quick('POST', ssar, json, JSON.stringify(review));
+      expect(a.status, subresource).toBe(201);
+      expect(JSON.parse(a.body.toString()).status).toMatchObject({ allowed: false, reason: `teams/${subresource} does not serve get` });
+    }
+  });
+
+  it('an Accept header with a parameter named __proto__ or constructor is served as JSON', async () => {
+    const a = await quick('GET', `${v1}/teams/payments`, { Accept: 'application/json;__proto__=x;constructor=y' });
+    expect(a.status).toBe(200);
   });
 
   it('a Content-Type named like a prototype property is 415', async () => {

@@ -15,6 +15,8 @@ import { send, startProbedServe, steadyHold } from './loop-hold.js';
 const v1 = '/kubernetes/management/apis/management.service/v1';
 const ssar = '/kubernetes/management/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
 const boundMs = 100;
+/** Generous for a 3 MiB YAML body decoded in the worker on a loaded machine; the old quadratic parsers took minutes. */
+const answerMs = 20_000;
 
 interface Case {
   method: string;
@@ -51,26 +53,32 @@ const numberQuery = fc
   );
 const deleteBody = bigNumber.map((n) => ({ method: 'DELETE', path: `${v1}/teams/fuzz-absent`, type: 'application/json', body: Buffer.from(`{"gracePeriodSeconds": ${n}}`) }));
 
+/**
+ * A size from min to max. fast-check starts with small values, and a run cut short by its time
+ * limit might never reach large ones: the ends of the range and its middle come as often.
+ */
+const sized = (min: number, max: number) => fc.oneof(fc.constantFrom(min, max, Math.floor(Math.sqrt(min * max) || max / 100)), fc.integer({ min, max }));
+
 const json = fc.jsonValue({ maxDepth: 6 }).map((v) => Buffer.from(JSON.stringify(v) ?? 'null'));
 const manifest = fc
   .record({ name: fc.constantFrom('fuzz', 'fuzz-2'), users: fc.array(fc.string({ maxLength: 30 }), { maxLength: 1200 }), description: fc.string({ maxLength: 5000 }), extra: fc.dictionary(word, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 20 }) })
   .map(({ name, users, description, extra }) => Buffer.from(JSON.stringify({ ...extra, metadata: { name }, spec: { users, description } })));
 /** Flow sequences or maps nested `depth` deep, as JSON or YAML text. */
-const deep = fc.tuple(fc.integer({ min: 50, max: 1_000_000 }), fc.constantFrom('[', '{"a":', '{a: ')).map(([wanted, open]) => {
+const deep = fc.tuple(sized(50, 1_000_000), fc.constantFrom('[', '{"a":', '{a: ')).map(([wanted, open]) => {
   const close = open === '[' ? ']' : '}';
   // Under the body limit of 3 MiB.
   const depth = Math.min(wanted, Math.floor((3 * 1024 * 1024 - 1) / (open.length + 1)));
   return Buffer.from(`${open.repeat(depth)}${open === '[' ? '' : '1'}${close.repeat(depth)}`);
 });
 /** One anchor and many aliases of it, the anchored value itself of any size. */
-const aliases = fc.tuple(fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 0, max: 300 }), fc.boolean()).map(([items, count, nested]) => {
+const aliases = fc.tuple(sized(1, 5000), sized(0, 300), fc.boolean()).map(([items, count, nested]) => {
   const users = Array.from({ length: items }, (_, i) => `u${i}`).join(', ');
   const lines = ['metadata: {name: fuzz-alias}', 'spec:', '  access:', `  - &r {verbs: [get], users: [${users}]}`];
   for (let i = 0; i < count; i++) lines.push(nested ? `  - {verbs: [list], users: [*r, *r]}` : '  - *r');
   return Buffer.from(lines.join('\n'));
 });
 /** A mapping of many keys, perhaps one repeated, perhaps under a %YAML 1.1 directive. */
-const manyKeys = fc.tuple(fc.integer({ min: 1, max: 10_000 }), fc.boolean(), fc.boolean()).map(([n, repeat, old]) => {
+const manyKeys = fc.tuple(sized(1, 10_000), fc.boolean(), fc.boolean()).map(([n, repeat, old]) => {
   const keys = Array.from({ length: n }, (_, i) => `k${i}: v`);
   if (repeat) keys.push('k0: again');
   return Buffer.from(`${old ? '%YAML 1.1\n---\n' : ''}metadata: {name: fuzz-keys}\n${keys.join('\n')}\n`);
@@ -91,7 +99,7 @@ const jsonPatch = fc
 /** Protobuf envelopes: a field repeated many times, random bytes, or a review with random strings. */
 const protobuf = fc
   .oneof(
-    fc.tuple(fc.constantFrom(0x0a, 0x12, 0x1a, 0x08, 0x22), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 1, max: 500_000 })).map(([tag, len, times]) => Buffer.alloc(times * (2 + len), Buffer.from([tag, len, ...Array<number>(len).fill(0x41)]))),
+    fc.tuple(fc.constantFrom(0x0a, 0x12, 0x1a, 0x08, 0x22), fc.integer({ min: 0, max: 3 }), sized(1, 500_000)).map(([tag, len, times]) => Buffer.alloc(times * (2 + len), Buffer.from([tag, len, ...Array<number>(len).fill(0x41)]))),
     fc.uint8Array({ maxLength: 400 }).map((a) => Buffer.from(a)),
     fc.tuple(fc.string({ maxLength: 50 }), fc.string({ maxLength: 50 })).map(([verb, resource]) => {
       const field = (n: number, b: Buffer) => Buffer.concat([Buffer.from([(n << 3) | 2]), Buffer.from([b.length]), b]);
@@ -126,7 +134,10 @@ describe('every parser, generated input, over HTTP', () => {
         async (c) => {
           tried++;
           const headers = { ...auth(), ...(c.type ? { 'Content-Type': c.type } : {}) };
-          const { result, holdMs } = await steadyHold(served, () => send(base, c.method, c.path, headers, c.body), boundMs);
+          // A request still unanswered after answerMs fails here, not silently at the run's time limit.
+          let timer: NodeJS.Timeout | undefined;
+          const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${answerMs} ms`)), answerMs)));
+          const { result, holdMs } = await Promise.race([steadyHold(served, () => send(base, c.method, c.path, headers, c.body), boundMs), late]).finally(() => clearTimeout(timer));
           seen.set(result.status, (seen.get(result.status) ?? 0) + 1);
           // The one 5xx a client may cause is kube's 504 for a resourceVersion from the future.
           const text = result.body.toString('utf8');
@@ -137,7 +148,7 @@ describe('every parser, generated input, over HTTP', () => {
       ),
       { numRuns: 300, interruptAfterTimeLimit: 60_000 },
     );
-    expect(tried).toBeGreaterThan(50);
+    expect(tried, 'cases run within the time limit').toBeGreaterThan(50);
     // The inputs reached past parsing: successes, refusals, and 413s for what decodes too large.
     for (const code of [200, 201, 400]) expect(seen.get(code) ?? 0, `answers ${code} (${JSON.stringify([...seen])})`).toBeGreaterThan(0);
     expect(served.stderr()).not.toMatch(/"level":50/);

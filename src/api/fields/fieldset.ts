@@ -4,7 +4,7 @@
  * mapped to a fingerprint of the value there. FieldsV1 trees exist only at the edges.
  */
 import { canonicalJson } from '../canonical-json.js';
-import type { StructuralSchema } from '../schema/load.js';
+import { propertySchema, type StructuralSchema } from '../schema/load.js';
 import { isJsonMap } from '../types.js';
 
 /** Path (JSON array of FieldsV1 keys) -> fingerprint of the value at that path. */
@@ -54,7 +54,7 @@ function collect(schema: StructuralSchema | undefined, value: unknown, path: str
 function collectFields(schema: StructuralSchema | undefined, obj: Record<string, unknown>, path: string[], out: Leaves): void {
   for (const [key, child] of Object.entries(obj)) {
     if (child === undefined) continue;
-    const childSchema = schema?.properties?.[key] ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    const childSchema = propertySchema(schema, key) ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined);
     collect(childSchema, child, [...path, `f:${key}`], out);
   }
 }

@@ -1,7 +1,7 @@
 /** Turns ajv's errors into kube-style field errors with kube's wording and field paths. */
 import type { ErrorObject } from 'ajv';
 import { joinPath, type FieldError } from '../field-errors.js';
-import type { StructuralSchema } from './load.js';
+import { propertySchema, type StructuralSchema } from './load.js';
 
 /**
  * `/spec/users/0` -> `spec.users[0]`. The schema tells map keys (label keys: `[key]`) from
@@ -15,9 +15,9 @@ export function pointerToFieldPath(pointer: string, schema: StructuralSchema | u
     if (node?.items) {
       path = joinPath(path, Number(key));
       node = node.items;
-    } else if (node?.properties?.[key]) {
+    } else if (propertySchema(node, key)) {
       path = joinPath(path, key);
-      node = node.properties[key];
+      node = propertySchema(node, key);
     } else if (node && typeof node.additionalProperties === 'object') {
       path = `${path}[${key}]`;
       node = node.additionalProperties;

@@ -32,6 +32,11 @@ const files = ['objectmeta.schema.json', 'team.schema.json', 'ownedaccesskey.sch
 
 let raw: Map<string, StructuralSchema> | undefined;
 
+/** The schema of a declared property: own properties only, so `__proto__` or `constructor` is undeclared. */
+export function propertySchema(schema: StructuralSchema | undefined, key: string): StructuralSchema | undefined {
+  return schema?.properties && Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
+}
+
 export function rawSchemas(): Map<string, StructuralSchema> {
   raw ??= new Map(files.map((f) => [f, JSON.parse(readSchemaFile(f)) as StructuralSchema]));
   return raw;

@@ -1,6 +1,6 @@
 /** Walkers over a structural schema: unknown-field pruning, list semantics, write-only and authoritative paths. */
 import { joinPath, type FieldError } from '../field-errors.js';
-import type { StructuralSchema } from './load.js';
+import { propertySchema, type StructuralSchema } from './load.js';
 
 type JsonMap = Record<string, unknown>;
 
@@ -21,7 +21,7 @@ export function pruneUnknownFields(schema: StructuralSchema, value: unknown, pat
     const additional = schema.additionalProperties;
     if (additional === true) return unknown;
     for (const key of Object.keys(value)) {
-      const known = schema.properties?.[key];
+      const known = propertySchema(schema, key);
       if (known) unknown.push(...pruneUnknownFields(known, value[key], joinPath(path, key)));
       else if (typeof additional === 'object') {
         unknown.push(...pruneUnknownFields(additional, value[key], childPath(path, key, true)));
@@ -36,12 +36,31 @@ export function pruneUnknownFields(schema: StructuralSchema, value: unknown, pat
   return unknown;
 }
 
+/**
+ * Lists longer than their schema's maxItems, found before anything compares or merges their
+ * items (server-side apply's merge, field sets): those costs grow with the list, the bound does not.
+ */
+export function listLengthErrors(schema: StructuralSchema, value: unknown, path = ''): FieldError[] {
+  const errs: FieldError[] = [];
+  if (isMap(value)) {
+    for (const [key, child] of Object.entries(value)) {
+      const known = propertySchema(schema, key) ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      if (known) errs.push(...listLengthErrors(known, child, known === schema.additionalProperties ? childPath(path, key, true) : joinPath(path, key)));
+    }
+  } else if (Array.isArray(value)) {
+    const max = schema.maxItems;
+    if (typeof max === 'number' && value.length > max) errs.push({ type: 'TooMany', field: path, value: value.length, detail: `must have at most ${max} items` });
+    else if (schema.items) value.forEach((item, i) => errs.push(...listLengthErrors(schema.items!, item, joinPath(path, i))));
+  }
+  return errs;
+}
+
 /** Checks `x-kubernetes-list-type` set and map lists for duplicates, as kube's list validation does. */
 export function checkListTypes(schema: StructuralSchema, value: unknown, path = ''): FieldError[] {
   const errs: FieldError[] = [];
   if (isMap(value)) {
     for (const [key, child] of Object.entries(value)) {
-      const known = schema.properties?.[key];
+      const known = propertySchema(schema, key);
       if (known) errs.push(...checkListTypes(known, child, joinPath(path, key)));
       else if (typeof schema.additionalProperties === 'object') {
         errs.push(...checkListTypes(schema.additionalProperties, child, childPath(path, key, true)));
