@@ -14,6 +14,8 @@ export interface AuthOptions {
   now?: () => Date;
   /** The budget of failed authentications per client address; false turns the limit off. */
   failureLimit?: FailureLimitOptions | false;
+  /** How long a Login key works while its identity cannot be refreshed (default 24 h). */
+  identityMaxStalenessMs?: number;
 }
 
 /** 50 wrong keys at once, then one every half second: no human or sane retry loop gets near it. */
@@ -24,7 +26,7 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
   await teams.start();
   const activity = new ActivityRecorder(registry.ownedaccesskeys, opts.activityIntervalMs ?? 60_000, log);
   const now = opts.now ?? (() => new Date());
-  const authenticator = new Authenticator(registry, teams, activity, now);
+  const authenticator = new Authenticator(registry, teams, activity, now, opts.identityMaxStalenessMs);
   const lookup = async (kind: string, name: string) => {
     const r = registry.byKind(kind);
     return r ? r.get(name).catch(() => undefined) : undefined;

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { Registry as PromRegistry } from 'prom-client';
 import { bootstrapAdmin } from '../../auth/bootstrap.js';
 import { createAuthContext } from '../../server/auth-context.js';
 import type { FailureLimitOptions } from '../../auth/failure-limit.js';
@@ -29,8 +30,11 @@ import { renderText } from '../../gitops/report/text.js';
 import type { Registry } from '../../registry/registry.js';
 import { buildDaemon } from '../daemon-build.js';
 import { daemonConfig, hasSource, type DaemonConfig } from '../daemon-setup.js';
+import { signInOptions, type SignInFlags } from '../signin-flags.js';
+import { SignIn } from '../../signin/sign-in.js';
+import { SignInMetrics } from '../../signin/metrics.js';
 
-export interface ServeOptions {
+export interface ServeOptions extends SignInFlags {
   listen: string;
   store?: string;
   stateDir: string;
@@ -103,6 +107,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const shutdownGraceMs = seconds('--shutdown-grace', opts.shutdownGrace)! * 1000;
   const maxWatchesPerKey = positive('--max-watches-per-key', opts.maxWatchesPerKey);
   const tls = await chooseTls(opts, listen, stateDir);
+  const signInSettings = await signInOptions(opts);
   // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
   const logger = createLogger(opts.logLevel, logFormat(opts.logFormat));
   if (!tls && !isLoopback(listen.host)) {
@@ -129,7 +134,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   if (boot.keyFile) console.log(`teamkeys: created the administrator key (user admin) in ${boot.keyFile}, mode 0600`);
   else if (boot.created) console.log('teamkeys: created the administrator key (user admin) from TEAMKEYS_ADMIN_KEY');
 
-  const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit });
+  const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit, identityMaxStalenessMs: signInSettings.maxStalenessMs });
+  const signIn = signInSettings.signIn ? new SignIn(registry, signInSettings.signIn, logger, new SignInMetrics()) : undefined;
   // Replicas sharing PostgreSQL take turns at background work; a local store has one process.
   const lease = store instanceof PostgresStore ? store.lease() : new LocalLease();
   const daemon = syncConfig ? sidecar(syncConfig, registry, logger, audit) : undefined;
@@ -142,12 +148,21 @@ export async function serve(opts: ServeOptions): Promise<void> {
     audit,
     requestTimeoutMs,
     maxWatchesPerKey,
+    ...(signIn ? { signIn } : {}),
     ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
   });
   if (daemon) {
-    const routes = { health: false, authorize: endpointAuthorizer(auth), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
+    // One /metrics for both: the sync's and sign-in's.
+    const metricsRegistry = signIn ? PromRegistry.merge([daemon.metrics.registry, signIn.metrics.registry]) : undefined;
+    const routes = { health: false, authorize: endpointAuthorizer(auth), ...(metricsRegistry ? { metricsRegistry } : {}), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
     registerDaemonRoutes(app, daemon.daemon, daemon.metrics, routes);
+  } else if (signIn) {
+    const authorize = endpointAuthorizer(auth);
+    app.get('/metrics', async (req, reply) => {
+      await authorize(req, reply, 'metrics');
+      return reply.type(signIn.metrics.registry.contentType).send(await signIn.metrics.registry.metrics());
+    });
   }
   await app.listen({ host: listen.host, port: listen.port });
   // Signals are handled before anyone can learn the address: a stop right after start is clean.
