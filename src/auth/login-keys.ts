@@ -6,9 +6,10 @@
  * watch, its open watches).
  */
 import { isDeepStrictEqual } from 'node:util';
+import { isLoginKey } from '../api/key-types.js';
 import type { OwnedAccessKey } from '../api/types.js';
 
-export const loginKeyType = 'Login';
+export { isLoginKey, loginKeyType } from '../api/key-types.js';
 
 /** Annotation the refresher sets when the provider refuses a refresh (value: the provider's error code). */
 export const refusedAnnotation = 'signin.management.service/refresh-refused';
@@ -18,8 +19,6 @@ const signInAnnotations = [refusedAnnotation, refreshErrorAnnotation];
 
 /** How long a Login key keeps working while its identity cannot be refreshed (the provider unreachable). */
 export const defaultIdentityMaxStalenessMs = 24 * 3600_000;
-
-export const isLoginKey = (key: Pick<OwnedAccessKey, 'spec'> | undefined): boolean => key?.spec?.type === loginKeyType;
 
 /** Why a Login key may not authenticate at `now`, or undefined (other keys: always undefined). */
 export function loginKeyRefusal(key: OwnedAccessKey, now: Date, maxStalenessMs = defaultIdentityMaxStalenessMs): string | undefined {
