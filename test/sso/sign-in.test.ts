@@ -184,11 +184,44 @@ describe('sign-in with SSO, end to end', () => {
     expect(asAdmin(['get', 'ownedaccesskeys', after.name]).stderr).toContain('NotFound');
   });
 
+  it("teamkeys login --device: the person approves the provider's code in a browser; the CLI gets its key", async () => {
+    const child = spawn(process.execPath, [bin, 'login', '--server', served.url, '--ca-file', serverCa, '--device'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', r));
+    const complete = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        stdout += `${line}\n`;
+        const m = line.match(/^\(or open (\S+)\)$/);
+        if (m) resolve(m[1]!);
+      });
+      void exited.then((code) => reject(new Error(`teamkeys login --device exited with ${code}:\n${stdout}${stderr}`)));
+    });
+    expect(stdout).toMatch(/^To sign in, open https:\/\/127\.0\.0\.1:\d+\/device and enter the code \S+$/m);
+    const deviceBrowser = new Browser([readFileSync(provider.caFile)]);
+    await deviceBrowser.signIn(complete, 'ana').finally(() => deviceBrowser.close());
+    expect(await exited, stderr).toBe(0);
+    expect(stdout).toMatch(/Signed in to \S+ as ana \(access key login-ana-\w+\)/);
+    const { key } = cachedLogin();
+    const whoami = kubectl(served, ['auth', 'whoami', '-o', 'json', '--token', key], { kubeconfig: served.kubeconfig });
+    expect(JSON.parse(whoami.stdout)).toMatchObject({ status: { userInfo: { username: 'ana' } } });
+  }, 60_000);
+
+  it('every sign-in and refresh outcome is counted in /metrics and the refresh outcomes are in the audit trail', () => {
+    const metrics = asAdmin(['get', '--raw', '/metrics']);
+    expect(metrics.code, metrics.stderr).toBe(0);
+    for (const outcome of ['refreshed', 'unreachable', 'refused']) expect(metrics.stdout).toMatch(new RegExp(`^teamkeys_identity_refresh_total\\{outcome="${outcome}"\\} [1-9]`, 'm'));
+    expect(metrics.stdout).toMatch(/^teamkeys_signin_total\{result="success"\} 3$/m);
+    const audit = readFileSync(auditLog, 'utf8');
+    for (const outcome of ['refreshed', 'unreachable', 'refused']) expect(audit).toContain(`"signin.management.service/refresh-outcome":"${outcome}"`);
+  });
+
   it('no key value in a log line or the audit trail, and neither keys nor refresh tokens in the database bytes', async () => {
     const tokens = await provider.refreshTokens();
     expect(tokens.length).toBeGreaterThanOrEqual(2);
     const secrets = [served.adminKey, ...seenKeys, ...tokens];
-    expect(seenKeys.size).toBe(2);
+    expect(seenKeys.size).toBe(3);
     const dbDir = join(home, 'db');
     const haystacks = [served.stderr(), served.stdout(), readFileSync(auditLog, 'utf8'), ...readdirSync(dbDir).map((f) => readFileSync(join(dbDir, f)).toString('latin1'))];
     for (const secret of secrets) for (const h of haystacks) expect(h.includes(secret)).toBe(false);
