@@ -27,6 +27,8 @@ export interface TestProvider {
   /** Every request but the admin endpoint fails at the connection, until up(). */
   down(): Promise<void>;
   up(): Promise<void>;
+  /** ID tokens re-signed by the provider with these claims changed (another audience or issuer); undefined stops it. */
+  forge(claims: { aud?: string; iss?: string } | undefined): Promise<void>;
   /** Refresh tokens the provider issued so far (to look for them where they must not be). */
   refreshTokens(): Promise<string[]>;
   output(): string;
@@ -65,6 +67,7 @@ export async function startProvider(): Promise<TestProvider> {
     clientSecretFile,
     setUser: async (id, user) => void (await adminCall('PUT', `/admin/users/${encodeURIComponent(id)}`, user)),
     down: async () => void (await adminCall('POST', '/admin/down')),
+    forge: async (claims) => void (await adminCall('POST', '/admin/forge', claims)),
     up: async () => void (await adminCall('POST', '/admin/up')),
     refreshTokens: async () => (await adminCall('GET', '/admin/refresh-tokens')) as string[],
     output: () => output,

@@ -105,6 +105,23 @@ describe('sign-in refusals', () => {
     expect(key.spec.identity.groups).toEqual(['oidc:payments-devs']);
   });
 
+  for (const [what, claims, complaint] of [
+    ['audience', { aud: 'another-client' }, /unexpected JWT "aud" \(audience\) claim value/],
+    ['issuer', { iss: 'https://another-issuer.example' }, /unexpected JWT "iss" \(issuer\) claim value/],
+  ] as const) {
+    it(`an ID token for another ${what}, validly signed by the provider, is refused: no code, no key`, async () => {
+      await provider.forge(claims);
+      try {
+        const { received } = await signIn('ana', verifierPair().challenge);
+        expect(received.searchParams.get('code')).toBeNull();
+        expect(received.searchParams.get('error')).toBe('access_denied');
+        expect(received.searchParams.get('error_description')).toMatch(complaint);
+      } finally {
+        await provider.forge(undefined);
+      }
+    });
+  }
+
   it('a callback with a state this server never issued is a 400 page; a redirect that is not loopback is refused', async () => {
     const res = await fetch(`${base}/auth/callback?state=forged-state&code=forged`, { dispatcher });
     expect(res.status).toBe(400);
