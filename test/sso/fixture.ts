@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { bin } from '../cli/run.js';
 import { Agent, fetch } from 'undici';
 import { selfSignedCert } from '../server/serve-process.js';
 
@@ -148,4 +149,22 @@ export class Browser {
   close(): Promise<void> {
     return this.dispatcher.close();
   }
+}
+
+/** `teamkeys login --no-browser ARGS`, with the person signing in as `user` in `browser`: its exit, output and last page. */
+export async function teamkeysLogin(browser: Browser, user: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; page: Visit }> {
+  const child = spawn(process.execPath, [bin, 'login', '--no-browser', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', r));
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      stdout += `${line}\n`;
+      if (/^https:\/\//.test(line)) resolve(line);
+    });
+    void exited.then((code) => reject(new Error(`teamkeys login exited with ${code} before printing the address:\n${stdout}${stderr}`)));
+  });
+  const page = await browser.signIn(url, user);
+  return { code: await exited, stdout, stderr, page };
 }

@@ -5,13 +5,14 @@
  * here, with its own loopback listener, to send what a real CLI never would.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
-import { Browser, startProvider, type TestProvider } from './fixture.js';
+import { Browser, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -79,6 +80,22 @@ describe('sign-in refusals', () => {
     expect(received.searchParams.get('error')).toBe('access_denied');
     expect(received.searchParams.get('error_description')).toBe('eve is in none of the groups allowed to sign in (payments-devs, platform)');
     expect(kubectl(served, ['get', 'ownedaccesskeys', '-o', 'name']).stdout).not.toContain('login-eve');
+  });
+
+  it('teamkeys login shows that person a refusal page and exits 1 with the reason', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'teamkeys-refused-'));
+    const browser = new Browser(cas);
+    try {
+      const r = await teamkeysLogin(browser, 'eve', ['--server', served.url, '--ca-file', join(served.dir, 'tls', 'cert.pem')], { XDG_CONFIG_HOME: home });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe('error: sign-in refused: eve is in none of the groups allowed to sign in (payments-devs, platform)\n');
+      expect(r.page.status).toBe(403);
+      expect(r.page.body).toContain('<h1>Sign-in refused</h1><p>eve is in none of the groups allowed to sign in (payments-devs, platform)</p>');
+      expect(existsSync(join(home, 'teamkeys'))).toBe(false);
+    } finally {
+      await browser.close();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('a verifier that does not match spends the code; the right one then finds it used', async () => {

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin } from '../cli/run.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
-import { Browser, startProvider, type TestProvider } from './fixture.js';
+import { Browser, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -23,23 +23,8 @@ const auditLog = join(home, 'audit.jsonl');
 const env = { XDG_CONFIG_HOME: join(home, 'config') };
 let serverCa: string;
 
-/** `teamkeys login --no-browser`, with the person signing in as `user` in the browser. */
-async function login(user: string, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; page: { status: number; body: string } }> {
-  const child = spawn(process.execPath, [bin, 'login', '--server', served.url, '--ca-file', serverCa, '--no-browser', ...extra], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((r) => child.on('exit', r));
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      stdout += `${line}\n`;
-      if (/^https:\/\//.test(line)) resolve(line);
-    });
-    void exited.then((code) => reject(new Error(`teamkeys login exited with ${code} before printing the address:\n${stdout}${stderr}`)));
-  });
-  const page = await browser.signIn(url, user);
-  return { code: await exited, stdout, stderr, page };
-}
+/** `teamkeys login --no-browser` with the person signing in as `user` in the shared browser. */
+const login = (user: string, extra: string[] = []) => teamkeysLogin(browser, user, ['--server', served.url, '--ca-file', serverCa, ...extra], env);
 
 /** Polls until `check` holds (each step of the identity refresh takes up to one interval). */
 async function eventually(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
