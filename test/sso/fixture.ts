@@ -151,20 +151,27 @@ export class Browser {
   }
 }
 
-/** `teamkeys login --no-browser ARGS`, with the person signing in as `user` in `browser`: its exit, output and last page. */
-export async function teamkeysLogin(browser: Browser, user: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; page: Visit }> {
-  const child = spawn(process.execPath, [bin, 'login', '--no-browser', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** A running `teamkeys login ARGS`: the first stdout line matching `wanted` (its match), then how it ended. */
+export async function startLogin(args: string[], env: Record<string, string>, wanted: RegExp): Promise<{ match: RegExpMatchArray; done: Promise<{ code: number | null; stdout: string; stderr: string }> }> {
+  const child = spawn(process.execPath, [bin, 'login', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('exit', r));
-  const url = await new Promise<string>((resolve, reject) => {
+  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       stdout += `${line}\n`;
-      if (/^https:\/\//.test(line)) resolve(line);
+      const m = line.match(wanted);
+      if (m) resolve(m);
     });
-    void exited.then((code) => reject(new Error(`teamkeys login exited with ${code} before printing the address:\n${stdout}${stderr}`)));
+    void exited.then((code) => reject(new Error(`teamkeys login exited with ${code} before printing ${wanted}:\n${stdout}${stderr}`)));
   });
-  const page = await browser.signIn(url, user);
-  return { code: await exited, stdout, stderr, page };
+  return { match, done: exited.then((code) => ({ code, stdout, stderr })) };
+}
+
+/** `teamkeys login --no-browser ARGS`, with the person signing in as `user` in `browser`: its exit, output and last page. */
+export async function teamkeysLogin(browser: Browser, user: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; page: Visit }> {
+  const login = await startLogin(['--no-browser', ...args], env, /^https:\/\/\S+$/);
+  const page = await browser.signIn(login.match[0], user);
+  return { ...(await login.done), page };
 }

@@ -4,15 +4,14 @@
  * following the provider's groups; a disabled user's key refused; the provider down; logout. The
  * steps share one server and provider and run in order.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin } from '../cli/run.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
-import { Browser, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { Browser, startLogin, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -170,23 +169,12 @@ describe('sign-in with SSO, end to end', () => {
   });
 
   it("teamkeys login --device: the person approves the provider's code in a browser; the CLI gets its key", async () => {
-    const child = spawn(process.execPath, [bin, 'login', '--server', served.url, '--ca-file', serverCa, '--device'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((r) => child.on('exit', r));
-    const complete = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        stdout += `${line}\n`;
-        const m = line.match(/^\(or open (\S+)\)$/);
-        if (m) resolve(m[1]!);
-      });
-      void exited.then((code) => reject(new Error(`teamkeys login --device exited with ${code}:\n${stdout}${stderr}`)));
-    });
-    expect(stdout).toMatch(/^To sign in, open https:\/\/127\.0\.0\.1:\d+\/device and enter the code \S+$/m);
+    const login = await startLogin(['--server', served.url, '--ca-file', serverCa, '--device'], env, /^\(or open (\S+)\)$/);
     const deviceBrowser = new Browser([readFileSync(provider.caFile)]);
-    await deviceBrowser.signIn(complete, 'ana').finally(() => deviceBrowser.close());
-    expect(await exited, stderr).toBe(0);
+    await deviceBrowser.signIn(login.match[1]!, 'ana').finally(() => deviceBrowser.close());
+    const { code, stdout, stderr } = await login.done;
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^To sign in, open https:\/\/127\.0\.0\.1:\d+\/device and enter the code \S+$/m);
     expect(stdout).toMatch(/Signed in to \S+ as ana \(access key login-ana-\w+\)/);
     const { key } = cachedLogin();
     const whoami = kubectl(served, ['auth', 'whoami', '-o', 'json', '--token', key], { kubeconfig: served.kubeconfig });
