@@ -151,27 +151,29 @@ export class Browser {
   }
 }
 
-/** A running `teamkeys login ARGS`: the first stdout line matching `wanted` (its match), then how it ended. */
-export async function startLogin(args: string[], env: Record<string, string>, wanted: RegExp): Promise<{ match: RegExpMatchArray; done: Promise<{ code: number | null; stdout: string; stderr: string }> }> {
-  const child = spawn(process.execPath, [bin, 'login', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+/** A running `teamkeys ARGS`: the first line of `from` matching `wanted` (its match), then how it ended. */
+export async function startCli(args: string[], env: Record<string, string>, wanted: RegExp, from: 'stdout' | 'stderr' = 'stdout'): Promise<{ match: RegExpMatchArray; done: Promise<{ code: number | null; stdout: string; stderr: string }> }> {
+  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  const other = from === 'stdout' ? 'stderr' : 'stdout';
+  child[other]!.on('data', (d: Buffer) => (out[other] += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('exit', r));
   const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      stdout += `${line}\n`;
+    createInterface({ input: child[from]! }).on('line', (line) => {
+      out[from] += `${line}\n`;
       const m = line.match(wanted);
       if (m) resolve(m);
     });
-    void exited.then((code) => reject(new Error(`teamkeys login exited with ${code} before printing ${wanted}:\n${stdout}${stderr}`)));
+    void exited.then((code) => reject(new Error(`teamkeys ${args[0]} exited with ${code} before printing ${wanted}:\n${out.stdout}${out.stderr}`)));
   });
-  return { match, done: exited.then((code) => ({ code, stdout, stderr })) };
+  // The rest of `from` is read to its end before the exit is reported.
+  const drained = new Promise((r) => child[from]!.on('end', r));
+  return { match, done: Promise.all([exited, drained]).then(([code]) => ({ code, ...out })) };
 }
 
 /** `teamkeys login --no-browser ARGS`, with the person signing in as `user` in `browser`: its exit, output and last page. */
 export async function teamkeysLogin(browser: Browser, user: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; page: Visit }> {
-  const login = await startLogin(['--no-browser', ...args], env, /^https:\/\/\S+$/);
+  const login = await startCli(['login', '--no-browser', ...args], env, /^https:\/\/\S+$/);
   const page = await browser.signIn(login.match[0], user);
   return { ...(await login.done), page };
 }

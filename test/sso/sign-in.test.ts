@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin } from '../cli/run.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
-import { Browser, startLogin, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { Browser, startCli, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -169,7 +169,7 @@ describe('sign-in with SSO, end to end', () => {
   });
 
   it("teamkeys login --device: the person approves the provider's code in a browser; the CLI gets its key", async () => {
-    const login = await startLogin(['--server', served.url, '--ca-file', serverCa, '--device'], env, /^\(or open (\S+)\)$/);
+    const login = await startCli(['login', '--server', served.url, '--ca-file', serverCa, '--device'], env, /^\(or open (\S+)\)$/);
     const deviceBrowser = new Browser([readFileSync(provider.caFile)]);
     await deviceBrowser.signIn(login.match[1]!, 'ana').finally(() => deviceBrowser.close());
     const { code, stdout, stderr } = await login.done;
@@ -181,11 +181,25 @@ describe('sign-in with SSO, end to end', () => {
     expect(JSON.parse(whoami.stdout)).toMatchObject({ status: { userInfo: { username: 'ana' } } });
   }, 60_000);
 
+  it('teamkeys credential with no valid key in an interactive kubectl session signs in first, talking on stderr', async () => {
+    const fresh = { XDG_CONFIG_HOME: join(home, 'config-credential'), KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: { interactive: true } }), PATH: '/nonexistent' };
+    const run = await startCli(['credential', '--server', served.url, '--ca-file', serverCa], fresh, /^https:\/\/\S+$/, 'stderr');
+    const person = new Browser([readFileSync(provider.caFile), readFileSync(serverCa)]);
+    await person.signIn(run.match[0], 'ana').finally(() => person.close());
+    const { code, stdout, stderr } = await run.done;
+    expect(code, stderr).toBe(0);
+    expect(stderr).toContain('Signed in to');
+    const credential = JSON.parse(stdout) as { kind: string; status: { token: string } };
+    expect(credential.kind).toBe('ExecCredential');
+    seenKeys.add(credential.status.token);
+    expect(kubectl(served, ['auth', 'whoami', '--token', credential.status.token], { kubeconfig: served.kubeconfig }).stdout).toContain('ana');
+  });
+
   it('every sign-in and refresh outcome is counted in /metrics and the refresh outcomes are in the audit trail', () => {
     const metrics = asAdmin(['get', '--raw', '/metrics']);
     expect(metrics.code, metrics.stderr).toBe(0);
     for (const outcome of ['refreshed', 'unreachable', 'refused']) expect(metrics.stdout).toMatch(new RegExp(`^teamkeys_identity_refresh_total\\{outcome="${outcome}"\\} [1-9]`, 'm'));
-    expect(metrics.stdout).toMatch(/^teamkeys_signin_total\{result="success"\} 3$/m);
+    expect(metrics.stdout).toMatch(/^teamkeys_signin_total\{result="success"\} 4$/m);
     const audit = readFileSync(auditLog, 'utf8');
     for (const outcome of ['refreshed', 'unreachable', 'refused']) expect(audit).toContain(`"signin.management.service/refresh-outcome":"${outcome}"`);
   });
@@ -194,7 +208,7 @@ describe('sign-in with SSO, end to end', () => {
     const tokens = await provider.refreshTokens();
     expect(tokens.length).toBeGreaterThanOrEqual(2);
     const secrets = [served.adminKey, ...seenKeys, ...tokens];
-    expect(seenKeys.size).toBe(3);
+    expect(seenKeys.size).toBe(4);
     const dbDir = join(home, 'db');
     const haystacks = [served.stderr(), served.stdout(), readFileSync(auditLog, 'utf8'), ...readdirSync(dbDir).map((f) => readFileSync(join(dbDir, f)).toString('latin1'))];
     for (const secret of secrets) for (const h of haystacks) expect(h.includes(secret)).toBe(false);
