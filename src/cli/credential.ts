@@ -28,9 +28,12 @@ function interactive(): boolean {
   }
 }
 
+/** When the cached key expires if used now: its lifetime counts from its last use. */
+const expiryIfUsed = (login: CachedLogin, now: number) => new Date(now + login.ttlSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
 /** The ExecCredential for a cached key, whose lifetime starts again now (kubectl is about to use it). */
 export function execCredential(login: CachedLogin, now = Date.now()): string {
-  const expirationTimestamp = new Date(now + login.ttlSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const expirationTimestamp = expiryIfUsed(login, now);
   return `${JSON.stringify({ kind: 'ExecCredential', apiVersion: execApiVersion, spec: { interactive: false }, status: { expirationTimestamp, token: login.key } })}\n`;
 }
 
@@ -57,7 +60,7 @@ export async function runCredential(args: string[]): Promise<number> {
     login = await signIn({ server, ...(caFile ? { caFile } : {}), out: process.stderr });
   }
   const now = Date.now();
-  const expirationTimestamp = new Date(now + login.ttlSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const expirationTimestamp = expiryIfUsed(login, now);
   // The key's lifetime counts from its last use: remembered, so a key in daily use never looks expired.
   if (expirationTimestamp !== login.expirationTimestamp) writeLogin({ ...login, expirationTimestamp });
   process.stdout.write(execCredential(login, now));

@@ -7,6 +7,7 @@
 import { ApiError } from '../api/errors.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import { loginKeyType } from '../auth/login-keys.js';
+import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
 import type { Identity } from './claims.js';
@@ -60,7 +61,7 @@ export async function mintLoginKey(registry: Registry, req: MintRequest, now: Da
         user: req.username,
         type: loginKeyType,
         identity,
-        identityRefresh: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        identityRefresh: timestamp(now),
         ttl: req.ttlSeconds,
         ttlAfterLastActivity: true,
       },
@@ -73,7 +74,7 @@ export async function mintLoginKey(registry: Registry, req: MintRequest, now: Da
     name: created.metadata.name!,
     key: created.spec.key!,
     user: req.username,
-    expirationTimestamp: new Date(now.getTime() + req.ttlSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    expirationTimestamp: timestamp(new Date(now.getTime() + req.ttlSeconds * 1000)),
     ttlSeconds: req.ttlSeconds,
   };
 }

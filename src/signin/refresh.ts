@@ -14,6 +14,7 @@ import { ApiError } from '../api/errors.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import { isLoginKey, refreshErrorAnnotation, refusedAnnotation } from '../auth/login-keys.js';
 import { mentions } from '../registry/resource-registry.js';
+import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { RefreshOutcome } from './metrics.js';
 import { signInManager, type ConnectorData } from './mint.js';
@@ -30,8 +31,6 @@ export interface RefreshOptions {
   concurrency: number;
   now?: () => Date;
 }
-
-const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export class IdentityRefresher {
   private timer: NodeJS.Timeout | undefined;
@@ -152,10 +151,10 @@ export class IdentityRefresher {
       const now = this.now();
       if (outcome.outcome === 'refreshed') {
         current.spec.identity = outcome.identity;
-        current.spec.identityRefresh = rfc3339(now);
+        current.spec.identityRefresh = timestamp(now);
         delete annotations[refreshErrorAnnotation];
-      } else if (outcome.outcome === 'refused') annotations[refusedAnnotation] = `${rfc3339(now)}: ${outcome.reason}`;
-      else annotations[refreshErrorAnnotation] = `${rfc3339(now)}: the identity provider could not be reached: ${outcome.reason}`;
+      } else if (outcome.outcome === 'refused') annotations[refusedAnnotation] = `${timestamp(now)}: ${outcome.reason}`;
+      else annotations[refreshErrorAnnotation] = `${timestamp(now)}: the identity provider could not be reached: ${outcome.reason}`;
       current.metadata.annotations = annotations;
       try {
         await keys.update(name, current, { fieldManager: signInManager, auditAnnotations: { [refreshOutcomeAuditAnnotation]: outcome.outcome, ...('reason' in outcome ? { 'signin.management.service/refresh-reason': outcome.reason } : {}) } });
