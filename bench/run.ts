@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { apiCreates, apiReads, applyNew, memory, planNoop, watchFanout } from './figures.js';
-import { apply300, cliStart } from './figures-cli.js';
+import { apply300, cliStart, credentialStart } from './figures-cli.js';
 import { lockHealthz } from './figures-worker.js';
 import { met, type Figure, type Settings } from './lib.js';
 
@@ -19,6 +19,7 @@ const steps: [string, () => Promise<Figure | Figure[]>][] = [
   ['plan.noop10k', () => planNoop(settings)],
   ['apply.1k', () => applyNew(settings)],
   ['cli.start', () => cliStart(settings)],
+  ['cli.credential', () => credentialStart(settings)],
   ['apply.300', () => apply300()],
   ['memory.100k', () => memory(settings)],
   ['watch.fanout500', () => watchFanout(settings)],

@@ -32,6 +32,8 @@ export interface AuditEvent {
   fieldManager: string;
   /** Field paths the write added, changed or removed (kube's fieldpath notation). */
   fields?: { added?: string[]; changed?: string[]; removed?: string[] };
+  /** What the writer said about the write, as kube's audit annotations (an identity refresh's outcome). */
+  annotations?: Record<string, string>;
   /** When the write was stored: RFC 3339 with milliseconds. */
   stageTimestamp: string;
 }

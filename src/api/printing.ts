@@ -65,8 +65,19 @@ export const ownedAccessKeyColumns: Column[] = [
   { name: 'User', type: 'string', description: 'User the key refers to.', priority: 0, cell: (o) => text(spec(o).user) },
   { name: 'Team', type: 'string', description: 'Team the key refers to.', priority: 0, cell: (o) => text(spec(o).team) },
   { name: 'Disabled', type: 'boolean', description: 'Whether the key is disabled.', priority: 0, cell: (o) => spec(o).disabled === true },
+  // Shown by default: a person listing their keys tells sign-ins (Login) from keys made for pipelines, and sees which are in use.
+  { name: 'Type', type: 'string', description: 'Kind of key: Login (made by signing in), User, ...', priority: 0, cell: (o) => text(spec(o).type) },
+  {
+    name: 'Last Activity',
+    type: 'string',
+    description: 'Time since the key was last used (recorded at most once a minute).',
+    priority: 0,
+    cell: (o, now) => {
+      const at = (o.status as { lastActivity?: string } | undefined)?.lastActivity;
+      return at ? humanDuration(now.getTime() - Date.parse(at)) : null;
+    },
+  },
   age,
-  { name: 'Type', type: 'string', description: 'Kind of key.', priority: 1, cell: (o) => text(spec(o).type) },
   { name: 'TTL', type: 'integer', description: 'Time to live in seconds; 0 means never expires.', priority: 1, cell: (o) => Number(spec(o).ttl ?? 0) },
 ];
 

@@ -5,6 +5,13 @@ export const version = 'v1';
 /** Where the API is served below a server's root (teamkeys serve), and what a bare --server URL gets. */
 export const apiPrefix = '/kubernetes/management';
 
+/** The API root for a server URL, as users type it: https://host:8080 means https://host:8080/kubernetes/management. */
+export function apiRoot(server: string): string {
+  const url = new URL(server);
+  const path = url.pathname.replace(/\/+$/, '');
+  return `${url.origin}${path === '' ? apiPrefix : path}`;
+}
+
 export type SchemaId = 'team.schema.json' | 'ownedaccesskey.schema.json';
 
 export interface ResourceInfo {

@@ -7,6 +7,7 @@ import type { Registry } from '../registry/registry.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
 import { grantsAnything } from './grants.js';
+import { loginKeyRefusal } from './login-keys.js';
 import { subjectOf, type Identity } from './identity.js';
 import type { TeamIndex } from './team-index.js';
 
@@ -40,6 +41,8 @@ export class Authenticator {
     private readonly teams: TeamIndex,
     private readonly activity: ActivityRecorder,
     private readonly now: () => Date,
+    /** How long a Login key works while its identity cannot be refreshed (login-keys.ts has the default). */
+    private readonly identityMaxStalenessMs?: number,
   ) {}
 
   async authenticate(authorization: string | undefined): Promise<Identity> {
@@ -80,7 +83,8 @@ export class Authenticator {
     await this.teams.caughtUp(revision).catch((err: unknown) => {
       throw err instanceof ApiError ? err : serviceUnavailable('the team index cannot be checked against the store; try again', 1);
     });
-    const refusal = keyRefusal(stored, this.now(), this.activity.lastUsed(name), this.teams);
+    const now = this.now();
+    const refusal = keyRefusal(stored, now, this.activity.lastUsed(name), this.teams, this.identityMaxStalenessMs);
     if (refusal) throw unauthorized(refusal);
     return { hash, key: stored, revision };
   }
@@ -136,11 +140,13 @@ export class Authenticator {
  * deleted, expired, or a team key not bound to the team of its name as it exists now (a team
  * deleted and re-created under the same name has a new uid, and its old keys stay dead).
  */
-export function keyRefusal(key: OwnedAccessKey, now: Date, lastUseMs: number | undefined, teams: Pick<TeamIndex, 'get'>): string | undefined {
+export function keyRefusal(key: OwnedAccessKey, now: Date, lastUseMs: number | undefined, teams: Pick<TeamIndex, 'get'>, identityMaxStalenessMs?: number): string | undefined {
   if (key.spec?.disabled) return 'access key is disabled';
   if (key.metadata.deletionTimestamp) return 'access key is being deleted';
   const expires = expiresAt(key, lastUseMs);
   if (expires !== undefined && now.getTime() > expires) return 'access key expired';
+  const login = loginKeyRefusal(key, now, identityMaxStalenessMs);
+  if (login) return login;
   const team = key.spec?.team;
   if (team) {
     const live = teams.get(team);

@@ -12,6 +12,7 @@ import type { Authorizer } from './authorize.js';
 import { expiresAt } from './expiry.js';
 import { added, allTeamVerbs, describe, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type MayName, type TeamWorld } from './grants.js';
 import type { Identity } from './identity.js';
+import { loginKeyWriteRefusal } from './login-keys.js';
 import { isAdminFor, verbs as allVerbs } from './roles.js';
 import { scopeDenial } from './scope.js';
 import { scopeWithin } from './scope-containment.js';
@@ -112,6 +113,9 @@ export function keyEscalation(
 ): string | undefined {
   const o: OwnedAccessKeySpec | undefined = old?.spec;
   const n = next.spec;
+  // Login keys belong to sign-in: no role lets an API write make one or change its identity.
+  const signIn = loginKeyWriteRefusal(old, next);
+  if (signIn) return signIn;
   const keysAdmin = isAdminFor(who.clusterRoles, 'ownedaccesskeys');
   // The rules DECISIONS.md names, with their messages; the general check below covers the rest.
   if (!keysAdmin) {

@@ -1,44 +1,13 @@
 #!/usr/bin/env node
-/** The teamkeys command line: the only place that parses flags, picks a store, and sets exit codes. */
-import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
-import { registerCreate } from './commands/create.js';
-import { registerDelete } from './commands/delete.js';
-import { registerGet } from './commands/get.js';
-import { registerGitops } from './commands/gitops.js';
-import { registerImport } from './commands/import.js';
-import { registerServe } from './commands/serve.js';
-import { registerWatch } from './commands/watch.js';
-import { reportError } from './errors.js';
-
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-export function buildProgram(): Command {
-  const program = new Command()
-    .name('teamkeys')
-    .description('Team and access-key management as code: a Kubernetes-style management API and its GitOps reconciler.')
-    .version(pkg.version)
-    .exitOverride()
-    // reportError prints commander's errors too, as one line; subcommands inherit this.
-    .configureOutput({ outputError: () => {} });
-  registerServe(program);
-  registerGitops(program);
-  registerWatch(program);
-  registerImport(program);
-  registerCreate(program);
-  registerGet(program);
-  registerDelete(program);
-  return program;
+/**
+ * The teamkeys binary. `teamkeys credential` runs before every kubectl command, so it is dispatched
+ * here without loading commander or any other command (src/cli/credential.ts); everything else is
+ * the program in program.ts.
+ */
+if (process.argv[2] === 'credential') {
+  const { runCredential } = await import('./credential.js');
+  process.exitCode = await runCredential(process.argv.slice(3));
+} else {
+  const { runProgram } = await import('./program.js');
+  process.exitCode = await runProgram(process.argv);
 }
-
-async function main(argv: string[]): Promise<number> {
-  try {
-    await buildProgram().parseAsync(argv);
-    // A command may set its own code (plan --detailed-exitcode gives 2).
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
-  } catch (err) {
-    return reportError(err);
-  }
-}
-
-process.exitCode = await main(process.argv);

@@ -6,7 +6,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { auditApiVersion, type AuditEvent, type AuditFilter } from '../api/audit-event.js';
 import type { Status } from '../api/errors.js';
-import { apiPrefix } from '../api/resources.js';
+import { apiPrefix, apiRoot } from '../api/resources.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
 import { connectionFailure } from './connection-errors.js';
@@ -23,12 +23,7 @@ export interface HttpClientOptions {
   timeoutMs?: number;
 }
 
-/** The API root for a server URL, as users type it: https://host:8080 means https://host:8080/kubernetes/management. */
-export function apiRoot(server: string): string {
-  const url = new URL(server);
-  const path = url.pathname.replace(/\/+$/, '');
-  return `${url.origin}${path === '' ? apiPrefix : path}`;
-}
+export { apiRoot };
 
 export class HttpClient implements ApiClient {
   readonly target: string;

@@ -16,6 +16,8 @@ export interface DaemonRouteOptions {
    * metrics or the report, or trigger a sync (POST /sync without a valid webhook signature).
    */
   authorize?: (req: FastifyRequest, reply: FastifyReply, action: 'metrics' | 'report' | 'sync') => Promise<void>;
+  /** Served by /metrics instead of the daemon's own registry (the server's, merged with sign-in's). */
+  metricsRegistry?: DaemonMetrics['registry'];
 }
 
 export function registerDaemonRoutes(app: FastifyInstance, daemon: SyncDaemon, metrics: DaemonMetrics, opts: DaemonRouteOptions): void {
@@ -30,7 +32,8 @@ export function registerDaemonRoutes(app: FastifyInstance, daemon: SyncDaemon, m
   if (opts.metrics !== false) {
     app.get('/metrics', async (req, reply) => {
       await opts.authorize?.(req, reply, 'metrics');
-      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+      const registry = opts.metricsRegistry ?? metrics.registry;
+      return reply.type(registry.contentType).send(await registry.metrics());
     });
   }
   app.get('/sync/report', async (req, reply) => {

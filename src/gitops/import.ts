@@ -4,6 +4,7 @@
  * timestamps, managedFields, status) and every secret (the key, connectorData, OIDC tokens), so
  * that applying the files adopts the objects without changing a field.
  */
+import { isLoginKey } from '../api/key-types.js';
 import { stringify } from 'yaml';
 import { servedPlurals } from '../api/resources.js';
 import { secretFieldPaths } from '../api/secret-fields.js';
@@ -52,7 +53,8 @@ export async function importObjects(client: ApiClient, opts: { all: boolean }): 
     for (const live of await client.list(plural)) {
       const name = live.metadata.name!;
       const managedBy = live.metadata.annotations?.[annotations.source];
-      if (live.metadata.deletionTimestamp) result.skipped.push({ kind: live.kind, name, reason: 'being deleted' });
+      if (isLoginKey(live)) result.skipped.push({ kind: live.kind, name, reason: 'a Login key: made by signing in, not kept in git' });
+      else if (live.metadata.deletionTimestamp) result.skipped.push({ kind: live.kind, name, reason: 'being deleted' });
       else if (managedBy && !opts.all) result.skipped.push({ kind: live.kind, name, reason: `managed by GitOps source ${managedBy} (--all imports it too)` });
       else result.files.push({ path: `${plural}/${name}.yaml`, text: `# Imported from ${client.target} by teamkeys import.\n${stringify(manifestOf(live))}` });
     }

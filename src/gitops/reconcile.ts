@@ -1,4 +1,5 @@
 /** One reconciliation: source -> validate -> plan -> apply -> report. */
+import { isLoginKey } from '../api/key-types.js';
 import { resourceModels } from '../api/model.js';
 import type { KubeObject } from '../api/types.js';
 import { ClientError, type ApiClient, type Plural } from '../client/types.js';
@@ -96,7 +97,8 @@ async function listBoth(client: ApiClient): Promise<Record<Plural, KubeObject[]>
   const [teams, keys] = await Promise.allSettled([client.list('teams'), client.list('ownedaccesskeys')]);
   if (teams.status === 'rejected') throw teams.reason;
   if (keys.status === 'rejected') throw keys.reason;
-  return { teams: teams.value, ownedaccesskeys: keys.value };
+  // Login keys belong to sign-in: never planned, pruned or reported as drift.
+  return { teams: teams.value, ownedaccesskeys: keys.value.filter((k) => !isLoginKey(k)) };
 }
 
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {

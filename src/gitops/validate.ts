@@ -9,6 +9,7 @@ import { fieldErrorBody } from '../api/field-errors.js';
 import type { ResourceModel } from '../api/model.js';
 import { pruneUnknownFields } from '../api/schema/walk.js';
 import { secretFieldPaths } from '../api/secret-fields.js';
+import { isLoginKey } from '../api/key-types.js';
 import { isJsonMap, type KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import type { Plural } from '../client/types.js';
@@ -52,6 +53,7 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
         at(m, field, `${field} must not be kept in git: it is a secret (${field === 'spec.key' ? `the server generates keys; --key-dir or the ${annotations.keySecret} annotation receives new ones` : 'the server stores it, never in a repository'})`);
       }
     }
+    if (model.info.kind === 'OwnedAccessKey' && isLoginKey(raw)) at(m, 'spec.type', 'spec.type Login is for keys made by signing in (teamkeys login); they are not kept in git');
     const copy = structuredClone(raw);
     for (const unknown of pruneUnknownFields(model.schema, copy)) at(m, unknown, `unknown field "${unknown}"`);
     let obj: KubeObject;

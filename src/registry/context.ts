@@ -64,6 +64,8 @@ export interface Writer {
   fieldManager?: string;
   /** Who sent the request, for the audit trail (the server's authenticated caller). */
   requester?: Requester;
+  /** Recorded with the write in the audit trail (kube's audit annotations): the outcome of an identity refresh. */
+  auditAnnotations?: Record<string, string>;
 }
 
 export const managerOf = (w: Writer) => w.fieldManager || 'unknown';

@@ -23,5 +23,5 @@ export function fieldsTouched(ctx: RegistryContext, before: KubeObject | undefin
 /** Tells the observer, unless there is none or the write was a dry run. */
 export function observeWrite(ctx: RegistryContext, opts: Writer & { dryRun?: boolean }, write: Omit<ObservedWrite, 'fieldManager' | 'requester' | 'resource'>): void {
   if (!ctx.observe || opts.dryRun) return;
-  ctx.observe({ ...write, resource: ctx.model.info.plural, fieldManager: managerOf(opts), ...(opts.requester ? { requester: opts.requester } : {}) });
+  ctx.observe({ ...write, resource: ctx.model.info.plural, fieldManager: managerOf(opts), ...(opts.requester ? { requester: opts.requester } : {}), ...(opts.auditAnnotations ? { auditAnnotations: opts.auditAnnotations } : {}) });
 }

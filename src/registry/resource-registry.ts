@@ -65,6 +65,16 @@ export class ResourceRegistry {
     return assertReached(this.ctx, parseResourceVersion(resourceVersion));
   }
 
+  /**
+   * A sealed field's plain value (`spec.identity.connectorData`), for the server's own use (the
+   * identity refresher's refresh token): never part of an API response.
+   */
+  async sealedValue(name: string, dottedPath: string): Promise<string | undefined> {
+    const stored = await storeCall(this.ctx, name, () => this.ctx.store.get<StoredApiObject>(keyOf(this.ctx, name)));
+    const sealed = stored.sealed?.fields?.[dottedPath];
+    return sealed === undefined ? undefined : this.ctx.cipher.open(sealed, `${stored.metadata.uid ?? ''}/${dottedPath}`);
+  }
+
   list(opts?: ListOptions): Promise<ObjectList<KubeObject>> {
     return list(this.ctx, opts);
   }

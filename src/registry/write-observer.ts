@@ -33,6 +33,8 @@ export interface ObservedWrite {
   fieldManager: string;
   requester?: Requester;
   fields?: FieldsTouched;
+  /** What the writer wants the audit trail to say about the write (kube's audit annotations). */
+  auditAnnotations?: Record<string, string>;
 }
 
 export type WriteObserver = (write: ObservedWrite) => void;

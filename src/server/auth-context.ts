@@ -17,6 +17,8 @@ export interface AuthOptions {
   failureLimit?: FailureLimitOptions | false;
   /** Access keys one identity may have (key-quota.ts); default 100, 0 for no bound. */
   maxKeysPerUser?: number;
+  /** How long a Login key works while its identity cannot be refreshed (default 24 h). */
+  identityMaxStalenessMs?: number;
 }
 
 /** 50 wrong keys at once, then one every half second: no human or sane retry loop gets near it. */
@@ -27,7 +29,7 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
   await teams.start();
   const activity = new ActivityRecorder(registry.ownedaccesskeys, opts.activityIntervalMs ?? 60_000, log);
   const now = opts.now ?? (() => new Date());
-  const authenticator = new Authenticator(registry, teams, activity, now);
+  const authenticator = new Authenticator(registry, teams, activity, now, opts.identityMaxStalenessMs);
   const lookup = async (kind: string, name: string) => {
     const r = registry.byKind(kind);
     return r ? r.get(name).catch(() => undefined) : undefined;

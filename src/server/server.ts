@@ -31,6 +31,10 @@ import { authenticateRequest, endpointAuthorizer } from './endpoint-auth.js';
 import { registerMetrics, ServerMetrics } from './metrics.js';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { lazyChildLogger } from './request-logger.js';
+import { registerSignInRoutes } from './routes/signin.js';
+import type { SignIn } from '../signin/sign-in.js';
+import { DeviceSignIn } from '../signin/device.js';
+import { IdentityRefresher } from '../signin/refresh.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -59,6 +63,8 @@ export interface ServerOptions {
   watchLimits?: Partial<WatchLimits>;
   /** More Prometheus registries /metrics serves after the server's own (the sidecar's reconcile metrics). */
   moreMetrics?: MetricsRegistry[];
+  /** Sign-in through an OpenID Connect provider (serve --oidc-*): its endpoints, and the identity refresh on the leader. */
+  signIn?: SignIn;
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -142,6 +148,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   if (opts.garbageCollector !== false) {
     const collector = new GarbageCollector(registry, opts.logger);
     work.push({ name: 'garbage-collector', start: () => collector.start(), stop: () => collector.stop() });
+  }
+  if (opts.signIn) {
+    registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn));
+    const refresher = new IdentityRefresher(registry, opts.signIn, opts.logger, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency });
+    work.push({ name: 'identity-refresh', start: () => refresher.start(), stop: () => refresher.stop() });
   }
   opts.auth.activity.start();
   const leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger);

@@ -5,20 +5,26 @@
  * makes every server-only package unresolvable, as if it were not installed.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bin, root } from './run.js';
 
 /** What only serve, watch, plan/apply or the embedded store need. */
-const serverOnly = ['fastify', 'better-sqlite3', 'pg', 'pino', 'pino-pretty', 'simple-git', '@bufbuild/cel', '@bufbuild/protobuf', 'prom-client', 'libsodium-wrappers', '@actions/core', '@actions/github', 'chokidar', 'selfsigned', 'fast-json-patch'];
+const serverOnly = ['openid-client', 'undici', 'oidc-provider', 'fastify', 'better-sqlite3', 'pg', 'pino', 'pino-pretty', 'simple-git', '@bufbuild/cel', '@bufbuild/protobuf', 'prom-client', 'libsodium-wrappers', '@actions/core', '@actions/github', 'chokidar', 'selfsigned', 'fast-json-patch'];
+
+/** What kubectl's credential plugin must not load either: it runs before every kubectl command. */
+const notForCredential = [...serverOnly, 'commander', 'yaml', 'ajv', 'ajv-formats', 'diff'];
 
 const dir = mkdtempSync(join(tmpdir(), 'teamkeys-lazy-'));
-const hooks = join(dir, 'hooks.mjs');
-writeFileSync(
-  hooks,
-  `const missing = ${JSON.stringify(serverOnly)};
+
+/** A module hook that makes `hidden` packages unresolvable, and the --import file that registers it. */
+function hider(name: string, hidden: string[]): string {
+  const hooks = join(dir, `${name}-hooks.mjs`);
+  writeFileSync(
+    hooks,
+    `const missing = ${JSON.stringify(hidden)};
 export async function resolve(specifier, context, next) {
   const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
   if (missing.includes(name)) {
@@ -29,13 +35,16 @@ export async function resolve(specifier, context, next) {
   return next(specifier, context);
 }
 `,
-);
-const register = join(dir, 'register.mjs');
-writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hooks}`)});\n`);
+  );
+  const register = join(dir, `${name}-register.mjs`);
+  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hooks}`)});\n`);
+  return register;
+}
+const register = hider('server', serverOnly);
 
-/** The built CLI with the server-only packages missing. */
-function withoutServer(args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', register, bin, ...args], { cwd: root, encoding: 'utf8', timeout: 30_000, env: { ...process.env, TEAMKEYS_STORE: '' } });
+/** The built CLI with the server-only packages missing (and `register`'s packages). */
+function withoutServer(args: string[], env: Record<string, string> = {}, hook = register) {
+  const r = spawnSync(process.execPath, ['--import', hook, bin, ...args], { cwd: root, encoding: 'utf8', timeout: 30_000, env: { ...process.env, TEAMKEYS_STORE: '', ...env } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -65,6 +74,24 @@ describe('the CLI loads server modules only for the commands that need them', ()
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       expect(r.stdout).toMatch(/^Usage: teamkeys/);
     }
+  });
+
+  it('credential (kubectl runs it on every command) loads neither the server nor commander, yaml or ajv', () => {
+    const config = join(dir, 'config');
+    const server = 'https://teamkeys.example:8443/kubernetes/management';
+    mkdirSync(join(config, 'teamkeys', 'logins'), { recursive: true });
+    const login = { server, name: 'login-ana-x1', key: 'k'.repeat(64), user: 'ana', ttlSeconds: 3600, expirationTimestamp: '2999-01-01T00:00:00Z' };
+    writeFileSync(join(config, 'teamkeys', 'logins', 'https_teamkeys.example_8443_kubernetes_management.json'), JSON.stringify(login));
+    const r = withoutServer(['credential', '--server', 'https://teamkeys.example:8443'], { XDG_CONFIG_HOME: config }, hider('credential', notForCredential));
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const credential = JSON.parse(r.stdout) as { apiVersion: string; kind: string; status: { token: string; expirationTimestamp: string } };
+    expect(credential).toMatchObject({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: login.key } });
+    // The key's ttl counts from its last use: kubectl is about to use it.
+    expect(Date.parse(credential.status.expirationTimestamp)).toBeGreaterThan(Date.now() + 3500_000);
+    const none = withoutServer(['credential', '--server', 'https://elsewhere.example'], { XDG_CONFIG_HOME: config, KUBERNETES_EXEC_INFO: '{"spec":{"interactive":false}}' });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe('teamkeys: no valid sign-in for https://elsewhere.example: run teamkeys login --server https://elsewhere.example\n');
   });
 
   it('a command that needs the store does load it (the hook hides what it claims to)', () => {

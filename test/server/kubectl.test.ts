@@ -56,7 +56,7 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     expect(lines.map((l) => l.split(/\s+/)[0])).toEqual(['NAME', 'admins', 'auditors', 'payments', 'platform']);
     expect(lines[4]).toMatch(/^platform\s+Platform\s+ana,bo\s+platform\s+\d+s$/);
     const keys = k('get', 'oak');
-    expect(keys.stdout.split('\n')[0]).toMatch(/^NAME\s+DISPLAY NAME\s+USER\s+TEAM\s+DISABLED\s+AGE$/);
+    expect(keys.stdout.split('\n')[0]).toMatch(/^NAME\s+DISPLAY NAME\s+USER\s+TEAM\s+DISABLED\s+TYPE\s+LAST ACTIVITY\s+AGE$/);
     expect(keys.stdout).toMatch(/payments-ci\s+Payments CI\s+payments\s+false/);
     expect(k('get', 'teams', '-o', 'wide').stdout.split('\n')[0]).toContain('CLUSTER ROLES');
   });

@@ -591,6 +591,12 @@ export interface AccessKeyIdentity {
    */
   groups?: string[];
   /**
+   * Other string claims of the ID token and userinfo (name, locale, ...), by claim name.
+   */
+  extraClaims?: {
+    [k: string]: string;
+  };
+  /**
    * Name of the connector the key was created from.
    */
   connector?: string;

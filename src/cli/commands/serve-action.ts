@@ -30,8 +30,11 @@ import type { Registry } from '../../registry/registry.js';
 import { buildDaemon } from '../daemon-build.js';
 import { daemonConfig, hasSource, type DaemonConfig } from '../daemon-setup.js';
 import { withoutCredentials } from '../../gitops/source/git-url.js';
+import { signInOptions, type SignInFlags } from '../signin-flags.js';
+import { SignIn } from '../../signin/sign-in.js';
+import { SignInMetrics } from '../../signin/metrics.js';
 
-export interface ServeOptions {
+export interface ServeOptions extends SignInFlags {
   listen: string;
   store?: string;
   stateDir: string;
@@ -114,6 +117,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     minRequestTimeoutSeconds: seconds('--min-request-timeout', opts.minRequestTimeout)!,
   };
   const tls = await chooseTls(opts, listen, stateDir);
+  const signInSettings = await signInOptions(opts);
   // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
   const logger = createLogger(opts.logLevel, logFormat(opts.logFormat));
   if (!tls && !isLoopback(listen.host)) {
@@ -138,7 +142,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   if (boot.keyFile) console.log(`teamkeys: created the administrator key (user admin) in ${boot.keyFile}, mode 0600`);
   else if (boot.created) console.log('teamkeys: created the administrator key (user admin) from TEAMKEYS_ADMIN_KEY');
 
-  const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit, maxKeysPerUser });
+  const auth = await createAuthContext(registry, logger, { activityIntervalMs, failureLimit: authFailureLimit, maxKeysPerUser, identityMaxStalenessMs: signInSettings.maxStalenessMs });
+  const signIn = signInSettings.signIn ? new SignIn(registry, signInSettings.signIn, logger, new SignInMetrics()) : undefined;
   // Processes sharing a database (PostgreSQL replicas, servers on one SQLite file) take turns at
   // background work: one garbage collector, one sweeper, one sidecar sync; a memory store has one process.
   const lease = store instanceof PostgresStore || store instanceof SqliteStore ? store.lease() : new LocalLease();
@@ -152,7 +157,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
     audit,
     requestTimeoutMs,
     watchLimits,
-    ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }], moreMetrics: [daemon.metrics.registry] } : {}),
+    ...(signIn ? { signIn } : {}),
+    // The API server's /metrics also serves the sidecar's and sign-in's.
+    moreMetrics: [...(daemon ? [daemon.metrics.registry] : []), ...(signIn ? [signIn.metrics.registry] : [])],
+    ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
   });
   if (daemon) {

@@ -7,6 +7,7 @@ import { defaultShutdownGraceMs } from '../../server/shutdown.js';
 import { defaultMaxWatches, defaultMaxWatchesPerKey, defaultMaxWatchesPerUser, defaultMinRequestTimeoutSeconds } from '../../server/watch-limits.js';
 import { addDaemonFlags } from '../daemon-setup.js';
 import { logFormatHelp } from '../flag-specs.js';
+import { addSignInFlags } from '../signin-flags.js';
 import { serveStoreHelp } from '../store-flags.js';
 import type { ServeOptions } from './serve-action.js';
 
@@ -45,6 +46,7 @@ export function registerServe(program: Command): void {
     )
     .option('--shutdown-grace <seconds>', 'after SIGTERM, time in-flight requests and watches get to finish before their connections are cut', String(defaultShutdownGraceMs / 1000))
     .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600));
+  addSignInFlags(serve);
   // The sidecar: every flag of teamkeys watch that is about the source and the sync, as --sync-*.
   addDaemonFlags(serve, 'sync-').action(async (opts: ServeOptions) => {
     // The server (fastify, the stores and their drivers) loads only when serve runs.

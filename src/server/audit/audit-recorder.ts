@@ -85,6 +85,7 @@ export class AuditRecorder {
         ...(w.subresource ? { subresource: w.subresource } : {}),
       },
       fieldManager: w.fieldManager,
+      ...(w.auditAnnotations ? { annotations: w.auditAnnotations } : {}),
       stageTimestamp: this.now().toISOString(),
     };
     const f = w.fields;

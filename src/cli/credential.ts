@@ -1,0 +1,68 @@
+/**
+ * `teamkeys credential --server URL [--ca-file F]`: kubectl's exec credential plugin
+ * (client.authentication.k8s.io/v1). It runs before every kubectl command, so main.ts runs it
+ * without loading commander or any other command: it reads the cached Login key and prints an
+ * ExecCredential. Only when there is no valid key does it load the login (in an interactive
+ * session, as kubectl tells it through KUBERNETES_EXEC_INFO).
+ */
+import { loginValid, readLogin, writeLogin, type CachedLogin } from './login-cache.js';
+
+const execApiVersion = 'client.authentication.k8s.io/v1';
+
+/** `--flag value` and `--flag=value` of the few flags credential takes. */
+function flag(args: string[], name: string): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === `--${name}`) return args[i + 1];
+    if (args[i]!.startsWith(`--${name}=`)) return args[i]!.slice(name.length + 3);
+  }
+  return undefined;
+}
+
+/** Whether kubectl says a person is at the terminal (KUBERNETES_EXEC_INFO spec.interactive). */
+function interactive(): boolean {
+  try {
+    const info = JSON.parse(process.env.KUBERNETES_EXEC_INFO ?? '') as { spec?: { interactive?: boolean } };
+    return info.spec?.interactive === true;
+  } catch {
+    return false;
+  }
+}
+
+/** When the cached key expires if used now: its lifetime counts from its last use. */
+const expiryIfUsed = (login: CachedLogin, now: number) => new Date(now + login.ttlSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** The ExecCredential for a cached key, whose lifetime starts again now (kubectl is about to use it). */
+export function execCredential(login: CachedLogin, now = Date.now()): string {
+  const expirationTimestamp = expiryIfUsed(login, now);
+  return `${JSON.stringify({ kind: 'ExecCredential', apiVersion: execApiVersion, spec: { interactive: false }, status: { expirationTimestamp, token: login.key } })}\n`;
+}
+
+/** Runs the plugin; resolves with the exit code. */
+export async function runCredential(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write('Usage: teamkeys credential --server URL [--ca-file FILE]\n\nkubectl exec credential plugin: prints the cached Login key for the server as an ExecCredential (client.authentication.k8s.io/v1); signs in first when there is none and the session is interactive.\n');
+    return 0;
+  }
+  const server = flag(args, 'server');
+  if (!server) {
+    process.stderr.write('teamkeys credential: --server URL is required\n');
+    return 1;
+  }
+  let login = readLogin(server);
+  if (!loginValid(login)) {
+    if (!interactive()) {
+      process.stderr.write(`teamkeys: no valid sign-in for ${server}: run teamkeys login --server ${server}\n`);
+      return 1;
+    }
+    const { login: signIn } = await import('./login-flow.js');
+    const caFile = flag(args, 'ca-file');
+    // stdout carries the credential: the login talks to the person on stderr.
+    login = await signIn({ server, ...(caFile ? { caFile } : {}), out: process.stderr });
+  }
+  const now = Date.now();
+  const expirationTimestamp = expiryIfUsed(login, now);
+  // The key's lifetime counts from its last use: remembered, so a key in daily use never looks expired.
+  if (expirationTimestamp !== login.expirationTimestamp) writeLogin({ ...login, expirationTimestamp });
+  process.stdout.write(execCredential(login, now));
+  return 0;
+}

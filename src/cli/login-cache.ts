@@ -1,0 +1,66 @@
+/**
+ * The CLI's cache of Login keys, one 0600 file per server under $XDG_CONFIG_HOME/teamkeys/logins/
+ * (default ~/.config/teamkeys/logins/), in a 0700 folder. Read on every kubectl command by
+ * `teamkeys credential`, so this module imports only node's own modules and api/resources.
+ */
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { apiPrefix, apiRoot } from '../api/resources.js';
+
+export interface CachedLogin {
+  /** The server's API root, as kubeconfig names it. */
+  server: string;
+  /** The OwnedAccessKey's name (logout deletes it; the next login replaces it). */
+  name: string;
+  key: string;
+  user: string;
+  /** The key's lifetime after its last use, in seconds. */
+  ttlSeconds: number;
+  /** When the key expires unless used again: RFC 3339. */
+  expirationTimestamp: string;
+}
+
+/** The folder of the CLI's own files: $XDG_CONFIG_HOME/teamkeys, else ~/.config/teamkeys. */
+export function configDir(): string {
+  const xdg = process.env.XDG_CONFIG_HOME;
+  return join(xdg && xdg.startsWith('/') ? xdg : join(homedir(), '.config'), 'teamkeys');
+}
+
+/** Where sign-in lives on a server: the origin (and any path before the API prefix). */
+export function authBase(server: string): string {
+  const root = apiRoot(server);
+  return root.endsWith(apiPrefix) ? root.slice(0, -apiPrefix.length) : new URL(root).origin;
+}
+
+export function cacheFile(server: string): string {
+  return join(configDir(), 'logins', `${apiRoot(server).replace(/[^A-Za-z0-9.-]+/g, '_')}.json`);
+}
+
+export function readLogin(server: string): CachedLogin | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(cacheFile(server), 'utf8')) as CachedLogin;
+    return typeof parsed.key === 'string' && typeof parsed.name === 'string' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the cached key is still within its lifetime at `now`. */
+export const loginValid = (login: CachedLogin | undefined, now = Date.now()): login is CachedLogin =>
+  login !== undefined && Date.parse(login.expirationTimestamp) > now;
+
+/** Writes the cache file 0600 (a temporary file renamed over it, so a reader never sees half of one). */
+export function writeLogin(login: CachedLogin): void {
+  const file = cacheFile(login.server);
+  const dir = join(file, '..');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(login, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+export function removeLogin(server: string): void {
+  rmSync(cacheFile(server), { force: true });
+}

@@ -1,0 +1,44 @@
+/** The teamkeys command line: the only place that parses flags, picks a store, and sets exit codes. */
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { registerCreate } from './commands/create.js';
+import { registerDelete } from './commands/delete.js';
+import { registerGet } from './commands/get.js';
+import { registerGitops } from './commands/gitops.js';
+import { registerImport } from './commands/import.js';
+import { registerLogin } from './commands/login.js';
+import { registerServe } from './commands/serve.js';
+import { registerWatch } from './commands/watch.js';
+import { reportError } from './errors.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('teamkeys')
+    .description('Team and access-key management as code: a Kubernetes-style management API and its GitOps reconciler.')
+    .version(pkg.version)
+    .exitOverride()
+    // reportError prints commander's errors too, as one line; subcommands inherit this.
+    .configureOutput({ outputError: () => {} });
+  registerServe(program);
+  registerGitops(program);
+  registerWatch(program);
+  registerImport(program);
+  registerCreate(program);
+  registerGet(program);
+  registerDelete(program);
+  registerLogin(program);
+  return program;
+}
+
+/** Runs the command line; resolves with the exit code. */
+export async function runProgram(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    // A command may set its own code (plan --detailed-exitcode gives 2).
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    return reportError(err);
+  }
+}

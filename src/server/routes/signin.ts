@@ -1,0 +1,75 @@
+/**
+ * The sign-in endpoints (outside the API prefix: no key is needed to get one):
+ * GET /auth/login and /auth/callback for the browser, POST /auth/token for the CLI's one-time code,
+ * POST /auth/device and /auth/device/token for headless sign-in. Keys travel only in POST
+ * response bodies, never in a URL or a redirect.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, badRequest, serviceUnavailable } from '../../api/errors.js';
+import type { DeviceSignIn } from '../../signin/device.js';
+import { authPrefix } from '../../signin/options.js';
+import { describeError, type SignIn } from '../../signin/sign-in.js';
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A small page for the person in the browser. */
+export function page(title: string, message: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>\n`;
+}
+
+function jsonBody(req: FastifyRequest): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // answered below
+  }
+  throw badRequest('the body must be a JSON object');
+}
+
+const requesterOf = (req: FastifyRequest) => ({ ...(req.socket.remoteAddress ? { sourceIP: req.socket.remoteAddress } : {}), ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}) });
+
+/** The provider could not be reached (discovery, token endpoint): 503, the person may retry. */
+function unreachable(err: unknown): ApiError {
+  return err instanceof ApiError ? err : serviceUnavailable(`the identity provider cannot be reached: ${describeError(err)}`, 5);
+}
+
+export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, device: DeviceSignIn): void {
+  // Nothing here may be cached: every answer is for one person, once.
+  const noStore = (reply: FastifyReply) => reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer');
+  const html = (reply: FastifyReply, status: number, title: string, message: string) => noStore(reply).code(status).type('text/html; charset=utf-8').send(page(title, message));
+
+  app.get(`${authPrefix}/login`, async (req, reply) => {
+    const callback = signIn.opts.redirectUrl ?? `${req.protocol}://${req.headers.host}${authPrefix}/callback`;
+    try {
+      return noStore(reply).redirect(await signIn.start(req.query as Record<string, unknown>, callback), 302);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 400) return html(reply, 400, 'Cannot sign in', err.message);
+      req.log.warn({ error: describeError(err) }, 'sign-in could not start');
+      return html(reply, 503, 'Cannot sign in', unreachable(err).message);
+    }
+  });
+
+  app.get(`${authPrefix}/callback`, async (req, reply) => {
+    const next = await signIn.callback(new URL(req.url, 'http://callback'));
+    if ('redirect' in next) return noStore(reply).redirect(next.redirect, 302);
+    return html(reply, next.status, 'Cannot sign in', next.message);
+  });
+
+  app.post(`${authPrefix}/token`, async (req, reply) => {
+    const minted = await signIn.exchange(jsonBody(req), requesterOf(req));
+    return noStore(reply).code(200).type('application/json').send(JSON.stringify(minted));
+  });
+
+  app.post(`${authPrefix}/device`, async (req, reply) => {
+    const started = await device.start(jsonBody(req)).catch((err: unknown) => {
+      throw unreachable(err);
+    });
+    return noStore(reply).code(200).type('application/json').send(JSON.stringify(started));
+  });
+
+  app.post(`${authPrefix}/device/token`, async (req, reply) => {
+    const outcome = await device.poll(jsonBody(req), requesterOf(req));
+    return noStore(reply).code(200).type('application/json').send(JSON.stringify(outcome));
+  });
+}

@@ -1,0 +1,175 @@
+/**
+ * Identity that follows the provider: on the leader only, every Login key's identity is refreshed
+ * with its upstream refresh token about once per interval (jittered, a few keys at a time). Each
+ * outcome is written to the key, so every replica's authentication and the audit trail see it:
+ * - refreshed: the new identity (groups, claims), identityRefresh now, a rotated refresh token;
+ * - refused (invalid_grant, or the person may no longer sign in): the refused annotation, which
+ *   makes the key fail authentication (src/auth/login-keys.ts) and ends its watches;
+ * - unreachable: the error annotation; the key keeps working until --identity-max-staleness, and
+ *   the refresh is retried with backoff.
+ */
+import type { Logger } from 'pino';
+import * as client from 'openid-client';
+import { ApiError } from '../api/errors.js';
+import type { OwnedAccessKey } from '../api/types.js';
+import { isLoginKey, refreshErrorAnnotation, refusedAnnotation } from '../auth/login-keys.js';
+import { mentions } from '../registry/resource-registry.js';
+import { timestamp } from '../registry/context.js';
+import type { Registry } from '../registry/registry.js';
+import type { RefreshOutcome } from './metrics.js';
+import { signInManager, type ConnectorData } from './mint.js';
+import { describeError, type SignIn } from './sign-in.js';
+
+/** The audit annotation naming a refresh's outcome. */
+export const refreshOutcomeAuditAnnotation = 'signin.management.service/refresh-outcome';
+const connectorDataPath = 'spec.identity.connectorData';
+/** First retry after the provider could not be reached; doubled up to the interval. */
+const firstRetryMs = 30_000;
+
+export interface RefreshOptions {
+  intervalMs: number;
+  concurrency: number;
+  now?: () => Date;
+}
+
+export class IdentityRefresher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  /** Keys whose last attempt failed to reach the provider: when to try again, and how often it failed. */
+  private readonly backoff = new Map<string, { failures: number; nextAt: number }>();
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly signIn: SignIn,
+    private readonly log: Logger,
+    private readonly opts: RefreshOptions,
+  ) {
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Ticks at a tenth of the interval (at most a minute), jittered, so due keys are seen on time. */
+  private schedule(): void {
+    if (this.stopped) return;
+    const tick = Math.min(this.opts.intervalMs / 10, 60_000) * (0.8 + Math.random() * 0.4);
+    this.timer = setTimeout(() => {
+      this.running = this.refreshDue().catch((err: unknown) => this.log.warn({ err }, 'identity refresh pass failed; retrying at the next tick'));
+      void this.running.then(() => this.schedule());
+    }, tick);
+    this.timer.unref();
+  }
+
+  /** One pass: every Login key that is due, a few at a time. */
+  async refreshDue(): Promise<void> {
+    const now = this.now().getTime();
+    const due: OwnedAccessKey[] = [];
+    for await (const obj of this.registry.ownedaccesskeys.scan(mentions('Login'))) {
+      const key = obj as OwnedAccessKey;
+      if (!isLoginKey(key) || key.metadata.deletionTimestamp || key.metadata.annotations?.[refusedAnnotation] !== undefined) continue;
+      const last = Date.parse(key.spec.identityRefresh ?? '') || 0;
+      // Each key's own phase, spread over a tenth of the interval so the keys of one burst of sign-ins spread out.
+      const spread = (hash(key.metadata.uid ?? '') % 1000) / 10_000;
+      const back = this.backoff.get(key.metadata.uid ?? '');
+      if (back ? now >= back.nextAt : now - last >= this.opts.intervalMs * (0.9 + spread)) due.push(key);
+    }
+    let next = 0;
+    const worker = async () => {
+      while (!this.stopped && next < due.length) await this.refresh(due[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.max(1, this.opts.concurrency) }, worker));
+  }
+
+  /** Refreshes one key and writes the outcome to it. */
+  async refresh(key: OwnedAccessKey): Promise<RefreshOutcome> {
+    const name = key.metadata.name!;
+    const uid = key.metadata.uid ?? '';
+    const outcome = await this.attempt(key);
+    this.signIn.metrics.refreshes.inc({ outcome: outcome.outcome });
+    if (outcome.outcome === 'unreachable') {
+      const failures = (this.backoff.get(uid)?.failures ?? 0) + 1;
+      this.backoff.set(uid, { failures, nextAt: this.now().getTime() + Math.min(this.opts.intervalMs, firstRetryMs * 2 ** (failures - 1)) });
+    } else this.backoff.delete(uid);
+    if (outcome.outcome !== 'refreshed') this.log.warn({ keyName: name, user: key.spec.user, outcome: outcome.outcome, reason: outcome.reason }, 'identity refresh did not succeed');
+    try {
+      await this.write(name, uid, outcome);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return outcome.outcome;
+      this.signIn.metrics.refreshes.inc({ outcome: 'failed' });
+      this.log.warn({ err, keyName: name }, 'could not write the outcome of an identity refresh');
+      return 'failed';
+    }
+    return outcome.outcome;
+  }
+
+  private async attempt(key: OwnedAccessKey): Promise<Attempt> {
+    let refreshToken: string | undefined;
+    try {
+      const data = await this.registry.ownedaccesskeys.sealedValue(key.metadata.name!, connectorDataPath);
+      refreshToken = data ? (JSON.parse(data) as ConnectorData).refreshToken : undefined;
+    } catch (err) {
+      return { outcome: 'unreachable', reason: `cannot read the sign-in's refresh token: ${describeError(err)}` };
+    }
+    if (!refreshToken) return { outcome: 'unreachable', reason: 'the identity provider gave no refresh token at sign-in (is offline_access allowed?)' };
+    let tokens: Awaited<ReturnType<typeof client.refreshTokenGrant>>;
+    let config: client.Configuration;
+    try {
+      config = await this.signIn.provider.configuration();
+      tokens = await client.refreshTokenGrant(config, refreshToken);
+    } catch (err) {
+      if (err instanceof client.ResponseBodyError && err.error === 'invalid_grant') return { outcome: 'refused', reason: describeError(err) };
+      return { outcome: 'unreachable', reason: describeError(err) };
+    }
+    try {
+      const found = await this.signIn.identityOf(config, tokens, key.spec.identity?.userId);
+      if ('refusal' in found) return { outcome: 'refused', reason: found.refusal };
+      if (found.username !== key.spec.user) return { outcome: 'refused', reason: `the identity provider now names this person ${found.username}` };
+      return { outcome: 'refreshed', identity: { ...found.identity, connectorData: JSON.stringify({ refreshToken: tokens.refresh_token ?? refreshToken } satisfies ConnectorData) } };
+    } catch (err) {
+      return { outcome: 'unreachable', reason: describeError(err) };
+    }
+  }
+
+  /** Writes the outcome to the key (a read-modify-write, retried when someone wrote the key meanwhile). */
+  private async write(name: string, uid: string, outcome: Attempt): Promise<void> {
+    const keys = this.registry.ownedaccesskeys;
+    for (let attempt = 1; ; attempt++) {
+      const current = structuredClone((await keys.get(name)) as OwnedAccessKey);
+      if (current.metadata.uid !== uid) return;
+      const annotations = { ...(current.metadata.annotations ?? {}) };
+      const now = this.now();
+      if (outcome.outcome === 'refreshed') {
+        current.spec.identity = outcome.identity;
+        current.spec.identityRefresh = timestamp(now);
+        delete annotations[refreshErrorAnnotation];
+      } else if (outcome.outcome === 'refused') annotations[refusedAnnotation] = `${timestamp(now)}: ${outcome.reason}`;
+      else annotations[refreshErrorAnnotation] = `${timestamp(now)}: the identity provider could not be reached: ${outcome.reason}`;
+      current.metadata.annotations = annotations;
+      try {
+        await keys.update(name, current, { fieldManager: signInManager, auditAnnotations: { [refreshOutcomeAuditAnnotation]: outcome.outcome, ...('reason' in outcome ? { 'signin.management.service/refresh-reason': outcome.reason } : {}) } });
+        return;
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 409) || attempt >= 3) throw err;
+      }
+    }
+  }
+}
+
+type Attempt = { outcome: 'refreshed'; identity: NonNullable<OwnedAccessKey['spec']['identity']> } | { outcome: 'refused' | 'unreachable'; reason: string };
+
+function hash(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0;
+  return h;
+}

@@ -1,0 +1,202 @@
+/**
+ * The server as an OpenID Connect relying party, for `teamkeys login` (RFC 8252, a native app):
+ *
+ * 1. start: the CLI sends the person's browser here with its loopback redirect URI, its own state
+ *    and a PKCE challenge; the server remembers them and sends the browser to the provider
+ *    (authorization code with the server's own PKCE, state and nonce).
+ * 2. callback: the provider sends the browser back; openid-client checks state, exchanges the code,
+ *    validates the ID token (issuer, audience, signature, nonce) and fetches userinfo. The server
+ *    keeps the result under a one-time code and sends the browser to the CLI's loopback address
+ *    with that code, never with a key.
+ * 3. exchange: the CLI posts the code with its PKCE verifier; the key is minted and returned in the
+ *    response body. A code is taken once, and a wrong verifier spends it.
+ */
+import type { Logger } from 'pino';
+import * as client from 'openid-client';
+import { badRequest } from '../api/errors.js';
+import type { Registry } from '../registry/registry.js';
+import type { Requester } from '../registry/write-observer.js';
+import { identityFromClaims, mergeClaims, type Identity } from './claims.js';
+import { mintLoginKey, type MintedKey } from './mint.js';
+import type { SignInMetrics } from './metrics.js';
+import type { SignInOptions } from './options.js';
+import { Expiring, randomToken, verifierMatches } from './pending.js';
+import { Provider } from './provider.js';
+
+/** What the CLI asked for when it started a sign-in. */
+interface CliRequest {
+  redirectUri: string;
+  state: string;
+  challenge: string;
+}
+
+interface Started extends CliRequest {
+  verifier: string;
+  nonce: string;
+  callbackUrl: string;
+}
+
+/** A person the provider vouched for, waiting for the CLI to exchange its code. */
+export interface Vouched {
+  username: string;
+  identity: Identity;
+  refreshToken?: string;
+  challenge: string;
+  redirectUri: string;
+  via: string;
+}
+
+/** Where the browser goes next: the provider, or the CLI's loopback address. */
+export type Next = { redirect: string } | { status: number; message: string };
+
+/** A sign-in left unfinished lapses: 10 minutes to get through the provider, 2 for the CLI to exchange. */
+const startTtlMs = 10 * 60_000;
+const codeTtlMs = 2 * 60_000;
+
+/** RFC 8252 7.3: the loopback redirect of a native app, on any port; http, as there is no certificate for it. */
+export function loopbackRedirect(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  const loopback = ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+  return url.protocol === 'http:' && loopback && url.port !== '' && !url.username && !url.password && !url.hash ? url.toString() : undefined;
+}
+
+const cliRedirect = (to: string, params: Record<string, string>): Next => {
+  const url = new URL(to);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return { redirect: url.toString() };
+};
+
+export class SignIn {
+  readonly provider: Provider;
+  private readonly started = new Expiring<Started>(startTtlMs);
+  private readonly vouched = new Expiring<Vouched>(codeTtlMs);
+
+  constructor(
+    private readonly registry: Registry,
+    readonly opts: SignInOptions,
+    private readonly log: Logger,
+    readonly metrics: SignInMetrics,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.provider = new Provider(opts);
+  }
+
+  /** Step 1: the provider's authorization URL for this CLI's request. */
+  async start(query: Record<string, unknown>, callbackUrl: string): Promise<string> {
+    const redirectUri = loopbackRedirect(query.redirect_uri);
+    if (!redirectUri) throw badRequest('redirect_uri must be a loopback address of this machine with a port, like http://127.0.0.1:PORT/callback (RFC 8252)');
+    if (query.code_challenge_method !== 'S256' || typeof query.code_challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(query.code_challenge)) {
+      throw badRequest('code_challenge (S256 of a PKCE verifier) and code_challenge_method=S256 are required');
+    }
+    if (typeof query.state !== 'string' || query.state.length < 16) throw badRequest('state (at least 16 random characters) is required');
+    const config = await this.provider.configuration();
+    const verifier = client.randomPKCECodeVerifier();
+    const state = randomToken();
+    const nonce = client.randomNonce();
+    this.started.put(state, { redirectUri, state: query.state, challenge: query.code_challenge, verifier, nonce, callbackUrl });
+    return client
+      .buildAuthorizationUrl(config, {
+        redirect_uri: callbackUrl,
+        scope: await this.provider.scopes(),
+        state,
+        nonce,
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      })
+      .toString();
+  }
+
+  /** Step 2: the provider's answer, checked and kept under a one-time code for the CLI. */
+  async callback(currentUrl: URL): Promise<Next> {
+    const started = this.started.take(currentUrl.searchParams.get('state'));
+    if (!started) {
+      this.metrics.signIns.inc({ result: 'invalid' });
+      return { status: 400, message: 'This sign-in is unknown or has expired (state does not match one this server started). Run teamkeys login again.' };
+    }
+    const back = (params: Record<string, string>) => cliRedirect(started.redirectUri, { ...params, state: started.state });
+    const providerError = currentUrl.searchParams.get('error');
+    if (providerError) {
+      this.metrics.signIns.inc({ result: 'failed' });
+      return back({ error: providerError, error_description: `the identity provider said: ${currentUrl.searchParams.get('error_description') ?? providerError}` });
+    }
+    let vouched: Vouched;
+    try {
+      const config = await this.provider.configuration();
+      // openid-client wants the URL the provider redirected to: the registered callback plus its query.
+      const answered = new URL(started.callbackUrl);
+      answered.search = currentUrl.search;
+      const tokens = await client.authorizationCodeGrant(config, answered, {
+        pkceCodeVerifier: started.verifier,
+        expectedState: currentUrl.searchParams.get('state')!,
+        expectedNonce: started.nonce,
+        idTokenExpected: true,
+      }, { redirect_uri: started.callbackUrl });
+      const outcome = await this.identityOf(config, tokens);
+      if ('refusal' in outcome) {
+        this.metrics.signIns.inc({ result: 'refused' });
+        this.log.info({ refusal: outcome.refusal }, 'sign-in refused');
+        return back({ error: 'access_denied', error_description: outcome.refusal });
+      }
+      vouched = { ...outcome, challenge: started.challenge, redirectUri: started.redirectUri, via: 'with teamkeys login', ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
+    } catch (err) {
+      this.metrics.signIns.inc({ result: 'failed' });
+      this.log.warn({ error: describeError(err) }, 'sign-in failed at the identity provider');
+      return back({ error: 'access_denied', error_description: `the identity provider's answer was not accepted: ${describeError(err)}` });
+    }
+    const code = randomToken();
+    this.vouched.put(code, vouched);
+    return back({ code });
+  }
+
+  /** Step 3: the key, for the CLI holding the verifier of the challenge it started with. */
+  async exchange(body: Record<string, unknown>, requester: Omit<Requester, 'username'>): Promise<MintedKey> {
+    const vouched = this.vouched.take(body.code);
+    if (!vouched) throw badRequest('the code is unknown, expired or already used: run teamkeys login again');
+    if (!verifierMatches(body.code_verifier, vouched.challenge)) {
+      this.metrics.signIns.inc({ result: 'invalid' });
+      throw badRequest('code_verifier does not match the code_challenge this sign-in started with');
+    }
+    if (body.redirect_uri !== undefined && body.redirect_uri !== vouched.redirectUri) throw badRequest('redirect_uri does not match the one this sign-in started with');
+    return this.mint(vouched, body.replaces, requester);
+  }
+
+  /** Mints the key of a person the provider vouched for (the browser flow and the device flow). */
+  async mint(vouched: Omit<Vouched, 'challenge' | 'redirectUri'>, replaces: unknown, requester: Omit<Requester, 'username'>): Promise<MintedKey> {
+    const minted = await mintLoginKey(this.registry, {
+      username: vouched.username,
+      identity: vouched.identity,
+      ...(vouched.refreshToken ? { refreshToken: vouched.refreshToken } : {}),
+      ttlSeconds: this.opts.loginKeyTtlSeconds,
+      ...(typeof replaces === 'string' && replaces ? { replaces } : {}),
+      requester: { ...requester, username: vouched.username },
+      via: vouched.via,
+    }, this.now());
+    this.metrics.signIns.inc({ result: 'success' });
+    this.log.info({ user: minted.user, keyName: minted.name, groups: vouched.identity.groups }, 'signed in');
+    return minted;
+  }
+
+  /** The identity the tokens carry: the validated ID token's claims, completed by userinfo. */
+  async identityOf(config: client.Configuration, tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers, expectedSubject?: string) {
+    const idClaims = (tokens.claims() ?? {}) as Record<string, unknown>;
+    const subject = (idClaims.sub as string | undefined) ?? expectedSubject;
+    if (expectedSubject !== undefined && subject !== expectedSubject) return { refusal: 'the identity provider answered for another subject' };
+    const userinfo = config.serverMetadata().userinfo_endpoint && subject
+      ? ((await client.fetchUserInfo(config, tokens.access_token, subject)) as Record<string, unknown>)
+      : undefined;
+    return identityFromClaims(mergeClaims(idClaims, userinfo), this.opts);
+  }
+}
+
+/** An error of the provider or of validation, in words safe to log and show (no token, no body). */
+export function describeError(err: unknown): string {
+  if (err instanceof client.ResponseBodyError) return `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`;
+  if (err instanceof Error) return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
+  return String(err);
+}

@@ -1,0 +1,152 @@
+/**
+ * What sign-in refuses, against the real provider and server: a person in none of the allowed
+ * groups (a refusal page, no key), an unknown state, a one-time code replayed or exchanged with a
+ * verifier that does not match, a redirect that is not a loopback address. The test plays the CLI
+ * here, with its own loopback listener, to send what a real CLI never would.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { Agent, fetch } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubectl, startServe, type Served } from '../server/serve-process.js';
+import { Browser, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+
+let provider: TestProvider;
+let served: Served;
+let cas: Buffer[];
+let dispatcher: Agent;
+let loopback: Server;
+let redirectUri: string;
+let base: string;
+
+const verifierPair = () => {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+};
+
+/** Signs `user` in through the browser as a CLI would start it; the code (or error) the loopback received. */
+async function signIn(user: string, challenge: string): Promise<{ page: { status: number; body: string }; received: URL }> {
+  const state = randomBytes(16).toString('base64url');
+  const start = new URL(`${base}/auth/login`);
+  for (const [k, v] of Object.entries({ redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state })) start.searchParams.set(k, v);
+  // Each person with their own browser (the provider remembers who signed in through its cookies).
+  const browser = new Browser(cas);
+  const page = await browser.signIn(start.toString(), user).finally(() => browser.close());
+  const received = new URL(browser.urls[browser.urls.length - 1]!);
+  expect(received.searchParams.get('state')).toBe(state);
+  return { page, received };
+}
+
+const exchange = async (body: Record<string, unknown>) => {
+  const res = await fetch(`${base}/auth/token`, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as { message?: string; key?: string; name?: string } };
+};
+
+describe('sign-in refusals', () => {
+  beforeAll(async () => {
+    provider = await startProvider();
+    await provider.setUser('ana', { groups: ['payments-devs', 'everyone'] });
+    await provider.setUser('eve', { groups: ['marketing'] });
+    served = await startServe([
+      '--oidc-issuer-url', provider.issuer,
+      '--oidc-client-id', 'teamkeys',
+      '--oidc-client-secret-file', provider.clientSecretFile,
+      '--oidc-ca-file', provider.caFile,
+      '--oidc-extra-scopes', 'groups',
+      '--oidc-allowed-groups', 'payments-devs,platform',
+      '--oidc-groups-prefix', 'oidc:',
+    ]);
+    base = new URL(served.url).origin;
+    cas = [readFileSync(provider.caFile), readFileSync(join(served.dir, 'tls', 'cert.pem'))];
+    dispatcher = new Agent({ connect: { ca: cas } });
+    loopback = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>received</p>'));
+    await new Promise<void>((r) => loopback.listen(0, '127.0.0.1', r));
+    redirectUri = `http://127.0.0.1:${(loopback.address() as { port: number }).port}/callback`;
+  }, 60_000);
+
+  afterAll(async () => {
+    loopback?.close();
+    await dispatcher?.close();
+    await served?.stop();
+    await provider?.stop();
+  });
+
+  it('a person in none of the allowed groups is sent back with a refusal and gets no key', async () => {
+    const { received } = await signIn('eve', verifierPair().challenge);
+    expect(received.searchParams.get('code')).toBeNull();
+    expect(received.searchParams.get('error')).toBe('access_denied');
+    expect(received.searchParams.get('error_description')).toBe('eve is in none of the groups allowed to sign in (payments-devs, platform)');
+    expect(kubectl(served, ['get', 'ownedaccesskeys', '-o', 'name']).stdout).not.toContain('login-eve');
+  });
+
+  it('teamkeys login shows that person a refusal page and exits 1 with the reason', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'teamkeys-refused-'));
+    const browser = new Browser(cas);
+    try {
+      const r = await teamkeysLogin(browser, 'eve', ['--server', served.url, '--ca-file', join(served.dir, 'tls', 'cert.pem')], { XDG_CONFIG_HOME: home });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe('error: sign-in refused: eve is in none of the groups allowed to sign in (payments-devs, platform)\n');
+      expect(r.page.status).toBe(403);
+      expect(r.page.body).toContain('<h1>Sign-in refused</h1><p>eve is in none of the groups allowed to sign in (payments-devs, platform)</p>');
+      expect(existsSync(join(home, 'teamkeys'))).toBe(false);
+    } finally {
+      await browser.close();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('a verifier that does not match spends the code; the right one then finds it used', async () => {
+    const { challenge, verifier } = verifierPair();
+    const { received } = await signIn('ana', challenge);
+    const code = received.searchParams.get('code');
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const wrong = await exchange({ code, code_verifier: verifierPair().verifier, redirect_uri: redirectUri });
+    expect(wrong).toMatchObject({ status: 400, body: { message: 'code_verifier does not match the code_challenge this sign-in started with' } });
+    const late = await exchange({ code, code_verifier: verifier, redirect_uri: redirectUri });
+    expect(late).toMatchObject({ status: 400, body: { message: 'the code is unknown, expired or already used: run teamkeys login again' } });
+  });
+
+  it('a code is exchanged once: the replay is refused; groups are filtered by the allowed ones and prefixed', async () => {
+    const { challenge, verifier } = verifierPair();
+    const { received } = await signIn('ana', challenge);
+    const code = received.searchParams.get('code');
+    const first = await exchange({ code, code_verifier: verifier, redirect_uri: redirectUri });
+    expect(first.status).toBe(200);
+    expect(first.body.key).toMatch(/^[A-Za-z0-9]{64}$/);
+    const replay = await exchange({ code, code_verifier: verifier, redirect_uri: redirectUri });
+    expect(replay.status).toBe(400);
+    const key = JSON.parse(kubectl(served, ['get', 'ownedaccesskeys', first.body.name!, '-o', 'json']).stdout) as { spec: { identity: { groups: string[] } } };
+    expect(key.spec.identity.groups).toEqual(['oidc:payments-devs']);
+  });
+
+  for (const [what, claims, complaint] of [
+    ['audience', { aud: 'another-client' }, /unexpected JWT "aud" \(audience\) claim value/],
+    ['issuer', { iss: 'https://another-issuer.example' }, /unexpected JWT "iss" \(issuer\) claim value/],
+  ] as const) {
+    it(`an ID token for another ${what}, validly signed by the provider, is refused: no code, no key`, async () => {
+      await provider.forge(claims);
+      try {
+        const { received } = await signIn('ana', verifierPair().challenge);
+        expect(received.searchParams.get('code')).toBeNull();
+        expect(received.searchParams.get('error')).toBe('access_denied');
+        expect(received.searchParams.get('error_description')).toMatch(complaint);
+      } finally {
+        await provider.forge(undefined);
+      }
+    });
+  }
+
+  it('a callback with a state this server never issued is a 400 page; a redirect that is not loopback is refused', async () => {
+    const res = await fetch(`${base}/auth/callback?state=forged-state&code=forged`, { dispatcher });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('This sign-in is unknown or has expired');
+    const start = new URL(`${base}/auth/login`);
+    for (const [k, v] of Object.entries({ redirect_uri: 'https://evil.example/callback', code_challenge: verifierPair().challenge, code_challenge_method: 'S256', state: 'a-state-long-enough' })) start.searchParams.set(k, v);
+    const refused = await fetch(start, { dispatcher, redirect: 'manual' });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('redirect_uri must be a loopback address of this machine');
+  });
+});

@@ -1,0 +1,222 @@
+/**
+ * Sign-in end to end, against a real OpenID provider process and the real kubectl: `teamkeys login
+ * --no-browser` -> provider -> server -> CLI; kubectl through `teamkeys credential`; the identity
+ * following the provider's groups; a disabled user's key refused; the provider down; logout. The
+ * steps share one server and provider and run in order.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bin } from '../cli/run.js';
+import { kubectl, startServe, type Served } from '../server/serve-process.js';
+import { Browser, startCli, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+
+let provider: TestProvider;
+let served: Served;
+let browser: Browser;
+const home = mkdtempSync(join(tmpdir(), 'teamkeys-sso-home-'));
+const kubeconfig = join(home, 'kubeconfig');
+const auditLog = join(home, 'audit.jsonl');
+const env = { XDG_CONFIG_HOME: join(home, 'config') };
+let serverCa: string;
+
+/** `teamkeys login --no-browser` with the person signing in as `user` in the shared browser. */
+const login = (user: string, extra: string[] = []) => teamkeysLogin(browser, user, ['--server', served.url, '--ca-file', serverCa, ...extra], env);
+
+/** Polls until `check` holds (each step of the identity refresh takes up to one interval). */
+async function eventually(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`not within ${timeoutMs} ms: ${what}`);
+}
+
+const asUser = (args: string[]) => kubectl(served, args, { kubeconfig, env });
+const asAdmin = (args: string[], input?: string) => kubectl(served, args, input === undefined ? {} : { input });
+/** Every Login key value the CLI was given, to look for where none may be. */
+const seenKeys = new Set<string>();
+function cachedLogin(): { key: string; name: string } {
+  const dir = join(home, 'config/teamkeys/logins');
+  const login = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')) as { key: string; name: string };
+  seenKeys.add(login.key);
+  return login;
+}
+
+describe('sign-in with SSO, end to end', () => {
+  beforeAll(async () => {
+    provider = await startProvider();
+    await provider.setUser('ana', { groups: ['payments-devs', 'everyone'], name: 'Ana Lima' });
+    served = await startServe([
+      '--store', `sqlite:${join(home, 'db', 'teamkeys.db')}`,
+      '--oidc-issuer-url', provider.issuer,
+      '--oidc-client-id', 'teamkeys',
+      '--oidc-client-secret-file', provider.clientSecretFile,
+      '--oidc-ca-file', provider.caFile,
+      '--oidc-extra-scopes', 'groups',
+      '--identity-refresh-interval', '1s',
+      '--audit-log', auditLog,
+    ]);
+    serverCa = join(served.dir, 'tls', 'cert.pem');
+    browser = new Browser([readFileSync(provider.caFile), readFileSync(serverCa)]);
+    const team = (name: string, groups: string[], roles: string[]) =>
+      JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name }, spec: { groups, clusterRoles: roles.map((r) => ({ name: r })) } });
+    expect(asAdmin(['apply', '-f', '-'], team('payments', ['payments-devs'], ['teams-viewer', 'teams-creator'])).code).toBe(0);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await served?.stop();
+    await provider?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('teamkeys login --no-browser prints the address, and the browser round trip gives the CLI its key', async () => {
+    const r = await login('ana', ['--kubeconfig', kubeconfig]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.page.status).toBe(200);
+    expect(r.page.body).toContain('Signed in to teamkeys as ana');
+    expect(r.stdout).toMatch(/Signed in to https:\/\/127\.0\.0\.1:\d+\/kubernetes\/management as ana \(access key login-ana-\w+\)/);
+    const cacheDir = join(home, 'config/teamkeys/logins');
+    const file = join(cacheDir, readdirSync(cacheDir)[0]!);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
+    // The key travelled in no URL the browser saw.
+    const { key } = cachedLogin();
+    expect(key).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(browser.urls.some((u) => u.includes(key))).toBe(false);
+  });
+
+  it('the Login key carries the identity from the provider, with its type, for kubectl get oak', () => {
+    const { name } = cachedLogin();
+    const r = asAdmin(['get', 'ownedaccesskeys', name, '-o', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    const key = JSON.parse(r.stdout) as { spec: Record<string, unknown> & { identity: Record<string, unknown> } };
+    expect(key.spec).toMatchObject({ user: 'ana', type: 'Login', ttl: 20 * 24 * 3600, ttlAfterLastActivity: true });
+    expect(key.spec.identity).toEqual({
+      userId: 'ana',
+      username: 'ana',
+      preferredUsername: 'ana',
+      email: 'ana@example.test',
+      emailVerified: true,
+      groups: ['everyone', 'payments-devs'],
+      connector: 'oidc',
+      extraClaims: { name: 'Ana Lima', locale: 'en' },
+    });
+    expect(key.spec.identityRefresh).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const table = asUser(['get', 'ownedaccesskeys']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain(name);
+  });
+
+  it('kubectl with the written kubeconfig: whoami shows the user and the provider groups; get teams and can-i follow the team', () => {
+    const whoami = asUser(['auth', 'whoami', '-o', 'json']);
+    expect(whoami.code, whoami.stderr).toBe(0);
+    const info = JSON.parse(whoami.stdout) as { status: { userInfo: { username: string; groups: string[] } } };
+    expect(info.status.userInfo.username).toBe('ana');
+    expect(info.status.userInfo.groups).toEqual(expect.arrayContaining(['payments-devs', 'everyone']));
+    const teams = asUser(['get', 'teams', '-o', 'name']);
+    expect(teams.code, teams.stderr).toBe(0);
+    expect(teams.stdout).toContain('payments');
+    expect(asUser(['auth', 'can-i', 'create', 'teams']).stdout.trim()).toBe('yes');
+  });
+
+  it('the group removed at the provider: after a refresh the right is gone', async () => {
+    await provider.setUser('ana', { groups: ['everyone'], name: 'Ana Lima' });
+    await eventually('can-i create teams says no', () => asUser(['auth', 'can-i', 'create', 'teams']).stdout.trim() === 'no');
+    const whoami = JSON.parse(asUser(['auth', 'whoami', '-o', 'json']).stdout) as { status: { userInfo: { groups: string[] } } };
+    expect(whoami.status.userInfo.groups).not.toContain('payments-devs');
+  });
+
+  it('the provider down: the key keeps working while refreshes fail', async () => {
+    await provider.down();
+    const { name } = cachedLogin();
+    await eventually('a refresh failed to reach the provider', () => readFileSync(auditLog, 'utf8').includes('"signin.management.service/refresh-outcome":"unreachable"'));
+    const key = JSON.parse(asAdmin(['get', 'ownedaccesskeys', name, '-o', 'json']).stdout) as { metadata: { annotations: Record<string, string> } };
+    expect(key.metadata.annotations['signin.management.service/refresh-error']).toMatch(/the identity provider could not be reached/);
+    expect(asUser(['get', 'teams']).code).toBe(0);
+    await provider.up();
+    await eventually('the refresh succeeds again', () => {
+      const k = JSON.parse(asAdmin(['get', 'ownedaccesskeys', name, '-o', 'json']).stdout) as { metadata: { annotations?: Record<string, string> } };
+      return k.metadata.annotations?.['signin.management.service/refresh-error'] === undefined;
+    });
+  });
+
+  it('the user disabled at the provider: 401 with the reason after a refresh', async () => {
+    await provider.setUser('ana', { groups: ['everyone'], disabled: true });
+    await eventually('kubectl is refused', () => asUser(['get', 'teams']).code !== 0);
+    const r = asUser(['get', 'teams']);
+    expect(r.stderr).toContain('the identity provider refused to refresh this sign-in: run teamkeys login');
+  });
+
+  it('logging in again replaces the previous Login key; logout deletes the new one: 401', async () => {
+    const before = cachedLogin();
+    await provider.setUser('ana', { groups: ['payments-devs'] });
+    const again = await login('ana');
+    expect(again.code, again.stderr).toBe(0);
+    const after = cachedLogin();
+    expect(after.name).not.toBe(before.name);
+    expect(asAdmin(['get', 'ownedaccesskeys', before.name]).stderr).toContain('NotFound');
+    expect(asUser(['auth', 'can-i', 'create', 'teams']).stdout.trim()).toBe('yes');
+    const out = spawnLogout();
+    expect(out).toContain(`deleted access key ${after.name} on the server`);
+    expect(kubectl(served, ['get', 'teams', '--token', after.key], { kubeconfig: served.kubeconfig }).stderr).toContain('Unauthorized');
+    expect(asAdmin(['get', 'ownedaccesskeys', after.name]).stderr).toContain('NotFound');
+  });
+
+  it("teamkeys login --device: the person approves the provider's code in a browser; the CLI gets its key", async () => {
+    const login = await startCli(['login', '--server', served.url, '--ca-file', serverCa, '--device'], env, /^\(or open (\S+)\)$/);
+    const deviceBrowser = new Browser([readFileSync(provider.caFile)]);
+    await deviceBrowser.signIn(login.match[1]!, 'ana').finally(() => deviceBrowser.close());
+    const { code, stdout, stderr } = await login.done;
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^To sign in, open https:\/\/127\.0\.0\.1:\d+\/device and enter the code \S+$/m);
+    expect(stdout).toMatch(/Signed in to \S+ as ana \(access key login-ana-\w+\)/);
+    const { key } = cachedLogin();
+    const whoami = kubectl(served, ['auth', 'whoami', '-o', 'json', '--token', key], { kubeconfig: served.kubeconfig });
+    expect(JSON.parse(whoami.stdout)).toMatchObject({ status: { userInfo: { username: 'ana' } } });
+  }, 60_000);
+
+  it('teamkeys credential with no valid key in an interactive kubectl session signs in first, talking on stderr', async () => {
+    const fresh = { XDG_CONFIG_HOME: join(home, 'config-credential'), KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: { interactive: true } }), PATH: '/nonexistent' };
+    const run = await startCli(['credential', '--server', served.url, '--ca-file', serverCa], fresh, /^https:\/\/\S+$/, 'stderr');
+    const person = new Browser([readFileSync(provider.caFile), readFileSync(serverCa)]);
+    await person.signIn(run.match[0], 'ana').finally(() => person.close());
+    const { code, stdout, stderr } = await run.done;
+    expect(code, stderr).toBe(0);
+    expect(stderr).toContain('Signed in to');
+    const credential = JSON.parse(stdout) as { kind: string; status: { token: string } };
+    expect(credential.kind).toBe('ExecCredential');
+    seenKeys.add(credential.status.token);
+    expect(kubectl(served, ['auth', 'whoami', '--token', credential.status.token], { kubeconfig: served.kubeconfig }).stdout).toContain('ana');
+  });
+
+  it('every sign-in and refresh outcome is counted in /metrics and the refresh outcomes are in the audit trail', () => {
+    const metrics = asAdmin(['get', '--raw', '/metrics']);
+    expect(metrics.code, metrics.stderr).toBe(0);
+    for (const outcome of ['refreshed', 'unreachable', 'refused']) expect(metrics.stdout).toMatch(new RegExp(`^teamkeys_identity_refresh_total\\{outcome="${outcome}"\\} [1-9]`, 'm'));
+    expect(metrics.stdout).toMatch(/^teamkeys_signin_total\{result="success"\} 4$/m);
+    const audit = readFileSync(auditLog, 'utf8');
+    for (const outcome of ['refreshed', 'unreachable', 'refused']) expect(audit).toContain(`"signin.management.service/refresh-outcome":"${outcome}"`);
+  });
+
+  it('no key value in a log line or the audit trail, and neither keys nor refresh tokens in the database bytes', async () => {
+    const tokens = await provider.refreshTokens();
+    expect(tokens.length).toBeGreaterThanOrEqual(2);
+    const secrets = [served.adminKey, ...seenKeys, ...tokens];
+    expect(seenKeys.size).toBe(4);
+    const dbDir = join(home, 'db');
+    const haystacks = [served.stderr(), served.stdout(), readFileSync(auditLog, 'utf8'), ...readdirSync(dbDir).map((f) => readFileSync(join(dbDir, f)).toString('latin1'))];
+    for (const secret of secrets) for (const h of haystacks) expect(h.includes(secret)).toBe(false);
+    expect(haystacks.some((h) => h.includes('refreshToken'))).toBe(false);
+  });
+});
+
+function spawnLogout(): string {
+  const r = spawnSync(process.execPath, [bin, 'logout', '--server', served.url, '--ca-file', serverCa], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  return r.stdout + r.stderr;
+}
