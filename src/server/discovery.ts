@@ -1,5 +1,6 @@
 /** The discovery documents kubectl reads before anything else: /version, /api, /apis and the group. */
 import type { ResourceInfo } from '../api/resources.js';
+import { listedGroupNames } from './listed-kinds.js';
 
 const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
@@ -24,13 +25,6 @@ export function versionInfo(packageVersion: string) {
  */
 export const apiVersions = { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
 
-/** The core version serves only `events`, always empty, so `kubectl events` answers "No events found". */
-export const coreResourceList = {
-  kind: 'APIResourceList',
-  groupVersion: 'v1',
-  resources: [{ name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list', 'watch'], shortNames: ['ev'] }],
-};
-
 function groupVersion(group: string) {
   return { groupVersion: `${group}/v1`, version: 'v1' };
 }
@@ -39,11 +33,12 @@ export function apiGroup(group: string) {
   return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: [groupVersion(group)], preferredVersion: groupVersion(group) };
 }
 
-/** The groups of kubectl's access questions (auth whoami, auth can-i), listed after the kinds' group. */
+/** The groups of kubectl's access questions (auth whoami, auth can-i). */
 export const reviewGroupNames = ['authentication.k8s.io', 'authorization.k8s.io'];
 
+/** The kinds' group first, then the groups of kinds listed for kubectl's defaults (listed-kinds.ts), then the review groups. */
 export function apiGroupList(group: string) {
-  const groups = [group, ...reviewGroupNames].map((g) => {
+  const groups = [group, ...listedGroupNames, ...reviewGroupNames].map((g) => {
     const { kind: _kind, apiVersion: _apiVersion, ...groupBody } = apiGroup(g);
     return groupBody;
   });

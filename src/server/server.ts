@@ -13,7 +13,7 @@ import { GarbageCollector } from '../registry/garbage-collector.js';
 import { LocalLease, type Lease } from '../store/lease.js';
 import { Leader, type BackgroundWork } from './leader.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
-import { registerCoreRoutes } from './routes/core.js';
+import { registerListedKindRoutes } from './routes/listed-kinds.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerResourceRoutes } from './routes/resources.js';
 import { registerAuditRoutes } from './routes/audit.js';
@@ -127,7 +127,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   if (opts.bookmarkIntervalMs) hub.bookmarkIntervalMs = opts.bookmarkIntervalMs;
   registerHealthRoutes(app, registry.store, packageVersion);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
-  registerCoreRoutes(app, apiPrefix, registry.store);
+  registerListedKindRoutes(app, apiPrefix, group, registry.store);
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
   registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));

@@ -272,7 +272,7 @@ describe('kube-apiserver parity over HTTP', () => {
     it('serves the core version v1 with an empty events list, and OpenAPI v2 from the v3 schemas', async () => {
       const root = `${server.base}/kubernetes/management`;
       expect((await call(`${root}/api`)).body).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
-      expect((await call(`${root}/api/v1`)).body).toMatchObject({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'events', kind: 'Event' }] });
+      expect(((await call(`${root}/api/v1`)).body as unknown as { resources: unknown[] }).resources).toContainEqual({ name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list', 'watch'], shortNames: ['ev'] });
       expect((await call(`${root}/api/v1/namespaces/default/events`)).body).toMatchObject({ kind: 'EventList', apiVersion: 'v1', items: [] });
       const v2 = (await call(`${root}/openapi/v2`)).body as unknown as { swagger: string; definitions: Record<string, { 'x-kubernetes-group-version-kind'?: unknown }>; paths: Record<string, { patch?: { consumes: string[] } }> };
       expect(v2.swagger).toBe('2.0');
@@ -281,6 +281,47 @@ describe('kube-apiserver parity over HTTP', () => {
       const pb = await server.fetch(`${root}/openapi/v2`, { headers: { Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
       expect(pb.headers.get('content-type')).toBe('application/octet-stream');
       expect(Buffer.from(await pb.arrayBuffer()).subarray(0, 5)).toEqual(Buffer.from([0x0a, 3, 0x32, 0x2e, 0x30]));
+    });
+
+    it("lists kubectl's default prune kinds, verb list only, always empty; anything else 405; a key still required", async () => {
+      const root = `${server.base}/kubernetes/management`;
+      const groups = ((await call(`${root}/apis`)).body as unknown as { groups: { name: string }[] }).groups.map((g) => g.name);
+      expect(groups).toEqual(['management.service', 'batch', 'networking.k8s.io', 'apps', 'authentication.k8s.io', 'authorization.k8s.io']);
+      const kinds = async (gv: string) =>
+        ((await call(`${root}/${gv}`)).body as unknown as { resources: { kind: string; namespaced: boolean; verbs: string[] }[] }).resources
+          .filter((r) => r.kind !== 'Event')
+          .map((r) => `${r.kind}${r.namespaced ? '' : ' (cluster)'} ${r.verbs.join()}`);
+      expect(await kinds('api/v1')).toEqual([
+        'ConfigMap list', 'Endpoints list', 'Namespace (cluster) list', 'PersistentVolumeClaim list', 'PersistentVolume (cluster) list',
+        'Pod list', 'ReplicationController list', 'Secret list', 'Service list',
+      ]);
+      expect(await kinds('apis/apps/v1')).toEqual(['DaemonSet list', 'Deployment list', 'ReplicaSet list', 'StatefulSet list']);
+      expect(await kinds('apis/batch/v1')).toEqual(['Job list', 'CronJob list']);
+      expect(await kinds('apis/networking.k8s.io/v1')).toEqual(['Ingress list']);
+      for (const [path, kind, apiVersion] of [
+        ['api/v1/namespaces/team-a/configmaps?labelSelector=app%3Dx', 'ConfigMapList', 'v1'],
+        ['api/v1/secrets', 'SecretList', 'v1'],
+        ['api/v1/namespaces', 'NamespaceList', 'v1'],
+        ['apis/apps/v1/namespaces/default/deployments', 'DeploymentList', 'apps/v1'],
+        ['apis/batch/v1/cronjobs', 'CronJobList', 'batch/v1'],
+        ['apis/networking.k8s.io/v1/namespaces/x/ingresses', 'IngressList', 'networking.k8s.io/v1'],
+      ]) {
+        const r = await call(`${root}/${path}`);
+        expect([path, r.res.status, r.body.kind, r.body.apiVersion, r.body.items]).toEqual([path, 200, kind, apiVersion, []]);
+      }
+      const message = (verb: string) => `${verb} is not supported on configmaps: this server serves only management.service; ConfigMap is listed so kubectl's defaults work`;
+      for (const [verb, path, init] of [
+        ['POST', 'namespaces/x/configmaps', { method: 'POST', headers: json, body: '{"metadata":{"name":"c"}}' }],
+        ['GET', 'namespaces/x/configmaps/c', {}],
+        ['DELETE', 'namespaces/x/configmaps/c', { method: 'DELETE' }],
+        ['watch', 'configmaps?watch=true', {}],
+      ] as const) {
+        const r = await call(`${root}/api/v1/${path}`, init);
+        expect([r.res.status, r.body.reason, r.body.message]).toEqual([405, 'MethodNotAllowed', message(verb)]);
+      }
+      for (const path of ['api/v1/configmaps', 'apis/apps/v1', 'apis/apps/v1/namespaces/x/deployments', 'api/v1/namespaces/x/events']) {
+        expect([path, (await fetch(`${root}/${path}`)).status]).toEqual([path, 401]);
+      }
     });
   });
 });

@@ -2,7 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ResourceModel } from '../../api/model.js';
 import { ApiError } from '../../api/errors.js';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, coreResourceList, reviewGroupNames, reviewResourceList, versionInfo } from '../discovery.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, reviewGroupNames, reviewResourceList, versionInfo } from '../discovery.js';
+import { listedGroupNames, listedResourceList } from '../listed-kinds.js';
 import { openApiDocument, openApiIndex } from '../openapi.js';
 import { swaggerDocument, swaggerProtobuf, swaggerProtobufType } from '../openapi-v2.js';
 
@@ -19,7 +20,7 @@ export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, mo
   const documents = {
     version: json(versionInfo(packageVersion)),
     api: json(apiVersions),
-    core: json(coreResourceList),
+    core: json(listedResourceList('')),
     apis: json(apiGroupList(group)),
     group: json(apiGroup(group)),
     resources: json(apiResourceList(group, models.map((m) => m.info))),
@@ -37,9 +38,13 @@ export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, mo
   serve(`${prefix}/apis`, documents.apis);
   serve(`${prefix}/apis/${group}`, documents.group);
   serve(`${prefix}/apis/${group}/v1`, documents.resources);
-  for (const g of reviewGroupNames) {
+  const otherGroups = [
+    ...listedGroupNames.map((g) => [g, listedResourceList(g)] as const),
+    ...reviewGroupNames.map((g) => [g, reviewResourceList(g)] as const),
+  ];
+  for (const [g, resources] of otherGroups) {
     serve(`${prefix}/apis/${g}`, json(apiGroup(g)));
-    serve(`${prefix}/apis/${g}/v1`, json(reviewResourceList(g)));
+    serve(`${prefix}/apis/${g}/v1`, json(resources));
   }
   serve(`${prefix}/openapi/v3`, openapiIndex);
   serve(`${prefix}/openapi/v3/apis/${group}/v1`, openapi);
