@@ -12,6 +12,7 @@ export function renderText(r: Report): string {
     lines.push(`Source ${r.source.id} (${r.source.description}${at}) -> ${r.target}`);
   }
   for (const e of r.errors) lines.push(`${e.file}:${e.line}:${e.column}: ${e.message}`);
+  for (const w of r.warnings ?? []) lines.push(`${w.file}:${w.line}:${w.column}: warning: ${w.message}`);
   if (r.refused) lines.push(`refused: ${r.refused}`);
   for (const o of r.objects) {
     const where = o.file ? `  (${o.file}:${o.line}:${o.column})` : '';
