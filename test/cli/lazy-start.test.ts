@@ -60,10 +60,21 @@ describe('the CLI loads server modules only for the commands that need them', ()
   });
 
   it('--help of the program and of every command works', () => {
-    for (const args of [['--help'], ['validate', '--help'], ['serve', '--help'], ['apply', '--help'], ['watch', '--help'], ['get', '--help']]) {
+    for (const args of [['--help'], ['validate', '--help'], ['serve', '--help'], ['apply', '--help'], ['watch', '--help'], ['get', '--help'], ['diff', '--help'], ['sync', '--help'], ['version', '--help'], ['completion', '--help']]) {
       const r = withoutServer(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       expect(r.stdout).toMatch(/^Usage: teamkeys/);
+    }
+  });
+
+  it('version and completion scripts need none of them', () => {
+    const version = withoutServer(['version']);
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout).toMatch(/^teamkeys \d+\.\d+\.\d+ \(commit /);
+    for (const shell of ['bash', 'zsh', 'fish']) {
+      const r = withoutServer(['completion', shell]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('teamkeys');
     }
   });
 
