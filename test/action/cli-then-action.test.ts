@@ -86,7 +86,7 @@ describe('the CLI, the Action and the sidecar on one repository', () => {
     const applied = teamkeys(['apply', '--source', join(repo.dir, 'gitops'), '--policy', join(repo.dir, 'policies'), '--prune', ...serverFlags()], { cwd: repo.dir });
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     expect(applied.stdout).toContain('Source github.com/acme/platform-teams/gitops');
-    const review = workflow.jobs.review!.steps.find((s) => s.uses?.includes('teamkeys'))!.with!;
+    const review = workflow.jobs.review!.steps.find((s) => s.uses?.includes('teamkeys') && s.with?.command === 'plan')!.with!;
     expect(review['source-id']).toBeUndefined();
     const inputs = { ...review, server: served.url, token: served.adminKey, 'ca-cert': readFileSync(join(served.dir, 'tls/cert.pem'), 'utf8') };
     const r = await runAction(inputs);
