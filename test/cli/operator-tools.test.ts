@@ -153,6 +153,25 @@ describe('the tools of a GitOps operator', () => {
     expect(fish).toContain("complete -c teamkeys -n '__fish_seen_subcommand_from plan' -s o -l output -x -a 'text json yaml markdown'");
     expect(teamkeys(['completion', 'tcsh'])).toMatchObject({ code: 1, stderr: 'error: unsupported shell "tcsh": choose bash, zsh, fish\n' });
   });
+
+  // zsh and fish are not part of the test machine's required tools: where installed, the scripts are checked in them too.
+  const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
+  it.skipIf(!has('fish'))('completion: fish completes from its script (when fish is installed)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-fish-'));
+    try {
+      writeFileSync(join(dir, 'teamkeys.fish'), teamkeys(['completion', 'fish']).stdout);
+      const r = spawnSync('fish', ['--no-config', '-c', `source ${join(dir, 'teamkeys.fish')}; complete -C 'teamkeys plan -o '; complete -C 'teamkeys di'`], { encoding: 'utf8' });
+      expect(r.stderr).toBe('');
+      expect(r.stdout.split('\n').map((l) => l.split('\t')[0]).filter(Boolean)).toEqual(['json', 'markdown', 'text', 'yaml', 'diff']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it.skipIf(!has('zsh'))('completion: the zsh script parses in zsh (when zsh is installed)', () => {
+    const r = spawnSync('zsh', ['-n'], { input: teamkeys(['completion', 'zsh']).stdout, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
 });
 
 describe('teamkeys sync against a running sidecar', () => {
