@@ -44,7 +44,10 @@ export async function runDiff(f: DiffFlags): Promise<number> {
     }
     for (const w of report.warnings ?? []) process.stderr.write(`${w.file}:${w.line}:${w.column}: warning: ${w.message}\n`);
     const diffs = mergedObjects(plan, live);
-    process.stdout.write(paintLines(diffs.map(unifiedDiff).join(''), colourOn(process.stdout)));
+    // A rotation changes no field shown (the new key is made at apply time): said, not diffed.
+    for (const d of diffs) if (d.note) process.stderr.write(`${d.kind}/${d.name}: ${d.note}\n`);
+    const shown = diffs.filter((d) => text(d.live) !== text(d.merged));
+    process.stdout.write(paintLines(shown.map(unifiedDiff).join(''), colourOn(process.stdout)));
     return diffs.length > 0 ? 1 : 0;
   } finally {
     await client.close();

@@ -15,6 +15,8 @@ export interface ObjectDiff {
   live?: KubeObject;
   /** The object after the action, or undefined when the action deletes it. */
   merged?: KubeObject;
+  /** What the action does that no field shows: a key rotated and delivered to its secret (the key is never in a plan). */
+  note?: string;
 }
 
 function shown(obj: KubeObject | undefined): KubeObject | undefined {
@@ -35,7 +37,8 @@ export function mergedObjects(plan: Plan, live: Record<Plural, KubeObject[]>): O
     else if (a.type !== 'delete') continue;
     const before = shown(now);
     const after = shown(merged);
-    out.push({ kind: a.kind, name: a.name, ...(before ? { live: before } : {}), ...(after ? { merged: after } : {}) });
+    const note = a.rotateKey ? `apply rotates its key and delivers the new one to ${a.keySecret}` : undefined;
+    out.push({ kind: a.kind, name: a.name, ...(before ? { live: before } : {}), ...(after ? { merged: after } : {}), ...(note ? { note } : {}) });
   }
   return out;
 }
