@@ -15,6 +15,9 @@ export type ManagementRole = (typeof managementRoleNames)[number];
 /** A word in a grant that means nothing on this API, at its field path. */
 export interface UnknownGrant {
   field: string;
+  /** The word itself. */
+  word: string;
+  kind: 'clusterRole' | 'verb';
   message: string;
 }
 
@@ -49,6 +52,8 @@ export function unknownGrants(team: KubeObject): UnknownGrant[] {
     if (typeof name !== 'string' || (managementRoleNames as readonly string[]).includes(name)) return;
     out.push({
       field: `spec.clusterRoles[${i}].name`,
+      word: name,
+      kind: 'clusterRole',
       message: `spec.clusterRoles[${i}].name: unknown cluster role "${name}": ${closest(name, managementRoleNames)}the management roles are ${list(managementRoleNames)}`,
     });
   });
@@ -59,6 +64,8 @@ export function unknownGrants(team: KubeObject): UnknownGrant[] {
       if (typeof v !== 'string' || v === allVerbs || (verbs as readonly string[]).includes(v)) return;
       out.push({
         field: `spec.access[${i}].verbs[${j}]`,
+        word: v,
+        kind: 'verb',
         message: `spec.access[${i}].verbs[${j}]: unknown verb "${v}": ${closest(v, verbs)}the verbs are ${list(verbs)}, or "${allVerbs}" for all`,
       });
     });

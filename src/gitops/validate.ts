@@ -72,8 +72,15 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
     }
     for (const e of validateObject(model, obj)) at(m, e.field, `${e.field}: ${fieldErrorBody(e)}`);
     for (const [field, message] of keySecretErrors(model.info.kind, obj)) at(m, field, message);
-    // The server accepts any role name and verb (roles for clusters elsewhere); in git one it does not know is a typo.
-    if (model.info.kind === 'Team') for (const g of unknownGrants(obj)) at(m, g.field, g.message);
+    // The server accepts any role name and verb (roles for clusters elsewhere); in git one it does
+    // not know is a typo, unless the Team lists it as a role of other clusters.
+    if (model.info.kind === 'Team') {
+      const elsewhere = (obj.metadata.annotations?.[annotations.otherClusterRoles] ?? '').split(',').map((r) => r.trim());
+      for (const g of unknownGrants(obj)) {
+        if (g.kind === 'clusterRole' && elsewhere.includes(g.word)) continue;
+        at(m, g.field, `${g.message}${g.kind === 'clusterRole' ? ` (a role of other clusters: list it in the ${annotations.otherClusterRoles} annotation)` : ''}`);
+      }
+    }
     if (errors.length > before) continue;
     const id = `${model.info.kind}/${obj.metadata.name}`;
     const first = seen.get(id);

@@ -56,6 +56,14 @@ describe('typos in grants', () => {
     );
     expect(r.stdout).toContain('gitops/teams/typos.yaml:11:20: spec.access[0].verbs[1]: unknown verb "updat": did you mean "update"? the verbs are get, list, watch, create, update, patch, delete, deletecollection, or "*" for all');
     expect(r.stdout).toContain('2 error(s) in the manifests.');
+    expect(r.stdout).toContain('(a role of other clusters: list it in the gitops.management.service/other-cluster-roles annotation)');
+  });
+
+  it('validate: a role of other clusters is accepted when the Team lists it in its annotation', async () => {
+    const elsewhere = team('ops', '  clusterRoles:\n    - name: cluster-admin\n').replace('metadata:\n', 'metadata:\n  annotations:\n    gitops.management.service/other-cluster-roles: cluster-admin, view\n');
+    const repo = await repoWith({ 'teams/ops.yaml': elsewhere });
+    const r = run('validate', repo);
+    expect(r.code, r.stdout).toBe(0);
   });
 
   it('plan: the same errors, and nothing is planned', async () => {
