@@ -1,7 +1,8 @@
 /** The management roles a Team's spec.clusterRoles can grant, and what each allows. */
+import { verbs, type ManagementRole } from '../api/grant-vocabulary.js';
 import type { Plural } from '../api/resources.js';
 
-export const verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] as const;
+export { verbs };
 export type Verb = (typeof verbs)[number];
 export const readVerbs: readonly Verb[] = ['get', 'list', 'watch'];
 
@@ -15,7 +16,7 @@ export const managementRoles: Record<string, Partial<Record<Resource, readonly V
   'teams-viewer': { teams: readVerbs },
   'teams-creator': { teams: ['create'] },
   'accesskeys-admin': { ownedaccesskeys: verbs },
-};
+} satisfies Record<ManagementRole, Partial<Record<Resource, readonly Verb[]>>>;
 
 /**
  * What a management role grants, by a name a team chose: own entries only, so a role named

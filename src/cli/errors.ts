@@ -9,6 +9,7 @@ import { ClientError } from '../client/types.js';
 import type { Report } from '../gitops/report/report.js';
 import { SourceError } from '../gitops/source/errors.js';
 import { StoreUrlError } from '../store/url.js';
+import { colourOn, paint } from './colour.js';
 
 /** An error the user can fix from the message alone. */
 export class CliError extends Error {}
@@ -51,7 +52,13 @@ function message(err: unknown): string {
 export function reportError(err: unknown, write: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): number {
   if (err instanceof CommanderError && commanderSuccess.has(err.code)) return err.exitCode;
   const line = message(err);
-  write(line.startsWith('Error from server') ? line : `error: ${line}`);
+  write(line.startsWith('Error from server') ? line : `${paint('error:', 'red', colourOn(process.stderr))} ${line}`);
   if (process.env.TEAMKEYS_DEBUG && err instanceof Error && err.stack) write(err.stack);
-  return errorExitCode;
+  return failureExitCode;
+}
+
+/** What an error exits with: 1, except for commands where 1 means something else (diff: differences found). */
+let failureExitCode = errorExitCode;
+export function setFailureExitCode(code: number): void {
+  failureExitCode = code;
 }

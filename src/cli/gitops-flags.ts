@@ -6,6 +6,8 @@ import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { renderText } from '../gitops/report/text.js';
+import { stringify } from 'yaml';
+import { paintLines } from './colour.js';
 import { CliError } from './errors.js';
 import { addFlags, runFlags, sourceFlags, targetFlags } from './flag-specs.js';
 import { missingDefaultStore } from './store-flags.js';
@@ -44,13 +46,13 @@ const named = (...names: string[]) => [...targetFlags, ...runFlags].filter((s) =
 
 /** The flags that say where manifests are and how a report is written: all validate needs. */
 export function addSourceFlags(cmd: Command): Command {
-  return addFlags(cmd, [...sourceFlags, ...named('api-group', 'report-dir')]).option('-o, --output <format>', 'text, json or markdown', 'text');
+  return addFlags(cmd, [...sourceFlags, ...named('api-group', 'report-dir')]).option('-o, --output <format>', outputHelp, 'text');
 }
 
 /** The source flags, and those of a target to plan and apply against, and how a run writes. */
 export function addGitopsFlags(cmd: Command): Command {
   return addFlags(cmd, [...sourceFlags, ...targetFlags, ...runFlags])
-    .option('-o, --output <format>', 'text, json or markdown', 'text')
+    .option('-o, --output <format>', outputHelp, 'text')
     .option('--detailed-exitcode', 'exit 0 when there is nothing to do, 2 when there are changes, 1 on error');
 }
 
@@ -104,18 +106,21 @@ export async function openClient(f: TargetFlags): Promise<ApiClient> {
   return new EmbeddedClient(registry, storeUrl(f.store), close, audit);
 }
 
-const outputs = ['text', 'json', 'markdown'];
+const outputs = ['text', 'json', 'yaml', 'markdown'];
+const outputHelp = 'text, json, yaml or markdown';
 
 /** Refuses an unknown --output before anything runs (an apply must not write and then fail to print). */
 export function checkOutput(output: string): void {
-  if (!outputs.includes(output)) throw new CliError(`--output must be text, json or markdown, not "${output}"`);
+  if (!outputs.includes(output)) throw new CliError(`--output must be ${outputHelp}, not "${output}"`);
 }
 
-export function formatReport(report: Report, output: string): string {
+/** The report as --output asks; the text form coloured on a terminal (`colour`). */
+export function formatReport(report: Report, output: string, colour = false): string {
   checkOutput(output);
   if (output === 'json') return `${JSON.stringify(report, null, 2)}\n`;
+  if (output === 'yaml') return stringify(report);
   if (output === 'markdown') return renderMarkdown(report);
-  return renderText(report);
+  return paintLines(renderText(report), colour);
 }
 
 export { writeReports } from '../gitops/report/write.js';

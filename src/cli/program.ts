@@ -1,13 +1,17 @@
 /** The teamkeys command line: the only place that parses flags, picks a store, and sets exit codes. */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerCompletion } from './commands/completion.js';
 import { registerCreate } from './commands/create.js';
 import { registerDelete } from './commands/delete.js';
+import { registerDiff } from './commands/diff.js';
 import { registerGet } from './commands/get.js';
 import { registerGitops } from './commands/gitops.js';
 import { registerImport } from './commands/import.js';
 import { registerLogin } from './commands/login.js';
 import { registerServe } from './commands/serve.js';
+import { registerSync } from './commands/sync.js';
+import { registerVersion } from './commands/version.js';
 import { registerWatch } from './commands/watch.js';
 import { reportError } from './errors.js';
 
@@ -23,12 +27,16 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: () => {} });
   registerServe(program);
   registerGitops(program);
+  registerDiff(program);
   registerWatch(program);
+  registerSync(program);
   registerImport(program);
   registerCreate(program);
   registerGet(program);
   registerDelete(program);
   registerLogin(program);
+  registerVersion(program);
+  registerCompletion(program);
   return program;
 }
 

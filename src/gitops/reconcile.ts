@@ -8,9 +8,10 @@ import type { KeyDelivery } from './keys/github-secrets.js';
 import type { PolicySource } from './policy/at-ref.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
 import { withholdUnnamed } from './plan/withheld.js';
-import { buildReport, type Report } from './report/report.js';
+import { buildReport, type Report, type ReportInput } from './report/report.js';
 import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
-import { checkTeamReferences, validateManifests, type DesiredObject } from './validate.js';
+import { checkTeamReferences, deletedTeamKeys, teamReferenceWarnings } from './team-references.js';
+import { validateManifests, type DesiredObject } from './validate.js';
 
 export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   mode: 'plan' | 'apply';
@@ -106,13 +107,18 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const loaded = opts.loaded ?? (await loadSource(opts.source));
   const models = modelsFor(client.apiVersion);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(models));
-  const base = { mode: opts.mode, source: sourceInfo(loaded), target: client.target };
+  const base: Pick<ReportInput, 'mode' | 'source' | 'target' | 'warnings'> = { mode: opts.mode, source: sourceInfo(loaded), target: client.target };
   if (loaded.errors.length + errors.length > 0) return { report: buildReport({ ...base, errors: [...loaded.errors, ...errors] }), loaded };
   const live = await listBoth(client);
   const refErrors = [...checkTeamReferences(desired, live.teams), ...(opts.policyDir ? await (await import('./policy/evaluate.js')).checkPolicyDir(opts.policyDir, desired, live) : [])];
+  const warnings = teamReferenceWarnings(desired, live.teams);
+  Object.assign(base, { warnings });
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
   const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
   const plan = planReconcile(desired, live, models, planOpts);
+  const orphans = deletedTeamKeys(plan, desired, live.ownedaccesskeys);
+  if (orphans.errors.length > 0) return { report: buildReport({ ...base, errors: orphans.errors }), loaded };
+  if (orphans.refused && !plan.refused) plan.refused = orphans.refused;
   if (opts.prune && !loaded.identified) plan.refused = unidentifiedPrune(loaded);
   const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
   await withHistory(client, plan, byKey, live, models, planOpts);

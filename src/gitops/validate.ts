@@ -1,9 +1,11 @@
 /**
  * Validation of manifests before anything is planned: kind, schema (unknown fields refused),
- * names, duplicates, secrets in plain text, and (with live state) teams that keys refer to.
+ * names, duplicates, secrets in plain text, the roles and verbs of grants (team-references.ts
+ * checks what needs live state).
  * Every finding is `file:line:col: message` at the offending field; any finding means no write.
  */
 import { decodeObject } from '../api/decode.js';
+import { unknownGrants } from '../api/grant-vocabulary.js';
 import { ApiError } from '../api/errors.js';
 import { fieldErrorBody } from '../api/field-errors.js';
 import type { ResourceModel } from '../api/model.js';
@@ -72,6 +74,15 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
     }
     for (const e of validateObject(model, obj)) at(m, e.field, `${e.field}: ${fieldErrorBody(e)}`);
     for (const [field, message] of keySecretErrors(model.info.kind, obj)) at(m, field, message);
+    // The server accepts any role name and verb (roles for clusters elsewhere); in git one it does
+    // not know is a typo, unless the Team lists it as a role of other clusters.
+    if (model.info.kind === 'Team') {
+      const elsewhere = (obj.metadata.annotations?.[annotations.otherClusterRoles] ?? '').split(',').map((r) => r.trim());
+      for (const g of unknownGrants(obj)) {
+        if (g.kind === 'clusterRole' && elsewhere.includes(g.word)) continue;
+        at(m, g.field, `${g.message}${g.kind === 'clusterRole' ? ` (a role of other clusters: list it in the ${annotations.otherClusterRoles} annotation)` : ''}`);
+      }
+    }
     if (errors.length > before) continue;
     const id = `${model.info.kind}/${obj.metadata.name}`;
     const first = seen.get(id);
@@ -97,19 +108,6 @@ function keySecretErrors(kind: string, obj: KubeObject): [field: string, message
   else {
     const parsed = parseSecretTarget(target);
     if (typeof parsed === 'string') errors.push([field(annotations.keySecret), `${annotations.keySecret} ${parsed}`]);
-  }
-  return errors;
-}
-
-/** A team key must refer to a team that exists in git or live. */
-export function checkTeamReferences(desired: DesiredObject[], liveTeams: KubeObject[]): ManifestError[] {
-  const teams = new Set([...desired.filter((d) => d.plural === 'teams'), ...liveTeams.map((obj) => ({ obj }))].map((d) => d.obj.metadata.name));
-  const errors: ManifestError[] = [];
-  for (const d of desired) {
-    const team = (d.obj.spec as { team?: string } | undefined)?.team;
-    if (d.plural === 'ownedaccesskeys' && team && !teams.has(team)) {
-      errors.push({ ...d.manifest.locate('spec.team'), message: `spec.team: team "${team}" exists neither in the source nor on the server` });
-    }
   }
   return errors;
 }

@@ -52,7 +52,13 @@ export class ResourceRegistry {
   }
 
   create(body: unknown, opts?: CreateOptions): Promise<WriteResult> {
-    return this.writes.track(create(this.ctx, body, opts));
+    return this.writes.track(create(this.ctx, body, opts).then((r) => this.warned(r)));
+  }
+
+  /** Adds the kind's warnings about the object written (kube's WarningsOnCreate / WarningsOnUpdate); a status write has none. */
+  private warned<R extends WriteResult>(result: R, subresource?: string): R {
+    const more = subresource ? [] : (this.ctx.model.strategy.warnings?.(result.object) ?? []);
+    return more.length > 0 ? { ...result, warnings: [...result.warnings, ...more] } : result;
   }
 
   async get(name: string): Promise<KubeObject> {
@@ -90,16 +96,16 @@ export class ResourceRegistry {
   }
 
   update(name: string, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {
-    return this.writes.track(update(this.ctx, name, body, opts));
+    return this.writes.track(update(this.ctx, name, body, opts).then((r) => this.warned(r, opts?.subresource)));
   }
 
   patch(name: string, type: PatchType, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {
-    return this.writes.track(patch(this.ctx, name, type, body, opts));
+    return this.writes.track(patch(this.ctx, name, type, body, opts).then((r) => this.warned(r, opts?.subresource)));
   }
 
   /** Server-side apply; `created` tells a 201 from a 200. */
   apply(name: string, body: unknown, opts: ApplyOptions): Promise<WriteResult & { created: boolean }> {
-    return this.writes.track(apply(this.ctx, name, body, opts));
+    return this.writes.track(apply(this.ctx, name, body, opts).then((r) => this.warned(r)));
   }
 
   delete(name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {

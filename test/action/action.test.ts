@@ -116,7 +116,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(created).toMatchObject({ method: 'POST', path: `/repos/acme/platform-teams/issues/${pr}/comments`, authorization: `token ${githubToken}` });
     expect(created!.body!.body).toMatch(/^<!-- teamkeys-plan source="ci" -->\n## teamkeys plan: 5 to create/);
     // What a new object grants is on the comment, not just that it is new.
-    expect(created!.body!.body).toContain('| create | Team/platform | `teams/platform.yaml:2:1` | new object<br>`spec.displayName`: `"Platform"`<br>');
+    expect(created!.body!.body).toContain('| create | Team/platform | `gitops/teams/platform.yaml:2:1` | new object<br>`spec.displayName`: `"Platform"`<br>');
     expect(created!.body!.body).toContain('`spec.clusterRoles`: `[{"name":"management-admin"}]`');
     expect(created!.body!.body).toContain('The whole report, with every object, is in the [job summary](https://github.example/acme/platform-teams/actions/runs/4242)');
     expect(r.stdout).toContain(`pull request comment created: https://github.example/acme/platform-teams/pull/${pr}#issuecomment-100`);
@@ -134,7 +134,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(commentCalls().map((c) => `${c.method} ${c.path}`)).toEqual([`POST /repos/acme/platform-teams/issues/${pr}/comments`, 'PATCH /repos/acme/platform-teams/issues/comments/100']);
     const body = github.comments.get(100)!;
     // Drift is named by person (the server's audit trail), with the field that changed.
-    expect(body).toContain('| update (drift) | Team/platform | `teams/platform.yaml:2:1` | **drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ');
+    expect(body).toContain('| update (drift) | Team/platform | `gitops/teams/platform.yaml:2:1` | **drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ');
     expect(body).toContain('<br>`spec.displayName`: `"X"` → `"Platform"` | admin (key admin) via kubectl-patch at ');
     expect(github.comments.get(1)).toBe('LGTM, a comment by a person');
     expect(github.comments.size).toBe(2);
@@ -231,7 +231,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(annotations).toHaveLength(10);
     expect(annotations[0]).toContain('::error title=teamkeys,file=gitops/teams/broken.yaml,line=6,col=10::spec.users: Invalid value: "string"');
     expect(r.summary).toContain('3 more error(s) are not annotated (GitHub shows 10 per step); all 13 are listed above.');
-    expect(r.summary.match(/`teams\/broken\.yaml:\d+:10`/g)).toHaveLength(13);
+    expect(r.summary.match(/`gitops\/teams\/broken\.yaml:\d+:10`/g)).toHaveLength(13);
     repo.remove('gitops/teams/broken.yaml');
   });
 

@@ -37,7 +37,7 @@ describe('user errors: exit 1, one line, the fix named', () => {
     ['an unknown store URL', ['plan', '--detailed-exitcode', '--source', source, '--store', 'mysql://db'], /unsupported store URL "mysql:\/\/db"/],
     ['--server without a token', ['plan', '--detailed-exitcode', '--source', source, '--server', 'https://127.0.0.1:1'], /--server needs an access key: --token-file FILE or TEAMKEYS_TOKEN/],
     ['--server that is no URL', ['plan', '--detailed-exitcode', '--source', source, '--server', 'teamkeys.internal'], /--server must be an https:\/\/ \(or http:\/\/\) URL/],
-    ['an unknown output format', ['plan', '--detailed-exitcode', '--source', source, '--output', 'yaml'], /--output must be text, json or markdown, not "yaml"/],
+    ['an unknown output format', ['plan', '--detailed-exitcode', '--source', source, '--output', 'xml'], /--output must be text, json, yaml or markdown, not "xml"/],
     ['an unknown flag', ['plan', '--detailed-exitcode', '--bogus'], /unknown option '--bogus' \(see --help\)/],
     ['a flag missing its value', ['plan', '--detailed-exitcode', '--source'], /option '--source <dir\|git-url>' argument missing/],
     ['an unknown command', ['plna'], /unknown command 'plna'/],

@@ -69,7 +69,7 @@ describe('the CLI loads server modules only for the commands that need them', ()
   });
 
   it('--help of the program and of every command works', () => {
-    for (const args of [['--help'], ['validate', '--help'], ['serve', '--help'], ['apply', '--help'], ['watch', '--help'], ['get', '--help']]) {
+    for (const args of [['--help'], ['validate', '--help'], ['serve', '--help'], ['apply', '--help'], ['watch', '--help'], ['get', '--help'], ['diff', '--help'], ['sync', '--help'], ['version', '--help'], ['completion', '--help']]) {
       const r = withoutServer(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       expect(r.stdout).toMatch(/^Usage: teamkeys/);
@@ -92,6 +92,17 @@ describe('the CLI loads server modules only for the commands that need them', ()
     const none = withoutServer(['credential', '--server', 'https://elsewhere.example'], { XDG_CONFIG_HOME: config, KUBERNETES_EXEC_INFO: '{"spec":{"interactive":false}}' });
     expect(none.code).toBe(1);
     expect(none.stderr).toBe('teamkeys: no valid sign-in for https://elsewhere.example: run teamkeys login --server https://elsewhere.example\n');
+  });
+
+  it('version and completion scripts need none of them', () => {
+    const version = withoutServer(['version']);
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout).toMatch(/^teamkeys \d+\.\d+\.\d+ \(commit /);
+    for (const shell of ['bash', 'zsh', 'fish']) {
+      const r = withoutServer(['completion', shell]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('teamkeys');
+    }
   });
 
   it('a command that needs the store does load it (the hook hides what it claims to)', () => {

@@ -143,7 +143,7 @@ describe('the reconciler on the embedded store', () => {
     const sha = await repo.commit('prod folder');
     const r = teamkeys(['plan', '--source', `file://${repo.dir}`, '--ref', 'main', '--path', 'clusters/prod', '--store', `sqlite:${store}`, '--output', 'json']);
     const report = JSON.parse(r.stdout) as Report;
-    expect(report.source).toEqual({ id: `${repo.dir}//clusters/prod`, description: `file://${repo.dir}@main`, revision: sha });
+    expect(report.source).toEqual({ id: `${repo.dir}/clusters/prod`, description: `file://${repo.dir}@main`, revision: sha });
     // Files are named from the repository root, as CI annotations need them.
     expect(report.objects.map((o) => [o.action, o.name, o.file])).toEqual([['create', 'prod-team', 'clusters/prod/teams/prod.yaml']]);
     const missing = teamkeys(['plan', '--source', `file://${repo.dir}`, '--ref', 'no-such-branch', '--store', `sqlite:${store}`]);

@@ -51,16 +51,16 @@ describe('source ids', () => {
     const two = await repoWith('https://github.com/acme/two', 'two-a');
     const first = run('apply', join(one.dir, 'manifests'), '--prune');
     expect(first.code, first.stderr).toBe(0);
-    expect(first.report!.source.id).toBe('github.com/acme/one//manifests');
+    expect(first.report!.source.id).toBe('github.com/acme/one/manifests');
     const second = run('apply', join(two.dir, 'manifests'), '--prune');
     expect(second.code, second.stderr).toBe(0);
-    expect(second.report!.source.id).toBe('github.com/acme/two//manifests');
+    expect(second.report!.source.id).toBe('github.com/acme/two/manifests');
     expect(second.report!.summary).toMatchObject({ create: 1, delete: 0 });
     const again = run('apply', join(one.dir, 'manifests'), '--prune');
     expect(again.report!.summary).toMatchObject({ unchanged: 2, delete: 0 });
     expect(['one-a', 'one-b', 'two-a'].map(exists)).toEqual([true, true, true]);
-    expect(annotationOf('one-a')).toBe('github.com/acme/one//manifests');
-    expect(annotationOf('two-a')).toBe('github.com/acme/two//manifests');
+    expect(annotationOf('one-a')).toBe('github.com/acme/one/manifests');
+    expect(annotationOf('two-a')).toBe('github.com/acme/two/manifests');
   });
 
   it('a CI checkout (https with a token) and a laptop clone (ssh) of one repository agree, and the token stays out', async () => {
@@ -69,7 +69,7 @@ describe('source ids', () => {
     expect(run('apply', join(laptop.dir, 'manifests'), '--prune').code).toBe(0);
     const plan = run('plan', join(ci.dir, 'manifests'), '--prune', '--detailed-exitcode');
     expect(plan.code, plan.stderr).toBe(0);
-    expect(plan.report!.source.id).toBe('github.com/Acme/Shared//manifests');
+    expect(plan.report!.source.id).toBe('github.com/Acme/Shared/manifests');
     expect(plan.stdout).not.toContain('ghs_secret123');
   });
 
@@ -80,7 +80,7 @@ describe('source ids', () => {
       await simpleGit().clone(original.dir, cloneDir);
       const fromOriginal = run('plan', join(original.dir, 'manifests'));
       const fromClone = run('plan', join(cloneDir, 'manifests'));
-      expect(fromOriginal.report!.source.id).toBe(`${realpathSync(original.dir)}//manifests`);
+      expect(fromOriginal.report!.source.id).toBe(`${realpathSync(original.dir)}/manifests`);
       expect(fromClone.report!.source.id).toBe(fromOriginal.report!.source.id);
       // Read as git (a ref), the clone still names the same repository.
       expect(run('plan', cloneDir, '--ref', 'HEAD', '--path', 'manifests').report!.source.id).toBe(fromOriginal.report!.source.id);
@@ -115,11 +115,24 @@ describe('source ids', () => {
     await repo.commit('one team less');
     const r = run('apply', join(repo.dir, 'manifests'), '--prune');
     expect(r.code, r.stderr).toBe(0);
-    expect(annotationOf('legacy-kept')).toBe('github.com/acme/legacy//manifests');
+    expect(annotationOf('legacy-kept')).toBe('github.com/acme/legacy/manifests');
     expect(exists('legacy-gone')).toBe(true);
     const gone = r.report!.objects.find((o) => o.name === 'legacy-gone')!;
     expect(gone).toMatchObject({ action: 'skip' });
-    expect(gone.reason).toMatch(/annotated with "manifests", a former default id of this source \(now "github.com\/acme\/legacy\/\/manifests"\): not pruned.*--source-id "manifests"/);
+    expect(gone.reason).toMatch(/annotated with "manifests", a former default id of this source \(now "github.com\/acme\/legacy\/manifests"\): not pruned.*--source-id "manifests"/);
     expect(k('get', 'team', 'legacy-gone', '-o', 'jsonpath={.metadata.annotations}').stdout).toContain(`"${sourceAnnotation}":"manifests"`);
+  });
+
+  it('objects carrying the repo//path default of earlier versions are adopted, and never pruned', async () => {
+    const repo = await repoWith('git@github.com:acme/slashes.git', 'slashes-kept', 'slashes-gone');
+    expect(run('apply', join(repo.dir, 'manifests'), '--source-id', 'github.com/acme/slashes//manifests').code).toBe(0);
+    repo.remove('manifests/slashes-gone.yaml');
+    await repo.commit('one team less');
+    const r = run('apply', join(repo.dir, 'manifests'), '--prune');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.report!.source.id).toBe('github.com/acme/slashes/manifests');
+    expect(annotationOf('slashes-kept')).toBe('github.com/acme/slashes/manifests');
+    expect(exists('slashes-gone')).toBe(true);
+    expect(r.report!.objects.find((o) => o.name === 'slashes-gone')).toMatchObject({ action: 'skip' });
   });
 });

@@ -11,4 +11,6 @@ export interface Strategy {
   validate(obj: KubeObject, old?: KubeObject): FieldError[];
   /** Rules about the change itself. */
   validateUpdate(obj: KubeObject, old: KubeObject): FieldError[];
+  /** What the client should hear about an accepted object (a Warning header), as kube's WarningsOnCreate/Update. */
+  warnings?(obj: KubeObject): string[];
 }

@@ -5,6 +5,7 @@ import { resourceModels } from '../../api/model.js';
 import { buildReport, type Report } from '../../gitops/report/report.js';
 import { parseManifests } from '../../gitops/source/manifests.js';
 import { validateManifests, type DesiredObject } from '../../gitops/validate.js';
+import { colourOn } from '../colour.js';
 import { CliError, reportExitCode } from '../errors.js';
 import { addGitopsFlags, addSourceFlags, checkOutput, formatReport, openClient, runOptions, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
@@ -13,7 +14,7 @@ import { keyDeliveryFromEnv } from '../../gitops/keys/github-secrets.js';
 type Flags = GitopsFlags & WorkflowFlags;
 
 async function finish(report: Report, f: Flags): Promise<void> {
-  process.stdout.write(formatReport(report, f.output));
+  process.stdout.write(formatReport(report, f.output, colourOn(process.stdout)));
   await writeReports(report, f.reportDir);
   process.exitCode = reportExitCode(report, f.detailedExitcode === true);
 }

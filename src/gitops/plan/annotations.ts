@@ -10,6 +10,8 @@ export const annotations = {
   ignoreFields: 'gitops.management.service/ignore-fields',
   /** `github:OWNER/REPO/SECRET_NAME`: where the key the server generates for this OwnedAccessKey goes. */
   keySecret: 'gitops.management.service/key-secret',
+  /** On a Team: comma-separated cluster roles of clusters elsewhere, which validate accepts though they are no management role. */
+  otherClusterRoles: 'gitops.management.service/other-cluster-roles',
   /** Written by the reconciler once the current key reached the key-secret target (its value). */
   keyDelivered: 'gitops.management.service/key-delivered',
 } as const;

@@ -48,6 +48,9 @@ export function renderMarkdown(r: Report): string {
   if (r.errors.length > 0) {
     lines.push('### Errors', '', ...r.errors.map((e) => `- ${codeText(`${e.file}:${e.line}:${e.column}`)}: ${mdText(e.message)}`), '');
   }
+  if (r.warnings?.length) {
+    lines.push('### Warnings', '', ...r.warnings.map((w) => `- \`${w.file}:${w.line}:${w.column}\`: ${w.message}`), '');
+  }
   // Drift left in place (report-only) belongs in the table too: it is what the report is for.
   const acted = r.objects.filter((o) => o.action !== 'skip' || o.drift);
   if (acted.length > 0) {

@@ -42,6 +42,8 @@ export interface Report {
   attributionUnavailable?: string;
   summary: Record<'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip' | 'drifted' | 'failed', number>;
   errors: ManifestError[];
+  /** Findings that do not stop a run (a grant naming a team that exists nowhere yet); absent when none. */
+  warnings?: ManifestError[];
   objects: ReportObject[];
 }
 
@@ -59,6 +61,7 @@ export interface ReportInput {
   source: Report['source'];
   target: string;
   errors: ManifestError[];
+  warnings?: ManifestError[];
   plan?: Plan;
   changeSet?: ChangeSetEntry[];
   now?: Date;
@@ -128,6 +131,7 @@ export function buildReport(input: ReportInput): Report {
     outcome,
     summary,
     errors: input.errors,
+    ...(input.warnings?.length ? { warnings: input.warnings } : {}),
     objects,
   };
   if (input.plan?.refused) report.refused = input.plan.refused;

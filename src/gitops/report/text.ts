@@ -20,6 +20,7 @@ export function renderText(r: Report): string {
     lines.push(`Source ${r.source.id} (${r.source.description}${at}) -> ${r.target}`);
   }
   for (const e of r.errors) lines.push(`${lineStart(e.file)}:${e.line}:${e.column}: ${e.message}`);
+  for (const w of r.warnings ?? []) lines.push(`${lineStart(w.file)}:${w.line}:${w.column}: warning: ${w.message}`);
   if (r.refused) lines.push(`refused: ${r.refused}`);
   if (r.attributionUnavailable) lines.push(attributionUnavailableText(r.attributionUnavailable));
   for (const o of r.objects) {

@@ -13,7 +13,7 @@ import { missingFolder, parseFiles, readManifests } from './files.js';
 import { resolveRevision, updateMirror } from './git-mirror.js';
 import { readTree } from './git-tree.js';
 import { isGitUrl, redactCredentials, withoutCredentials } from './git-url.js';
-import { formerDefaultIds, gitSourceId, joinId, workTreeOf } from './identity.js';
+import { doubleSlashId, formerDefaultIds, gitSourceId, joinId, workTreeOf } from './identity.js';
 
 export interface SourceOptions {
   /** A folder, or a git URL (or any path when `ref` is given). */
@@ -66,12 +66,16 @@ async function openFolder(opts: SourceOptions): Promise<OpenedSource> {
   }
   const sub = opts.path ?? '.';
   const read = async (): Promise<LoadedSource> => {
-    // git answers (a child process) while the manifests are parsed.
-    const [loaded, tree] = await Promise.all([readManifests(root, join(root, sub)), workTreeOf(root)]);
-    const revision = tree ? (await simpleGit(root).revparse(['HEAD']).catch(() => '')).trim() : '';
+    // Files are named from the repository root (as the git sources and CI annotations name them),
+    // or from the folder outside git.
+    const tree = await workTreeOf(root);
+    const [loaded, revision] = await Promise.all([
+      tree ? readManifests(tree.top, join(tree.top, tree.within, sub)) : readManifests(root, join(root, sub)),
+      tree ? simpleGit(root).revparse(['HEAD']).then((r) => r.trim(), () => '') : '',
+    ]);
     const byLocation = tree ? joinId(tree.repo, tree.within, sub) : joinId(root, sub);
     const id = opts.sourceId ?? byLocation;
-    const formerIds = others([...formerDefaultIds(opts.source, false, opts.path, root), byLocation], id);
+    const formerIds = others([...formerDefaultIds(opts.source, false, opts.path, root), tree ? doubleSlashId(tree.repo, tree.within, sub) : doubleSlashId(root, sub), byLocation], id);
     return { id, identified: opts.sourceId !== undefined || tree !== undefined, formerIds, description: root, ...(revision ? { revision } : {}), ...loaded };
   };
   return { read, close: async () => {} };
@@ -96,8 +100,8 @@ async function openGit(opts: SourceOptions): Promise<OpenedSource> {
         const parsed = tree === 'missing' ? missingFolder(sub) : parseFiles(tree.files);
         const loaded = tree === 'missing' ? parsed : { ...parsed, errors: [...tree.errors, ...parsed.errors] };
         const byRemote = await gitSourceId(opts.source, isGitUrl(opts.source), opts.path);
-        const id = opts.sourceId ?? byRemote;
-        const formerIds = others([...formerDefaultIds(opts.source, true, opts.path, opts.source), byRemote], id);
+        const id = opts.sourceId ?? byRemote.id;
+        const formerIds = others([...formerDefaultIds(opts.source, true, opts.path, opts.source), byRemote.former, byRemote.id], id);
         return { id, identified: true, formerIds, revision, description: `${url}@${opts.ref ?? 'HEAD'}`, ...loaded };
       } catch (err) {
         throw fail(err);

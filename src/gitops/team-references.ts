@@ -1,0 +1,73 @@
+/**
+ * What manifests say about teams that only git and the server together can check: a team key's
+ * team must exist (an error), owners and access rules should name teams that exist (a warning:
+ * a team may be created later by hand or by another source), and a plan must not delete a team
+ * whose keys stay (the server would collect them with it, through their ownerReference).
+ */
+import type { KubeObject, TeamSpec } from '../api/types.js';
+import type { Plan } from './plan/plan.js';
+import type { ManifestError } from './source/manifests.js';
+import type { DesiredObject } from './validate.js';
+
+function teamNames(desired: DesiredObject[], liveTeams: KubeObject[]): Set<string> {
+  return new Set([...desired.filter((d) => d.plural === 'teams').map((d) => d.obj), ...liveTeams].map((o) => o.metadata.name!));
+}
+
+const teamOf = (obj: KubeObject): string | undefined => (obj.spec as { team?: string } | undefined)?.team;
+
+/** A team key must refer to a team that exists in git or live. */
+export function checkTeamReferences(desired: DesiredObject[], liveTeams: KubeObject[]): ManifestError[] {
+  const teams = teamNames(desired, liveTeams);
+  const errors: ManifestError[] = [];
+  for (const d of desired) {
+    const team = teamOf(d.obj);
+    if (d.plural === 'ownedaccesskeys' && team && !teams.has(team)) {
+      errors.push({ ...d.manifest.locate('spec.team'), message: `spec.team: team "${team}" exists neither in the source nor on the server` });
+    }
+  }
+  return errors;
+}
+
+/** Owners and access rules naming a team that exists neither in git nor on the server: it grants nothing (yet). */
+export function teamReferenceWarnings(desired: DesiredObject[], liveTeams: KubeObject[]): ManifestError[] {
+  const teams = teamNames(desired, liveTeams);
+  const warnings: ManifestError[] = [];
+  const warn = (d: DesiredObject, field: string, team: string) =>
+    warnings.push({ ...d.manifest.locate(field), message: `${field}: team "${team}" exists neither in the source nor on the server, so this grants nothing until it does` });
+  for (const d of desired) {
+    if (d.plural !== 'teams') continue;
+    const spec = (d.obj.spec ?? {}) as TeamSpec;
+    if (spec.owner?.team && !teams.has(spec.owner.team)) warn(d, 'spec.owner.team', spec.owner.team);
+    (spec.access ?? []).forEach((rule, i) =>
+      (rule.teams ?? []).forEach((t, j) => {
+        if (!teams.has(t)) warn(d, `spec.access[${i}].teams[${j}]`, t);
+      }),
+    );
+  }
+  return warnings;
+}
+
+/**
+ * Keys whose team the plan deletes while the key stays. A key in git is an error at its manifest;
+ * a live key outside the plan (another source's, or made by hand) refuses the plan.
+ */
+export function deletedTeamKeys(plan: Plan, desired: DesiredObject[], liveKeys: KubeObject[]): { errors: ManifestError[]; refused?: string } {
+  const deleted = new Set(plan.actions.filter((a) => a.plural === 'teams' && a.type === 'delete').map((a) => a.name));
+  if (deleted.size === 0) return { errors: [] };
+  const keyDeleted = new Set(plan.actions.filter((a) => a.plural === 'ownedaccesskeys' && a.type === 'delete').map((a) => a.name));
+  const errors: ManifestError[] = [];
+  for (const d of desired) {
+    const team = teamOf(d.obj);
+    if (d.plural === 'ownedaccesskeys' && team && deleted.has(team)) {
+      errors.push({
+        ...d.manifest.locate('spec.team'),
+        message: `spec.team: team "${team}" is no longer in the source and this plan prunes it, which deletes this key with it: remove the key from the source too, or keep the team`,
+      });
+    }
+  }
+  const inGit = new Set(desired.filter((d) => d.plural === 'ownedaccesskeys').map((d) => d.obj.metadata.name));
+  const orphaned = liveKeys.filter((k) => deleted.has(teamOf(k) ?? '') && !keyDeleted.has(k.metadata.name!) && !inGit.has(k.metadata.name));
+  if (orphaned.length === 0) return { errors };
+  const names = orphaned.map((k) => `OwnedAccessKey/${k.metadata.name} (team ${teamOf(k)})`).join(', ');
+  return { errors, refused: `pruning a team deletes its keys too, and this plan keeps ${names}: delete the key(s) first, or keep the team in the source` };
+}
