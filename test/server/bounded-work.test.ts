@@ -143,6 +143,13 @@ describe('8: a body does not decode to many times its size', () => {
     expect(status(long.body).details?.causes).toContainEqual(expect.objectContaining({ field: 'spec.description', reason: 'FieldValueTooLong' }));
   });
 
+  it('the served OpenAPI shows the schema bounds', async () => {
+    const a = await send(base, 'GET', '/kubernetes/management/openapi/v3/apis/management.service/v1', auth());
+    const team = (JSON.parse(a.body.toString()) as { components: { schemas: Record<string, { properties: Record<string, { properties: Record<string, unknown> }> }> } }).components.schemas['service.management.v1.Team']!;
+    expect(team.properties.spec!.properties.users).toMatchObject({ maxItems: 1000, items: { maxLength: 1024 } });
+    expect(team.properties.spec!.properties.description).toMatchObject({ maxLength: 4096 });
+  });
+
   it('a name over 253 characters is reported once, by the name rule', async () => {
     const a = await quick('POST', `${v1}/teams`, json, JSON.stringify({ metadata: { name: 'a'.repeat(300) } }));
     expect(a.status).toBe(422);
