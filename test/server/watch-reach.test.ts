@@ -5,6 +5,7 @@
  * who may not read every object nothing of an object deleted or replaced since; watch duration is
  * capped by --min-request-timeout; watches per user and in total are bounded.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { teamkeys } from '../cli/run.js';
 import { startServe, type Served } from './serve-process.js';
@@ -257,5 +258,42 @@ describe('how many watches (point 10)', () => {
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`${flag} must be a whole number`);
     }
+  });
+});
+
+describe('a watch gives its place back (point 10)', () => {
+  let served: Served;
+  const c = client(() => served);
+  beforeAll(async () => {
+    served = await startServe(['--insecure-http', '--max-watches-per-key', '2'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+  });
+  afterAll(() => served?.stop());
+
+  it('a client that resets its connection while the watch starts gives its place back (no slot leak)', async () => {
+    const { value } = await c.makeKey('rex', { user: 'rex' });
+    // A watch that matches nothing sends no event, so nothing written would notice the dead socket.
+    const { pathname, port } = new URL(`${c.api()}/teams?watch=true&fieldSelector=metadata.name%3Dnothing`);
+    // The reset must land while the watch starts (a few milliseconds): tried at a few delays.
+    for (let i = 0; i < 12; i++) {
+      await new Promise<void>((done) => {
+        const s = connect(Number(port), '127.0.0.1', () => {
+          s.write(`GET ${pathname}?watch=true&fieldSelector=metadata.name%3Dnothing HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${value}\r\n\r\n`);
+          // Once the request is on its way, and before any answer.
+          setTimeout(() => {
+            s.resetAndDestroy();
+            done();
+          }, i % 4);
+        });
+        s.on('error', () => {});
+      });
+    }
+    let last = 0;
+    for (let waited = 0; waited < 5000 && last !== 200; waited += 200) {
+      const w = tracked(await c.watch('/teams?watch=true', value));
+      last = w.status;
+      w.close();
+      if (last !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(last).toBe(200);
   });
 });
