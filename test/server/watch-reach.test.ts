@@ -113,6 +113,33 @@ describe('a watch follows its key (point 3)', () => {
     expect((await c.call('GET', '/teams', value)).body.items).toEqual([]);
   });
 
+  it('a user taken out of its team and put back at once sees nothing written while it was out, and its watch ends with 410', async () => {
+    // Back-to-back writes (a reconciler applying a change set): the watch's check may come only
+    // after the user is back, when its teams look as they did when the watch began.
+    for (let round = 0; round < 10; round++) {
+      const [team, vault, user] = [`flap-${round}`, `vault-${round}`, `fay-${round}`];
+      await c.makeTeam(team, { users: [user] });
+      await c.makeTeam(vault, { description: 'public', access: [{ name: 'flap-reads', verbs: ['get'], teams: [team] }] });
+      const { value } = await c.makeKey(user, { user });
+      const w = tracked(await c.watch(`/teams?watch=true&fieldSelector=metadata.name%3D${vault}`, value));
+      expect(await w.next((e) => e.type === 'ADDED')).toBeDefined();
+      const writes: Promise<unknown>[] = [];
+      const send = async (path: string, spec: unknown) => {
+        writes.push(c.call('PATCH', path, adminKey, { spec }, merge));
+        await new Promise((r) => setImmediate(r));
+      };
+      await send(`/teams/${team}`, { users: [] });
+      await send(`/teams/${vault}`, { description: 'written while the user was out' });
+      await send(`/teams/${team}`, { users: [user] });
+      await send(`/teams/${vault}`, { description: 'public again' });
+      await Promise.all(writes);
+      await w.next((e) => e.type === 'ERROR', 2000);
+      expect(JSON.stringify(w.events), `round ${round}`).not.toContain('written while the user was out');
+      expect(w.events.at(-1)?.object, `round ${round}`).toMatchObject({ code: 410, reason: 'Expired' });
+      w.close();
+    }
+  });
+
   it("a key whose scope no longer allows the watch ends with the 403 a new watch would get", async () => {
     const { value } = await c.makeKey('ross', { user: 'ross' });
     const w = tracked(await c.watch('/teams?watch=true', value));
