@@ -73,9 +73,13 @@ export class Authorizer {
    * began with; each object's own changes arrive as its events, but a change of this arrives nowhere.
    */
   readBasis(who: Identity, resource: Resource): string {
-    const basis: Record<string, unknown> = { user: who.user ?? null, teams: [...who.teams].sort(), roles: [...who.clusterRoles].sort() };
+    // Each team with its resourceVersion: a user taken out of a team and put back between two checks
+    // finds the same names, but could not read at the revisions in between (events filtered with
+    // the rights the watch began with); any change to a team the basis rests on ends the watch.
+    const at = (t: string) => `${t}@${this.teams.get(t)?.metadata.resourceVersion ?? ''}`;
+    const basis: Record<string, unknown> = { user: who.user ?? null, teams: [...who.teams].sort().map(at), roles: [...who.clusterRoles].sort() };
     // A team key is visible to whoever may update its team: that is a team's content, not the key's.
-    if (resource === 'ownedaccesskeys') basis.keysOf = [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update')).sort();
+    if (resource === 'ownedaccesskeys') basis.keysOf = [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update')).sort().map(at);
     return JSON.stringify(basis);
   }
 

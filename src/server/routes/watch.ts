@@ -73,6 +73,9 @@ export async function serveWatch(
     // The connection keeps the process alive while the watch lasts; the timer alone must not.
     timer.unref();
     res.on('close', stop);
+    // A client gone while the watch started sent its 'close' before anyone listened: without this,
+    // a watch that has nothing to send would hold its places (key, user, total) until its time ends.
+    if (res.destroyed) stop();
     try {
       for await (const event of watch) {
         // Nothing newer than the last check of the key goes out before another check.
