@@ -85,6 +85,12 @@ describe('issue 24 review: writes do not tell a caller which objects exist', () 
     expect(existing.status).toBe(403);
     expect(shape(leaving, 'leaving')).toEqual(shape(existing, 'secret'));
     expect(shape(missing, 'no-such-team')).toEqual(shape(existing, 'secret'));
+    // Moving her own key to a team is judged the same way.
+    const move = (team: string) => call('PATCH', '/ownedaccesskeys/nobody?dryRun=All', nobody, { spec: { user: null, team } }, merge);
+    const movedExisting = await move('secret');
+    expect(movedExisting.status).toBe(403);
+    expect(shape(await move('leaving'), 'leaving')).toEqual(shape(movedExisting, 'secret'));
+    expect(shape(await move('no-such-team'), 'no-such-team')).toEqual(shape(movedExisting, 'secret'));
     // The administrator, who may read every team, is still told why.
     const told = await call('POST', '/ownedaccesskeys?dryRun=All', served.adminKey, { metadata: { name: 'probe' }, spec: { team: 'no-such-team' } });
     expect(told.status).toBe(422);
