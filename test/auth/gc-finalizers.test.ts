@@ -7,25 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type Served } from '../server/serve-process.js';
+import { apiCaller, type Reply as ApiReply } from './api-call.js';
 
 const merge = 'application/merge-patch+json';
 const value = (name: string) => `Fin${name.replace(/[^A-Za-z0-9]/g, '')}${'f'.repeat(40)}`;
 
-interface Reply {
-  status: number;
-  body: { message?: string; metadata?: { uid?: string; finalizers?: string[] } };
-}
+type Reply = ApiReply<{ message?: string; metadata?: { uid?: string; finalizers?: string[] } }>;
 
 describe('issue 24 review: the collector\'s finalizers are a delete, not a patch', () => {
   let served: Served;
-  const call = async (method: string, path: string, token: string, body?: unknown, type = 'application/json'): Promise<Reply> => {
-    const res = await fetch(`${served.url}/apis/management.service/v1${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body !== undefined ? { 'Content-Type': type } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as Reply['body'] };
-  };
+  const call = apiCaller<Reply['body']>(() => served);
   const admin = (method: string, path: string, body?: unknown, type?: string) => call(method, path, served.adminKey, body, type);
 
   beforeAll(async () => {
