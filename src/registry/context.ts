@@ -1,6 +1,7 @@
 /** What every registry verb works with: the store, the kind's model, the clock, and key naming. */
 import type { GroupKind, GroupResource } from '../api/errors.js';
 import type { FieldCipher } from '../api/field-cipher.js';
+import type { FieldError } from '../api/field-errors.js';
 import type { ResourceModel } from '../api/model.js';
 import { withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
@@ -19,8 +20,12 @@ export interface RegistryContext {
   generateName: (prefix: string) => string;
   /** Encrypts sealed fields at rest. */
   cipher: FieldCipher;
-  /** Server-set fields that need a read of other objects (a team key's binding), before admission. */
-  prepareWrite?: (ctx: RegistryContext, next: StoredApiObject, old: StoredApiObject | undefined) => Promise<void>;
+  /**
+   * Server-set fields that need a read of other objects (a team key's binding), before admission.
+   * What it finds wrong with the write is returned, and refused only after admission: those errors
+   * tell about other objects (whether a team exists), which a caller refused the write may not learn.
+   */
+  prepareWrite?: (ctx: RegistryContext, next: StoredApiObject, old: StoredApiObject | undefined) => Promise<FieldError[]>;
   /** Told about every successful write (the server's audit trail). */
   observe?: WriteObserver;
 }

@@ -58,8 +58,9 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
     ctx.model.info.apiVersion,
     timestamp(ctx.now()),
   );
-  await ctx.prepareWrite?.(ctx, stored, undefined);
+  const prepared = (await ctx.prepareWrite?.(ctx, stored, undefined)) ?? [];
   await opts.admit?.({ verb: 'create', object: present(stored), setsKey: true });
+  if (prepared.length > 0) throw invalid(ctx.gk, meta.name ?? '', prepared);
   if (revealedKey !== undefined) await assertKeyUnused(ctx, stored, meta.name ?? '');
 
   for (let attempt = 1; ; attempt++) {

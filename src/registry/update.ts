@@ -117,7 +117,7 @@ export async function runUpdate(
     const intent = intended(current);
     const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
     revealedKey = result.revealedKey;
-    if (!opts.subresource) await ctx.prepareWrite?.(ctx, result.stored, current);
+    const prepared = (!opts.subresource && (await ctx.prepareWrite?.(ctx, result.stored, current))) || [];
     await opts.admit?.({
       verb,
       old: present(current),
@@ -125,6 +125,7 @@ export async function runUpdate(
       ...(revealedKey !== undefined ? { setsKey: true } : {}),
       ...(opts.subresource ? { subresource: opts.subresource } : {}),
     });
+    if (prepared.length > 0) throw invalid(ctx.gk, name, prepared);
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
     return isRemovable(result.stored, ctx.now()) ? new Removal(result.stored) : result.stored;
   };

@@ -5,7 +5,9 @@
  * collector does):
  * - changing metadata.ownerReferences, or adding a finalizer, needs `delete` on the object written
  *   (on create too: a teams-creator that could not delete the team it makes may not arrange its
- *   deletion by a later write either);
+ *   deletion by a later write either); so does removing a finalizer the collector works through
+ *   (`orphan`, `foregroundDeletion`): that changes what a deletion does to the dependents (without
+ *   `orphan` they are deleted, without `foregroundDeletion` the owner goes before those blocking it);
  * - every reference the write adds or changes must name a live object of this API by kind, name
  *   and uid (422 otherwise): the collector matches owners by uid, so a reference whose uid is
  *   another object's would tie this object to that one;
@@ -22,6 +24,7 @@ import type { Authorizer } from '../auth/authorize.js';
 import type { Identity } from '../auth/identity.js';
 import type { Resource } from '../auth/roles.js';
 import { scopeDenial } from '../auth/scope.js';
+import { gcFinalizers } from '../registry/delete.js';
 
 export interface OwnerAdmission {
   who: Identity;
@@ -57,11 +60,11 @@ export function ownershipDenial(a: OwnerAdmission, old: KubeObject | undefined, 
   const refsChanged = !isDeepStrictEqual(clientRefs(a.resource, old), clientRefs(a.resource, object));
   const had = new Set(old?.metadata.finalizers ?? []);
   const addsFinalizer = (object.metadata.finalizers ?? []).some((f) => !had.has(f));
-  if (!refsChanged && !addsFinalizer) return undefined;
+  const removesGc = Object.values(gcFinalizers).find((f) => had.has(f) && !(object.metadata.finalizers ?? []).includes(f));
+  if (!refsChanged && !addsFinalizer && !removesGc) return undefined;
   if (mayDelete(a, a.resource, target)) return undefined;
-  return refsChanged
-    ? 'changing metadata.ownerReferences requires permission to delete this object'
-    : 'adding a finalizer requires permission to delete this object';
+  if (refsChanged) return 'changing metadata.ownerReferences requires permission to delete this object';
+  return addsFinalizer ? 'adding a finalizer requires permission to delete this object' : `removing the ${removesGc} finalizer requires permission to delete this object`;
 }
 
 /** The checks by uid: every new reference names a live owner, and blocking one needs delete on it. */

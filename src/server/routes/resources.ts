@@ -6,6 +6,7 @@ import type { Registry } from '../../registry/registry.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
 import type { Requester } from '../../registry/write-observer.js';
 import { seesEverything } from '../../auth/authorize.js';
+import type { Verb } from '../../auth/roles.js';
 import { bodyTypeOf, negotiate, parseBody } from '../content.js';
 import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../guard.js';
@@ -79,6 +80,31 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
   }
 }
 
+/** The object `name` as a caller's rights are judged on it when it does not exist. */
+const absent = (r: ResourceRegistry, name: string): KubeObject => ({ apiVersion: r.info.apiVersion, kind: r.info.kind, metadata: { name } });
+
+/**
+ * Runs a write to one object. Its 404 says whether the object exists, its 409 that it does (and a
+ * failed precondition its uid and resourceVersion), both decided before admission: a caller who
+ * may not `verb` the object as it is (or would be, absent) gets the 403 it gets either way.
+ */
+async function concealing<T>(r: ResourceRegistry, guard: Guard, verb: Verb, name: string, subresource: 'status' | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!(err instanceof ApiError) || (err.code !== 404 && err.code !== 409) || guard.holdsEverywhere(verb)) throw err;
+    let current: KubeObject;
+    try {
+      current = await r.get(name);
+    } catch (missing) {
+      if (!(missing instanceof ApiError && missing.code === 404)) throw missing;
+      current = absent(r, name);
+    }
+    guard.check(verb, current, subresource);
+    throw err;
+  }
+}
+
 /**
  * Reads one object the caller may see. A missing object is 404 only to callers who could read it
  * if it existed; others get the same 403 either way, so existence does not leak.
@@ -95,7 +121,7 @@ async function readable(r: ResourceRegistry, guard: Guard, name: string, subreso
     }
   } catch (err) {
     if (err instanceof ApiError && err.code === 404 && !guard.holdsEverywhere('get')) {
-      guard.check('get', { apiVersion: r.info.apiVersion, kind: r.info.kind, metadata: { name } }, subresource);
+      guard.check('get', absent(r, name), subresource);
     }
     throw err;
   }
@@ -117,7 +143,9 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
     case 'PUT': {
       guard.scope('update', name);
       const { body, duplicateFields } = objectWrite(req);
-      const { object, warnings } = await guard.probing(() => r.update(name, body, { ...writeOptions(req), duplicateFields, admit: guard.admit() }));
+      const { object, warnings } = await concealing(r, guard, 'update', name, undefined, () =>
+        guard.probing(() => r.update(name, body, { ...writeOptions(req), duplicateFields, admit: guard.admit() })),
+      );
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':
@@ -125,7 +153,9 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
     case 'DELETE': {
       guard.scope('delete', name);
       const body = req.body && req.body.length > 0 ? objectBody(req) : undefined;
-      const { object, removed } = await r.delete(name, { ...deleteOptions(req.query, body), fieldManager: agentOf(req), requester: requesterOf(req), admit: guard.admit() });
+      const { object, removed } = await concealing(r, guard, 'delete', name, undefined, () =>
+        r.delete(name, { ...deleteOptions(req.query, body), fieldManager: agentOf(req), requester: requesterOf(req), admit: guard.admit() }),
+      );
       if (!removed) return send(req, reply, 200, object);
       const { group, plural } = r.info;
       return send(req, reply, 200, {
@@ -152,16 +182,20 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   if (type === 'apply-patch') {
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
     const w = writeQuery(req.query, 'PatchOptions');
-    const { object, warnings, created } = await guard.probing(() => r.apply(name, body, { ...w, duplicateFields: duplicates, requester: requesterOf(req), admit: guard.admit() }));
+    const { object, warnings, created } = await concealing(r, guard, 'patch', name, undefined, () =>
+      guard.probing(() => r.apply(name, body, { ...w, duplicateFields: duplicates, requester: requesterOf(req), admit: guard.admit() })),
+    );
     return send(req, reply, created ? 201 : 200, object, warnings);
   }
-  const { object, warnings } = await guard.probing(() =>
-    r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {
-      ...writeOptions(req),
-      duplicateFields: duplicates,
-      ...(subresource ? { subresource } : {}),
-      admit: guard.admit(),
-    }),
+  const { object, warnings } = await concealing(r, guard, 'patch', name, subresource, () =>
+    guard.probing(() =>
+      r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {
+        ...writeOptions(req),
+        duplicateFields: duplicates,
+        ...(subresource ? { subresource } : {}),
+        admit: guard.admit(),
+      }),
+    ),
   );
   return send(req, reply, 200, object, warnings);
 }
@@ -173,7 +207,9 @@ async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, gu
     case 'PUT': {
       guard.scope('update', name, 'status');
       const { body, duplicateFields } = objectWrite(req);
-      const { object, warnings } = await r.update(name, body, { ...writeOptions(req), duplicateFields, subresource: 'status', admit: guard.admit() });
+      const { object, warnings } = await concealing(r, guard, 'update', name, 'status', () =>
+        r.update(name, body, { ...writeOptions(req), duplicateFields, subresource: 'status', admit: guard.admit() }),
+      );
       return send(req, reply, 200, object, warnings);
     }
     case 'PATCH':
