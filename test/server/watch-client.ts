@@ -1,4 +1,5 @@
 /** A watch over real HTTP, read in the background: every event with the time it arrived. */
+import { Agent, fetch as fetchWith } from 'undici';
 
 export interface Arrived {
   type: string;
@@ -23,9 +24,12 @@ export interface Watching {
   close(): void;
 }
 
-export async function openWatch(url: string, key: string): Promise<Watching> {
+/** `ca`: the certificate(s) to trust for an https server with its own (the process's fetch trusts none). */
+export async function openWatch(url: string, key: string, opts: { ca?: Buffer | string } = {}): Promise<Watching> {
   const ac = new AbortController();
-  const res = await fetch(url, { headers: { Authorization: `Bearer ${key}` }, signal: ac.signal });
+  const init = { headers: { Authorization: `Bearer ${key}` }, signal: ac.signal };
+  const agent = opts.ca === undefined ? undefined : new Agent({ connect: { ca: opts.ca } });
+  const res = agent ? await fetchWith(url, { ...init, dispatcher: agent }) : await fetch(url, init);
   const w: Watching = {
     status: res.status,
     retryAfter: res.headers.get('retry-after'),
@@ -43,7 +47,10 @@ export async function openWatch(url: string, key: string): Promise<Watching> {
       const deadline = Date.now() + ms;
       while (w.endedAt === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     },
-    close: () => ac.abort(),
+    close: () => {
+      ac.abort();
+      void agent?.destroy();
+    },
   };
   if (res.status !== 200) {
     w.body = await res.json().catch(() => undefined);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin } from '../cli/run.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
+import { openWatch, type Watching } from '../server/watch-client.js';
 import { Browser, startCli, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
@@ -33,6 +34,17 @@ async function eventually(what: string, check: () => boolean, timeoutMs = 20_000
     await new Promise((r) => setTimeout(r, 300));
   }
   throw new Error(`not within ${timeoutMs} ms: ${what}`);
+}
+
+/** A watch on teams opened with `key`, as kubectl get teams -w would. */
+const watchTeams = (key: string) => openWatch(`${served.url}/apis/management.service/v1/teams?watch=true`, key, { ca: readFileSync(serverCa) });
+/** The watch ends (the server closes it) within a few seconds, its last event the ERROR it ends on. */
+async function endsWith(w: Watching): Promise<Record<string, unknown>> {
+  await w.ended(5_000);
+  expect(w.endedAt, 'the watch was still open 5 s later').toBeDefined();
+  const last = w.events.at(-1);
+  expect(last?.type).toBe('ERROR');
+  return last!.object as Record<string, unknown>;
 }
 
 const asUser = (args: string[]) => kubectl(served, args, { kubeconfig, env });
@@ -146,14 +158,26 @@ describe('sign-in with SSO, end to end', () => {
     });
   });
 
-  it('the user disabled at the provider: 401 with the reason after a refresh', async () => {
-    await provider.setUser('ana', { groups: ['everyone'], disabled: true });
-    await eventually('kubectl is refused', () => asUser(['get', 'teams']).code !== 0);
-    const r = asUser(['get', 'teams']);
-    expect(r.stderr).toContain('the identity provider refused to refresh this sign-in: run teamkeys login');
+  it('the user disabled at the provider: 401 with the reason after a refresh, and the open watch of the key ends on it', async () => {
+    const watch = await watchTeams(cachedLogin().key);
+    try {
+      expect(watch.status).toBe(200);
+      await provider.setUser('ana', { groups: ['everyone'], disabled: true });
+      await eventually('kubectl is refused', () => asUser(['get', 'teams']).code !== 0);
+      const r = asUser(['get', 'teams']);
+      expect(r.stderr).toContain('the identity provider refused to refresh this sign-in: run teamkeys login');
+      expect(await endsWith(watch)).toMatchObject({
+        kind: 'Status',
+        code: 401,
+        reason: 'Unauthorized',
+        message: 'the identity provider refused to refresh this sign-in: run teamkeys login',
+      });
+    } finally {
+      watch.close();
+    }
   });
 
-  it('logging in again replaces the previous Login key; logout deletes the new one: 401', async () => {
+  it('logging in again replaces the previous Login key; logout deletes the new one: 401, and the open watch of that key ends', async () => {
     const before = cachedLogin();
     await provider.setUser('ana', { groups: ['payments-devs'] });
     const again = await login('ana');
@@ -162,9 +186,16 @@ describe('sign-in with SSO, end to end', () => {
     expect(after.name).not.toBe(before.name);
     expect(asAdmin(['get', 'ownedaccesskeys', before.name]).stderr).toContain('NotFound');
     expect(asUser(['auth', 'can-i', 'create', 'teams']).stdout.trim()).toBe('yes');
-    const out = spawnLogout();
-    expect(out).toContain(`deleted access key ${after.name} on the server`);
-    expect(kubectl(served, ['get', 'teams', '--token', after.key], { kubeconfig: served.kubeconfig }).stderr).toContain('Unauthorized');
+    const watch = await watchTeams(after.key);
+    try {
+      expect(watch.status).toBe(200);
+      const out = spawnLogout();
+      expect(out).toContain(`deleted access key ${after.name} on the server`);
+      expect(kubectl(served, ['get', 'teams', '--token', after.key], { kubeconfig: served.kubeconfig }).stderr).toContain('Unauthorized');
+      expect(await endsWith(watch)).toMatchObject({ kind: 'Status', code: 401, reason: 'Unauthorized', message: 'Unauthorized' });
+    } finally {
+      watch.close();
+    }
     expect(asAdmin(['get', 'ownedaccesskeys', after.name]).stderr).toContain('NotFound');
   });
 
