@@ -139,6 +139,20 @@ describe('sign-in refusals', () => {
     });
   }
 
+  it('a state or redirect_uri too long to keep is refused: anyone without a key cannot fill the pending sign-ins with large entries', async () => {
+    for (const [field, value, complaint] of [
+      ['state', 'a'.repeat(8000), 'state (at least 16 random characters) is required'],
+      ['redirect_uri', `${redirectUri}?${'a'.repeat(8000)}`, 'redirect_uri must be a loopback address of this machine'],
+    ] as const) {
+      const query: Record<string, string> = { redirect_uri: redirectUri, code_challenge: verifierPair().challenge, code_challenge_method: 'S256', state: 'a-state-long-enough', [field]: value };
+      const start = new URL(`${base}/auth/login`);
+      for (const [k, v] of Object.entries(query)) start.searchParams.set(k, v);
+      const refused = await fetch(start, { dispatcher, redirect: 'manual' });
+      expect(refused.status, field).toBe(400);
+      expect(await refused.text()).toContain(complaint);
+    }
+  });
+
   it('a callback with a state this server never issued is a 400 page; a redirect that is not loopback is refused', async () => {
     const res = await fetch(`${base}/auth/callback?state=forged-state&code=forged`, { dispatcher });
     expect(res.status).toBe(400);
