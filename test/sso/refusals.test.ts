@@ -122,6 +122,14 @@ describe('sign-in refusals', () => {
     expect(key.spec.identity.groups).toEqual(['oidc:payments-devs']);
   });
 
+  it('two exchanges of one code at once: exactly one gets a key', async () => {
+    const { challenge, verifier } = verifierPair();
+    const { received } = await signIn('ana', challenge);
+    const body = { code: received.searchParams.get('code'), code_verifier: verifier, redirect_uri: redirectUri };
+    const both = await Promise.all([exchange(body), exchange(body)]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
+  });
+
   for (const [what, claims, complaint] of [
     ['audience', { aud: 'another-client' }, /unexpected JWT "aud" \(audience\) claim value/],
     ['issuer', { iss: 'https://another-issuer.example' }, /unexpected JWT "iss" \(issuer\) claim value/],
