@@ -130,6 +130,18 @@ describe('sign-in refusals', () => {
     expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
   });
 
+  it('another account of the provider with the username of someone signed in gets no key in their name', async () => {
+    const ana = verifierPair();
+    const first = await signIn('ana', ana.challenge);
+    expect((await exchange({ code: first.received.searchParams.get('code'), code_verifier: ana.verifier, redirect_uri: redirectUri })).status).toBe(200);
+    await provider.setUser('mallory', { groups: ['payments-devs'], username: 'ana' });
+    const mallory = verifierPair();
+    const { received } = await signIn('mallory', mallory.challenge);
+    const res = await exchange({ code: received.searchParams.get('code'), code_verifier: mallory.verifier, redirect_uri: redirectUri });
+    expect(res).toMatchObject({ status: 403, body: { message: 'ana is signed in with another account of the identity provider: an account that only shares the name does not sign in as them; ask your administrator' } });
+    expect(res.body.key).toBeUndefined();
+  });
+
   for (const [what, claims, complaint] of [
     ['audience', { aud: 'another-client' }, /unexpected JWT "aud" \(audience\) claim value/],
     ['issuer', { iss: 'https://another-issuer.example' }, /unexpected JWT "iss" \(issuer\) claim value/],
