@@ -30,6 +30,10 @@ function groupsOf(claims: Record<string, unknown>, claim: string): string[] {
 export function identityFromClaims(claims: Record<string, unknown>, opts: Mapping): ClaimsOutcome {
   const username = claims[opts.usernameClaim];
   if (typeof username !== 'string' || username === '') return { refusal: `the identity provider gave no ${opts.usernameClaim} claim to name you by; ask your administrator` };
+  // As kube-apiserver: an email the provider says it has not verified may be anyone's, so it names no one.
+  if (opts.usernameClaim === 'email' && claims.email_verified !== undefined && claims.email_verified !== true) {
+    return { refusal: `the identity provider has not verified the email ${username} that would name you; verify it there, or ask your administrator` };
+  }
   let groups = groupsOf(claims, opts.groupsClaim);
   if (opts.allowedGroups.length > 0) {
     groups = groups.filter((g) => opts.allowedGroups.includes(g));

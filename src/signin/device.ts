@@ -5,7 +5,7 @@
  * the server with its verifier and gets the key in a response body once the person approved.
  */
 import * as client from 'openid-client';
-import { ApiError, badRequest } from '../api/errors.js';
+import { ApiError, badRequest, tooManyRequests } from '../api/errors.js';
 import type { Requester } from '../registry/write-observer.js';
 import { Expiring, randomToken, verifierMatches } from './pending.js';
 import { describeError, type SignIn, type Vouched } from './sign-in.js';
@@ -25,13 +25,35 @@ export interface DeviceStart {
 
 export type DevicePoll = { status: 'pending' } | ({ status: 'done' } & MintedKey);
 
+/**
+ * Device sign-ins waiting for approval at once. Anyone may start one without a key, and each holds
+ * a poller against the provider until its code expires: bounded, so that cannot grow without end.
+ */
+export const defaultMaxWaitingDeviceSignIns = 200;
+
 export class DeviceSignIn {
   private readonly sessions = new Expiring<Session>(15 * 60_000);
+  private waiting = 0;
 
-  constructor(private readonly signIn: SignIn) {}
+  constructor(
+    private readonly signIn: SignIn,
+    private readonly maxWaiting = defaultMaxWaitingDeviceSignIns,
+  ) {}
 
   async start(body: Record<string, unknown>): Promise<DeviceStart> {
     if (typeof body.code_challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(body.code_challenge)) throw badRequest('code_challenge (S256 of a PKCE verifier) is required');
+    // Counted before the first await, so concurrent starts cannot all pass the bound.
+    if (this.waiting >= this.maxWaiting) throw tooManyRequests('too many device sign-ins are waiting for approval; try again in a minute', 60);
+    this.waiting++;
+    try {
+      return await this.begin(body.code_challenge);
+    } catch (err) {
+      this.waiting--;
+      throw err;
+    }
+  }
+
+  private async begin(challenge: string): Promise<DeviceStart> {
     const provider = this.signIn.provider;
     if (!(await provider.supportsDeviceGrant())) {
       throw badRequest("the identity provider does not offer the device authorization grant (its discovery document has no device_authorization_endpoint): sign in with teamkeys login --no-browser");
@@ -39,9 +61,9 @@ export class DeviceSignIn {
     const config = await provider.configuration();
     const response = await client.initiateDeviceAuthorization(config, { scope: await provider.scopes() });
     const id = randomToken();
-    const session: Session = { challenge: body.code_challenge, state: 'pending' };
+    const session: Session = { challenge, state: 'pending' };
     this.sessions.put(id, session);
-    void this.await(id, config, response);
+    void this.await(id, config, response).finally(() => this.waiting--);
     return {
       session: id,
       user_code: response.user_code,

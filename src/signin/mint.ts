@@ -6,7 +6,8 @@
  */
 import { ApiError } from '../api/errors.js';
 import type { OwnedAccessKey } from '../api/types.js';
-import { loginKeyType } from '../auth/login-keys.js';
+import { isLoginKey, loginKeyType, refusedAnnotation } from '../auth/login-keys.js';
+import { mentions } from '../registry/resource-registry.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
@@ -47,8 +48,26 @@ export function namePrefixFor(username: string): string {
   return `login-${clean || 'user'}-`;
 }
 
+/**
+ * Whether a live Login key of this username belongs to another account of the provider (another
+ * subject): the username claim is not unique everywhere (Dex with several connectors, names people
+ * may edit), so the first account signed in under a name keeps it. A key whose refresh the provider
+ * refused (the account gone) binds nothing.
+ */
+async function heldByAnotherAccount(registry: Registry, username: string, identity: Identity): Promise<boolean> {
+  for await (const obj of registry.ownedaccesskeys.scan(mentions(loginKeyType))) {
+    const key = obj as OwnedAccessKey;
+    if (!isLoginKey(key) || key.spec.user !== username || key.metadata.deletionTimestamp || key.metadata.annotations?.[refusedAnnotation] !== undefined) continue;
+    if (key.spec.identity?.connector === identity.connector && key.spec.identity?.userId !== identity.userId) return true;
+  }
+  return false;
+}
+
 export async function mintLoginKey(registry: Registry, req: MintRequest, now: Date): Promise<MintedKey> {
   const keys = registry.ownedaccesskeys;
+  if (await heldByAnotherAccount(registry, req.username, req.identity)) {
+    throw new ApiError(403, 'Forbidden', `${req.username} is signed in with another account of the identity provider: an account that only shares the name does not sign in as them; ask your administrator`);
+  }
   const identity: Identity = { ...req.identity };
   if (req.refreshToken) identity.connectorData = JSON.stringify({ refreshToken: req.refreshToken } satisfies ConnectorData);
   const { object } = await keys.create(

@@ -52,10 +52,13 @@ export type Next = { redirect: string } | { status: number; message: string };
 /** A sign-in left unfinished lapses: 10 minutes to get through the provider, 2 for the CLI to exchange. */
 const startTtlMs = 10 * 60_000;
 const codeTtlMs = 2 * 60_000;
+/** What a pending sign-in keeps of the CLI's request is bounded, as anyone may start one without a key. */
+const maxStateLength = 512;
+const maxRedirectLength = 1024;
 
 /** RFC 8252 7.3: the loopback redirect of a native app, on any port; http, as there is no certificate for it. */
 export function loopbackRedirect(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
+  if (typeof value !== 'string' || value.length > maxRedirectLength) return undefined;
   let url: URL;
   try {
     url = new URL(value);
@@ -94,7 +97,10 @@ export class SignIn {
     if (query.code_challenge_method !== 'S256' || typeof query.code_challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(query.code_challenge)) {
       throw badRequest('code_challenge (S256 of a PKCE verifier) and code_challenge_method=S256 are required');
     }
-    if (typeof query.state !== 'string' || query.state.length < 16) throw badRequest('state (at least 16 random characters) is required');
+    if (typeof query.state !== 'string' || query.state.length < 16 || query.state.length > maxStateLength) {
+      throw badRequest(`state (at least 16 random characters) is required, at most ${maxStateLength}`);
+    }
+    if (callbackUrl.length > maxRedirectLength) throw badRequest('the Host this server was reached by is too long to sign in with');
     const config = await this.provider.configuration();
     const verifier = client.randomPKCECodeVerifier();
     const state = randomToken();

@@ -12,6 +12,8 @@ describe('identityFromClaims', () => {
       identity: { userId: 'u-1', username: 'ana', preferredUsername: 'ana', email: 'ana@x', emailVerified: true, groups: ['a', 'b'], connector: 'dex', extraClaims: { name: 'Ana', locale: 'pt' } },
     }],
     ['another username claim', ana, { usernameClaim: 'email' }, { username: 'ana@x' }],
+    ['an unverified email does not name a user (email_verified false, as kube-apiserver refuses it)', { ...ana, email_verified: false }, { usernameClaim: 'email' }, { refusal: 'the identity provider has not verified the email ana@x that would name you; verify it there, or ask your administrator' }],
+    ['an email without email_verified names the user (providers that never send it, as kube-apiserver)', { ...ana, email_verified: undefined }, { usernameClaim: 'email' }, { username: 'ana@x' }],
     ['a missing username claim refuses', { sub: 'u-1' }, {}, { refusal: 'the identity provider gave no preferred_username claim to name you by; ask your administrator' }],
     ['allowed groups filter the groups, then the prefix applies', ana, { allowedGroups: ['a', 'z'], groupsPrefix: 'oidc:' }, { identity: expect.objectContaining({ groups: ['oidc:a'] }) }],
     ['none of the allowed groups refuses', ana, { allowedGroups: ['z'] }, { refusal: 'ana is in none of the groups allowed to sign in (z)' }],

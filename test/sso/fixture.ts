@@ -17,6 +17,8 @@ export interface ProviderUser {
   groups: string[];
   disabled?: boolean;
   name?: string;
+  /** preferred_username, when not the account's id (another account claiming the same name). */
+  username?: string;
 }
 
 export interface TestProvider {

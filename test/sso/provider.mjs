@@ -6,7 +6,7 @@
  *
  * It prints `issuer <url>` once listening. Its dev interactions serve the login and consent forms
  * (any password). Users and their state are changed between test steps through a tiny admin
- * endpoint: PUT /admin/users/<id> {groups, disabled, name}; GET /admin/refresh-tokens; POST /admin/forge {aud|iss} (ID tokens re-signed with those claims; no body: stop); POST /admin/down and /admin/up make every
+ * endpoint: PUT /admin/users/<id> {groups, disabled, name, username}; GET /admin/refresh-tokens; POST /admin/forge {aud|iss} (ID tokens re-signed with those claims; no body: stop); POST /admin/down and /admin/up make every
  * other request fail at the connection (the provider unreachable), keeping its sessions and tokens.
  */
 import { readFileSync } from 'node:fs';
@@ -47,7 +47,7 @@ const provider = new Provider(issuer, {
     if (!user || user.disabled) return undefined;
     return {
       accountId: id,
-      claims: async () => ({ sub: id, preferred_username: id, name: user.name ?? id, email: `${id}@example.test`, email_verified: true, groups: user.groups, locale: 'en' }),
+      claims: async () => ({ sub: id, preferred_username: user.username ?? id, name: user.name ?? id, email: `${id}@example.test`, email_verified: true, groups: user.groups, locale: 'en' }),
     };
   },
   claims: { openid: ['sub'], profile: ['preferred_username', 'name', 'locale'], email: ['email', 'email_verified'], groups: ['groups'] },

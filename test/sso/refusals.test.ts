@@ -122,6 +122,26 @@ describe('sign-in refusals', () => {
     expect(key.spec.identity.groups).toEqual(['oidc:payments-devs']);
   });
 
+  it('two exchanges of one code at once: exactly one gets a key', async () => {
+    const { challenge, verifier } = verifierPair();
+    const { received } = await signIn('ana', challenge);
+    const body = { code: received.searchParams.get('code'), code_verifier: verifier, redirect_uri: redirectUri };
+    const both = await Promise.all([exchange(body), exchange(body)]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
+  });
+
+  it('another account of the provider with the username of someone signed in gets no key in their name', async () => {
+    const ana = verifierPair();
+    const first = await signIn('ana', ana.challenge);
+    expect((await exchange({ code: first.received.searchParams.get('code'), code_verifier: ana.verifier, redirect_uri: redirectUri })).status).toBe(200);
+    await provider.setUser('mallory', { groups: ['payments-devs'], username: 'ana' });
+    const mallory = verifierPair();
+    const { received } = await signIn('mallory', mallory.challenge);
+    const res = await exchange({ code: received.searchParams.get('code'), code_verifier: mallory.verifier, redirect_uri: redirectUri });
+    expect(res).toMatchObject({ status: 403, body: { message: 'ana is signed in with another account of the identity provider: an account that only shares the name does not sign in as them; ask your administrator' } });
+    expect(res.body.key).toBeUndefined();
+  });
+
   for (const [what, claims, complaint] of [
     ['audience', { aud: 'another-client' }, /unexpected JWT "aud" \(audience\) claim value/],
     ['issuer', { iss: 'https://another-issuer.example' }, /unexpected JWT "iss" \(issuer\) claim value/],
@@ -138,6 +158,20 @@ describe('sign-in refusals', () => {
       }
     });
   }
+
+  it('a state or redirect_uri too long to keep is refused: anyone without a key cannot fill the pending sign-ins with large entries', async () => {
+    for (const [field, value, complaint] of [
+      ['state', 'a'.repeat(8000), 'state (at least 16 random characters) is required'],
+      ['redirect_uri', `${redirectUri}?${'a'.repeat(8000)}`, 'redirect_uri must be a loopback address of this machine'],
+    ] as const) {
+      const query: Record<string, string> = { redirect_uri: redirectUri, code_challenge: verifierPair().challenge, code_challenge_method: 'S256', state: 'a-state-long-enough', [field]: value };
+      const start = new URL(`${base}/auth/login`);
+      for (const [k, v] of Object.entries(query)) start.searchParams.set(k, v);
+      const refused = await fetch(start, { dispatcher, redirect: 'manual' });
+      expect(refused.status, field).toBe(400);
+      expect(await refused.text()).toContain(complaint);
+    }
+  });
 
   it('a callback with a state this server never issued is a 400 page; a redirect that is not loopback is refused', async () => {
     const res = await fetch(`${base}/auth/callback?state=forged-state&code=forged`, { dispatcher });

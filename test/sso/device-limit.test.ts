@@ -1,0 +1,40 @@
+/**
+ * Headless sign-in is open to anyone without a key, and each start makes the server poll the
+ * provider until the code expires (15 minutes here): the number waiting at once is bounded, or
+ * anyone could make the server hold and run any number of pollers against the provider.
+ */
+import { readFileSync } from 'node:fs';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/errors.js';
+import type { Registry } from '../../src/registry/registry.js';
+import { DeviceSignIn } from '../../src/signin/device.js';
+import { SignInMetrics } from '../../src/signin/metrics.js';
+import { defaultConnectorName, defaultGroupsClaim, defaultUsernameClaim } from '../../src/signin/options.js';
+import { s256 } from '../../src/signin/pending.js';
+import { SignIn } from '../../src/signin/sign-in.js';
+import { startProvider, type TestProvider } from './fixture.js';
+
+let provider: TestProvider;
+
+describe('device sign-ins waiting for approval', () => {
+  beforeAll(async () => {
+    provider = await startProvider();
+  }, 60_000);
+  afterAll(async () => provider?.stop());
+
+  it('past the bound, a new device sign-in is refused with 429', async () => {
+    const signIn = new SignIn({} as Registry, {
+      issuerUrl: provider.issuer, clientId: 'teamkeys', clientSecret: readFileSync(provider.clientSecretFile, 'utf8').trim(), ca: readFileSync(provider.caFile),
+      usernameClaim: defaultUsernameClaim, groupsClaim: defaultGroupsClaim, groupsPrefix: '', allowedGroups: [], extraScopes: [], connectorName: defaultConnectorName,
+      loginKeyTtlSeconds: 60, refreshIntervalMs: 60_000, refreshConcurrency: 1,
+    }, pino({ level: 'silent' }), new SignInMetrics());
+    const device = new DeviceSignIn(signIn, 2);
+    const body = { code_challenge: s256('v'.repeat(43)) };
+    await device.start(body);
+    await device.start(body);
+    const refused = await device.start(body).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ code: 429, message: 'too many device sign-ins are waiting for approval; try again in a minute' });
+  }, 30_000);
+});
