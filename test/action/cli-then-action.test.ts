@@ -53,7 +53,7 @@ describe('the CLI, the Action and the sidecar on one repository', () => {
     });
     const outputs: Record<string, string> = {};
     for (const m of readFileSync(output, 'utf8').matchAll(/^([\w-]+)<<(\S+)\n([\s\S]*?)\n\2$/gm)) outputs[m[1]!] = m[3]!;
-    return { code, outputs, report: JSON.parse(readFileSync(join(repo.dir, 'teamkeys-report/report.json'), 'utf8')) as Report };
+    return { code, outputs, report: JSON.parse(readFileSync(outputs['report-json']!, 'utf8')) as Report };
   }
 
   beforeAll(async () => {
