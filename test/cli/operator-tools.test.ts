@@ -186,6 +186,12 @@ describe('teamkeys sync against a running sidecar', () => {
     repo.write('teams/first.yaml', team('first'));
     await repo.commit('first team');
     sidecar = await startServe(['--sync-source', repo.dir, '--sync-ref', 'main', '--sync-interval', '1h']);
+    // The first cycle must be over before the test commits more: a sync triggered while it runs
+    // waits for that cycle, which did not see the later commit (CI failed on this under load).
+    for (const started = Date.now(); kubectl(sidecar, ['get', 'team', 'first']).code !== 0; ) {
+      if (Date.now() - started > 30_000) throw new Error('the sidecar did not apply its first cycle within 30 s');
+      await new Promise((done) => setTimeout(done, 200));
+    }
   });
   afterAll(async () => {
     await sidecar.stop();
