@@ -2,7 +2,7 @@
  * Authorization of one request: the key's scope first, then the verbs the identity holds on the
  * object (checked inside the write, through the registry's admission hook), then escalation, the
  * keys-per-identity bound, and what the write reaches through the garbage collector
- * (owner-admission.ts).
+ * (owner-admission.ts), a delete included (cascade-admission.ts).
  */
 import type { FastifyRequest } from 'fastify';
 import type { KubeObject, Team } from '../api/types.js';

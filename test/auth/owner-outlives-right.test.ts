@@ -33,6 +33,8 @@ describe('issue 24 review: an owner reference outlives the right that wrote it',
 
   beforeAll(async () => {
     served = await startServe(['--insecure-http']);
+    const reads = { access: [{ name: 'alice-reads', verbs: ['get'], users: ['alice'] }] };
+    expect((await admin('POST', '/teams', { metadata: { name: 'vault3' }, spec: reads })).status).toBe(201);
     for (const name of ['vault', 'vault2']) expect((await admin('POST', '/teams', { metadata: { name }, spec: cleansUp })).status).toBe(201);
     expect((await admin('POST', '/teams', { metadata: { name: 'crew' }, spec: { owner: { user: 'olga' } } })).status).toBe(201);
     expect((await admin('POST', '/ownedaccesskeys', { metadata: { name: 'alice' }, spec: { user: 'alice', key: alice } })).status).toBe(201);
@@ -66,5 +68,15 @@ describe('issue 24 review: an owner reference outlives the right that wrote it',
     expect((await call('POST', '/ownedaccesskeys', olga, { metadata: { name: 'crew-ci' }, spec: { team: 'crew' } })).status).toBe(201);
     expect((await call('DELETE', '/teams/crew', olga)).status).toBe(200);
     await gone('/ownedaccesskeys/crew-ci');
+  });
+
+  it('the refusal names a dependent the caller may read', async () => {
+    const own = await call('POST', '/ownedaccesskeys', alice, { metadata: { name: 'alice-switch3' }, spec: { user: 'alice' } });
+    const ref = { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', name: 'alice-switch3', uid: own.body.metadata!.uid! };
+    // An admin ties vault3 (which alice may only read) to alice's key.
+    expect((await admin('PATCH', '/teams/vault3', { metadata: { ownerReferences: [ref] } }, merge)).status).toBe(200);
+    const refused = await call('DELETE', '/ownedaccesskeys/alice-switch3', alice);
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toContain('would garbage-collect objects you may not delete (teams "vault3")');
   });
 });
