@@ -13,6 +13,8 @@ export interface Admission {
   object?: KubeObject;
   /** The write sets an access key's value (a create, or a rotation): whoever wrote it can use it. */
   setsKey?: boolean;
+  /** A delete's propagationPolicy as asked (absent: Background). */
+  propagationPolicy?: string;
 }
 
 export type Admit = (a: Admission) => void | Promise<void>;

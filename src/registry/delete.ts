@@ -64,7 +64,7 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const current = await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name)));
     await storeCall(ctx, name, async () => checkPreconditions(keyOf(ctx, name), opts.preconditions, current));
-    await opts.admit?.({ verb: 'delete', old: present(current) });
+    await opts.admit?.({ verb: 'delete', old: present(current), ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}) });
     const immediate = !current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0 && !gcFinalizer;
     if (immediate) {
       if (opts.dryRun) return { object: present(current), removed: true };

@@ -5,6 +5,7 @@ import { Authenticator } from '../auth/authenticate.js';
 import { Authorizer } from '../auth/authorize.js';
 import { FailureLimiter, type FailureLimitOptions } from '../auth/failure-limit.js';
 import { TeamIndex } from '../auth/team-index.js';
+import { dependentsFinder } from '../registry/dependents.js';
 import type { Registry } from '../registry/registry.js';
 import type { AuthContext } from './guard.js';
 import { defaultMaxKeysPerUser, keyQuota } from './key-quota.js';
@@ -41,6 +42,7 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
     teams,
     activity,
     lookup,
+    dependents: dependentsFinder(registry),
     now,
     ...(opts.maxKeysPerUser !== 0 ? { keyQuota: keyQuota(registry.ownedaccesskeys, opts.maxKeysPerUser ?? defaultMaxKeysPerUser) } : {}),
     ...(limit ? { failures: new FailureLimiter(limit) } : {}),

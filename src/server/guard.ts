@@ -2,7 +2,7 @@
  * Authorization of one request: the key's scope first, then the verbs the identity holds on the
  * object (checked inside the write, through the registry's admission hook), then escalation, the
  * keys-per-identity bound, and what the write reaches through the garbage collector
- * (owner-admission.ts).
+ * (owner-admission.ts), a delete included (cascade-admission.ts).
  */
 import type { FastifyRequest } from 'fastify';
 import type { KubeObject, Team } from '../api/types.js';
@@ -18,6 +18,7 @@ import { tooManyRequests } from '../api/errors.js';
 import type { Admit } from '../registry/admission.js';
 import { revealsKeyValue } from '../registry/key-value-in-use.js';
 import { quotaDenial, type KeyQuota } from './key-quota.js';
+import { cascadeDenial } from './cascade-admission.js';
 import { checkOwnerReferences, ownershipDenial } from './owner-admission.js';
 
 export interface AuthContext {
@@ -30,6 +31,8 @@ export interface AuthContext {
   keyQuota?: KeyQuota;
   /** Reads an owner named by an ownerReference, if it exists. */
   lookup(kind: string, name: string): Promise<KubeObject | undefined>;
+  /** The objects whose ownerReferences name an owner (registry/dependents.ts). */
+  dependents(owner: KubeObject): Promise<KubeObject[]>;
   now?: () => Date;
 }
 
@@ -107,7 +110,7 @@ export class Guard {
   /** The admission check the registry runs inside each write. */
   admit(): Admit {
     const { authorizer, teams } = this.auth;
-    return async ({ verb, subresource, old, object, setsKey }) => {
+    return async ({ verb, subresource, old, object, setsKey, propagationPolicy }) => {
       const name = (old ?? object)?.metadata.name;
       // The route checked the scope for the verb it was asked (patch); a server-side apply that
       // creates is a create, and the scope must allow that too.
@@ -137,10 +140,15 @@ export class Guard {
       // A new key is refused for the reason its content gives (for another user, a team, ...).
       if (!authorizer.allowed(this.who, verb, this.resource, target)) throw this.forbidden(verb, name, undefined, verb === 'create' ? why : undefined);
       if (why) throw this.forbidden(verb, name, undefined, why);
-      if (!object) return;
+      const owners = { who: this.who, resource: this.resource, authorizer, lookup: this.auth.lookup, dependents: this.auth.dependents };
+      if (!object) {
+        // What the collector removes because this object goes must be the caller's to delete too.
+        const takes = verb === 'delete' && old ? await cascadeDenial(owners, this.resource, old, propagationPolicy === 'Orphan') : undefined;
+        if (takes) throw this.forbidden(verb, name, undefined, takes);
+        return;
+      }
       const over = this.resource === 'ownedaccesskeys' ? await quotaDenial(this.auth.keyQuota, old, object) : undefined;
       if (over) throw this.forbidden(verb, name, undefined, over);
-      const owners = { who: this.who, resource: this.resource, authorizer, lookup: this.auth.lookup };
       const reach = ownershipDenial(owners, old, object, old ?? object);
       if (reach) throw this.forbidden(verb, name, undefined, reach);
       await checkOwnerReferences(owners, old, object);

@@ -32,6 +32,8 @@ export interface OwnerAdmission {
   authorizer: Authorizer;
   /** Reads an object of this API by kind and name, if it exists. */
   lookup(kind: string, name: string): Promise<KubeObject | undefined>;
+  /** The objects whose ownerReferences name an owner (registry/dependents.ts). */
+  dependents(owner: KubeObject): Promise<KubeObject[]>;
 }
 
 const refsOf = (o: KubeObject | undefined): OwnerReference[] => o?.metadata.ownerReferences ?? [];
@@ -46,7 +48,7 @@ function isTeamBinding(resource: Resource, obj: KubeObject, ref: OwnerReference)
 const clientRefs = (resource: Resource, obj: KubeObject | undefined) => refsOf(obj).filter((r) => !obj || !isTeamBinding(resource, obj, r));
 
 /** Whether `who` may delete `obj` (its scope included). */
-function mayDelete(a: OwnerAdmission, resource: Resource, obj: KubeObject): boolean {
+export function mayDelete(a: OwnerAdmission, resource: Resource, obj: KubeObject): boolean {
   const name = obj.metadata.name;
   const scoped = scopeDenial(a.who.scope, { verb: 'delete', group: a.authorizer.group, resource, ...(name ? { name } : {}) });
   return scoped === undefined && a.authorizer.allowed(a.who, 'delete', resource, obj);
