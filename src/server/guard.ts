@@ -18,7 +18,7 @@ import { tooManyRequests } from '../api/errors.js';
 import type { Admit } from '../registry/admission.js';
 import { revealsKeyValue } from '../registry/key-value-in-use.js';
 import { quotaDenial, type KeyQuota } from './key-quota.js';
-import { checkOwnerReferences, ownershipDenial } from './owner-admission.js';
+import { checkOwnerReferences, ownershipDenial, signInTieDenial } from './owner-admission.js';
 
 export interface AuthContext {
   authenticator: Authenticator;
@@ -143,6 +143,8 @@ export class Guard {
       const owners = { who: this.who, resource: this.resource, authorizer, lookup: this.auth.lookup };
       const reach = ownershipDenial(owners, old, object, old ?? object);
       if (reach) throw this.forbidden(verb, name, undefined, reach);
+      const tie = await signInTieDenial(owners, old, object);
+      if (tie) throw this.forbidden(verb, name, undefined, tie);
       await checkOwnerReferences(owners, old, object);
     };
   }
