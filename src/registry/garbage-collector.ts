@@ -181,7 +181,11 @@ export class GarbageCollector {
       const refs = d.metadata.ownerReferences ?? [];
       // Owners of kinds this server does not serve cannot be checked, so such objects are left alone.
       if (refs.length === 0 || d.metadata.deletionTimestamp || !refs.every(ours)) continue;
-      if ((await Promise.all(refs.map(ownerAlive))).every((a) => !a) && (await this.remove(d))) report.deleted.push(label(d));
+      const live = await Promise.all(refs.map(ownerAlive));
+      // A key whose owner key is gone (a sign-in ended) no longer authenticates, whatever else owns it
+      // (its team): it goes too.
+      const deadKey = d.kind === 'OwnedAccessKey' && refs.some((r, i) => r.kind === 'OwnedAccessKey' && !live[i]);
+      if ((deadKey || live.every((a) => !a)) && (await this.remove(d))) report.deleted.push(label(d));
     }
     if (report.deleted.length + report.orphaned.length + report.released.length > 0) this.log.info(report, 'garbage collected');
     return report;
