@@ -7,11 +7,24 @@ import type { Registry } from '../registry/registry.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
 import { grantsAnything } from './grants.js';
-import { loginKeyRefusal } from './login-keys.js';
+import { isLoginKey, loginKeyRefusal } from './login-keys.js';
 import { subjectOf, type Identity } from './identity.js';
 import type { TeamIndex } from './team-index.js';
 
 const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'Unauthorized', message);
+
+/** Why a key made with a Login key stops when that sign-in does (logout, or the provider refusing it). */
+export const signInEnded = 'the sign-in this key was made with has ended: run teamkeys login';
+
+type SignIn = NonNullable<Identity['signIn']>;
+
+const withSignIn = (identity: Identity, signIn: SignIn | undefined): Identity => (signIn ? { ...identity, signIn } : identity);
+
+/** A read's 404 as undefined; any other failure (the store out of reach) stays an error. */
+function unlessNotFound(err: unknown): undefined {
+  if (err instanceof ApiError && err.code === 404) return undefined;
+  throw err;
+}
 
 /** Anything else cannot be a key: refused without touching the store. */
 const keyShape = /^[A-Za-z0-9]{32,256}$/;
@@ -46,14 +59,14 @@ export class Authenticator {
   ) {}
 
   async authenticate(authorization: string | undefined): Promise<Identity> {
-    const { hash, key } = await this.verify(authorization);
+    const { hash, key, signIn } = await this.verify(authorization);
     const now = this.now();
     const name = key.metadata.name!;
     this.activity.touch(name, now);
     this.recent.delete(hash);
     this.recent.set(hash, now.getTime());
     if (this.recent.size > maxRecent) this.recent.delete(this.recent.keys().next().value!);
-    return this.identityOf(key);
+    return withSignIn(this.identityOf(key), signIn);
   }
 
   /**
@@ -62,12 +75,12 @@ export class Authenticator {
    * `revision`: a store revision the answer is at least as new as (key and teams both).
    */
   async reauthenticate(authorization: string | undefined): Promise<{ identity: Identity; revision: number }> {
-    const { key, revision } = await this.verify(authorization);
-    return { identity: this.identityOf(key), revision };
+    const { key, revision, signIn } = await this.verify(authorization);
+    return { identity: withSignIn(this.identityOf(key), signIn), revision };
   }
 
   /** The one check of a bearer key both of the above make; 401 with the reason when it fails. */
-  private async verify(authorization: string | undefined): Promise<{ hash: string; key: OwnedAccessKey; revision: number }> {
+  private async verify(authorization: string | undefined): Promise<{ hash: string; key: OwnedAccessKey; revision: number; signIn?: SignIn }> {
     const key = bearerKey(authorization);
     if (!key) throw unauthorized();
     const hash = hashKey(key);
@@ -86,7 +99,29 @@ export class Authenticator {
     const now = this.now();
     const refusal = keyRefusal(stored, now, this.activity.lastUsed(name), this.teams, this.identityMaxStalenessMs);
     if (refusal) throw unauthorized(refusal);
-    return { hash, key: stored, revision };
+    const signIn = await this.signInOf(stored, now);
+    return { hash, key: stored, revision, ...(signIn ? { signIn } : {}) };
+  }
+
+  /**
+   * The Login key `key` is, or is tied to (src/registry/sign-in-tie.ts); 401 when that sign-in
+   * has ended. Each owner is one get by name, a consistent read as the key's own was: a sign-in
+   * refused or ended through another replica ends the keys made with it at once. An owner key that
+   * is gone (or has another uid) refuses too: the garbage collector is about to remove this key.
+   */
+  private async signInOf(key: OwnedAccessKey, now: Date): Promise<SignIn | undefined> {
+    if (isLoginKey(key)) return { name: key.metadata.name!, uid: key.metadata.uid! };
+    const keys = this.registry.ownedaccesskeys;
+    let signIn: SignIn | undefined;
+    for (const ref of key.metadata.ownerReferences ?? []) {
+      if (ref.apiVersion !== keys.info.apiVersion || ref.kind !== 'OwnedAccessKey') continue;
+      const owner = (await keys.get(ref.name).catch(unlessNotFound)) as OwnedAccessKey | undefined;
+      if (owner?.metadata.uid !== ref.uid) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer exists`);
+      if (!isLoginKey(owner)) continue;
+      if (keyRefusal(owner, now, this.activity.lastUsed(ref.name), this.teams, this.identityMaxStalenessMs)) throw unauthorized(signInEnded);
+      signIn ??= { name: ref.name, uid: ref.uid };
+    }
+    return signIn;
   }
 
   /**

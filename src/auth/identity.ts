@@ -16,6 +16,11 @@ export interface Identity {
   /** The key's scope; it only ever narrows what the identity may do. */
   scope?: OwnedAccessKeySpec['scope'];
   keyName: string;
+  /**
+   * The Login key this key is, or is tied to by the server (src/registry/sign-in-tie.ts): keys this
+   * identity creates are tied to it, and end with it.
+   */
+  signIn?: { name: string; uid: string };
   /** When the key stops working (epoch ms); absent for a key that never expires. */
   expiresAt?: number;
 }

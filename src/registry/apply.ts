@@ -14,11 +14,14 @@ import type { Admit } from './admission.js';
 import type { Requester } from './write-observer.js';
 import { timestamp, type RegistryContext, type WriteResult } from './context.js';
 import { create } from './create.js';
+import type { SignInTie } from './sign-in-tie.js';
 import { runUpdate } from './update.js';
 
 export interface ApplyOptions extends Decoding {
   fieldManager?: string;
   requester?: Requester;
+  /** A key that server-side apply creates is tied to this Login key (sign-in-tie.ts). */
+  signIn?: SignInTie;
   force?: boolean;
   dryRun?: boolean;
   admit?: Admit;

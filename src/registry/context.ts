@@ -6,6 +6,7 @@ import type { ResourceModel } from '../api/model.js';
 import { withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import type { Store } from '../store/types.js';
+import type { SignInTie } from './sign-in-tie.js';
 import type { Requester, WriteObserver } from './write-observer.js';
 
 export interface RegistryContext {
@@ -71,6 +72,8 @@ export interface Writer {
   requester?: Requester;
   /** Recorded with the write in the audit trail (kube's audit annotations): the outcome of an identity refresh. */
   auditAnnotations?: Record<string, string>;
+  /** The Login key the request's key is or is tied to: a key this write creates is tied to it (sign-in-tie.ts). */
+  signIn?: SignInTie;
 }
 
 export const managerOf = (w: Writer) => w.fieldManager || 'unknown';

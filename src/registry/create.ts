@@ -10,6 +10,7 @@ import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { fieldsTouched, observeWrite } from './observe.js';
+import { tieToSignIn } from './sign-in-tie.js';
 import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
 async function exists(ctx: RegistryContext, name: string): Promise<boolean> {
@@ -58,6 +59,7 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
     ctx.model.info.apiVersion,
     timestamp(ctx.now()),
   );
+  tieToSignIn(ctx, stored, opts.signIn);
   const prepared = (await ctx.prepareWrite?.(ctx, stored, undefined)) ?? [];
   await opts.admit?.({ verb: 'create', object: present(stored), setsKey: true });
   if (prepared.length > 0) throw invalid(ctx.gk, meta.name ?? '', prepared);

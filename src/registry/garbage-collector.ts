@@ -4,6 +4,7 @@
  * strips the owner reference from the dependents of an owner deleted with Orphan.
  */
 import type { Logger } from 'pino';
+import { isLoginKey } from '../api/key-types.js';
 import { servedPlurals } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
@@ -130,6 +131,9 @@ export class GarbageCollector {
     const dependentsOf = (owner: KubeObject) => objects.filter((d) => d !== owner && refsTo(d, owner).length > 0);
     const waiting = (o: KubeObject | undefined) => Boolean(o?.metadata.deletionTimestamp) && (o?.metadata.finalizers ?? []).includes('foregroundDeletion');
     const boundTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && owner.kind === 'Team' && teamOf(d) === owner.metadata.name;
+    // Keys made with a Login key end with that sign-in, whatever the deletion asked (sign-in-tie.ts):
+    // orphaning them would let a signed-out person keep what they made.
+    const tiedTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && owner.kind === 'OwnedAccessKey' && isLoginKey(owner);
     const byUid = new Map(objects.map((o) => [o.metadata.uid, o]));
     /** Whether another owner than `owner` keeps `d` (kube's "solid" owner: live, not waiting for its dependents). */
     const keptByAnother = async (d: KubeObject, owner: KubeObject) => {
@@ -146,7 +150,11 @@ export class GarbageCollector {
       if (finalizers.includes('orphan')) {
         let done = true;
         for (const d of dependentsOf(owner)) {
-          if (await this.write(d, [this.withoutRefsTo(d, (r) => names(r, owner))])) report.orphaned.push(label(d));
+          if (tiedTo(d, owner)) {
+            if (d.metadata.deletionTimestamp) continue;
+            if (await this.remove(d)) report.deleted.push(label(d));
+            else done = false;
+          } else if (await this.write(d, [this.withoutRefsTo(d, (r) => names(r, owner))])) report.orphaned.push(label(d));
           else done = false;
         }
         if (done && (await this.release(owner, 'orphan'))) report.released.push(label(owner));
@@ -157,7 +165,7 @@ export class GarbageCollector {
           if (d.metadata.deletionTimestamp) continue;
           // A dependent another owner keeps is let go of, not deleted (kube's foreground deletion);
           // a team's keys always go with it (team-binding.ts).
-          if (!boundTo(d, owner) && (await keptByAnother(d, owner))) {
+          if (!boundTo(d, owner) && !tiedTo(d, owner) && (await keptByAnother(d, owner))) {
             if (await this.write(d, [this.withoutRefsTo(d, (r) => names(r, owner))])) {
               report.orphaned.push(label(d));
               letGo.add(d);
@@ -173,7 +181,11 @@ export class GarbageCollector {
       const refs = d.metadata.ownerReferences ?? [];
       // Owners of kinds this server does not serve cannot be checked, so such objects are left alone.
       if (refs.length === 0 || d.metadata.deletionTimestamp || !refs.every(ours)) continue;
-      if ((await Promise.all(refs.map(ownerAlive))).every((a) => !a) && (await this.remove(d))) report.deleted.push(label(d));
+      const live = await Promise.all(refs.map(ownerAlive));
+      // A key whose owner key is gone (a sign-in ended) no longer authenticates, whatever else owns it
+      // (its team): it goes too.
+      const deadKey = d.kind === 'OwnedAccessKey' && refs.some((r, i) => r.kind === 'OwnedAccessKey' && !live[i]);
+      if ((deadKey || live.every((a) => !a)) && (await this.remove(d))) report.deleted.push(label(d));
     }
     if (report.deleted.length + report.orphaned.length + report.released.length > 0) this.log.info(report, 'garbage collected');
     return report;

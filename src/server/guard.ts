@@ -19,7 +19,7 @@ import type { Admit } from '../registry/admission.js';
 import { revealsKeyValue } from '../registry/key-value-in-use.js';
 import { quotaDenial, type KeyQuota } from './key-quota.js';
 import { cascadeDenial } from './cascade-admission.js';
-import { checkOwnerReferences, ownershipDenial } from './owner-admission.js';
+import { checkOwnerReferences, ownershipDenial, signInTieDenial } from './owner-admission.js';
 
 export interface AuthContext {
   authenticator: Authenticator;
@@ -151,6 +151,8 @@ export class Guard {
       if (over) throw this.forbidden(verb, name, undefined, over);
       const reach = ownershipDenial(owners, old, object, old ?? object);
       if (reach) throw this.forbidden(verb, name, undefined, reach);
+      const tie = await signInTieDenial(owners, old, object);
+      if (tie) throw this.forbidden(verb, name, undefined, tie);
       await checkOwnerReferences(owners, old, object);
     };
   }

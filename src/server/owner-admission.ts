@@ -13,7 +13,8 @@
  *   another object's would tie this object to that one;
  * - setting blockOwnerDeletion needs `delete` on the owner, the object that uid names (422, as the
  *   API document says).
- * A key's reference to its own team is the server's (team-binding.ts), not the client's change.
+ * A key's reference to its own team is the server's (team-binding.ts), not the client's change; so is the
+ * tie of a key made with a Login key (sign-in-tie.ts), which only an accesskeys-admin may remove.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { invalid } from '../api/errors.js';
@@ -22,7 +23,8 @@ import { kindOfPlural, pluralOfKind } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { Authorizer } from '../auth/authorize.js';
 import type { Identity } from '../auth/identity.js';
-import type { Resource } from '../auth/roles.js';
+import { isLoginKey } from '../auth/login-keys.js';
+import { isAdminFor, type Resource } from '../auth/roles.js';
 import { scopeDenial } from '../auth/scope.js';
 import { gcFinalizers } from '../registry/delete.js';
 
@@ -44,8 +46,12 @@ function isTeamBinding(resource: Resource, obj: KubeObject, ref: OwnerReference)
   return resource === 'ownedaccesskeys' && ref.kind === 'Team' && typeof team === 'string' && ref.name === team;
 }
 
-/** The references the client controls, in order. */
-const clientRefs = (resource: Resource, obj: KubeObject | undefined) => refsOf(obj).filter((r) => !obj || !isTeamBinding(resource, obj, r));
+/** Whether a reference is the tie the server sets on a key made with a Login key (registry/sign-in-tie.ts). */
+const isSignInTie = (a: OwnerAdmission, ref: OwnerReference) => a.resource === 'ownedaccesskeys' && ref.kind === 'OwnedAccessKey' && ref.uid === a.who.signIn?.uid && ref.name === a.who.signIn.name;
+
+/** The references the client controls, in order (on create, the server's tie is not the client's). */
+const clientRefs = (a: OwnerAdmission, obj: KubeObject | undefined, creating = false) =>
+  refsOf(obj).filter((r) => !obj || !(isTeamBinding(a.resource, obj, r) || (creating && isSignInTie(a, r))));
 
 /** Whether `who` may delete `obj` (its scope included). */
 export function mayDelete(a: OwnerAdmission, resource: Resource, obj: KubeObject): boolean {
@@ -59,7 +65,7 @@ export function mayDelete(a: OwnerAdmission, resource: Resource, obj: KubeObject
  * or undefined. `target` is the object delete is judged on: the new one on create, else the old.
  */
 export function ownershipDenial(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject, target: KubeObject): string | undefined {
-  const refsChanged = !isDeepStrictEqual(clientRefs(a.resource, old), clientRefs(a.resource, object));
+  const refsChanged = !isDeepStrictEqual(clientRefs(a, old), clientRefs(a, object, !old));
   const had = new Set(old?.metadata.finalizers ?? []);
   const addsFinalizer = (object.metadata.finalizers ?? []).some((f) => !had.has(f));
   const removesGc = Object.values(gcFinalizers).find((f) => had.has(f) && !(object.metadata.finalizers ?? []).includes(f));
@@ -97,6 +103,22 @@ export async function ownerReferenceErrors(a: OwnerAdmission, old: KubeObject | 
     });
   }
   return errs;
+}
+
+/**
+ * Why the write may not drop a key's reference to a Login key (or to a key that no longer exists,
+ * which may have been one), or undefined: that reference ends the key with the sign-in it was made
+ * with, and only an accesskeys-admin may cut it (a 403 reason).
+ */
+export async function signInTieDenial(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject): Promise<string | undefined> {
+  if (a.resource !== 'ownedaccesskeys' || !old || isAdminFor(a.who.clusterRoles, a.resource)) return undefined;
+  const apiVersion = `${a.authorizer.group}/v1`;
+  for (const ref of refsOf(old)) {
+    if (ref.apiVersion !== apiVersion || ref.kind !== 'OwnedAccessKey' || refsOf(object).some((r) => r.uid === ref.uid && r.name === ref.name)) continue;
+    const owner = await a.lookup(ref.kind, ref.name);
+    if (owner?.metadata.uid !== ref.uid || isLoginKey(owner)) return 'removing the reference to the Login key this key was made with requires the accesskeys-admin role';
+  }
+  return undefined;
 }
 
 /** Runs ownerReferenceErrors and throws them as one 422. */

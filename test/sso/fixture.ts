@@ -86,6 +86,25 @@ export async function startProvider(): Promise<TestProvider> {
   };
 }
 
+/** The flags of `teamkeys serve` that make it a relying party of `provider` (its groups scope asked for). */
+export const oidcFlags = (provider: TestProvider): string[] => [
+  '--oidc-issuer-url', provider.issuer,
+  '--oidc-client-id', 'teamkeys',
+  '--oidc-client-secret-file', provider.clientSecretFile,
+  '--oidc-ca-file', provider.caFile,
+  '--oidc-extra-scopes', 'groups',
+];
+
+/** Polls until `check` holds (each step of the identity refresh takes up to one interval). */
+export async function eventually(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`not within ${timeoutMs} ms: ${what}`);
+}
+
 /** The form of an HTML page: where it posts and its fields with their values. */
 function formOf(html: string): { action: string; method: string; fields: Record<string, string> } | undefined {
   const form = html.match(/<form\b([^>]*)>([\s\S]*?)<\/form>/i);

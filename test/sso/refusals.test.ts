@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
-import { Browser, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { Browser, oidcFlags, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -51,11 +51,7 @@ describe('sign-in refusals', () => {
     await provider.setUser('ana', { groups: ['payments-devs', 'everyone'] });
     await provider.setUser('eve', { groups: ['marketing'] });
     served = await startServe([
-      '--oidc-issuer-url', provider.issuer,
-      '--oidc-client-id', 'teamkeys',
-      '--oidc-client-secret-file', provider.clientSecretFile,
-      '--oidc-ca-file', provider.caFile,
-      '--oidc-extra-scopes', 'groups',
+      ...oidcFlags(provider),
       '--oidc-allowed-groups', 'payments-devs,platform',
       '--oidc-groups-prefix', 'oidc:',
     ]);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin } from '../cli/run.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { openWatch, type Watching } from '../server/watch-client.js';
-import { Browser, startCli, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { Browser, eventually, oidcFlags, startCli, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -25,16 +25,6 @@ let serverCa: string;
 
 /** `teamkeys login --no-browser` with the person signing in as `user` in the shared browser. */
 const login = (user: string, extra: string[] = []) => teamkeysLogin(browser, user, ['--server', served.url, '--ca-file', serverCa, ...extra], env);
-
-/** Polls until `check` holds (each step of the identity refresh takes up to one interval). */
-async function eventually(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`not within ${timeoutMs} ms: ${what}`);
-}
 
 /** A watch on teams opened with `key`, as kubectl get teams -w would. */
 const watchTeams = (key: string) => openWatch(`${served.url}/apis/management.service/v1/teams?watch=true`, key, { ca: readFileSync(serverCa) });
@@ -64,11 +54,7 @@ describe('sign-in with SSO, end to end', () => {
     await provider.setUser('ana', { groups: ['payments-devs', 'everyone'], name: 'Ana Lima' });
     served = await startServe([
       '--store', `sqlite:${join(home, 'db', 'teamkeys.db')}`,
-      '--oidc-issuer-url', provider.issuer,
-      '--oidc-client-id', 'teamkeys',
-      '--oidc-client-secret-file', provider.clientSecretFile,
-      '--oidc-ca-file', provider.caFile,
-      '--oidc-extra-scopes', 'groups',
+      ...oidcFlags(provider),
       '--identity-refresh-interval', '1s',
       '--audit-log', auditLog,
     ]);

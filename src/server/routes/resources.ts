@@ -33,7 +33,13 @@ function objectWrite(req: Request) {
 /** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
 function writeOptions(req: Request) {
   const w = writeQuery(req.query, optionsKind(req.method));
-  return { ...w, fieldManager: w.fieldManager ?? agentOf(req), requester: requesterOf(req) };
+  return { ...w, fieldManager: w.fieldManager ?? agentOf(req), requester: requesterOf(req), ...signInOf(req) };
+}
+
+/** The Login key the caller's key is or is tied to: a key the request creates is tied to it. */
+function signInOf(req: Request) {
+  const tie = identityOf(req).signIn;
+  return tie ? { signIn: tie } : {};
 }
 
 const optionsKind = (method: string) => (method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : 'PatchOptions');
@@ -183,7 +189,7 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
     const w = writeQuery(req.query, 'PatchOptions');
     const { object, warnings, created } = await concealing(r, guard, 'patch', name, undefined, () =>
-      guard.probing(() => r.apply(name, body, { ...w, duplicateFields: duplicates, requester: requesterOf(req), admit: guard.admit() })),
+      guard.probing(() => r.apply(name, body, { ...w, duplicateFields: duplicates, requester: requesterOf(req), ...signInOf(req), admit: guard.admit() })),
     );
     return send(req, reply, created ? 201 : 200, object, warnings);
   }
