@@ -1,6 +1,7 @@
 /** Deletes keys that expired longer ago than the retention period (default 20 days). */
 import type { OwnedAccessKey } from '../api/types.js';
-import { mentions, type ResourceRegistry } from '../registry/resource-registry.js';
+import { mentions } from '../registry/mentions.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { lostRace } from '../registry/storage-errors.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';

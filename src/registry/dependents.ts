@@ -7,7 +7,7 @@
 import { servedPlurals } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { Registry } from './registry.js';
-import { mentions } from './resource-registry.js';
+import { mentions } from './mentions.js';
 
 /** Whether `ref` names `owner` (an object of this API, `apiVersion`) as the collector reads it. */
 export const namesOwner = (ref: OwnerReference, owner: KubeObject, apiVersion: string) =>

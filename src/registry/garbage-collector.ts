@@ -9,7 +9,8 @@ import { servedPlurals } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import type { Registry } from './registry.js';
-import { mentions, type ResourceRegistry } from './resource-registry.js';
+import { mentions } from './mentions.js';
+import type { ResourceRegistry } from './resource-registry.js';
 import { lostRace } from './storage-errors.js';
 import { teamOf } from './team-binding.js';
 

@@ -1,4 +1,5 @@
 /** The API semantics of one kind over a Store: one method per verb, each in its own module. */
+import { mentions } from './mentions.js';
 import { FieldCipher } from '../api/field-cipher.js';
 import type { ResourceModel } from '../api/model.js';
 import { generateName } from '../api/names.js';
@@ -31,12 +32,6 @@ export interface RegistryOptions {
   /** Counts the writes under way (shared by the kinds of one registry), so a stop can wait for them. */
   inFlight?: InFlight;
 }
-
-/** A raw-JSON prefilter: the encoding holds this property name (as a key or a string). */
-export const mentions =
-  (...properties: string[]) =>
-  (encoded: string): boolean =>
-    properties.some((p) => encoded.includes(`"${p}"`));
 
 export class ResourceRegistry {
   readonly ctx: RegistryContext;

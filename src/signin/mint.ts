@@ -7,7 +7,7 @@
 import { ApiError } from '../api/errors.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import { isLoginKey, loginKeyType, refusedAnnotation } from '../auth/login-keys.js';
-import { mentions } from '../registry/resource-registry.js';
+import { mentions } from '../registry/mentions.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';

@@ -13,7 +13,7 @@ import * as client from 'openid-client';
 import { ApiError } from '../api/errors.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import { isLoginKey, refreshErrorAnnotation, refusedAnnotation } from '../auth/login-keys.js';
-import { mentions } from '../registry/resource-registry.js';
+import { mentions } from '../registry/mentions.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { RefreshOutcome } from './metrics.js';
