@@ -34,7 +34,7 @@ export interface KeyHealth {
   expiresInMs?: number;
 }
 
-const parse = (s: string | undefined) => {
+const parse = (s: string | null | undefined) => {
   const ms = s ? Date.parse(s) : NaN;
   return Number.isFinite(ms) ? ms : undefined;
 };
