@@ -7,7 +7,7 @@
  * The sidecar's own registry (reconcile metrics) is served from the same endpoint.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { servedPlurals } from '../api/resources.js';
 
 /** kube-apiserver's buckets for apiserver_request_duration_seconds. */
@@ -29,6 +29,34 @@ export class ServerMetrics {
     help: 'Response latency of API requests in seconds, by verb, resource and HTTP code (as kube-apiserver\'s apiserver_request_duration_seconds; WATCH lasts as long as the watch).',
     labelNames: ['verb', 'resource', 'code'],
     buckets: kubeBuckets,
+    registers: [this.registry],
+  });
+
+  /**
+   * Key health, set by the periodic sweep (key-health-sweep.ts), never on a request: counts only,
+   * by window (`within`: 1d, 7d, 30d, cumulative) and whether the keys are Login keys (sessions
+   * from sign-in expire routinely; an alert usually wants the others).
+   */
+  readonly keysExpiring = new Gauge({
+    name: 'teamkeys_access_keys_expiring',
+    help: 'Access keys that are neither disabled nor expired and expire within the window `within` (1d, 7d, 30d; each window counts the shorter ones too), by login="true" for keys from sign-in.',
+    labelNames: ['within', 'login'],
+    registers: [this.registry],
+  });
+  readonly keysExpired = new Gauge({
+    name: 'teamkeys_access_keys_expired',
+    help: 'Access keys that have expired (they are refused) and are not yet removed (see --expired-key-retention), by login.',
+    labelNames: ['login'],
+    registers: [this.registry],
+  });
+  readonly keysAutoDisabled = new Counter({
+    name: 'teamkeys_access_keys_auto_disabled_total',
+    help: 'Access keys this server disabled for being unused longer than --disable-unused-after.',
+    registers: [this.registry],
+  });
+  readonly keyHealthSweep = new Gauge({
+    name: 'teamkeys_key_health_last_sweep_timestamp_seconds',
+    help: 'When the key health sweep that set the teamkeys_access_keys_* gauges last finished (Unix time); an alert on its age finds a sweep that stopped.',
     registers: [this.registry],
   });
 

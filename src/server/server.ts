@@ -29,6 +29,7 @@ import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
 import { authenticateRequest, endpointAuthorizer } from './endpoint-auth.js';
 import { registerMetrics, ServerMetrics } from './metrics.js';
+import { KeyHealthSweep, type KeyHealthSweepOptions } from './key-health-sweep.js';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { lazyChildLogger } from './request-logger.js';
 import { registerSignInRoutes } from './routes/signin.js';
@@ -65,6 +66,15 @@ export interface ServerOptions {
   moreMetrics?: MetricsRegistry[];
   /** Sign-in through an OpenID Connect provider (serve --oidc-*): its endpoints, and the identity refresh on the leader. */
   signIn?: SignIn;
+  /** The key health sweep (expiry gauges and warnings, --disable-unused-after); false: none. */
+  keyHealth?: KeyHealthSweepOptions | false;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The key health sweep, when the server runs one (tests run a sweep at a time they choose). */
+    keyHealthSweep?: KeyHealthSweep;
+  }
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -132,7 +142,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
   registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
   const authorizeEndpoint = endpointAuthorizer(opts.auth);
-  registerMetrics(app, new ServerMetrics(), (req, reply) => authorizeEndpoint(req, reply, 'metrics'), opts.moreMetrics);
+  const metrics = new ServerMetrics();
+  registerMetrics(app, metrics, (req, reply) => authorizeEndpoint(req, reply, 'metrics'), opts.moreMetrics);
 
   const work: BackgroundWork[] = [];
   if (opts.maintenance !== false) {
@@ -154,9 +165,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const refresher = new IdentityRefresher(registry, opts.signIn, opts.logger, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency });
     work.push({ name: 'identity-refresh', start: () => refresher.start(), stop: () => refresher.stop() });
   }
+  // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
+  // sweeps once more on taking the lease, so a new leader need not wait a whole interval.
+  let leader: Leader | undefined;
+  const sweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(registry, opts.auth, opts.logger, metrics, () => leader?.isLeader === true, opts.keyHealth);
+  if (sweep) {
+    app.decorate('keyHealthSweep', sweep);
+    work.push({ name: 'key-health', start: () => void sweep.sweep(), stop: () => {} });
+  }
   opts.auth.activity.start();
-  const leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger);
+  leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger);
   leader.start();
+  sweep?.start();
   // A response finished while closing tells its client not to reuse the connection (see shutdown.ts).
   let closing = false;
   app.addHook('onSend', async (_req, reply) => {
@@ -164,7 +184,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
   app.addHook('preClose', async () => {
     closing = true;
-    await leader.stop();
+    await sweep?.stop();
+    await leader!.stop();
     opts.auth.teams.stop();
     opts.auth.activity.stop();
     // Open watches would otherwise hold the server open until their timeouts.

@@ -8,6 +8,10 @@ import { apiPrefix, buildServer } from '../../src/server/server.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import type { Store } from '../../src/store/types.js';
+import type { Clock } from '../../src/clock.js';
+import { AuditRecorder } from '../../src/server/audit/audit-recorder.js';
+import { MemoryAuditTrail } from '../../src/store/audit/audit-trail.js';
+import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key-health-sweep.js';
 
 /** The administrator key every test server starts with. */
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
@@ -19,6 +23,8 @@ export interface InProcess {
   registry: Registry;
   /** The server's record of key use (memory that must not outlive the keys). */
   activity: ActivityRecorder;
+  /** The key health sweep (tests run one with `await keyHealthSweep.sweep()`). */
+  keyHealthSweep?: KeyHealthSweep;
   /** fetch with the administrator's key, unless the call sets its own Authorization. */
   fetch(url: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -33,20 +39,33 @@ export interface InProcessOptions {
   store?: Store;
   /** false: no garbage collector, for tests of what a leftover object does. */
   garbageCollector?: boolean;
+  /** The time for everything that decides by it (a ManualClock's now). */
+  now?: Clock;
+  /** Options of the key health sweep (serve's --warn-expiry, --disable-unused-after). */
+  keyHealth?: KeyHealthSweepOptions;
+  /** Record an audit trail (in memory), served at /kubernetes/management/apis/audit.../events. */
+  audit?: boolean;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
-  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {});
   const logger = opts.logger ?? pino({ level: 'silent' });
+  const audit = opts.audit ? new AuditRecorder(new MemoryAuditTrail(), logger, opts.now ? { now: opts.now } : {}) : undefined;
+  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), {
+    ...(opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+    ...(audit ? { onWrite: audit.observer } : {}),
+  });
   await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null', ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
-  const auth = await createAuthContext(registry, logger, opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {});
+  const auth = await createAuthContext(registry, logger, { ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}), ...(opts.now ? { now: opts.now } : {}) });
   const app = await buildServer({
     registry,
     auth,
     logger,
     maintenance: false,
+    ...(audit ? { audit } : {}),
     ...(opts.garbageCollector === false ? { garbageCollector: false } : {}),
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+    ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
@@ -57,6 +76,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     api: `${base}${apiPrefix}/apis/management.service/v1`,
     registry,
     activity: auth.activity,
+    ...(app.keyHealthSweep ? { keyHealthSweep: app.keyHealthSweep } : {}),
     fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),
     close: async () => {
       await app.close();

@@ -46,6 +46,8 @@ export interface ServeOptions extends SignInFlags {
   maxTtl?: string;
   activityInterval: string;
   expiredKeyRetention: string;
+  warnExpiry: string;
+  disableUnusedAfter?: string;
   apiGroup: string;
   authFailureLimit: string;
   requestTimeout: string;
@@ -105,6 +107,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const expiredKeyRetentionSeconds = seconds('--expired-key-retention', opts.expiredKeyRetention)!;
   const authFailureLimit = failureLimit(opts.authFailureLimit);
   const requestTimeoutMs = seconds('--request-timeout', opts.requestTimeout)! * 1000;
+  const keyHealth = {
+    warnExpiryMs: parseDuration('--warn-expiry', opts.warnExpiry),
+    ...(opts.disableUnusedAfter !== undefined ? { disableUnusedAfterMs: parseDuration('--disable-unused-after', opts.disableUnusedAfter) } : {}),
+  };
   const syncConfig = hasSource(opts as unknown as Record<string, unknown>, 'sync-')
     ? await daemonConfig(opts as unknown as Record<string, unknown>, 'sync-', stateDir, { keyDir: join(stateDir, 'keys'), reportDir: join(stateDir, 'sync') })
     : undefined;
@@ -154,6 +160,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     logger,
     lease,
     maintenance: { expiredKeyRetentionSeconds },
+    keyHealth,
     audit,
     requestTimeoutMs,
     watchLimits,

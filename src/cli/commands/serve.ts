@@ -45,7 +45,12 @@ export function registerServe(program: Command): void {
       String(defaultMinRequestTimeoutSeconds),
     )
     .option('--shutdown-grace <seconds>', 'after SIGTERM, time in-flight requests and watches get to finish before their connections are cut', String(defaultShutdownGraceMs / 1000))
-    .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600));
+    .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
+    .option('--warn-expiry <duration>', 'log a warning once per access key as it comes this close to expiring (like 14d, 12h)', '14d')
+    .option(
+      '--disable-unused-after <duration>',
+      'disable access keys (Login keys too) last used, or never used and created, longer ago than this (like 90d), with the reason in the management.service/disabled-reason annotation and the audit trail; never the last working management-admin key (default: off)',
+    );
   addSignInFlags(serve);
   // The sidecar: every flag of teamkeys watch that is about the source and the sync, as --sync-*.
   addDaemonFlags(serve, 'sync-').action(async (opts: ServeOptions) => {

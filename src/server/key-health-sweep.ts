@@ -1,0 +1,194 @@
+/**
+ * The key health sweep: once at start and then every minute, off the request path, over the keys
+ * in the watch cache. On every replica it sets the /metrics gauges of keys expiring within 1, 7
+ * and 30 days and of expired keys not yet removed, so whichever replica Prometheus scrapes answers
+ * the same. On the replica holding the background-work lease only (so replicas neither log twice
+ * nor race each other's writes) it logs a warning once per key as the key enters the --warn-expiry
+ * window, and, with --disable-unused-after, disables keys unused for longer than that.
+ *
+ * A sweep without --disable-unused-after reads only keys whose stored JSON mentions a ttl (the
+ * others never expire); with it, every key (a full read of the cache, once a minute, never on a request).
+ */
+import type { Logger } from 'pino';
+import type { OwnedAccessKey } from '../api/types.js';
+import { defaultWarnExpiryMs, expiresWithin, formatSpan, isoSeconds, keyHealth, unusedFor, type KeyHealth } from '../auth/key-health.js';
+import { keyRefusal } from '../auth/authenticate.js';
+import { systemClock, type Clock } from '../clock.js';
+import { mentions } from '../registry/mentions.js';
+import type { Registry } from '../registry/registry.js';
+import { ApiError } from '../api/errors.js';
+import type { AuthContext } from './guard.js';
+import type { ActivityRecorder } from '../auth/activity.js';
+import type { ServerMetrics } from './metrics.js';
+
+/** Why the server disabled a key: set with spec.disabled=true, and recorded in the audit event of that write. */
+export const disabledReasonAnnotation = 'management.service/disabled-reason';
+/** The field manager of the server's disabling write (its audit event's user is system:teamkeys). */
+export const unusedKeysManager = 'teamkeys-unused-keys';
+/** The role whose last working key is never disabled (so unused-key disabling cannot lock everyone out). */
+const adminRole = 'management-admin';
+
+const day = 86_400_000;
+const gaugeWindows: [string, number][] = [['1d', day], ['7d', 7 * day], ['30d', 30 * day]];
+
+export interface KeyHealthSweepOptions {
+  /** Time between sweeps (default 60 s). */
+  intervalMs?: number;
+  /** The window a key entering it is warned of, once (default 14d). */
+  warnExpiryMs?: number;
+  /** Disable keys unused for longer than this (off when absent). */
+  disableUnusedAfterMs?: number;
+  now?: Clock;
+}
+
+export class KeyHealthSweep {
+  /** uid -> name of the keys warned of while in the window: a key that leaves it (deleted, expiry moved out) is forgotten. */
+  private readonly warned = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
+  private readonly now: Clock;
+  private readonly warnExpiryMs: number;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly auth: AuthContext & { activity: ActivityRecorder },
+    private readonly log: Logger,
+    private readonly metrics: ServerMetrics,
+    private readonly leading: () => boolean,
+    private readonly opts: KeyHealthSweepOptions = {},
+  ) {
+    this.now = opts.now ?? systemClock;
+    this.warnExpiryMs = opts.warnExpiryMs ?? defaultWarnExpiryMs;
+  }
+
+  start(): void {
+    void this.sweep();
+    this.timer = setInterval(() => void this.sweep(), this.opts.intervalMs ?? 60_000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** How many keys are remembered as warned of (bounded by the keys in the window). */
+  get warnedCount(): number {
+    return this.warned.size;
+  }
+
+  /** One sweep from now: never two at once (one asked for while another runs follows it). */
+  sweep(): Promise<void> {
+    if (this.running) {
+      this.queued ??= this.running.then(() => {
+        this.queued = undefined;
+        return this.sweep();
+      });
+      return this.queued;
+    }
+    this.running = this.run()
+      .catch((err: unknown) => this.log.warn({ err }, 'key health sweep failed; will retry at the next interval'))
+      .finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async run(): Promise<void> {
+    const now = this.now();
+    const leader = this.leading();
+    const disabling = leader && this.opts.disableUnusedAfterMs !== undefined;
+    const keys: OwnedAccessKey[] = [];
+    for await (const o of this.registry.ownedaccesskeys.scan(disabling ? undefined : mentions('ttl'))) keys.push(o as OwnedAccessKey);
+    const health = keys.map((k) => keyHealth(k, now, this.auth.activity.lastUsed(k.metadata.name!)));
+    this.setGauges(keys, health);
+    if (leader) this.warnOfExpiry(keys, health);
+    else this.warned.clear();
+    if (disabling) await this.disableUnused(keys, health, now);
+    this.metrics.keyHealthSweep.set(now.getTime() / 1000);
+  }
+
+  private setGauges(keys: OwnedAccessKey[], health: KeyHealth[]): void {
+    const counts = new Map<string, number>();
+    const add = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
+    health.forEach((h, i) => {
+      if (keys[i]!.metadata.deletionTimestamp) return;
+      const login = String(h.login);
+      if (h.expired) return add(`expired/${login}`);
+      if (h.disabled) return;
+      for (const [within, ms] of gaugeWindows) if (expiresWithin(h, ms)) add(`${within}/${login}`);
+    });
+    for (const login of ['true', 'false']) {
+      this.metrics.keysExpired.set({ login }, counts.get(`expired/${login}`) ?? 0);
+      for (const [within] of gaugeWindows) this.metrics.keysExpiring.set({ within, login }, counts.get(`${within}/${login}`) ?? 0);
+    }
+  }
+
+  /** Logs each key once as it enters the window; forgets keys that left it or are gone. */
+  private warnOfExpiry(keys: OwnedAccessKey[], health: KeyHealth[]): void {
+    const inWindow = new Set<string>();
+    health.forEach((h, i) => {
+      const key = keys[i]!;
+      if (h.disabled || key.metadata.deletionTimestamp || h.expiresAt === undefined) return;
+      if (!h.expired && !expiresWithin(h, this.warnExpiryMs)) return;
+      const uid = key.metadata.uid!;
+      inWindow.add(uid);
+      const known = this.warned.has(uid);
+      this.warned.set(uid, h.name);
+      // An expired key stays remembered (it is refused, and maintenance removes it), never warned of late.
+      if (known || h.expired) return;
+      this.log.warn(
+        { key: h.name, owner: h.owner, ...(h.type ? { type: h.type } : {}), expiresAt: isoSeconds(h.expiresAt), warnExpiry: formatSpan(this.warnExpiryMs) },
+        `access key "${h.name}" of ${h.owner} expires at ${isoSeconds(h.expiresAt)}, in ${formatSpan(h.expiresInMs!)}: rotate it or extend its ttl before it is refused`,
+      );
+    });
+    for (const uid of [...this.warned.keys()]) if (!inWindow.has(uid)) this.warned.delete(uid);
+  }
+
+  /** Whether the key works now and makes its holder a management admin (a scoped key does not count). */
+  private isWorkingAdmin(key: OwnedAccessKey, now: Date): boolean {
+    if (key.spec.scope || keyRefusal(key, now, this.auth.activity.lastUsed(key.metadata.name!), this.auth.teams)) return false;
+    return this.auth.authenticator.identityOf(key).clusterRoles.has(adminRole);
+  }
+
+  private async disableUnused(keys: OwnedAccessKey[], health: KeyHealth[], now: Date): Promise<void> {
+    const after = this.opts.disableUnusedAfterMs!;
+    const unused = new Set<number>();
+    health.forEach((h, i) => {
+      if (!h.disabled && !h.expired && !keys[i]!.metadata.deletionTimestamp && unusedFor(h, after)) unused.add(i);
+    });
+    if (unused.size === 0) return;
+    // Never the last working management-admin key: with all of them unused, the most recently
+    // used one stays enabled (and is named in a warning), so an administrator can always get in.
+    const admins = keys.map((k, i) => i).filter((i) => this.isWorkingAdmin(keys[i]!, now));
+    if (admins.length > 0 && admins.every((i) => unused.has(i))) {
+      const spared = admins.reduce((a, b) => (health[b]!.lastUse > health[a]!.lastUse ? b : a));
+      unused.delete(spared);
+      this.log.warn({ key: health[spared]!.name, owner: health[spared]!.owner, lastUse: isoSeconds(health[spared]!.lastUse) }, `access key "${health[spared]!.name}" is unused for longer than --disable-unused-after but is the last working ${adminRole} key: left enabled`);
+    }
+    for (const i of unused) await this.disable(keys[i]!, health[i]!, after);
+  }
+
+  private async disable(key: OwnedAccessKey, h: KeyHealth, after: number): Promise<void> {
+    const name = h.name;
+    // A use this replica saw since the read (its status write may not be stored yet) saves the key.
+    const lastUse = this.auth.activity.lastUsed(name);
+    if (lastUse !== undefined && lastUse > h.lastUse) return;
+    const reason = `${h.neverUsed ? 'never used since its creation at' : 'unused since'} ${isoSeconds(h.lastUse)} (no use for ${formatSpan(after)}; --disable-unused-after)`;
+    try {
+      // The resourceVersion read is a precondition: a use recorded meanwhile (status.lastActivity,
+      // written through any replica), or any other change, makes this a conflict, and the next sweep decides again.
+      await this.registry.ownedaccesskeys.patch(
+        name,
+        'merge',
+        { metadata: { resourceVersion: key.metadata.resourceVersion, annotations: { [disabledReasonAnnotation]: reason } }, spec: { disabled: true } },
+        { fieldManager: unusedKeysManager, auditAnnotations: { [disabledReasonAnnotation]: reason } },
+      );
+      this.metrics.keysAutoDisabled.inc();
+      this.log.warn({ key: name, owner: h.owner, ...(h.type ? { type: h.type } : {}), lastUse: isoSeconds(h.lastUse), neverUsed: h.neverUsed }, `disabled access key "${name}" of ${h.owner}: ${reason}`);
+    } catch (err) {
+      // Changed (a use recorded, an edit) or deleted since the read: the next sweep decides again.
+      if (err instanceof ApiError && (err.code === 404 || err.code === 409)) return;
+      this.log.warn({ err, key: name }, 'could not disable an unused access key; will retry at the next sweep');
+    }
+  }
+}
