@@ -55,7 +55,7 @@ export class KeyHealthSweep {
     private readonly auth: AuthContext & { activity: ActivityRecorder },
     private readonly log: Logger,
     private readonly metrics: ServerMetrics,
-    private readonly leading: () => boolean,
+    private readonly isLeader: () => boolean,
     private readonly opts: KeyHealthSweepOptions = {},
   ) {
     this.now = opts.now ?? systemClock;
@@ -71,6 +71,11 @@ export class KeyHealthSweep {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
+  }
+
+  /** Whether this replica logs and disables (it holds the background-work lease). */
+  get leading(): boolean {
+    return this.isLeader();
   }
 
   /** How many keys are remembered as warned of (bounded by the keys in the window). */
@@ -95,7 +100,7 @@ export class KeyHealthSweep {
 
   private async run(): Promise<void> {
     const now = this.now();
-    const leader = this.leading();
+    const leader = this.isLeader();
     const disabling = leader && this.opts.disableUnusedAfterMs !== undefined;
     const keys: OwnedAccessKey[] = [];
     for await (const o of this.registry.ownedaccesskeys.scan(disabling ? undefined : mentions('ttl'))) keys.push(o as OwnedAccessKey);

@@ -1,0 +1,214 @@
+/**
+ * Key health on the server: /metrics counts keys expiring within 1, 7 and 30 days and expired keys
+ * not yet removed, a warning is logged once per key as it enters --warn-expiry, and
+ * --disable-unused-after disables unused keys (Login keys too) with the reason in an annotation
+ * and the audit trail, never the last working management-admin key. Time is a ManualClock; the
+ * sweep is run by the test (as its interval would).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { auditApiVersion, type AuditEvent } from '../../src/api/audit-event.js';
+import { mintLoginKey } from '../../src/signin/mint.js';
+import { apiPrefix } from '../../src/server/server.js';
+import { ManualClock, day, hour } from '../support/clock.js';
+import { startInProcess, type InProcess } from './in-process.js';
+import { startServe, type Served } from './serve-process.js';
+
+const start = '2026-08-01T00:00:00Z';
+const json = { 'Content-Type': 'application/json' };
+
+/** A metric's value from the text exposition (0 when the series is absent). */
+function metric(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+describe('key health on the server', () => {
+  let server: InProcess | undefined;
+  let served: Served | undefined;
+  afterEach(async () => {
+    await server?.close();
+    await served?.stop();
+    server = served = undefined;
+  });
+
+  async function newKey(s: InProcess, name: string, spec: Record<string, unknown> = {}): Promise<string> {
+    const res = await s.fetch(`${s.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name }, spec: { user: name, ...spec } }) });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { spec: { key: string } }).spec.key;
+  }
+  const use = async (s: InProcess, key: string, name: string) => {
+    const res = await s.fetch(`${s.api}/ownedaccesskeys/${name}`, { headers: { Authorization: `Bearer ${key}` } });
+    return { status: res.status, message: ((await res.json()) as { message?: string }).message };
+  };
+  const metrics = async (s: InProcess) => {
+    await s.keyHealthSweep!.sweep();
+    const res = await s.fetch(`${s.base}/metrics`);
+    expect(res.status).toBe(200);
+    return res.text();
+  };
+  const counts = (text: string) => ({
+    '1d': metric(text, 'teamkeys_access_keys_expiring', 'within="1d",login="false"'),
+    '7d': metric(text, 'teamkeys_access_keys_expiring', 'within="7d",login="false"'),
+    '30d': metric(text, 'teamkeys_access_keys_expiring', 'within="30d",login="false"'),
+    expired: metric(text, 'teamkeys_access_keys_expired', 'login="false"'),
+  });
+  /** A server on a ManualClock whose sweep runs only when the test asks (its interval is a day of real time). */
+  async function serverAt(clock: ManualClock, opts: Parameters<typeof startInProcess>[0] = {}) {
+    const s = await startInProcess({ now: clock.now, ...opts, keyHealth: { intervalMs: day, ...opts.keyHealth } });
+    await vi.waitFor(() => expect(s.keyHealthSweep?.leading).toBe(true));
+    return s;
+  }
+
+  it('the expiry gauges move as time passes: 1, 7, 30 days, then expired until removed; no per-key labels', async () => {
+    const clock = new ManualClock(start);
+    server = await serverAt(clock);
+    await newKey(server, 'two-days', { ttl: 2 * 86_400 });
+    await newKey(server, 'ten-days', { ttl: 10 * 86_400 });
+    await newKey(server, 'forty-days', { ttl: 40 * 86_400 });
+    await newKey(server, 'forever');
+    const text = await metrics(server);
+    expect(counts(text)).toEqual({ '1d': 0, '7d': 1, '30d': 2, expired: 0 });
+    expect(text).not.toMatch(/teamkeys_access_keys_\w+\{[^}]*(two-days|ten-days|name=|key=)/);
+    clock.advance(day + 12 * hour);
+    expect(counts(await metrics(server))).toEqual({ '1d': 1, '7d': 1, '30d': 2, expired: 0 });
+    clock.advance(day);
+    expect(counts(await metrics(server))).toEqual({ '1d': 0, '7d': 0, '30d': 1, expired: 1 });
+    clock.advance(5 * day);
+    expect(counts(await metrics(server))).toEqual({ '1d': 0, '7d': 1, '30d': 1, expired: 1 });
+    // Disabled keys break nobody when they expire: not counted as expiring (but counted once expired, until removed).
+    await server.fetch(`${server.api}/ownedaccesskeys/ten-days`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { disabled: true } }) });
+    expect(counts(await metrics(server))).toEqual({ '1d': 0, '7d': 0, '30d': 0, expired: 1 });
+    clock.advance(3 * day);
+    expect(counts(await metrics(server))).toEqual({ '1d': 0, '7d': 0, '30d': 1, expired: 2 });
+  });
+
+  it('logs a warning once per key as it enters --warn-expiry, never the key value; forgets deleted keys', async () => {
+    const clock = new ManualClock(start);
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(...chunk.toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)), done()) });
+    server = await serverAt(clock, { logger: pino({ level: 'warn' }, sink), keyHealth: { warnExpiryMs: 7 * day } });
+    const value = await newKey(server, 'ci', { ttl: 10 * 86_400 });
+    await newKey(server, 'later', { ttl: 30 * 86_400 });
+    const warnings = () => lines.filter((l) => String(l.msg).includes('expires at'));
+    await server.keyHealthSweep!.sweep();
+    expect(warnings()).toEqual([]);
+    clock.advance(4 * day);
+    for (let i = 0; i < 3; i++) {
+      await server.keyHealthSweep!.sweep();
+      clock.advance(hour);
+    }
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]).toMatchObject({ level: 40, key: 'ci', owner: 'ci', expiresAt: '2026-08-11T00:00:00Z', msg: 'access key "ci" of ci expires at 2026-08-11T00:00:00Z, in 6d: rotate it or extend its ttl before it is refused' });
+    expect(JSON.stringify(lines)).not.toContain(value);
+    expect(server.keyHealthSweep!.warnedCount).toBe(1);
+    expect((await server.fetch(`${server.api}/ownedaccesskeys/ci`, { method: 'DELETE' })).status).toBe(200);
+    await server.keyHealthSweep!.sweep();
+    expect(server.keyHealthSweep!.warnedCount).toBe(0);
+    clock.advance(20 * day);
+    await server.keyHealthSweep!.sweep();
+    await server.keyHealthSweep!.sweep();
+    expect(warnings().map((w) => w.key)).toEqual(['ci', 'later']);
+  });
+
+  it('--disable-unused-after disables keys unused (or never used) that long: annotated, audited as system:teamkeys, then refused', async () => {
+    const clock = new ManualClock(start);
+    server = await serverAt(clock, { audit: true, keyHealth: { disableUnusedAfterMs: 90 * day } });
+    const idle = await newKey(server, 'idle');
+    const busy = await newKey(server, 'busy');
+    const off = await newKey(server, 'already-off');
+    await server.fetch(`${server.api}/ownedaccesskeys/already-off`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { disabled: true } }) });
+    clock.advance(80 * day);
+    expect((await use(server, busy, 'busy')).status).toBe(200);
+    clock.advance(11 * day);
+    expect(metric(await metrics(server), 'teamkeys_access_keys_auto_disabled_total')).toBe(1);
+
+    const stored = (await (await server.fetch(`${server.api}/ownedaccesskeys/idle`)).json()) as { spec: { disabled?: boolean }; metadata: { annotations?: Record<string, string> } };
+    const reason = 'never used since its creation at 2026-08-01T00:00:00Z (no use for 90d; --disable-unused-after)';
+    expect(stored.spec.disabled).toBe(true);
+    expect(stored.metadata.annotations?.['management.service/disabled-reason']).toBe(reason);
+    expect(await use(server, idle, 'idle')).toEqual({ status: 401, message: 'access key is disabled' });
+    expect((await use(server, busy, 'busy')).status).toBe(200);
+    expect(await use(server, off, 'already-off')).toEqual({ status: 401, message: 'access key is disabled' });
+
+    const events = ((await (await server.fetch(`${server.base}${apiPrefix}/apis/${auditApiVersion}/events?resource=ownedaccesskeys&name=idle`)).json()) as { items: AuditEvent[] }).items;
+    const disabling = events.filter((e) => e.fieldManager === 'teamkeys-unused-keys');
+    expect(disabling).toHaveLength(1);
+    expect(disabling[0]).toMatchObject({ verb: 'patch', user: { username: 'system:teamkeys' }, annotations: { 'management.service/disabled-reason': reason } });
+    expect(JSON.stringify(events)).not.toContain(idle);
+    // The already-disabled key was not written again.
+    const offEvents = ((await (await server.fetch(`${server.base}${apiPrefix}/apis/${auditApiVersion}/events?resource=ownedaccesskeys&name=already-off`)).json()) as { items: AuditEvent[] }).items;
+    expect(offEvents.filter((e) => e.fieldManager === 'teamkeys-unused-keys')).toEqual([]);
+  });
+
+  it('Login keys follow the same rule: an unused one is disabled with its reason', async () => {
+    const clock = new ManualClock(start);
+    server = await serverAt(clock, { keyHealth: { disableUnusedAfterMs: 30 * day } });
+    const minted = await mintLoginKey(
+      server.registry,
+      { username: 'lena', identity: { userId: 'u-lena', username: 'lena', connector: 'test', groups: [] } as never, ttlSeconds: 365 * 86_400, requester: { username: 'lena' }, via: 'in a test' },
+      clock.now(),
+    );
+    clock.advance(31 * day);
+    await server.keyHealthSweep!.sweep();
+    const stored = (await (await server.fetch(`${server.api}/ownedaccesskeys/${minted.name}`)).json()) as { spec: { disabled?: boolean; type?: string }; metadata: { annotations?: Record<string, string> } };
+    expect(stored.spec).toMatchObject({ type: 'Login', disabled: true });
+    expect(stored.metadata.annotations?.['management.service/disabled-reason']).toBe('never used since its creation at 2026-08-01T00:00:00Z (no use for 30d; --disable-unused-after)');
+    expect(await use(server, minted.key, minted.name)).toEqual({ status: 401, message: 'access key is disabled' });
+  });
+
+  it('never disables the last working management-admin key: the bootstrap key has no exemption, the most recently used admin key stays', async () => {
+    const clock = new ManualClock(start);
+    server = await serverAt(clock, { keyHealth: { disableUnusedAfterMs: 90 * day } });
+    const keys = server.registry.ownedaccesskeys;
+    const made = async (name: string, spec: Record<string, unknown>) =>
+      ((await keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name }, spec }, { fieldManager: 'test' })).object as { spec: { key: string } }).spec.key;
+    clock.advance(hour);
+    const spare = await made('admin-spare', { user: 'admin' });
+    await made('dev', { user: 'dev' });
+    await made('admin-scoped', { user: 'admin', scope: { roles: [{ role: 'cli' }] } });
+    clock.advance(91 * day);
+    // Nothing here goes through HTTP (which would use the bootstrap key): every key is unused.
+    await server.keyHealthSweep!.sweep();
+    const disabled = async (name: string) => ((await keys.get(name)) as { spec: { disabled?: boolean } }).spec.disabled === true;
+    expect({ admin: await disabled('admin'), spare: await disabled('admin-spare'), dev: await disabled('dev'), scoped: await disabled('admin-scoped') }).toEqual({ admin: true, spare: false, dev: true, scoped: true });
+    const res = await server.fetch(`${server.api}/ownedaccesskeys/dev`, { headers: { Authorization: `Bearer ${spare}` } });
+    expect(res.status).toBe(200);
+    // Next sweep: the spare is still the last working admin key, so it stays.
+    clock.advance(day);
+    await server.keyHealthSweep!.sweep();
+    expect(await disabled('admin-spare')).toBe(false);
+  });
+
+  it('a real teamkeys serve counts a key with a ttl of 2 days in the 7- and 30-day gauges', async () => {
+    // The sweep runs at start and then every minute: the key is made, and the server started again on the same database.
+    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-key-health-'));
+    const adminKey = `KeyHealthAdmin${'k'.repeat(50)}`;
+    const admin = { Authorization: `Bearer ${adminKey}` };
+    const serve = () => startServe(['--store', `sqlite:${join(dir, 'store.db')}`, '--insecure-http', '--log-level', 'warn'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+    try {
+      served = await serve();
+      const res = await fetch(`${served.url}/apis/management.service/v1/ownedaccesskeys`, {
+        method: 'POST',
+        headers: { ...admin, ...json },
+        body: JSON.stringify({ metadata: { name: 'ci' }, spec: { user: 'ci', ttl: 2 * 86_400 } }),
+      });
+      expect(res.status).toBe(201);
+      await served.stop();
+      served = await serve();
+      const origin = new URL(served.url).origin;
+      let text = '';
+      await vi.waitFor(async () => {
+        text = await (await fetch(`${origin}/metrics`, { headers: admin })).text();
+        expect(metric(text, 'teamkeys_key_health_last_sweep_timestamp_seconds')).toBeGreaterThan(0);
+      }, { timeout: 10_000, interval: 100 });
+      expect(counts(text)).toEqual({ '1d': 0, '7d': 1, '30d': 1, expired: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
