@@ -31,6 +31,21 @@ const adminRole = 'management-admin';
 const day = 86_400_000;
 const gaugeWindows: [string, number][] = [['1d', day], ['7d', 7 * day], ['30d', 30 * day]];
 
+/** The server's own writers, whose writes are not someone's attention to a key. */
+const serverManagers = new Set([unusedKeysManager, 'teamkeys-activity']);
+
+/**
+ * When someone last wrote a key this sweep disabled and that is enabled again (the latest
+ * managedFields time of a writer other than the server): re-enabling gives the key a fresh window
+ * from then, instead of being disabled again a minute later, before anyone could use it.
+ */
+export function reEnabledAt(key: OwnedAccessKey): number | undefined {
+  if (key.spec.disabled || key.metadata.annotations?.[disabledReasonAnnotation] === undefined) return undefined;
+  const times = (key.metadata.managedFields ?? []).filter((f) => f.manager && !serverManagers.has(f.manager) && f.time).map((f) => Date.parse(f.time!));
+  const latest = Math.max(...times.filter(Number.isFinite));
+  return Number.isFinite(latest) ? latest : undefined;
+}
+
 export interface KeyHealthSweepOptions {
   /** Time between sweeps (default 60 s). */
   intervalMs?: number;
@@ -159,6 +174,8 @@ export class KeyHealthSweep {
     const after = this.opts.disableUnusedAfterMs!;
     const unused = new Set<number>();
     health.forEach((h, i) => {
+      const again = reEnabledAt(keys[i]!);
+      if (again !== undefined && now.getTime() - again <= after) return;
       if (!h.disabled && !h.expired && !keys[i]!.metadata.deletionTimestamp && unusedFor(h, after)) unused.add(i);
     });
     if (unused.size === 0) return;

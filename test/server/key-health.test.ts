@@ -140,6 +140,16 @@ describe('key health on the server', () => {
     expect(disabling).toHaveLength(1);
     expect(disabling[0]).toMatchObject({ verb: 'patch', user: { username: 'system:teamkeys' }, annotations: { 'management.service/disabled-reason': reason } });
     expect(JSON.stringify(events)).not.toContain(idle);
+    // Enabled again by someone: a fresh window from then, not disabled again at the next sweep.
+    const enable = await server.fetch(`${server.api}/ownedaccesskeys/idle`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { disabled: false } }) });
+    expect(enable.status).toBe(200);
+    await server.keyHealthSweep!.sweep();
+    clock.advance(89 * day);
+    await server.keyHealthSweep!.sweep();
+    expect((await use(server, idle, 'idle')).status).toBe(200);
+    clock.advance(91 * day);
+    await server.keyHealthSweep!.sweep();
+    expect(await use(server, idle, 'idle')).toEqual({ status: 401, message: 'access key is disabled' });
     // The already-disabled key was not written again.
     const offEvents = ((await (await server.fetch(`${server.base}${apiPrefix}/apis/${auditApiVersion}/events?resource=ownedaccesskeys&name=already-off`)).json()) as { items: AuditEvent[] }).items;
     expect(offEvents.filter((e) => e.fieldManager === 'teamkeys-unused-keys')).toEqual([]);
