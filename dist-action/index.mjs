@@ -833,6 +833,48 @@ ${end.comment}`:end.comment}this.doc.range[2]=end.offset;break}default:this.erro
           }
         }
       }
+    },
+    "keyHealth": {
+      "description": "Live keys (Login keys included, disabled keys left out) that expire within --warn-expiry or have expired and are not yet removed, and keys unused for longer than --warn-unused; absent when none. Names, owners and times only, never a key value.",
+      "type": "object",
+      "required": ["warnExpirySeconds", "warnUnusedSeconds", "expiring", "unused"],
+      "additionalProperties": false,
+      "properties": {
+        "warnExpirySeconds": { "type": "number", "minimum": 0 },
+        "warnUnusedSeconds": { "type": "number", "minimum": 0 },
+        "expiring": {
+          "description": "Soonest first.",
+          "type": "array",
+          "items": {
+            "type": "object",
+            "required": ["name", "owner", "expiresAt"],
+            "additionalProperties": false,
+            "properties": {
+              "name": { "type": "string" },
+              "owner": { "type": "string", "description": "The key's user, team:<name>, or subject." },
+              "type": { "type": "string", "description": "spec.type when set (Login: a key from sign-in)." },
+              "expiresAt": { "type": "string", "format": "date-time" },
+              "expired": { "const": true, "description": "The key has expired (it is refused) and is not yet removed." }
+            }
+          }
+        },
+        "unused": {
+          "description": "Longest unused first.",
+          "type": "array",
+          "items": {
+            "type": "object",
+            "required": ["name", "owner", "lastUse"],
+            "additionalProperties": false,
+            "properties": {
+              "name": { "type": "string" },
+              "owner": { "type": "string", "description": "The key's user, team:<name>, or subject." },
+              "type": { "type": "string", "description": "spec.type when set (Login: a key from sign-in)." },
+              "lastUse": { "type": "string", "format": "date-time", "description": "status.lastActivity, or the creation time when the key was never used." },
+              "neverUsed": { "const": true }
+            }
+          }
+        }
+      }
     }
   }
 }
