@@ -62,6 +62,7 @@ export class KeyHealthSweep {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
+  private stopped = false;
   private readonly now: Clock;
   private readonly warnExpiryMs: number;
 
@@ -84,6 +85,7 @@ export class KeyHealthSweep {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     await this.running;
   }
@@ -100,6 +102,7 @@ export class KeyHealthSweep {
 
   /** One sweep from now: never two at once (one asked for while another runs follows it). */
   sweep(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     if (this.running) {
       this.queued ??= this.running.then(() => {
         this.queued = undefined;
