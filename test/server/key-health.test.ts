@@ -155,6 +155,22 @@ describe('key health on the server', () => {
     expect(offEvents.filter((e) => e.fieldManager === 'teamkeys-unused-keys')).toEqual([]);
   });
 
+  it('a use this replica holds in memory, not yet in status.lastActivity, keeps the key enabled', async () => {
+    const clock = new ManualClock(start);
+    // status.lastActivity is written on the first use, then at most once per interval (here 100 days).
+    server = await serverAt(clock, { activityIntervalMs: 100 * day, keyHealth: { disableUnusedAfterMs: 90 * day } });
+    const key = await newKey(server, 'ci');
+    expect((await use(server, key, 'ci')).status).toBe(200);
+    clock.advance(89 * day);
+    expect((await use(server, key, 'ci')).status).toBe(200);
+    clock.advance(2 * day);
+    await server.keyHealthSweep!.sweep();
+    const stored = (await server.registry.ownedaccesskeys.get('ci')) as { spec: { disabled?: boolean }; status?: { lastActivity?: string } };
+    expect(stored.status?.lastActivity).toBe('2026-08-01T00:00:00Z');
+    expect(stored.spec.disabled).toBeUndefined();
+    expect((await use(server, key, 'ci')).status).toBe(200);
+  });
+
   it('Login keys follow the same rule: an unused one is disabled with its reason', async () => {
     const clock = new ManualClock(start);
     server = await serverAt(clock, { keyHealth: { disableUnusedAfterMs: 30 * day } });
