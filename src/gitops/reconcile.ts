@@ -40,7 +40,10 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   withholdUnnamedLiveValues?: boolean;
   /** A folder of Policy objects every desired object must satisfy (read on every run), or that folder at a git ref. */
   policyDir?: PolicySource;
-  /** Reports list live keys expiring within this (default 14d) and unused for longer than warnUnusedMs (default 90d). */
+  /**
+   * Reports list live keys expiring within this (default 14d) and unused for longer than
+   * warnUnusedMs (default 90d); not in pull-request mode (withholdUnnamedLiveValues).
+   */
   warnExpiryMs?: number;
   warnUnusedMs?: number;
   /** "Now" for the key health section. */
@@ -129,7 +132,8 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const plan = planReconcile(desired, live, models, planOpts);
   // Keys this run deletes are not worth a warning; Login keys (never planned) are.
   const deleted = new Set(plan.actions.filter((a) => a.plural === 'ownedaccesskeys' && a.type === 'delete').map((a) => a.name));
-  const keyHealth = keyHealthSection(allKeys.filter((k) => !deleted.has(k.metadata.name!)), base.now!, { warnExpiryMs: opts.warnExpiryMs ?? defaultWarnExpiryMs, warnUnusedMs: opts.warnUnusedMs ?? defaultWarnUnusedMs });
+  // Pull-request mode shows nothing live the manifests do not name: no key list in its comment.
+  const keyHealth = opts.withholdUnnamedLiveValues ? undefined : keyHealthSection(allKeys.filter((k) => !deleted.has(k.metadata.name!)), base.now!, { warnExpiryMs: opts.warnExpiryMs ?? defaultWarnExpiryMs, warnUnusedMs: opts.warnUnusedMs ?? defaultWarnUnusedMs });
   if (keyHealth) base.keyHealth = keyHealth;
   const orphans = deletedTeamKeys(plan, desired, live.ownedaccesskeys);
   if (orphans.errors.length > 0) return { report: buildReport({ ...base, errors: orphans.errors }), loaded };

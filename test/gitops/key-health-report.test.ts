@@ -94,6 +94,8 @@ describe('the key health section of reports', () => {
       expect(markdown).toContain(`### Keys unused for more than 90d\n\n| Key | Owner | Last use |\n|---|---|---|\n| \`idle\` | idle | never used (created 2026-08-01T00:00:00Z, 100d ago) |\n| \`${login.name}\` (Login) | lena |`);
       for (const v of values) expect(JSON.stringify(report) + text + markdown).not.toContain(v);
 
+      // A pull request's plan (untrusted: it shows no live value its manifests do not name) lists no keys.
+      expect((await reconcile({ mode: 'plan', client, source: { source, sourceId: 'src' }, prune: false, allowEmpty: false, maxPrune: 50, concurrency: 1, now: clock.now, withholdUnnamedLiveValues: true })).report.keyHealth).toBeUndefined();
       // Narrower windows: ci (5 days left) is not within 3d; nothing has gone unused for 101d.
       const narrow = await run({ warnExpiryMs: 3 * day, warnUnusedMs: 101 * day });
       expect(narrow.keyHealth).toEqual({ warnExpirySeconds: 3 * 86_400, warnUnusedSeconds: 101 * 86_400, expiring: [{ name: 'short', owner: 'short', expiresAt: '2026-09-20T00:00:00Z', expired: true }], unused: [] });
