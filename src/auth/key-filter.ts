@@ -1,0 +1,25 @@
+/**
+ * Which keys a listing asks for (`teamkeys keys --expiring 14d --unused 90d --user ana --team
+ * payments`): every given condition must hold. Pure, by the caller's `now`.
+ */
+import type { OwnedAccessKey } from '../api/types.js';
+import { expiresWithin, isUnusedFor } from './key-windows.js';
+
+export interface KeyFilter {
+  /** Expires within this many ms (an expired key not yet removed counts). */
+  expiringWithinMs?: number;
+  /** Not used for at least this many ms (never used: since its creation). */
+  unusedForMs?: number;
+  /** The user's own keys (spec.user), sign-in (Login) keys included. */
+  user?: string;
+  /** The team's keys (spec.team); not its members' own keys, which belong to them (see docs). */
+  team?: string;
+}
+
+export function matchesKeyFilter(key: OwnedAccessKey, filter: KeyFilter, now: Date): boolean {
+  if (filter.user !== undefined && key.spec.user !== filter.user) return false;
+  if (filter.team !== undefined && key.spec.team !== filter.team) return false;
+  if (filter.expiringWithinMs !== undefined && !expiresWithin(key, now, filter.expiringWithinMs)) return false;
+  if (filter.unusedForMs !== undefined && !isUnusedFor(key, now, filter.unusedForMs)) return false;
+  return true;
+}

@@ -1,0 +1,60 @@
+/** What `teamkeys keys` does: flags checked first, then the keys read, filtered, printed. */
+import { isJsonMap, type OwnedAccessKey } from '../../api/types.js';
+import { keyRow } from '../../auth/key-listing.js';
+import { matchesKeyFilter, type KeyFilter } from '../../auth/key-filter.js';
+import { systemClock, type Clock } from '../../clock.js';
+import { colourOn } from '../colour.js';
+import { parseDuration } from '../duration.js';
+import { CliError } from '../errors.js';
+import type { TargetFlags } from '../gitops-flags.js';
+import { parseKeysFormat, renderKeys } from '../keys-output.js';
+
+export interface KeysFlags extends TargetFlags {
+  expiring?: string;
+  unused?: string;
+  user?: string;
+  team?: string;
+  output?: string;
+}
+
+/** The filter the flags ask for; a bad value is refused before anything is read. */
+export function keyFilterOf(f: KeysFlags): KeyFilter {
+  if (f.user !== undefined && f.team !== undefined) {
+    throw new CliError('--user and --team select different owners and a key has one owner: give one of them (a team member\'s own keys: --user)');
+  }
+  for (const [flag, v] of [['--user', f.user], ['--team', f.team]] as const) {
+    if (v !== undefined && v.trim() === '') throw new CliError(`${flag} needs a name, not an empty value`);
+  }
+  return {
+    ...(f.expiring !== undefined ? { expiringWithinMs: parseDuration('--expiring', f.expiring) } : {}),
+    ...(f.unused !== undefined ? { unusedForMs: parseDuration('--unused', f.unused) } : {}),
+    ...(f.user !== undefined ? { user: f.user } : {}),
+    ...(f.team !== undefined ? { team: f.team } : {}),
+  };
+}
+
+/**
+ * The keys the caller may see: a server's list is already only those (it filters by the caller's
+ * rights); the embedded store is read with the rights of whoever can read its file.
+ */
+async function readKeys(f: KeysFlags): Promise<OwnedAccessKey[]> {
+  const { openClient } = await import('../gitops-flags.js');
+  const client = await openClient(f);
+  try {
+    return (await client.list('ownedaccesskeys')).filter((o): o is OwnedAccessKey => o.kind === 'OwnedAccessKey' && isJsonMap(o.spec));
+  } finally {
+    await client.close();
+  }
+}
+
+export async function runKeys(f: KeysFlags, now: Clock = systemClock): Promise<void> {
+  const format = parseKeysFormat(f.output);
+  const filter = keyFilterOf(f);
+  const keys = await readKeys(f);
+  const at = now();
+  const rows = keys
+    .filter((k) => matchesKeyFilter(k, filter, at))
+    .map((k) => keyRow(k, at))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  console.log(renderKeys(rows, format, format === 'table' && colourOn(process.stdout)));
+}
