@@ -1,6 +1,6 @@
 /**
- * Which keys a listing asks for (`teamkeys keys --expiring 14d --unused 90d --user ana --team
- * payments`): every given condition must hold. Pure, by the caller's `now`.
+ * Which keys a listing asks for (`teamkeys keys --expiring 14d --unused 90d --user ana`): every
+ * given condition must hold. Pure, by the caller's `now`.
  */
 import type { OwnedAccessKey } from '../api/types.js';
 import { expiresWithin, isUnusedFor } from './key-windows.js';
@@ -14,11 +14,14 @@ export interface KeyFilter {
   user?: string;
   /** The team's keys (spec.team); not its members' own keys, which belong to them (see docs). */
   team?: string;
+  /** The keys of this subject (spec.subject). */
+  subject?: string;
 }
 
 export function matchesKeyFilter(key: OwnedAccessKey, filter: KeyFilter, now: Date): boolean {
   if (filter.user !== undefined && key.spec.user !== filter.user) return false;
   if (filter.team !== undefined && key.spec.team !== filter.team) return false;
+  if (filter.subject !== undefined && key.spec.subject !== filter.subject) return false;
   if (filter.expiringWithinMs !== undefined && !expiresWithin(key, now, filter.expiringWithinMs)) return false;
   if (filter.unusedForMs !== undefined && !isUnusedFor(key, now, filter.unusedForMs)) return false;
   return true;

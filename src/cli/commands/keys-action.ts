@@ -14,22 +14,24 @@ export interface KeysFlags extends TargetFlags {
   unused?: string;
   user?: string;
   team?: string;
+  subject?: string;
   output?: string;
 }
 
 /** The filter the flags ask for; a bad value is refused before anything is read. */
 export function keyFilterOf(f: KeysFlags): KeyFilter {
-  if (f.user !== undefined && f.team !== undefined) {
-    throw new CliError('--user and --team select different owners and a key has one owner: give one of them (a team member\'s own keys: --user)');
+  const owners = ([['--user', f.user], ['--team', f.team], ['--subject', f.subject]] as const).filter(([, v]) => v !== undefined);
+  // AND of two owners is always empty (a key has exactly one): a mistake worth saying, not an empty list.
+  if (owners.length > 1) {
+    throw new CliError(`${owners.map(([flag]) => flag).join(' and ')} select different owners and a key has one owner: give one of them (a team member's own keys: --user)`);
   }
-  for (const [flag, v] of [['--user', f.user], ['--team', f.team]] as const) {
-    if (v !== undefined && v.trim() === '') throw new CliError(`${flag} needs a name, not an empty value`);
-  }
+  for (const [flag, v] of owners) if (v?.trim() === '') throw new CliError(`${flag} needs a name, not an empty value`);
   return {
     ...(f.expiring !== undefined ? { expiringWithinMs: parseDuration('--expiring', f.expiring) } : {}),
     ...(f.unused !== undefined ? { unusedForMs: parseDuration('--unused', f.unused) } : {}),
     ...(f.user !== undefined ? { user: f.user } : {}),
     ...(f.team !== undefined ? { team: f.team } : {}),
+    ...(f.subject !== undefined ? { subject: f.subject } : {}),
   };
 }
 
