@@ -121,6 +121,17 @@ describe('teamkeys keys', () => {
     expect(byEnv).toMatchObject({ code: 0, stdout: '[]\n' });
   });
 
+  it('last use is the server\'s record of it: the key ana just listed with shows as used, the others never', () => {
+    // The server writes status.lastActivity off the request path: the next listings see it (a bounded wait for that write).
+    let rows: KeyRow[] = [];
+    for (let i = 0; i < 10 && !rows.find((r) => r.name === 'ana-soon')?.lastUsedAt; i++) rows = JSON.parse(run([...asAna, '-o', 'json']).stdout) as KeyRow[];
+    const soon = rows.find((r) => r.name === 'ana-soon')!;
+    expect(Date.now() - Date.parse(soon.lastUsedAt!)).toBeLessThan(120_000);
+    expect(soon.unusedSeconds).toBeLessThan(120);
+    expect(rows.find((r) => r.name === 'ana-later')!.lastUsedAt).toBeNull();
+    expect(names(run([...asAna, '--unused', '1h', '-o', 'json']).stdout)).toEqual([]);
+  });
+
   it('the table (the default) reads as words; piped, it has no colour', () => {
     const r = run([...asAdmin, '--expiring', '14d']);
     expect(r.code).toBe(0);
