@@ -17,6 +17,7 @@ import type { Report } from '../gitops/report/report.js';
 import { writeReports } from '../gitops/report/write.js';
 import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
 import type { PolicySource } from '../gitops/policy/at-ref.js';
+import { durationError, durationMs } from '../duration.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
 
 /** GitHub shows at most this many error annotations per step. */
@@ -26,6 +27,14 @@ const maxAnnotations = 10;
 function input(name: string, fallback = ''): string {
   const value = core.getInput(name) || process.env[`INPUT_${name.replace(/-/g, '_').toUpperCase()}`] || '';
   return value.trim() || fallback;
+}
+
+/** A duration input (14d, 90d): refused before anything is read or written when it is not one. */
+function duration(name: string, fallback: string): number {
+  const value = input(name, fallback);
+  const ms = durationMs(value);
+  if (ms === undefined) throw new Error(durationError(`the ${name} input`, value));
+  return ms;
 }
 
 const flag = (name: string, fallback = 'false') => ['true', 'yes', '1'].includes(input(name, fallback).toLowerCase());
@@ -67,6 +76,7 @@ async function runCommand(command: string, workspace: string): Promise<Report> {
     ...(input('source-id') ? { sourceId: input('source-id') } : {}),
   };
   if (command === 'validate') return (await validateSource(source, `${group}/v1`, policyDir)).report;
+  const warn = { warnExpiryMs: duration('warn-expiry', '14d'), warnUnusedMs: duration('warn-unused', '90d') };
   const client = openServer(group);
   try {
     if (command === 'apply' && planFile) return await applyPlanFile(planFile, client, { concurrency: 8, ...keyDelivery() });
@@ -78,6 +88,7 @@ async function runCommand(command: string, workspace: string): Promise<Report> {
       allowEmpty: false,
       maxPrune: Number(input('max-prune', '50')),
       concurrency: 8,
+      ...warn,
       // A pull request is untrusted: its comment shows live values only for fields its manifests name.
       withholdUnnamedLiveValues: github.context.payload.pull_request !== undefined,
       ...(policyDir ? { policyDir } : {}),

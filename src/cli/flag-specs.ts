@@ -56,6 +56,8 @@ export const runFlags: FlagSpec[] = [
     prefixedHelp: 'write keys the server generates for new access keys here, one 0600 file each (default: <state dir>/keys)',
   },
   { name: 'report-dir', arg: '<dir>', help: 'write report.json and report.md here', prefixedHelp: 'write report.json and report.md here (default: <state dir>/sync)' },
+  { name: 'warn-expiry', arg: '<duration>', help: 'the report lists live keys (Login keys too) that expire within this, and expired keys not yet removed', default: '14d' },
+  { name: 'warn-unused', arg: '<duration>', help: 'the report lists live keys (Login keys too) last used, or never used and created, longer ago than this', default: '90d' },
 ];
 
 /** Policies every manifest must satisfy (read again on every cycle). */

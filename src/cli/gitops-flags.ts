@@ -8,6 +8,7 @@ import type { Report } from '../gitops/report/report.js';
 import { renderText } from '../gitops/report/text.js';
 import { stringify } from 'yaml';
 import { paintLines } from './colour.js';
+import { parseDuration } from './duration.js';
 import { CliError } from './errors.js';
 import { addFlags, runFlags, sourceFlags, targetFlags } from './flag-specs.js';
 import { missingDefaultStore } from './store-flags.js';
@@ -35,6 +36,8 @@ export interface RunFlags {
   concurrency: string;
   keyDir?: string;
   reportDir?: string;
+  warnExpiry?: string;
+  warnUnused?: string;
 }
 
 export interface GitopsFlags extends SourceFlags, TargetFlags, RunFlags {
@@ -63,12 +66,14 @@ export function count(flag: string, value: string, min = 0): number {
 }
 
 /** The run flags, checked before anything is read or written; `prefix` names them as the command does (`sync-`). */
-export function runOptions(f: RunFlags, prefix = ''): { prune: boolean; allowEmpty: boolean; maxPrune: number; concurrency: number; keyDir?: string } {
+export function runOptions(f: RunFlags, prefix = ''): { prune: boolean; allowEmpty: boolean; maxPrune: number; concurrency: number; keyDir?: string; warnExpiryMs?: number; warnUnusedMs?: number } {
   return {
     prune: f.prune === true,
     allowEmpty: f.allowEmpty === true,
     maxPrune: count(`--${prefix}max-prune`, f.maxPrune),
     concurrency: count(`--${prefix}concurrency`, f.concurrency, 1),
+    ...(f.warnExpiry !== undefined ? { warnExpiryMs: parseDuration(`--${prefix}warn-expiry`, f.warnExpiry) } : {}),
+    ...(f.warnUnused !== undefined ? { warnUnusedMs: parseDuration(`--${prefix}warn-unused`, f.warnUnused) } : {}),
     ...(f.keyDir ? { keyDir: f.keyDir } : {}),
   };
 }

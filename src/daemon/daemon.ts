@@ -35,6 +35,9 @@ export interface DaemonOptions {
   reportDir?: string;
   /** Policy objects every cycle checks (read again each cycle, so an edited policy applies). */
   policyDir?: string;
+  /** The report's key health section: keys expiring within / unused for longer than these (defaults 14d, 90d). */
+  warnExpiryMs?: number;
+  warnUnusedMs?: number;
   /** Reports of earlier cycles kept in reportDir/history. */
   historySize?: number;
   metrics: DaemonMetrics;
@@ -183,6 +186,8 @@ export class SyncDaemon {
         ...(o.keyDir ? { keyDir: o.keyDir } : {}),
         ...(o.policyDir ? { policyDir: o.policyDir } : {}),
         ...(o.keyDelivery ? { keyDelivery: o.keyDelivery } : {}),
+        ...(o.warnExpiryMs ? { warnExpiryMs: o.warnExpiryMs } : {}),
+        ...(o.warnUnusedMs ? { warnUnusedMs: o.warnUnusedMs } : {}),
       });
       this.cycles++;
       this.lastReport = report;

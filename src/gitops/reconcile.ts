@@ -1,5 +1,7 @@
 /** One reconciliation: source -> validate -> plan -> apply -> report. */
 import { isLoginKey } from '../api/key-types.js';
+import { defaultWarnExpiryMs, defaultWarnUnusedMs } from '../auth/key-health.js';
+import { systemClock, type Clock } from '../clock.js';
 import { resourceModels } from '../api/model.js';
 import type { KubeObject } from '../api/types.js';
 import { ClientError, type ApiClient, type Plural } from '../client/types.js';
@@ -8,6 +10,7 @@ import type { KeyDelivery } from './keys/github-secrets.js';
 import type { PolicySource } from './policy/at-ref.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
 import { withholdUnnamed } from './plan/withheld.js';
+import { keyHealthSection } from './report/key-health.js';
 import { buildReport, type Report, type ReportInput } from './report/report.js';
 import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
 import { checkTeamReferences, deletedTeamKeys, teamReferenceWarnings } from './team-references.js';
@@ -37,6 +40,11 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   withholdUnnamedLiveValues?: boolean;
   /** A folder of Policy objects every desired object must satisfy (read on every run), or that folder at a git ref. */
   policyDir?: PolicySource;
+  /** Reports list live keys expiring within this (default 14d) and unused for longer than warnUnusedMs (default 90d). */
+  warnExpiryMs?: number;
+  warnUnusedMs?: number;
+  /** "Now" for the key health section. */
+  now?: Clock;
 }
 
 const driftReason = 'drift reported, not reverted (run with --self-heal to revert it)';
@@ -93,13 +101,16 @@ async function withHistory(client: ApiClient, plan: Plan, byKey: Map<string, Des
   }
 }
 
-/** Both kinds' live objects, read at once (one round trip of waiting, not two); a failure reports the teams' first, as a sequential read would. */
-async function listBoth(client: ApiClient): Promise<Record<Plural, KubeObject[]>> {
+/**
+ * Both kinds' live objects, read at once (one round trip of waiting, not two); a failure reports
+ * the teams' first, as a sequential read would. `allKeys` keeps the Login keys for the key health section.
+ */
+async function listBoth(client: ApiClient): Promise<{ live: Record<Plural, KubeObject[]>; allKeys: KubeObject[] }> {
   const [teams, keys] = await Promise.allSettled([client.list('teams'), client.list('ownedaccesskeys')]);
   if (teams.status === 'rejected') throw teams.reason;
   if (keys.status === 'rejected') throw keys.reason;
   // Login keys belong to sign-in: never planned, pruned or reported as drift.
-  return { teams: teams.value, ownedaccesskeys: keys.value.filter((k) => !isLoginKey(k)) };
+  return { live: { teams: teams.value, ownedaccesskeys: keys.value.filter((k) => !isLoginKey(k)) }, allKeys: keys.value };
 }
 
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
@@ -107,15 +118,19 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const loaded = opts.loaded ?? (await loadSource(opts.source));
   const models = modelsFor(client.apiVersion);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(models));
-  const base: Pick<ReportInput, 'mode' | 'source' | 'target' | 'warnings'> = { mode: opts.mode, source: sourceInfo(loaded), target: client.target };
+  const base: Pick<ReportInput, 'mode' | 'source' | 'target' | 'warnings' | 'keyHealth' | 'now'> = { mode: opts.mode, source: sourceInfo(loaded), target: client.target, now: (opts.now ?? systemClock)() };
   if (loaded.errors.length + errors.length > 0) return { report: buildReport({ ...base, errors: [...loaded.errors, ...errors] }), loaded };
-  const live = await listBoth(client);
+  const { live, allKeys } = await listBoth(client);
   const refErrors = [...checkTeamReferences(desired, live.teams), ...(opts.policyDir ? await (await import('./policy/evaluate.js')).checkPolicyDir(opts.policyDir, desired, live) : [])];
   const warnings = teamReferenceWarnings(desired, live.teams);
   Object.assign(base, { warnings });
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
   const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
   const plan = planReconcile(desired, live, models, planOpts);
+  // Keys this run deletes are not worth a warning; Login keys (never planned) are.
+  const deleted = new Set(plan.actions.filter((a) => a.plural === 'ownedaccesskeys' && a.type === 'delete').map((a) => a.name));
+  const keyHealth = keyHealthSection(allKeys.filter((k) => !deleted.has(k.metadata.name!)), base.now!, { warnExpiryMs: opts.warnExpiryMs ?? defaultWarnExpiryMs, warnUnusedMs: opts.warnUnusedMs ?? defaultWarnUnusedMs });
+  if (keyHealth) base.keyHealth = keyHealth;
   const orphans = deletedTeamKeys(plan, desired, live.ownedaccesskeys);
   if (orphans.errors.length > 0) return { report: buildReport({ ...base, errors: orphans.errors }), loaded };
   if (orphans.refused && !plan.refused) plan.refused = orphans.refused;

@@ -136,6 +136,8 @@ export function registerGitops(program: Command): void {
           prune: run.prune,
           allowEmpty: run.allowEmpty,
           maxPrune: run.maxPrune,
+          ...(run.warnExpiryMs ? { warnExpiryMs: run.warnExpiryMs } : {}),
+          ...(run.warnUnusedMs ? { warnUnusedMs: run.warnUnusedMs } : {}),
           ...applyOpts,
           ...(f.policy ? { policyDir: f.policy } : {}),
         });

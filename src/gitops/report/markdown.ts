@@ -1,5 +1,6 @@
 /** The report as Markdown: for pull request comments, job summaries and the daemon's latest run. */
 import { codeText, codeValue as code, mdText, mdWithCode } from './markdown-escape.js';
+import { keyHealthMarkdown } from './key-health.js';
 import type { Report, ReportObject } from './report.js';
 import { attributionUnavailableText, countsText, whoText as byText, withheldText } from './who.js';
 
@@ -74,6 +75,7 @@ export function renderMarkdown(r: Report): string {
   if (skipped.length > 0) {
     lines.push(`<details><summary>Skipped (${skipped.length})</summary>`, '', ...skipped.map((o) => `- ${mdText(`${o.kind}/${o.name}`)}: ${mdText(o.reason ?? '')}`), '', '</details>', '');
   }
+  lines.push(...keyHealthMarkdown(r.keyHealth, r.generatedAt));
   if (r.mode !== 'validate') lines.push(`${r.summary.unchanged} unchanged.`);
   return `${lines.join('\n')}\n`;
 }

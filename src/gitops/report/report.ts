@@ -4,6 +4,7 @@ import type { ChangeSetEntry } from '../apply/apply.js';
 import type { Attribution } from '../plan/attribution.js';
 import type { Plan } from '../plan/plan.js';
 import type { ManifestError } from '../source/manifests.js';
+import type { KeyHealthReport } from './key-health.js';
 
 /**
  * clean: live equals git; changes: a plan with work to do; drifted: someone else's change is
@@ -45,6 +46,8 @@ export interface Report {
   /** Findings that do not stop a run (a grant naming a team that exists nowhere yet); absent when none. */
   warnings?: ManifestError[];
   objects: ReportObject[];
+  /** Live keys expiring within --warn-expiry or unused for --warn-unused (Login keys too); absent when none. */
+  keyHealth?: KeyHealthReport;
 }
 
 const secretNames = new Set(secretFieldNames());
@@ -64,6 +67,7 @@ export interface ReportInput {
   warnings?: ManifestError[];
   plan?: Plan;
   changeSet?: ChangeSetEntry[];
+  keyHealth?: KeyHealthReport;
   now?: Date;
 }
 
@@ -133,6 +137,7 @@ export function buildReport(input: ReportInput): Report {
     errors: input.errors,
     ...(input.warnings?.length ? { warnings: input.warnings } : {}),
     objects,
+    ...(input.keyHealth ? { keyHealth: input.keyHealth } : {}),
   };
   if (input.plan?.refused) report.refused = input.plan.refused;
   if (input.plan?.attributionUnavailable) report.attributionUnavailable = input.plan.attributionUnavailable;

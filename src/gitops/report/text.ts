@@ -1,4 +1,5 @@
 /** The report for a terminal: one line per object, like terraform's plan summary. */
+import { keyHealthText } from './key-health.js';
 import type { Report } from './report.js';
 import { attributionUnavailableText, countsText, driftText, withheldText } from './who.js';
 
@@ -41,6 +42,7 @@ export function renderText(r: Report): string {
     if (o.keySecret) lines.push(`    key delivered to ${o.keySecret}`);
     if (o.note) lines.push(`    note: ${o.note}`);
   }
+  lines.push(...keyHealthText(r.keyHealth, r.generatedAt));
   const s = r.summary;
   if (r.outcome === 'invalid') {
     const nothing = { validate: '', plan: ': nothing was planned', apply: ': nothing was written' }[r.mode];

@@ -1,0 +1,100 @@
+/**
+ * The key health section of a report: live keys expiring within --warn-expiry (or expired and
+ * not yet removed) and keys unused for longer than --warn-unused. Made from the keys the
+ * reconciler listed anyway (no extra read), Login keys included: they are never planned or
+ * pruned, but they expire and go unused like any other. Names, owners and times only: never a value.
+ */
+import type { KubeObject, OwnedAccessKey } from '../../api/types.js';
+import { expiresWithin, formatSpan, isoSeconds, keyHealth, unusedFor } from '../../auth/key-health.js';
+import { codeText, mdText } from './markdown-escape.js';
+
+export interface KeyHealthOptions {
+  warnExpiryMs: number;
+  warnUnusedMs: number;
+}
+
+export interface ExpiringKey {
+  name: string;
+  owner: string;
+  type?: string;
+  expiresAt: string;
+  /** Present when the key has expired already (it answers 401) and is not yet removed. */
+  expired?: true;
+}
+
+export interface UnusedKey {
+  name: string;
+  owner: string;
+  type?: string;
+  /** status.lastActivity, or the creation time when the key was never used. */
+  lastUse: string;
+  neverUsed?: true;
+}
+
+export interface KeyHealthReport {
+  warnExpirySeconds: number;
+  warnUnusedSeconds: number;
+  expiring: ExpiringKey[];
+  unused: UnusedKey[];
+}
+
+/**
+ * The section for `keys` at `now`, or undefined when no key is listed in it. Disabled keys are
+ * left out (they work for nobody: no job breaks when they expire, no one can use them unseen).
+ */
+export function keyHealthSection(keys: KubeObject[], now: Date, opts: KeyHealthOptions): KeyHealthReport | undefined {
+  const expiring: ExpiringKey[] = [];
+  const unused: UnusedKey[] = [];
+  for (const k of keys) {
+    const h = keyHealth(k as unknown as OwnedAccessKey, now);
+    if (h.disabled) continue;
+    const who = { name: h.name, owner: h.owner, ...(h.type ? { type: h.type } : {}) };
+    if (h.expiresAt !== undefined && (h.expired || expiresWithin(h, opts.warnExpiryMs))) expiring.push({ ...who, expiresAt: isoSeconds(h.expiresAt), ...(h.expired ? { expired: true as const } : {}) });
+    if (unusedFor(h, opts.warnUnusedMs)) unused.push({ ...who, lastUse: isoSeconds(h.lastUse), ...(h.neverUsed ? { neverUsed: true as const } : {}) });
+  }
+  if (expiring.length + unused.length === 0) return undefined;
+  // Soonest first, longest unused first: what needs a hand today is at the top.
+  expiring.sort((a, b) => a.expiresAt.localeCompare(b.expiresAt) || a.name.localeCompare(b.name));
+  unused.sort((a, b) => a.lastUse.localeCompare(b.lastUse) || a.name.localeCompare(b.name));
+  return { warnExpirySeconds: opts.warnExpiryMs / 1000, warnUnusedSeconds: opts.warnUnusedMs / 1000, expiring, unused };
+}
+
+const ago = (at: string, now: number) => formatSpan(now - Date.parse(at));
+const typeText = (k: { type?: string }) => (k.type ? ` [${k.type}]` : '');
+
+function expiryText(k: ExpiringKey, now: number): string {
+  return k.expired ? `expired ${k.expiresAt}, ${ago(k.expiresAt, now)} ago (refused; not yet removed)` : `expires ${k.expiresAt}, in ${formatSpan(Date.parse(k.expiresAt) - now)}`;
+}
+
+function lastUseText(k: UnusedKey, now: number): string {
+  return k.neverUsed ? `never used (created ${k.lastUse}, ${ago(k.lastUse, now)} ago)` : `last used ${k.lastUse}, ${ago(k.lastUse, now)} ago`;
+}
+
+/** The section as terminal lines (empty when there is none); spans counted from the report's time. */
+export function keyHealthText(h: KeyHealthReport | undefined, generatedAt: string): string[] {
+  if (!h) return [];
+  const now = Date.parse(generatedAt);
+  const lines: string[] = [];
+  if (h.expiring.length > 0) {
+    lines.push(`Keys expiring within ${formatSpan(h.warnExpirySeconds * 1000)}:`, ...h.expiring.map((k) => `  ${k.name} (${k.owner})${typeText(k)}: ${expiryText(k, now)}`));
+  }
+  if (h.unused.length > 0) {
+    lines.push(`Keys unused for more than ${formatSpan(h.warnUnusedSeconds * 1000)}:`, ...h.unused.map((k) => `  ${k.name} (${k.owner})${typeText(k)}: ${lastUseText(k, now)}`));
+  }
+  return lines;
+}
+
+/** The section as Markdown tables (empty when there is none): names and owners escaped, as all text from the server. */
+export function keyHealthMarkdown(h: KeyHealthReport | undefined, generatedAt: string): string[] {
+  if (!h) return [];
+  const now = Date.parse(generatedAt);
+  const who = (k: ExpiringKey | UnusedKey) => `| ${codeText(k.name)}${k.type ? ` (${mdText(k.type)})` : ''} | ${mdText(k.owner)} |`;
+  const lines: string[] = [];
+  if (h.expiring.length > 0) {
+    lines.push(`### Keys expiring within ${formatSpan(h.warnExpirySeconds * 1000)}`, '', '| Key | Owner | Expiry |', '|---|---|---|', ...h.expiring.map((k) => `${who(k)} ${mdText(expiryText(k, now))} |`), '');
+  }
+  if (h.unused.length > 0) {
+    lines.push(`### Keys unused for more than ${formatSpan(h.warnUnusedSeconds * 1000)}`, '', '| Key | Owner | Last use |', '|---|---|---|', ...h.unused.map((k) => `${who(k)} ${mdText(lastUseText(k, now))} |`), '');
+  }
+  return lines;
+}
