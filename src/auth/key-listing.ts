@@ -5,8 +5,7 @@
  * readers compute nothing and people read the table. Never the key's value.
  */
 import type { OwnedAccessKey } from '../api/types.js';
-import { expiresAt } from './expiry.js';
-import { unusedForMs } from './key-windows.js';
+import { isoSeconds as iso, keyHealth } from './key-health.js';
 import { scopeSummary } from './scope-summary.js';
 
 export type OwnerKind = 'user' | 'team' | 'subject';
@@ -58,13 +57,13 @@ interface RotationStatus {
 }
 
 const seconds = (ms: number) => Math.trunc(ms / 1000);
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
 const parsed = (t: string | null | undefined) => {
   const ms = Date.parse(t ?? '');
   return Number.isFinite(ms) ? ms : undefined;
 };
 
-export function ownerOf(key: OwnedAccessKey): KeyRow['owner'] {
+/** The owner as data; key-health's ownerOf is the same owner as messages write it. */
+export function keyOwner(key: OwnedAccessKey): KeyRow['owner'] {
   if (key.spec.user) return { kind: 'user', name: key.spec.user };
   if (key.spec.team) return { kind: 'team', name: key.spec.team };
   if (key.spec.subject) return { kind: 'subject', name: key.spec.subject };
@@ -93,24 +92,23 @@ function rotationOf(key: OwnedAccessKey, now: Date): KeyRotationRow {
 export function keyRow(key: OwnedAccessKey, now: Date): KeyRow {
   const nowMs = now.getTime();
   const created = parsed(key.metadata.creationTimestamp);
-  const used = parsed(key.status?.lastActivity);
-  const expires = expiresAt(key);
-  const unused = unusedForMs(key, now);
+  const health = keyHealth(key, now);
   const rotation = rotationOf(key, now);
   const valueSince = rotation.rotatedAt ? Date.parse(rotation.rotatedAt) : created;
   return {
     name: key.metadata.name ?? '',
     displayName: key.spec.displayName || null,
     type: key.spec.type || 'User',
-    owner: ownerOf(key),
+    owner: keyOwner(key),
     createdAt: created === undefined ? null : iso(created),
     ageSeconds: created === undefined ? null : seconds(nowMs - created),
-    lastUsedAt: used === undefined ? null : iso(used),
-    unusedSeconds: unused === undefined ? null : seconds(unused),
-    expiresAt: expires === undefined ? null : iso(expires),
-    expiresInSeconds: expires === undefined ? null : seconds(expires - nowMs),
-    expired: expires !== undefined && expires <= nowMs,
-    disabled: key.spec.disabled === true,
+    lastUsedAt: health.neverUsed ? null : iso(health.lastUse),
+    // key-health counts from now when a key has no creation time: no span is known then.
+    unusedSeconds: health.neverUsed && created === undefined ? null : seconds(health.unusedForMs),
+    expiresAt: health.expiresAt === undefined ? null : iso(health.expiresAt),
+    expiresInSeconds: health.expiresInMs === undefined ? null : seconds(health.expiresInMs),
+    expired: health.expired,
+    disabled: health.disabled,
     scope: scopeSummary(key.spec.scope),
     rotation,
     valueAgeSeconds: valueSince === undefined ? null : seconds(nowMs - valueSince),

@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import type { OwnedAccessKey, OwnedAccessKeySpec } from '../../src/api/types.js';
 import { matchesKeyFilter } from '../../src/auth/key-filter.js';
 import { keyRow } from '../../src/auth/key-listing.js';
-import { expiresWithin, isUnusedFor } from '../../src/auth/key-windows.js';
 import { scopeDenial, type Scope } from '../../src/auth/scope.js';
 import { scopeSummary } from '../../src/auth/scope-summary.js';
 import { renderKeysMarkdown, renderKeysTable, rotationText } from '../../src/cli/keys-output.js';
@@ -94,24 +93,28 @@ describe('a key row', () => {
   });
 });
 
-describe('expiring within and unused for, through a clock', () => {
-  it('a 3-day key enters a 1-day window after 2 days and stays in it once expired', () => {
+describe('--expiring and --unused, through a clock', () => {
+  const expiring = (k: OwnedAccessKey, now: Date, ms: number) => matchesKeyFilter(k, { expiringWithinMs: ms }, now);
+  const unused = (k: OwnedAccessKey, now: Date, ms: number) => matchesKeyFilter(k, { unusedForMs: ms }, now);
+
+  it('a 3-day key enters a 1-day window after 2 days and stays listed once expired (until removed)', () => {
     const clock = new ManualClock(created);
     const k = key('k', { ttl: 3 * 86_400 });
-    expect(expiresWithin(k, clock.now(), day)).toBe(false);
+    expect(expiring(k, clock.now(), day)).toBe(false);
     clock.advance(2 * day);
-    expect(expiresWithin(k, clock.now(), day)).toBe(true);
+    expect(expiring(k, clock.now(), day)).toBe(true);
     clock.advance(5 * day);
-    expect(expiresWithin(k, clock.now(), day)).toBe(true);
-    expect(expiresWithin(key('forever', {}), clock.now(), 3650 * day)).toBe(false);
+    expect(expiring(k, clock.now(), day)).toBe(true);
+    expect(keyRow(k, clock.now())).toMatchObject({ expired: true, expiresInSeconds: -4 * 86_400 });
+    expect(expiring(key('forever', {}), clock.now(), 3650 * day)).toBe(false);
   });
 
   it('unused counts from the last use, or from creation when never used', () => {
-    const clock = new ManualClock('2026-04-01T00:00:00Z'); // 90 days after creation
-    expect(isUnusedFor(key('never', {}), clock.now(), 90 * day)).toBe(true);
-    expect(isUnusedFor(key('used', {}, { lastActivity: '2026-03-01T00:00:00Z' }), clock.now(), 90 * day)).toBe(false);
+    const clock = new ManualClock('2026-04-01T00:00:01Z'); // just over 90 days after creation
+    expect(unused(key('never', {}), clock.now(), 90 * day)).toBe(true);
+    expect(unused(key('used', {}, { lastActivity: '2026-03-01T00:00:00Z' }), clock.now(), 90 * day)).toBe(false);
     clock.advance(60 * day);
-    expect(isUnusedFor(key('used', {}, { lastActivity: '2026-03-01T00:00:00Z' }), clock.now(), 90 * day)).toBe(true);
+    expect(unused(key('used', {}, { lastActivity: '2026-03-01T00:00:00Z' }), clock.now(), 90 * day)).toBe(true);
   });
 
   it('filters combine: every given condition holds', () => {
