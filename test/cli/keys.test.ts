@@ -9,10 +9,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { KubeObject } from '../../src/api/types.js';
 import type { KeyRow } from '../../src/auth/key-listing.js';
+import { runKeys } from '../../src/cli/commands/keys-action.js';
 import { openEmbedded } from '../../src/cli/embedded.js';
+import { day as dayMs, ManualClock } from '../support/clock.js';
 import { startServe, type Served } from '../server/serve-process.js';
 import { teamkeys } from './run.js';
 
@@ -168,6 +170,29 @@ describe('teamkeys keys', () => {
     const elsewhere = teamkeys(['keys'], { cwd: mkdtempSync(join(dir, 'empty-')) });
     expect(elsewhere.code).toBe(1);
     expect(elsewhere.stderr).toMatch(/^error: no target: give --server URL/);
+  });
+
+  it('through its clock, the same store a month later: the 3-day keys expired, the 60-day ones not yet expiring within 14d', async () => {
+    const clock = new ManualClock();
+    const listAt = async (flags: Record<string, string>) => {
+      const printed: string[] = [];
+      const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
+      try {
+        await runKeys({ store: `sqlite:${db}`, encryptionKeyFile: keyFile, apiGroup: 'management.service', output: 'json', ...flags }, clock.now);
+      } finally {
+        log.mockRestore();
+      }
+      return JSON.parse(printed.join('\n')) as KeyRow[];
+    };
+    expect((await listAt({ expiring: '14d' })).map((r) => r.name)).toEqual(['ana-soon', 'payments-ci']);
+    clock.advance(30 * dayMs);
+    const month = await listAt({ expiring: '14d' });
+    expect(month.map((r) => [r.name, r.expired])).toEqual([['ana-soon', true], ['payments-ci', true]]);
+    // Every key was made (or last used) about 30 days ago by now; bo's last use was 100 days before that.
+    expect(await listAt({ unused: '29d' })).toHaveLength(8);
+    expect((await listAt({ unused: '31d' })).map((r) => r.name)).toEqual(['bo-old']);
+    clock.advance(20 * dayMs);
+    expect((await listAt({ expiring: '14d', user: 'ana' })).map((r) => r.name)).toEqual(['ana-later', 'ana-soon', 'login-ana-x1']);
   });
 
   it('bad flag values: one line naming the flag, exit 1, nothing read', () => {

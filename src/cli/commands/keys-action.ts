@@ -43,7 +43,8 @@ async function readKeys(f: KeysFlags): Promise<OwnedAccessKey[]> {
   const { openClient } = await import('../gitops-flags.js');
   const client = await openClient(f);
   try {
-    return (await client.list('ownedaccesskeys')).filter((o): o is OwnedAccessKey => o.kind === 'OwnedAccessKey' && isJsonMap(o.spec));
+    // List items need not carry their kind (kube's lists leave it to the list): every item is a key.
+    return (await client.list('ownedaccesskeys')).filter((o): o is OwnedAccessKey => isJsonMap(o.spec) && isJsonMap(o.metadata));
   } finally {
     await client.close();
   }
