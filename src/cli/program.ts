@@ -8,6 +8,7 @@ import { registerDiff } from './commands/diff.js';
 import { registerGet } from './commands/get.js';
 import { registerGitops } from './commands/gitops.js';
 import { registerImport } from './commands/import.js';
+import { registerKeys } from './commands/keys.js';
 import { registerLogin } from './commands/login.js';
 import { registerServe } from './commands/serve.js';
 import { registerSync } from './commands/sync.js';
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerImport(program);
   registerCreate(program);
   registerGet(program);
+  registerKeys(program);
   registerDelete(program);
   registerLogin(program);
   registerVersion(program);

@@ -69,7 +69,7 @@ describe('the CLI loads server modules only for the commands that need them', ()
   });
 
   it('--help of the program and of every command works', () => {
-    for (const args of [['--help'], ['validate', '--help'], ['serve', '--help'], ['apply', '--help'], ['watch', '--help'], ['get', '--help'], ['diff', '--help'], ['sync', '--help'], ['version', '--help'], ['completion', '--help']]) {
+    for (const args of [['--help'], ['validate', '--help'], ['serve', '--help'], ['apply', '--help'], ['watch', '--help'], ['get', '--help'], ['keys', '--help'], ['diff', '--help'], ['sync', '--help'], ['version', '--help'], ['completion', '--help']]) {
       const r = withoutServer(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       expect(r.stdout).toMatch(/^Usage: teamkeys/);
