@@ -38,6 +38,8 @@ export interface RegistryWatch extends AsyncIterable<WatchEvent<KubeObject | Sta
 }
 
 const maxPendingEvents = 10_000;
+/** The initial objects wait in the output queue at most this many at a time (the rest when the client has taken half). */
+const initialBatch = 1_000;
 const defaultBookmarkIntervalMs = 60_000;
 
 /**
@@ -96,16 +98,13 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
     try {
       let start = from;
       const { apiVersion, kind } = ctx.model.info;
+      let initial: { items: KubeObject[]; revision: string } | undefined;
       if (opts.sendInitialEvents ?? from === undefined) {
         // With sendInitialEvents a resourceVersion is a floor (NotOlderThan): 504 when it is in the future.
         const floor = opts.sendInitialEvents && from !== undefined ? { resourceVersion: String(from), resourceVersionMatch: 'NotOlderThan' } : {};
         const current = await list(ctx, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, filter: opts.filter, ...floor });
-        for (const item of current.items) out.push({ type: 'ADDED', object: item });
-        const revision = current.metadata.resourceVersion;
-        start = Number(revision);
-        if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
-          out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: revision, annotations: { [initialEventsEnd]: 'true' } } } });
-        }
+        initial = { items: current.items, revision: current.metadata.resourceVersion };
+        start = Number(initial.revision);
       } else if (start === undefined) {
         start = await storeCall(ctx, '', () => ctx.store.currentRevision());
       }
@@ -116,6 +115,18 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
       storeWatch = sw;
       await sw.started;
       startOk();
+      if (initial) {
+        // The initial objects go out as the client takes them (there may be more than the queue
+        // holds); changes made meanwhile wait in the store watch's queue, whose overflow is a 410.
+        for (const object of initial.items) {
+          if (out.pending >= initialBatch) await out.room(initialBatch / 2);
+          if (out.closed) return;
+          out.push({ type: 'ADDED', object });
+        }
+        if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
+          out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: initial.revision, annotations: { [initialEventsEnd]: 'true' } } } });
+        }
+      }
       if (opts.allowWatchBookmarks) {
         timer = setInterval(() => {
           out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: String(sw.progress()) } } });
