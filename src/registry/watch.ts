@@ -3,6 +3,7 @@ import { ApiError, type Status } from '../api/errors.js';
 import type { Matcher } from '../api/selectors.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, WatchEvent } from '../api/types.js';
+import { StorageError } from '../store/errors.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
 import { present, type RegistryContext } from './context.js';
@@ -35,6 +36,12 @@ export interface RegistryWatch extends AsyncIterable<WatchEvent<KubeObject | Sta
    * Retry-After, and with a 504 when a watch-list's resourceVersion is in the future; any other failure to start is the stream's one ERROR event, as kube sends it.
    */
   started: Promise<void>;
+  /**
+   * Resolves, with the 410 Status the watch ends on, once its reader fell more than 10,000 events
+   * behind (its queue overflowed). The events still queued are moot then: the reader lists again.
+   * The iteration ends on the same error after them, for a reader that does not look here.
+   */
+  overflowed: Promise<Status>;
 }
 
 const maxPendingEvents = 10_000;
@@ -81,6 +88,14 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
     storeWatch?.stop();
     if (timer) clearInterval(timer);
   });
+  let overflow!: (status: Status) => void;
+  const overflowed = new Promise<Status>((resolve) => (overflow = resolve));
+  /** Queues an event; an open queue that refuses it overflowed (the queue fails itself), which is said at once. */
+  const send = (event: WatchEvent<KubeObject | Status>): void => {
+    if (out.closed || out.push(event)) return;
+    const status = toApiError(new StorageError('WatchOverflow', '', `watcher fell more than ${maxPendingEvents} events behind`), ctx, '');
+    if (status instanceof ApiError) overflow(status.toStatus());
+  };
 
   let started = false;
   let startOk!: () => void;
@@ -121,15 +136,15 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
         for (const object of initial.items) {
           if (out.pending >= initialBatch) await out.room(initialBatch / 2);
           if (out.closed) return;
-          out.push({ type: 'ADDED', object });
+          send({ type: 'ADDED', object });
         }
         if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
-          out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: initial.revision, annotations: { [initialEventsEnd]: 'true' } } } });
+          send({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: initial.revision, annotations: { [initialEventsEnd]: 'true' } } } });
         }
       }
       if (opts.allowWatchBookmarks) {
         timer = setInterval(() => {
-          out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: String(sw.progress()) } } });
+          send({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: String(sw.progress()) } } });
         }, opts.bookmarkIntervalMs ?? defaultBookmarkIntervalMs);
         timer.unref();
       }
@@ -137,7 +152,7 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
         const event = translate(e, match);
         if (!event) continue;
         if (past && e.revision <= past.until && !(await past.live.readable(e.prevObject && e.type !== 'ADDED' ? e.prevObject : e.object))) continue;
-        out.push(event);
+        send(event);
       }
       out.end();
     } catch (err) {
@@ -150,11 +165,11 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
       }
       startOk();
       if (apiErr instanceof ApiError) {
-        out.push({ type: 'ERROR', object: apiErr.toStatus() });
+        send({ type: 'ERROR', object: apiErr.toStatus() });
         out.end();
       } else out.fail(err);
     }
   };
   void run();
-  return { stop: () => out.end(), started: startedPromise, [Symbol.asyncIterator]: () => out[Symbol.asyncIterator]() };
+  return { stop: () => out.end(), started: startedPromise, overflowed, [Symbol.asyncIterator]: () => out[Symbol.asyncIterator]() };
 }
