@@ -149,25 +149,26 @@ function write(res: NodeJS.WritableStream & { destroyed: boolean }, chunk: strin
 }
 
 /**
- * Ends the response. A client that has not taken what was written within `graceMs` (it stopped
- * reading) has its connection closed: the watch is over, and waiting for it would keep the
- * watch's place (watch-limits.ts) and its buffers for as long as the client likes.
+ * Ends the response once the client has taken what was written. A client that has not within
+ * `graceMs` (it stopped reading) has its connection closed: the watch is over, and waiting for it
+ * would keep the watch's place (watch-limits.ts) and its buffers for as long as the client likes.
+ * The end is written only after the drain: an ended response counts as idle to Node's
+ * closeIdleConnections, which a shutdown calls, and would be cut with what it still buffers.
  */
-function finish(res: ServerResponse, graceMs: number, log: FastifyBaseLogger): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.destroyed) return resolve();
-    const timer = setTimeout(() => {
+async function finish(res: ServerResponse, graceMs: number, log: FastifyBaseLogger): Promise<void> {
+  if (res.destroyed) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs)));
+  try {
+    if (res.writableNeedDrain && (await Promise.race([drained(res).then(() => false), late]))) {
       log.warn({ graceMs }, 'watch client did not take the end of its watch in time; closing its connection');
       res.destroy();
-    }, graceMs);
-    const done = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    res.once('finish', done);
-    res.once('close', done);
-    res.end();
-  });
+      return;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  if (!res.destroyed) res.end();
 }
 
 /** Waits until the client has taken what was written, or has gone. */
