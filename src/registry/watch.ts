@@ -3,6 +3,7 @@ import { ApiError, type Status } from '../api/errors.js';
 import type { Matcher } from '../api/selectors.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, WatchEvent } from '../api/types.js';
+import { StorageError } from '../store/errors.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
 import { present, type RegistryContext } from './context.js';
@@ -35,9 +36,17 @@ export interface RegistryWatch extends AsyncIterable<WatchEvent<KubeObject | Sta
    * Retry-After, and with a 504 when a watch-list's resourceVersion is in the future; any other failure to start is the stream's one ERROR event, as kube sends it.
    */
   started: Promise<void>;
+  /**
+   * Resolves, with the 410 Status the watch ends on, once its reader fell more than 10,000 events
+   * behind (its queue overflowed). The events still queued are moot then: the reader lists again.
+   * The iteration ends on the same error after them, for a reader that does not look here.
+   */
+  overflowed: Promise<Status>;
 }
 
 const maxPendingEvents = 10_000;
+/** The initial objects wait in the output queue at most this many at a time (the rest when the client has taken half). */
+const initialBatch = 1_000;
 const defaultBookmarkIntervalMs = 60_000;
 
 /**
@@ -79,6 +88,14 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
     storeWatch?.stop();
     if (timer) clearInterval(timer);
   });
+  let overflow!: (status: Status) => void;
+  const overflowed = new Promise<Status>((resolve) => (overflow = resolve));
+  /** Queues an event; an open queue that refuses it overflowed (the queue fails itself), which is said at once. */
+  const send = (event: WatchEvent<KubeObject | Status>): void => {
+    if (out.closed || out.push(event)) return;
+    const status = toApiError(new StorageError('WatchOverflow', '', `watcher fell more than ${maxPendingEvents} events behind`), ctx, '');
+    if (status instanceof ApiError) overflow(status.toStatus());
+  };
 
   let started = false;
   let startOk!: () => void;
@@ -96,16 +113,13 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
     try {
       let start = from;
       const { apiVersion, kind } = ctx.model.info;
+      let initial: { items: KubeObject[]; revision: string } | undefined;
       if (opts.sendInitialEvents ?? from === undefined) {
         // With sendInitialEvents a resourceVersion is a floor (NotOlderThan): 504 when it is in the future.
         const floor = opts.sendInitialEvents && from !== undefined ? { resourceVersion: String(from), resourceVersionMatch: 'NotOlderThan' } : {};
         const current = await list(ctx, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, filter: opts.filter, ...floor });
-        for (const item of current.items) out.push({ type: 'ADDED', object: item });
-        const revision = current.metadata.resourceVersion;
-        start = Number(revision);
-        if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
-          out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: revision, annotations: { [initialEventsEnd]: 'true' } } } });
-        }
+        initial = { items: current.items, revision: current.metadata.resourceVersion };
+        start = Number(initial.revision);
       } else if (start === undefined) {
         start = await storeCall(ctx, '', () => ctx.store.currentRevision());
       }
@@ -116,9 +130,21 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
       storeWatch = sw;
       await sw.started;
       startOk();
+      if (initial) {
+        // The initial objects go out as the client takes them (there may be more than the queue
+        // holds); changes made meanwhile wait in the store watch's queue, whose overflow is a 410.
+        for (const object of initial.items) {
+          if (out.pending >= initialBatch) await out.room(initialBatch / 2);
+          if (out.closed) return;
+          send({ type: 'ADDED', object });
+        }
+        if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
+          send({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: initial.revision, annotations: { [initialEventsEnd]: 'true' } } } });
+        }
+      }
       if (opts.allowWatchBookmarks) {
         timer = setInterval(() => {
-          out.push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: String(sw.progress()) } } });
+          send({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: String(sw.progress()) } } });
         }, opts.bookmarkIntervalMs ?? defaultBookmarkIntervalMs);
         timer.unref();
       }
@@ -126,7 +152,7 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
         const event = translate(e, match);
         if (!event) continue;
         if (past && e.revision <= past.until && !(await past.live.readable(e.prevObject && e.type !== 'ADDED' ? e.prevObject : e.object))) continue;
-        out.push(event);
+        send(event);
       }
       out.end();
     } catch (err) {
@@ -139,11 +165,11 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
       }
       startOk();
       if (apiErr instanceof ApiError) {
-        out.push({ type: 'ERROR', object: apiErr.toStatus() });
+        send({ type: 'ERROR', object: apiErr.toStatus() });
         out.end();
       } else out.fail(err);
     }
   };
   void run();
-  return { stop: () => out.end(), started: startedPromise, [Symbol.asyncIterator]: () => out[Symbol.asyncIterator]() };
+  return { stop: () => out.end(), started: startedPromise, overflowed, [Symbol.asyncIterator]: () => out[Symbol.asyncIterator]() };
 }

@@ -13,12 +13,16 @@ export const defaultMaxWatchesPerUser = 250;
 export const defaultMaxWatches = 5_000;
 /** kube-apiserver's --min-request-timeout default: watches end after 30 to 60 minutes, and clients reconnect. */
 export const defaultMinRequestTimeoutSeconds = 1800;
+/** How long a watch that has ended waits for its client to take what was written before it closes the connection. */
+export const defaultEndGraceMs = 5000;
 
 export interface WatchLimits {
   maxPerKey: number;
   maxPerUser: number;
   maxTotal: number;
   minRequestTimeoutSeconds: number;
+  /** How long an ended watch waits for its client to read what was written (a client that stopped reading is cut off). */
+  endGraceMs: number;
 }
 
 export const defaultWatchLimits: WatchLimits = {
@@ -26,6 +30,7 @@ export const defaultWatchLimits: WatchLimits = {
   maxPerUser: defaultMaxWatchesPerUser,
   maxTotal: defaultMaxWatches,
   minRequestTimeoutSeconds: defaultMinRequestTimeoutSeconds,
+  endGraceMs: defaultEndGraceMs,
 };
 
 /**

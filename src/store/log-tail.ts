@@ -12,6 +12,8 @@ export interface LogSource {
   /** Records with revision > after, ascending, at most limit. */
   readSince(after: number, limit: number): LogRecord[] | Promise<LogRecord[]>;
   compactedRevision(): number | Promise<number>;
+  /** The last revision written: a watch may ask for a later one, the tail must not follow from there. */
+  currentRevision(): number | Promise<number>;
 }
 
 export interface LogTailOptions {
@@ -45,6 +47,11 @@ export class LogTail {
   /** Moves when the window is started afresh: a read begun before belongs to the old head. */
   private epoch = 0;
   private pollAgain = false;
+  /**
+   * `head` was set from a new subscriber's revision, not read from the log: it may be a revision
+   * the store has not reached (a watch from the future), which the next poll checks first.
+   */
+  private headUnchecked = false;
   private timer: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
   /** Since when reads of the log have been failing (storage unreachable), and when that was last logged. */
@@ -76,8 +83,10 @@ export class LogTail {
       queue: new WatchQueue<StoreEvent>(this.maxPending, () => this.unsubscribe(sub)),
     };
     if (this.subs.size === 0) {
-      // Nobody was following the log: start following it from here.
+      // Nobody was following the log: start following it from here (no further than the store's
+      // current revision, which the next poll checks before it reads).
       this.head = this.windowStart = fromRevision;
+      this.headUnchecked = true;
       this.window = [];
       this.epoch++;
     }
@@ -168,6 +177,15 @@ export class LogTail {
         this.pollAgain = false;
         for (;;) {
           const epoch = this.epoch;
+          if (this.headUnchecked) {
+            // A watch from a revision the store has not reached waits for it (its cursor skips
+            // what comes before); the tail, shared by every watcher, follows from the current one.
+            const current = await this.source.currentRevision();
+            if (epoch !== this.epoch) continue;
+            // Nothing was appended since the restart (polls run one at a time): the window is empty.
+            if (this.head > current) this.head = this.windowStart = current;
+            this.headUnchecked = false;
+          }
           const records = await this.readComplete('/', this.head);
           // The window was started afresh meanwhile (its last watcher left, a new one came): these
           // records were read from the old head; read again from the new one.

@@ -7,6 +7,8 @@ export class WatchQueue<T> implements AsyncIterable<T> {
   private rejecter: ((err: unknown) => void) | undefined;
   private failure: unknown;
   private done = false;
+  /** A producer waiting for the consumer to take items (see `room`). */
+  private roomWaiter: { level: number; resolve: () => void } | undefined;
 
   /** @param maxPending a watcher this far behind is cut off rather than buffered without bound. */
   constructor(
@@ -47,9 +49,35 @@ export class WatchQueue<T> implements AsyncIterable<T> {
     return this.done;
   }
 
+  /** How many items wait for the consumer. */
+  get pending(): number {
+    return this.items.length;
+  }
+
+  /**
+   * Resolves once at most `level` items wait for the consumer, or the queue is closed: a producer
+   * with a large batch (a watch's initial list) feeds it as the consumer takes it, instead of
+   * overflowing the queue. One producer waits at a time.
+   */
+  room(level: number): Promise<void> {
+    if (this.done || this.items.length <= level) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.roomWaiter = { level, resolve };
+    });
+  }
+
+  private wakeProducer(): void {
+    const w = this.roomWaiter;
+    if (w && (this.done || this.items.length <= w.level)) {
+      this.roomWaiter = undefined;
+      w.resolve();
+    }
+  }
+
   private finish(): void {
     this.done = true;
     this.onClose();
+    this.wakeProducer();
     if (this.waiter && this.items.length === 0) {
       const resolve = this.waiter;
       const reject = this.rejecter!;
@@ -61,7 +89,10 @@ export class WatchQueue<T> implements AsyncIterable<T> {
 
   private next(): Promise<IteratorResult<T>> {
     const item = this.items.shift();
-    if (item !== undefined) return Promise.resolve({ value: item, done: false });
+    if (item !== undefined) {
+      this.wakeProducer();
+      return Promise.resolve({ value: item, done: false });
+    }
     if (this.done) {
       if (this.failure !== undefined) {
         const err = this.failure;

@@ -114,6 +114,7 @@ describe('team index over a watch that falls behind', () => {
         return out;
       },
       compactedRevision: () => 0,
+      currentRevision: () => log.reduce((m, r) => Math.max(m, r.revision), 0),
     };
     const tail = new LogTail(source, { pollIntervalMs: 0 });
     const first = tail.watch('/', 0);

@@ -26,6 +26,7 @@ export function memoryLog(): MemoryLog {
         return records.filter((r) => r.revision > after).slice(0, limit);
       },
       compactedRevision: () => compacted,
+      currentRevision: () => Math.max(compacted, ...records.map((r) => r.revision)),
     },
     compact(revision) {
       const gone = new Set(records.filter((r) => r.revision <= revision && (r.type === 'DELETED' || records.some((o) => o.key === r.key && o.revision > r.revision && o.revision <= revision))));
