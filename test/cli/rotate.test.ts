@@ -126,6 +126,13 @@ describe('teamkeys rotate against a served process', () => {
 describe('teamkeys rotate on the embedded store', () => {
   const store = `sqlite:${join(dir, 'store.db')}`;
 
+  it('is in the shell completion, with its flags', () => {
+    const bash = teamkeys(['completion', 'bash']).stdout;
+    expect(bash).toMatch(/compgen -W '[^']*\brotate\b/);
+    const section = bash.slice(bash.indexOf('    rotate)'), bash.indexOf(';;', bash.indexOf('    rotate)')));
+    for (const flag of ['--overlap', '--await-confirmation', '--confirm', '--key-file', '--server', '--store']) expect(section).toContain(flag);
+  });
+
   it('rotates, shows status.rotation in get, and never the value', () => {
     const manifest = join(dir, 'key.yaml');
     writeFileSync(manifest, ['apiVersion: management.service/v1', 'kind: OwnedAccessKey', 'metadata:', '  name: local', 'spec:', '  user: ana', ''].join('\n'));
