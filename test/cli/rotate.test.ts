@@ -129,7 +129,8 @@ describe('teamkeys rotate on the embedded store', () => {
   it('is in the shell completion, with its flags', () => {
     const bash = teamkeys(['completion', 'bash']).stdout;
     expect(bash).toMatch(/compgen -W '[^']*\brotate\b/);
-    const section = bash.slice(bash.indexOf('    rotate)'), bash.indexOf(';;', bash.indexOf('    rotate)')));
+    const start = bash.indexOf('    rotate)');
+    const section = bash.slice(start, bash.indexOf('\n      ;;', start));
     for (const flag of ['--overlap', '--await-confirmation', '--confirm', '--key-file', '--server', '--store']) expect(section).toContain(flag);
   });
 
