@@ -10,6 +10,7 @@ import { registerGitops } from './commands/gitops.js';
 import { registerImport } from './commands/import.js';
 import { registerKeys } from './commands/keys.js';
 import { registerLogin } from './commands/login.js';
+import { registerRotate } from './commands/rotate.js';
 import { registerServe } from './commands/serve.js';
 import { registerSync } from './commands/sync.js';
 import { registerVersion } from './commands/version.js';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerGet(program);
   registerKeys(program);
   registerDelete(program);
+  registerRotate(program);
   registerLogin(program);
   registerVersion(program);
   registerCompletion(program);

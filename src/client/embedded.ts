@@ -3,7 +3,7 @@ import type { AuditEvent, AuditFilter, AuditReader } from '../api/audit-event.js
 import { ApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
-import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type Plural, type WriteOptions } from './types.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type RotateOptions, type WriteOptions } from './types.js';
 
 async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -54,6 +54,12 @@ export class EmbeddedClient implements ApiClient {
 
   patch(plural: Plural, name: string, ops: unknown[], opts: WriteOptions = {}): Promise<KubeObject> {
     return call(async () => (await this.r(plural).patch(name, 'json', ops, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
+  }
+
+  rotate(name: string, spec: KeyRotationSpec, opts: RotateOptions = {}): Promise<KubeObject> {
+    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', spec };
+    const { fieldManager, ...rest } = opts;
+    return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { fieldManager: fieldManager ?? gitopsManager, fieldValidation: 'Strict', ...rest })).object);
   }
 
   async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
