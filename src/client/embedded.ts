@@ -3,7 +3,7 @@ import type { AuditEvent, AuditFilter, AuditReader } from '../api/audit-event.js
 import { ApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
-import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type Plural, type WriteOptions } from './types.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type WriteOptions } from './types.js';
 
 async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -58,6 +58,16 @@ export class EmbeddedClient implements ApiClient {
 
   async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
     await call(() => this.r(plural).delete(name, { ...(opts.preconditions ? { preconditions: opts.preconditions } : {}), dryRun: opts.dryRun ?? false }));
+  }
+
+  rotate(name: string, spec: KeyRotationSpec): Promise<KubeObject> {
+    // The registry's rotation (the server's rotation subresource, without HTTP); see the report if absent.
+    const keys = this.registry.ownedaccesskeys as unknown as { rotate?: (name: string, spec: KeyRotationSpec, opts: { fieldManager: string }) => Promise<{ object: KubeObject } | KubeObject> };
+    return call(async () => {
+      if (!keys.rotate) throw new ClientError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 501, reason: 'NotImplemented' as never, message: 'this teamkeys store cannot rotate keys yet' });
+      const r = await keys.rotate(name, spec, { fieldManager: gitopsManager });
+      return 'object' in r ? r.object : r;
+    });
   }
 
   watch(plural: Plural): ClientWatch {

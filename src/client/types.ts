@@ -15,6 +15,18 @@ export interface DeleteOptions extends WriteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
 }
 
+/**
+ * The spec of a KeyRotation (POST …/ownedaccesskeys/NAME/rotation): a new value (given, or made by
+ * the server) whose previous value keeps working for overlapSeconds, from now or, with
+ * awaitConfirmation, from a later `{confirm: true}`.
+ */
+export interface KeyRotationSpec {
+  key?: string;
+  overlapSeconds?: number;
+  awaitConfirmation?: boolean;
+  confirm?: boolean;
+}
+
 export interface ClientEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: KubeObject;
@@ -35,6 +47,8 @@ export interface ApiClient {
   replace(plural: Plural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
   patch(plural: Plural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject>;
   delete(plural: Plural, name: string, opts?: DeleteOptions): Promise<void>;
+  /** Rotates an OwnedAccessKey's value (or confirms a rotation): the key, with spec.key the new value when one was made. */
+  rotate(name: string, spec: KeyRotationSpec): Promise<KubeObject>;
   /** Every change after the current state (the objects that exist are not replayed). */
   watch(plural: Plural): ClientWatch;
   /**

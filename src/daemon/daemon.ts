@@ -6,6 +6,7 @@
  * neither a new revision (or changed files) nor a changed managed object plans nothing and writes
  * nothing. Failures back off exponentially; a broken source writes nothing, so the last good state stays.
  */
+import type { Clock } from '../clock.js';
 import type { KeyDelivery } from '../gitops/keys/github-secrets.js';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -32,6 +33,8 @@ export interface DaemonOptions {
   keyDir?: string;
   /** Where keys of OwnedAccessKeys annotated with key-secret go (GITHUB_TOKEN's GitHub). */
   keyDelivery?: KeyDelivery;
+  /** The time scheduled rotations are judged by (tests step it; default the system's). */
+  now?: Clock;
   reportDir?: string;
   /** Policy objects every cycle checks (read again each cycle, so an edited policy applies). */
   policyDir?: string;
@@ -183,6 +186,7 @@ export class SyncDaemon {
         ...(o.keyDir ? { keyDir: o.keyDir } : {}),
         ...(o.policyDir ? { policyDir: o.policyDir } : {}),
         ...(o.keyDelivery ? { keyDelivery: o.keyDelivery } : {}),
+        ...(o.now ? { now: o.now } : {}),
       });
       this.cycles++;
       this.lastReport = report;

@@ -4,6 +4,8 @@ import { resourceModels } from '../api/model.js';
 import type { KubeObject } from '../api/types.js';
 import { ClientError, type ApiClient, type Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
+import { systemClock, type Clock } from '../clock.js';
+import { sourceFolders } from './keys/file-sink.js';
 import type { KeyDelivery } from './keys/github-secrets.js';
 import type { PolicySource } from './policy/at-ref.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
@@ -37,6 +39,8 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   withholdUnnamedLiveValues?: boolean;
   /** A folder of Policy objects every desired object must satisfy (read on every run), or that folder at a git ref. */
   policyDir?: PolicySource;
+  /** The time scheduled rotations (rotate-every) are judged by; default the system's. */
+  now?: Clock;
 }
 
 const driftReason = 'drift reported, not reverted (run with --self-heal to revert it)';
@@ -114,7 +118,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const warnings = teamReferenceWarnings(desired, live.teams);
   Object.assign(base, { warnings });
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
-  const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
+  const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune, now: opts.now ?? systemClock };
   const plan = planReconcile(desired, live, models, planOpts);
   const orphans = deletedTeamKeys(plan, desired, live.ownedaccesskeys);
   if (orphans.errors.length > 0) return { report: buildReport({ ...base, errors: orphans.errors }), loaded };
@@ -131,6 +135,8 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
     concurrency: opts.concurrency,
     ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),
     ...(opts.keyDelivery ? { keyDelivery: opts.keyDelivery } : {}),
+    // file: sinks start relative paths at --key-dir and never write into the source's repository.
+    fileSinks: { ...(opts.keyDir ? { base: opts.keyDir } : {}), refuse: plan.actions.some((a) => a.keySecret?.startsWith('file:')) ? await sourceFolders(opts.source) : [] },
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     replan: async (a) => {

@@ -1,0 +1,62 @@
+/**
+ * Scheduled rotation, planned: a key annotated rotate-every whose value is older than that, or
+ * whose last rotation still awaits confirmation (its delivery failed, or the run died before it
+ * confirmed), is rotated. Pure: the time comes in as a Date from the caller's Clock.
+ */
+import { durationMs } from '../../duration.js';
+import { isJsonMap, type KubeObject } from '../../api/types.js';
+import { annotations, defaultRotationOverlapMs } from './annotations.js';
+
+export interface PlannedRotation {
+  /** due: the value is older than rotate-every; unconfirmed: an earlier rotation's delivery never succeeded, so it is retried. */
+  reason: 'due' | 'unconfirmed';
+  /** The key-secret sink the new value goes to. */
+  sink: string;
+  /** The annotations' values as written in git (the overlap's default when unset). */
+  rotateEvery: string;
+  overlap: string;
+  overlapSeconds: number;
+  /** How old the live value was when planned, in whole seconds. */
+  ageSeconds: number;
+}
+
+/** The server's record of the key's rotations (status.rotation), as far as planning reads it. */
+interface RotationStatus {
+  rotatedAt?: string;
+  awaitingConfirmation?: boolean;
+}
+
+function rotationStatus(live: KubeObject): RotationStatus {
+  const status = isJsonMap(live.status) ? live.status : {};
+  return isJsonMap(status.rotation) ? (status.rotation as RotationStatus) : {};
+}
+
+/** When the live key's current value was set: its last rotation, else its creation. */
+export function valueSetAt(live: KubeObject): Date | undefined {
+  const at = rotationStatus(live).rotatedAt ?? live.metadata.creationTimestamp;
+  const ms = at ? Date.parse(at) : NaN;
+  return Number.isNaN(ms) ? undefined : new Date(ms);
+}
+
+/** The rotation the key needs now, if any (`wanted` is git's object, `live` the server's). */
+export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date): PlannedRotation | undefined {
+  const a = wanted.metadata.annotations ?? {};
+  const every = a[annotations.rotateEvery];
+  const sink = a[annotations.keySecret];
+  const everyMs = every === undefined ? undefined : durationMs(every.trim());
+  if (everyMs === undefined || sink === undefined) return undefined;
+  const overlap = a[annotations.rotationOverlap]?.trim();
+  const overlapMs = (overlap === undefined ? undefined : durationMs(overlap)) ?? defaultRotationOverlapMs;
+  const setAt = valueSetAt(live);
+  const ageMs = setAt ? Math.max(0, now.getTime() - setAt.getTime()) : 0;
+  const unconfirmed = rotationStatus(live).awaitingConfirmation === true;
+  if (!unconfirmed && ageMs < everyMs) return undefined;
+  return {
+    reason: unconfirmed ? 'unconfirmed' : 'due',
+    sink,
+    rotateEvery: every!.trim(),
+    overlap: overlap ?? `${defaultRotationOverlapMs / 3_600_000}h`,
+    overlapSeconds: Math.floor(overlapMs / 1000),
+    ageSeconds: Math.floor(ageMs / 1000),
+  };
+}
