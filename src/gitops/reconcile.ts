@@ -9,6 +9,7 @@ import { sourceFolders } from './keys/file-sink.js';
 import type { KeyDelivery } from './keys/github-secrets.js';
 import type { PolicySource } from './policy/at-ref.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
+import { nextRotation } from './plan/rotation.js';
 import { withholdUnnamed } from './plan/withheld.js';
 import { buildReport, type Report, type ReportInput } from './report/report.js';
 import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
@@ -52,6 +53,8 @@ export interface Reconciled {
   /** What the plan was made from: saved plans record both. */
   desired?: DesiredObject[];
   live?: Record<Plural, KubeObject[]>;
+  /** When the next scheduled rotation falls due (none: no key has rotate-every): a daemon re-plans by then even if nothing changed. */
+  nextRotationAt?: Date;
 }
 
 function unidentifiedPrune(loaded: LoadedSource): string {
@@ -130,7 +133,9 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   if (opts.reportDriftOnly && opts.mode === 'apply') {
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }
-  if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded, desired, live };
+  const nextRotationAt = nextRotation(desired, live);
+  const next = nextRotationAt ? { nextRotationAt } : {};
+  if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded, desired, live, ...next };
   const changeSet = await applyPlan(client, plan.actions, {
     concurrency: opts.concurrency,
     ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),
@@ -145,5 +150,5 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
       return planObject(models[a.plural], desiredNow, liveNow, planOpts);
     },
   });
-  return { report: buildReport({ ...base, errors: [], plan, changeSet }), plan, loaded };
+  return { report: buildReport({ ...base, errors: [], plan, changeSet }), plan, loaded, ...next };
 }

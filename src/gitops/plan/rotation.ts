@@ -5,6 +5,7 @@
  */
 import { durationMs } from '../../duration.js';
 import { isJsonMap, type KubeObject } from '../../api/types.js';
+import type { DesiredObject } from '../validate.js';
 import { annotations, defaultRotationOverlapMs } from './annotations.js';
 
 export interface PlannedRotation {
@@ -59,4 +60,25 @@ export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date): Pl
     overlapSeconds: Math.floor(overlapMs / 1000),
     ageSeconds: Math.floor(ageMs / 1000),
   };
+}
+
+/**
+ * The earliest time a key of `desired` falls due (as live holds them now), for a daemon that
+ * otherwise plans only on a change. A key the plan just rotated is due again a whole period later,
+ * which a re-plan after the write finds; a soon time is always safe, a late one never happens here.
+ */
+export function nextRotation(desired: DesiredObject[], live: { ownedaccesskeys: KubeObject[] }): Date | undefined {
+  const byName = new Map(live.ownedaccesskeys.map((k) => [k.metadata.name!, k]));
+  let next: number | undefined;
+  for (const d of desired) {
+    if (d.plural !== 'ownedaccesskeys') continue;
+    const every = d.obj.metadata.annotations?.[annotations.rotateEvery];
+    const everyMs = every === undefined ? undefined : durationMs(every.trim());
+    const k = byName.get(d.obj.metadata.name!);
+    if (everyMs === undefined || !k) continue;
+    const setAt = valueSetAt(k);
+    const at = rotationStatus(k).awaitingConfirmation === true || !setAt ? 0 : setAt.getTime() + everyMs;
+    next = next === undefined ? at : Math.min(next, at);
+  }
+  return next === undefined ? undefined : new Date(next);
 }
