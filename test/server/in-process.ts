@@ -8,6 +8,7 @@ import { apiPrefix, buildServer } from '../../src/server/server.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import type { Store } from '../../src/store/types.js';
+import type { Clock } from '../../src/clock.js';
 
 /** The administrator key every test server starts with. */
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
@@ -33,13 +34,15 @@ export interface InProcessOptions {
   store?: Store;
   /** false: no garbage collector, for tests of what a leftover object does. */
   garbageCollector?: boolean;
+  /** The server's clock (registry and authentication), for tests that step through time. */
+  now?: Clock;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
-  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {});
+  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), { ...(opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {}), ...(opts.now ? { now: opts.now } : {}) });
   const logger = opts.logger ?? pino({ level: 'silent' });
   await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null', ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
-  const auth = await createAuthContext(registry, logger, opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {});
+  const auth = await createAuthContext(registry, logger, { ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}), ...(opts.now ? { now: opts.now } : {}) });
   const app = await buildServer({
     registry,
     auth,
