@@ -1,0 +1,237 @@
+/**
+ * Scheduled rotation from git, end to end against an in-process server whose clock the test
+ * moves, and the stand-in GitHub API (which opens the sealed values): the due key is rotated,
+ * its new value delivered and then confirmed, both values work during the overlap and the old one
+ * is refused after it; a refused delivery leaves the old value working, is reported as a failure,
+ * and the next run retries and succeeds. Environment, organization and file sinks; the embedded
+ * store; the daemon in one cycle.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../src/api/types.js';
+import { EmbeddedClient } from '../../src/client/embedded.js';
+import { HttpClient } from '../../src/client/http.js';
+import { SyncDaemon } from '../../src/daemon/daemon.js';
+import { DaemonMetrics } from '../../src/daemon/metrics.js';
+import { GitHubSecrets } from '../../src/gitops/keys/github-secrets.js';
+import { reconcile, type ReconcileOptions } from '../../src/gitops/reconcile.js';
+import type { Report } from '../../src/gitops/report/report.js';
+import { renderMarkdown } from '../../src/gitops/report/markdown.js';
+import { renderText } from '../../src/gitops/report/text.js';
+import { createRegistry } from '../../src/registry/registry.js';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import { adminKey, startInProcess, type InProcess } from '../server/in-process.js';
+import { day, hour, ManualClock } from '../support/clock.js';
+import { startGitHubStandIn, type GitHubStandIn } from './github-standin.js';
+
+const key = (name: string, sink: string, overlap = '1h') => `apiVersion: management.service/v1
+kind: OwnedAccessKey
+metadata:
+  name: ${name}
+  annotations:
+    gitops.management.service/key-secret: ${sink}
+    gitops.management.service/rotate-every: 30d
+    gitops.management.service/rotation-overlap: ${overlap}
+spec:
+  user: ci-bot
+`;
+
+/** No key value in any output: the delivered values, and nothing shaped like a key. */
+function noKeyIn(text: string, values: Iterable<string>) {
+  for (const v of values) expect(text).not.toContain(v);
+  expect(text).not.toMatch(/\b[A-Za-z0-9]{64}\b/);
+}
+
+describe('scheduled rotation against a served API and the GitHub stand-in', () => {
+  const clock = new ManualClock(Date.now() - 31 * day);
+  let server: InProcess;
+  let github: GitHubStandIn;
+  let source: string;
+  let keyDir: string;
+  let client: HttpClient;
+  const run = (mode: 'plan' | 'apply', extra: Partial<ReconcileOptions> = {}) =>
+    reconcile({ mode, client, source: { source, sourceId: 'ci-keys' }, prune: false, allowEmpty: false, maxPrune: 10, concurrency: 4, now: clock.now, keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }), keyDir, ...extra }).then((r) => r.report);
+  /** The status an authenticated request with this value gets (ci-bot reads its own key), and the message of a refusal. */
+  const use = async (value: string) => {
+    const res = await fetch(`${server.api}/ownedaccesskeys/deploy-ci`, { headers: { Authorization: `Bearer ${value}` } });
+    return { status: res.status, message: ((await res.json()) as { message?: string }).message };
+  };
+  const live = async (name: string) => (await client.get('ownedaccesskeys', name)) as KubeObject & { status?: { rotation?: Record<string, unknown> } };
+  const object = (r: Report, name: string) => r.objects.find((o) => o.name === name)!;
+  const outputs = (r: Report) => JSON.stringify(r) + renderText(r) + renderMarkdown(r);
+
+  beforeAll(async () => {
+    server = await startInProcess({ now: clock.now });
+    github = await startGitHubStandIn();
+    github.environments.add('acme/payments/production');
+    source = mkdtempSync(join(tmpdir(), 'rotation-source-'));
+    keyDir = mkdtempSync(join(tmpdir(), 'rotation-keys-'));
+    client = new HttpClient({ server: server.base, token: adminKey });
+    writeFileSync(join(source, 'deploy.yaml'), key('deploy-ci', 'github:acme/payments/DEPLOY_KEY'));
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.close();
+    await github.close();
+    rmSync(source, { recursive: true, force: true });
+    rmSync(keyDir, { recursive: true, force: true });
+  });
+
+  it('a key older than rotate-every is planned, rotated, delivered, and both values work until the overlap ends', async () => {
+    const created = await run('apply');
+    expect(object(created, 'deploy-ci')).toMatchObject({ action: 'create', result: 'Created', keySecret: 'github:acme/payments/DEPLOY_KEY' });
+    const first = github.secrets.get('acme/payments/DEPLOY_KEY')!;
+    expect((await use(first)).status).toBe(200);
+
+    clock.set(Date.now());
+    const planned = await run('plan');
+    expect(planned.outcome).toBe('changes');
+    expect(object(planned, 'deploy-ci')).toMatchObject({ action: 'rotate', rotation: { reason: 'due', age: '31d', rotateEvery: '30d', overlap: '1h', sink: 'github:acme/payments/DEPLOY_KEY' } });
+    expect(github.secrets.get('acme/payments/DEPLOY_KEY')).toBe(first);
+
+    const applied = await run('apply');
+    expect(applied.outcome).toBe('applied');
+    const second = github.secrets.get('acme/payments/DEPLOY_KEY')!;
+    expect(second).not.toBe(first);
+    const until = new Date(clock.now().getTime() + hour).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    expect(object(applied, 'deploy-ci')).toMatchObject({ action: 'rotate', result: 'Rotated', keySecret: 'github:acme/payments/DEPLOY_KEY', rotation: { previousValidUntil: until } });
+    expect(renderText(applied)).toContain(`delivered to github:acme/payments/DEPLOY_KEY; the previous value works until ${until}`);
+    noKeyIn(outputs(applied), [first, second]);
+
+    expect((await use(second)).status).toBe(200);
+    expect((await use(first)).status).toBe(200);
+    expect((await live('deploy-ci')).status?.rotation).toMatchObject({ overlapSeconds: 3600, previousValidUntil: until });
+    expect((await live('deploy-ci')).status?.rotation?.awaitingConfirmation).toBeUndefined();
+    expect((await run('plan')).outcome).toBe('clean');
+
+    clock.advance(hour + 1000);
+    const refused = await use(first);
+    expect(refused.status).toBe(401);
+    expect(refused.message).toContain('access key "deploy-ci" was rotated at');
+    expect((await use(second)).status).toBe(200);
+  });
+
+  it('a refused delivery keeps the old value working and fails the run; the next run retries and succeeds', async () => {
+    const before = github.secrets.get('acme/payments/DEPLOY_KEY')!;
+    clock.advance(31 * day);
+    github.failPutWith = 403;
+    const failed = await run('apply');
+    expect(failed.outcome).toBe('failed');
+    expect(failed.summary.failed).toBe(1);
+    expect(object(failed, 'deploy-ci').error).toBe(
+      'OwnedAccessKey/deploy-ci: rotated, but the key was not delivered to GitHub secret DEPLOY_KEY of acme/payments: GitHub answered 403 "Resource not accessible by integration" to PUT /repos/acme/payments/actions/secrets/DEPLOY_KEY (the token needs the "Secrets: read and write" permission on the repository); the previous value keeps working (the rotation awaits confirmation) and the next run rotates again and delivers',
+    );
+    noKeyIn(outputs(failed), [before]);
+    expect((await live('deploy-ci')).status?.rotation?.awaitingConfirmation).toBe(true);
+    // Hours later, with no deadline running, the value CI holds still works.
+    clock.advance(5 * hour);
+    expect((await use(before)).status).toBe(200);
+
+    github.failPutWith = undefined;
+    const planned = await run('plan');
+    expect(object(planned, 'deploy-ci').rotation).toMatchObject({ reason: 'unconfirmed' });
+    const retried = await run('apply');
+    expect(retried.outcome).toBe('applied');
+    const after = github.secrets.get('acme/payments/DEPLOY_KEY')!;
+    expect(after).not.toBe(before);
+    expect((await use(after)).status).toBe(200);
+    expect((await use(before)).status).toBe(200);
+    expect((await live('deploy-ci')).status?.rotation?.awaitingConfirmation).toBeUndefined();
+  });
+
+  it('environment, organization and file sinks receive the rotated value, which authenticates', async () => {
+    const file = join(keyDir, 'ci', 'files-ci.key');
+    writeFileSync(join(source, 'more.yaml'), [key('env-ci', 'github-env:acme/payments/production/DEPLOY_KEY'), key('org-ci', 'github-org:acme/SHARED_KEY'), key('files-ci', 'file:ci/files-ci.key')].join('---\n'));
+    clock.set(Date.now() - 31 * day);
+    expect((await run('apply')).outcome).toBe('applied');
+    const firsts = [github.secrets.get('acme/payments/env:production/DEPLOY_KEY')!, github.secrets.get('org:acme/SHARED_KEY')!, readFileSync(file, 'utf8').trim()];
+    clock.set(Date.now());
+    const applied = await run('apply');
+    expect(applied.objects.filter((o) => o.result === 'Rotated').map((o) => o.name).sort()).toEqual(['env-ci', 'files-ci', 'org-ci']);
+    const now = [github.secrets.get('acme/payments/env:production/DEPLOY_KEY')!, github.secrets.get('org:acme/SHARED_KEY')!, readFileSync(file, 'utf8').trim()];
+    expect(github.orgVisibility.get('org:acme/SHARED_KEY')).toBe('private');
+    for (const [i, name] of ['env-ci', 'org-ci', 'files-ci'].entries()) {
+      expect(now[i]).not.toBe(firsts[i]);
+      const res = await fetch(`${server.api}/ownedaccesskeys/${name}`, { headers: { Authorization: `Bearer ${now[i]}` } });
+      expect(res.status).toBe(200);
+    }
+    noKeyIn(outputs(applied), [...firsts, ...now]);
+  });
+
+  it('the daemon rotates a key that fell due in one cycle, and its report shows the rotation', async () => {
+    const reports = mkdtempSync(join(tmpdir(), 'rotation-daemon-'));
+    const cycles: Report[] = [];
+    const daemon = new SyncDaemon({
+      source: { source, sourceId: 'ci-keys' },
+      client,
+      intervalMs: 3_600_000,
+      selfHeal: true,
+      prune: false,
+      allowEmpty: false,
+      maxPrune: 10,
+      concurrency: 4,
+      keyDir,
+      keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }),
+      now: clock.now,
+      reportDir: reports,
+      metrics: new DaemonMetrics(),
+      log: pino({ level: 'silent' }),
+      onCycle: (r) => r && cycles.push(r),
+    });
+    try {
+      daemon.start();
+      await until(() => cycles.length >= 1);
+      expect(cycles[0]!.outcome).toBe('clean');
+      const before = github.secrets.get('acme/payments/DEPLOY_KEY');
+      // Past every key's schedule (deploy-ci was last rotated a month after the others).
+      clock.advance(62 * day);
+      daemon.trigger('interval');
+      await until(() => cycles.length >= 2);
+      expect(cycles[1]!.outcome).toBe('applied');
+      expect(cycles[1]!.objects.filter((o) => o.result === 'Rotated').map((o) => o.name).sort()).toEqual(['deploy-ci', 'env-ci', 'files-ci', 'org-ci']);
+      expect(github.secrets.get('acme/payments/DEPLOY_KEY')).not.toBe(before);
+      expect(readFileSync(join(reports, 'report.md'), 'utf8')).toContain('rotated 4');
+    } finally {
+      await daemon.stop();
+      rmSync(reports, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('scheduled rotation on the embedded store', () => {
+  it('rotates, delivers to a file, confirms', async () => {
+    const clock = new ManualClock(Date.now() - 31 * day);
+    const registry = createRegistry(new MemoryStore(), { now: clock.now });
+    const client = new EmbeddedClient(registry, 'memory:');
+    const source = mkdtempSync(join(tmpdir(), 'rotation-embedded-'));
+    const keyDir = mkdtempSync(join(tmpdir(), 'rotation-embedded-keys-'));
+    writeFileSync(join(source, 'k.yaml'), key('local-ci', 'file:sink/local-ci.key'));
+    const run = () => reconcile({ mode: 'apply', client, source: { source, sourceId: 'local' }, prune: false, allowEmpty: false, maxPrune: 10, concurrency: 1, now: clock.now, keyDir }).then((r) => r.report);
+    try {
+      expect((await run()).outcome).toBe('applied');
+      const first = readFileSync(join(keyDir, 'sink', 'local-ci.key'), 'utf8');
+      clock.set(Date.now());
+      const rotated = await run();
+      expect(rotated.objects[0]).toMatchObject({ action: 'rotate', result: 'Rotated' });
+      expect(readFileSync(join(keyDir, 'sink', 'local-ci.key'), 'utf8')).not.toBe(first);
+      const status = (await client.get('ownedaccesskeys', 'local-ci'))!.status as { rotation?: Record<string, unknown> };
+      expect(status.rotation).toMatchObject({ overlapSeconds: 3600 });
+      expect(status.rotation?.previousValidUntil).toBeDefined();
+    } finally {
+      await client.close();
+      rmSync(source, { recursive: true, force: true });
+      rmSync(keyDir, { recursive: true, force: true });
+    }
+  });
+});
+
+async function until(check: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
