@@ -14,6 +14,12 @@ export const sealedField = 'sealed';
 export interface Sealed {
   /** `sha256:<hex>` of spec.key. */
   keyHash?: string;
+  /**
+   * `sha256:<hex>` of the value spec.key had before its last rotation (key-rotation.ts): it
+   * authenticates while status.rotation says so, and is kept after that so the value is refused
+   * with a message naming the rotation. Indexed and unique like keyHash.
+   */
+  previousKeyHash?: string;
   /** Other write-only values by dotted path, e.g. `spec.identity.connectorData`. */
   fields?: Record<string, string>;
 }
@@ -47,9 +53,11 @@ function parentOf(obj: Record<string, unknown>, path: string[]): Record<string, 
 /**
  * Seals the write-only fields of `obj` in place. A field the request leaves out keeps its stored
  * value as long as the object holding it still exists (a read-modify-write cannot see secrets, so
- * it must not erase them). Returns the plaintext key when this request set one.
+ * it must not erase them). Returns the plaintext key when this request set one, and `rotated` when
+ * that replaced the stored value (the caller records the rotation: key-rotation.ts); otherwise the
+ * previous value's hash stays as stored.
  */
-export function sealSecrets(obj: StoredApiObject, paths: string[][], cipher: FieldCipher, old?: StoredApiObject): { revealedKey?: string } {
+export function sealSecrets(obj: StoredApiObject, paths: string[][], cipher: FieldCipher, old?: StoredApiObject): { revealedKey?: string; rotated?: boolean } {
   // Bound to the object and field, so a ciphertext moved elsewhere does not open.
   const context = (dotted: string) => `${obj.metadata.uid ?? ''}/${dotted}`;
   const sealed: Sealed = {};
@@ -70,9 +78,12 @@ export function sealSecrets(obj: StoredApiObject, paths: string[][], cipher: Fie
     else if (parent && old?.sealed?.fields?.[dotted] !== undefined) fields[dotted] = cipher.reseal(old.sealed.fields[dotted], context(dotted));
   }
   if (Object.keys(fields).length > 0) sealed.fields = fields;
+  const oldHash = old?.sealed?.keyHash;
+  const rotated = sealed.keyHash !== undefined && oldHash !== undefined && sealed.keyHash !== oldHash;
+  if (!rotated && sealed.keyHash && old?.sealed?.previousKeyHash) sealed.previousKeyHash = old.sealed.previousKeyHash;
   delete obj.sealed;
   if (sealed.keyHash || sealed.fields) obj.sealed = sealed;
-  return revealedKey === undefined ? {} : { revealedKey };
+  return { ...(revealedKey === undefined ? {} : { revealedKey }), ...(rotated ? { rotated } : {}) };
 }
 
 /** The object as the API shows it: a copy without its sealed secrets. */

@@ -1,6 +1,9 @@
 /**
  * Records when each key was last used: remembered at once in memory (for ttlAfterLastActivity on
  * this server), written to status.lastActivity at most once per interval per key, off the request path.
+ * During a rotation it also records which value was used (status.rotation.lastUsedValue) and when
+ * the previous value was last used (previousLastActivity): by the hashes of the values, remembered
+ * here until the next write, so a use of the previous value within the interval is not lost.
  * Memory holds only keys that exist: every deletion (through any replica) is followed and forgotten.
  */
 import type { Logger } from 'pino';
@@ -13,6 +16,8 @@ const isNotFound = (err: unknown) => (err as { reason?: string }).reason === 'No
 export class ActivityRecorder {
   private readonly lastUse = new Map<string, number>();
   private readonly lastWrite = new Map<string, number>();
+  /** Each key's latest use by its previous value (during a rotation's overlap). */
+  private readonly previousUse = new Map<string, { at: Date; hash: string }>();
   private watch: StoreWatch<KubeObject> | undefined;
   private stopped = false;
 
@@ -38,13 +43,15 @@ export class ActivityRecorder {
     return this.lastUse.size;
   }
 
-  touch(name: string, now: Date): void {
+  /** A use of the key `name` at `now`, by the value whose hash is `hash`; `previous`: that was its previous value. */
+  touch(name: string, now: Date, hash = '', previous = false): void {
     const ms = now.getTime();
     this.lastUse.set(name, ms);
+    if (previous) this.previousUse.set(name, { at: now, hash });
     if (ms - (this.lastWrite.get(name) ?? 0) < this.intervalMs) return;
     this.lastWrite.set(name, ms);
-    const lastActivity = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    void this.keys.patch(name, 'merge', { status: { lastActivity } }, { subresource: 'status', fieldManager: 'teamkeys-activity' }).catch((err: unknown) => {
+    const prev = this.previousUse.get(name);
+    void this.keys.recordUse(name, { at: now, hash, ...(prev ? { previous: prev } : {}) }).catch((err: unknown) => {
       if (isNotFound(err)) return this.forget(name);
       // The next use after the interval tries again; the time stays remembered here meanwhile.
       this.lastWrite.delete(name);
@@ -59,6 +66,7 @@ export class ActivityRecorder {
   forget(name: string): void {
     this.lastUse.delete(name);
     this.lastWrite.delete(name);
+    this.previousUse.delete(name);
   }
 
   private async follow(): Promise<void> {

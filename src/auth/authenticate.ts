@@ -1,6 +1,7 @@
 /** Bearer authentication: one indexed read by the key's SHA-256 hash, no plaintext anywhere. */
 import { timingSafeEqual } from 'node:crypto';
 import { ApiError, serviceUnavailable } from '../api/errors.js';
+import { previousValueRefusal } from '../api/key-rotation.js';
 import { hashKey, type StoredApiObject } from '../api/secrets.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
@@ -24,6 +25,12 @@ const withSignIn = (identity: Identity, signIn: SignIn | undefined): Identity =>
 function unlessNotFound(err: unknown): undefined {
   if (err instanceof ApiError && err.code === 404) return undefined;
   throw err;
+}
+
+/** Whether a stored hash is `hash`, compared in constant time. */
+function sameHash(stored: string | undefined, hash: string): boolean {
+  const a = Buffer.from(stored ?? '');
+  return a.length === hash.length && timingSafeEqual(a, Buffer.from(hash));
 }
 
 /** Anything else cannot be a key: refused without touching the store. */
@@ -59,10 +66,10 @@ export class Authenticator {
   ) {}
 
   async authenticate(authorization: string | undefined): Promise<Identity> {
-    const { hash, key, signIn } = await this.verify(authorization);
+    const { hash, key, signIn, previous } = await this.verify(authorization);
     const now = this.now();
     const name = key.metadata.name!;
-    this.activity.touch(name, now);
+    this.activity.touch(name, now, hash, previous);
     this.recent.delete(hash);
     this.recent.set(hash, now.getTime());
     if (this.recent.size > maxRecent) this.recent.delete(this.recent.keys().next().value!);
@@ -79,8 +86,12 @@ export class Authenticator {
     return { identity: withSignIn(this.identityOf(key), signIn), revision };
   }
 
-  /** The one check of a bearer key both of the above make; 401 with the reason when it fails. */
-  private async verify(authorization: string | undefined): Promise<{ hash: string; key: OwnedAccessKey; revision: number; signIn?: SignIn }> {
+  /**
+   * The one check of a bearer key both of the above make; 401 with the reason when it fails.
+   * `previous`: the header carried the key's previous value (a rotation's overlap), which
+   * authenticates as the key itself while key-rotation.ts says it may, every other rule applying.
+   */
+  private async verify(authorization: string | undefined): Promise<{ hash: string; key: OwnedAccessKey; revision: number; signIn?: SignIn; previous: boolean }> {
     const key = bearerKey(authorization);
     if (!key) throw unauthorized();
     const hash = hashKey(key);
@@ -88,8 +99,8 @@ export class Authenticator {
     const { items: found, revision } = await this.registry.ownedaccesskeys.findByIndex(hash);
     if (found.length !== 1) throw unauthorized();
     const stored = found[0]! as StoredApiObject & OwnedAccessKey;
-    const storedHash = Buffer.from(stored.sealed?.keyHash ?? '');
-    if (storedHash.length !== hash.length || !timingSafeEqual(storedHash, Buffer.from(hash))) throw unauthorized();
+    const previous = !sameHash(stored.sealed?.keyHash, hash);
+    if (previous && !sameHash(stored.sealed?.previousKeyHash, hash)) throw unauthorized();
     const name = stored.metadata.name!;
     // Judged on the teams as they are: a membership change made through another replica counts at
     // once, as the key read above did (a consistent read), and at the same revision when it says.
@@ -97,10 +108,14 @@ export class Authenticator {
       throw err instanceof ApiError ? err : serviceUnavailable('the team index cannot be checked against the store; try again', 1);
     });
     const now = this.now();
+    // A previous value past its overlap is refused first, naming the rotation: its holder learns
+    // that it must take the new value, not the state of the key.
+    const rotated = previous ? previousValueRefusal(stored, now) : undefined;
+    if (rotated) throw unauthorized(rotated);
     const refusal = keyRefusal(stored, now, this.activity.lastUsed(name), this.teams, this.identityMaxStalenessMs);
     if (refusal) throw unauthorized(refusal);
     const signIn = await this.signInOf(stored, now);
-    return { hash, key: stored, revision, ...(signIn ? { signIn } : {}) };
+    return { hash, key: stored, revision, previous, ...(signIn ? { signIn } : {}) };
   }
 
   /**

@@ -61,13 +61,9 @@ export class EmbeddedClient implements ApiClient {
   }
 
   rotate(name: string, spec: KeyRotationSpec): Promise<KubeObject> {
-    // The registry's rotation (the server's rotation subresource, without HTTP); see the report if absent.
-    const keys = this.registry.ownedaccesskeys as unknown as { rotate?: (name: string, spec: KeyRotationSpec, opts: { fieldManager: string }) => Promise<{ object: KubeObject } | KubeObject> };
-    return call(async () => {
-      if (!keys.rotate) throw new ClientError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 501, reason: 'NotImplemented' as never, message: 'this teamkeys store cannot rotate keys yet' });
-      const r = await keys.rotate(name, spec, { fieldManager: gitopsManager });
-      return 'object' in r ? r.object : r;
-    });
+    // The registry's rotation subresource, as the server's POST …/rotation calls it (without HTTP or authentication).
+    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', spec };
+    return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { fieldManager: gitopsManager, fieldValidation: 'Strict' })).object);
   }
 
   watch(plural: Plural): ClientWatch {

@@ -29,9 +29,17 @@ export interface Registry {
   drained(timeoutMs: number): Promise<boolean>;
 }
 
-/** Access keys are found by the SHA-256 hash of their value: the store's one secondary index. */
-export const accessKeyIndexer: Indexer = (key, obj) =>
-  key.startsWith('/ownedaccesskeys/') ? (obj as StoredApiObject).sealed?.keyHash : undefined;
+/**
+ * Access keys are found by the SHA-256 hash of their value, and by their previous value's after a
+ * rotation (key-rotation.ts): the store's one secondary index, two values per key at most, each
+ * unique among keys.
+ */
+export const accessKeyIndexer: Indexer = (key, obj) => {
+  if (!key.startsWith('/ownedaccesskeys/')) return undefined;
+  const sealed = (obj as StoredApiObject).sealed;
+  if (!sealed?.keyHash) return undefined;
+  return sealed.previousKeyHash ? [sealed.keyHash, sealed.previousKeyHash] : sealed.keyHash;
+};
 
 export function createRegistry(store: Store, opts: RegistryOptions & { group?: string; keyPolicy?: AccessKeyPolicy } = {}): Registry {
   store.setIndexer(accessKeyIndexer);

@@ -18,6 +18,8 @@ import type { WriteObserver } from './write-observer.js';
 import { patch, update, type PatchType, type UpdateOptions } from './update.js';
 import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
 import { apply, type ApplyOptions } from './apply.js';
+import { rotate, type RotateOptions } from './rotate.js';
+import { recordKeyUse, type KeyUse } from './key-use.js';
 import { InFlight } from './in-flight.js';
 
 export interface RegistryOptions {
@@ -96,6 +98,19 @@ export class ResourceRegistry {
 
   patch(name: string, type: PatchType, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {
     return this.writes.track(patch(this.ctx, name, type, body, opts).then((r) => this.warned(r, opts?.subresource)));
+  }
+
+  /**
+   * The rotation subresource of an access key (rotate.ts): a new value with an overlap (`created`:
+   * 201, the new value in the response once) or the confirmation of one (200).
+   */
+  rotate(name: string, body: unknown, opts?: RotateOptions): Promise<WriteResult & { created: boolean }> {
+    return this.writes.track(rotate(this.ctx, name, body, opts));
+  }
+
+  /** The server's record of a key's use in its status (key-use.ts); never a client's write. */
+  recordUse(name: string, use: KeyUse): Promise<KubeObject> {
+    return this.writes.track(recordKeyUse(this.ctx, name, use));
   }
 
   /** Server-side apply; `created` tells a 201 from a 200. */

@@ -4,6 +4,7 @@ import { decodeObject, type Decoding } from '../api/decode.js';
 import { badRequest, conflict, invalid } from '../api/errors.js';
 import { validateObjectMetaUpdate } from '../api/object-meta.js';
 import { applyJsonPatch, applyMergePatch } from '../api/patch.js';
+import { confirmRotation, keepServerOwnedStatus, recordRotation, type RotationPlan } from '../api/key-rotation.js';
 import { sealSecrets, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
@@ -11,6 +12,7 @@ import { recordUpdate } from '../api/fields/managed.js';
 import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer, type WriteResult } from './context.js';
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
+import { keyValueInUse } from './key-value-in-use.js';
 import { isRemovable } from './lifecycle.js';
 import { fieldsTouched, observeWrite } from './observe.js';
 import { scrubReplacedSecrets } from './scrub.js';
@@ -22,6 +24,21 @@ export interface UpdateOptions extends Writer, Decoding {
   /** `status` writes only .status; the main resource never writes .status. */
   subresource?: 'status';
   admit?: Admit;
+  /**
+   * The rotation subresource's write (key-rotation.ts): a plan, for a write that must change
+   * spec.key (to a value that is neither the current nor the previous one), or `confirm`, which
+   * starts an overlap that awaited confirmation (409 when none does). Absent, a write that changes
+   * spec.key (PUT, PATCH, apply) rotates with no overlap: the previous value is refused at once,
+   * with the rotation's message.
+   */
+  rotation?: RotationPlan | 'confirm';
+  /** The subresource the audit trail names for the write, when not `subresource` (the rotation subresource writes the main resource). */
+  observedAs?: 'rotation';
+  /**
+   * The server's own status writers (key activity, rotation) may change status.rotation; any other
+   * write keeps it as stored. Never set from a request.
+   */
+  serverStatus?: boolean;
 }
 
 export type PatchType = 'json' | 'merge';
@@ -52,13 +69,15 @@ function nextVersion(
   ctx: RegistryContext,
   old: StoredApiObject,
   next: KubeObject,
-  subresource: 'status' | undefined,
+  opts: UpdateOptions,
   how: FieldsRecord,
-): { stored: StoredApiObject; revealedKey?: string } {
+): { stored: StoredApiObject; revealedKey?: string; rotated?: boolean } {
+  const subresource = opts.subresource;
   if (subresource === 'status') {
     const stored = structuredClone(old);
     if (next.status === undefined) delete stored.status;
     else stored.status = next.status;
+    if (!opts.serverStatus) keepServerOwnedStatus(stored, old);
     const errs = validateObject(ctx.model, withoutSecrets(stored), old);
     if (errs.length > 0) throw invalid(ctx.gk, old.metadata.name ?? '', errs);
     recordFields(ctx, old, stored, how, subresource);
@@ -87,10 +106,14 @@ function nextVersion(
   ];
   if (errs.length > 0) throw invalid(ctx.gk, was.name ?? '', errs);
   const stored = next as StoredApiObject;
-  const { revealedKey } = sealSecrets(stored, ctx.model.secretPaths, ctx.cipher, old);
+  const { revealedKey, rotated } = sealSecrets(stored, ctx.model.secretPaths, ctx.cipher, old);
+  // A new value is a rotation: by the rotation subresource as it asked, by PUT or PATCH with no overlap.
+  const plan = opts.rotation === 'confirm' ? undefined : opts.rotation;
+  if (rotated) recordRotation(stored, old, plan ?? { overlapSeconds: 0, awaitConfirmation: false }, ctx.now());
+  if (opts.rotation === 'confirm' && !confirmRotation(stored, ctx.now())) throw conflict(ctx.gr, was.name ?? '', 'no rotation of this key awaits confirmation');
   if (!isDeepStrictEqual(desiredState(stored), desiredState(old))) meta.generation = (was.generation ?? 0) + 1;
   recordFields(ctx, old, stored, how, subresource);
-  return revealedKey === undefined ? { stored } : { stored, revealedKey };
+  return { stored, ...(revealedKey === undefined ? {} : { revealedKey }), ...(rotated ? { rotated } : {}) };
 }
 
 /** What the client means the object to be, and how its managedFields are to be recorded. */
@@ -115,7 +138,7 @@ export async function runUpdate(
   const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject | Removal<StoredApiObject>> => {
     before = current;
     const intent = intended(current);
-    const result = nextVersion(ctx, current, intent.obj, opts.subresource, intent.fields);
+    const result = nextVersion(ctx, current, intent.obj, opts, intent.fields);
     revealedKey = result.revealedKey;
     const prepared = (!opts.subresource && (await ctx.prepareWrite?.(ctx, result.stored, current))) || [];
     await opts.admit?.({
@@ -126,6 +149,8 @@ export async function runUpdate(
       ...(opts.subresource ? { subresource: opts.subresource } : {}),
     });
     if (prepared.length > 0) throw invalid(ctx.gk, name, prepared);
+    // A rotation must give the key a value it has not got: not its current one, nor its previous.
+    if (typeof opts.rotation === 'object' && (!result.rotated || result.stored.sealed?.keyHash === current.sealed?.previousKeyHash)) throw keyValueInUse(ctx.gk, name);
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
     return isRemovable(result.stored, ctx.now()) ? new Removal(result.stored) : result.stored;
   };
@@ -143,7 +168,8 @@ export async function runUpdate(
   // An update that changed nothing kept its resourceVersion: nothing was written, nothing to record.
   if (before && decided.metadata.resourceVersion !== before.metadata.resourceVersion) {
     const after = present(decided);
-    observeWrite(ctx, opts, { verb, ...(opts.subresource ? { subresource: opts.subresource } : {}), object: after, fields: fieldsTouched(ctx, present(before), after) });
+    const subresource = opts.observedAs ?? opts.subresource;
+    observeWrite(ctx, opts, { verb, ...(subresource ? { subresource } : {}), object: after, fields: fieldsTouched(ctx, present(before), after) });
   }
   return present(decided, revealedKey);
 }

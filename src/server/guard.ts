@@ -88,6 +88,20 @@ export class Guard {
     if (why) throw this.forbidden(verb, name, subresource, why);
   }
 
+  /** Refuses, before anything is read, what none of the (verb, subresource) requests is allowed by the key's scope; the first one's reason is given. */
+  scopeOneOf(name: string, requests: [Verb, string?][]): void {
+    let first: unknown;
+    for (const [verb, subresource] of requests) {
+      try {
+        this.scope(verb, name, subresource);
+        return;
+      } catch (err) {
+        first ??= err;
+      }
+    }
+    throw first;
+  }
+
   /** Whether the caller holds the verb on every object of the resource (admin roles). */
   holdsEverywhere(verb: Verb): boolean {
     return roleVerbs(this.who.clusterRoles, this.resource).has(verb);

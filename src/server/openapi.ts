@@ -109,8 +109,39 @@ function paths(model: ResourceModel, schemaName: string, listName: string, prefi
       put: op('put', { parameters: writeParams, requestBody: body(['application/json']), responses: ok(schemaName) }),
       patch: op('patch', { parameters: writeParams, responses: ok(schemaName) }),
     },
+    ...(info.plural === 'ownedaccesskeys'
+      ? {
+          [`${prefix}/${info.plural}/{name}/rotation`]: {
+            parameters: [name],
+            post: op('rotate', {
+              description: 'Rotates the key (a KeyRotation: spec.key, spec.overlapSeconds, spec.awaitConfirmation; 201 with the new value once), or confirms a rotation awaiting it (spec.confirm; 200).',
+              parameters: writeParams,
+              requestBody: { required: true, content: { 'application/json': { schema: keyRotationSchema } } },
+              responses: { ...ok(schemaName, '201'), ...ok(schemaName) },
+            }),
+          },
+        }
+      : {}),
   };
 }
+
+/** The body of the rotation subresource (src/api/key-rotation.ts decodes it). */
+const keyRotationSchema = {
+  type: 'object',
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string', enum: ['KeyRotation'] },
+    spec: {
+      type: 'object',
+      properties: {
+        key: { type: 'string', pattern: '^[A-Za-z0-9]{32,256}$', description: 'The new value; generated (64 characters) when absent.' },
+        overlapSeconds: { type: 'integer', minimum: 0, maximum: 2592000, description: 'How long the previous value keeps working.' },
+        awaitConfirmation: { type: 'boolean', description: 'The previous value works until the rotation is confirmed; the overlap starts then.' },
+        confirm: { type: 'boolean', description: 'Confirms a rotation that awaits confirmation; nothing else may be set.' },
+      },
+    },
+  },
+};
 
 /** The OpenAPI v3 document of group/v1, kube-style: schemas named `<reversed group>.v1.<Kind>`. */
 export function openApiDocument(models: ResourceModel[]): Json {

@@ -18,18 +18,19 @@ export interface LogBackend {
   /**
    * Appends a creation row; throws StorageError KeyExists when the key holds a live object. Index
    * values are unique among live objects: a value another live key carries throws IndexConflict
-   * (create and update alike), checked in the same transaction as the write.
+   * (create and update alike), checked in the same transaction as the write. `index` holds the
+   * row's index values (indexValues: none, one or two, distinct).
    */
-  create(key: string, value: string, index: string | undefined): MaybePromise<number>;
+  create(key: string, value: string, index: readonly string[]): MaybePromise<number>;
   /** Appends a new value if the key's latest live row is still `expected`; undefined otherwise. */
-  update(key: string, value: string, expected: number, index: string | undefined): MaybePromise<number | undefined>;
+  update(key: string, value: string, expected: number, index: readonly string[]): MaybePromise<number | undefined>;
   /** Appends a tombstone if the key's latest live row is still `expected`; undefined otherwise. */
   delete(key: string, expected: number): MaybePromise<number | undefined>;
   /** Keys in [start, end) and after `after`, live at `revision`, in key order; limit 0 = all. */
   list(start: string, end: string, after: string, revision: number, limit: number): MaybePromise<Row[]>;
   /** Removes the top-level `property` from every row of the key but its latest live one (tombstones included). */
   rewriteHistory(key: string, property: string): MaybePromise<void>;
-  /** Live keys in [start, end) whose latest row carries this index value. */
+  /** Live keys in [start, end) whose latest row carries this index value (as its first or its second). */
   findByIndex(start: string, end: string, index: string): MaybePromise<Row[]>;
   readSince(after: number, limit: number): MaybePromise<LogRecord[]>;
   currentRevision(): MaybePromise<number>;

@@ -11,6 +11,7 @@ import {
   silentLog,
   type StoreLog,
   type Indexer,
+  indexValues,
   type ListOptions,
   type ListResult,
   type Preconditions,
@@ -54,7 +55,7 @@ export class LogStore implements Store {
   async create<T extends StoredObject>(key: string, obj: T): Promise<T> {
     this.assertOpen(key);
     const value = encodeObject(obj);
-    const revision = await this.backend.create(key, value, this.indexer(key, obj));
+    const revision = await this.backend.create(key, value, indexValues(this.indexer(key, obj)));
     this.tail.notify();
     return decodeObject<T>(value, revision);
   }
@@ -129,7 +130,7 @@ export class LogStore implements Store {
       }
       const value = encodeObject(next);
       if (value === row.value) return decodeObject<T>(row.value, row.revision);
-      const revision = await this.backend.update(key, value, row.revision, this.indexer(key, next));
+      const revision = await this.backend.update(key, value, row.revision, indexValues(this.indexer(key, next)));
       if (revision !== undefined) {
         this.tail.notify();
         return decodeObject<T>(value, revision);

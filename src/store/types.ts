@@ -70,8 +70,26 @@ export class Removal<T> {
 /** Computes the next version of an object, or its Removal; throwing aborts the update with that error. */
 export type TryUpdate<T> = (current: T) => T | Removal<T> | Promise<T | Removal<T>>;
 
-/** Computes the secondary index value of an object (at most one); undefined leaves it unindexed. */
-export type Indexer = (key: string, obj: StoredObject) => string | undefined;
+/**
+ * Computes the secondary index values of an object: undefined leaves it unindexed; an object may
+ * carry two (an access key is found by its current value's hash and, during a rotation's overlap,
+ * by its previous value's). Each value is unique among live objects, and getByIndex finds the
+ * object by either.
+ */
+export type Indexer = (key: string, obj: StoredObject) => IndexValue;
+export type IndexValue = string | readonly string[] | undefined;
+
+/** How many index values an object may carry: the backends keep two columns. */
+export const maxIndexValues = 2;
+
+/** An indexer's answer as the backends take it: distinct values, at most two, in the order given. */
+export function indexValues(value: IndexValue): readonly string[] {
+  if (value === undefined) return [];
+  if (typeof value === 'string') return [value];
+  const distinct = [...new Set(value)];
+  if (distinct.length > maxIndexValues) throw new Error(`an object carries at most ${maxIndexValues} index values`);
+  return distinct;
+}
 
 export interface Store {
   /**
@@ -79,7 +97,7 @@ export interface Store {
    * installs the one it looks access keys up by.
    */
   setIndexer(indexer: Indexer): void;
-  /** The live objects under prefix whose index value is `value`: one indexed read, no scan. */
+  /** The live objects under prefix carrying the index value `value` (as either of theirs): indexed reads, no scan. */
   getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]>;
   /** Writes a new object; fails with KeyExists when the key holds a live object. */
   create<T extends StoredObject>(key: string, obj: T): Promise<T>;

@@ -15,6 +15,7 @@ describe('secrets never leak', () => {
     const api = `${served.url}/apis/management.service/v1`;
     const scanned: string[] = [];
     let keyA = '';
+    let rotatedKey = '';
     const call = async (path: string, init: RequestInit & { token?: string } = {}, scan = true) => {
       const res = await fetch(`${api}${path}`, {
         ...init,
@@ -36,6 +37,15 @@ describe('secrets never leak', () => {
       expect(createdA.text).not.toContain(connectorData);
       const createdB = await call('/ownedaccesskeys', { method: 'POST', body: JSON.stringify({ metadata: { name: 'ci' }, spec: { user: 'bo', key: suppliedKey } }) }, false);
       expect(createdB.status).toBe(201);
+      // A rotation with an overlap: its response shows the new value once (left out of the scan);
+      // nothing else shows either value, nor the hash of either (the previous one is kept sealed).
+      const rotatedB = await call('/ownedaccesskeys/ci/rotation', { method: 'POST', body: JSON.stringify({ kind: 'KeyRotation', spec: { overlapSeconds: 3600 } }) }, false);
+      expect(rotatedB.status).toBe(201);
+      rotatedKey = (JSON.parse(rotatedB.text) as { spec: { key: string } }).spec.key;
+      expect((await call('/teams', { token: rotatedKey })).status).toBe(200);
+      expect((await call('/ownedaccesskeys/ci/rotation', { method: 'POST', body: JSON.stringify({ spec: { key: badShortKey } }) })).status).toBe(422);
+      expect((await call('/ownedaccesskeys/ci/rotation', { method: 'POST', body: JSON.stringify({ spec: { key: suppliedKey } }) })).status).toBe(422);
+      expect((await call('/ownedaccesskeys/ci/status')).status).toBe(200);
 
       // Use, read, list, watch, modify.
       expect((await call('/ownedaccesskeys/sso', { token: keyA })).status).toBe(200);
@@ -71,7 +81,7 @@ describe('secrets never leak', () => {
     const logs = served.stderr();
     expect(logs.split('\n').filter(Boolean).length).toBeGreaterThan(3);
     expect(scanned.length).toBeGreaterThan(15);
-    const secrets = [keyA, connectorData, ...Object.values(oidc), suppliedKey, badShortKey, served.adminKey];
+    const secrets = [keyA, connectorData, ...Object.values(oidc), suppliedKey, rotatedKey, badShortKey, served.adminKey, 'sha256:', 'previousKeyHash', '"sealed"'];
     expect(keyA).toMatch(/^[A-Za-z0-9]{64}$/);
     // A failure names the secret by number and the text by place, so it leaks nothing itself.
     const texts = [...scanned, logs, served.stdout()];

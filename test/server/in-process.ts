@@ -34,15 +34,21 @@ export interface InProcessOptions {
   store?: Store;
   /** false: no garbage collector, for tests of what a leftover object does. */
   garbageCollector?: boolean;
-  /** The server's clock (registry and authentication), for tests that step through time. */
+  /** The clock of the registry and of authentication (test/support/clock.ts ManualClock.now). */
   now?: Clock;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
-  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), { ...(opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {}), ...(opts.now ? { now: opts.now } : {}) });
+  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), {
+    ...(opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
   const logger = opts.logger ?? pino({ level: 'silent' });
   await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null', ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
-  const auth = await createAuthContext(registry, logger, { ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}), ...(opts.now ? { now: opts.now } : {}) });
+  const auth = await createAuthContext(registry, logger, {
+    ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
   const app = await buildServer({
     registry,
     auth,

@@ -308,6 +308,46 @@ export function describeStoreConformance(
       expect((await store.getByIndex<Obj>('/teams/', 'red')).map((o) => o.metadata.name)).toEqual(['b']);
     });
 
+    it('an object may carry two index values: found by either, both claimed unique, released as they change', async () => {
+      // Like an access key during a rotation's overlap: its current value's hash and its previous one's.
+      store.setIndexer((key, o) => {
+        if (!key.startsWith('/ownedaccesskeys/')) return undefined;
+        const note = (o as Obj).spec?.note;
+        return note?.includes(',') ? note.split(',') : note;
+      });
+      await store.create('/ownedaccesskeys/a', { ...obj('a'), spec: { note: 'red' } });
+      await store.create('/ownedaccesskeys/b', { ...obj('b'), spec: { note: 'blue' } });
+      const names = async (v: string) => (await store.getByIndex<Obj>('/ownedaccesskeys/', v)).map((o) => o.metadata.name);
+      // a rotates: green is current, red previous.
+      await store.guaranteedUpdate<Obj>('/ownedaccesskeys/a', undefined, (c) => ({ ...c, spec: { note: 'green,red' } }));
+      expect(await names('green')).toEqual(['a']);
+      expect(await names('red')).toEqual(['a']);
+      const [byPrevious] = await store.getByIndex<Obj>('/ownedaccesskeys/', 'red');
+      expect(byPrevious).toEqual(await store.get('/ownedaccesskeys/a'));
+      // Neither value may be taken by another key, by create or update.
+      await expect(store.create('/ownedaccesskeys/c', { ...obj('c'), spec: { note: 'red' } })).rejects.toMatchObject({ code: 'IndexConflict' });
+      await expect(store.create('/ownedaccesskeys/c', { ...obj('c'), spec: { note: 'pink,green' } })).rejects.toMatchObject({ code: 'IndexConflict' });
+      await expect(store.guaranteedUpdate<Obj>('/ownedaccesskeys/b', undefined, (c) => ({ ...c, spec: { note: 'blue,red' } }))).rejects.toMatchObject({ code: 'IndexConflict' });
+      // Nor may another key hold, as its previous value, one already taken.
+      await expect(store.guaranteedUpdate<Obj>('/ownedaccesskeys/b', undefined, (c) => ({ ...c, spec: { note: 'white,green' } }))).rejects.toMatchObject({ code: 'IndexConflict' });
+      expect(await names('blue')).toEqual(['b']);
+      // The previous value dropped (a second rotation): red is free, green and the new one found.
+      await store.guaranteedUpdate<Obj>('/ownedaccesskeys/a', undefined, (c) => ({ ...c, spec: { note: 'yellow,green' } }));
+      expect(await names('red')).toEqual([]);
+      expect(await names('yellow')).toEqual(['a']);
+      expect(await names('green')).toEqual(['a']);
+      await store.create('/ownedaccesskeys/c', { ...obj('c'), spec: { note: 'red' } });
+      expect(await names('red')).toEqual(['c']);
+      await store.compact(await store.currentRevision());
+      expect(await names('green')).toEqual(['a']);
+      // Deleted, both are free.
+      await store.delete('/ownedaccesskeys/a');
+      expect(await names('yellow')).toEqual([]);
+      expect(await names('green')).toEqual([]);
+      await store.guaranteedUpdate<Obj>('/ownedaccesskeys/b', undefined, (c) => ({ ...c, spec: { note: 'green,yellow' } }));
+      expect(await names('yellow')).toEqual(['b']);
+    });
+
     it('scrubHistory removes a property from every revision but the live one, keeping the events', async () => {
       const start = await store.currentRevision();
       await store.create('/teams/s', { ...obj('s'), secret: 'one' });

@@ -653,7 +653,37 @@ export interface AccessKeyOIDC {
  */
 export interface OwnedAccessKeyStatus {
   /**
-   * Last time the key was used to access the API.
+   * Last time the key was used to access the API (by either value during a rotation's overlap).
    */
   lastActivity?: string;
+  rotation?: AccessKeyRotationStatus;
+}
+/**
+ * The key's last rotation, written by the server only (the rotation subresource, or a write that set spec.key); absent until the key's value is first changed. Writes to status cannot change it.
+ */
+export interface AccessKeyRotationStatus {
+  /**
+   * When the current value was set.
+   */
+  rotatedAt?: string;
+  /**
+   * How long the previous value was to keep working after the rotation (or after its confirmation).
+   */
+  overlapSeconds?: number;
+  /**
+   * Present (true) while the previous value works until the rotation is confirmed; the overlap starts then.
+   */
+  awaitingConfirmation?: boolean;
+  /**
+   * When the previous value stops (or stopped) working; absent while awaitingConfirmation.
+   */
+  previousValidUntil?: string;
+  /**
+   * Which value made the use recorded in status.lastActivity.
+   */
+  lastUsedValue?: 'Current' | 'Previous';
+  /**
+   * The last use of the previous value.
+   */
+  previousLastActivity?: string;
 }

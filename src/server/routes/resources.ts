@@ -1,4 +1,4 @@
-/** The resource endpoints: collection, item, status subresource, and teams/<name>/accesskeys. */
+/** The resource endpoints: collection, item, status subresource, ownedaccesskeys/<name>/rotation, and teams/<name>/accesskeys. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, methodNotAllowed, pathNotFound, unsupportedMediaType } from '../../api/errors.js';
 import type { KubeObject } from '../../api/types.js';
@@ -225,6 +225,21 @@ async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, gu
   }
 }
 
+/**
+ * POST ownedaccesskeys/<name>/rotation: a KeyRotation body (src/api/key-rotation.ts). Judged as
+ * what it is, an update of the key that sets its value: the scope must allow that (or name the
+ * rotation subresource), and admission runs as for a PUT of spec.key.
+ */
+async function rotation(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string) {
+  if (req.method !== 'POST') throw methodNotAllowed(req.method, `${r.info.plural}/${name}/rotation`);
+  guard.scopeOneOf(name, [['update', 'rotation'], ['update'], ['patch']]);
+  const { body, duplicateFields } = objectWrite(req);
+  const { object, warnings, created } = await concealing(r, guard, 'update', name, undefined, () =>
+    guard.probing(() => r.rotate(name, body, { ...writeOptions(req), duplicateFields, admit: guard.admit() })),
+  );
+  return send(req, reply, created ? 201 : 200, object, warnings);
+}
+
 /** GET teams/<name>/accesskeys: the keys whose spec.team is that team, of those the caller may see. */
 async function teamAccessKeys(req: Request, reply: FastifyReply, registry: Registry, auth: AuthContext, name: string) {
   if (req.method !== 'GET') throw methodNotAllowed(req.method, `teams/${name}/accesskeys`);
@@ -270,6 +285,7 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
       const name = req.params.name!;
       if (req.params.subresource === 'status') return status(req, reply, r, guardOf(req, r), name);
       if (req.params.subresource === 'accesskeys' && r.info.plural === 'teams') return teamAccessKeys(req, reply, registry, auth, name);
+      if (req.params.subresource === 'rotation' && r.info.plural === 'ownedaccesskeys') return rotation(req, reply, r, guardOf(req, r), name);
       throw pathNotFound();
     },
   });

@@ -11,7 +11,8 @@ interface MemRow {
   value: string;
   type: EventType;
   prevRevision: number;
-  index?: string;
+  /** The row's index values (none, one, or two distinct). */
+  index?: readonly string[];
 }
 
 /** Index of the first element for which `before` is false, in a sorted array. */
@@ -40,13 +41,13 @@ class MemoryBackend implements LogBackend {
     return last && last.type !== 'DELETED' ? last : undefined;
   }
 
-  create(key: string, value: string, index: string | undefined): number {
+  create(key: string, value: string, index: readonly string[]): number {
     const last = this.rows.get(key)?.at(-1);
     if (last && last.type !== 'DELETED') throw keyExists(key);
     return this.append(key, value, 'ADDED', last?.revision ?? 0, index);
   }
 
-  update(key: string, value: string, expected: number, index: string | undefined): number | undefined {
+  update(key: string, value: string, expected: number, index: readonly string[]): number | undefined {
     const last = this.latest(key);
     if (!last || last.revision !== expected) return undefined;
     return this.append(key, value, 'MODIFIED', expected, index);
@@ -55,7 +56,7 @@ class MemoryBackend implements LogBackend {
   delete(key: string, expected: number): number | undefined {
     const last = this.latest(key);
     if (!last || last.revision !== expected) return undefined;
-    return this.append(key, last.value, 'DELETED', expected, undefined);
+    return this.append(key, last.value, 'DELETED', expected, []);
   }
 
   rewriteHistory(key: string, property: string): void {
@@ -129,19 +130,19 @@ class MemoryBackend implements LogBackend {
 
   close(): void {}
 
-  private append(key: string, value: string, type: EventType, prevRevision: number, index: string | undefined): number {
-    if (index !== undefined && [...(this.byIndex.get(index) ?? [])].some((k) => k !== key)) throw indexConflict(key);
+  private append(key: string, value: string, type: EventType, prevRevision: number, index: readonly string[]): number {
+    for (const v of index) if ([...(this.byIndex.get(v) ?? [])].some((k) => k !== key)) throw indexConflict(key);
     const row: MemRow = { key, revision: ++this.revision, value, type, prevRevision };
-    if (index !== undefined) row.index = index;
+    if (index.length > 0) row.index = index;
     this.log.push(row);
-    const before = this.rows.get(key)?.at(-1)?.index;
-    if (before !== undefined && before !== index) {
-      this.byIndex.get(before)?.delete(key);
-      if (this.byIndex.get(before)?.size === 0) this.byIndex.delete(before);
+    for (const v of this.rows.get(key)?.at(-1)?.index ?? []) {
+      if (index.includes(v)) continue;
+      this.byIndex.get(v)?.delete(key);
+      if (this.byIndex.get(v)?.size === 0) this.byIndex.delete(v);
     }
-    if (index !== undefined) {
-      if (!this.byIndex.has(index)) this.byIndex.set(index, new Set());
-      this.byIndex.get(index)!.add(key);
+    for (const v of index) {
+      if (!this.byIndex.has(v)) this.byIndex.set(v, new Set());
+      this.byIndex.get(v)!.add(key);
     }
     let history = this.rows.get(key);
     if (!history) {

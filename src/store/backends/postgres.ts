@@ -31,9 +31,13 @@ CREATE TABLE IF NOT EXISTS kv (
   value TEXT NOT NULL,
   idx TEXT
 );
+-- An object's second index value (an access key's previous value during a rotation's overlap);
+-- databases made before it gain the column.
+ALTER TABLE kv ADD COLUMN IF NOT EXISTS idx2 TEXT;
 CREATE UNIQUE INDEX IF NOT EXISTS kv_name_prev_revision ON kv (name, prev_revision);
 CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
 CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL;
+CREATE INDEX IF NOT EXISTS kv_idx2 ON kv (idx2) WHERE idx2 IS NOT NULL;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
 INSERT INTO meta (key, value) VALUES ('revision', 0), ('compact_revision', 0) ON CONFLICT (key) DO NOTHING;
 `;
@@ -138,20 +142,20 @@ class PostgresBackend implements LogBackend {
     return (await c.query<KvRow>('SELECT id, name, created, deleted, prev_revision, value FROM kv WHERE name = $1 ORDER BY id DESC LIMIT 1', [key])).rows[0];
   }
 
-  /** Moves the key's unique index value to `index` (or none), inside the write's transaction. */
-  private static async claim(c: pg.PoolClient, key: string, index: string | undefined): Promise<void> {
-    if (index !== undefined) {
-      const { rows } = await c.query<{ name: string }>('SELECT name FROM kv_unique WHERE idx = $1', [index]);
-      if (rows[0] && rows[0].name !== key) throw indexConflict(key);
+  /** Moves the key's unique index values to `index` (none, one or two), inside the write's transaction. */
+  private static async claim(c: pg.PoolClient, key: string, index: readonly string[]): Promise<void> {
+    if (index.length > 0) {
+      const { rows } = await c.query<{ name: string }>('SELECT name FROM kv_unique WHERE idx = ANY($1::text[])', [index]);
+      if (rows.some((r) => r.name !== key)) throw indexConflict(key);
     }
     await c.query('DELETE FROM kv_unique WHERE name = $1', [key]);
-    if (index !== undefined) await c.query('INSERT INTO kv_unique (idx, name) VALUES ($1, $2)', [index, key]);
+    for (const v of index) await c.query('INSERT INTO kv_unique (idx, name) VALUES ($1, $2)', [v, key]);
   }
 
-  private static async insert(c: pg.PoolClient, key: string, created: boolean, deleted: boolean, prev: number, value: string, index: string | undefined) {
+  private static async insert(c: pg.PoolClient, key: string, created: boolean, deleted: boolean, prev: number, value: string, index: readonly string[]) {
     const r = await c.query<{ id: string }>(
-      'INSERT INTO kv (name, created, deleted, prev_revision, value, idx) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
-      [key, created, deleted, prev, value, index ?? null],
+      'INSERT INTO kv (name, created, deleted, prev_revision, value, idx, idx2) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
+      [key, created, deleted, prev, value, index[0] ?? null, index[1] ?? null],
     );
     return Number(r.rows[0]!.id);
   }
@@ -161,7 +165,7 @@ class PostgresBackend implements LogBackend {
     return r && !r.deleted ? { key, revision: Number(r.id), value: r.value } : undefined;
   }
 
-  async create(key: string, value: string, index: string | undefined): Promise<number> {
+  async create(key: string, value: string, index: readonly string[]): Promise<number> {
     const id = await this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (last && !last.deleted) throw keyExists(key);
@@ -172,7 +176,7 @@ class PostgresBackend implements LogBackend {
     return id;
   }
 
-  update(key: string, value: string, expected: number, index: string | undefined): Promise<number | undefined> {
+  update(key: string, value: string, expected: number, index: readonly string[]): Promise<number | undefined> {
     return this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (!last || last.deleted || Number(last.id) !== expected) return undefined;
@@ -185,8 +189,8 @@ class PostgresBackend implements LogBackend {
     return this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (!last || last.deleted || Number(last.id) !== expected) return undefined;
-      await PostgresBackend.claim(c, key, undefined);
-      return PostgresBackend.insert(c, key, false, true, expected, last.value, undefined);
+      await PostgresBackend.claim(c, key, []);
+      return PostgresBackend.insert(c, key, false, true, expected, last.value, []);
     });
   }
 
@@ -216,7 +220,7 @@ class PostgresBackend implements LogBackend {
   async findByIndex(start: string, end: string, index: string): Promise<Row[]> {
     const rows = await this.query<KvRow>(
       `SELECT kv.id, kv.name, kv.value FROM kv
-        WHERE kv.idx = $1 AND kv.name >= $2 AND kv.name < $3 AND NOT kv.deleted
+        WHERE (kv.idx = $1 OR kv.idx2 = $1) AND kv.name >= $2 AND kv.name < $3 AND NOT kv.deleted
           AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name)
         ORDER BY kv.name`,
       [index, start, end],

@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS kv (
   deleted INTEGER NOT NULL,
   prev_revision INTEGER NOT NULL,
   value TEXT NOT NULL,
-  idx TEXT
+  idx TEXT,
+  idx2 TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS kv_name_prev_revision ON kv (name, prev_revision);
 CREATE INDEX IF NOT EXISTS kv_name_id ON kv (name, id);
@@ -35,7 +36,10 @@ CREATE INDEX IF NOT EXISTS kv_unique_name ON kv_unique (name);
 const backfillUnique = `INSERT OR IGNORE INTO kv_unique (idx, name)
   SELECT kv.idx, kv.name FROM kv WHERE kv.idx IS NOT NULL AND kv.deleted = 0
     AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name)`;
-const indexSchema = 'CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL';
+const indexSchema = `
+CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL;
+CREATE INDEX IF NOT EXISTS kv_idx2 ON kv (idx2) WHERE idx2 IS NOT NULL;
+`;
 
 interface KvRow {
   id: number;
@@ -86,9 +90,9 @@ export class SqliteBackend implements LogBackend {
   readonly db: Database.Database;
   private readonly busyTimeoutMs: number;
   private readonly stmts;
-  private readonly txCreate: Database.Transaction<(key: string, value: string, index: string | null) => number>;
+  private readonly txCreate: Database.Transaction<(key: string, value: string, index: readonly string[]) => number>;
   private readonly txAppend: Database.Transaction<
-    (key: string, value: string | undefined, expected: number, index: string | null) => number | undefined
+    (key: string, value: string | undefined, expected: number, index: readonly string[]) => number | undefined
   >;
   private readonly txCompact: Database.Transaction<(revision: number) => void>;
 
@@ -110,12 +114,13 @@ export class SqliteBackend implements LogBackend {
       latest: db.prepare<[string], KvRow>(
         'SELECT id, name, created, deleted, prev_revision, value FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1',
       ),
-      insert: db.prepare<[string, number, number, number, string, string | null]>(
-        'INSERT INTO kv (name, created, deleted, prev_revision, value, idx) VALUES (?, ?, ?, ?, ?, ?)',
+      insert: db.prepare<[string, number, number, number, string, string | null, string | null]>(
+        'INSERT INTO kv (name, created, deleted, prev_revision, value, idx, idx2) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
-      byIndex: db.prepare<[string, string, string], KvRow>(
+      // Either column may hold the value: SQLite answers the OR from both partial indexes.
+      byIndex: db.prepare<{ v: string; start: string; end: string }, KvRow>(
         `SELECT kv.id, kv.name, kv.value FROM kv
-          WHERE kv.idx = ? AND kv.name >= ? AND kv.name < ? AND kv.deleted = 0
+          WHERE (kv.idx = @v OR kv.idx2 = @v) AND kv.name >= @start AND kv.name < @end AND kv.deleted = 0
             AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name)
           ORDER BY kv.name`,
       ),
@@ -149,26 +154,28 @@ export class SqliteBackend implements LogBackend {
       uniqueRelease: db.prepare<[string]>('DELETE FROM kv_unique WHERE name = ?'),
       uniqueClaim: db.prepare<[string, string]>('INSERT INTO kv_unique (idx, name) VALUES (?, ?)'),
     };
-    /** Moves the key's unique index value to `index` (or none), in the caller's transaction. */
-    const claim = (key: string, index: string | null) => {
-      const holder = index === null ? undefined : this.stmts.uniqueHolder.get(index);
-      if (holder && holder.name !== key) throw indexConflict(key);
+    /** Moves the key's unique index values to `index` (none, one or two), in the caller's transaction. */
+    const claim = (key: string, index: readonly string[]) => {
+      for (const v of index) {
+        const holder = this.stmts.uniqueHolder.get(v);
+        if (holder && holder.name !== key) throw indexConflict(key);
+      }
       this.stmts.uniqueRelease.run(key);
-      if (index !== null) this.stmts.uniqueClaim.run(index, key);
+      for (const v of index) this.stmts.uniqueClaim.run(v, key);
     };
-    this.txCreate = db.transaction((key: string, value: string, index: string | null) => {
+    this.txCreate = db.transaction((key: string, value: string, index: readonly string[]) => {
       const last = this.stmts.latest.get(key);
       if (last && !last.deleted) throw keyExists(key);
       claim(key, index);
-      return Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value, index).lastInsertRowid);
+      return Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value, index[0] ?? null, index[1] ?? null).lastInsertRowid);
     });
     // value undefined appends a tombstone carrying the last value.
-    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number, index: string | null) => {
+    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number, index: readonly string[]) => {
       const last = this.stmts.latest.get(key);
       if (!last || last.deleted || last.id !== expected) return undefined;
       const deleted = value === undefined ? 1 : 0;
-      claim(key, deleted ? null : index);
-      return Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value, index).lastInsertRowid);
+      claim(key, deleted ? [] : index);
+      return Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value, index[0] ?? null, index[1] ?? null).lastInsertRowid);
     });
     this.txCompact = db.transaction((revision: number) => {
       this.stmts.compact.run({ rev: revision });
@@ -178,9 +185,11 @@ export class SqliteBackend implements LogBackend {
 
   private createSchema(): void {
     this.db.exec(schema);
-    // Files written before the secondary index existed gain its column.
+    // Files written before the secondary index existed gain its column, and those written before
+    // an object could carry a second index value (an access key's previous value) the second column.
     const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all();
     if (!columns.some((c) => c.name === 'idx')) this.db.exec('ALTER TABLE kv ADD COLUMN idx TEXT');
+    if (!columns.some((c) => c.name === 'idx2')) this.db.exec('ALTER TABLE kv ADD COLUMN idx2 TEXT');
     this.db.exec(indexSchema);
     const hadUnique = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'kv_unique'").get() !== undefined;
     this.db.exec(uniqueSchema);
@@ -201,16 +210,16 @@ export class SqliteBackend implements LogBackend {
     return r && !r.deleted ? { key, revision: r.id, value: r.value } : undefined;
   }
 
-  create(key: string, value: string, index: string | undefined): number {
-    return this.write(() => this.txCreate.immediate(key, value, index ?? null));
+  create(key: string, value: string, index: readonly string[]): number {
+    return this.write(() => this.txCreate.immediate(key, value, index));
   }
 
-  update(key: string, value: string, expected: number, index: string | undefined): number | undefined {
-    return this.write(() => this.txAppend.immediate(key, value, expected, index ?? null));
+  update(key: string, value: string, expected: number, index: readonly string[]): number | undefined {
+    return this.write(() => this.txAppend.immediate(key, value, expected, index));
   }
 
   delete(key: string, expected: number): number | undefined {
-    return this.write(() => this.txAppend.immediate(key, undefined, expected, null));
+    return this.write(() => this.txAppend.immediate(key, undefined, expected, []));
   }
 
   rewriteHistory(key: string, property: string): void {
@@ -228,7 +237,7 @@ export class SqliteBackend implements LogBackend {
   }
 
   findByIndex(start: string, end: string, index: string): Row[] {
-    return this.stmts.byIndex.all(index, start, end).map((r) => ({ key: r.name, revision: r.id, value: r.value }));
+    return this.stmts.byIndex.all({ v: index, start, end }).map((r) => ({ key: r.name, revision: r.id, value: r.value }));
   }
 
   list(start: string, end: string, after: string, revision: number, limit: number): Row[] {

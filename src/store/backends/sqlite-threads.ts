@@ -174,11 +174,11 @@ export class ThreadedSqliteBackend implements LogBackend {
     return this.reader.call('latest', key);
   }
 
-  create(key: string, value: string, index: string | undefined): Promise<number> {
+  create(key: string, value: string, index: readonly string[]): Promise<number> {
     return this.writer.call('create', key, value, index);
   }
 
-  update(key: string, value: string, expected: number, index: string | undefined): Promise<number | undefined> {
+  update(key: string, value: string, expected: number, index: readonly string[]): Promise<number | undefined> {
     return this.writer.call('update', key, value, expected, index);
   }
 

@@ -28,8 +28,8 @@ type Handler = (...args: never[]) => unknown;
 
 /** Writes, run inside a batch's transaction: each is one savepoint. */
 const writes: Record<string, Handler> = {
-  create: (key: string, value: string, index: string | undefined) => backend.create(key, value, index),
-  update: (key: string, value: string, expected: number, index: string | undefined) => backend.update(key, value, expected, index),
+  create: (key: string, value: string, index: readonly string[]) => backend.create(key, value, index),
+  update: (key: string, value: string, expected: number, index: readonly string[]) => backend.update(key, value, expected, index),
   delete: (key: string, expected: number) => backend.delete(key, expected),
   rewriteHistory: (key: string, property: string) => backend.rewriteHistory(key, property),
   compact: (revision: number) => backend.compact(revision),

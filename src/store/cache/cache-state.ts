@@ -6,7 +6,7 @@
  * memory, and every read decodes its own copy, which the caller may mutate (the update paths do).
  */
 import { decodeObject } from '../encode.js';
-import type { Indexer, StoreEvent, StoredObject } from '../types.js';
+import { indexValues, type Indexer, type StoreEvent, type StoredObject } from '../types.js';
 import { SortedKeys } from './sorted-keys.js';
 
 export interface Entry {
@@ -25,8 +25,12 @@ export interface Entry {
   /** Bytes of the object's JSON; the kept-apart JSON, if any, follows up to `length`. */
   apartAt: number;
   length: number;
-  index: string | undefined;
+  /** The index values: one string in the common case, an array only when the object carries two. */
+  index: string | readonly string[] | undefined;
 }
+
+/** An entry's index values as a list. */
+const valuesOf = (index: Entry['index']): readonly string[] => (index === undefined ? [] : typeof index === 'string' ? [index] : index);
 
 /** Both JSONs, one after the other (shares the entry's memory). */
 export const bytesOf = (e: Entry): Buffer => Buffer.from(e.memory, e.offset, e.length);
@@ -103,8 +107,9 @@ export class CacheState {
   /** `obj` carries its resourceVersion (decoded rows and watch events both do). */
   private put(key: string, obj: StoredObject, revision: number, alloc: (size: number) => Buffer): void {
     const old = this.entries.get(key);
-    const index = this.indexer(key, obj);
-    if (old?.index !== undefined && old.index !== index) this.unindex(key, old.index);
+    const values = indexValues(this.indexer(key, obj));
+    const index = values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
+    for (const v of valuesOf(old?.index)) if (!values.includes(v)) this.unindex(key, v);
     const record = obj as Record<string, unknown>;
     let json: string;
     let apart = '';
@@ -119,10 +124,10 @@ export class CacheState {
     if (apart) bytes.write(apart, apartAt);
     // Every property at once: one shape for all entries, no out-of-object property store each.
     const entry: Entry = { revision, memory: bytes.buffer as ArrayBuffer, offset: bytes.byteOffset, apartAt, length: bytes.length, index };
-    if (index !== undefined) {
-      const held = this.byIndex.get(index);
-      if (held === undefined || held === key) this.byIndex.set(index, key);
-      else if (typeof held === 'string') this.byIndex.set(index, new Set([held, key]));
+    for (const v of values) {
+      const held = this.byIndex.get(v);
+      if (held === undefined || held === key) this.byIndex.set(v, key);
+      else if (typeof held === 'string') this.byIndex.set(v, new Set([held, key]));
       else held.add(key);
     }
     this.entries.set(key, entry);
@@ -133,7 +138,7 @@ export class CacheState {
     if (!old) return;
     this.entries.delete(key);
     this.keys.delete(key);
-    if (old.index !== undefined) this.unindex(key, old.index);
+    for (const v of valuesOf(old.index)) this.unindex(key, v);
   }
 
   private unindex(key: string, value: string): void {

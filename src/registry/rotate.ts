@@ -1,0 +1,46 @@
+/**
+ * The rotation subresource of an access key: a new value with an overlap for the previous one, or
+ * the confirmation that starts an overlap that awaited it. A rotation writes the key itself, as a
+ * PUT of spec.key would (the same validation, admission with setsKey, uniqueness of the value, audit
+ * event), with the overlap it asked for; the rules are in src/api/key-rotation.ts.
+ */
+import type { Decoding } from '../api/decode.js';
+import { decodeKeyRotation, keyRotationKind } from '../api/key-rotation.js';
+import { generateKey, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
+import { isJsonMap } from '../api/types.js';
+import type { Admit } from './admission.js';
+import { managerOf, type RegistryContext, type WriteResult, type Writer } from './context.js';
+import { runUpdate } from './update.js';
+
+export interface RotateOptions extends Writer, Decoding {
+  dryRun?: boolean;
+  admit?: Admit;
+}
+
+/**
+ * Rotates (201, the response carrying the new value once) or confirms (200). The body is a
+ * KeyRotation; `created` says which status code the rotation earns.
+ */
+export async function rotate(ctx: RegistryContext, name: string, body: unknown, opts: RotateOptions = {}): Promise<WriteResult & { created: boolean }> {
+  const gk = { group: ctx.gk.group, kind: keyRotationKind };
+  const { request, warnings } = decodeKeyRotation(body, ctx.model.info.apiVersion, gk, name, opts);
+  const fields = { kind: 'update' as const, manager: managerOf(opts), reset: false };
+  if (request.kind === 'confirm') {
+    const auditAnnotations = { 'rotation.management.service/confirmed': 'true' };
+    const object = await runUpdate(ctx, name, 'update', { ...opts, rotation: 'confirm', observedAs: 'rotation', auditAnnotations }, (current) => ({ obj: withoutSecrets(structuredClone(current)), fields }));
+    return { object, warnings, created: false };
+  }
+  const key = request.key ?? generateKey();
+  const plan = { overlapSeconds: request.overlapSeconds, awaitConfirmation: request.awaitConfirmation };
+  const auditAnnotations = {
+    'rotation.management.service/overlap-seconds': String(plan.overlapSeconds),
+    ...(plan.awaitConfirmation ? { 'rotation.management.service/await-confirmation': 'true' } : {}),
+    ...(request.key === undefined ? { 'rotation.management.service/generated': 'true' } : {}),
+  };
+  const object = await runUpdate(ctx, name, 'update', { ...opts, rotation: plan, observedAs: 'rotation', auditAnnotations }, (current) => {
+    const next = withoutSecrets(structuredClone(current));
+    if (isJsonMap(next.spec)) next.spec.key = key;
+    return { obj: next, fields };
+  });
+  return { object, warnings, created: true };
+}
