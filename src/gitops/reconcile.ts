@@ -131,6 +131,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   await withHistory(client, plan, byKey, live, models, planOpts);
   if (opts.withholdUnnamedLiveValues) plan.actions = plan.actions.map((a) => withholdUnnamed(a, byKey.get(`${a.plural}/${a.name}`)?.obj));
   if (opts.reportDriftOnly && opts.mode === 'apply') {
+    // A due rotation stays on the skipped action: the drift is left, the key is still rotated.
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }
   const nextRotationAt = nextRotation(desired, live);

@@ -199,6 +199,26 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
       rmSync(reports, { recursive: true, force: true });
     }
   });
+
+  it('drift reported and left in place (no --self-heal) does not stop a rotation', async () => {
+    const patched = await server.fetch(`${server.api}/ownedaccesskeys/env-ci?fieldManager=kubectl-edit`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+      body: JSON.stringify({ metadata: { annotations: { 'gitops.management.service/rotation-overlap': '9h' } } }),
+    });
+    expect(patched.status).toBe(200);
+    const before = github.secrets.get('acme/payments/env:production/DEPLOY_KEY');
+    clock.advance(31 * day);
+    const r = await run('apply', { reportDriftOnly: true });
+    expect(r.outcome).toBe('drifted');
+    expect(object(r, 'env-ci')).toMatchObject({ action: 'skip', drift: true, result: 'Skipped', keySecret: 'github-env:acme/payments/production/DEPLOY_KEY', rotation: { reason: 'due' } });
+    expect(object(r, 'env-ci').rotation?.previousValidUntil).toBeDefined();
+    expect(github.secrets.get('acme/payments/env:production/DEPLOY_KEY')).not.toBe(before);
+    // The drift stays; the rotation used git's overlap.
+    expect((await live('env-ci')).metadata.annotations?.['gitops.management.service/rotation-overlap']).toBe('9h');
+    expect((await live('env-ci')).status?.rotation).toMatchObject({ overlapSeconds: 3600 });
+    expect(renderText(r)).toContain('rotate key (value 31d old, rotate-every 30d): delivered to github-env:acme/payments/production/DEPLOY_KEY');
+  });
 });
 
 describe('scheduled rotation on the embedded store', () => {

@@ -55,8 +55,13 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
   switch (action.type) {
     case 'unchanged':
       return { action, result: 'Unchanged' };
-    case 'skip':
-      return { action, result: 'Skipped' };
+    case 'skip': {
+      // Drift reported and left in place (no --self-heal) does not stop the key's scheduled rotation.
+      if (!action.rotation) return { action, result: 'Skipped' };
+      const target = deliveryTarget(action, opts);
+      if ('error' in target) return { action, result: 'Failed', error: target.error };
+      return withDelivery({ action, result: 'Skipped' }, await rotateAndDeliver(client, action, target, opts));
+    }
     case 'create': {
       const target = action.keySecret ? deliveryTarget(action, opts) : undefined;
       if (target && 'error' in target) return { action, result: 'Failed', error: target.error };

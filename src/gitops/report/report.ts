@@ -92,7 +92,7 @@ export function buildReport(input: ReportInput): Report {
   const objects: ReportObject[] = [];
   for (const a of input.plan?.actions ?? []) {
     const rotateOnly = isRotationOnly(a);
-    if (a.rotation && a.type !== 'skip') rotations++;
+    if (a.rotation) rotations++;
     if (!rotateOnly) summary[a.type === 'unchanged' ? 'unchanged' : a.type]++;
     if (a.drift) summary.drifted++;
     const entry = entries.get(`${a.plural}/${a.name}`);
@@ -116,7 +116,7 @@ export function buildReport(input: ReportInput): Report {
     if (a.reason) o.reason = a.reason;
     if (a.location) Object.assign(o, { file: a.location.file, line: a.location.line, column: a.location.column });
     if (entry && entry.result !== 'Unchanged') o.result = rotateOnly && entry.result === 'Updated' ? 'Rotated' : entry.result;
-    if (a.rotation && a.type !== 'skip') {
+    if (a.rotation) {
       const r = a.rotation;
       o.rotation = { reason: r.reason, age: formatAge(r.ageSeconds * 1000), ageSeconds: r.ageSeconds, rotateEvery: r.rotateEvery, overlap: r.overlap, sink: r.sink };
       if (entry?.previousValidUntil) o.rotation.previousValidUntil = entry.previousValidUntil;
