@@ -142,7 +142,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
     ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),
     ...(opts.keyDelivery ? { keyDelivery: opts.keyDelivery } : {}),
     // file: sinks start relative paths at --key-dir and never write into the source's repository.
-    fileSinks: { ...(opts.keyDir ? { base: opts.keyDir } : {}), refuse: plan.actions.some((a) => a.keySecret?.startsWith('file:')) ? await sourceFolders(opts.source) : [] },
+    fileSinks: { refuse: plan.actions.some((a) => a.keySecret?.startsWith('file:')) ? await sourceFolders(opts.source) : [] },
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     replan: async (a) => {

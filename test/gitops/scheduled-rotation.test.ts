@@ -17,6 +17,7 @@ import { HttpClient } from '../../src/client/http.js';
 import { SyncDaemon } from '../../src/daemon/daemon.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
 import { GitHubSecrets } from '../../src/gitops/keys/github-secrets.js';
+import { applyPlanFile, writeSavedPlan } from '../../src/gitops/plan-file.js';
 import { reconcile, type ReconcileOptions } from '../../src/gitops/reconcile.js';
 import type { Report } from '../../src/gitops/report/report.js';
 import { renderMarkdown } from '../../src/gitops/report/markdown.js';
@@ -218,6 +219,21 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
     expect((await live('env-ci')).metadata.annotations?.['gitops.management.service/rotation-overlap']).toBe('9h');
     expect((await live('env-ci')).status?.rotation).toMatchObject({ overlapSeconds: 3600 });
     expect(renderText(r)).toContain('rotate key (value 31d old, rotate-every 30d): delivered to github-env:acme/payments/production/DEPLOY_KEY');
+  });
+
+  it('a saved plan carries its rotations, and apply --plan makes them', async () => {
+    clock.advance(31 * day);
+    const opts = { client, source: { source, sourceId: 'ci-keys' }, prune: false, allowEmpty: false, maxPrune: 10, concurrency: 4, now: clock.now };
+    const planned = await reconcile({ mode: 'plan', ...opts });
+    expect(planned.report.summary.rotate).toBe(4);
+    const file = join(keyDir, 'plan.json');
+    expect(await writeSavedPlan(file, planned, client)).toBeUndefined();
+    expect(readFileSync(file, 'utf8')).toContain('"rotation"');
+    const before = github.secrets.get('acme/payments/DEPLOY_KEY');
+    const applied = await applyPlanFile(file, client, { concurrency: 4, keyDir, keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }) });
+    expect(applied.objects.filter((o) => o.rotation?.previousValidUntil).map((o) => o.name).sort()).toEqual(['deploy-ci', 'env-ci', 'files-ci', 'org-ci']);
+    expect(applied.outcome).toBe('applied');
+    expect(github.secrets.get('acme/payments/DEPLOY_KEY')).not.toBe(before);
   });
 });
 

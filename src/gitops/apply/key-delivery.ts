@@ -25,6 +25,8 @@ export type Delivered = { keySecret: string; previousValidUntil?: string } | { e
 export interface Sinks {
   keyDelivery?: KeyDelivery;
   fileSinks?: FileSinkOptions;
+  /** --key-dir: where relative file: paths start, unless fileSinks says otherwise. */
+  keyDir?: string;
 }
 
 /** A JSON pointer segment: `/` and `~` escaped. */
@@ -51,7 +53,7 @@ export function rotation(action: Action): { patch: unknown[]; key: string } {
 /** Sends a value to its sink; throws KeyDeliveryError (naming the sink, never the value). */
 async function send(target: SecretTarget, key: string, sinks: Sinks): Promise<void> {
   try {
-    if (target.type === 'file') await writeSink(target, key, sinks.fileSinks ?? {});
+    if (target.type === 'file') await writeSink(target, key, { ...(sinks.keyDir ? { base: sinks.keyDir } : {}), ...sinks.fileSinks });
     else await sinks.keyDelivery!.deliver(target, key);
   } catch (err) {
     if (err instanceof KeyDeliveryError) throw err;
