@@ -165,6 +165,7 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
   it('the daemon rotates a key that fell due in one cycle, and its report shows the rotation', async () => {
     const reports = mkdtempSync(join(tmpdir(), 'rotation-daemon-'));
     const cycles: Report[] = [];
+    const logged: string[] = [];
     const daemon = new SyncDaemon({
       source: { source, sourceId: 'ci-keys' },
       client,
@@ -179,7 +180,7 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
       now: clock.now,
       reportDir: reports,
       metrics: new DaemonMetrics(),
-      log: pino({ level: 'silent' }),
+      log: pino({ level: 'info' }, { write: (line: string) => void logged.push(line) }),
       onCycle: (r) => r && cycles.push(r),
     });
     try {
@@ -195,6 +196,9 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
       expect(cycles[1]!.objects.filter((o) => o.result === 'Rotated').map((o) => o.name).sort()).toEqual(['deploy-ci', 'env-ci', 'files-ci', 'org-ci']);
       expect(github.secrets.get('acme/payments/DEPLOY_KEY')).not.toBe(before);
       expect(readFileSync(join(reports, 'report.md'), 'utf8')).toContain('rotated 4');
+      const line = logged.map((l) => JSON.parse(l) as { msg: string; rotated?: string[] }).find((l) => l.msg.startsWith('reconciled; rotated 4 key(s)'));
+      expect(line?.rotated).toContainEqual(expect.stringMatching(/^OwnedAccessKey\/deploy-ci -> github:acme\/payments\/DEPLOY_KEY \(previous value until \S+Z\)$/));
+      noKeyIn(logged.join('\n'), github.secrets.values());
     } finally {
       await daemon.stop();
       rmSync(reports, { recursive: true, force: true });
