@@ -30,6 +30,17 @@ export interface RotationPlan {
   awaitConfirmation: boolean;
 }
 
+/** The spec of a KeyRotation body, as a client sends it. */
+export interface KeyRotationSpec {
+  /** The new value (32 to 256 of [A-Za-z0-9]); the server generates 64 characters when absent. */
+  key?: string;
+  /** 0 to 2592000 (30 days); default 0. */
+  overlapSeconds?: number;
+  awaitConfirmation?: boolean;
+  /** Confirms a rotation that awaits confirmation; nothing else may be set with it. */
+  confirm?: boolean;
+}
+
 /** A decoded KeyRotation: a rotation (key absent: the server generates one), or the confirmation of one. */
 export type KeyRotationRequest = ({ kind: 'rotate'; key?: string } & RotationPlan) | { kind: 'confirm' };
 

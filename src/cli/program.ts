@@ -9,6 +9,7 @@ import { registerGet } from './commands/get.js';
 import { registerGitops } from './commands/gitops.js';
 import { registerImport } from './commands/import.js';
 import { registerLogin } from './commands/login.js';
+import { registerRotate } from './commands/rotate.js';
 import { registerServe } from './commands/serve.js';
 import { registerSync } from './commands/sync.js';
 import { registerVersion } from './commands/version.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerCreate(program);
   registerGet(program);
   registerDelete(program);
+  registerRotate(program);
   registerLogin(program);
   registerVersion(program);
   registerCompletion(program);

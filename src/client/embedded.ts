@@ -3,7 +3,7 @@ import type { AuditEvent, AuditFilter, AuditReader } from '../api/audit-event.js
 import { ApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
-import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type WriteOptions } from './types.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type RotateOptions, type WriteOptions } from './types.js';
 
 async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -56,14 +56,14 @@ export class EmbeddedClient implements ApiClient {
     return call(async () => (await this.r(plural).patch(name, 'json', ops, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
   }
 
-  async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
-    await call(() => this.r(plural).delete(name, { ...(opts.preconditions ? { preconditions: opts.preconditions } : {}), dryRun: opts.dryRun ?? false }));
+  rotate(name: string, spec: KeyRotationSpec, opts: RotateOptions = {}): Promise<KubeObject> {
+    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', spec };
+    const { fieldManager, ...rest } = opts;
+    return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { fieldManager: fieldManager ?? gitopsManager, fieldValidation: 'Strict', ...rest })).object);
   }
 
-  rotate(name: string, spec: KeyRotationSpec): Promise<KubeObject> {
-    // The registry's rotation subresource, as the server's POST …/rotation calls it (without HTTP or authentication).
-    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', spec };
-    return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { fieldManager: gitopsManager, fieldValidation: 'Strict' })).object);
+  async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
+    await call(() => this.r(plural).delete(name, { ...(opts.preconditions ? { preconditions: opts.preconditions } : {}), dryRun: opts.dryRun ?? false }));
   }
 
   watch(plural: Plural): ClientWatch {

@@ -10,7 +10,7 @@ import { apiPrefix, apiRoot } from '../api/resources.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
 import { connectionFailure } from './connection-errors.js';
-import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type WriteOptions } from './types.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type RotateOptions, type WriteOptions } from './types.js';
 
 export interface HttpClientOptions {
   /** The server URL: its API root (…/kubernetes/management), or scheme://host:port alone, which gets that path. */
@@ -84,8 +84,8 @@ export class HttpClient implements ApiClient {
     });
   }
 
-  private query(opts: WriteOptions = {}): string {
-    const q = new URLSearchParams({ fieldManager: gitopsManager, fieldValidation: 'Strict' });
+  private query(opts: WriteOptions & { fieldManager?: string } = {}): string {
+    const q = new URLSearchParams({ fieldManager: opts.fieldManager ?? gitopsManager, fieldValidation: 'Strict' });
     if (opts.dryRun) q.set('dryRun', 'All');
     return `?${q.toString()}`;
   }
@@ -126,14 +126,14 @@ export class HttpClient implements ApiClient {
     return (await this.send('PATCH', `${plural}/${encodeURIComponent(name)}${this.query(opts)}`, { type: 'application/json-patch+json', value: ops })) as KubeObject;
   }
 
+  async rotate(name: string, spec: KeyRotationSpec, opts?: RotateOptions): Promise<KubeObject> {
+    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', spec };
+    return (await this.send('POST', `ownedaccesskeys/${encodeURIComponent(name)}/rotation${this.query(opts)}`, { type: 'application/json', value: body })) as KubeObject;
+  }
+
   async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
     const body = { kind: 'DeleteOptions', apiVersion: 'v1', ...(opts.preconditions ? { preconditions: opts.preconditions } : {}), ...(opts.dryRun ? { dryRun: ['All'] } : {}) };
     await this.send('DELETE', `${plural}/${encodeURIComponent(name)}`, { type: 'application/json', value: body });
-  }
-
-  async rotate(name: string, spec: KeyRotationSpec): Promise<KubeObject> {
-    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', spec };
-    return (await this.send('POST', `ownedaccesskeys/${encodeURIComponent(name)}/rotation`, { type: 'application/json', value: body })) as KubeObject;
   }
 
   watch(plural: Plural): ClientWatch {

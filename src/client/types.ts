@@ -10,21 +10,17 @@ export interface WriteOptions {
   dryRun?: boolean;
 }
 
+export type { KeyRotationSpec } from '../api/key-rotation.js';
+import type { KeyRotationSpec } from '../api/key-rotation.js';
+
+export interface RotateOptions extends WriteOptions {
+  /** Who the audit trail names as the writer (default: the client's, `gitops`). */
+  fieldManager?: string;
+}
+
 /** Deletion guarded as kube's DeleteOptions.preconditions: the object must still be the one planned. */
 export interface DeleteOptions extends WriteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
-}
-
-/**
- * The spec of a KeyRotation (POST …/ownedaccesskeys/NAME/rotation): a new value (given, or made by
- * the server) whose previous value keeps working for overlapSeconds, from now or, with
- * awaitConfirmation, from a later `{confirm: true}`.
- */
-export interface KeyRotationSpec {
-  key?: string;
-  overlapSeconds?: number;
-  awaitConfirmation?: boolean;
-  confirm?: boolean;
 }
 
 export interface ClientEvent {
@@ -47,8 +43,12 @@ export interface ApiClient {
   replace(plural: Plural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
   patch(plural: Plural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject>;
   delete(plural: Plural, name: string, opts?: DeleteOptions): Promise<void>;
-  /** Rotates an OwnedAccessKey's value (or confirms a rotation): the key, with spec.key the new value when one was made. */
-  rotate(name: string, spec: KeyRotationSpec): Promise<KubeObject>;
+  /**
+   * POST ownedaccesskeys/NAME/rotation (src/api/key-rotation.ts): rotates the key and returns it
+   * with spec.key set to the new value (the only time it is shown), or with `confirm` starts the
+   * overlap of a rotation that awaited confirmation (409 when none does).
+   */
+  rotate(name: string, spec: KeyRotationSpec, opts?: RotateOptions): Promise<KubeObject>;
   /** Every change after the current state (the objects that exist are not replayed). */
   watch(plural: Plural): ClientWatch;
   /**

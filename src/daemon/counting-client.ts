@@ -1,5 +1,5 @@
 /** An ApiClient that counts its requests by verb and status code, for the daemon's metrics. */
-import { ClientError, type ApiClient, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural } from '../client/types.js';
+import { ClientError, type ApiClient, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type RotateOptions } from '../client/types.js';
 import type { AuditFilter } from '../api/audit-event.js';
 import type { KubeObject } from '../api/types.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -44,11 +44,11 @@ export class CountingClient implements ApiClient {
   patch(plural: Plural, name: string, ops: unknown[]) {
     return this.count('patch', 200, () => this.inner.patch(plural, name, ops));
   }
+  rotate(name: string, spec: KeyRotationSpec, opts?: RotateOptions) {
+    return this.count('create', spec.confirm ? 200 : 201, () => this.inner.rotate(name, spec, opts));
+  }
   delete(plural: Plural, name: string, opts?: DeleteOptions) {
     return this.count('delete', 200, () => this.inner.delete(plural, name, opts));
-  }
-  rotate(name: string, spec: KeyRotationSpec) {
-    return this.count('create', spec.confirm ? 200 : 201, () => this.inner.rotate(name, spec));
   }
   watch(plural: Plural): ClientWatch {
     this.metrics.apiRequests.inc({ verb: 'watch', code: '200' });

@@ -1,0 +1,105 @@
+/**
+ * `teamkeys rotate NAME`: rotates an access key through its rotation subresource (a server with
+ * --server, or the embedded store), with an overlap during which the previous value keeps working.
+ * The new value goes to --key-file (0600, never through a link) or to stdout, and nowhere else:
+ * what the command says about the rotation goes to stderr when stdout carries the value.
+ */
+import type { Command } from 'commander';
+import { defaultGroup } from '../../api/resources.js';
+import type { KubeObject } from '../../api/types.js';
+import type { TargetFlags } from '../gitops-flags.js';
+import { CliError } from '../errors.js';
+import { parseDuration } from '../duration.js';
+import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
+
+interface Options extends TargetFlags {
+  overlap?: string;
+  awaitConfirmation?: boolean;
+  confirm?: boolean;
+  keyFile?: string;
+  dryRun?: boolean;
+}
+
+/** The rotation subresource's limit (src/api/key-rotation.ts): 30 days. */
+const maxOverlapMs = 30 * 86_400_000;
+
+/** --overlap as whole seconds: a duration (30s, 5m, 1h, 30d) or 0. */
+export function overlapSeconds(value: string): number {
+  if (value === '0') return 0;
+  const ms = parseDuration('--overlap', value);
+  if (ms % 1000 !== 0) throw new CliError(`--overlap must be whole seconds (such as 30s, 5m, 1h or 30d), not "${value}"`);
+  if (ms > maxOverlapMs) throw new CliError(`--overlap may be at most 30d, not "${value}"`);
+  return ms / 1000;
+}
+
+/** What the rotation did, for a person: when the previous value stops, or that it awaits confirmation. */
+function summary(name: string, key: KubeObject, opts: Options): string {
+  const rotation = (key.status as { rotation?: { previousValidUntil?: string; awaitingConfirmation?: boolean } } | undefined)?.rotation;
+  const dry = opts.dryRun ? ' (dry run: nothing was changed)' : '';
+  const what = `ownedaccesskey.${opts.apiGroup}/${name}`;
+  if (opts.confirm) return `${what}: rotation confirmed; the previous value works until ${rotation?.previousValidUntil ?? 'now'}${dry}`;
+  const previous = rotation?.awaitingConfirmation
+    ? 'the previous value works until the rotation is confirmed (teamkeys rotate --confirm)'
+    : `the previous value works until ${rotation?.previousValidUntil ?? 'now'}`;
+  return `${what} rotated; ${previous}${dry}`;
+}
+
+export function registerRotate(program: Command): void {
+  program
+    .command('rotate')
+    .description('rotate an access key: a new value, the previous one working for --overlap (on a server with --server, or the embedded store)')
+    .argument('<name>', 'the OwnedAccessKey to rotate')
+    .option('--overlap <duration>', 'how long the previous value keeps working: 0 (default), 30s, 5m, 1h, 30d at most')
+    .option('--await-confirmation', 'keep the previous value working until `teamkeys rotate NAME --confirm`; the overlap starts then')
+    .option('--confirm', 'confirm a rotation made with --await-confirmation: its overlap starts now')
+    .option('--key-file <path>', 'write the new value to this file (mode 0600) instead of printing it')
+    .option('--server <url>', 'a teamkeys server, e.g. https://host:8080 (the path /kubernetes/management is added when none is given)')
+    .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
+    .option('--ca-file <file>', 'PEM certificate to trust for --server')
+    .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
+    .option('--store <url>', storeOptionHelp)
+    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
+    .option('--dry-run', 'validate and show what would happen without rotating')
+    .action(async (name: string, opts: Options) => {
+      if (opts.confirm && (opts.overlap !== undefined || opts.awaitConfirmation || opts.keyFile)) {
+        throw new CliError('--confirm takes no --overlap, --await-confirmation or --key-file: it only starts the overlap of a rotation that awaits confirmation');
+      }
+      const spec = opts.confirm
+        ? { confirm: true }
+        : { overlapSeconds: opts.overlap === undefined ? 0 : overlapSeconds(opts.overlap), ...(opts.awaitConfirmation ? { awaitConfirmation: true } : {}) };
+      // Refused before the rotation, not after it: a value that could not be written would be lost.
+      if (opts.keyFile) await checkKeyFile(opts.keyFile);
+      const { openClient } = await import('../gitops-flags.js');
+      const client = await openClient(opts);
+      let key: KubeObject;
+      try {
+        key = await client.rotate(name, spec, { fieldManager: 'teamkeys', ...(opts.dryRun ? { dryRun: true } : {}) });
+      } finally {
+        await client.close();
+      }
+      const value = (key.spec as { key?: string } | undefined)?.key;
+      const said = summary(name, key, opts);
+      if (opts.confirm || value === undefined) {
+        console.log(said);
+        return;
+      }
+      if (opts.keyFile) {
+        const { writeNoFollow } = await import('../../gitops/no-follow.js');
+        await writeNoFollow(opts.keyFile, `${value}\n`, 0o600);
+        console.log(`${said}; the new value is in ${opts.keyFile}`);
+        return;
+      }
+      console.error(said);
+      process.stdout.write(`${value}\n`);
+    });
+}
+
+/** A key file must be a regular file or nothing, in a folder that exists: never a link. */
+async function checkKeyFile(path: string): Promise<void> {
+  const { lstat } = await import('node:fs/promises');
+  const { dirname } = await import('node:path');
+  const info = await lstat(path).catch(() => undefined);
+  if (info && (info.isSymbolicLink() || !info.isFile())) throw new CliError(`--key-file ${path} is a symbolic link or not a regular file: refusing to write a key there`);
+  const folder = await lstat(dirname(path)).catch(() => undefined);
+  if (!folder?.isDirectory()) throw new CliError(`--key-file ${path}: the folder ${dirname(path)} does not exist or is not a folder`);
+}
