@@ -239,6 +239,38 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
     expect(applied.outcome).toBe('applied');
     expect(github.secrets.get('acme/payments/DEPLOY_KEY')).not.toBe(before);
   });
+
+  it('CI jobs running across a scheduled rotation, each with the value it read at its start, see no 401', async () => {
+    clock.advance(31 * day);
+    const statuses: number[] = [];
+    const held = new Set<string>();
+    /** A job: reads the secret once, then uses it, as a workflow job does; the last request after `later` (within the overlap). */
+    const job = async (later: Promise<void>) => {
+      const value = github.secrets.get('acme/payments/DEPLOY_KEY')!;
+      held.add(value);
+      for (let i = 0; i < 3; i++) statuses.push((await use(value)).status);
+      await later;
+      statuses.push((await use(value)).status);
+    };
+    let release!: () => void;
+    const later = new Promise<void>((r) => (release = r));
+    const jobs: Promise<void>[] = [];
+    let applying = true;
+    const applied = run('apply').finally(() => (applying = false));
+    while (applying) {
+      jobs.push(job(later));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    for (let i = 0; i < 3; i++) jobs.push(job(later));
+    expect((await applied).outcome).toBe('applied');
+    // The longest job ends within the overlap (1h) after the new value was delivered.
+    clock.advance(59 * 60_000);
+    release();
+    await Promise.all(jobs);
+    // Jobs started with the old value and with the new one.
+    expect(held.size).toBe(2);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  });
 });
 
 describe('scheduled rotation on the embedded store', () => {
