@@ -9,6 +9,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/types.js';
@@ -27,6 +29,11 @@ import { MemoryStore } from '../../src/store/backends/memory.js';
 import { adminKey, startInProcess, type InProcess } from '../server/in-process.js';
 import { day, hour, ManualClock } from '../support/clock.js';
 import { startGitHubStandIn, type GitHubStandIn } from './github-standin.js';
+import { root } from '../cli/run.js';
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+(addFormatsModule as unknown as (a: Ajv) => Ajv)(ajv);
+const validReport = ajv.compile(JSON.parse(readFileSync(join(root, 'schemas/report.schema.json'), 'utf8')) as object);
 
 const key = (name: string, sink: string, overlap = '1h') => `apiVersion: management.service/v1
 kind: OwnedAccessKey
@@ -54,7 +61,10 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
   let keyDir: string;
   let client: HttpClient;
   const run = (mode: 'plan' | 'apply', extra: Partial<ReconcileOptions> = {}) =>
-    reconcile({ mode, client, source: { source, sourceId: 'ci-keys' }, prune: false, allowEmpty: false, maxPrune: 10, concurrency: 4, now: clock.now, keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }), keyDir, ...extra }).then((r) => r.report);
+    reconcile({ mode, client, source: { source, sourceId: 'ci-keys' }, prune: false, allowEmpty: false, maxPrune: 10, concurrency: 4, now: clock.now, keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }), keyDir, ...extra }).then((r) => {
+      expect(validReport(r.report), JSON.stringify(validReport.errors)).toBe(true);
+      return r.report;
+    });
   /** The status an authenticated request with this value gets (ci-bot reads its own key), and the message of a refusal. */
   const use = async (value: string) => {
     const res = await fetch(`${server.api}/ownedaccesskeys/deploy-ci`, { headers: { Authorization: `Bearer ${value}` } });
