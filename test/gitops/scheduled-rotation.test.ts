@@ -176,6 +176,8 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
     const reports = mkdtempSync(join(tmpdir(), 'rotation-daemon-'));
     const cycles: Report[] = [];
     const logged: string[] = [];
+    const metrics = new DaemonMetrics();
+    const skipped = async () => (await metrics.unchanged.get()).values[0]?.value ?? 0;
     const daemon = new SyncDaemon({
       source: { source, sourceId: 'ci-keys' },
       client,
@@ -189,7 +191,7 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
       keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }),
       now: clock.now,
       reportDir: reports,
-      metrics: new DaemonMetrics(),
+      metrics,
       log: pino({ level: 'info' }, { write: (line: string) => void logged.push(line) }),
       onCycle: (r) => r && cycles.push(r),
     });
@@ -197,12 +199,17 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
       daemon.start();
       await until(() => cycles.length >= 1);
       expect(cycles[0]!.outcome).toBe('clean');
+      // Nothing changed and nothing is due: the next cycle skips planning (the daemon's usual economy)...
+      await until(() => !daemon['running']);
+      daemon.trigger('interval');
+      await untilAsync(async () => (await skipped()) === 1);
       const before = github.secrets.get('acme/payments/DEPLOY_KEY');
-      // Past every key's schedule (deploy-ci was last rotated a month after the others).
+      // ...until a key falls due: past every key's schedule (deploy-ci was last rotated a month after the others).
       clock.advance(62 * day);
       daemon.trigger('interval');
       await until(() => cycles.length >= 2);
       expect(cycles[1]!.outcome).toBe('applied');
+      expect(await skipped()).toBe(1);
       expect(cycles[1]!.objects.filter((o) => o.result === 'Rotated').map((o) => o.name).sort()).toEqual(['deploy-ci', 'env-ci', 'files-ci', 'org-ci']);
       expect(github.secrets.get('acme/payments/DEPLOY_KEY')).not.toBe(before);
       expect(readFileSync(join(reports, 'report.md'), 'utf8')).toContain('rotated 4');
@@ -309,6 +316,14 @@ describe('scheduled rotation on the embedded store', () => {
     }
   });
 });
+
+async function untilAsync(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 async function until(check: () => boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
