@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, day, hour } from '../support/clock.js';
-import { startInProcess, type InProcess } from '../server/in-process.js';
+import { readEvents, startInProcess, type InProcess } from '../server/in-process.js';
 import { create, json, until } from './fixture.js';
 
 const t0 = '2026-11-27T10:00:00Z';
@@ -77,6 +77,18 @@ describe('rotating an access key with an overlap', () => {
     // Still refused with the rotation's message a month later, and by a watch.
     clock.advance(30 * day);
     expect((await use(s, old, 'ci')).message).toContain('was rotated at 2026-11-27T11:00:00Z');
+  });
+
+  it('a watch opened with the previous value ends when the overlap does, with the rotation\'s 401', async () => {
+    const clock = new ManualClock(t0);
+    const s = await start(clock);
+    const old = await newKey(s, 'watcher');
+    await rotated(s, 'watcher', { overlapSeconds: 60 });
+    const watch = await s.fetch(`${s.api}/ownedaccesskeys?watch=true&fieldSelector=metadata.name%3Dwatcher`, { headers: { Authorization: `Bearer ${old}` } });
+    expect(watch.status).toBe(200);
+    clock.advance(60_000);
+    const events = await readEvents(watch, 2, 5000);
+    expect(events.at(-1)).toMatchObject({ type: 'ERROR', object: { code: 401, message: 'access key "watcher" was rotated at 2026-11-27T10:00:00Z; its previous value stopped working at 2026-11-27T10:01:00Z' } });
   });
 
   it('a given value is taken; a value in use by another key, or the key\'s own, is refused (422 on spec.key)', async () => {

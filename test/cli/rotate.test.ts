@@ -138,9 +138,12 @@ describe('teamkeys rotate on the embedded store', () => {
     expect(obj.spec.key).toBeUndefined();
     expect(obj.status.rotation).toMatchObject({ overlapSeconds: 300 });
     expect(shown.stdout).not.toContain(r.stdout.trim());
-    const dry = teamkeys(['rotate', 'local', '--dry-run', '--store', store]);
+    const keyFile = join(dir, 'local.key');
+    writeFileSync(keyFile, 'the value in use\n', { mode: 0o600 });
+    const dry = teamkeys(['rotate', 'local', '--dry-run', '--key-file', keyFile, '--store', store]);
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stderr).toContain('(dry run: nothing was changed)');
+    expect(dry.stdout).toMatch(/^ownedaccesskey\.management\.service\/local rotated; the previous value works until \S+ \(dry run: nothing was changed\)\n$/);
+    expect(readFileSync(keyFile, 'utf8')).toBe('the value in use\n');
     expect((parse(teamkeys(['get', 'oak', 'local', '-o', 'yaml', '--store', store]).stdout) as typeof obj).status.rotation).toEqual(obj.status.rotation);
   });
 });

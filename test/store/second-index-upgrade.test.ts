@@ -15,7 +15,7 @@ import type { Indexer, Store, StoredObject } from '../../src/store/types.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 interface Obj extends StoredObject {
-  metadata: { name: string };
+  metadata: { name: string; uid?: string; resourceVersion?: string };
   spec: { hashes: string[] };
 }
 const indexer: Indexer = (key, o) => (key.startsWith('/ownedaccesskeys/') ? (o as Obj).spec.hashes : undefined);
@@ -25,7 +25,7 @@ const names = async (store: Store, v: string) => (await store.getByIndex<Obj>('/
 async function rotateAcrossTheUpgrade(open: () => Store, downgrade: () => Promise<void>): Promise<void> {
   const before = open();
   before.setIndexer((key, o) => (key.startsWith('/ownedaccesskeys/') ? (o as Obj).spec.hashes[0] : undefined));
-  await before.create('/ownedaccesskeys/ci', { metadata: { name: 'ci' }, spec: { hashes: ['current'] } });
+  await before.create<Obj>('/ownedaccesskeys/ci', { metadata: { name: 'ci' }, spec: { hashes: ['current'] } });
   await before.close();
   await downgrade();
   const store = open();
@@ -35,7 +35,7 @@ async function rotateAcrossTheUpgrade(open: () => Store, downgrade: () => Promis
     await store.guaranteedUpdate<Obj>('/ownedaccesskeys/ci', undefined, (c) => ({ ...c, spec: { hashes: ['next', 'current'] } }));
     expect(await names(store, 'next')).toEqual(['ci']);
     expect(await names(store, 'current')).toEqual(['ci']);
-    await expect(store.create('/ownedaccesskeys/other', { metadata: { name: 'other' }, spec: { hashes: ['current'] } })).rejects.toMatchObject({ code: 'IndexConflict' });
+    await expect(store.create<Obj>('/ownedaccesskeys/other', { metadata: { name: 'other' }, spec: { hashes: ['current'] } })).rejects.toMatchObject({ code: 'IndexConflict' });
   } finally {
     await store.close();
   }

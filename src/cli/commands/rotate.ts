@@ -79,7 +79,8 @@ export function registerRotate(program: Command): void {
       }
       const value = (key.spec as { key?: string } | undefined)?.key;
       const said = summary(name, key, opts);
-      if (opts.confirm || value === undefined) {
+      // A dry run's value was never stored: printing it, or writing it over a key file, would only mislead.
+      if (opts.confirm || opts.dryRun || value === undefined) {
         console.log(said);
         return;
       }
