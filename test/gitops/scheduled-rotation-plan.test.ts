@@ -75,6 +75,15 @@ describe('planning scheduled rotations by the clock', () => {
     expect(a!.rotation).toMatchObject({ reason: 'unconfirmed', overlap: '15m', overlapSeconds: 900, ageSeconds: 3600 });
   });
 
+  it('a rotation left unconfirmed is finished even after rotate-every was removed: its previous value would work with no deadline', () => {
+    const clock = new ManualClock(Date.parse(created) + 2 * day);
+    const awaiting = live('deploy', { rotation: { rotatedAt: new Date(Date.parse(created) + day).toISOString(), overlapSeconds: 900, awaitingConfirmation: true } });
+    const [a] = plan([want('deploy', { 'gitops.management.service/key-secret': sink })], [awaiting], clock).actions;
+    expect(a!.rotation).toEqual({ reason: 'unconfirmed', sink, overlap: '6h', overlapSeconds: 21_600, ageSeconds: 86_400 });
+    const report = buildReport({ mode: 'plan', source: { id: 's', description: 'git' }, target: 'https://api', errors: [], plan: { sourceId: 's', actions: [a!] } });
+    expect(renderText(report)).toContain('rotate key (the last rotation was never confirmed (its delivery failed): retried, value 1d old)');
+  });
+
   it('a key without rotate-every, or whose key never reached its sink, gets no scheduled rotation', () => {
     const clock = new ManualClock(Date.parse(created) + 400 * day);
     expect(plan([want('deploy', { 'gitops.management.service/key-secret': sink })], [live('deploy')], clock).actions[0]!.type).toBe('unchanged');

@@ -1,7 +1,9 @@
 /**
- * Scheduled rotation, planned: a key annotated rotate-every whose value is older than that, or
- * whose last rotation still awaits confirmation (its delivery failed, or the run died before it
- * confirmed), is rotated. Pure: the time comes in as a Date from the caller's Clock.
+ * Scheduled rotation, planned: a key annotated rotate-every whose value is older than that is
+ * rotated; so is any key with a sink whose last rotation still awaits confirmation (its delivery
+ * failed, the run died before it confirmed, or the schedule was removed since), since until it is
+ * confirmed its previous value works with no deadline. Pure: the time comes in as a Date from the
+ * caller's Clock.
  */
 import { durationMs } from '../../duration.js';
 import { isJsonMap, type KubeObject } from '../../api/types.js';
@@ -13,8 +15,8 @@ export interface PlannedRotation {
   reason: 'due' | 'unconfirmed';
   /** The key-secret sink the new value goes to. */
   sink: string;
-  /** The annotations' values as written in git (the overlap's default when unset). */
-  rotateEvery: string;
+  /** The annotations' values as written in git (the overlap's default when unset; no rotate-every: a retry only). */
+  rotateEvery?: string;
   overlap: string;
   overlapSeconds: number;
   /** How old the live value was when planned, in whole seconds. */
@@ -42,20 +44,20 @@ export function valueSetAt(live: KubeObject): Date | undefined {
 /** The rotation the key needs now, if any (`wanted` is git's object, `live` the server's). */
 export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date): PlannedRotation | undefined {
   const a = wanted.metadata.annotations ?? {};
-  const every = a[annotations.rotateEvery];
+  const every = a[annotations.rotateEvery]?.trim();
   const sink = a[annotations.keySecret];
-  const everyMs = every === undefined ? undefined : durationMs(every.trim());
-  if (everyMs === undefined || sink === undefined) return undefined;
-  const overlap = a[annotations.rotationOverlap]?.trim();
-  const overlapMs = (overlap === undefined ? undefined : durationMs(overlap)) ?? defaultRotationOverlapMs;
+  const everyMs = every === undefined ? undefined : durationMs(every);
+  const unconfirmed = rotationStatus(live).awaitingConfirmation === true;
+  if (sink === undefined || (everyMs === undefined && !unconfirmed)) return undefined;
   const setAt = valueSetAt(live);
   const ageMs = setAt ? Math.max(0, now.getTime() - setAt.getTime()) : 0;
-  const unconfirmed = rotationStatus(live).awaitingConfirmation === true;
-  if (!unconfirmed && ageMs < everyMs) return undefined;
+  if (!unconfirmed && ageMs < everyMs!) return undefined;
+  const overlap = a[annotations.rotationOverlap]?.trim();
+  const overlapMs = (overlap === undefined ? undefined : durationMs(overlap)) ?? defaultRotationOverlapMs;
   return {
     reason: unconfirmed ? 'unconfirmed' : 'due',
     sink,
-    rotateEvery: every!.trim(),
+    ...(everyMs !== undefined ? { rotateEvery: every! } : {}),
     overlap: overlap ?? `${defaultRotationOverlapMs / 3_600_000}h`,
     overlapSeconds: Math.floor(overlapMs / 1000),
     ageSeconds: Math.floor(ageMs / 1000),

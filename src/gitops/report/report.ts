@@ -39,7 +39,8 @@ export interface ReportRotation {
   /** The value's age when planned: `31d`. */
   age: string;
   ageSeconds: number;
-  rotateEvery: string;
+  /** Absent for a retry of a key with no schedule (left unconfirmed before its rotate-every was removed). */
+  rotateEvery?: string;
   overlap: string;
   sink: string;
   /** After apply: when the previous value stops working (the overlap started once the new value was delivered). */
@@ -118,7 +119,7 @@ export function buildReport(input: ReportInput): Report {
     if (entry && entry.result !== 'Unchanged') o.result = rotateOnly && entry.result === 'Updated' ? 'Rotated' : entry.result;
     if (a.rotation) {
       const r = a.rotation;
-      o.rotation = { reason: r.reason, age: formatAge(r.ageSeconds * 1000), ageSeconds: r.ageSeconds, rotateEvery: r.rotateEvery, overlap: r.overlap, sink: r.sink };
+      o.rotation = { reason: r.reason, age: formatAge(r.ageSeconds * 1000), ageSeconds: r.ageSeconds, ...(r.rotateEvery ? { rotateEvery: r.rotateEvery } : {}), overlap: r.overlap, sink: r.sink };
       if (entry?.previousValidUntil) o.rotation.previousValidUntil = entry.previousValidUntil;
     }
     if (entry?.error) o.error = entry.error;
