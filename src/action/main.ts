@@ -158,7 +158,7 @@ async function run(): Promise<void> {
   }
   if (flag('comment', 'true')) await comment(report, markdown);
   const s = report.summary;
-  const changes = s.create + s.update + s.replace + s.delete;
+  const changes = s.create + s.update + s.replace + s.delete + (s.rotate ?? 0);
   core.setOutput('outcome', report.outcome);
   core.setOutput('changes', String(changes));
   core.setOutput('drift', String(s.drifted));

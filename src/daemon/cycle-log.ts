@@ -37,5 +37,8 @@ export function cycleLog(report: Report): CycleLog {
     const reverted = report.mode === 'apply' && report.outcome !== 'drifted';
     return { level: 'warn', fields: { ...base, drift }, msg: `${reverted ? 'reverted drift' : 'drift left in place (report-only; --self-heal reverts it)'}: ${drift[0]}` };
   }
-  return { level: report.attributionUnavailable ? 'warn' : 'info', fields: base, msg: 'reconciled' };
+  // Rotations are what an auditor asks the log for: which key, to where, and until when its old value worked.
+  const rotated = report.objects.filter((o) => o.rotation?.previousValidUntil).map((o) => `${o.kind}/${o.name} -> ${o.rotation!.sink} (previous value until ${o.rotation!.previousValidUntil})`);
+  const fields = rotated.length > 0 ? { ...base, rotated: rotated.slice(0, maxDetails) } : base;
+  return { level: report.attributionUnavailable ? 'warn' : 'info', fields, msg: rotated.length > 0 ? `reconciled; rotated ${rotated.length} key(s): ${rotated[0]}` : 'reconciled' };
 }

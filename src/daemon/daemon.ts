@@ -6,6 +6,7 @@
  * neither a new revision (or changed files) nor a changed managed object plans nothing and writes
  * nothing. Failures back off exponentially; a broken source writes nothing, so the last good state stays.
  */
+import { systemClock, type Clock } from '../clock.js';
 import type { KeyDelivery } from '../gitops/keys/github-secrets.js';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -32,6 +33,8 @@ export interface DaemonOptions {
   keyDir?: string;
   /** Where keys of OwnedAccessKeys annotated with key-secret go (GITHUB_TOKEN's GitHub). */
   keyDelivery?: KeyDelivery;
+  /** The time scheduled rotations are judged by (tests step it; default the system's). */
+  now?: Clock;
   reportDir?: string;
   /** Policy objects every cycle checks (read again each cycle, so an edited policy applies). */
   policyDir?: string;
@@ -65,6 +68,8 @@ export class SyncDaemon {
   private readonly follower: ApiFollower;
   /** The source as last read: reused while its revision (or, for a folder, its files) stays the same. */
   private loaded: LoadedSource | undefined;
+  /** When the earliest scheduled rotation falls due, as the last cycle saw the keys. */
+  private nextRotationAt: Date | undefined;
   private filesChanged = true;
   private apiChanged = true;
 
@@ -166,13 +171,15 @@ export class SyncDaemon {
     try {
       const { loaded, sourceChanged } = await this.source();
       this.loaded = loaded;
-      if (!sourceChanged && !apiChanged && this.failures === 0 && this.lastReport) {
+      // A key's value ages with nothing changing: a due rotation is a reason to plan.
+      const rotationDue = this.nextRotationAt !== undefined && (o.now ?? systemClock)().getTime() >= this.nextRotationAt.getTime();
+      if (!sourceChanged && !apiChanged && !rotationDue && this.failures === 0 && this.lastReport) {
         o.metrics.unchanged.inc();
         o.log.debug({ revision: loaded.revision }, 'source and managed objects unchanged since the last cycle: nothing to plan');
         this.schedule(o.intervalMs * (0.9 + Math.random() * 0.2));
         return;
       }
-      const { report } = await reconcile({
+      const { report, nextRotationAt } = await reconcile({
         mode: 'apply',
         client: o.client,
         source: o.source,
@@ -188,9 +195,11 @@ export class SyncDaemon {
         ...(o.keyDelivery ? { keyDelivery: o.keyDelivery } : {}),
         ...(o.warnExpiryMs ? { warnExpiryMs: o.warnExpiryMs } : {}),
         ...(o.warnUnusedMs ? { warnUnusedMs: o.warnUnusedMs } : {}),
+        ...(o.now ? { now: o.now } : {}),
       });
       this.cycles++;
       this.lastReport = report;
+      this.nextRotationAt = nextRotationAt;
       const ok = okOutcomes.includes(report.outcome);
       o.metrics.cycle(report.outcome, (performance.now() - started) / 1000, report);
       if (ok) {

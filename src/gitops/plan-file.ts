@@ -3,6 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { writeNoFollow } from './no-follow.js';
 import type { ApiClient } from '../client/types.js';
 import { applySavedPlan, type SavedApplyOptions } from './apply/saved-apply.js';
+import { sourceFolders } from './keys/file-sink.js';
 import { parseSavedPlan, savePlan } from './plan/saved.js';
 import type { Reconciled } from './reconcile.js';
 import { buildReport, type Report } from './report/report.js';
@@ -28,5 +29,9 @@ export async function applyPlanFile(file: string, client: ApiClient, opts: Saved
   if (typeof parsed === 'string') {
     return buildReport({ mode: 'apply', source: { id: '(saved plan)', description: file }, target: client.target, errors: [{ file, line: 1, column: 1, message: parsed }] });
   }
-  return applySavedPlan(client, parsed, opts);
+  // A saved plan does not say where its source was checked out: file: sinks are kept out of the
+  // work tree it is applied from (where the plan was reviewed), as a run from the source would be.
+  const files = parsed.actions.some((a) => a.keySecret?.startsWith('file:'));
+  const refuse = files && !opts.fileSinks?.refuse ? await sourceFolders({ source: process.cwd() }) : undefined;
+  return applySavedPlan(client, parsed, refuse ? { ...opts, fileSinks: { ...opts.fileSinks, refuse } } : opts);
 }

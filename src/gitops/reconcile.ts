@@ -6,9 +6,11 @@ import { resourceModels } from '../api/model.js';
 import type { KubeObject } from '../api/types.js';
 import { ClientError, type ApiClient, type Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
+import { sourceFolders } from './keys/file-sink.js';
 import type { KeyDelivery } from './keys/github-secrets.js';
 import type { PolicySource } from './policy/at-ref.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
+import { nextRotation } from './plan/rotation.js';
 import { withholdUnnamed } from './plan/withheld.js';
 import { keyHealthSection } from './report/key-health.js';
 import { buildReport, type Report, type ReportInput } from './report/report.js';
@@ -46,7 +48,7 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
    */
   warnExpiryMs?: number;
   warnUnusedMs?: number;
-  /** "Now" for the key health section. */
+  /** "Now" for scheduled rotations (rotate-every) and the key health section; default the system\'s. */
   now?: Clock;
 }
 
@@ -59,6 +61,8 @@ export interface Reconciled {
   /** What the plan was made from: saved plans record both. */
   desired?: DesiredObject[];
   live?: Record<Plural, KubeObject[]>;
+  /** When the next scheduled rotation falls due (none: no key has rotate-every): a daemon re-plans by then even if nothing changed. */
+  nextRotationAt?: Date;
 }
 
 function unidentifiedPrune(loaded: LoadedSource): string {
@@ -128,7 +132,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const warnings = teamReferenceWarnings(desired, live.teams);
   Object.assign(base, { warnings });
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
-  const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune };
+  const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune, now: opts.now ?? systemClock };
   const plan = planReconcile(desired, live, models, planOpts);
   // Keys this run deletes are not worth a warning; Login keys (never planned) are.
   const deleted = new Set(plan.actions.filter((a) => a.plural === 'ownedaccesskeys' && a.type === 'delete').map((a) => a.name));
@@ -143,13 +147,18 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   await withHistory(client, plan, byKey, live, models, planOpts);
   if (opts.withholdUnnamedLiveValues) plan.actions = plan.actions.map((a) => withholdUnnamed(a, byKey.get(`${a.plural}/${a.name}`)?.obj));
   if (opts.reportDriftOnly && opts.mode === 'apply') {
+    // A due rotation stays on the skipped action: the drift is left, the key is still rotated.
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }
-  if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded, desired, live };
+  const nextRotationAt = nextRotation(desired, live);
+  const next = nextRotationAt ? { nextRotationAt } : {};
+  if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded, desired, live, ...next };
   const changeSet = await applyPlan(client, plan.actions, {
     concurrency: opts.concurrency,
     ...(opts.keyDir ? { keyDir: opts.keyDir } : {}),
     ...(opts.keyDelivery ? { keyDelivery: opts.keyDelivery } : {}),
+    // file: sinks start relative paths at --key-dir and never write into the source's repository.
+    fileSinks: { refuse: plan.actions.some((a) => a.keySecret?.startsWith('file:')) ? await sourceFolders(opts.source) : [] },
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     replan: async (a) => {
@@ -158,5 +167,5 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
       return planObject(models[a.plural], desiredNow, liveNow, planOpts);
     },
   });
-  return { report: buildReport({ ...base, errors: [], plan, changeSet }), plan, loaded };
+  return { report: buildReport({ ...base, errors: [], plan, changeSet }), plan, loaded, ...next };
 }

@@ -15,8 +15,9 @@ import { isLoginKey } from '../api/key-types.js';
 import { isJsonMap, type KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import type { Plural } from '../client/types.js';
-import { parseSecretTarget } from './keys/github-secrets.js';
-import { annotations } from './plan/annotations.js';
+import { durationMs, formatDuration } from '../duration.js';
+import { parseSecretTarget } from './keys/sinks.js';
+import { annotations, defaultRotationOverlapMs, maxRotationOverlapMs, minRotateEveryMs } from './plan/annotations.js';
 import type { Manifest, ManifestError } from './source/manifests.js';
 
 export interface DesiredObject {
@@ -73,7 +74,7 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
       continue;
     }
     for (const e of validateObject(model, obj)) at(m, e.field, `${e.field}: ${fieldErrorBody(e)}`);
-    for (const [field, message] of keySecretErrors(model.info.kind, obj)) at(m, field, message);
+    for (const [field, message] of [...keySecretErrors(model.info.kind, obj), ...rotationErrors(model.info.kind, obj)]) at(m, field, message);
     // The server accepts any role name and verb (roles for clusters elsewhere); in git one it does
     // not know is a typo, unless the Team lists it as a role of other clusters.
     if (model.info.kind === 'Team') {
@@ -109,5 +110,38 @@ function keySecretErrors(kind: string, obj: KubeObject): [field: string, message
     const parsed = parseSecretTarget(target);
     if (typeof parsed === 'string') errors.push([field(annotations.keySecret), `${annotations.keySecret} ${parsed}`]);
   }
+  return errors;
+}
+
+/**
+ * The rotation schedule: valid durations, on a key whose value goes somewhere (a rotated value
+ * nobody receives breaks every user of the key), an overlap shorter than the schedule.
+ */
+function rotationErrors(kind: string, obj: KubeObject): [field: string, message: string][] {
+  const a = obj.metadata.annotations ?? {};
+  const field = (name: string) => `metadata.annotations[${name}]`;
+  const every = a[annotations.rotateEvery];
+  const overlap = a[annotations.rotationOverlap];
+  if (every === undefined && overlap === undefined) return [];
+  if (kind !== 'OwnedAccessKey') return [[field(every !== undefined ? annotations.rotateEvery : annotations.rotationOverlap), `${every !== undefined ? annotations.rotateEvery : annotations.rotationOverlap} applies only to OwnedAccessKeys`]];
+  const errors: [string, string][] = [];
+  const syntax = 'a duration such as 30d, 12h or 90m';
+  const everyMs = every === undefined ? undefined : durationMs(every.trim());
+  if (every === undefined) errors.push([field(annotations.rotationOverlap), `${annotations.rotationOverlap} takes effect only with ${annotations.rotateEvery}: add it, or remove the overlap`]);
+  else if (everyMs === undefined) errors.push([field(annotations.rotateEvery), `${annotations.rotateEvery} must be ${syntax}, not ${JSON.stringify(every)}`]);
+  else if (everyMs < minRotateEveryMs) errors.push([field(annotations.rotateEvery), `${annotations.rotateEvery} must be at least ${formatDuration(minRotateEveryMs)}, not ${every}`]);
+  else if (a[annotations.keySecret] === undefined) {
+    errors.push([field(annotations.rotateEvery), `${annotations.rotateEvery} needs ${annotations.keySecret}: a rotated value that goes nowhere breaks every user of the key (name where it goes: github:OWNER/REPO/NAME, github-env:OWNER/REPO/ENVIRONMENT/NAME, github-org:ORG/NAME or file:PATH)`]);
+  }
+  if (overlap === undefined) {
+    if (everyMs !== undefined && everyMs >= minRotateEveryMs && defaultRotationOverlapMs >= everyMs) {
+      errors.push([field(annotations.rotateEvery), `${annotations.rotateEvery} ${every} is not longer than the default overlap ${formatDuration(defaultRotationOverlapMs)}: set ${annotations.rotationOverlap} shorter than it`]);
+    }
+    return errors;
+  }
+  const overlapMs = durationMs(overlap.trim());
+  if (overlapMs === undefined || overlapMs % 1000 !== 0) errors.push([field(annotations.rotationOverlap), `${annotations.rotationOverlap} must be ${syntax} (whole seconds), not ${JSON.stringify(overlap)}`]);
+  else if (overlapMs > maxRotationOverlapMs) errors.push([field(annotations.rotationOverlap), `${annotations.rotationOverlap} must be at most ${formatDuration(maxRotationOverlapMs)}, not ${overlap}`]);
+  else if (everyMs !== undefined && overlapMs >= everyMs) errors.push([field(annotations.rotationOverlap), `${annotations.rotationOverlap} ${overlap} must be shorter than ${annotations.rotateEvery} ${every}: the previous value must stop working before the next rotation`]);
   return errors;
 }

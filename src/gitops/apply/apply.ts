@@ -5,10 +5,11 @@
  * Failures are results, not exceptions.
  */
 import { ClientError, type ApiClient } from '../../client/types.js';
+import type { FileSinkOptions } from '../keys/file-sink.js';
 import type { KeyDelivery } from '../keys/github-secrets.js';
 import { checkKeyFile, KeyFileError, writeKeyFile } from '../keys/key-file.js';
 import type { Action } from '../plan/plan.js';
-import { deliver, deliveryTarget, rotation, type Delivered } from './key-delivery.js';
+import { deliver, deliveryTarget, rotateAndDeliver, rotation, type Delivered } from './key-delivery.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 
@@ -20,6 +21,8 @@ export interface ChangeSetEntry {
   keyFile?: string;
   /** The key-secret target the new key was delivered to. */
   keySecret?: string;
+  /** A scheduled rotation: when the previous value stops working (as the server set it on confirmation). */
+  previousValidUntil?: string;
   note?: string;
 }
 
@@ -29,6 +32,8 @@ export interface ApplyOptions {
   keyDir?: string;
   /** Where keys of OwnedAccessKeys annotated with key-secret go (GitHub secrets); unset: not configured. */
   keyDelivery?: KeyDelivery;
+  /** file: sinks: where relative paths start and where keys may never be written (the source). */
+  fileSinks?: FileSinkOptions;
   /** Reads the object again and plans it anew, after a conflict; without it (a saved plan) a conflict fails. */
   replan?: (action: Action) => Promise<Action>;
   onProgress?: (done: number, total: number) => void;
@@ -50,10 +55,15 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
   switch (action.type) {
     case 'unchanged':
       return { action, result: 'Unchanged' };
-    case 'skip':
-      return { action, result: 'Skipped' };
+    case 'skip': {
+      // Drift reported and left in place (no --self-heal) does not stop the key's scheduled rotation.
+      if (!action.rotation) return { action, result: 'Skipped' };
+      const target = deliveryTarget(action, opts);
+      if ('error' in target) return { action, result: 'Failed', error: target.error };
+      return withDelivery({ action, result: 'Skipped' }, await rotateAndDeliver(client, action, target, opts));
+    }
     case 'create': {
-      const target = action.keySecret ? deliveryTarget(action, opts.keyDelivery) : undefined;
+      const target = action.keySecret ? deliveryTarget(action, opts) : undefined;
       if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
       // A key file that cannot be written safely (a planted link) stops the create: no key nobody receives.
       if (opts.keyDir && action.plural === 'ownedaccesskeys') {
@@ -70,10 +80,17 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
         entry.keyFile = written;
       }
       else if (!target) entry.note = 'the server generated a key; it was not kept (give --key-dir to receive new keys)';
-      return target ? withDelivery(entry, await deliver(client, action, target, key, opts.keyDelivery!)) : entry;
+      return target ? withDelivery(entry, await deliver(client, action, target, key, opts)) : entry;
     }
     case 'update': {
-      const target = action.rotateKey ? deliveryTarget(action, opts.keyDelivery) : undefined;
+      if (action.rotation) {
+        const target = deliveryTarget(action, opts);
+        if ('error' in target) return { action, result: 'Failed', error: target.error };
+        // git's changes first (a rotation alone carries only the resourceVersion guard, which writes nothing).
+        if ((action.patch?.length ?? 0) > 1) await client.patch(action.plural, action.name, action.patch!);
+        return withDelivery({ action, result: 'Updated' }, await rotateAndDeliver(client, action, target, opts));
+      }
+      const target = action.rotateKey ? deliveryTarget(action, opts) : undefined;
       if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
       if (!target) {
         await client.patch(action.plural, action.name, action.patch!);
@@ -81,11 +98,14 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
       }
       const { patch, key } = rotation(action);
       await client.patch(action.plural, action.name, patch);
-      return withDelivery({ action, result: 'Updated' }, await deliver(client, action, target, key, opts.keyDelivery!));
+      return withDelivery({ action, result: 'Updated' }, await deliver(client, action, target, key, opts));
     }
-    case 'replace':
+    case 'replace': {
+      const target = action.rotation ? deliveryTarget(action, opts) : undefined;
+      if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
       await client.replace(action.plural, action.name, action.body!);
-      return { action, result: 'Replaced' };
+      return target ? withDelivery({ action, result: 'Replaced' }, await rotateAndDeliver(client, action, target, opts)) : { action, result: 'Replaced' };
+    }
     case 'delete':
       try {
         await client.delete(action.plural, action.name, { preconditions: action.preconditions! });
@@ -105,7 +125,8 @@ function keyFileFailure(err: unknown): string {
 
 /** A write that succeeded but whose key did not reach its secret is a failure of the run. */
 function withDelivery(entry: ChangeSetEntry, delivered: Delivered): ChangeSetEntry {
-  return 'error' in delivered ? { ...entry, result: 'Failed', error: delivered.error } : { ...entry, keySecret: delivered.keySecret };
+  if ('error' in delivered) return { ...entry, result: 'Failed', error: delivered.error };
+  return { ...entry, keySecret: delivered.keySecret, ...(delivered.previousValidUntil ? { previousValidUntil: delivered.previousValidUntil } : {}) };
 }
 
 async function run(client: ApiClient, first: Action, opts: ApplyOptions): Promise<ChangeSetEntry> {

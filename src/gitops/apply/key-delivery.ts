@@ -1,28 +1,45 @@
 /**
- * Keys that go to a secret (annotation gitops.management.service/key-secret): after the server
+ * Keys that go to a sink (annotation gitops.management.service/key-secret): after the server
  * made a key (create) or the reconciler rotated one, the key is delivered, and only then is the
  * delivery recorded on the object (annotation key-delivered = the target). A failed delivery
  * leaves the object unrecorded, so the next run's plan rotates the key and delivers it again.
+ *
+ * Scheduled rotations (rotate-every) go through the server's rotation subresource instead: the
+ * new value is made awaiting confirmation (the previous one keeps working, with no deadline), it
+ * is delivered, and only then confirmed, which starts the overlap. A delivery that fails leaves
+ * the rotation unconfirmed: every holder of the previous value keeps working, and the next run
+ * rotates again (planned as `unconfirmed`) and delivers.
  */
 import { generateKey } from '../../api/secrets.js';
+import { isJsonMap } from '../../api/types.js';
 import type { ApiClient } from '../../client/types.js';
+import { writeSink, type FileSinkOptions } from '../keys/file-sink.js';
 import { describeTarget, KeyDeliveryError, parseSecretTarget, type KeyDelivery, type SecretTarget } from '../keys/github-secrets.js';
 import { annotations } from '../plan/annotations.js';
 import type { Action } from '../plan/plan.js';
 
 /** What a delivery did, for the change-set entry. */
-export type Delivered = { keySecret: string } | { error: string };
+export type Delivered = { keySecret: string; previousValidUntil?: string } | { error: string };
+
+/** How keys reach their sinks: GitHub (with GITHUB_TOKEN) and files. */
+export interface Sinks {
+  keyDelivery?: KeyDelivery;
+  fileSinks?: FileSinkOptions;
+  /** --key-dir: where relative file: paths start, unless fileSinks says otherwise. */
+  keyDir?: string;
+}
 
 /** A JSON pointer segment: `/` and `~` escaped. */
 const pointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** The target of an action, or why the key cannot go there (before anything is written). */
-export function deliveryTarget(action: Action, delivery: KeyDelivery | undefined): SecretTarget | { error: string } {
+export function deliveryTarget(action: Action, sinks: Sinks): SecretTarget | { error: string } {
   const target = parseSecretTarget(action.keySecret!);
   if (typeof target === 'string') return { error: `${action.kind}/${action.name}: ${annotations.keySecret} ${target}` };
-  if (!delivery) {
+  if (target.type !== 'file' && !sinks.keyDelivery) {
     const what = action.type === 'create' ? 'not created' : 'not rotated';
-    return { error: `${action.kind}/${action.name}: its key goes to ${describeTarget(target)} but GITHUB_TOKEN is not set: ${what} (set GITHUB_TOKEN to a token that may write the repository's secrets)` };
+    const may = target.type === 'org' ? "the organization's secrets" : target.type === 'environment' ? "the environment's secrets" : "the repository's secrets";
+    return { error: `${action.kind}/${action.name}: its key goes to ${describeTarget(target)} but GITHUB_TOKEN is not set: ${what} (set GITHUB_TOKEN to a token that may write ${may})` };
   }
   return target;
 }
@@ -33,13 +50,23 @@ export function rotation(action: Action): { patch: unknown[]; key: string } {
   return { patch: [...(action.patch ?? []), { op: 'add', path: '/spec/key', value: key }], key };
 }
 
-/** Sends the key, then records the delivery; the key is in no message. */
-export async function deliver(client: ApiClient, action: Action, target: SecretTarget, key: string, delivery: KeyDelivery): Promise<Delivered> {
+/** Sends a value to its sink; throws KeyDeliveryError (naming the sink, never the value). */
+async function send(target: SecretTarget, key: string, sinks: Sinks): Promise<void> {
   try {
-    await delivery.deliver(target, key);
+    if (target.type === 'file') await writeSink(target, key, { ...(sinks.keyDir ? { base: sinks.keyDir } : {}), ...sinks.fileSinks });
+    else await sinks.keyDelivery!.deliver(target, key);
   } catch (err) {
-    const why = err instanceof KeyDeliveryError ? err.message : `the key was not delivered to ${describeTarget(target)}: ${err instanceof Error ? err.message : String(err)}`;
-    return { error: `${action.kind}/${action.name}: ${why}; the next run rotates the key and delivers it again` };
+    if (err instanceof KeyDeliveryError) throw err;
+    throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Sends the key, then records the delivery; the key is in no message. */
+export async function deliver(client: ApiClient, action: Action, target: SecretTarget, key: string, sinks: Sinks): Promise<Delivered> {
+  try {
+    await send(target, key, sinks);
+  } catch (err) {
+    return { error: `${action.kind}/${action.name}: ${(err as Error).message}; the next run rotates the key and delivers it again` };
   }
   const path = `/metadata/annotations/${pointer(annotations.keyDelivered)}`;
   try {
@@ -48,4 +75,37 @@ export async function deliver(client: ApiClient, action: Action, target: SecretT
     return { error: `${action.kind}/${action.name}: the key reached ${describeTarget(target)} but recording that failed (${err instanceof Error ? err.message : String(err)}); the next run rotates it again` };
   }
   return { keySecret: action.keySecret! };
+}
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * A scheduled rotation: rotate awaiting confirmation, deliver, confirm. Failures are results; the
+ * previous value keeps working after any of them.
+ */
+export async function rotateAndDeliver(client: ApiClient, action: Action, target: SecretTarget, sinks: Sinks): Promise<Delivered> {
+  const id = `${action.kind}/${action.name}`;
+  const planned = action.rotation!;
+  let key: string | undefined;
+  try {
+    const rotated = await client.rotate(action.name, { overlapSeconds: planned.overlapSeconds, awaitConfirmation: true });
+    key = isJsonMap(rotated.spec) && typeof rotated.spec.key === 'string' ? rotated.spec.key : undefined;
+  } catch (err) {
+    return { error: `${id}: not rotated: the server refused the rotation: ${messageOf(err)}; the current value keeps working` };
+  }
+  if (!key) return { error: `${id}: rotated, but the server returned no new value; the previous value keeps working (the rotation awaits confirmation) and the next run rotates again` };
+  try {
+    await send(target, key, sinks);
+  } catch (err) {
+    return { error: `${id}: rotated, but ${messageOf(err)}; the previous value keeps working (the rotation awaits confirmation) and the next run rotates again and delivers` };
+  }
+  let confirmed;
+  try {
+    confirmed = await client.rotate(action.name, { confirm: true });
+  } catch (err) {
+    return { error: `${id}: the new value reached ${describeTarget(target)} but confirming the rotation failed (${messageOf(err)}); the previous value keeps working and the next run rotates again` };
+  }
+  const status = isJsonMap(confirmed.status) && isJsonMap(confirmed.status.rotation) ? confirmed.status.rotation : {};
+  const until = typeof status.previousValidUntil === 'string' ? status.previousValidUntil : undefined;
+  return { keySecret: action.keySecret!, ...(until ? { previousValidUntil: until } : {}) };
 }

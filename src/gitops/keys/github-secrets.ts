@@ -4,41 +4,37 @@
  * is in no message this module makes; errors name the secret and what GitHub answered.
  */
 
-/** Where a key goes: the value of the key-secret annotation, `github:OWNER/REPO/SECRET_NAME`. */
-export interface SecretTarget {
-  owner: string;
-  repo: string;
-  name: string;
-}
+import { describeTarget, type GitHubTarget } from './sinks.js';
 
-/** Something that can receive a key for a target (GitHub here; a stand-in in tests). */
+export { describeTarget, formatTarget, parseSecretTarget, type GitHubTarget, type SecretTarget } from './sinks.js';
+
+/** Something that can receive a key for a GitHub target (GitHub here; a stand-in in tests). */
 export interface KeyDelivery {
-  deliver(target: SecretTarget, key: string): Promise<void>;
+  deliver(target: GitHubTarget, key: string): Promise<void>;
 }
 
 /** A delivery that did not happen; the message names the secret, never the key. */
 export class KeyDeliveryError extends Error {}
 
-const owner = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
-const repo = /^[A-Za-z0-9._-]{1,100}$/;
-// GitHub's rules: letters, digits and underscores, not starting with a digit or GITHUB_.
-const secretName = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/**
+ * The visibility a new organization secret gets: private (the organization's private and internal
+ * repositories). An existing secret keeps the visibility (and repository selection) an
+ * administrator gave it: a rotation never widens who may read a secret.
+ */
+export const defaultOrgVisibility = 'private';
 
-/** The target an annotation names, or why it names none. */
-export function parseSecretTarget(value: string): SecretTarget | string {
-  const m = value.match(/^github:([^/]+)\/([^/]+)\/([^/]+)$/);
-  if (!m) return `must be github:OWNER/REPO/SECRET_NAME, not ${JSON.stringify(value)}`;
-  const [, o, r, n] = m as unknown as [string, string, string, string];
-  if (!owner.test(o)) return `${JSON.stringify(o)} is not a GitHub owner name`;
-  if (!repo.test(r) || r === '.' || r === '..') return `${JSON.stringify(r)} is not a GitHub repository name`;
-  if (!secretName.test(n) || /^GITHUB_/i.test(n)) return `${JSON.stringify(n)} is not a valid secret name (letters, digits and _, not starting with a digit or GITHUB_)`;
-  return { owner: o, repo: r, name: n };
+/** The Actions secrets collection a target's secret lives in. */
+function collection(t: GitHubTarget): string {
+  const e = encodeURIComponent;
+  switch (t.type) {
+    case 'repo':
+      return `/repos/${e(t.owner)}/${e(t.repo)}/actions/secrets`;
+    case 'environment':
+      return `/repos/${e(t.owner)}/${e(t.repo)}/environments/${e(t.environment)}/secrets`;
+    case 'org':
+      return `/orgs/${e(t.org)}/actions/secrets`;
+  }
 }
-
-export const formatTarget = (t: SecretTarget) => `github:${t.owner}/${t.repo}/${t.name}`;
-
-/** How the messages name a secret: as GitHub's settings page does. */
-export const describeTarget = (t: SecretTarget) => `GitHub secret ${t.name} of ${t.owner}/${t.repo}`;
 
 export interface GitHubOptions {
   token: string;
@@ -53,7 +49,7 @@ export class GitHubSecrets implements KeyDelivery {
     this.api = (opts.apiUrl || 'https://api.github.com').replace(/\/+$/, '');
   }
 
-  private async request(method: string, path: string, target: SecretTarget, body?: object): Promise<unknown> {
+  private async request(method: string, path: string, target: GitHubTarget, body?: object, allow404 = false): Promise<unknown> {
     const fail = (why: string) => new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: ${why}`);
     let res: Response;
     try {
@@ -73,6 +69,7 @@ export class GitHubSecrets implements KeyDelivery {
       throw fail(`${method} ${this.api}${path} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     const text = await res.text();
+    if (res.status === 404 && allow404) return undefined;
     if (!res.ok) {
       const message = (() => {
         try {
@@ -81,16 +78,16 @@ export class GitHubSecrets implements KeyDelivery {
           return undefined;
         }
       })();
-      const hint = res.status === 401 ? ' (is GITHUB_TOKEN valid?)' : res.status === 403 || res.status === 404 ? ' (the token needs the "Secrets: read and write" permission on the repository)' : '';
+      const hint = res.status === 401 ? ' (is GITHUB_TOKEN valid?)' : res.status === 403 || res.status === 404 ? ` (the token needs the "Secrets: read and write" permission on the ${target.type === 'org' ? 'organization' : target.type === 'environment' ? 'repository and the environment must exist' : 'repository'})` : '';
       throw fail(`GitHub answered ${res.status}${message ? ` "${message}"` : ''} to ${method} ${path}${hint}`);
     }
     return text ? (JSON.parse(text) as unknown) : undefined;
   }
 
-  async deliver(target: SecretTarget, key: string): Promise<void> {
-    const base = `/repos/${encodeURIComponent(target.owner)}/${encodeURIComponent(target.repo)}/actions/secrets`;
+  async deliver(target: GitHubTarget, key: string): Promise<void> {
+    const base = collection(target);
     const publicKey = (await this.request('GET', `${base}/public-key`, target)) as { key_id?: string; key?: string } | undefined;
-    if (!publicKey?.key || !publicKey.key_id) throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: GitHub sent no repository public key`);
+    if (!publicKey?.key || !publicKey.key_id) throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: GitHub sent no public key`);
     // Loaded here, not at start: validate and plan parse secret targets but never seal a key.
     const sodium = (await import('libsodium-wrappers')).default;
     await sodium.ready;
@@ -99,9 +96,16 @@ export class GitHubSecrets implements KeyDelivery {
       const sealed = sodium.crypto_box_seal(sodium.from_string(key), sodium.from_base64(publicKey.key, sodium.base64_variants.ORIGINAL));
       encrypted_value = sodium.to_base64(sealed, sodium.base64_variants.ORIGINAL);
     } catch {
-      throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: the repository public key GitHub sent is not a valid key`);
+      throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: the public key GitHub sent is not a valid key`);
     }
-    await this.request('PUT', `${base}/${encodeURIComponent(target.name)}`, target, { encrypted_value, key_id: publicKey.key_id });
+    const path = `${base}/${encodeURIComponent(target.name)}`;
+    const body: Record<string, string> = { encrypted_value, key_id: publicKey.key_id };
+    if (target.type === 'org') {
+      // PUT requires a visibility: the secret's own when it exists (never widened), else the default.
+      const existing = (await this.request('GET', path, target, undefined, true)) as { visibility?: string } | undefined;
+      body.visibility = existing?.visibility ?? defaultOrgVisibility;
+    }
+    await this.request('PUT', path, target, body);
   }
 }
 

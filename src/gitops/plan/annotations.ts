@@ -8,10 +8,27 @@ export const annotations = {
   syncStrategy: 'gitops.management.service/sync-strategy',
   /** Comma-separated field paths (`spec.description, metadata.labels.team`) left out of diff and write. */
   ignoreFields: 'gitops.management.service/ignore-fields',
-  /** `github:OWNER/REPO/SECRET_NAME`: where the key the server generates for this OwnedAccessKey goes. */
+  /** Where this OwnedAccessKey's value goes: `github:OWNER/REPO/NAME`, `github-env:OWNER/REPO/ENVIRONMENT/NAME`, `github-org:ORG/NAME` or `file:PATH` (keys/sinks.ts). */
   keySecret: 'gitops.management.service/key-secret',
   /** On a Team: comma-separated cluster roles of clusters elsewhere, which validate accepts though they are no management role. */
   otherClusterRoles: 'gitops.management.service/other-cluster-roles',
   /** Written by the reconciler once the current key reached the key-secret target (its value). */
   keyDelivered: 'gitops.management.service/key-delivered',
+  /** A duration (30d): the reconciler rotates the key once its value is older, and delivers the new value to key-secret. */
+  rotateEvery: 'gitops.management.service/rotate-every',
+  /** A duration (1h): how long the previous value keeps working after the new one was delivered (default defaultRotationOverlap). */
+  rotationOverlap: 'gitops.management.service/rotation-overlap',
 } as const;
+
+/**
+ * The overlap of a scheduled rotation without a rotation-overlap annotation: 6h, the longest a job
+ * on a GitHub-hosted runner may run, so a job that read the old secret just before the rotation
+ * finishes with it.
+ */
+export const defaultRotationOverlapMs = 6 * 3_600_000;
+
+/** The shortest rotate-every: a schedule shorter than this would rotate on nearly every run. */
+export const minRotateEveryMs = 3_600_000;
+
+/** The longest overlap the server accepts (overlapSeconds 0..2592000). */
+export const maxRotationOverlapMs = 30 * 86_400_000;

@@ -12,6 +12,8 @@ import type { Location } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
 import { annotations } from './annotations.js';
 import { diffObject, type FieldChange } from './diff.js';
+import { dueRotation, type PlannedRotation } from './rotation.js';
+import { systemClock, type Clock } from '../../clock.js';
 
 export type ActionType = 'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip';
 
@@ -34,6 +36,11 @@ export interface Action {
   keySecret?: string;
   /** update: the key is replaced by a new one (which then goes to keySecret). */
   rotateKey?: boolean;
+  /**
+   * A scheduled rotation (rotate-every): after the action's write, the key is rotated through the
+   * server's rotation subresource, the new value delivered to keySecret, and only then confirmed.
+   */
+  rotation?: PlannedRotation;
   drift: boolean;
 }
 
@@ -53,6 +60,8 @@ export interface PlanOptions {
   prune: boolean;
   allowEmpty: boolean;
   maxPrune: number;
+  /** The time scheduled rotations are judged by (default: the system's). */
+  now?: Clock;
 }
 
 const kindOrder: Record<Plural, number> = { teams: 0, ownedaccesskeys: 1 };
@@ -106,10 +115,17 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   const guard = { op: 'replace', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion };
   // A key that never reached its secret (a failed delivery, a new target) is rotated and sent again.
   const rotate = keySecret && live.metadata.annotations?.[annotations.keyDelivered] !== keySecret ? { keySecret, rotateKey: true } : {};
+  // A key whose value is older than its schedule (or whose last rotation was never confirmed) is
+  // rotated with an overlap; a key rotated for a missing delivery just now needs no second one.
+  const due = keySecret && !rotate.rotateKey ? dueRotation(wanted, live, (opts.now ?? systemClock)()) : undefined;
+  const scheduled = due ? { keySecret, rotation: due } : {};
   const drift = changes.some((c) => c.drift);
-  if (patch.length === 0) return rotate.rotateKey ? { ...base, type: 'update', patch: [guard], ...rotate } : { ...base, type: 'unchanged' };
-  if (replace && !rotate.rotateKey) return { ...base, type: 'replace', body: target, changes, drift };
-  return { ...base, type: 'update', patch: [guard, ...patch], changes, drift, ...rotate };
+  if (patch.length === 0) {
+    if (rotate.rotateKey) return { ...base, type: 'update', patch: [guard], ...rotate };
+    return due ? { ...base, type: 'update', patch: [guard], ...scheduled } : { ...base, type: 'unchanged' };
+  }
+  if (replace && !rotate.rotateKey) return { ...base, type: 'replace', body: target, changes, drift, ...scheduled };
+  return { ...base, type: 'update', patch: [guard, ...patch], changes, drift, ...rotate, ...scheduled };
 }
 
 export function planReconcile(

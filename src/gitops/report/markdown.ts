@@ -2,7 +2,7 @@
 import { codeText, codeValue as code, mdText, mdWithCode } from './markdown-escape.js';
 import { keyHealthMarkdown } from './key-health.js';
 import type { Report, ReportObject } from './report.js';
-import { attributionUnavailableText, countsText, whoText as byText, withheldText } from './who.js';
+import { attributionUnavailableText, countsText, rotationText, whoText as byText, withheldText } from './who.js';
 
 /** A table cell: what went in is escaped already; a pipe or newline left would still end the cell. */
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -25,6 +25,7 @@ function changeText(o: ReportObject): string {
     return ['new object', ...fields].join('<br>');
   }
   if (o.action === 'delete') return mdText(o.reason ?? 'not in the source');
+  if (o.action === 'rotate') return mdText(rotationText(o.rotation!));
   if (o.action === 'skip' && o.changes.length === 0) return mdText(o.reason ?? '');
   return o.changes
     .map((c) =>
@@ -67,7 +68,8 @@ export function renderMarkdown(r: Report): string {
   }
   const notes = r.objects.flatMap((o) => [
     ...(o.keyFile ? [`key written to ${codeText(o.keyFile)}`] : []),
-    ...(o.keySecret ? [`key delivered to ${codeText(o.keySecret)}`] : []),
+    ...(o.keySecret && !o.rotation ? [`key delivered to ${codeText(o.keySecret)}`] : []),
+    ...(o.rotation && o.action !== 'rotate' ? [mdText(rotationText(o.rotation))] : []),
     ...(o.note && !o.keyFile ? [mdText(o.note)] : []),
   ].map((text) => `- ${mdText(`${o.kind}/${o.name}`)}: ${text}`));
   if (notes.length > 0) lines.push(...notes, '');

@@ -2,7 +2,8 @@
 import { secretFieldNames } from '../../api/secret-fields.js';
 import type { ChangeSetEntry } from '../apply/apply.js';
 import type { Attribution } from '../plan/attribution.js';
-import type { Plan } from '../plan/plan.js';
+import type { Action, Plan } from '../plan/plan.js';
+import { formatAge } from '../../duration.js';
 import type { ManifestError } from '../source/manifests.js';
 import type { KeyHealthReport } from './key-health.js';
 
@@ -15,8 +16,9 @@ export type Outcome = 'clean' | 'changes' | 'drifted' | 'applied' | 'failed' | '
 export interface ReportObject {
   kind: string;
   name: string;
-  action: 'create' | 'update' | 'replace' | 'delete' | 'skip';
-  result?: 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Skipped' | 'Failed';
+  /** rotate: a scheduled rotation of the key's value and nothing else. */
+  action: 'create' | 'update' | 'replace' | 'delete' | 'rotate' | 'skip';
+  result?: 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Rotated' | 'Skipped' | 'Failed';
   reason?: string;
   file?: string;
   line?: number;
@@ -27,7 +29,23 @@ export interface ReportObject {
   /** The key-secret target the new key reached (never the key). */
   keySecret?: string;
   note?: string;
+  /** A scheduled rotation planned (and, after apply, made): never the value. */
+  rotation?: ReportRotation;
   changes: { path: string; before?: unknown; after?: unknown; drift: boolean; description?: string; lastChangedBy?: Attribution; withheld?: true }[];
+}
+
+export interface ReportRotation {
+  /** due: the value is older than rotate-every; unconfirmed: an earlier rotation's delivery is retried. */
+  reason: 'due' | 'unconfirmed';
+  /** The value's age when planned: `31d`. */
+  age: string;
+  ageSeconds: number;
+  /** Absent for a retry of a key with no schedule (left unconfirmed before its rotate-every was removed). */
+  rotateEvery?: string;
+  overlap: string;
+  sink: string;
+  /** After apply: when the previous value stops working (the overlap started once the new value was delivered). */
+  previousValidUntil?: string;
 }
 
 export interface Report {
@@ -41,7 +59,8 @@ export interface Report {
   refused?: string;
   /** Why the server's audit trail could not be read to name who made drift: drift is then named by field manager only. */
   attributionUnavailable?: string;
-  summary: Record<'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip' | 'drifted' | 'failed', number>;
+  /** rotate: keys whose value is rotated (alone, or beside an update of the key). */
+  summary: Record<'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip' | 'drifted' | 'failed', number> & { rotate?: number };
   errors: ManifestError[];
   /** Findings that do not stop a run (a grant naming a team that exists nowhere yet); absent when none. */
   warnings?: ManifestError[];
@@ -73,10 +92,13 @@ export interface ReportInput {
 
 export function buildReport(input: ReportInput): Report {
   const summary: Report['summary'] = { create: 0, update: 0, replace: 0, delete: 0, unchanged: 0, skip: 0, drifted: 0, failed: 0 };
+  let rotations = 0;
   const entries = new Map(input.changeSet?.map((e) => [`${e.action.plural}/${e.action.name}`, e]));
   const objects: ReportObject[] = [];
   for (const a of input.plan?.actions ?? []) {
-    summary[a.type === 'unchanged' ? 'unchanged' : a.type]++;
+    const rotateOnly = isRotationOnly(a);
+    if (a.rotation) rotations++;
+    if (!rotateOnly) summary[a.type === 'unchanged' ? 'unchanged' : a.type]++;
     if (a.drift) summary.drifted++;
     const entry = entries.get(`${a.plural}/${a.name}`);
     if (entry?.result === 'Failed') summary.failed++;
@@ -84,7 +106,7 @@ export function buildReport(input: ReportInput): Report {
     const o: ReportObject = {
       kind: a.kind,
       name: a.name,
-      action: a.type,
+      action: rotateOnly ? 'rotate' : a.type,
       drift: a.drift,
       changes: a.changes.map((c) => ({
         path: c.path,
@@ -98,17 +120,23 @@ export function buildReport(input: ReportInput): Report {
     };
     if (a.reason) o.reason = a.reason;
     if (a.location) Object.assign(o, { file: a.location.file, line: a.location.line, column: a.location.column });
-    if (entry && entry.result !== 'Unchanged') o.result = entry.result;
+    if (entry && entry.result !== 'Unchanged') o.result = rotateOnly && entry.result === 'Updated' ? 'Rotated' : entry.result;
+    if (a.rotation) {
+      const r = a.rotation;
+      o.rotation = { reason: r.reason, age: formatAge(r.ageSeconds * 1000), ageSeconds: r.ageSeconds, ...(r.rotateEvery ? { rotateEvery: r.rotateEvery } : {}), overlap: r.overlap, sink: r.sink };
+      if (entry?.previousValidUntil) o.rotation.previousValidUntil = entry.previousValidUntil;
+    }
     if (entry?.error) o.error = entry.error;
     if (entry?.keyFile) o.keyFile = entry.keyFile;
     if (entry?.keySecret) o.keySecret = entry.keySecret;
     if (entry?.note) o.note = entry.note;
-    else if (a.keySecret && !entry) {
+    else if (a.keySecret && !entry && !a.rotation) {
       o.note = a.rotateKey ? `its key never reached ${a.keySecret}: apply rotates it and delivers the new key` : `apply delivers the key the server generates to ${a.keySecret}`;
     }
     objects.push(o);
   }
-  const work = summary.create + summary.update + summary.replace + summary.delete;
+  if (rotations > 0) summary.rotate = rotations;
+  const work = summary.create + summary.update + summary.replace + summary.delete + rotations;
   // Drift an apply reverted is applied; drift planned, or reported and left in place, is drifted.
   const driftLeft = input.mode === 'apply' ? objects.some((o) => o.drift && o.action === 'skip') : summary.drifted > 0;
   const outcome: Outcome =
@@ -142,4 +170,9 @@ export function buildReport(input: ReportInput): Report {
   if (input.plan?.refused) report.refused = input.plan.refused;
   if (input.plan?.attributionUnavailable) report.attributionUnavailable = input.plan.attributionUnavailable;
   return report;
+}
+
+/** An action whose only write is a scheduled rotation: reported as `rotate`, not as an update. */
+function isRotationOnly(a: Action): boolean {
+  return a.type === 'update' && a.rotation !== undefined && (a.patch?.length ?? 0) <= 1 && a.changes.length === 0;
 }

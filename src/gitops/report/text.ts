@@ -1,9 +1,9 @@
 /** The report for a terminal: one line per object, like terraform's plan summary. */
 import { keyHealthText } from './key-health.js';
 import type { Report } from './report.js';
-import { attributionUnavailableText, countsText, driftText, withheldText } from './who.js';
+import { attributionUnavailableText, countsText, driftText, rotationText, withheldText } from './who.js';
 
-const symbol: Record<string, string> = { create: '+', update: '~', replace: '±', delete: '-', skip: ' ' };
+const symbol: Record<string, string> = { create: '+', update: '~', replace: '±', delete: '-', rotate: '↻', skip: ' ' };
 
 /**
  * One line as a terminal or a CI log shows it: text from manifests may hold control characters
@@ -37,9 +37,10 @@ export function renderText(r: Report): string {
       lines.push(`    ${c.path}: ${JSON.stringify(c.before) ?? '(unset)'} -> ${JSON.stringify(c.after) ?? '(removed)'}${by}`);
       if (c.drift) lines.push(`      drift: ${driftText(c)}`);
     }
+    if (o.rotation) lines.push(`    ${rotationText(o.rotation)}`);
     if (o.error) lines.push(`    error: ${o.error}`);
     if (o.keyFile) lines.push(`    key written to ${o.keyFile}`);
-    if (o.keySecret) lines.push(`    key delivered to ${o.keySecret}`);
+    if (o.keySecret && !o.rotation) lines.push(`    key delivered to ${o.keySecret}`);
     if (o.note) lines.push(`    note: ${o.note}`);
   }
   lines.push(...keyHealthText(r.keyHealth, r.generatedAt));

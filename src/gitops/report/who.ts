@@ -20,11 +20,20 @@ export function driftText(c: { path: string; description?: string; lastChangedBy
 }
 
 /** Counts in the tense of the run: "4 to create" in a plan, "created 4" after an apply. */
-export function countsText(mode: string, s: Record<'create' | 'update' | 'replace' | 'delete', number>, all: boolean): string[] {
-  const verbs = { create: 'created', update: 'updated', replace: 'replaced', delete: 'deleted' } as const;
-  const keys = (['create', 'update', 'replace', 'delete'] as const).filter((k) => all || s[k] > 0);
-  return keys.map((k) => (mode === 'apply' ? `${verbs[k]} ${s[k]}` : `${s[k]} to ${k}`));
+export function countsText(mode: string, s: Record<'create' | 'update' | 'replace' | 'delete', number> & { rotate?: number }, all: boolean): string[] {
+  const verbs = { create: 'created', update: 'updated', replace: 'replaced', delete: 'deleted', rotate: 'rotated' } as const;
+  const counts = { ...s, rotate: s.rotate ?? 0 };
+  // rotate is counted only when there is one: reports without scheduled rotations read as before.
+  const keys = (['create', 'update', 'replace', 'delete', 'rotate'] as const).filter((k) => (all && k !== 'rotate') || counts[k] > 0);
+  return keys.map((k) => (mode === 'apply' ? `${verbs[k]} ${counts[k]}` : `${counts[k]} to ${k}`));
 }
 
 /** What a report says of a change whose live value a pull request may not see. */
 export const withheldText = 'differs; live value not shown (the manifest does not name this field)';
+
+/** A scheduled rotation as a sentence (text and Markdown alike); the value is never in it. */
+export function rotationText(r: { reason: 'due' | 'unconfirmed'; age: string; rotateEvery?: string; overlap: string; sink: string; previousValidUntil?: string }): string {
+  const why = r.reason === 'due' ? `value ${r.age} old, rotate-every ${r.rotateEvery ?? ''}` : `the last rotation was never confirmed (its delivery failed): retried, value ${r.age} old`;
+  const after = r.previousValidUntil ? `delivered to ${r.sink}; the previous value works until ${r.previousValidUntil}` : `new value to ${r.sink}; the previous value works ${r.overlap} more once it is delivered`;
+  return `rotate key (${why}): ${after}`;
+}

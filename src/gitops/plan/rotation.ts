@@ -1,0 +1,86 @@
+/**
+ * Scheduled rotation, planned: a key annotated rotate-every whose value is older than that is
+ * rotated; so is any key with a sink whose last rotation still awaits confirmation (its delivery
+ * failed, the run died before it confirmed, or the schedule was removed since), since until it is
+ * confirmed its previous value works with no deadline. Pure: the time comes in as a Date from the
+ * caller's Clock.
+ */
+import { durationMs } from '../../duration.js';
+import { isJsonMap, type KubeObject } from '../../api/types.js';
+import type { DesiredObject } from '../validate.js';
+import { annotations, defaultRotationOverlapMs } from './annotations.js';
+
+export interface PlannedRotation {
+  /** due: the value is older than rotate-every; unconfirmed: an earlier rotation's delivery never succeeded, so it is retried. */
+  reason: 'due' | 'unconfirmed';
+  /** The key-secret sink the new value goes to. */
+  sink: string;
+  /** The annotations' values as written in git (the overlap's default when unset; no rotate-every: a retry only). */
+  rotateEvery?: string;
+  overlap: string;
+  overlapSeconds: number;
+  /** How old the live value was when planned, in whole seconds. */
+  ageSeconds: number;
+}
+
+/** The server's record of the key's rotations (status.rotation), as far as planning reads it. */
+interface RotationStatus {
+  rotatedAt?: string;
+  awaitingConfirmation?: boolean;
+}
+
+function rotationStatus(live: KubeObject): RotationStatus {
+  const status = isJsonMap(live.status) ? live.status : {};
+  return isJsonMap(status.rotation) ? (status.rotation as RotationStatus) : {};
+}
+
+/** When the live key's current value was set: its last rotation, else its creation. */
+export function valueSetAt(live: KubeObject): Date | undefined {
+  const at = rotationStatus(live).rotatedAt ?? live.metadata.creationTimestamp;
+  const ms = at ? Date.parse(at) : NaN;
+  return Number.isNaN(ms) ? undefined : new Date(ms);
+}
+
+/** The rotation the key needs now, if any (`wanted` is git's object, `live` the server's). */
+export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date): PlannedRotation | undefined {
+  const a = wanted.metadata.annotations ?? {};
+  const every = a[annotations.rotateEvery]?.trim();
+  const sink = a[annotations.keySecret];
+  const everyMs = every === undefined ? undefined : durationMs(every);
+  const unconfirmed = rotationStatus(live).awaitingConfirmation === true;
+  if (sink === undefined || (everyMs === undefined && !unconfirmed)) return undefined;
+  const setAt = valueSetAt(live);
+  const ageMs = setAt ? Math.max(0, now.getTime() - setAt.getTime()) : 0;
+  if (!unconfirmed && ageMs < everyMs!) return undefined;
+  const overlap = a[annotations.rotationOverlap]?.trim();
+  const overlapMs = (overlap === undefined ? undefined : durationMs(overlap)) ?? defaultRotationOverlapMs;
+  return {
+    reason: unconfirmed ? 'unconfirmed' : 'due',
+    sink,
+    ...(everyMs !== undefined ? { rotateEvery: every! } : {}),
+    overlap: overlap ?? `${defaultRotationOverlapMs / 3_600_000}h`,
+    overlapSeconds: Math.floor(overlapMs / 1000),
+    ageSeconds: Math.floor(ageMs / 1000),
+  };
+}
+
+/**
+ * The earliest time a key of `desired` falls due (as live holds them now), for a daemon that
+ * otherwise plans only on a change. A key the plan just rotated is due again a whole period later,
+ * which a re-plan after the write finds; a soon time is always safe, a late one never happens here.
+ */
+export function nextRotation(desired: DesiredObject[], live: { ownedaccesskeys: KubeObject[] }): Date | undefined {
+  const byName = new Map(live.ownedaccesskeys.map((k) => [k.metadata.name!, k]));
+  let next: number | undefined;
+  for (const d of desired) {
+    if (d.plural !== 'ownedaccesskeys') continue;
+    const every = d.obj.metadata.annotations?.[annotations.rotateEvery];
+    const everyMs = every === undefined ? undefined : durationMs(every.trim());
+    const k = byName.get(d.obj.metadata.name!);
+    if (everyMs === undefined || !k) continue;
+    const setAt = valueSetAt(k);
+    const at = rotationStatus(k).awaitingConfirmation === true || !setAt ? 0 : setAt.getTime() + everyMs;
+    next = next === undefined ? at : Math.min(next, at);
+  }
+  return next === undefined ? undefined : new Date(next);
+}
