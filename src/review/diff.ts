@@ -36,14 +36,38 @@ function keysBy(identities: IdentityEntry[]): Map<string, { identity: string; ke
   return out;
 }
 
+/**
+ * A key's rows, under identity `key:NAME`: its own (rights `own`), its identity's (rights
+ * `identity`: the rows of the user, team or subject it acts for), or none.
+ */
+function keyRows(doc: ReviewDocument, name: string, at: { identity: string; key: KeyEntry } | undefined, byId: Map<string, IdentityEntry>): Row[] {
+  if (!at || at.key.rights === 'none') return [];
+  const from = at.key.rights === 'own' ? byId.get(`key:${name}`) : byId.get(at.identity);
+  return from ? rowsOf({ identities: [from] }).map((r) => ({ ...r, identity: `key:${name}` })) : [];
+}
+
 export function diffReviews(previous: ReviewDocument, current: ReviewDocument): ReviewDiff {
-  const before = new Map(rowsOf(previous).map((r) => [rowKey(r), r]));
-  const after = new Map(rowsOf(current).map((r) => [rowKey(r), r]));
+  const people = (doc: ReviewDocument) => ({ identities: doc.identities.filter((i) => i.kind !== 'key') });
+  const before = new Map(rowsOf(people(previous)).map((r) => [rowKey(r), r]));
+  const after = new Map(rowsOf(people(current)).map((r) => [rowKey(r), r]));
   const granted = [...after].filter(([k]) => !before.has(k)).map(([, r]) => r);
   const revoked = [...before].filter(([k]) => !after.has(k)).map(([, r]) => r);
   const keys: KeyChange[] = [];
   const was = keysBy(previous.identities);
   const is = keysBy(current.identities);
+  // A key that acts as its identity did and does changes with it (those rows are above); any other
+  // key (its scope or groups, added, removed, refused) is compared by the rows it had and has.
+  const prevIds = new Map(previous.identities.map((i) => [i.id, i]));
+  const curIds = new Map(current.identities.map((i) => [i.id, i]));
+  for (const name of [...new Set([...was.keys(), ...is.keys()])].sort()) {
+    const old = was.get(name);
+    const now = is.get(name);
+    if (old?.key.rights === 'identity' && now?.key.rights === 'identity' && old.identity === now.identity) continue;
+    const had = new Map(keyRows(previous, name, old, prevIds).map((r) => [rowKey(r), r]));
+    const has = new Map(keyRows(current, name, now, curIds).map((r) => [rowKey(r), r]));
+    for (const [k, r] of has) if (!had.has(k)) granted.push(r);
+    for (const [k, r] of had) if (!has.has(k)) revoked.push(r);
+  }
   for (const [name, now] of is) {
     const old = was.get(name);
     if (!old) keys.push({ identity: now.identity, key: name, change: 'added', after: keyFacts(now.key) });
