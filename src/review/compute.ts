@@ -76,6 +76,8 @@ const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const objectOrder = (o: string) => (o === 'teams/*' ? 0 : o.startsWith('teams/') ? 1 : o === 'ownedaccesskeys/*' ? 2 : 3);
 const keyStub = (group: string, spec: object): KubeObject => ({ apiVersion: `${group}/v1`, kind: 'OwnedAccessKey', metadata: {}, spec });
 const notRole = (g: Grant) => g.kind !== 'role';
+/** Not a role, nor a team's keys through a role: those are the rows of every key (`ownedaccesskeys/*`, `[team=*]`). */
+const notThroughRole = (g: Grant) => notRole(g) && !(g.kind === 'teamKeys' && g.because.kind === 'role');
 
 /** What `who` may do, as grant entries: on every Team, the Teams that name it, and keys by category. */
 export function grantsFor(who: Identity, world: World, authz: Authorizer, lead: Step[] = []): GrantEntry[] {
@@ -89,11 +91,11 @@ export function grantsFor(who: Identity, world: World, authz: Authorizer, lead: 
   out.add('ownedaccesskeys/*', '', ask('ownedaccesskeys', undefined, allVerbs));
   // Its own keys: a create is judged by the new key's content, which for the caller is itself.
   const own = who.user !== undefined ? { user: who.user } : who.team !== undefined ? { team: who.team } : undefined;
-  if (own) out.add(who.user !== undefined ? `ownedaccesskeys[user=${who.user}]` : `ownedaccesskeys[team=${who.team}]`, who.team ?? '', ask('ownedaccesskeys', keyStub(authz.group, own), who.user !== undefined ? [...objectVerbs, 'create'] : ['create']), notRole);
+  if (own) out.add(who.user !== undefined ? `ownedaccesskeys[user=${who.user}]` : `ownedaccesskeys[team=${who.team}]`, who.team ?? '', ask('ownedaccesskeys', keyStub(authz.group, own), who.user !== undefined ? [...objectVerbs, 'create'] : ['create']), notThroughRole);
   // Team keys: of every team through roles, of the Teams that name it through owner or access rules.
   const teamKeys = (g: Grant) => g.kind === 'teamKeys';
   out.add(`ownedaccesskeys[team=${anyTeam}]`, anyTeam, ask('ownedaccesskeys', keyStub(authz.group, { team: anyTeam }), objectVerbs), teamKeys);
-  for (const t of named) out.add(`ownedaccesskeys[team=${t}]`, t, ask('ownedaccesskeys', keyStub(authz.group, { team: t }), objectVerbs), (g) => teamKeys(g) && g.kind === 'teamKeys' && g.because.kind !== 'role');
+  for (const t of named) out.add(`ownedaccesskeys[team=${t}]`, t, ask('ownedaccesskeys', keyStub(authz.group, { team: t }), objectVerbs), (g) => teamKeys(g) && notThroughRole(g));
   return out.entries();
 }
 

@@ -52,7 +52,7 @@ function stepText(s: Step): string {
     case 'ownKeys':
       return 'own keys (spec.user)';
     case 'teamKeys':
-      return `keys of team ${s.team} (may update it)`;
+      return s.team === '*' ? 'keys of every team (may update each)' : `keys of team ${s.team} (may update it)`;
     case 'scope':
       return `key ${s.key} scope: ${s.scope}`;
   }
