@@ -48,13 +48,24 @@ class Grants {
   ) {}
 
   add(object: string, of: string, decisions: Decision[], keep: (g: Grant) => boolean = () => true): void {
+    // One decision's grants are the same objects for every verb: their paths are worked out once.
+    const paths = new Map<Grant, { via: Step[]; path: string }[]>();
+    const pathsFor = (g: Grant) => {
+      let known = paths.get(g);
+      if (!known) {
+        known = pathsOf(g, this.who, of, this.world).map((p) => {
+          const via = [...this.lead, ...p];
+          return { via, path: pathText(via) };
+        });
+        paths.set(g, known);
+      }
+      return known;
+    };
     for (const d of decisions) {
       if (!d.allowed) continue;
       for (const g of d.grants) {
         if (!keep(g)) continue;
-        for (const p of pathsOf(g, this.who, of, this.world)) {
-          const via = [...this.lead, ...p];
-          const path = pathText(via);
+        for (const { via, path } of pathsFor(g)) {
           const k = `${object}\u0000${path}`;
           let e = this.byKey.get(k);
           if (!e) this.byKey.set(k, (e = { object, verbs: [], path, via }));
@@ -161,6 +172,8 @@ export function computeReview(input: ReviewInput): ReviewDocument {
   const identities: IdentityEntry[] = [];
   const keysOf = new Map<string, KeyEntry[]>();
   const keyIdentities: IdentityEntry[] = [];
+  /** Each owner's identity without a key's groups or scope: what a key of it is compared with. */
+  const plainOf = new Map<string, Identity>();
   const base = (spec: object, name: string) => identityFor(spec, world, name);
   const memberOf = (who: Identity) =>
     who.teams.map((team) => ({ team, by: waysIn(who, team, world) }));
@@ -179,7 +192,8 @@ export function computeReview(input: ReviewInput): ReviewDocument {
     const { entry, identity } = keyEntry(key, world, input.now);
     let rights: KeyEntry['rights'] = 'none';
     if (identity) {
-      const plain = base(spec.user ? { user: spec.user } : spec.team ? { team: spec.team } : { subject: spec.subject ?? '' }, '');
+      let plain = plainOf.get(owner);
+      if (!plain) plainOf.set(owner, (plain = base(spec.user ? { user: spec.user } : spec.team ? { team: spec.team } : { subject: spec.subject ?? '' }, '')));
       if (!hasScope(identity) && sameTeams(identity, plain)) rights = 'identity';
       else {
         const lead: Step[] = hasScope(identity) ? [{ step: 'scope', key: entry.name, scope: entry.scope! }] : [];

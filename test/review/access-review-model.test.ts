@@ -18,7 +18,7 @@ const keysOf = (doc: ReviewDocument) => new Map(doc.identities.flatMap((i) => i.
 async function agree(s: Served, doc: ReviewDocument, objects: OwnedAccessKey[]): Promise<Map<string, boolean>> {
   const byName = new Map(objects.map((k) => [k.metadata.name!, k]));
   const asked: { keyName: string; key: string; q: Question; expected: boolean }[] = [];
-  for (const a of askers(doc, s)) for (const q of questions(objects)) asked.push({ keyName: a.keyName, key: a.key, q, expected: reviewSays(q, a.rows, byName) });
+  for (const a of askers(doc, s)) for (const q of questions(objects)) asked.push({ keyName: a.keyName, key: a.key, q, expected: reviewSays(q, a.rows, byName, a.owner) });
   const answers = new Map<string, boolean>();
   await inBatches(asked, 24, async ({ keyName, key, q, expected }) => {
     const actual = await serverSays(s, key, q);
@@ -78,7 +78,8 @@ describe('access-review agrees with the request path', () => {
           for (const r of diff.revoked) if (!r.identity.startsWith('key:')) expect(rowsAfter.has(key(r)) || !rowsBefore.has(key(r))).toBe(false);
           // Every answer that changed is named: a granted or revoked row of that key's identity, verb and object.
           const byName = new Map(objects.map((k) => [k.metadata.name!, k]));
-          const idOf = (doc: ReviewDocument, keyName: string) => askers(doc, s).find((a) => a.keyName === keyName)?.rows;
+          const askerOf = (doc: ReviewDocument, keyName: string) => askers(doc, s).find((a) => a.keyName === keyName);
+          const idOf = (doc: ReviewDocument, keyName: string) => askerOf(doc, keyName)?.rows;
           for (const [asked, now] of answersAfter) {
             const was = answersBefore.get(asked);
             if (was === undefined || was === now) continue;
@@ -87,7 +88,7 @@ describe('access-review agrees with the request path', () => {
             const q: Question = { verb, resource, ...(name !== '*' ? { name } : {}) };
             const who = idOf(after, keyName)!;
             const rowIds = new Set([who.id, `key:${keyName}`, idOf(before, keyName)?.id]);
-            const objectsAsked = new Set([...objectsFor(q, who, byName), ...objectsFor(q, idOf(before, keyName) ?? who, byName)]);
+            const objectsAsked = new Set([...objectsFor(q, askerOf(after, keyName)!.owner, byName), ...objectsFor(q, askerOf(before, keyName)?.owner ?? who, byName)]);
             const named = (now ? diff.granted : diff.revoked).some((r) => rowIds.has(r.identity) && r.verb === verb && objectsAsked.has(r.object));
             if (!named) throw new Error(`can-i ${asked} went from ${was} to ${now}, but --since names no ${now ? 'granted' : 'revoked'} row for it`);
           }

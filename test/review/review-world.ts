@@ -73,7 +73,7 @@ export function questions(keys: OwnedAccessKey[]): Question[] {
 }
 
 /** The objects of a review whose rows answer a question (for a key by name, as its owner says). */
-export function objectsFor(q: Question, who: IdentityEntry, keys: Map<string, OwnedAccessKey>): string[] {
+export function objectsFor(q: Question, who: Pick<IdentityEntry, 'kind' | 'name'>, keys: Map<string, OwnedAccessKey>): string[] {
   if (q.resource === 'teams') return q.name ? ['teams/*', `teams/${q.name}`] : ['teams/*'];
   if (!q.name) {
     if (q.verb !== 'create') return ['ownedaccesskeys/*'];
@@ -90,8 +90,8 @@ export function objectsFor(q: Question, who: IdentityEntry, keys: Map<string, Ow
 }
 
 /** What the review says: whether some row of `who` grants the question. */
-export function reviewSays(q: Question, who: IdentityEntry, keys: Map<string, OwnedAccessKey>): boolean {
-  const objects = objectsFor(q, who, keys);
+export function reviewSays(q: Question, who: IdentityEntry, keys: Map<string, OwnedAccessKey>, owner: Pick<IdentityEntry, 'kind' | 'name'> = who): boolean {
+  const objects = objectsFor(q, owner, keys);
   // The open list is a list of every object, filtered: it says nothing of one object by name.
   const speaks = (g: IdentityEntry['grants'][number]) => !(q.name && g.via.some((s) => s.step === 'listed'));
   return who.grants.some((g) => objects.includes(g.object) && (g.verbs as string[]).includes(q.verb) && speaks(g));
@@ -117,9 +117,9 @@ export async function inBatches<T, R>(items: T[], width: number, fn: (t: T) => P
 }
 
 /** A key to ask with for each identity of the review, and the identity whose rows answer for it. */
-export function askers(doc: ReviewDocument, s: Served): { key: string; keyName: string; rows: IdentityEntry }[] {
+export function askers(doc: ReviewDocument, s: Served): { key: string; keyName: string; rows: IdentityEntry; owner: IdentityEntry }[] {
   const byId = new Map(doc.identities.map((i) => [i.id, i]));
-  const out: { key: string; keyName: string; rows: IdentityEntry }[] = [];
+  const out: { key: string; keyName: string; rows: IdentityEntry; owner: IdentityEntry }[] = [];
   for (const i of doc.identities) {
     if (i.kind === 'key') continue;
     for (const k of i.keys) {
@@ -127,7 +127,7 @@ export function askers(doc: ReviewDocument, s: Served): { key: string; keyName: 
       if (!v || k.rights === 'none') continue;
       // A key that acts as its identity answers as the identity's rows; one with rights of its own, as its own.
       const rows = k.rights === 'identity' ? i : byId.get(`key:${k.name}`);
-      if (rows) out.push({ key: v, keyName: k.name, rows });
+      if (rows) out.push({ key: v, keyName: k.name, rows, owner: i });
     }
   }
   return out;
