@@ -100,9 +100,10 @@ export function grantsFor(who: Identity, world: World, authz: Authorizer, lead: 
   for (const t of named) out.add(`teams/${t}`, t, ask('teams', world.get(t), objectVerbs, t), notRole);
   // Every key: roles (and the open list).
   out.add('ownedaccesskeys/*', '', ask('ownedaccesskeys', undefined, allVerbs));
-  // Its own keys: a create is judged by the new key's content, which for the caller is itself.
+  // Its own keys: a create is judged by the new key's content, which for the caller is itself (a
+  // team key's create through a role that updates every Team is only ever asked this way).
   const own = who.user !== undefined ? { user: who.user } : who.team !== undefined ? { team: who.team } : undefined;
-  if (own) out.add(who.user !== undefined ? `ownedaccesskeys[user=${who.user}]` : `ownedaccesskeys[team=${who.team}]`, who.team ?? '', ask('ownedaccesskeys', keyStub(authz.group, own), who.user !== undefined ? [...objectVerbs, 'create'] : ['create']), notThroughRole);
+  if (own) out.add(who.user !== undefined ? `ownedaccesskeys[user=${who.user}]` : `ownedaccesskeys[team=${who.team}]`, who.team ?? '', ask('ownedaccesskeys', keyStub(authz.group, own), who.user !== undefined ? [...objectVerbs, 'create'] : ['create']), notRole);
   // Team keys: of every team through roles, of the Teams that name it through owner or access rules.
   const teamKeys = (g: Grant) => g.kind === 'teamKeys';
   out.add(`ownedaccesskeys[team=${anyTeam}]`, anyTeam, ask('ownedaccesskeys', keyStub(authz.group, { team: anyTeam }), objectVerbs), teamKeys);
