@@ -3,13 +3,14 @@
  * a real `teamkeys serve` process, in markdown, CSV and JSON, with --since, and refused to a key
  * that cannot read everything.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReviewDocument } from '../../src/review/model.js';
 import { startServe, type Served } from '../server/serve-process.js';
-import { root, teamkeys } from './run.js';
+import { bin, root, teamkeys } from './run.js';
 
 type WithSince = ReviewDocument & { since?: { granted: { identity: string; verb: string; object: string; path: string }[]; revoked: { identity: string; verb: string; object: string; path: string }[]; keys: { key: string; change: string }[] } };
 
@@ -100,6 +101,21 @@ describe('teamkeys access-review on the embedded store', () => {
     expect(md.stdout).toContain(`| revoked | user:carla | get | teams/* | ${path} |`);
     const csv = teamkeys(['access-review', '--store', store, '-o', 'csv', '--since', previous]);
     expect(csv.stdout.split('\r\n')).toContain(`granted,user:dana,get,teams/*,${path}`);
+  });
+
+  it.skipIf(!existsSync('/usr/bin/script'))('shows progress on stderr when it is a terminal, and clears it before the review', () => {
+    // script(1) gives the command a terminal; stdout goes to a file, so what it records is stderr.
+    const out = join(dir, 'tty-review.json');
+    const keyFile = join(tmpdir(), `teamkeys-test-${process.pid}`, 'encryption.yaml');
+    const r = spawnSync('script', ['-qec', `${process.execPath} ${bin} access-review --store ${store} -o json > ${out}`, '/dev/null'], {
+      encoding: 'utf8',
+      env: { ...process.env, TEAMKEYS_STORE: '', TEAMKEYS_ENCRYPTION_KEY_FILE: keyFile },
+      timeout: 30_000,
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('access-review: reading Teams…');
+    expect(r.stdout).toMatch(/access-review: \d+ Teams, 2 keys; reviewed \d+\/\d+ identities and keys/);
+    expect(r.stdout.endsWith('\r\x1b[2K')).toBe(true);
   });
 
   it('refuses a --since file that is not a review, and an unknown format, as file:line:col and exit 1', () => {
