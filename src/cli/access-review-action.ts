@@ -3,6 +3,7 @@
  * all, or the embedded store directly), computes the review with the authorizer's own code
  * (src/review), and prints it, with the changes since a previous review when asked.
  */
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import type { KubeObject, OwnedAccessKey, Team } from '../api/types.js';
 import type { ApiClient } from '../client/types.js';
@@ -75,7 +76,7 @@ async function readPrevious(file: string): Promise<import('../review/model.js').
 }
 
 export async function runAccessReview(opts: AccessReviewOptions): Promise<void> {
-  const { reviewFormats, renderReview } = await import('../review/render.js');
+  const { reviewFormats, reviewChunks } = await import('../review/render.js');
   const format = opts.output ?? 'markdown';
   if (!(reviewFormats as readonly string[]).includes(format)) throw new CliError(`--output must be markdown, csv or json, not "${format}"`);
   const previous = opts.since ? await readPrevious(opts.since) : undefined;
@@ -88,7 +89,8 @@ export async function runAccessReview(opts: AccessReviewOptions): Promise<void> 
     show.say('access-review: reading Teams…');
     teams = await client.list('teams');
     show.say(`access-review: ${teams.length} Teams; reading keys…`);
-    keys = await client.list('ownedaccesskeys');
+    const { reviewView } = await import('../review/compute.js');
+    keys = (await client.list('ownedaccesskeys')).map(reviewView);
   } finally {
     await client.close();
   }
@@ -102,7 +104,26 @@ export async function runAccessReview(opts: AccessReviewOptions): Promise<void> 
     onProgress: (done, total) => show.say(`access-review: ${teams.length} Teams, ${keys.length} keys; reviewed ${done}/${total} identities and keys`),
   });
   show.done();
-  const out = renderReview(doc, format as 'markdown' | 'csv' | 'json', previous ? diffReviews(previous, doc) : undefined);
-  // A large review to a pipe: wait for it to drain before the process may exit.
-  await new Promise<void>((resolve, reject) => process.stdout.write(out, (err) => (err ? reject(err) : resolve())));
+  // Teams and keys as read are no longer needed: let them go before the output is made.
+  teams = [];
+  keys = [];
+  await writeAll(reviewChunks(doc, format as 'markdown' | 'csv' | 'json', previous ? diffReviews(previous, doc) : undefined));
+}
+
+/** Writes the pieces to stdout about 1 MB at a time, waiting whenever the pipe is full. */
+async function writeAll(chunks: Iterable<string>): Promise<void> {
+  let buffer = '';
+  const flush = async () => {
+    if (!buffer) return;
+    const ok = process.stdout.write(buffer);
+    buffer = '';
+    if (!ok) await once(process.stdout, 'drain');
+  };
+  for (const chunk of chunks) {
+    buffer += chunk;
+    if (buffer.length >= 1 << 20) await flush();
+  }
+  await flush();
+  // Everything handed over before the process may exit.
+  await new Promise<void>((resolve, reject) => process.stdout.write('', (err) => (err ? reject(err) : resolve())));
 }

@@ -142,7 +142,7 @@ const sorted = (s: Set<string>) => [...s].sort(cmp);
 const iso = (ms: number | undefined) => (ms === undefined || Number.isNaN(ms) ? null : new Date(ms).toISOString());
 
 /** A key as the review lists it, and the identity it authenticates as (undefined when it authenticates as nobody). */
-function keyEntry(key: OwnedAccessKey, world: World, now: Date): { entry: Omit<KeyEntry, 'rights'>; identity?: Identity } {
+function keyEntry(key: OwnedAccessKey, world: World, now: Date): { entry: Omit<KeyEntry, 'rights'>; identity?: Identity | true } {
   const spec = key.spec ?? {};
   const lastUse = key.status?.lastActivity ? Date.parse(key.status.lastActivity) : undefined;
   const refusal = keyRefusal(key, now, undefined, world);
@@ -160,7 +160,25 @@ function keyEntry(key: OwnedAccessKey, world: World, now: Date): { entry: Omit<K
     scope: hasScope(spec) ? scopeSummary(spec.scope) : null,
     groups: [...new Set([...(spec.groups ?? []), ...(spec.identity?.groups ?? [])])].sort(cmp),
   };
-  return refusal ? { entry } : { entry, identity: identityFor(spec, world, key.metadata.name!) };
+  if (refusal) return { entry };
+  return { entry, identity: hasScope(spec) || entry.groups.length > 0 ? identityFor(spec, world, key.metadata.name!) : true };
+}
+
+/**
+ * What the review reads of a key: 100,000 keys as listed (managedFields and all) held while the
+ * review is computed would double its peak memory for fields it never looks at.
+ */
+export function reviewView(key: KubeObject): OwnedAccessKey {
+  const { name, uid, creationTimestamp, deletionTimestamp, ownerReferences, annotations } = key.metadata;
+  const { displayName: _d, description: _s, ...spec } = (key.spec ?? {}) as OwnedAccessKey['spec'];
+  const status = (key.status ?? {}) as { lastActivity?: string; rotation?: { rotatedAt?: string } };
+  return {
+    apiVersion: key.apiVersion,
+    kind: key.kind,
+    metadata: { name, uid, creationTimestamp, ...(deletionTimestamp ? { deletionTimestamp } : {}), ...(ownerReferences ? { ownerReferences } : {}), ...(annotations ? { annotations } : {}) },
+    spec,
+    status: { ...(status.lastActivity ? { lastActivity: status.lastActivity } : {}), ...(status.rotation ? { rotation: { rotatedAt: status.rotation.rotatedAt } } : {}) },
+  } as OwnedAccessKey;
 }
 
 const sameTeams = (a: Identity, b: Identity) => a.teams.length === b.teams.length && a.teams.every((t, i) => t === b.teams[i]);
@@ -192,7 +210,10 @@ export function computeReview(input: ReviewInput): ReviewDocument {
     const owner = spec.user ? `user:${spec.user}` : spec.team ? `team:${spec.team}` : `subject:${spec.subject ?? ''}`;
     const { entry, identity } = keyEntry(key, world, input.now);
     let rights: KeyEntry['rights'] = 'none';
-    if (identity) {
+    // No scope and no groups of its own: the identity of its user, team or subject, exactly (the
+    // common case, decided without building it again).
+    if (identity === true) rights = 'identity';
+    else if (identity) {
       let plain = plainOf.get(owner);
       if (!plain) plainOf.set(owner, (plain = base(spec.user ? { user: spec.user } : spec.team ? { team: spec.team } : { subject: spec.subject ?? '' }, '')));
       if (!hasScope(identity) && sameTeams(identity, plain)) rights = 'identity';

@@ -6,8 +6,25 @@ import type { IdentityEntry, KeyEntry, ReviewDocument, Row } from './model.js';
 export type ReviewFormat = 'markdown' | 'csv' | 'json';
 export const reviewFormats: readonly ReviewFormat[] = ['markdown', 'csv', 'json'];
 
+/**
+ * The JSON form in pieces, identity by identity, byte for byte what JSON.stringify(doc, null, 2)
+ * gives: 100,000 keys' review is tens of MB, and one string of it (built twice over by stringify)
+ * would be the largest thing in memory.
+ */
+export function* jsonChunks(doc: ReviewDocument, diff?: ReviewDiff): Generator<string> {
+  const { identities, ...head } = doc;
+  const tail = diff ? { since: diff } : {};
+  const indent = (text: string, by: string) => text.replace(/\n/g, `\n${by}`);
+  const open = JSON.stringify(head, null, 2);
+  yield `${open.slice(0, -2)},\n  "identities": [`;
+  for (let n = 0; n < identities.length; n++) yield `${n === 0 ? '' : ','}\n    ${indent(JSON.stringify(identities[n], null, 2), '    ')}`;
+  yield identities.length > 0 ? '\n  ]' : ']';
+  const rest = JSON.stringify(tail, null, 2);
+  yield rest === '{}' ? '\n}\n' : `,\n${rest.slice(2, -2)}\n}\n`;
+}
+
 export function renderJson(doc: ReviewDocument, diff?: ReviewDiff): string {
-  return `${JSON.stringify(diff ? { ...doc, since: diff } : doc, null, 2)}\n`;
+  return [...jsonChunks(doc, diff)].join('');
 }
 
 /**
@@ -22,13 +39,18 @@ export function csvCell(value: string): string {
 const csvLine = (cells: string[]) => `${cells.map(csvCell).join(',')}\r\n`;
 
 /** Every row, one per (identity, verb, object, path); with a diff, only the changes, each with `change`. */
-export function renderCsv(doc: ReviewDocument, diff?: ReviewDiff): string {
+export function* csvChunks(doc: ReviewDocument, diff?: ReviewDiff): Generator<string> {
   const head = ['identity', 'verb', 'object', 'path'];
   const cells = (r: Row) => [r.identity, r.verb, r.object, r.path];
   if (diff) {
-    return csvLine(['change', ...head]) + [...diff.granted.map((r) => csvLine(['granted', ...cells(r)])), ...diff.revoked.map((r) => csvLine(['revoked', ...cells(r)]))].join('');
+    yield csvLine(['change', ...head]);
+    for (const r of diff.granted) yield csvLine(['granted', ...cells(r)]);
+    for (const r of diff.revoked) yield csvLine(['revoked', ...cells(r)]);
+    return;
   }
-  return csvLine(head) + rowsOf(doc).map((r) => csvLine(cells(r))).join('');
+  yield csvLine(head);
+  // Identity by identity, so that the rows of 100,000 keys are never all in memory at once.
+  for (const i of doc.identities) yield rowsOf({ identities: [i] }).map((r) => csvLine(cells(r))).join('');
 }
 
 /** Markdown cell: pipes and line breaks would end the cell or the row. */
@@ -75,7 +97,7 @@ function diffSection(diff: ReviewDiff): string[] {
   return lines;
 }
 
-export function renderMarkdown(doc: ReviewDocument, diff?: ReviewDiff): string {
+export function* markdownChunks(doc: ReviewDocument, diff?: ReviewDiff): Generator<string> {
   const now = new Date(doc.generatedAt);
   const lines = [
     '# Access review',
@@ -89,10 +111,15 @@ export function renderMarkdown(doc: ReviewDocument, diff?: ReviewDiff): string {
     '## Identities',
     '',
   ];
-  for (const i of doc.identities) lines.push(...identitySection(i, now));
-  return `${lines.join('\n')}`;
+  yield `${lines.join('\n')}\n`;
+  for (const i of doc.identities) yield `${identitySection(i, now).join('\n')}\n`;
+}
+
+/** The pieces of a review in a format, to be written one after another. */
+export function reviewChunks(doc: ReviewDocument, format: ReviewFormat, diff?: ReviewDiff): Iterable<string> {
+  return format === 'json' ? jsonChunks(doc, diff) : format === 'csv' ? csvChunks(doc, diff) : markdownChunks(doc, diff);
 }
 
 export function renderReview(doc: ReviewDocument, format: ReviewFormat, diff?: ReviewDiff): string {
-  return format === 'json' ? renderJson(doc, diff) : format === 'csv' ? renderCsv(doc, diff) : renderMarkdown(doc, diff);
+  return [...reviewChunks(doc, format, diff)].join('');
 }
