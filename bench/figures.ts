@@ -15,7 +15,7 @@ const bin = join(root, 'dist/cli/main.js');
 const adminKey = `Bench${'b'.repeat(59)}`;
 const auth = { Authorization: `Bearer ${adminKey}` };
 
-async function prepared(teams: number, keys: number): Promise<{ store: string; cleanup(): void }> {
+export async function prepared(teams: number, keys: number): Promise<{ store: string; cleanup(): void }> {
   const tmp = tempDir('store');
   const path = join(tmp.dir, 'db');
   const store = new SqliteStore(path, { synchronous: 'NORMAL' });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { apiCreates, apiReads, applyNew, memory, planNoop, watchFanout } from './figures.js';
 import { apply300, cliStart, credentialStart } from './figures-cli.js';
 import { lockHealthz } from './figures-worker.js';
+import { accessReview } from './figures-review.js';
 import { met, type Figure, type Settings } from './lib.js';
 
 const quick = process.argv.includes('--quick');
@@ -22,6 +23,7 @@ const steps: [string, () => Promise<Figure | Figure[]>][] = [
   ['cli.credential', () => credentialStart(settings)],
   ['apply.300', () => apply300()],
   ['memory.100k', () => memory(settings)],
+  ['review.100k,review.100k.peak', () => accessReview(settings)],
   ['watch.fanout500', () => watchFanout(settings)],
   ['lock.healthz', () => lockHealthz(settings)],
 ];

@@ -7,9 +7,8 @@ import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
-import { grantsAnything } from './grants.js';
 import { isLoginKey, loginKeyRefusal } from './login-keys.js';
-import { subjectOf, type Identity } from './identity.js';
+import { identityFor, type Identity } from './identity.js';
 import type { TeamIndex } from './team-index.js';
 
 const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'Unauthorized', message);
@@ -169,19 +168,7 @@ export class Authenticator {
 
   /** The identity without its expiry. */
   private baseIdentity(key: OwnedAccessKey): Identity {
-    const spec = key.spec;
-    const subject = subjectOf(spec);
-    const groups = [...new Set([...(spec.groups ?? []), ...(spec.identity?.groups ?? [])])];
-    const teams = subject.team ? [subject.team] : this.teams.teamsOf(subject.user, groups);
-    const clusterRoles = new Set<string>();
-    for (const t of teams) {
-      const team = this.teams.get(t);
-      // A terminating team grants no role (a team key of one is refused before this anyway).
-      if (grantsAnything(team)) for (const r of team.spec?.clusterRoles ?? []) clusterRoles.add(r.name);
-    }
-    const identity: Identity = { ...subject, groups, teams, clusterRoles, keyName: key.metadata.name! };
-    if (spec.scope) identity.scope = spec.scope;
-    return identity;
+    return identityFor(key.spec, this.teams, key.metadata.name!);
   }
 }
 

@@ -6,55 +6,118 @@ import { ApiError } from '../api/errors.js';
 import type { KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
 import { grantsAnything } from './grants.js';
 import type { Identity } from './identity.js';
-import { isAdminFor, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
-import type { TeamIndex } from './team-index.js';
+import { isAdminFor, managementRole, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
+import type { TeamWorld } from './grants.js';
+
+/**
+ * Why an identity holds verbs on an object: a cluster role it holds (through its teams), the
+ * Team's owner or one of its access rules (naming the user, or a team it belongs to), its own keys,
+ * a team's keys for whoever may update the team (with the grant giving that update), or a list
+ * that is open to all and shows only what the caller may get.
+ */
+export type Grant =
+  | { kind: 'role'; role: string }
+  | { kind: 'owner'; user: string }
+  | { kind: 'owner'; team: string }
+  | { kind: 'access'; rule: number; user: string }
+  | { kind: 'access'; rule: number; team: string }
+  | { kind: 'listed' }
+  | { kind: 'ownKeys'; user: string }
+  | { kind: 'teamKeys'; team: string; because: Grant };
+
+/** Receives one grant and its verbs; returns true when the caller has heard enough. */
+export type Emit = (verbs: readonly Verb[], grant: Grant) => boolean;
+
+/** The verbs of every grant, stopping once all are held (the request path needs no more). */
+function collect(walk: (emit: Emit) => void): Set<Verb> {
+  const held = new Set<Verb>();
+  walk((vs) => {
+    for (const v of vs) held.add(v);
+    return held.size === allVerbs.length;
+  });
+  return held;
+}
 
 /** The filter of a caller who sees every object: a LIST for it needs to look inside none of them. */
 export const seesEverything = (_obj: KubeObject): boolean => true;
 
 export class Authorizer {
   constructor(
-    private readonly teams: TeamIndex,
+    private readonly teams: Pick<TeamWorld, 'get' | 'referencing'>,
     readonly group: string,
   ) {}
 
+  /**
+   * Every grant `who` holds on one Team, each with the verbs it gives, passed to `emit` until it
+   * returns true (enough). The one statement of the rules: teamVerbs asks it for verbs, the access
+   * review for the reasons (src/review), so a review's path is the decision's own.
+   */
+  teamGrants(who: Identity, team: Team | undefined, subresource: string | undefined, emit: Emit): void {
+    for (const role of who.clusterRoles) {
+      const vs = managementRole(role)?.teams;
+      if (vs && vs.length > 0 && emit(vs, { kind: 'role', role })) return;
+    }
+    // A terminating team's owner and access rules grant nothing; roles on every team still hold.
+    if (!grantsAnything(team)) return;
+    const owner = team.spec?.owner;
+    if (owner?.user && owner.user === who.user && emit(allVerbs, { kind: 'owner', user: owner.user })) return;
+    if (owner?.team && who.teams.includes(owner.team) && emit(allVerbs, { kind: 'owner', team: owner.team })) return;
+    (team.spec?.access ?? []).some((rule, index) => {
+      if (subresource && !(rule.subresources ?? []).some((s) => s === subresource || s === '*')) return false;
+      const vs = (rule.verbs ?? []).includes('*') ? allVerbs : allVerbs.filter((v) => (rule.verbs ?? []).includes(v));
+      if (vs.length === 0) return false;
+      if (who.user !== undefined && (rule.users ?? []).includes(who.user) && emit(vs, { kind: 'access', rule: index, user: who.user })) return true;
+      return [...new Set(rule.teams ?? [])].some((t) => who.teams.includes(t) && emit(vs, { kind: 'access', rule: index, team: t }));
+    });
+  }
+
   /** The verbs `who` holds on one Team, from roles, ownership and access rules. */
   teamVerbs(who: Identity, team: Team | undefined, subresource?: string): Set<Verb> {
-    const held = roleVerbs(who.clusterRoles, 'teams');
-    // A terminating team's owner and access rules grant nothing; roles on every team still hold.
-    if (!grantsAnything(team)) return held;
-    const owner = team.spec?.owner;
-    if (owner && ((owner.user && owner.user === who.user) || (owner.team && who.teams.includes(owner.team)))) return new Set(allVerbs);
-    for (const rule of team.spec?.access ?? []) {
-      const applies = (who.user !== undefined && (rule.users ?? []).includes(who.user)) || (rule.teams ?? []).some((t) => who.teams.includes(t));
-      if (!applies) continue;
-      if (subresource && !(rule.subresources ?? []).some((s) => s === subresource || s === '*')) continue;
-      for (const v of rule.verbs ?? []) {
-        if (v === '*') return new Set(allVerbs);
-        if ((allVerbs as readonly string[]).includes(v)) held.add(v as Verb);
-      }
+    return collect((emit) => this.teamGrants(who, team, subresource, emit));
+  }
+
+  /** Every grant `who` holds on one access key (see teamGrants). */
+  keyGrants(who: Identity, key: KubeObject | undefined, emit: Emit): void {
+    for (const role of who.clusterRoles) {
+      const vs = managementRole(role)?.ownedaccesskeys;
+      if (vs && vs.length > 0 && emit(vs, { kind: 'role', role })) return;
     }
-    return held;
+    // Lists are filtered to what the caller may see.
+    if (!key) return void emit(['list', 'watch'], { kind: 'listed' });
+    const spec = (key.spec ?? {}) as OwnedAccessKeySpec;
+    if (spec.user && spec.user === who.user && emit(allVerbs, { kind: 'ownKeys', user: spec.user })) return;
+    if (spec.team) {
+      const team = spec.team;
+      this.teamGrants(who, this.teams.get(team), undefined, (vs, because) => vs.includes('update') && emit(allVerbs, { kind: 'teamKeys', team, because }));
+    }
   }
 
   /** The verbs `who` holds on one access key. */
   keyVerbs(who: Identity, key: KubeObject | undefined): Set<Verb> {
-    if (isAdminFor(who.clusterRoles, 'ownedaccesskeys')) return new Set(allVerbs);
-    const spec = (key?.spec ?? {}) as OwnedAccessKeySpec;
-    if (!key) return new Set<Verb>(['list', 'watch']); // lists are filtered to what the caller may see
-    if (spec.user && spec.user === who.user) return new Set(allVerbs);
-    if (spec.team && this.teamVerbs(who, this.teams.get(spec.team)).has('update')) return new Set(allVerbs);
-    return new Set();
+    return collect((emit) => this.keyGrants(who, key, emit));
+  }
+
+  /** Every grant on an object of `resource` (or, without one, on all of them), as teamGrants. */
+  grantsOn(who: Identity, resource: Resource, obj: KubeObject | undefined, subresource: string | undefined, emit: Emit): void {
+    if (resource !== 'teams') return this.keyGrants(who, obj, emit);
+    let done = false;
+    this.teamGrants(who, obj as Team | undefined, subresource, (vs, g) => (done = emit(vs, g)));
+    // Listing teams is open to all; the list shows only the teams the caller may get.
+    if (!obj && !done) emit(['list', 'watch'], { kind: 'listed' });
+  }
+
+  /** Every grant on an object, with its verbs: why `allowed` says what it says. */
+  explain(who: Identity, resource: Resource, obj: KubeObject | undefined, subresource?: string): { verbs: readonly Verb[]; grant: Grant }[] {
+    const out: { verbs: readonly Verb[]; grant: Grant }[] = [];
+    this.grantsOn(who, resource, obj, subresource, (verbs, grant) => {
+      out.push({ verbs, grant });
+      return false;
+    });
+    return out;
   }
 
   verbsOn(who: Identity, resource: Resource, obj: KubeObject | undefined, subresource?: string): Set<Verb> {
-    if (resource === 'teams') {
-      const held = this.teamVerbs(who, obj as Team | undefined, subresource);
-      // Listing teams is open to all; the list shows only the teams the caller may get.
-      if (!obj) held.add('list').add('watch');
-      return held;
-    }
-    return this.keyVerbs(who, obj);
+    return collect((emit) => this.grantsOn(who, resource, obj, subresource, emit));
   }
 
   allowed(who: Identity, verb: Verb, resource: Resource, obj?: KubeObject, subresource?: string): boolean {

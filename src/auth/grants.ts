@@ -29,8 +29,16 @@ export const grantsAnything = (team: Team | undefined): team is Team => team !==
 
 /** Whether `user` or one of `groups` is a member of a team that grants anything. */
 export function isMember(team: Team | undefined, user: string | undefined, groups: readonly string[]): boolean {
-  if (!grantsAnything(team)) return false;
-  return (user !== undefined && (team.spec?.users ?? []).includes(user)) || (team.spec?.groups ?? []).some((g) => groups.includes(g));
+  return memberBy(team, user, groups).length > 0;
+}
+
+/** How `user` or `groups` belong to a team: `users`, and `group:<name>` for each group it lists; none for a terminating team. */
+export function memberBy(team: Team | undefined, user: string | undefined, groups: readonly string[]): string[] {
+  if (!grantsAnything(team)) return [];
+  const out: string[] = [];
+  if (user !== undefined && (team.spec?.users ?? []).includes(user)) out.push('users');
+  for (const g of new Set(team.spec?.groups ?? [])) if (groups.includes(g)) out.push(`group:${g}`);
+  return out;
 }
 
 /** The owner and access-rule references of a team, as index tokens (`u:` users, `t:` teams); none for a terminating team. */

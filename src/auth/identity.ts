@@ -1,5 +1,6 @@
 /** Who a request acts for: derived from the access key that authenticated it. */
 import type { OwnedAccessKeySpec } from '../api/types.js';
+import { grantsAnything, type TeamWorld } from './grants.js';
 
 export interface Identity {
   /** How messages name the caller: the user, `team:<name>`, or the subject. */
@@ -30,4 +31,24 @@ export function subjectOf(spec: OwnedAccessKeySpec): Pick<Identity, 'name' | 'us
   if (spec.user) return { name: spec.user, user: spec.user };
   if (spec.team) return { name: `team:${spec.team}`, team: spec.team };
   return { name: spec.subject ?? '', subject: spec.subject ?? '' };
+}
+
+/**
+ * Who a key with this spec acts for in a world of teams: its subject, its groups (its own and its
+ * identity's), the teams it belongs to and the roles they grant. Authentication builds every
+ * request's identity with it; the access review builds the identities it reviews with it too.
+ */
+export function identityFor(spec: OwnedAccessKeySpec, world: Pick<TeamWorld, 'get' | 'teamsOf'>, keyName: string): Identity {
+  const subject = subjectOf(spec);
+  const groups = [...new Set([...(spec.groups ?? []), ...(spec.identity?.groups ?? [])])];
+  const teams = subject.team ? [subject.team] : world.teamsOf(subject.user, groups);
+  const clusterRoles = new Set<string>();
+  for (const t of teams) {
+    const team = world.get(t);
+    // A terminating team grants no role (a team key of one is refused before this anyway).
+    if (grantsAnything(team)) for (const r of team.spec?.clusterRoles ?? []) clusterRoles.add(r.name);
+  }
+  const identity: Identity = { ...subject, groups, teams, clusterRoles, keyName };
+  if (spec.scope) identity.scope = spec.scope;
+  return identity;
 }

@@ -189,6 +189,27 @@ export class TeamIndex implements TeamWorld {
 }
 
 /**
+ * A fixed world of teams, indexed as the live index indexes them (the same snapshot): what the
+ * access review decides against, from teams it read once, with the request path's lookups.
+ */
+export function teamWorldOf(teams: Iterable<Team>): TeamWorld & { names(): string[] } {
+  const snap = emptySnapshot();
+  for (const t of teams) put(snap, t);
+  const referencing = (user: string | undefined, principals: readonly string[]) => {
+    const out = new Set<string>();
+    for (const token of principalTokens(user, principals)) for (const t of snap.byReference.get(token) ?? []) out.add(t);
+    return out;
+  };
+  const teamsOf = (user: string | undefined, groups: string[]) => {
+    const out = new Set<string>();
+    if (user) for (const t of snap.byUser.get(user) ?? []) out.add(t);
+    for (const g of groups) for (const t of snap.byGroup.get(g) ?? []) out.add(t);
+    return [...out].sort();
+  };
+  return { get: (name) => snap.teams.get(name), referencing, teamsOf, names: () => [...snap.teams.keys()].sort() };
+}
+
+/**
  * What authorization reads of a team (grants.ts, authorize.ts, authenticate.ts, escalation.ts):
  * name, uid, deletionTimestamp and the spec fields that grant. The rest (managedFields, labels,
  * annotations, description) is dropped: 10,000 full teams held tens of MB for nothing.

@@ -1,6 +1,7 @@
 /** The teamkeys command line: the only place that parses flags, picks a store, and sets exit codes. */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerAccessReview } from './commands/access-review.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerCreate } from './commands/create.js';
 import { registerDelete } from './commands/delete.js';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerDelete(program);
   registerRotate(program);
   registerLogin(program);
+  registerAccessReview(program);
   registerVersion(program);
   registerCompletion(program);
   return program;

@@ -105,6 +105,24 @@ export class HttpClient implements ApiClient {
     return items;
   }
 
+  /**
+   * `kubectl auth can-i VERB RESOURCE` for this client's key: a SelfSubjectAccessReview of every
+   * object of `plural`, answered by the server's own authorizer.
+   */
+  async canI(verb: string, plural: Plural): Promise<{ allowed: boolean; reason?: string }> {
+    const group = this.apiVersion.split('/')[0];
+    const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, group, resource: plural } } };
+    const res = (await this.send('POST', '../../authorization.k8s.io/v1/selfsubjectaccessreviews', { type: 'application/json', value: review })) as { status?: { allowed?: boolean; reason?: string } };
+    return { allowed: res.status?.allowed === true, ...(res.status?.reason ? { reason: res.status.reason } : {}) };
+  }
+
+  /** `kubectl auth whoami`: the name the server knows this client's key by. */
+  async whoami(): Promise<string> {
+    const review = { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' };
+    const res = (await this.send('POST', '../../authentication.k8s.io/v1/selfsubjectreviews', { type: 'application/json', value: review })) as { status?: { userInfo?: { username?: string } } };
+    return res.status?.userInfo?.username ?? '';
+  }
+
   async get(plural: Plural, name: string): Promise<KubeObject | undefined> {
     try {
       return (await this.send('GET', `${plural}/${encodeURIComponent(name)}`)) as KubeObject;

@@ -8,8 +8,8 @@ import { kindOfPlural, servedPlurals } from '../api/resources.js';
 import type { KubeObject } from '../api/types.js';
 import type { Authorizer } from '../auth/authorize.js';
 import type { Identity } from '../auth/identity.js';
-import { roleVerbs, verbs as allVerbs, type Resource, type Verb } from '../auth/roles.js';
-import { scopeDenial } from '../auth/scope.js';
+import { decide, subresources } from '../auth/decide.js';
+import { verbs as allVerbs, type Resource, type Verb } from '../auth/roles.js';
 import type { Registry } from '../registry/registry.js';
 
 export interface AccessQuestion {
@@ -41,16 +41,6 @@ const selfReviews: ResourceRule[] = [
   { verbs: ['create'], apiGroups: [reviewGroups.authorization], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] },
 ];
 
-/** Subresources a request may name, and the verbs their routes serve. */
-const subresources: Record<Resource, Record<string, readonly Verb[]>> = {
-  teams: { status: ['get', 'patch', 'update'], accesskeys: ['get'] },
-  ownedaccesskeys: { status: ['get', 'patch', 'update'] },
-};
-
-/** The verbs a subresource serves; a name the review chose (`constructor`) serves none. */
-const servedVerbs = (resource: Resource, subresource: string): readonly Verb[] =>
-  Object.hasOwn(subresources[resource], subresource) ? subresources[resource][subresource]! : [];
-
 /** How many objects of a kind the rules review looks at before it says it is incomplete. */
 export const maxReviewedObjects = 500;
 
@@ -69,13 +59,8 @@ export class AccessAdvisor {
 
   /** The verbs-on-object decision for one verb, with the object already read. */
   private decideOn(who: Identity, verb: Verb, resource: Resource, obj: KubeObject | undefined, q: AccessQuestion): AccessAnswer {
-    const why = scopeDenial(who.scope, { verb, group: this.group, resource, ...(q.name ? { name: q.name } : {}), ...(q.subresource ? { subresource: q.subresource } : {}) });
-    if (why) return { allowed: false, reason: why };
-    if (q.subresource && !servedVerbs(resource, q.subresource).includes(verb)) return { allowed: false, reason: `${resource}/${q.subresource} does not serve ${verb}` };
-    // Status is written by the server itself; through the API only by holders of the verb everywhere.
-    if (q.subresource === 'status' && verb !== 'get') return { allowed: roleVerbs(who.clusterRoles, resource).has(verb) };
-    if (verb === 'deletecollection') return { allowed: roleVerbs(who.clusterRoles, resource).has(verb) };
-    return { allowed: this.authorizer.allowed(who, verb, resource, obj, q.subresource) };
+    const [d] = decide(this.authorizer, who, resource, obj, [verb], { ...(q.name ? { name: q.name } : {}), ...(q.subresource ? { subresource: q.subresource } : {}) });
+    return { allowed: d!.allowed, ...(d!.reason ? { reason: d!.reason } : {}) };
   }
 
   /** The object a request for this verb would be judged against. */
