@@ -1,6 +1,6 @@
 /**
  * The access review's document: who may do what on which objects, through which path, with each
- * identity's keys. Its JSON form is this shape exactly (docs/keys-review.draft.md documents it);
+ * identity's keys. Its JSON form is this shape exactly (docs/keys.md, "Access reviews", documents it);
  * `version` changes only when a field changes meaning or goes.
  */
 import type { Verb } from '../auth/roles.js';
