@@ -15,7 +15,7 @@ const quick = process.argv.includes('--quick');
 const settings: Settings = { quick, seconds: quick ? 2 : 10, connections: 50 };
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const steps: [string, () => Promise<Figure | Figure[]>][] = [
-  ['api.get,api.list', () => apiReads(settings)],
+  ['api.get,api.get.member,api.list', () => apiReads(settings)],
   ['api.create', () => apiCreates(settings)],
   ['plan.noop10k', () => planNoop(settings)],
   ['apply.1k', () => applyNew(settings)],
