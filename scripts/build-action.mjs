@@ -32,7 +32,7 @@ const inlineSchemas = {
 };
 
 const result = await build({
-  entryPoints: [`${root}src/action/main.ts`],
+  entryPoints: [`${root}src/github-action/main.ts`],
   outfile,
   bundle: true,
   platform: 'node',

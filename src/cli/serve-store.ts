@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { FieldCipher } from '../api/field-cipher.js';
 import { SqliteStore } from '../store/backends/sqlite.js';
 import { claimSealingKey } from '../store/backends/sqlite-sealing-key.js';
-import type { LogStore } from '../store/log-store.js';
+import type { LogStore } from '../store/log/log-store.js';
 import { openStore } from '../store/open.js';
 import { cipherFor } from './embedded.js';
 import { CliError } from './errors.js';

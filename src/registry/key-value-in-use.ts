@@ -1,7 +1,7 @@
 /**
  * The answer that an access key's value is already another key's: 422 on spec.key. It tells the
  * caller the value is someone's key, as much as authenticating with it would, so the server counts
- * it against the failed-authentication budget (src/server/guard.ts probing): revealsKeyValue
+ * it against the failed-authentication budget (src/server/auth/guard.ts probing): revealsKeyValue
  * recognises the errors made here, whether the check before the write or the store's unique
  * index (a concurrent create with the same value) gave it.
  */

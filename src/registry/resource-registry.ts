@@ -17,7 +17,7 @@ import { storeCall } from './storage-errors.js';
 import type { WriteObserver } from './write-observer.js';
 import { patch, update, type PatchType, type UpdateOptions } from './update.js';
 import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
-import { apply, type ApplyOptions } from './apply.js';
+import { apply, type ApplyOptions } from './server-side-apply.js';
 import { rotate, type RotateOptions } from './rotate.js';
 import { recordKeyUse, type KeyUse } from './key-use.js';
 import { InFlight } from './in-flight.js';

@@ -17,7 +17,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { mentions } from '../registry/mentions.js';
 import type { Registry } from '../registry/registry.js';
 import { ApiError } from '../api/errors.js';
-import type { AuthContext } from './guard.js';
+import type { AuthContext } from './auth/guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import type { ServerMetrics } from './metrics.js';
 

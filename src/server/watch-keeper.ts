@@ -14,7 +14,7 @@ import { ApiError, expired, type Status } from '../api/errors.js';
 import type { Identity } from '../auth/identity.js';
 import type { Resource } from '../auth/roles.js';
 import { scopeDenial } from '../auth/scope.js';
-import type { AuthContext } from './guard.js';
+import type { AuthContext } from './auth/guard.js';
 
 /** How often an open watch's key is checked when no event asks: a key expires, a watch ends within this (and a check). */
 export const checkIntervalMs = 500;

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { MemoryStore } from './backends/memory.js';
 import { PostgresStore } from './backends/postgres.js';
 import { SqliteStore } from './backends/sqlite.js';
-import type { LogStore } from './log-store.js';
+import type { LogStore } from './log/log-store.js';
 import type { StoreLog } from './types.js';
 import { defaultStoreUrl, StoreUrlError } from './url.js';
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TeamIndex } from '../../src/auth/team-index.js';
-import { LogTail } from '../../src/store/log-tail.js';
+import { LogTail } from '../../src/store/log/log-tail.js';
 import type { LogRecord } from '../../src/store/types.js';
 import type { ResourceRegistry } from '../../src/registry/resource-registry.js';
 import type { Logger } from 'pino';

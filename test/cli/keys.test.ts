@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { KubeObject } from '../../src/api/types.js';
 import type { KeyRow } from '../../src/auth/key-listing.js';
-import { runKeys } from '../../src/cli/commands/keys-action.js';
+import { runKeys } from '../../src/cli/commands/keys-run.js';
 import { openEmbedded } from '../../src/cli/embedded.js';
 import { day as dayMs, ManualClock } from '../support/clock.js';
 import { startServe, type Served } from '../server/serve-process.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commentBody, commentMarker } from '../../src/action/comment.js';
+import { commentBody, commentMarker } from '../../src/github-action/comment.js';
 import { renderMarkdown } from '../../src/gitops/report/markdown.js';
 import type { Report, ReportObject } from '../../src/gitops/report/report.js';
 import { teamkeys } from '../cli/run.js';

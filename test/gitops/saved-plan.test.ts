@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SavedPlan } from '../../src/gitops/plan/saved.js';
+import type { SavedPlan } from '../../src/gitops/saved/saved-plan.js';
 import { teamkeys } from '../cli/run.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { newRepo, type Repo } from './git-repo.js';

@@ -19,7 +19,7 @@ import { HttpClient } from '../../src/client/http.js';
 import { SyncDaemon } from '../../src/daemon/daemon.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
 import { GitHubSecrets } from '../../src/gitops/keys/github-secrets.js';
-import { applyPlanFile, writeSavedPlan } from '../../src/gitops/plan-file.js';
+import { applyPlanFile, writeSavedPlan } from '../../src/gitops/saved/plan-file.js';
 import { reconcile, type ReconcileOptions } from '../../src/gitops/reconcile.js';
 import type { Report } from '../../src/gitops/report/report.js';
 import { renderMarkdown } from '../../src/gitops/report/markdown.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/api/canonical-json.js';
 import { checkKeyFile, writeKeyFile } from '../../src/gitops/keys/key-file.js';
-import type { SavedPlan } from '../../src/gitops/plan/saved.js';
+import type { SavedPlan } from '../../src/gitops/saved/saved-plan.js';
 import { teamkeys } from '../cli/run.js';
 
 const key = (name: string) => `apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata:\n  name: ${name}\nspec:\n  user: ana\n  type: User\n`;

@@ -3,7 +3,7 @@ import pino, { type Logger } from 'pino';
 import type { ActivityRecorder } from '../../src/auth/activity.js';
 import { bootstrapAdmin } from '../../src/auth/bootstrap.js';
 import { createRegistry, type Registry } from '../../src/registry/registry.js';
-import { createAuthContext } from '../../src/server/auth-context.js';
+import { createAuthContext } from '../../src/server/auth/auth-context.js';
 import { apiPrefix, buildServer } from '../../src/server/server.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';

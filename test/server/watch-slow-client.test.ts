@@ -13,7 +13,7 @@ import { Agent, fetch as fetchWith } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapAdmin } from '../../src/auth/bootstrap.js';
 import { createRegistry, type Registry } from '../../src/registry/registry.js';
-import { createAuthContext } from '../../src/server/auth-context.js';
+import { createAuthContext } from '../../src/server/auth/auth-context.js';
 import { apiPrefix, buildServer } from '../../src/server/server.js';
 import type { WatchLimits } from '../../src/server/watch-limits.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { SqliteStore } from '../../src/store/backends/sqlite.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
-import type { LogStore } from '../../src/store/log-store.js';
+import type { LogStore } from '../../src/store/log/log-store.js';
 import { Removal, type Indexer, type ListOptions, type Store, type StoredObject } from '../../src/store/types.js';
 
 interface Obj extends StoredObject {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isStorageError } from '../../src/store/errors.js';
-import { LogTail } from '../../src/store/log-tail.js';
+import { LogTail } from '../../src/store/log/log-tail.js';
 import type { LogRecord, StoreEvent } from '../../src/store/types.js';
 import { memoryLog } from './memory-log.js';
 

@@ -1,13 +1,13 @@
 /**
  * `teamkeys diff`: git against live as a unified diff, as `kubectl diff` and `argocd app diff`
  * print it. Exit 0 no differences, 1 differences, 2 (more than 1) an error, as kubectl diff.
- * What it runs is in diff-action.ts, loaded only when it runs.
+ * What it runs is in diff-run.ts, loaded only when it runs.
  */
 import type { Command } from 'commander';
 import { setFailureExitCode } from '../errors.js';
 import { addFlags, runFlags, sourceFlags, targetFlags } from '../flag-specs.js';
 import { addPolicyFlag } from '../workflow-flags.js';
-import type { DiffFlags } from './diff-action.js';
+import type { DiffFlags } from './diff-run.js';
 
 export function registerDiff(program: Command): void {
   const cmd = program
@@ -16,6 +16,6 @@ export function registerDiff(program: Command): void {
   addPolicyFlag(addFlags(cmd, [...sourceFlags, ...targetFlags, ...runFlags.filter((f) => ['prune', 'allow-empty', 'max-prune'].includes(f.name))]))
     .hook('preAction', () => setFailureExitCode(2))
     .action(async (f: DiffFlags) => {
-      process.exitCode = await (await import('./diff-action.js')).runDiff(f);
+      process.exitCode = await (await import('./diff-run.js')).runDiff(f);
     });
 }

@@ -110,7 +110,7 @@ export function registerGitops(program: Command): void {
       checkOutput(f.output);
       const run = runOptions(f);
       // What plan and apply need (the planner, the writers, a client) loads only when one of them runs.
-      const [{ reconcile }, { applyPlanFile, writeSavedPlan }] = await Promise.all([import('../../gitops/reconcile.js'), import('../../gitops/plan-file.js')]);
+      const [{ reconcile }, { applyPlanFile, writeSavedPlan }] = await Promise.all([import('../../gitops/reconcile.js'), import('../../gitops/saved/plan-file.js')]);
       const client = await openClient(f);
       const abort = new AbortController();
       const stop = () => abort.abort();

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
 import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
-import type { KeysFlags } from './keys-action.js';
+import type { KeysFlags } from './keys-run.js';
 
 export function registerKeys(program: Command): void {
   program
@@ -21,7 +21,7 @@ export function registerKeys(program: Command): void {
     .option('--store <url>', storeOptionHelp)
     .option('--encryption-key-file <file>', encryptionKeyFileHelp)
     .action(async (opts: KeysFlags) => {
-      const { runKeys } = await import('./keys-action.js');
+      const { runKeys } = await import('./keys-run.js');
       await runKeys(opts);
     });
 }

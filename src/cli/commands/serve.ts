@@ -1,7 +1,7 @@
-/** `teamkeys serve`: its flags; what it runs is in serve-action.ts, loaded only when it runs. */
+/** `teamkeys serve`: its flags; what it runs is in serve-run.ts, loaded only when it runs. */
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
-import { defaultFailureLimit } from '../../server/auth-context.js';
+import { defaultFailureLimit } from '../../server/auth/auth-context.js';
 import { defaultMaxKeysPerUser } from '../../server/key-quota.js';
 import { defaultShutdownGraceMs } from '../../server/shutdown.js';
 import { defaultMaxWatches, defaultMaxWatchesPerKey, defaultMaxWatchesPerUser, defaultMinRequestTimeoutSeconds } from '../../server/watch-limits.js';
@@ -9,7 +9,7 @@ import { addDaemonFlags } from '../daemon-setup.js';
 import { logFormatHelp } from '../flag-specs.js';
 import { addSignInFlags } from '../signin-flags.js';
 import { serveStoreHelp } from '../store-flags.js';
-import type { ServeOptions } from './serve-action.js';
+import type { ServeOptions } from './serve-run.js';
 
 export function registerServe(program: Command): void {
   const serve = program
@@ -55,6 +55,6 @@ export function registerServe(program: Command): void {
   // The sidecar: every flag of teamkeys watch that is about the source and the sync, as --sync-*.
   addDaemonFlags(serve, 'sync-').action(async (opts: ServeOptions) => {
     // The server (fastify, the stores and their drivers) loads only when serve runs.
-    await (await import('./serve-action.js')).serve(opts);
+    await (await import('./serve-run.js')).serve(opts);
   });
 }

@@ -4,7 +4,7 @@
  * `curl -X POST /sync`; by default it waits for that cycle and prints its report.
  */
 import type { Command } from 'commander';
-import type { SyncFlags } from './sync-action.js';
+import type { SyncFlags } from './sync-run.js';
 
 export function registerSync(program: Command): void {
   program
@@ -18,6 +18,6 @@ export function registerSync(program: Command): void {
     .option('--timeout <duration>', 'how long to wait for the sync to finish', '2m')
     .option('-o, --output <format>', 'text, json, yaml or markdown', 'text')
     .action(async (f: SyncFlags) => {
-      process.exitCode = await (await import('./sync-action.js')).sync(f);
+      process.exitCode = await (await import('./sync-run.js')).sync(f);
     });
 }

@@ -1,8 +1,8 @@
-/** `teamkeys watch`: its flags; what it runs is in watch-action.ts, loaded only when it runs. */
+/** `teamkeys watch`: its flags; what it runs is in watch-run.ts, loaded only when it runs. */
 import type { Command } from 'commander';
 import { addDaemonFlags } from '../daemon-setup.js';
 import { addFlags, logFormatHelp, targetFlags } from '../flag-specs.js';
-import type { WatchFlags } from './watch-action.js';
+import type { WatchFlags } from './watch-run.js';
 
 export function registerWatch(program: Command): void {
   const cmd = program.command('watch').description('keep reconciling: on an interval, on a webhook, on file changes and on drift');
@@ -13,6 +13,6 @@ export function registerWatch(program: Command): void {
     .option('--log-format <format>', logFormatHelp)
     .action(async (f: WatchFlags) => {
       // The HTTP listener, the file watcher and the metrics load only when watch runs.
-      await (await import('./watch-action.js')).watch(f);
+      await (await import('./watch-run.js')).watch(f);
     });
 }

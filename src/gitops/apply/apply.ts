@@ -9,7 +9,7 @@ import type { FileSinkOptions } from '../keys/file-sink.js';
 import type { KeyDelivery } from '../keys/github-secrets.js';
 import { checkKeyFile, KeyFileError, writeKeyFile } from '../keys/key-file.js';
 import type { Action } from '../plan/plan.js';
-import { deliver, deliveryTarget, rotateAndDeliver, rotation, type Delivered } from './key-delivery.js';
+import { deliver, deliveryTarget, rotateAndDeliver, rotation, type Delivered } from '../keys/key-delivery.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 

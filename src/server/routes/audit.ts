@@ -9,7 +9,7 @@ import { ApiError, badRequest, methodNotAllowed } from '../../api/errors.js';
 import type { AuditRecorder } from '../audit/audit-recorder.js';
 import type { Resource } from '../../auth/roles.js';
 import { scopeDenial } from '../../auth/scope.js';
-import { identityOf } from '../guard.js';
+import { identityOf } from '../auth/guard.js';
 
 type Query = Record<string, string | string[] | undefined>;
 

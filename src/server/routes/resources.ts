@@ -9,7 +9,7 @@ import { seesEverything } from '../../auth/authorize.js';
 import type { Verb } from '../../auth/roles.js';
 import { bodyTypeOf, negotiate, parseBody } from '../content.js';
 import { duplicateFields } from '../duplicate-fields.js';
-import { Guard, identityOf, type AuthContext } from '../guard.js';
+import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
 import { serveWatch, type WatchHub } from './watch.js';

@@ -7,10 +7,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, methodNotAllowed } from '../../api/errors.js';
 import { isJsonMap } from '../../api/types.js';
 import type { Identity } from '../../auth/identity.js';
-import { reviewGroups, type AccessAdvisor } from '../access.js';
+import { reviewGroups, type AccessAdvisor } from '../auth/access.js';
 import { bodyTypeOf, mediaType, parseBody } from '../content.js';
 import { decodeReview, protobufMediaType } from '../review-protobuf.js';
-import { identityOf } from '../guard.js';
+import { identityOf } from '../auth/guard.js';
 import { send } from '../reply.js';
 
 type Request = FastifyRequest<{ Body: Buffer | undefined }>;

@@ -6,7 +6,7 @@ import type { KubeObject, WatchEvent } from '../../api/types.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
 import { toApiError } from '../../registry/storage-errors.js';
 import { negotiate } from '../content.js';
-import { identityOf } from '../guard.js';
+import { identityOf } from '../auth/guard.js';
 import type { ReadQuery } from '../query.js';
 import { partialObject } from '../partial-metadata.js';
 import { toTable } from '../table.js';

@@ -1,7 +1,7 @@
 /** The in-memory backend: the same log semantics as SQLite, for tests and throwaway servers. */
 import { indexConflict, keyExists } from '../errors.js';
-import type { LogBackend, Row } from '../log-backend.js';
-import { LogStore } from '../log-store.js';
+import type { LogBackend, Row } from '../log/log-backend.js';
+import { LogStore } from '../log/log-store.js';
 import type { EventType, LogRecord } from '../types.js';
 import { withoutProperty } from '../scrub.js';
 

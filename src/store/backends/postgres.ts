@@ -6,8 +6,8 @@
  */
 import pg from 'pg';
 import { indexConflict, keyExists } from '../errors.js';
-import type { LogBackend, Row } from '../log-backend.js';
-import { LogStore } from '../log-store.js';
+import type { LogBackend, Row } from '../log/log-backend.js';
+import { LogStore } from '../log/log-store.js';
 import { silentLog, type LogRecord, type StoreLog } from '../types.js';
 import { withoutProperty } from '../scrub.js';
 import { classify } from './postgres-errors.js';

@@ -9,7 +9,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { indexConflict, keyExists, StorageError } from '../errors.js';
-import type { LogBackend, Row } from '../log-backend.js';
+import type { LogBackend, Row } from '../log/log-backend.js';
 import { withoutProperty } from '../scrub.js';
 import type { LogRecord } from '../types.js';
 

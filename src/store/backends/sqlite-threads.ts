@@ -8,7 +8,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { StorageError, isStorageError } from '../errors.js';
-import type { LogBackend, Row } from '../log-backend.js';
+import type { LogBackend, Row } from '../log/log-backend.js';
 import type { LogRecord, StoreLog } from '../types.js';
 import type { AuditEvent, AuditFilter } from '../../api/audit-event.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';

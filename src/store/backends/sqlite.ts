@@ -4,7 +4,7 @@
  * the connections that write and read in worker threads with group commit (sqlite-threads.ts); the
  * CLI's embedded commands, which start, write a little and exit, keep one in-thread connection.
  */
-import { LogStore } from '../log-store.js';
+import { LogStore } from '../log/log-store.js';
 import { silentLog, type StoreLog } from '../types.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';
 import { ThreadedSqliteBackend } from './sqlite-threads.js';

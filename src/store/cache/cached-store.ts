@@ -6,7 +6,7 @@
  * up) reads go to the store: an answer is never staler than the store's, nor an error of the cache's.
  */
 import { isStorageError, notFound } from '../errors.js';
-import type { LogStore } from '../log-store.js';
+import type { LogStore } from '../log/log-store.js';
 import {
   prefixEnd,
   silentLog,

@@ -15,7 +15,7 @@ import { bootstrapAdmin } from '../../../src/auth/bootstrap.js';
 import type { KubeObject } from '../../../src/api/types.js';
 import type { ResourceRegistry } from '../../../src/registry/resource-registry.js';
 import { createRegistry, type Registry } from '../../../src/registry/registry.js';
-import { createAuthContext } from '../../../src/server/auth-context.js';
+import { createAuthContext } from '../../../src/server/auth/auth-context.js';
 import { apiPrefix, buildServer } from '../../../src/server/server.js';
 import { MemoryStore } from '../../../src/store/backends/memory.js';
 import { opaqueRoles, teamNames, verbs, type Spec } from './world.js';

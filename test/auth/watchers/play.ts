@@ -9,7 +9,7 @@ import pino from 'pino';
 import { bootstrapAdmin } from '../../../src/auth/bootstrap.js';
 import type { Resource } from '../../../src/auth/roles.js';
 import { createRegistry } from '../../../src/registry/registry.js';
-import { createAuthContext } from '../../../src/server/auth-context.js';
+import { createAuthContext } from '../../../src/server/auth/auth-context.js';
 import { apiPrefix, buildServer } from '../../../src/server/server.js';
 import { MemoryStore } from '../../../src/store/backends/memory.js';
 import { keySpec, teamField, teamNames, teamSpec, users, type Spec } from '../model/world.js';

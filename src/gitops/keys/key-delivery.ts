@@ -13,8 +13,8 @@
 import { generateKey } from '../../api/secrets.js';
 import { isJsonMap } from '../../api/types.js';
 import type { ApiClient } from '../../client/types.js';
-import { writeSink, type FileSinkOptions } from '../keys/file-sink.js';
-import { describeTarget, KeyDeliveryError, parseSecretTarget, type KeyDelivery, type SecretTarget } from '../keys/github-secrets.js';
+import { writeSink, type FileSinkOptions } from './file-sink.js';
+import { describeTarget, KeyDeliveryError, parseSecretTarget, type KeyDelivery, type SecretTarget } from './github-secrets.js';
 import { annotations } from '../plan/annotations.js';
 import type { Action } from '../plan/plan.js';
 

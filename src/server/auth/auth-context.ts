@@ -1,14 +1,14 @@
 /** Assembles authentication and authorization over a registry: the team index first, loaded. */
 import type { Logger } from 'pino';
-import { ActivityRecorder } from '../auth/activity.js';
-import { Authenticator } from '../auth/authenticate.js';
-import { Authorizer } from '../auth/authorize.js';
-import { FailureLimiter, type FailureLimitOptions } from '../auth/failure-limit.js';
-import { TeamIndex } from '../auth/team-index.js';
-import { dependentsFinder } from '../registry/dependents.js';
-import type { Registry } from '../registry/registry.js';
+import { ActivityRecorder } from '../../auth/activity.js';
+import { Authenticator } from '../../auth/authenticate.js';
+import { Authorizer } from '../../auth/authorize.js';
+import { FailureLimiter, type FailureLimitOptions } from '../../auth/failure-limit.js';
+import { TeamIndex } from '../../auth/team-index.js';
+import { dependentsFinder } from '../../registry/dependents.js';
+import type { Registry } from '../../registry/registry.js';
 import type { AuthContext } from './guard.js';
-import { defaultMaxKeysPerUser, keyQuota } from './key-quota.js';
+import { defaultMaxKeysPerUser, keyQuota } from '../key-quota.js';
 
 export interface AuthOptions {
   /** How often a key's status.lastActivity may be written; DECISIONS.md says once a minute. */

@@ -7,9 +7,9 @@
  */
 import type { ApiClient } from '../../client/types.js';
 import { buildReport, type Report } from '../report/report.js';
-import { contentDigest, type ObjectRead, type SavedPlan } from '../plan/saved.js';
+import { contentDigest, type ObjectRead, type SavedPlan } from './saved-plan.js';
 import type { Action } from '../plan/plan.js';
-import { applyPlan, type ApplyOptions } from './apply.js';
+import { applyPlan, type ApplyOptions } from '../apply/apply.js';
 
 /** A saved plan is applied as planned: a conflict refuses it rather than planning again. */
 export type SavedApplyOptions = Omit<ApplyOptions, 'replan'>;

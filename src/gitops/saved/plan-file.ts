@@ -1,12 +1,12 @@
 /** Saved plan files, for the CLI (plan --out, apply --plan) and the Action (input plan-file) alike. */
 import { readFile, rm } from 'node:fs/promises';
-import { writeNoFollow } from './no-follow.js';
-import type { ApiClient } from '../client/types.js';
-import { applySavedPlan, type SavedApplyOptions } from './apply/saved-apply.js';
-import { sourceFolders } from './keys/file-sink.js';
-import { parseSavedPlan, savePlan } from './plan/saved.js';
-import type { Reconciled } from './reconcile.js';
-import { buildReport, type Report } from './report/report.js';
+import { writeNoFollow } from '../no-follow.js';
+import type { ApiClient } from '../../client/types.js';
+import { applySavedPlan, type SavedApplyOptions } from './saved-apply.js';
+import { sourceFolders } from '../keys/file-sink.js';
+import { parseSavedPlan, savePlan } from './saved-plan.js';
+import type { Reconciled } from '../reconcile.js';
+import { buildReport, type Report } from '../report/report.js';
 
 /**
  * Writes the saved plan when there is one to save: a plan with errors, or refused, is not saved

@@ -4,9 +4,9 @@
  * concerns. A watcher starting in the past replays from a window of recent records, or from the
  * log itself when it starts further back.
  */
-import { expired, isStorageError } from './errors.js';
-import { silentLog, type LogRecord, type StoreEvent, type StoreLog, type StoreWatch, type StoredObject } from './types.js';
-import { WatchQueue } from './watch-queue.js';
+import { expired, isStorageError } from '../errors.js';
+import { silentLog, type LogRecord, type StoreEvent, type StoreLog, type StoreWatch, type StoredObject } from '../types.js';
+import { WatchQueue } from '../watch-queue.js';
 
 export interface LogSource {
   /** Records with revision > after, ascending, at most limit. */

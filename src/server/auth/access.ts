@@ -4,13 +4,13 @@
  * holds on the object, status writes only for holders of the verb everywhere), so an answer here
  * is the answer a real request gets; when authorization's internals change, only this file moves.
  */
-import { kindOfPlural, servedPlurals } from '../api/resources.js';
-import type { KubeObject } from '../api/types.js';
-import type { Authorizer } from '../auth/authorize.js';
-import type { Identity } from '../auth/identity.js';
-import { decide, subresources } from '../auth/decide.js';
-import { verbs as allVerbs, type Resource, type Verb } from '../auth/roles.js';
-import type { Registry } from '../registry/registry.js';
+import { kindOfPlural, servedPlurals } from '../../api/resources.js';
+import type { KubeObject } from '../../api/types.js';
+import type { Authorizer } from '../../auth/authorize.js';
+import type { Identity } from '../../auth/identity.js';
+import { decide, subresources } from '../../auth/decide.js';
+import { verbs as allVerbs, type Resource, type Verb } from '../../auth/roles.js';
+import type { Registry } from '../../registry/registry.js';
 
 export interface AccessQuestion {
   verb: string;

@@ -10,7 +10,7 @@ import { join, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
 import * as github from '@actions/github';
 import { HttpClient } from '../client/http.js';
-import { applyPlanFile, writeSavedPlan } from '../gitops/plan-file.js';
+import { applyPlanFile, writeSavedPlan } from '../gitops/saved/plan-file.js';
 import { reconcile, validateSource } from '../gitops/reconcile.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';

@@ -4,12 +4,12 @@
  * listener: /metrics, /sync/report and POST /sync. Health endpoints and /version stay open.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, tooManyRequests } from '../api/errors.js';
-import { servedPlurals } from '../api/resources.js';
-import type { ActivityRecorder } from '../auth/activity.js';
-import type { Identity } from '../auth/identity.js';
-import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
-import { scopeDenial } from '../auth/scope.js';
+import { ApiError, tooManyRequests } from '../../api/errors.js';
+import { servedPlurals } from '../../api/resources.js';
+import type { ActivityRecorder } from '../../auth/activity.js';
+import type { Identity } from '../../auth/identity.js';
+import { roleVerbs, type Resource, type Verb } from '../../auth/roles.js';
+import { scopeDenial } from '../../auth/scope.js';
 import type { AuthContext } from './guard.js';
 
 /** Authenticates the request's bearer key and records the identity on it; throws 401 / 429 / 503. */

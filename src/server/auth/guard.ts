@@ -5,21 +5,21 @@
  * (owner-admission.ts), a delete included (cascade-admission.ts).
  */
 import type { FastifyRequest } from 'fastify';
-import type { KubeObject, Team } from '../api/types.js';
-import type { Authenticator } from '../auth/authenticate.js';
-import type { Authorizer } from '../auth/authorize.js';
-import { asKey, keyEscalation, teamEscalation } from '../auth/escalation.js';
-import type { FailureLimiter } from '../auth/failure-limit.js';
-import type { Identity } from '../auth/identity.js';
-import { roleVerbs, type Resource, type Verb } from '../auth/roles.js';
-import { scopeDenial } from '../auth/scope.js';
-import type { TeamIndex } from '../auth/team-index.js';
-import { tooManyRequests } from '../api/errors.js';
-import type { Admit } from '../registry/admission.js';
-import { revealsKeyValue } from '../registry/key-value-in-use.js';
-import { quotaDenial, type KeyQuota } from './key-quota.js';
-import { cascadeDenial } from './cascade-admission.js';
-import { checkOwnerReferences, ownershipDenial, signInTieDenial } from './owner-admission.js';
+import type { KubeObject, Team } from '../../api/types.js';
+import type { Authenticator } from '../../auth/authenticate.js';
+import type { Authorizer } from '../../auth/authorize.js';
+import { asKey, keyEscalation, teamEscalation } from '../../auth/escalation.js';
+import type { FailureLimiter } from '../../auth/failure-limit.js';
+import type { Identity } from '../../auth/identity.js';
+import { roleVerbs, type Resource, type Verb } from '../../auth/roles.js';
+import { scopeDenial } from '../../auth/scope.js';
+import type { TeamIndex } from '../../auth/team-index.js';
+import { tooManyRequests } from '../../api/errors.js';
+import type { Admit } from '../../registry/admission.js';
+import { revealsKeyValue } from '../../registry/key-value-in-use.js';
+import { quotaDenial, type KeyQuota } from '../key-quota.js';
+import { cascadeDenial } from '../cascade-admission.js';
+import { checkOwnerReferences, ownershipDenial, signInTieDenial } from '../owner-admission.js';
 
 export interface AuthContext {
   authenticator: Authenticator;

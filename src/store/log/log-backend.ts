@@ -2,7 +2,7 @@
  * What a backend must provide: a log of rows, one per revision, each a key's new value or its
  * tombstone. Every method may answer synchronously (SQLite, memory) or with a promise (PostgreSQL).
  */
-import type { LogRecord } from './types.js';
+import type { LogRecord } from '../types.js';
 
 type MaybePromise<T> = T | Promise<T>;
 

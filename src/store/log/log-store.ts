@@ -1,10 +1,10 @@
 /** The Store every backend shares: preconditions, the update retry loop, listing and watching. */
-import { decodeObject, encodeObject } from './encode.js';
-import { StorageError, expired, notFound } from './errors.js';
+import { decodeObject, encodeObject } from '../encode.js';
+import { StorageError, expired, notFound } from '../errors.js';
 import type { LogBackend, Row } from './log-backend.js';
-import { checkPreconditions } from './preconditions.js';
+import { checkPreconditions } from '../preconditions.js';
 import { LogTail } from './log-tail.js';
-import { withoutProperty } from './scrub.js';
+import { withoutProperty } from '../scrub.js';
 import {
   prefixEnd,
   Removal,
@@ -19,7 +19,7 @@ import {
   type StoreWatch,
   type StoredObject,
   type TryUpdate,
-} from './types.js';
+} from '../types.js';
 
 export interface LogStoreOptions {
   /** How often watchers look for writes made by other processes; 0 for a single-process store. */

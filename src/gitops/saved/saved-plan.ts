@@ -12,8 +12,8 @@ import type { KubeObject } from '../../api/types.js';
 import type { Plural } from '../../client/types.js';
 import { redact, type Report } from '../report/report.js';
 import type { DesiredObject } from '../validate.js';
-import { coreOf } from './diff.js';
-import type { Action, Plan } from './plan.js';
+import { coreOf } from '../plan/diff.js';
+import type { Action, Plan } from '../plan/plan.js';
 import { savedPlanNameErrors } from './saved-names.js';
 
 export const savedPlanFormat = 1;
