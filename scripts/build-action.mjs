@@ -33,6 +33,8 @@ const inlineSchemas = {
 
 const result = await build({
   entryPoints: [`${root}src/github-action/main.ts`],
+  // node_modules may be a link (git worktrees share one install): paths in the bundle must not depend on it.
+  preserveSymlinks: true,
   outfile,
   bundle: true,
   platform: 'node',
