@@ -13,7 +13,7 @@ import { HttpClient } from '../client/http.js';
 import { applyPlanFile, writeSavedPlan } from '../gitops/saved/plan-file.js';
 import { reconcile, validateSource } from '../gitops/reconcile.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
-import type { Report } from '../gitops/report/report.js';
+import { isFailedOutcome, workCount, type Report } from '../gitops/report/report.js';
 import { writeReports } from '../gitops/report/write.js';
 import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
 import type { PolicySource } from '../gitops/policy/at-ref.js';
@@ -136,6 +136,13 @@ async function comment(report: Report, markdown: string): Promise<void> {
   }
 }
 
+/** Why a failed run failed, as the step's failure names it. */
+function failureMessage(report: Report): string {
+  if (report.outcome === 'invalid') return `${report.errors.length} error(s) in the manifests or policies`;
+  if (report.outcome === 'refused') return report.refused ?? 'refused';
+  return `${report.summary.failed} write(s) failed`;
+}
+
 async function run(): Promise<void> {
   // Masked before anything can print them.
   for (const secret of [input('token'), input('github-token'), process.env.GITHUB_TOKEN]) if (secret) core.setSecret(secret);
@@ -158,16 +165,14 @@ async function run(): Promise<void> {
   }
   if (flag('comment', 'true')) await comment(report, markdown);
   const s = report.summary;
-  const changes = s.create + s.update + s.replace + s.delete + (s.rotate ?? 0);
+  const changes = workCount(s);
   core.setOutput('outcome', report.outcome);
   core.setOutput('changes', String(changes));
   core.setOutput('drift', String(s.drifted));
   core.setOutput('report-json', join(reportDir, 'report.json'));
   core.setOutput('report-markdown', join(reportDir, 'report.md'));
   core.info(`teamkeys ${command}: ${report.outcome}; ${changes} change(s), ${s.drifted} drifted, report in ${shownPath(workspace, reportDir)}`);
-  if (report.outcome === 'invalid') core.setFailed(`${report.errors.length} error(s) in the manifests or policies`);
-  else if (report.outcome === 'refused') core.setFailed(report.refused ?? 'refused');
-  else if (report.outcome === 'failed') core.setFailed(`${s.failed} write(s) failed`);
+  if (isFailedOutcome(report.outcome)) core.setFailed(failureMessage(report));
   else if (flag('fail-on-drift') && s.drifted > 0) core.setFailed(`${s.drifted} object(s) drifted from git (see the job summary)`);
 }
 
