@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
 import * as github from '@actions/github';
+import { defaultGroup } from '../api/resources.js';
 import { HttpClient } from '../client/http.js';
 import { applyPlanFile, writeSavedPlan } from '../gitops/saved/plan-file.js';
 import { reconcile, validateSource } from '../gitops/reconcile.js';
@@ -17,7 +18,8 @@ import { isFailedOutcome, workCount, type Report } from '../gitops/report/report
 import { writeReports } from '../gitops/report/write.js';
 import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
 import type { PolicySource } from '../gitops/policy/at-ref.js';
-import { durationError, durationMs } from '../duration.js';
+import { durationError, durationMs, formatDuration } from '../duration.js';
+import { defaultReconcileOptions as defaults } from '../gitops/reconcile-defaults.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
 
 /** GitHub shows at most this many error annotations per step. */
@@ -67,7 +69,7 @@ function policySource(workspace: string): PolicySource | undefined {
 
 /** The report of the command the inputs ask for (and the saved plan written or applied). */
 async function runCommand(command: string, workspace: string): Promise<Report> {
-  const group = input('api-group', 'management.service');
+  const group = input('api-group', defaultGroup);
   const policyDir = policySource(workspace);
   const planFile = input('plan-file') ? resolve(workspace, input('plan-file')) : undefined;
   const source = {
@@ -76,18 +78,18 @@ async function runCommand(command: string, workspace: string): Promise<Report> {
     ...(input('source-id') ? { sourceId: input('source-id') } : {}),
   };
   if (command === 'validate') return (await validateSource(source, `${group}/v1`, policyDir)).report;
-  const warn = { warnExpiryMs: duration('warn-expiry', '14d'), warnUnusedMs: duration('warn-unused', '90d') };
+  const warn = { warnExpiryMs: duration('warn-expiry', formatDuration(defaults.warnExpiryMs)), warnUnusedMs: duration('warn-unused', formatDuration(defaults.warnUnusedMs)) };
   const client = openServer(group);
   try {
-    if (command === 'apply' && planFile) return await applyPlanFile(planFile, client, { concurrency: 8, ...keyDelivery() });
+    if (command === 'apply' && planFile) return await applyPlanFile(planFile, client, { concurrency: defaults.concurrency, ...keyDelivery() });
     const reconciled = await reconcile({
       mode: command as 'plan' | 'apply',
       client,
       source,
       prune: flag('prune'),
       allowEmpty: false,
-      maxPrune: Number(input('max-prune', '50')),
-      concurrency: 8,
+      maxPrune: Number(input('max-prune', String(defaults.maxPrune))),
+      concurrency: defaults.concurrency,
       ...warn,
       // A pull request is untrusted: its comment shows live values only for fields its manifests name.
       withholdUnnamedLiveValues: github.context.payload.pull_request !== undefined,
