@@ -39,7 +39,7 @@ export interface DaemonOptions {
   reportDir?: string;
   /** Policy objects every cycle checks (read again each cycle, so an edited policy applies). */
   policyDir?: string;
-  /** The report's key health section: keys expiring within / unused for longer than these (defaults 14d, 90d). */
+  /** The report's key health section: keys expiring within / unused for longer than these (defaults: reconcile-defaults.ts). */
   warnExpiryMs?: number;
   warnUnusedMs?: number;
   /** Reports of earlier cycles kept in reportDir/history. */

@@ -16,7 +16,7 @@ export interface AuthOptions {
   now?: () => Date;
   /** The budget of failed authentications per client address; false turns the limit off. */
   failureLimit?: FailureLimitOptions | false;
-  /** Access keys one identity may have (key-quota.ts); default 100, 0 for no bound. */
+  /** Access keys one identity may have (default: key-quota.ts); 0 for no bound. */
   maxKeysPerUser?: number;
   /** How long a Login key works while its identity cannot be refreshed (default 24 h). */
   identityMaxStalenessMs?: number;
