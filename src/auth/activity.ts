@@ -11,6 +11,9 @@ import type { KubeObject } from '../api/types.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { StoreWatch } from '../store/types.js';
 
+/** How often a key's status.lastActivity may be written: once a minute (DECISIONS.md). */
+export const defaultActivityIntervalMs = 60_000;
+
 const isNotFound = (err: unknown) => (err as { reason?: string }).reason === 'NotFound';
 
 export class ActivityRecorder {

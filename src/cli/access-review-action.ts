@@ -5,6 +5,7 @@
  */
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import { defaultGroup } from '../api/resources.js';
 import type { KubeObject, OwnedAccessKey, Team } from '../api/types.js';
 import type { ApiClient } from '../client/types.js';
 import type { AccessReviewOptions } from './commands/access-review.js';
@@ -98,7 +99,7 @@ export async function runAccessReview(opts: AccessReviewOptions): Promise<void> 
   const doc = computeReview({
     teams: teams as Team[],
     keys: keys as OwnedAccessKey[],
-    group: opts.apiGroup ?? 'management.service',
+    group: opts.apiGroup ?? defaultGroup,
     source: client.target,
     now: new Date(),
     onProgress: (done, total) => show.say(`access-review: ${teams.length} Teams, ${keys.length} keys; reviewed ${done}/${total} identities and keys`),

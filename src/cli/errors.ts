@@ -6,7 +6,7 @@
 import { CommanderError } from 'commander';
 import { ApiError } from '../api/errors.js';
 import { ClientError } from '../client/types.js';
-import type { Report } from '../gitops/report/report.js';
+import { isFailedOutcome, type Report } from '../gitops/report/report.js';
 import { SourceError } from '../gitops/source/errors.js';
 import { StoreUrlError } from '../store/url.js';
 import { colourOn, paint } from './colour.js';
@@ -19,7 +19,7 @@ export const errorExitCode = 1;
 
 /** A finished run's exit code: 0 done or nothing to do, 2 changes or drift (only with --detailed-exitcode), 1 invalid, refused or failed. */
 export function reportExitCode(report: Report, detailed: boolean): number {
-  if (['invalid', 'refused', 'failed'].includes(report.outcome)) return errorExitCode;
+  if (isFailedOutcome(report.outcome)) return errorExitCode;
   return detailed && ['changes', 'drifted'].includes(report.outcome) ? 2 : 0;
 }
 

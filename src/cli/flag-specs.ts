@@ -5,6 +5,8 @@
  */
 import type { Command } from 'commander';
 import { defaultGroup } from '../api/resources.js';
+import { formatDuration } from '../duration.js';
+import { defaultReconcileOptions as reconcileDefaults } from '../gitops/reconcile-defaults.js';
 import { encryptionKeyFileHelp, storeOptionHelp } from './store-flags.js';
 
 export interface FlagSpec {
@@ -47,8 +49,8 @@ export const targetFlags: FlagSpec[] = [
 export const runFlags: FlagSpec[] = [
   { name: 'prune', help: 'delete objects this source created that are no longer in it' },
   { name: 'allow-empty', help: 'accept a source with no manifests (with --prune: prune everything this source created)' },
-  { name: 'max-prune', arg: '<n>', help: 'refuse a run that would delete more objects than this', default: '50' },
-  { name: 'concurrency', arg: '<n>', help: 'objects written in parallel', default: '8' },
+  { name: 'max-prune', arg: '<n>', help: 'refuse a run that would delete more objects than this', default: String(reconcileDefaults.maxPrune) },
+  { name: 'concurrency', arg: '<n>', help: 'objects written in parallel', default: String(reconcileDefaults.concurrency) },
   {
     name: 'key-dir',
     arg: '<dir>',
@@ -56,8 +58,8 @@ export const runFlags: FlagSpec[] = [
     prefixedHelp: 'write keys the server generates for new access keys here, one 0600 file each (default: <state dir>/keys)',
   },
   { name: 'report-dir', arg: '<dir>', help: 'write report.json and report.md here', prefixedHelp: 'write report.json and report.md here (default: <state dir>/sync)' },
-  { name: 'warn-expiry', arg: '<duration>', help: 'the report lists live keys (Login keys too) that expire within this, and expired keys not yet removed', default: '14d' },
-  { name: 'warn-unused', arg: '<duration>', help: 'the report lists live keys (Login keys too) last used, or never used and created, longer ago than this', default: '90d' },
+  { name: 'warn-expiry', arg: '<duration>', help: 'the report lists live keys (Login keys too) that expire within this, and expired keys not yet removed', default: formatDuration(reconcileDefaults.warnExpiryMs) },
+  { name: 'warn-unused', arg: '<duration>', help: 'the report lists live keys (Login keys too) last used, or never used and created, longer ago than this', default: formatDuration(reconcileDefaults.warnUnusedMs) },
 ];
 
 /** Policies every manifest must satisfy (read again on every cycle). */

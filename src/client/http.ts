@@ -6,7 +6,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { auditApiVersion, type AuditEvent, type AuditFilter } from '../api/audit-event.js';
 import type { Status } from '../api/errors.js';
-import { apiPrefix, apiRoot } from '../api/resources.js';
+import { apiPrefix, apiRoot, defaultGroup } from '../api/resources.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
 import { connectionFailure } from './connection-errors.js';
@@ -36,7 +36,7 @@ export class HttpClient implements ApiClient {
   private readonly agent: HttpAgent;
 
   constructor(private readonly opts: HttpClientOptions) {
-    const group = opts.group ?? 'management.service';
+    const group = opts.group ?? defaultGroup;
     this.apiVersion = `${group}/v1`;
     this.target = apiRoot(opts.server);
     this.base = new URL(`${this.target}/apis/${group}/v1/`);

@@ -8,14 +8,15 @@
  */
 import { systemClock, type Clock } from '../clock.js';
 import type { KeyDelivery } from '../gitops/keys/github-secrets.js';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import type { ApiClient } from '../client/types.js';
 import { reconcile } from '../gitops/reconcile.js';
-import { renderMarkdown } from '../gitops/report/markdown.js';
-import type { Report } from '../gitops/report/report.js';
+import { writeNoFollow } from '../gitops/no-follow.js';
+import { isFailedOutcome, type Report } from '../gitops/report/report.js';
+import { reportJson, writeReports } from '../gitops/report/write.js';
 import { isGitSource, openSource, type LoadedSource, type SourceOptions } from '../gitops/source/load.js';
 import { ApiFollower } from './api-follower.js';
 import { cycleLog } from './cycle-log.js';
@@ -38,7 +39,7 @@ export interface DaemonOptions {
   reportDir?: string;
   /** Policy objects every cycle checks (read again each cycle, so an edited policy applies). */
   policyDir?: string;
-  /** The report's key health section: keys expiring within / unused for longer than these (defaults 14d, 90d). */
+  /** The report's key health section: keys expiring within / unused for longer than these (defaults: reconcile-defaults.ts). */
   warnExpiryMs?: number;
   warnUnusedMs?: number;
   /** Reports of earlier cycles kept in reportDir/history. */
@@ -50,7 +51,6 @@ export interface DaemonOptions {
 }
 
 const maxBackoffMs = 5 * 60_000;
-const okOutcomes = ['clean', 'changes', 'drifted', 'applied'];
 
 export class SyncDaemon {
   lastReport: Report | undefined;
@@ -200,7 +200,7 @@ export class SyncDaemon {
       this.cycles++;
       this.lastReport = report;
       this.nextRotationAt = nextRotationAt;
-      const ok = okOutcomes.includes(report.outcome);
+      const ok = !isFailedOutcome(report.outcome);
       o.metrics.cycle(report.outcome, (performance.now() - started) / 1000, report);
       if (ok) {
         this.lastGoodReport = report;
@@ -230,14 +230,9 @@ export class SyncDaemon {
   private async writeReport(report: Report): Promise<void> {
     const dir = this.opts.reportDir;
     if (!dir) return;
+    await writeReports(report, dir);
     await mkdir(join(dir, 'history'), { recursive: true });
-    const json = `${JSON.stringify(report, null, 2)}\n`;
-    // Readers (a dashboard, a test) never see half a report: written aside, then renamed over.
-    for (const [name, text] of [['report.json', json], ['report.md', renderMarkdown(report)]] as const) {
-      await writeFile(join(dir, `.${name}.tmp`), text);
-      await rename(join(dir, `.${name}.tmp`), join(dir, name));
-    }
-    await writeFile(join(dir, 'history', `${report.generatedAt.replace(/[:]/g, '')}-${String(this.cycles).padStart(6, '0')}-${report.outcome}.json`), json);
+    await writeNoFollow(join(dir, 'history', `${report.generatedAt.replace(/[:]/g, '')}-${String(this.cycles).padStart(6, '0')}-${report.outcome}.json`), reportJson(report));
     const history = (await readdir(join(dir, 'history'))).sort();
     for (const old of history.slice(0, Math.max(0, history.length - (this.opts.historySize ?? 10)))) await rm(join(dir, 'history', old), { force: true });
   }

@@ -9,15 +9,17 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
 import * as github from '@actions/github';
+import { defaultGroup } from '../api/resources.js';
 import { HttpClient } from '../client/http.js';
 import { applyPlanFile, writeSavedPlan } from '../gitops/saved/plan-file.js';
 import { reconcile, validateSource } from '../gitops/reconcile.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
-import type { Report } from '../gitops/report/report.js';
+import { isFailedOutcome, workCount, type Report } from '../gitops/report/report.js';
 import { writeReports } from '../gitops/report/write.js';
 import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
 import type { PolicySource } from '../gitops/policy/at-ref.js';
-import { durationError, durationMs } from '../duration.js';
+import { durationError, durationMs, formatDuration } from '../duration.js';
+import { defaultReconcileOptions as defaults } from '../gitops/reconcile-defaults.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
 
 /** GitHub shows at most this many error annotations per step. */
@@ -67,7 +69,7 @@ function policySource(workspace: string): PolicySource | undefined {
 
 /** The report of the command the inputs ask for (and the saved plan written or applied). */
 async function runCommand(command: string, workspace: string): Promise<Report> {
-  const group = input('api-group', 'management.service');
+  const group = input('api-group', defaultGroup);
   const policyDir = policySource(workspace);
   const planFile = input('plan-file') ? resolve(workspace, input('plan-file')) : undefined;
   const source = {
@@ -76,18 +78,18 @@ async function runCommand(command: string, workspace: string): Promise<Report> {
     ...(input('source-id') ? { sourceId: input('source-id') } : {}),
   };
   if (command === 'validate') return (await validateSource(source, `${group}/v1`, policyDir)).report;
-  const warn = { warnExpiryMs: duration('warn-expiry', '14d'), warnUnusedMs: duration('warn-unused', '90d') };
+  const warn = { warnExpiryMs: duration('warn-expiry', formatDuration(defaults.warnExpiryMs)), warnUnusedMs: duration('warn-unused', formatDuration(defaults.warnUnusedMs)) };
   const client = openServer(group);
   try {
-    if (command === 'apply' && planFile) return await applyPlanFile(planFile, client, { concurrency: 8, ...keyDelivery() });
+    if (command === 'apply' && planFile) return await applyPlanFile(planFile, client, { concurrency: defaults.concurrency, ...keyDelivery() });
     const reconciled = await reconcile({
       mode: command as 'plan' | 'apply',
       client,
       source,
       prune: flag('prune'),
       allowEmpty: false,
-      maxPrune: Number(input('max-prune', '50')),
-      concurrency: 8,
+      maxPrune: Number(input('max-prune', String(defaults.maxPrune))),
+      concurrency: defaults.concurrency,
       ...warn,
       // A pull request is untrusted: its comment shows live values only for fields its manifests name.
       withholdUnnamedLiveValues: github.context.payload.pull_request !== undefined,
@@ -136,6 +138,13 @@ async function comment(report: Report, markdown: string): Promise<void> {
   }
 }
 
+/** Why a failed run failed, as the step's failure names it. */
+function failureMessage(report: Report): string {
+  if (report.outcome === 'invalid') return `${report.errors.length} error(s) in the manifests or policies`;
+  if (report.outcome === 'refused') return report.refused ?? 'refused';
+  return `${report.summary.failed} write(s) failed`;
+}
+
 async function run(): Promise<void> {
   // Masked before anything can print them.
   for (const secret of [input('token'), input('github-token'), process.env.GITHUB_TOKEN]) if (secret) core.setSecret(secret);
@@ -158,16 +167,14 @@ async function run(): Promise<void> {
   }
   if (flag('comment', 'true')) await comment(report, markdown);
   const s = report.summary;
-  const changes = s.create + s.update + s.replace + s.delete + (s.rotate ?? 0);
+  const changes = workCount(s);
   core.setOutput('outcome', report.outcome);
   core.setOutput('changes', String(changes));
   core.setOutput('drift', String(s.drifted));
   core.setOutput('report-json', join(reportDir, 'report.json'));
   core.setOutput('report-markdown', join(reportDir, 'report.md'));
   core.info(`teamkeys ${command}: ${report.outcome}; ${changes} change(s), ${s.drifted} drifted, report in ${shownPath(workspace, reportDir)}`);
-  if (report.outcome === 'invalid') core.setFailed(`${report.errors.length} error(s) in the manifests or policies`);
-  else if (report.outcome === 'refused') core.setFailed(report.refused ?? 'refused');
-  else if (report.outcome === 'failed') core.setFailed(`${s.failed} write(s) failed`);
+  if (isFailedOutcome(report.outcome)) core.setFailed(failureMessage(report));
   else if (flag('fail-on-drift') && s.drifted > 0) core.setFailed(`${s.drifted} object(s) drifted from git (see the job summary)`);
 }
 

@@ -24,6 +24,7 @@ import { AccessAdvisor } from './auth/access.js';
 import type { WatchHub } from './routes/watch.js';
 import { WatchKeeper } from './watch-keeper.js';
 import { WatchSlots, defaultWatchLimits, type WatchLimits } from './watch-limits.js';
+import { defaultRequestTimeoutMs, requestTimeouts } from './request-timeouts.js';
 import type { AuthContext } from './auth/guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
@@ -79,15 +80,8 @@ declare module 'fastify' {
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
   const { registry } = opts;
-  // A client that dribbles its headers or body holds a connection: it gets this long, then 408.
-  // Watches are unaffected: the limit is on receiving the request, not on sending the response.
-  const requestTimeout = opts.requestTimeoutMs ?? 60_000;
-  const timeouts = {
-    requestTimeout,
-    headersTimeout: Math.min(10_000, requestTimeout),
-    // How often Node looks for expired requests; its default of 30 s would let them overstay.
-    connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
-  };
+  const timeouts = requestTimeouts(opts.requestTimeoutMs ?? defaultRequestTimeoutMs);
+  const { requestTimeout } = timeouts;
   const app = Fastify({
     loggerInstance: opts.logger,
     logController: new LogController({ disableRequestLogging: true }),

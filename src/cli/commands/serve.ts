@@ -1,8 +1,14 @@
 /** `teamkeys serve`: its flags; what it runs is in serve-run.ts, loaded only when it runs. */
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
+import { defaultActivityIntervalMs } from '../../auth/activity.js';
+import { defaultExpiredKeyRetentionSeconds } from '../../auth/expired-keys.js';
+import { defaultWarnExpiryMs } from '../../auth/key-health.js';
+import { formatDuration } from '../../duration.js';
+import { defaultAuditRetentionMs } from '../../server/audit/audit-recorder.js';
 import { defaultFailureLimit } from '../../server/auth/auth-context.js';
 import { defaultMaxKeysPerUser } from '../../server/key-quota.js';
+import { defaultRequestTimeoutMs, maxHeadersTimeoutMs } from '../../server/request-timeouts.js';
 import { defaultShutdownGraceMs } from '../../server/shutdown.js';
 import { defaultMaxWatches, defaultMaxWatchesPerKey, defaultMaxWatchesPerUser, defaultMinRequestTimeoutSeconds } from '../../server/watch-limits.js';
 import { addDaemonFlags } from '../daemon-setup.js';
@@ -26,15 +32,15 @@ export function registerServe(program: Command): void {
     .option('--api-group <group>', 'API group to serve the kinds under', defaultGroup)
     .option('--encryption-key-file <file>', 'keys that encrypt connectorData and OIDC tokens at rest (default: <state-dir>/encryption.yaml, made 0600 on first start)')
     .option('--max-ttl <seconds>', 'refuse access keys that live longer (or forever)')
-    .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", '60')
+    .option('--activity-interval <seconds>', "how often a key's status.lastActivity may be written", String(defaultActivityIntervalMs / 1000))
     .option(
       '--auth-failure-limit <burst/per-second>',
       'failed authentications a client address may make at once, and how fast that budget refills; then 429 (or "off")',
       `${defaultFailureLimit.burst}/${defaultFailureLimit.perSecond}`,
     )
-    .option('--request-timeout <seconds>', 'time a client has to send its whole request (headers within 10 s); then 408', '60')
+    .option('--request-timeout <seconds>', `time a client has to send its whole request (headers within ${maxHeadersTimeoutMs / 1000} s); then 408`, String(defaultRequestTimeoutMs / 1000))
     .option('--audit-log <file>', 'also append every audit event (who wrote what, when) to this file as JSON lines')
-    .option('--audit-retention <duration>', 'keep audit events this long (like 90d, 12h)', '90d')
+    .option('--audit-retention <duration>', 'keep audit events this long (like 90d, 12h)', formatDuration(defaultAuditRetentionMs))
     .option('--max-keys-per-user <n>', 'access keys one user (or team, or subject) may have; one more is answered 403 exceeded quota', String(defaultMaxKeysPerUser))
     .option('--max-watches-per-key <n>', 'watches one access key may hold open at once; one more is answered 429', String(defaultMaxWatchesPerKey))
     .option('--max-watches-per-user <n>', 'watches one user (or team, or subject) may hold open at once over all its keys; one more is answered 429', String(defaultMaxWatchesPerUser))
@@ -45,8 +51,8 @@ export function registerServe(program: Command): void {
       String(defaultMinRequestTimeoutSeconds),
     )
     .option('--shutdown-grace <seconds>', 'after SIGTERM, time in-flight requests and watches get to finish before their connections are cut', String(defaultShutdownGraceMs / 1000))
-    .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(20 * 24 * 3600))
-    .option('--warn-expiry <duration>', 'log a warning once per access key as it comes this close to expiring (like 14d, 12h)', '14d')
+    .option('--expired-key-retention <seconds>', 'delete expired keys this long after they expired', String(defaultExpiredKeyRetentionSeconds))
+    .option('--warn-expiry <duration>', 'log a warning once per access key as it comes this close to expiring (like 14d, 12h)', formatDuration(defaultWarnExpiryMs))
     .option(
       '--disable-unused-after <duration>',
       'disable access keys (Login keys too) last used, or never used and created, longer ago than this (like 90d), with the reason in the management.service/disabled-reason annotation and the audit trail; never the last working management-admin key (default: off)',

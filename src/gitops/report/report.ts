@@ -13,6 +13,13 @@ import type { KeyHealthReport } from './key-health.js';
  */
 export type Outcome = 'clean' | 'changes' | 'drifted' | 'applied' | 'failed' | 'refused' | 'invalid';
 
+const failedOutcomes: ReadonlySet<Outcome> = new Set(['invalid', 'refused', 'failed']);
+
+/** A run that did not do what it was asked (a source with errors, a refused plan, a failed write): exit 1, a failed step, no saved plan, backoff. */
+export function isFailedOutcome(outcome: Outcome): boolean {
+  return failedOutcomes.has(outcome);
+}
+
 export interface ReportObject {
   kind: string;
   name: string;
@@ -136,7 +143,7 @@ export function buildReport(input: ReportInput): Report {
     objects.push(o);
   }
   if (rotations > 0) summary.rotate = rotations;
-  const work = summary.create + summary.update + summary.replace + summary.delete + rotations;
+  const work = workCount(summary);
   // Drift an apply reverted is applied; drift planned, or reported and left in place, is drifted.
   const driftLeft = input.mode === 'apply' ? objects.some((o) => o.drift && o.action === 'skip') : summary.drifted > 0;
   const outcome: Outcome =
@@ -170,6 +177,11 @@ export function buildReport(input: ReportInput): Report {
   if (input.plan?.refused) report.refused = input.plan.refused;
   if (input.plan?.attributionUnavailable) report.attributionUnavailable = input.plan.attributionUnavailable;
   return report;
+}
+
+/** The writes a plan has to make (or an apply made or tried): creates, updates, replacements, deletions and rotations. */
+export function workCount(summary: Report['summary']): number {
+  return summary.create + summary.update + summary.replace + summary.delete + (summary.rotate ?? 0);
 }
 
 /** An action whose only write is a scheduled rotation: reported as `rotate`, not as an update. */

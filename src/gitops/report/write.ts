@@ -1,15 +1,23 @@
-/** Writes report.json and report.md into a folder (CLI --report-dir, the Action's report-dir). */
+/**
+ * Writes report.json and report.md into a folder: the one report writer of the CLI (--report-dir),
+ * the Action (report-dir) and the daemon (each cycle). Each file is written aside and renamed over
+ * the last (see no-follow.ts), so a reader (a dashboard, a test, the next step) never sees half a report.
+ */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { refuseLinkedFolder, writeNoFollow } from '../no-follow.js';
 import { renderMarkdown } from './markdown.js';
 import type { Report } from './report.js';
 
+/** The report as report.json holds it. */
+export const reportJson = (report: Report): string => `${JSON.stringify(report, null, 2)}\n`;
+
+/** Writes (or replaces) `dir`/report.json and `dir`/report.md; nothing when no folder is given. */
 export async function writeReports(report: Report, dir: string | undefined): Promise<void> {
   if (!dir) return;
   // The folder may be in a pull request's checkout: a link planted there (or as it) is not written through.
   await refuseLinkedFolder(dir, 'the report folder');
   await mkdir(dir, { recursive: true });
-  await writeNoFollow(join(dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  await writeNoFollow(join(dir, 'report.json'), reportJson(report));
   await writeNoFollow(join(dir, 'report.md'), renderMarkdown(report));
 }

@@ -6,14 +6,14 @@ import { applySavedPlan, type SavedApplyOptions } from './saved-apply.js';
 import { sourceFolders } from '../keys/file-sink.js';
 import { parseSavedPlan, savePlan } from './saved-plan.js';
 import type { Reconciled } from '../reconcile.js';
-import { buildReport, type Report } from '../report/report.js';
+import { buildReport, isFailedOutcome, type Report } from '../report/report.js';
 
 /**
  * Writes the saved plan when there is one to save: a plan with errors, or refused, is not saved
  * (it could not be applied), and the file is not left behind from an earlier run.
  */
 export async function writeSavedPlan(file: string, r: Reconciled, client: ApiClient): Promise<string | undefined> {
-  if (!r.plan || !r.desired || !r.live || ['invalid', 'refused', 'failed'].includes(r.report.outcome)) {
+  if (!r.plan || !r.desired || !r.live || isFailedOutcome(r.report.outcome)) {
     await rm(file, { force: true });
     return `no plan was saved to ${file}: the plan is ${r.report.outcome}`;
   }

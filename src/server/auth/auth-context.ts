@@ -1,6 +1,6 @@
 /** Assembles authentication and authorization over a registry: the team index first, loaded. */
 import type { Logger } from 'pino';
-import { ActivityRecorder } from '../../auth/activity.js';
+import { ActivityRecorder, defaultActivityIntervalMs } from '../../auth/activity.js';
 import { Authenticator } from '../../auth/authenticate.js';
 import { Authorizer } from '../../auth/authorize.js';
 import { FailureLimiter, type FailureLimitOptions } from '../../auth/failure-limit.js';
@@ -11,12 +11,12 @@ import type { AuthContext } from './guard.js';
 import { defaultMaxKeysPerUser, keyQuota } from '../key-quota.js';
 
 export interface AuthOptions {
-  /** How often a key's status.lastActivity may be written; DECISIONS.md says once a minute. */
+  /** How often a key's status.lastActivity may be written (default: activity.ts). */
   activityIntervalMs?: number;
   now?: () => Date;
   /** The budget of failed authentications per client address; false turns the limit off. */
   failureLimit?: FailureLimitOptions | false;
-  /** Access keys one identity may have (key-quota.ts); default 100, 0 for no bound. */
+  /** Access keys one identity may have (default: key-quota.ts); 0 for no bound. */
   maxKeysPerUser?: number;
   /** How long a Login key works while its identity cannot be refreshed (default 24 h). */
   identityMaxStalenessMs?: number;
@@ -28,7 +28,7 @@ export const defaultFailureLimit: FailureLimitOptions = { burst: 50, perSecond: 
 export async function createAuthContext(registry: Registry, log: Logger, opts: AuthOptions = {}): Promise<AuthContext & { activity: ActivityRecorder }> {
   const teams = new TeamIndex(registry.teams, log);
   await teams.start();
-  const activity = new ActivityRecorder(registry.ownedaccesskeys, opts.activityIntervalMs ?? 60_000, log);
+  const activity = new ActivityRecorder(registry.ownedaccesskeys, opts.activityIntervalMs ?? defaultActivityIntervalMs, log);
   const now = opts.now ?? (() => new Date());
   const authenticator = new Authenticator(registry, teams, activity, now, opts.identityMaxStalenessMs);
   const lookup = async (kind: string, name: string) => {
