@@ -1,7 +1,8 @@
 /**
  * Field sets as structured-merge-diff defines them, from an object and its schema. Inside, a set
  * is flat: each path is a JSON array of FieldsV1 keys (`f:spec`, `k:{"name":"x"}`, `v:"ana"`, `.`)
- * mapped to a fingerprint of the value there. FieldsV1 trees exist only at the edges.
+ * mapped to a fingerprint of the value there (field-path.ts parses one into its parts). FieldsV1
+ * trees exist only at the edges.
  */
 import { canonicalJson } from '../canonical-json.js';
 import { kubePathString, parseFieldPath } from './field-path.js';
