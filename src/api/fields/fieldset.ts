@@ -1,9 +1,11 @@
 /**
  * Field sets as structured-merge-diff defines them, from an object and its schema. Inside, a set
  * is flat: each path is a JSON array of FieldsV1 keys (`f:spec`, `k:{"name":"x"}`, `v:"ana"`, `.`)
- * mapped to a fingerprint of the value there. FieldsV1 trees exist only at the edges.
+ * mapped to a fingerprint of the value there (field-path.ts parses one into its parts). FieldsV1
+ * trees exist only at the edges.
  */
 import { canonicalJson } from '../canonical-json.js';
+import { kubePathString, parseFieldPath } from './field-path.js';
 import { propertySchema, type StructuralSchema } from '../schema/load.js';
 import { isJsonMap } from '../types.js';
 
@@ -117,19 +119,5 @@ export function fromFieldsV1(tree: unknown, prefix: string[] = [], out: FieldSet
   return out;
 }
 
-/** kube's fieldpath.Path string: `.spec.clusterRoles[name="admin"].name`, `.spec.users[="ana"]`. */
-export function pathString(path: string): string {
-  let s = '';
-  for (const key of JSON.parse(path) as string[]) {
-    if (key === '.') continue;
-    const body = key.slice(2);
-    if (key.startsWith('f:')) s += `.${body}`;
-    else if (key.startsWith('v:')) s += `[=${body}]`;
-    else if (key.startsWith('i:')) s += `[${body}]`;
-    else if (key.startsWith('k:')) {
-      const fields = JSON.parse(body) as Record<string, unknown>;
-      s += `[${Object.entries(fields).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
-    }
-  }
-  return s;
-}
+/** kube's fieldpath.Path string of a member: `.spec.clusterRoles[name="admin"].name`, `.spec.users[="ana"]`. */
+export const pathString = (member: string): string => kubePathString(parseFieldPath(member));

@@ -16,6 +16,7 @@ import {
   type FieldSet,
   type Leaves,
 } from './fieldset.js';
+import { parseFieldPath } from './field-path.js';
 import { removePath } from './merge.js';
 
 export type Operation = 'Update' | 'Apply';
@@ -167,7 +168,7 @@ export function recordApply(
   // Containers first: a list item goes whole, and a key field never goes on its own.
   for (const path of [...dropped].sort((a, b) => a.length - b.length)) {
     if (isItemKey(path) || ownedElsewhere(path)) continue;
-    removePath(schema, object, JSON.parse(path) as string[]);
+    removePath(schema, object, parseFieldPath(path));
   }
   const changedByMe = changedPaths(liveLeaves, applied).size > 0 || dropped.size > 0 || mine.set.size === 0;
   mine.set = appliedSet;

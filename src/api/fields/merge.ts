@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { canonicalJson } from '../canonical-json.js';
 import { propertySchema, type StructuralSchema } from '../schema/load.js';
 import { isJsonMap, setField } from '../types.js';
+import type { FieldPath } from './field-path.js';
 
 function childSchema(schema: StructuralSchema | undefined, key: string): StructuralSchema | undefined {
   return propertySchema(schema, key) ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined);
@@ -60,31 +61,30 @@ export function mergeApplied(schema: StructuralSchema | undefined, live: unknown
   return structuredClone(config);
 }
 
-/** Removes the field or list item at one FieldsV1 path (a `.` path removes its container). */
-export function removePath(schema: StructuralSchema, obj: Record<string, unknown>, path: string[]): void {
-  const keys = path[path.length - 1] === '.' ? path.slice(0, -1) : path;
+/** Removes the field or list item at one path (a `.` path removes its container). */
+export function removePath(schema: StructuralSchema, obj: Record<string, unknown>, path: FieldPath): void {
+  const keys = path.at(-1)?.kind === 'self' ? path.slice(0, -1) : path;
   if (keys.length === 0) return;
   let node: unknown = obj;
   let nodeSchema: StructuralSchema | undefined = schema;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const last = i === keys.length - 1;
-    if (key.startsWith('f:') && isJsonMap(node)) {
-      const name = key.slice(2);
+    if (key.kind === 'field' && isJsonMap(node)) {
       if (last) {
-        delete node[name];
+        delete node[key.name];
         return;
       }
-      nodeSchema = childSchema(nodeSchema, name);
-      node = node[name];
+      nodeSchema = childSchema(nodeSchema, key.name);
+      node = node[key.name];
     } else if (Array.isArray(node)) {
       const list = node as unknown[];
       let index = -1;
-      if (key.startsWith('v:')) {
-        const value = JSON.parse(key.slice(2)) as unknown;
+      if (key.kind === 'value') {
+        const value = JSON.parse(key.json) as unknown;
         index = list.findIndex((item) => isDeepStrictEqual(item, value));
-      } else if (key.startsWith('k:')) {
-        const fields = JSON.parse(key.slice(2)) as Record<string, unknown>;
+      } else if (key.kind === 'key') {
+        const fields = JSON.parse(key.json) as Record<string, unknown>;
         index = list.findIndex((item) => sameKeys(item, fields, Object.keys(fields)));
       }
       if (index < 0) return;

@@ -9,6 +9,7 @@
 import fastJsonPatch from 'fast-json-patch';
 import { isDeepStrictEqual } from 'node:util';
 import type { AuditEvent } from '../../api/audit-event.js';
+import { dottedPath, fieldNames, fieldPath, fieldSetMember, hasPrefix, innermost, parseFieldPath, type FieldPath } from '../../api/fields/field-path.js';
 import { fromFieldsV1, leavesOf, type FieldSet, type Leaves } from '../../api/fields/fieldset.js';
 import { mergeApplied, removePath } from '../../api/fields/merge.js';
 import type { ResourceModel } from '../../api/model.js';
@@ -47,34 +48,16 @@ export interface DiffOptions {
   history?: AuditEvent[];
 }
 
-const isStatus = (path: string) => path.startsWith('["f:status"');
+const isStatus = (path: FieldPath) => path[0]?.kind === 'field' && path[0].name === 'status';
 
-/** `["f:spec","f:users","v:\"a\""]` -> `["spec","users"]`: the field, up to the first list item. */
-function fieldOf(path: string): string[] {
-  const parts: string[] = [];
-  for (const key of JSON.parse(path) as string[]) {
-    if (!key.startsWith('f:')) break;
-    parts.push(key.slice(2));
-  }
-  return parts;
-}
-
-const reportPath = (path: string) => fieldOf(path).join('.');
-
-function valueAt(obj: unknown, parts: string[]): unknown {
+function valueAt(obj: unknown, names: string[]): unknown {
   let node = obj;
-  for (const part of parts) node = isJsonMap(node) ? node[part] : undefined;
+  for (const name of names) node = isJsonMap(node) ? node[name] : undefined;
   return node;
 }
 
-/** Whether a FieldsV1 path lies at or under a field path (`["spec","users"]`). */
-function under(path: string, field: string[]): boolean {
-  const keys = JSON.parse(path) as string[];
-  return field.every((f, i) => keys[i] === `f:${f}`);
-}
-
 /** The fields whose whole value git decides under `sync-strategy: replace`. */
-const replaced = [['spec'], ['metadata', 'labels'], ['metadata', 'annotations']];
+const replaced = [fieldPath('spec'), fieldPath('metadata', 'labels'), fieldPath('metadata', 'annotations')];
 
 /** The object's managed content: client metadata and spec (what a write can change). */
 export function coreOf(obj: KubeObject): Record<string, unknown> {
@@ -89,7 +72,8 @@ function ownedBy(entries: ManagedFieldsEntry[], manager: (m: string) => boolean)
   return set;
 }
 
-const byLength = (a: string, b: string) => a.length - b.length;
+/** Containers before what they hold: removing a container first leaves nothing inside to find. */
+const shortestFirst = (a: FieldPath, b: FieldPath) => a.length - b.length;
 
 /** What another writer did to a field, told from git's value (target) and the live one. */
 function describe(path: string, live: unknown, target: unknown): string {
@@ -113,12 +97,20 @@ function describe(path: string, live: unknown, target: unknown): string {
 export function diffObject(model: ResourceModel, desired: KubeObject, live: KubeObject, opts: DiffOptions): Diff {
   const { schema } = model;
   const entries = live.metadata.managedFields ?? [];
-  const counts = (p: string) => !isStatus(p) && !opts.ignore(reportPath(p));
+  // Field sets hold each path as a string (a Set can); each is parsed once, here.
+  const parsed = new Map<string, FieldPath>();
+  const pathOf = (member: string): FieldPath => {
+    let path = parsed.get(member);
+    if (!path) parsed.set(member, (path = parseFieldPath(member)));
+    return path;
+  };
+  const counts = (p: string) => !isStatus(pathOf(p)) && !opts.ignore(dottedPath(pathOf(p)));
+  const remove = (obj: Record<string, unknown>, members: string[]) => {
+    for (const path of members.map(pathOf).sort(shortestFirst)) removePath(schema, obj, path);
+  };
   const desiredCore = coreOf(desired);
   // Ignored fields keep their live values: drop them from what git asks for.
-  for (const p of [...leavesOf(schema, desiredCore).keys()].filter((p) => !counts(p)).sort(byLength)) {
-    removePath(schema, desiredCore, JSON.parse(p) as string[]);
-  }
+  remove(desiredCore, [...leavesOf(schema, desiredCore).keys()].filter((p) => !counts(p)));
   const wanted = new Set([...leavesOf(schema, desiredCore).keys()]);
   const mine = ownedBy(entries, (m) => m === gitopsManager);
   const others = ownedBy(entries, (m) => m !== gitopsManager);
@@ -126,17 +118,15 @@ export function diffObject(model: ResourceModel, desired: KubeObject, live: Kube
   // A copy: the removals below must not reach into the live object through shared structs.
   const targetCore = mergeApplied(schema, structuredClone(liveCore), desiredCore) as Record<string, unknown>;
   // What gitops wrote before and git no longer has goes, unless another manager holds it too.
-  for (const p of [...mine].filter((p) => counts(p) && !wanted.has(p) && !others.has(p)).sort(byLength)) {
-    removePath(schema, targetCore, JSON.parse(p) as string[]);
-  }
+  remove(targetCore, [...mine].filter((p) => counts(p) && !wanted.has(p) && !others.has(p)));
   // Where git's value is the whole value, whatever else is live goes, whoever added it.
-  const whole = opts.replace ? replaced : model.authoritativePaths;
-  const extra = [...leavesOf(schema, targetCore).keys()].filter((p) => counts(p) && !wanted.has(p) && whole.some((f) => under(p, f)));
-  for (const p of extra.sort(byLength)) removePath(schema, targetCore, JSON.parse(p) as string[]);
+  const whole = opts.replace ? replaced : model.authoritativePaths.map((names) => fieldPath(...names));
+  remove(targetCore, [...leavesOf(schema, targetCore).keys()].filter((p) => counts(p) && !wanted.has(p) && whole.some((f) => hasPrefix(pathOf(p), f))));
   // A field git does not hold at all goes whole (not as an empty struct).
-  for (const f of whole.filter((f) => valueAt(desiredCore, f) === undefined && !opts.ignore(f.join('.')))) {
-    const parent = valueAt(targetCore, f.slice(0, -1));
-    if (isJsonMap(parent)) delete parent[f[f.length - 1]!];
+  for (const f of whole.filter((f) => valueAt(desiredCore, fieldNames(f)) === undefined && !opts.ignore(dottedPath(f)))) {
+    const names = fieldNames(f);
+    const parent = valueAt(targetCore, names.slice(0, -1));
+    if (isJsonMap(parent)) delete parent[names[names.length - 1]!];
   }
 
   const patch = fastJsonPatch.compare(liveCore, targetCore);
@@ -144,16 +134,18 @@ export function diffObject(model: ResourceModel, desired: KubeObject, live: Kube
   const after: Leaves = leavesOf(schema, targetCore);
   const differs = [...new Set([...before.keys(), ...after.keys()])].filter((p) => counts(p) && before.get(p) !== after.get(p));
   // A container (a map's marker, a struct left empty) is reported through what changed in it.
-  const inside = (p: string) => (p.endsWith('"."]') ? p.slice(0, -'"."]'.length) : `${p.slice(0, -1)},`);
-  const changed = differs.filter((p) => !differs.some((q) => q !== p && q.startsWith(inside(p))));
-  const byField = new Map<string, string[]>();
-  for (const p of changed) {
-    const key = JSON.stringify(fieldOf(p));
-    byField.set(key, [...(byField.get(key) ?? []), p]);
+  const changed = new Set(innermost(differs.map(pathOf))); // the very paths pathOf gave
+  // Leaves grouped by the field a user names (a list's items by their list), keyed by that field's member.
+  const byField = new Map<string, { names: string[]; leaves: string[] }>();
+  for (const p of differs.filter((p) => changed.has(pathOf(p)))) {
+    const names = fieldNames(pathOf(p));
+    const key = fieldSetMember(fieldPath(...names));
+    const group = byField.get(key) ?? { names, leaves: [] };
+    group.leaves.push(p);
+    byField.set(key, group);
   }
-  const changes: FieldChange[] = [...byField.entries()]
-    .map(([key, leaves]) => {
-      const parts = JSON.parse(key) as string[];
+  const changes: FieldChange[] = [...byField.values()]
+    .map(({ names: parts, leaves }) => {
       const path = parts.join('.');
       // Live content that changes or goes: whoever last wrote it. Content git wants that is not
       // live: someone removed it since gitops applied it, or git added it.
