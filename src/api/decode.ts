@@ -31,6 +31,15 @@ function jsonType(v: unknown): string {
  * the body so the caller's value is never changed, and prunes unknown fields per fieldValidation;
  * duplicate keys count as unknown fields do (Strict: 400, Warn: warnings, Ignore: the last one wins).
  */
+/**
+ * A field value as an error quotes it: a string as it is, anything else as JSON (cut short). Never
+ * String(): a body's object may carry its own "toString" key, which String() would try to call.
+ */
+function quoted(v: unknown): string {
+  const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? jsonType(v));
+  return text.length > 100 ? `${text.slice(0, 100)}...` : text;
+}
+
 export function decodeObject(model: ResourceModel, body: unknown, decoding: Decoding = {}): Decoded {
   const fieldValidation = decoding.fieldValidation ?? 'Warn';
   const { info } = model;
@@ -42,11 +51,11 @@ export function decodeObject(model: ResourceModel, body: unknown, decoding: Deco
   if (obj.kind === undefined || obj.kind === '') obj.kind = info.kind;
   if (obj.apiVersion !== info.apiVersion) {
     throw badRequest(
-      `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${info.apiVersion})`,
+      `the API version in the data (${quoted(obj.apiVersion)}) does not match the expected API version (${info.apiVersion})`,
     );
   }
   if (obj.kind !== info.kind) {
-    throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${info.kind})`);
+    throw badRequest(`the kind in the data (${quoted(obj.kind)}) does not match the expected kind (${info.kind})`);
   }
   if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
   if (!isJsonMap(obj.metadata)) {

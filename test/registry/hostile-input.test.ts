@@ -82,3 +82,16 @@ describe('hostile input: every bad body is a Status, never a crash', () => {
     );
   });
 });
+describe('hostile input: found by the generators above', () => {
+  it('an apiVersion or kind that is an object with its own "toString" is a 400 quoting it, not a crash (seed 1505128574)', async () => {
+    const { registry } = newRegistry();
+    for (const field of ['apiVersion', 'kind'] as const) {
+      const body = { ...(accessKey('k', { user: 'ana' }) as Record<string, unknown>), [field]: { toString: '' } };
+      const err = await registry.ownedaccesskeys.create(body, { fieldManager: 't' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      const status = (err as ApiError).toStatus();
+      expect([status.code, status.reason]).toEqual([400, 'BadRequest']);
+      expect(status.message).toContain('{"toString":""}');
+    }
+  });
+});
