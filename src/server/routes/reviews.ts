@@ -66,10 +66,10 @@ export function registerReviewRoutes(app: FastifyInstance, prefix: string, advis
     const body = review(req, 'SelfSubjectAccessReview');
     const attrs = body.spec?.resourceAttributes;
     if (!isJsonMap(attrs)) {
-      // Non-resource URLs: discovery is open to every key, nothing else exists outside resources.
+      // Non-resource URLs: discovery, and the endpoints the sidecar mounts (auth/non-resource.ts).
       const url = isJsonMap(body.spec?.nonResourceAttributes) ? text(body.spec.nonResourceAttributes.path) : '';
       if (!url) throw badRequest('spec.resourceAttributes or spec.nonResourceAttributes is required');
-      const allowed = /^\/(api|apis|openapi|version)(\/|$)/.test(url) && text((body.spec!.nonResourceAttributes as Record<string, unknown>).verb) === 'get';
+      const { allowed } = advisor.decidePath(identityOf(req), text((body.spec!.nonResourceAttributes as Record<string, unknown>).verb), url);
       return answer(reviewGroups.authorization, 'SelfSubjectAccessReview', body, { allowed });
     }
     const verb = text(attrs.verb);
