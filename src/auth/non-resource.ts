@@ -20,6 +20,9 @@ export interface NonResourceAttributes {
 /** Discovery and the OpenAPI document: every authenticated caller may read them, as in Kubernetes. */
 export const discoveryPaths = /^\/(api|apis|openapi|version)(\/|$)/;
 
+/** The discovery paths as a rules review lists them (kube's nonResourceURLs, `*` ending a prefix). */
+const discoveryURLs = ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', '/version'];
+
 /** The sidecar's endpoints on the API listener, by what they do. */
 export const endpointPaths = {
   metrics: { verb: 'get', path: '/metrics' },
@@ -57,4 +60,10 @@ export function nonResourceDecision(group: string, a: NonResourceAttributes): De
   if (a.verb === 'get' && discoveryPaths.test(a.path)) return { decision: 'allow', grants: [] };
   const action = actionOf(a);
   return action && permitted(a.user, action, group) ? { decision: 'allow', grants: [] } : { decision: 'noOpinion', grants: [] };
+}
+
+/** What `who` may request outside the resource API, as a SelfSubjectRulesReview's nonResourceRules. */
+export function nonResourceRules(group: string, who: Identity): { verbs: string[]; nonResourceURLs: string[] }[] {
+  const endpoints = Object.values(endpointPaths).filter((e) => nonResourceDecision(group, { user: who, ...e }).decision === 'allow');
+  return [{ verbs: ['get'], nonResourceURLs: discoveryURLs }, ...endpoints.map((e) => ({ verbs: [e.verb], nonResourceURLs: [e.path] }))];
 }

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, methodNotAllowed } from '../../api/errors.js';
 import { isJsonMap } from '../../api/types.js';
 import type { Identity } from '../../auth/identity.js';
+import { nonResourceRules } from '../../auth/non-resource.js';
 import { reviewGroups, type AccessAdvisor } from '../auth/access.js';
 import { bodyTypeOf, mediaType, parseBody } from '../content.js';
 import { decodeReview, protobufMediaType } from '../review-protobuf.js';
@@ -92,7 +93,7 @@ export function registerReviewRoutes(app: FastifyInstance, prefix: string, advis
     const { rules, incomplete } = await advisor.rules(identityOf(req));
     return answer(reviewGroups.authorization, 'SelfSubjectRulesReview', body, {
       resourceRules: rules,
-      nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', '/version'] }],
+      nonResourceRules: nonResourceRules(advisor.group, identityOf(req)),
       incomplete,
       ...(incomplete ? { evaluationError: 'only the first objects of each kind were reviewed; ask kubectl auth can-i about a named object' } : {}),
     });
