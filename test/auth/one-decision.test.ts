@@ -89,8 +89,12 @@ async function agree(m: Model, p: Probe): Promise<void> {
 describe('the request path, authorize() and the access review decide alike', () => {
   it('for random (key, verb, resource, name, subresource) in random worlds', async () => {
     let runs = 0;
+    // Bounded in time by skipping the runs past the deadline (a run is never cut short, so a loaded
+    // machine plays fewer worlds instead of failing).
+    const deadline = Date.now() + Number(process.env.ONE_DECISION_MS ?? 4000);
     await fc.assert(
       fc.asyncProperty(world, fc.array(probe, { minLength: 20, maxLength: 30 }), async (w, probes) => {
+        if (runs > 0 && Date.now() > deadline) return;
         runs++;
         const m = await startModel();
         try {
@@ -100,7 +104,7 @@ describe('the request path, authorize() and the access review decide alike', () 
           await m.close();
         }
       }),
-      { numRuns: Number(process.env.ONE_DECISION_RUNS ?? 20), interruptAfterTimeLimit: Number(process.env.ONE_DECISION_MS ?? 5000), ...(process.env.ONE_DECISION_SEED ? { seed: Number(process.env.ONE_DECISION_SEED) } : {}) },
+      { numRuns: Number(process.env.ONE_DECISION_RUNS ?? 20), ...(process.env.ONE_DECISION_SEED ? { seed: Number(process.env.ONE_DECISION_SEED) } : {}) },
     );
     expect(runs).toBeGreaterThanOrEqual(1);
   }, 60_000);
