@@ -1,6 +1,6 @@
 /**
  * The access review, computed with the request path's own pieces: identities built as
- * authentication builds them (identityFor), decisions and their grants from decide() (the
+ * authentication builds them (identityFor), decisions and their grants from authorizeVerbs() (the
  * Authorizer's grantsOn, the key's scope, the can-i rules), keys refused as authentication refuses
  * them (keyRefusal). Nothing here restates a rule; it only chooses what to ask and groups the answers.
  *
@@ -11,7 +11,7 @@
 import type { KubeObject, OwnedAccessKey, Team } from '../api/types.js';
 import { keyRefusal } from '../auth/authenticate.js';
 import { Authorizer, type Grant } from '../auth/authorize.js';
-import { decide, type Decision } from '../auth/decide.js';
+import { allows, authorizeVerbs, type Decision } from '../auth/decision.js';
 import { expiresAt } from '../auth/expiry.js';
 import { hasScope } from '../auth/grants.js';
 import { identityFor, type Identity } from '../auth/identity.js';
@@ -47,7 +47,7 @@ class Grants {
     private readonly lead: Step[],
   ) {}
 
-  add(object: string, of: string, decisions: Decision[], keep: (g: Grant) => boolean = () => true): void {
+  add(object: string, of: string, decisions: (Decision & { verb: Verb })[], keep: (g: Grant) => boolean = () => true): void {
     // One decision's grants are the same objects for every verb: their paths are worked out once.
     const paths = new Map<Grant, { via: Step[]; path: string }[]>();
     const pathsFor = (g: Grant) => {
@@ -62,7 +62,7 @@ class Grants {
       return known;
     };
     for (const d of decisions) {
-      if (!d.allowed) continue;
+      if (!allows(d)) continue;
       for (const g of d.grants) {
         if (!keep(g)) continue;
         for (const { via, path } of pathsFor(g)) {
@@ -93,7 +93,7 @@ const notThroughRole = (g: Grant) => notRole(g) && !(g.kind === 'teamKeys' && g.
 /** What `who` may do, as grant entries: on every Team, the Teams that name it, and keys by category. */
 export function grantsFor(who: Identity, world: World, authz: Authorizer, lead: Step[] = []): GrantEntry[] {
   const out = new Grants(who, world, lead);
-  const ask = (resource: Resource, obj: KubeObject | undefined, verbs: readonly Verb[], name?: string) => decide(authz, who, resource, obj, verbs, name ? { name } : {});
+  const ask = (resource: Resource, obj: KubeObject | undefined, verbs: readonly Verb[], name?: string) => authorizeVerbs(authz, { user: who, resource, ...(name ? { name } : {}), ...(obj ? { object: obj } : {}) }, verbs);
   // Every Team: what roles give (and the open list). A create of a Team is judged without content.
   out.add('teams/*', '', ask('teams', undefined, allVerbs));
   const named = [...world.referencing(who.user, who.teams)].sort();

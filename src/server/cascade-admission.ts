@@ -9,6 +9,7 @@
  */
 import { pluralOfKind } from '../api/resources.js';
 import type { KubeObject } from '../api/types.js';
+import { allows, authorizeObject } from '../auth/decision.js';
 import type { Resource } from '../auth/roles.js';
 import { teamOf } from '../registry/team-binding.js';
 import { mayDelete, type OwnerAdmission } from './owner-admission.js';
@@ -49,7 +50,8 @@ export async function cascadeDenial(a: OwnerAdmission, resource: Resource, owner
       const plural = pluralOfKind(d.kind) as Resource | undefined;
       if (bound || (plural && mayDelete(a, plural, d))) continue;
       const why = `deleting ${resource} "${owner.metadata.name}" would garbage-collect objects you may not delete`;
-      const readable = plural && a.authorizer.allowed(a.who, 'get', plural, d);
+      // Named only to a caller who could read it, its scope aside (the denial is about the delete).
+      const readable = plural && allows(authorizeObject(a.authorizer, { user: a.who, verb: 'get', resource: plural, object: d }));
       return readable ? `${why} (${plural} "${d.metadata.name}")` : why;
     }
   }

@@ -22,10 +22,10 @@ import type { FieldError } from '../api/field-errors.js';
 import { kindOfPlural, pluralOfKind } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { Authorizer } from '../auth/authorize.js';
+import { allows, authorize } from '../auth/decision.js';
 import type { Identity } from '../auth/identity.js';
 import { isLoginKey } from '../auth/login-keys.js';
 import { isAdminFor, type Resource } from '../auth/roles.js';
-import { scopeDenial } from '../auth/scope.js';
 import { gcFinalizers } from '../registry/delete.js';
 
 export interface OwnerAdmission {
@@ -56,8 +56,7 @@ const clientRefs = (a: OwnerAdmission, obj: KubeObject | undefined, creating = f
 /** Whether `who` may delete `obj` (its scope included). */
 export function mayDelete(a: OwnerAdmission, resource: Resource, obj: KubeObject): boolean {
   const name = obj.metadata.name;
-  const scoped = scopeDenial(a.who.scope, { verb: 'delete', group: a.authorizer.group, resource, ...(name ? { name } : {}) });
-  return scoped === undefined && a.authorizer.allowed(a.who, 'delete', resource, obj);
+  return allows(authorize(a.authorizer, { user: a.who, verb: 'delete', resource, ...(name ? { name } : {}), object: obj }));
 }
 
 /**

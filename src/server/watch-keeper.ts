@@ -13,7 +13,7 @@
 import { ApiError, expired, type Status } from '../api/errors.js';
 import type { Identity } from '../auth/identity.js';
 import type { Resource } from '../auth/roles.js';
-import { scopeDenial } from '../auth/scope.js';
+import { authorizeScope, forbiddenBy } from '../auth/decision.js';
 import type { AuthContext } from './auth/guard.js';
 
 /** How often an open watch's key is checked when no event asks: a key expires, a watch ends within this (and a check). */
@@ -85,8 +85,10 @@ export class KeptWatch {
       return undefined;
     }
     const { authorizer } = this.auth;
-    const why = scopeDenial(identity.scope, { verb: 'watch', group: authorizer.group, resource: this.resource });
-    if (why) return { ok: false, status: authorizer.forbidden(identity, 'watch', this.resource, undefined, undefined, why).toStatus() };
+    // The scope step of authorize(), as the watch request met it; its objects are the basis's to judge.
+    const watch = { user: identity, verb: 'watch' as const, resource: this.resource };
+    const refused = authorizeScope(authorizer, watch);
+    if (refused) return { ok: false, status: forbiddenBy(authorizer, watch, refused).toStatus() };
     if (authorizer.readBasis(identity, this.resource) !== this.basis) {
       // What it may read changed without an event for each object it gains or loses: list again.
       return { ok: false, status: expired(`the permissions of ${this.who.name} on ${this.resource} changed since this watch began; list again`).toStatus() };

@@ -35,4 +35,29 @@ describe('access review endpoints', () => {
     const anonymous = await fetch(`${authz()}/selfsubjectrulesreviews`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
     expect(anonymous.status).toBe(401);
   });
+
+  it('answers for paths outside the resource API as those endpoints decide: /metrics for a viewer, POST /sync only for a management admin', async () => {
+    const api = `${server.base}/kubernetes/management/apis/management.service/v1`;
+    const json = { 'Content-Type': 'application/json' };
+    await server.fetch(`${api}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'viewers' }, spec: { users: ['vic'], clusterRoles: [{ name: 'teams-viewer' }] } }) });
+    const viewerKey = `Viewer${'v'.repeat(40)}`;
+    const made = await server.fetch(`${api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'vic-key' }, spec: { user: 'vic', key: viewerKey } }) });
+    expect(made.status).toBe(201);
+    const as = { ...json, Authorization: `Bearer ${viewerKey}` };
+    const can = async (verb: string, path: string) => {
+      const review = { kind: 'SelfSubjectAccessReview', spec: { nonResourceAttributes: { verb, path } } };
+      const res = await server.fetch(`${authz()}/selfsubjectaccessreviews`, { method: 'POST', headers: as, body: JSON.stringify(review) });
+      return ((await res.json()) as { status: { allowed: boolean } }).status.allowed;
+    };
+    expect(await can('get', '/metrics')).toBe(true);
+    expect((await server.fetch(`${server.base}/metrics`, { headers: as })).status).toBe(200);
+    expect(await can('post', '/sync')).toBe(false);
+    expect(await can('get', '/apis/management.service/v1')).toBe(true);
+    expect(await can('get', '/nothing')).toBe(false);
+    const rules = await server.fetch(`${authz()}/selfsubjectrulesreviews`, { method: 'POST', headers: as, body: JSON.stringify({ kind: 'SelfSubjectRulesReview', spec: {} }) });
+    const urls = ((await rules.json()) as { status: { nonResourceRules: { nonResourceURLs: string[] }[] } }).status.nonResourceRules.flatMap((r) => r.nonResourceURLs);
+    expect(urls).toContain('/metrics');
+    expect(urls).toContain('/version');
+    expect(urls).not.toContain('/sync');
+  });
 });

@@ -1,14 +1,14 @@
 /**
- * The one place the access reviews (whoami, can-i, can-i --list) ask src/auth for decisions. It
- * reproduces what the request path decides (the key's scope first, then the verbs the identity
- * holds on the object, status writes only for holders of the verb everywhere), so an answer here
- * is the answer a real request gets; when authorization's internals change, only this file moves.
+ * The access reviews (can-i, can-i --list): kube's review attributes turned into authorize()'s
+ * (auth/decision.ts), which the request path asks too, so an answer here is the answer a real
+ * request gets. What is the reviews' own: which object a request would be judged on, the review
+ * groups every caller may use, `*` for every verb or resource, and the rules list's grouping.
  */
 import { kindOfPlural, servedPlurals } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Authorizer } from '../../auth/authorize.js';
 import type { Identity } from '../../auth/identity.js';
-import { decide, subresources } from '../../auth/decide.js';
+import { allows, authorize, subresources } from '../../auth/decision.js';
 import { verbs as allVerbs, type Resource, type Verb } from '../../auth/roles.js';
 import type { Registry } from '../../registry/registry.js';
 
@@ -57,10 +57,15 @@ export class AccessAdvisor {
     return this.authorizer.group;
   }
 
-  /** The verbs-on-object decision for one verb, with the object already read. */
+  /** authorize() for one verb, with the object already read. */
   private decideOn(who: Identity, verb: Verb, resource: Resource, obj: KubeObject | undefined, q: AccessQuestion): AccessAnswer {
-    const [d] = decide(this.authorizer, who, resource, obj, [verb], { ...(q.name ? { name: q.name } : {}), ...(q.subresource ? { subresource: q.subresource } : {}) });
-    return { allowed: d!.allowed, ...(d!.reason ? { reason: d!.reason } : {}) };
+    const d = authorize(this.authorizer, { user: who, verb, resource, ...(q.name ? { name: q.name } : {}), ...(q.subresource ? { subresource: q.subresource } : {}), ...(obj ? { object: obj } : {}) });
+    return { allowed: allows(d), ...(d.reason ? { reason: d.reason } : {}) };
+  }
+
+  /** Whether `who` may request a path outside the resource API (kube's nonResourceAttributes). */
+  decidePath(who: Identity, verb: string, path: string): AccessAnswer {
+    return { allowed: allows(authorize(this.authorizer, { user: who, verb, path })) };
   }
 
   /** The object a request for this verb would be judged against. */

@@ -1,15 +1,15 @@
 /**
  * Authentication of a request by its bearer key (with the per-client failure budget), and the
- * authorization of the endpoints outside the resource API that the sidecar mounts on the API
- * listener: /metrics, /sync/report and POST /sync. Health endpoints and /version stay open.
+ * check of the endpoints outside the resource API that the sidecar mounts on the API listener:
+ * /metrics, /sync/report and POST /sync, decided by authorize() (auth/non-resource.ts says who may).
+ * Health endpoints and /version stay open.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, tooManyRequests } from '../../api/errors.js';
-import { servedPlurals } from '../../api/resources.js';
 import type { ActivityRecorder } from '../../auth/activity.js';
 import type { Identity } from '../../auth/identity.js';
-import { roleVerbs, type Resource, type Verb } from '../../auth/roles.js';
-import { scopeDenial } from '../../auth/scope.js';
+import { allows, authorize } from '../../auth/decision.js';
+import { endpointPaths, type EndpointAction } from '../../auth/non-resource.js';
 import type { AuthContext } from './guard.js';
 
 /** Authenticates the request's bearer key and records the identity on it; throws 401 / 429 / 503. */
@@ -38,35 +38,12 @@ export async function authenticateRequest(req: FastifyRequest, reply: FastifyRep
   }
 }
 
-/** What a request to a sidecar endpoint asks for. */
-export type EndpointAction = 'metrics' | 'report' | 'sync';
-
-/**
- * Who may do each, as roles on the whole API (the key's scope must allow the same):
- * - metrics: get on every team or every access key (teams-viewer, teams-admin, accesskeys-admin,
- *   management-admin), as kube's /metrics needs a user allowed to read it;
- * - report (field diffs and who made them, of both kinds): get on every team and every access key;
- * - sync (run a reconcile now, outside a signed webhook): management-admin.
- */
-const needs: Record<EndpointAction, { verb: Verb; resources: Resource[]; any: boolean }[]> = {
-  metrics: [{ verb: 'get', resources: [...servedPlurals], any: true }],
-  report: [{ verb: 'get', resources: [...servedPlurals], any: false }],
-  sync: [{ verb: 'update', resources: [...servedPlurals], any: false }],
-};
-
-function permitted(who: Identity, action: EndpointAction, group: string): boolean {
-  if (action === 'sync' && !who.clusterRoles.has('management-admin')) return false;
-  return needs[action].every(({ verb, resources, any }) => {
-    const ok = (resource: Resource) => roleVerbs(who.clusterRoles, resource).has(verb) && !scopeDenial(who.scope, { verb, group, resource });
-    return any ? resources.some(ok) : resources.every(ok);
-  });
-}
-
 /** The check the sidecar's routes run: authenticates, then 403 unless the key may do `action`. */
 export function endpointAuthorizer(auth: AuthContext & { activity?: ActivityRecorder }) {
   return async (req: FastifyRequest, reply: FastifyReply, action: EndpointAction): Promise<void> => {
     const who = await authenticateRequest(req, reply, auth);
-    if (permitted(who, action, auth.authorizer.group)) return;
+    // Asked as the endpoint's own path and verb: the route, not the URL's spelling, says which it is.
+    if (allows(authorize(auth.authorizer, { user: who, ...endpointPaths[action] }))) return;
     const path = req.url.split('?')[0];
     throw new ApiError(403, 'Forbidden', `forbidden: User "${who.name}" cannot ${req.method.toLowerCase()} path "${path}"`);
   };

@@ -1,7 +1,8 @@
 /**
- * Authorization of one request: the key's scope first, then the verbs the identity holds on the
- * object (checked inside the write, through the registry's admission hook), then escalation, the
- * keys-per-identity bound, and what the write reaches through the garbage collector
+ * Authorization of one request, asked of authorize() (auth/decision.ts) in two halves around the
+ * read: the key's scope before anything is read, the verbs the identity holds on the object once it
+ * is (for a write, inside it, through the registry's admission hook). Then admission: escalation,
+ * the keys-per-identity bound, and what the write reaches through the garbage collector
  * (owner-admission.ts), a delete included (cascade-admission.ts).
  */
 import type { FastifyRequest } from 'fastify';
@@ -11,8 +12,8 @@ import type { Authorizer } from '../../auth/authorize.js';
 import { asKey, keyEscalation, teamEscalation } from '../../auth/escalation.js';
 import type { FailureLimiter } from '../../auth/failure-limit.js';
 import type { Identity } from '../../auth/identity.js';
+import { allows, authorizeObject, authorizeScope, forbiddenBy, type ResourceAttributes } from '../../auth/decision.js';
 import { roleVerbs, type Resource, type Verb } from '../../auth/roles.js';
-import { scopeDenial } from '../../auth/scope.js';
 import type { TeamIndex } from '../../auth/team-index.js';
 import { tooManyRequests } from '../../api/errors.js';
 import type { Admit } from '../../registry/admission.js';
@@ -81,11 +82,23 @@ export class Guard {
     return this.auth.authorizer.forbidden(this.who, verb, this.resource, name, subresource, why);
   }
 
-  /** Refuses what the key's scope does not allow, before anything is read. */
+  /** The attributes of this request for one verb (kube's authorizer.Attributes). */
+  private attributes(verb: Verb, name?: string, subresource?: string, object?: KubeObject): ResourceAttributes {
+    return { user: this.who, verb, resource: this.resource, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}), ...(object ? { object } : {}) };
+  }
+
+  /** authorize()'s steps after the scope, which the route asked before reading: throws its 403. */
+  private authorizeObject(verb: Verb, object: KubeObject | undefined, name?: string, subresource?: string): void {
+    const a = this.attributes(verb, name, subresource, object);
+    const d = authorizeObject(this.auth.authorizer, a);
+    if (!allows(d)) throw forbiddenBy(this.auth.authorizer, a, d);
+  }
+
+  /** Refuses what the key's scope does not allow, before anything is read (authorize()'s first step). */
   scope(verb: Verb, name?: string, subresource?: string): void {
-    const group = this.auth.authorizer.group;
-    const why = scopeDenial(this.who.scope, { verb, group, resource: this.resource, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
-    if (why) throw this.forbidden(verb, name, subresource, why);
+    const a = this.attributes(verb, name, subresource);
+    const d = authorizeScope(this.auth.authorizer, a);
+    if (d) throw forbiddenBy(this.auth.authorizer, a, d);
   }
 
   /** Refuses, before anything is read, what none of the (verb, subresource) requests is allowed by the key's scope; the first one's reason is given. */
@@ -107,13 +120,14 @@ export class Guard {
     return roleVerbs(this.who.clusterRoles, this.resource).has(verb);
   }
 
+  /** Refuses a verb on the whole collection (deletecollection) to a caller who does not hold it everywhere. */
   requireEverywhere(verb: Verb): void {
-    if (!this.holdsEverywhere(verb)) throw this.forbidden(verb);
+    this.authorizeObject(verb, undefined);
   }
 
-  /** Refuses a read of one object the caller may not see. */
+  /** Refuses a verb on one object (read already) the caller may not use on it. */
   check(verb: Verb, obj: KubeObject, subresource?: string): void {
-    if (!this.auth.authorizer.allowed(this.who, verb, this.resource, obj, subresource)) throw this.forbidden(verb, obj.metadata.name, subresource);
+    this.authorizeObject(verb, obj, obj.metadata.name, subresource);
   }
 
   /** The objects of a list or watch the caller may see. */
@@ -136,7 +150,7 @@ export class Guard {
       // Status is written by the server itself (lastActivity); through the API only by admins, and a
       // later lastActivity keeps a key alive longer: that is a grant like any other.
       if (subresource === 'status') {
-        if (!this.holdsEverywhere(verb)) throw this.forbidden(verb, name, subresource);
+        this.authorizeObject(verb, old, name, subresource);
         if (this.resource === 'ownedaccesskeys' && old && object) {
           const why = keyEscalation(this.who, authorizer, teams, asKey(old), asKey(object)!, { setsKey: false, now: (this.auth.now ?? (() => new Date()))() });
           if (why) throw this.forbidden(verb, name, subresource, why);
@@ -152,7 +166,7 @@ export class Guard {
           ? teamEscalation(this.who, authorizer, teams, old as Team | undefined, object as Team)
           : keyEscalation(this.who, authorizer, teams, asKey(old), asKey(object)!, { setsKey: setsKey === true, now: (this.auth.now ?? (() => new Date()))() });
       // A new key is refused for the reason its content gives (for another user, a team, ...).
-      if (!authorizer.allowed(this.who, verb, this.resource, target)) throw this.forbidden(verb, name, undefined, verb === 'create' ? why : undefined);
+      if (!allows(authorizeObject(authorizer, this.attributes(verb, name, undefined, target)))) throw this.forbidden(verb, name, undefined, verb === 'create' ? why : undefined);
       if (why) throw this.forbidden(verb, name, undefined, why);
       const owners = { who: this.who, resource: this.resource, authorizer, lookup: this.auth.lookup, dependents: this.auth.dependents };
       if (!object) {

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, methodNotAllowed } from '../../api/errors.js';
 import { isJsonMap } from '../../api/types.js';
 import type { Identity } from '../../auth/identity.js';
+import { nonResourceRules } from '../../auth/non-resource.js';
 import { reviewGroups, type AccessAdvisor } from '../auth/access.js';
 import { bodyTypeOf, mediaType, parseBody } from '../content.js';
 import { decodeReview, protobufMediaType } from '../review-protobuf.js';
@@ -66,10 +67,10 @@ export function registerReviewRoutes(app: FastifyInstance, prefix: string, advis
     const body = review(req, 'SelfSubjectAccessReview');
     const attrs = body.spec?.resourceAttributes;
     if (!isJsonMap(attrs)) {
-      // Non-resource URLs: discovery is open to every key, nothing else exists outside resources.
+      // Non-resource URLs: discovery, and the endpoints the sidecar mounts (auth/non-resource.ts).
       const url = isJsonMap(body.spec?.nonResourceAttributes) ? text(body.spec.nonResourceAttributes.path) : '';
       if (!url) throw badRequest('spec.resourceAttributes or spec.nonResourceAttributes is required');
-      const allowed = /^\/(api|apis|openapi|version)(\/|$)/.test(url) && text((body.spec!.nonResourceAttributes as Record<string, unknown>).verb) === 'get';
+      const { allowed } = advisor.decidePath(identityOf(req), text((body.spec!.nonResourceAttributes as Record<string, unknown>).verb), url);
       return answer(reviewGroups.authorization, 'SelfSubjectAccessReview', body, { allowed });
     }
     const verb = text(attrs.verb);
@@ -92,7 +93,7 @@ export function registerReviewRoutes(app: FastifyInstance, prefix: string, advis
     const { rules, incomplete } = await advisor.rules(identityOf(req));
     return answer(reviewGroups.authorization, 'SelfSubjectRulesReview', body, {
       resourceRules: rules,
-      nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', '/version'] }],
+      nonResourceRules: nonResourceRules(advisor.group, identityOf(req)),
       incomplete,
       ...(incomplete ? { evaluationError: 'only the first objects of each kind were reviewed; ask kubectl auth can-i about a named object' } : {}),
     });

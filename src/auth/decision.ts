@@ -1,0 +1,108 @@
+/**
+ * The one authorization decision, as kube-apiserver's `Authorize(attributes)`: who asks, which verb,
+ * on which resource, subresource and name (or which non-resource path). The request path
+ * (server/auth/guard.ts), the endpoints outside the resource API (server/auth/endpoint-auth.ts),
+ * the access reviews (SelfSubjectAccessReview, SelfSubjectRulesReview) and `teamkeys access-review`
+ * all ask it, so a review's answer is the request's answer by construction, not by a test.
+ *
+ * The order: the key's scope first (it needs no object, so the request path asks it before reading
+ * anything), then whether the subresource serves the verb, then the verbs the identity holds on the
+ * object, status writes and deletecollection only for holders of the verb everywhere. Each answer
+ * carries the grants it rests on (Authorizer.grantsOn), so a review's "path" is the decision's own.
+ * What the write itself reaches (escalation, quota, owners) is admission, in server/auth/guard.ts.
+ */
+import type { ApiError } from '../api/errors.js';
+import type { KubeObject } from '../api/types.js';
+import type { Authorizer, Grant } from './authorize.js';
+import type { Identity } from './identity.js';
+import { nonResourceDecision, type NonResourceAttributes } from './non-resource.js';
+import { roleVerbs, type Resource, type Verb } from './roles.js';
+import { scopeDenial } from './scope.js';
+
+export type { NonResourceAttributes } from './non-resource.js';
+
+/** A request for a resource, as kube's authorizer.Attributes (the API group is the Authorizer's). */
+export interface ResourceAttributes {
+  user: Identity;
+  verb: Verb;
+  resource: Resource;
+  subresource?: string;
+  name?: string;
+  /**
+   * The object the verb is judged on, already read (a missing one as a stub of its name; a new key
+   * by its content); absent for a collection and for a new Team, which is judged without content.
+   */
+  object?: KubeObject;
+}
+
+export type Attributes = ResourceAttributes | NonResourceAttributes;
+
+/**
+ * allow; deny when a rule refuses outright (the key's scope, a verb the subresource does not
+ * serve); noOpinion when nothing grants it (kube's RBAC answer, which ends as a refusal too).
+ * `reason` is what the 403 appends after its colon and what can-i reports as `reason`.
+ */
+export interface Decision {
+  decision: 'allow' | 'deny' | 'noOpinion';
+  reason?: string;
+  /** The grants that allow it (empty unless allowed). */
+  grants: Grant[];
+}
+
+/** Subresources a request may name, and the verbs their routes serve (server/routes/resources.ts dispatches on it). */
+export const subresources: Record<Resource, Record<string, readonly Verb[]>> = {
+  teams: { status: ['get', 'patch', 'update'], accesskeys: ['get'] },
+  ownedaccesskeys: { status: ['get', 'patch', 'update'] },
+};
+
+/** The verbs a subresource serves; a name the caller chose (`constructor`) serves none. */
+export const servedVerbs = (resource: Resource, subresource: string): readonly Verb[] =>
+  Object.hasOwn(subresources[resource], subresource) ? subresources[resource][subresource]! : [];
+
+export const allows = (d: Decision): boolean => d.decision === 'allow';
+
+const deny = (reason: string): Decision => ({ decision: 'deny', reason, grants: [] });
+
+/** The scope's refusal, the first step of authorize: it needs no object, so requests ask it before any read. */
+export function authorizeScope(authz: Authorizer, a: Omit<ResourceAttributes, 'object'>): Decision | undefined {
+  const why = scopeDenial(a.user.scope, { verb: a.verb, group: authz.group, resource: a.resource, ...(a.name ? { name: a.name } : {}), ...(a.subresource ? { subresource: a.subresource } : {}) });
+  return why ? deny(why) : undefined;
+}
+
+/** The decision for each of `verbs` with the same attributes: the grants on the object are read once. */
+export function authorizeVerbs(authz: Authorizer, a: Omit<ResourceAttributes, 'verb'>, verbs: readonly Verb[]): (Decision & { verb: Verb })[] {
+  const held = authz.explain(a.user, a.resource, a.object, a.subresource);
+  return verbs.map((verb) => ({ verb, ...(authorizeScope(authz, { ...a, verb }) ?? objectStep({ ...a, verb }, held)) }));
+}
+
+/**
+ * The steps after the scope, for a request whose scope was asked before its object was read (and,
+ * for a rotation, for the update it is judged as: server/routes/resources.ts).
+ */
+export function authorizeObject(authz: Authorizer, a: ResourceAttributes): Decision {
+  return objectStep(a, authz.explain(a.user, a.resource, a.object, a.subresource));
+}
+
+function objectStep(a: ResourceAttributes, held: { verbs: readonly Verb[]; grant: Grant }[]): Decision {
+  const { verb, resource, subresource } = a;
+  if (subresource && !servedVerbs(resource, subresource).includes(verb)) return deny(`${resource}/${subresource} does not serve ${verb}`);
+  const grants = held.filter((h) => h.verbs.includes(verb)).map((h) => h.grant);
+  // Status is written by the server itself; through the API only by holders of the verb everywhere.
+  if ((subresource === 'status' && verb !== 'get') || verb === 'deletecollection') {
+    return roleVerbs(a.user.clusterRoles, resource).has(verb) ? { decision: 'allow', grants: grants.filter((g) => g.kind === 'role') } : { decision: 'noOpinion', grants: [] };
+  }
+  return grants.length > 0 ? { decision: 'allow', grants } : { decision: 'noOpinion', grants: [] };
+}
+
+const isResourceRequest = (a: Attributes): a is ResourceAttributes => 'resource' in a;
+
+/** Whether `a.user` may make the request, and why not. */
+export function authorize(authz: Authorizer, a: Attributes): Decision {
+  if (!isResourceRequest(a)) return nonResourceDecision(authz.group, a);
+  return authorizeScope(authz, a) ?? authorizeObject(authz, a);
+}
+
+/** The 403 for a refused resource request, in kube-apiserver's words, its reason after the colon. */
+export function forbiddenBy(authz: Authorizer, a: Omit<ResourceAttributes, 'object'>, d: Pick<Decision, 'reason'>): ApiError {
+  return authz.forbidden(a.user, a.verb, a.resource, a.name, a.subresource, d.reason);
+}
