@@ -14,7 +14,8 @@ import { parse } from 'yaml';
 import type { Report } from '../../src/gitops/report/report.js';
 import { root, teamkeys } from '../cli/run.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
-import { startServe, type Served } from '../server/serve-process.js';
+import { eventually } from '../support/eventually.js';
+import { startServe, type Served } from '../support/serve-process.js';
 
 interface Step {
   uses?: string;
@@ -99,11 +100,9 @@ describe('the CLI, the Action and the sidecar on one repository', () => {
     const sidecar = await startServe(['--sync-source', join(repo.dir, 'gitops'), '--sync-interval', '1h']);
     try {
       const file = join(sidecar.dir, 'sync', 'report.json');
-      const until = Date.now() + 20_000;
-      while (!existsSync(file)) {
-        if (Date.now() > until) throw new Error(`no sync report:\n${sidecar.stderr()}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      await eventually('the sidecar wrote its sync report', () => existsSync(file), 20_000).catch((err: Error) => {
+        throw new Error(`${err.message}:\n${sidecar.stderr()}`);
+      });
       const report = JSON.parse(readFileSync(file, 'utf8')) as Report;
       expect(report.source.id).toBe('github.com/acme/platform-teams/gitops');
       expect(report.objects.find((o) => o.name === 'platform')?.file).toBe('gitops/teams/platform.yaml');

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/types.js';
 import { startInProcess, type InProcess } from '../server/in-process.js';
-import { create, until } from './fixture.js';
+import { create } from './fixture.js';
+import { eventually } from '../support/eventually.js';
 
 const merge = 'application/merge-patch+json';
 const value = (name: string) => `Value${name.replace(/[^A-Za-z0-9]/g, '')}${'q'.repeat(40)}`;
@@ -102,11 +103,11 @@ describe('no escalation: each path of issue 13 over HTTP', () => {
     // Deleting the team collects its key; even Orphan deletion does not keep a team key (it is bound
     // to its team), and a team re-created under the name starts with no keys.
     expect((await call('DELETE', '/teams/ephemeral', undefined)).status).toBe(200);
-    await until(async () => (await call('GET', '/ownedaccesskeys/ephemeral-key', undefined)).status === 404);
+    await eventually('the ephemeral key is collected', async () => (await call('GET', '/ownedaccesskeys/ephemeral-key', undefined)).status === 404);
     expect((await create(server, 'teams', { metadata: { name: 'ephemeral' }, spec: { clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
     expect((await key('second-key', { team: 'ephemeral' })).status).toBe(201);
     expect((await call('DELETE', '/teams/ephemeral?propagationPolicy=Orphan', undefined)).status).toBe(200);
-    await until(async () => (await call('GET', '/ownedaccesskeys/second-key', undefined)).status === 404);
+    await eventually('the second key is collected', async () => (await call('GET', '/ownedaccesskeys/second-key', undefined)).status === 404);
     expect((await create(server, 'teams', { metadata: { name: 'ephemeral' }, spec: { clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
     const keys = await server.fetch(`${server.api}/teams/ephemeral/accesskeys`);
     expect(((await keys.json()) as { accessKeys: unknown[] }).accessKeys).toEqual([]);

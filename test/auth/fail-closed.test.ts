@@ -10,7 +10,7 @@ import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { StorageError } from '../../src/store/errors.js';
 import type { ListOptions, ListResult, StoredObject, StoreWatch } from '../../src/store/types.js';
 import { startInProcess, type InProcess } from '../server/in-process.js';
-import { until } from './fixture.js';
+import { eventually } from '../support/eventually.js';
 
 /** A memory store whose lists, index reads and watches fail on demand (the fault, not the index, is faked). */
 class FaultyStore extends MemoryStore {
@@ -89,7 +89,7 @@ describe('fail closed', () => {
     expect(res.headers.get('retry-after')).toBe('1');
     expect(await res.json()).toMatchObject({ kind: 'Status', code: 503, reason: 'ServiceUnavailable', message: 'the team index is behind the store; try again' });
     store.failLists = false;
-    await until(async () => (await get()).status === 200);
+    await eventually('the read is served again', async () => (await get()).status === 200);
   }, 20_000);
 
   it('a store failing on the authentication path is a 503 with Retry-After', async () => {
@@ -123,7 +123,7 @@ describe('fail closed over the watch cache', () => {
     store.failRevision = true;
     try {
       const started = Date.now();
-      await until(async () => (await discover()).status === 503, 3000);
+      await eventually('discovery answers 503', async () => (await discover()).status === 503, 3000);
       expect(Date.now() - started).toBeLessThan(2500);
       const res = await discover();
       expect(res.headers.get('retry-after')).toBe('1');

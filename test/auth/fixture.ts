@@ -75,11 +75,3 @@ export async function seed(server: InProcess): Promise<Tokens> {
   return tokens;
 }
 
-/** Polls `check` until it holds (bounded): for what the server does in the background. */
-export async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

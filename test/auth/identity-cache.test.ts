@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, startInProcess, type InProcess } from '../server/in-process.js';
-import { create, json, until } from './fixture.js';
+import { create, json } from './fixture.js';
+import { eventually } from '../support/eventually.js';
 
 describe('remembered identities', () => {
   let server: InProcess;
@@ -26,10 +27,10 @@ describe('remembered identities', () => {
     expect(await teamsGet()).toBe(200);
     // Out of the team: the remembered identity (with teams-viewer) must not outlive the change.
     expect((await patchAs('teams/ops-x', { spec: { users: ['someone-else'] } })).status).toBe(200);
-    await until(async () => (await teamsGet()) === 403);
+    await eventually('the revoked grant is refused', async () => (await teamsGet()) === 403);
     // Back in: and the key disabled, which a new key version carries.
     expect((await patchAs('teams/ops-x', { spec: { users: ['rita'] } })).status).toBe(200);
-    await until(async () => (await teamsGet()) === 200);
+    await eventually('the restored grant is served', async () => (await teamsGet()) === 200);
     expect((await patchAs('ownedaccesskeys/rita-key', { spec: { disabled: true } })).status).toBe(200);
     expect(await teamsGet()).toBe(401);
   });

@@ -2,10 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { removeExpiredKeys } from '../../src/auth/expired-keys.js';
 import { ActivityRecorder } from '../../src/auth/activity.js';
 import pino from 'pino';
-import { startInProcess, type InProcess } from '../server/in-process.js';
+import { ManualClock } from '../support/clock.js';
+import { eventually } from '../support/eventually.js';
+import { startInProcess, type InProcess } from '../support/in-process.js';
 import { create } from './fixture.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('access key lifecycle over HTTP', () => {
   let server: InProcess | undefined;
@@ -49,34 +49,38 @@ describe('access key lifecycle over HTTP', () => {
     expect((await use(server, key, 'erin')).status).toBe(200);
     expect(server.activity.lastUsed('erin')).toBeDefined();
     expect((await server.fetch(`${server.api}/ownedaccesskeys/erin`, { method: 'DELETE' })).status).toBe(200);
-    for (let waited = 0; server.activity.lastUsed('erin') !== undefined && waited < 5000; waited += 50) await sleep(50);
-    expect(server.activity.lastUsed('erin')).toBeUndefined();
+    await eventually('the deleted key is forgotten', () => server!.activity.lastUsed('erin') === undefined);
     // Only the administrator's own use is remembered now.
     expect(server.activity.size).toBe(1);
   });
 
-  it('a key with ttl 1 is refused 2 seconds after creation', async () => {
-    server = await startInProcess();
+  it('a key with ttl 1 is served within its second and refused after it', async () => {
+    const clock = new ManualClock('2026-11-27T10:00:00Z');
+    server = await startInProcess({ now: clock.now });
     const key = await newKey(server, 'brief', { ttl: 1 });
     expect((await use(server, key, 'brief')).status).toBe(200);
-    await sleep(2100);
+    clock.advance(900);
+    expect((await use(server, key, 'brief')).status).toBe(200);
+    clock.advance(1200);
     expect(await use(server, key, 'brief')).toEqual({ status: 401, message: 'access key expired' });
   });
 
   it('ttlAfterLastActivity extends the life of a key in use, and records status.lastActivity', async () => {
-    server = await startInProcess({ activityIntervalMs: 500 });
+    const clock = new ManualClock('2026-11-27T10:00:00Z');
+    server = await startInProcess({ activityIntervalMs: 500, now: clock.now });
     const key = await newKey(server, 'busy', { ttl: 2, ttlAfterLastActivity: true });
     const fixed = await newKey(server, 'fixed', { ttl: 2 });
     for (let i = 0; i < 4; i++) {
       expect((await use(server, key, 'busy')).status).toBe(200);
-      await sleep(900);
+      clock.advance(900);
     }
     // 3.6 s after creation: the busy key lives on, the fixed one (same ttl) is gone.
     expect((await use(server, key, 'busy')).status).toBe(200);
     expect((await use(server, fixed, 'fixed')).status).toBe(401);
-    const stored = (await (await server.fetch(`${server.api}/ownedaccesskeys/busy`)).json()) as { status?: { lastActivity?: string } };
-    expect(Date.now() - Date.parse(stored.status!.lastActivity!)).toBeLessThan(3000);
-    await sleep(2600);
+    // The last use (at 3.6 s) is written to status.lastActivity, off the request path.
+    const read = async () => ((await (await server!.fetch(`${server!.api}/ownedaccesskeys/busy`)).json()) as { status?: { lastActivity?: string } }).status?.lastActivity;
+    await eventually('status.lastActivity records the last use (10:00:03)', async () => Date.parse((await read()) ?? '') >= Date.parse('2026-11-27T10:00:03Z'));
+    clock.advance(2600);
     expect(await use(server, key, 'busy')).toEqual({ status: 401, message: 'access key expired' });
   });
 

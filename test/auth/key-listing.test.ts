@@ -10,16 +10,11 @@ import { scopeDenial, type Scope } from '../../src/auth/scope.js';
 import { scopeSummary } from '../../src/auth/scope-summary.js';
 import { renderKeysMarkdown, renderKeysTable, rotationText } from '../../src/cli/keys-output.js';
 import { day, hour, ManualClock } from '../support/clock.js';
+import { accessKey } from '../support/manifests.js';
 
 const created = '2026-01-01T00:00:00Z';
 function key(name: string, spec: Partial<OwnedAccessKeySpec>, status?: Record<string, unknown>): OwnedAccessKey {
-  return {
-    apiVersion: 'management.service/v1',
-    kind: 'OwnedAccessKey',
-    metadata: { name, creationTimestamp: created },
-    spec: { user: 'ana', ...spec } as OwnedAccessKeySpec,
-    ...(status ? { status } : {}),
-  } as OwnedAccessKey;
+  return { ...accessKey(name, { user: 'ana', ...spec }, { creationTimestamp: created }), ...(status ? { status } : {}) } as OwnedAccessKey;
 }
 
 describe('scope summary agrees with the authorizer', () => {

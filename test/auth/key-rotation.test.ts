@@ -8,7 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, day, hour } from '../support/clock.js';
 import { readEvents, startInProcess, type InProcess } from '../server/in-process.js';
-import { create, json, until } from './fixture.js';
+import { create, json } from './fixture.js';
+import { eventually } from '../support/eventually.js';
 
 const t0 = '2026-11-27T10:00:00Z';
 const iso = (clock: ManualClock) => clock.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -165,21 +166,21 @@ describe('rotating an access key with an overlap', () => {
     const s = await start(clock, 60_000);
     const old = await newKey(s, 'job');
     expect((await use(s, old, 'job')).status).toBe(200);
-    await until(async () => (await read(s, 'job')).status?.lastActivity === t0);
+    await eventually('status.lastActivity is t0', async () => (await read(s, 'job')).status?.lastActivity === t0);
     clock.advance(2 * 60_000);
     const fresh = (await rotated(s, 'job', { overlapSeconds: 3600 })).spec.key!;
     // The last use recorded was by the value that is now the previous one.
     expect((await read(s, 'job')).status?.rotation).toMatchObject({ lastUsedValue: 'Previous', previousLastActivity: t0 });
     clock.advance(2 * 60_000);
     expect((await use(s, old, 'job')).status).toBe(200);
-    await until(async () => (await read(s, 'job')).status?.lastActivity === '2026-11-27T10:04:00Z');
+    await eventually('status.lastActivity is 10:04:00', async () => (await read(s, 'job')).status?.lastActivity === '2026-11-27T10:04:00Z');
     expect((await read(s, 'job')).status?.rotation).toMatchObject({ lastUsedValue: 'Previous', previousLastActivity: '2026-11-27T10:04:00Z' });
     // Within the minute: remembered, not written.
     clock.advance(10_000);
     expect((await use(s, old, 'job')).status).toBe(200);
     clock.advance(60_000);
     expect((await use(s, fresh, 'job')).status).toBe(200);
-    await until(async () => (await read(s, 'job')).status?.lastActivity === '2026-11-27T10:05:10Z');
+    await eventually('status.lastActivity is 10:05:10', async () => (await read(s, 'job')).status?.lastActivity === '2026-11-27T10:05:10Z');
     // The write names the value of the latest use, and carries the previous value's use made in between.
     expect((await read(s, 'job')).status?.rotation).toMatchObject({ lastUsedValue: 'Current', previousLastActivity: '2026-11-27T10:04:10Z' });
   });

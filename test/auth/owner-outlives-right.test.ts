@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type Served } from '../server/serve-process.js';
-import { until } from './fixture.js';
+import { eventually } from '../support/eventually.js';
 import { apiCaller } from './api-call.js';
 
 const merge = 'application/merge-patch+json';
@@ -20,7 +20,7 @@ describe('issue 24 review: an owner reference outlives the right that wrote it',
   let served: Served;
   const call = apiCaller<{ metadata?: { uid?: string }; message?: string }>(() => served);
   const admin = (method: string, path: string, body?: unknown, type?: string) => call(method, path, served.adminKey, body, type);
-  const gone = (path: string) => until(async () => (await admin('GET', path)).status === 404, 10_000);
+  const gone = (path: string) => eventually(`${path} is gone`, async () => (await admin('GET', path)).status === 404, 10_000);
   const cleansUp = { users: ['v'], access: [{ name: 'alice-cleans-up', verbs: ['get', 'patch', 'delete'], users: ['alice'] }] };
 
   /** Alice makes a key of her own and ties `team` to it (she may delete the team, so she may). */

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type Served } from '../server/serve-process.js';
-import { until } from './fixture.js';
+import { eventually } from '../support/eventually.js';
 
 const merge = 'application/merge-patch+json';
 const value = (name: string) => `Reach${name.replace(/[^A-Za-z0-9]/g, '')}${'r'.repeat(40)}`;
@@ -30,7 +30,7 @@ describe('issue 24: what a write reaches, what a refusal says, over HTTP', () =>
   const admin = (method: string, path: string, body?: unknown, type?: string) => call(method, path, served.adminKey, body, type);
   const uidOf = async (path: string) => (await admin('GET', path)).body.metadata!.uid!;
   const ref = (kind: string, name: string, uid: string, block = false) => ({ apiVersion: 'management.service/v1', kind, name, uid, ...(block ? { blockOwnerDeletion: true } : {}) });
-  const gone = (path: string) => until(async () => (await admin('GET', path)).status === 404, 10_000);
+  const gone = (path: string) => eventually(`${path} is gone`, async () => (await admin('GET', path)).status === 404, 10_000);
 
   beforeAll(async () => {
     // A small failure budget, so row 10 reaches it; the other rows make no failed attempt.
@@ -124,7 +124,7 @@ describe('issue 24: what a write reaches, what a refusal says, over HTTP', () =>
     // ops held by a finalizer while it is deleted: terminating, for as long as someone likes.
     expect((await admin('PATCH', '/teams/ops', { metadata: { finalizers: ['example.com/hold'] } }, merge)).status).toBe(200);
     expect((await admin('DELETE', '/teams/ops')).status).toBe(200);
-    await until(async () => (await call('GET', '/teams/auditors', otto)).status === 403);
+    await eventually('otto is refused the team', async () => (await call('GET', '/teams/auditors', otto)).status === 403);
     expect((await call('GET', '/teams/opsowned', otto)).status).toBe(403);
     expect((await call('GET', '/teams/ops', otto)).status).toBe(403);
     expect((await review('opsowned')).body.status?.allowed).toBe(false);

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../src/daemon/webhook.js';
 import { root } from '../cli/run.js';
 import { startServe, type Served } from '../server/serve-process.js';
-import { until } from './fixture.js';
+import { eventually } from '../support/eventually.js';
 
 const secret = 'webhook-secret-for-tests';
 const keyOf = (name: string) => `Endpoint${name}${'e'.repeat(40)}`;
@@ -63,7 +63,7 @@ describe('endpoints on the API listener', () => {
   });
 
   it('the admin reads the report; /version has kube\'s shape', async () => {
-    await until(async () => (await call('/sync/report', served.adminKey)).status === 200, 20_000);
+    await eventually('the sync report is served', async () => (await call('/sync/report', served.adminKey)).status === 200, 20_000);
     expect(await (await call('/sync/report', served.adminKey)).json()).toHaveProperty('objects');
     expect(await (await call('/version')).json()).toMatchObject({ major: expect.any(String), minor: expect.any(String), gitVersion: expect.stringContaining('teamkeys') });
   });

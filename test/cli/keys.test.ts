@@ -15,7 +15,8 @@ import type { KeyRow } from '../../src/auth/key-listing.js';
 import { runKeys } from '../../src/cli/commands/keys-run.js';
 import { openEmbedded } from '../../src/cli/embedded.js';
 import { day as dayMs, ManualClock } from '../support/clock.js';
-import { startServe, type Served } from '../server/serve-process.js';
+import { accessKey, team as teamObject } from '../support/manifests.js';
+import { startServe, type Served } from '../support/serve-process.js';
 import { teamkeys } from './run.js';
 
 const day = 86_400;
@@ -24,13 +25,13 @@ const anaKey = 'a'.repeat(20) + 'N'.repeat(20) + '0'.repeat(8);
 const secrets = [adminKey, anaKey];
 const longAgo = new Date(Date.now() - 100 * day * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const key = (name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name }, spec });
+const key = (name: string, spec: Record<string, unknown>): KubeObject => accessKey(name, spec);
 
 /** The store, written as a server would: the bootstrap administrator, a team, keys of every kind of owner. */
 async function seed(store: string, encryptionKeyFile: string): Promise<void> {
   const { registry, close } = await openEmbedded(store, { encryptionKeyFile });
   try {
-    const team = (name: string, spec: Record<string, unknown>) => registry.teams.create({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name }, spec });
+    const team = (name: string, spec: Record<string, unknown>) => registry.teams.create(teamObject(name, spec));
     await team('admins', { users: ['admin'], clusterRoles: [{ name: 'management-admin' }] });
     await team('payments', { users: ['bo'] });
     const keys = registry.ownedaccesskeys;

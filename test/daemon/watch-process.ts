@@ -47,15 +47,8 @@ export async function startWatch(args: string[]): Promise<Watcher> {
   };
 }
 
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+/** The one poll-until helper (test/support/eventually.ts), re-exported for the daemon tests. */
+export { eventually } from '../support/eventually.js';
 
 /** A metric's value from Prometheus text, or undefined. */
 export function metric(text: string, name: string): number | undefined {

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
 import { bin, root, type Run } from '../cli/run.js';
-import { startServe, type Served } from '../server/serve-process.js';
+import { teamYaml } from '../support/manifests.js';
+import { startServe, type Served } from '../support/serve-process.js';
 import { newRepo } from './git-repo.js';
 
 const adminKey = `Reconciler${'f'.repeat(50)}`;
@@ -52,7 +53,7 @@ async function proxy(target: () => string, before: (req: IncomingMessage) => Pro
   return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, server };
 }
 
-const team = (name: string) => `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ${name}\nspec:\n  displayName: Team ${name}\n  users: [${name}-lead]\n`;
+const team = (name: string) => teamYaml(name, { displayName: `Team ${name}`, users: [`${name}-lead`] });
 
 describe('reconciler faults', () => {
   const work = mkdtempSync(join(tmpdir(), 'teamkeys-faults-'));

@@ -18,11 +18,12 @@ import { mintLoginKey } from '../../src/signin/mint.js';
 import { root, teamkeys } from '../cli/run.js';
 import { eventually, startWatch } from '../daemon/watch-process.js';
 import { ManualClock, day } from '../support/clock.js';
-import { adminKey, startInProcess } from '../server/in-process.js';
-import { startServe, type Served } from '../server/serve-process.js';
+import { adminKey, startInProcess } from '../support/in-process.js';
+import { teamYaml } from '../support/manifests.js';
+import { startServe, type Served } from '../support/serve-process.js';
 
 const json = { 'Content-Type': 'application/json' };
-const team = 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: platform\nspec:\n  users: [ana]\n';
+const team = teamYaml('platform', { users: ['ana'] });
 
 /** A folder with one Team manifest: what the reports are about is the live keys beside it. */
 function sourceDir(): string {

@@ -30,6 +30,7 @@ import { adminKey, startInProcess, type InProcess } from '../server/in-process.j
 import { day, hour, ManualClock } from '../support/clock.js';
 import { startGitHubStandIn, type GitHubStandIn } from './github-standin.js';
 import { root } from '../cli/run.js';
+import { eventually } from '../support/eventually.js';
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 (addFormatsModule as unknown as (a: Ajv) => Ajv)(ajv);
@@ -197,17 +198,17 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
     });
     try {
       daemon.start();
-      await until(() => cycles.length >= 1);
+      await eventually('the first cycle ran', () => cycles.length >= 1);
       expect(cycles[0]!.outcome).toBe('clean');
       // Nothing changed and nothing is due: the next cycle skips planning (the daemon's usual economy)...
-      await until(() => !daemon['running']);
+      await eventually('the cycle is over', () => !daemon['running']);
       daemon.trigger('interval');
-      await untilAsync(async () => (await skipped()) === 1);
+      await eventually('a skipped rotation is counted', async () => (await skipped()) === 1);
       const before = github.secrets.get('acme/payments/DEPLOY_KEY');
       // ...until a key falls due: past every key's schedule (deploy-ci was last rotated a month after the others).
       clock.advance(62 * day);
       daemon.trigger('interval');
-      await until(() => cycles.length >= 2);
+      await eventually('the second cycle ran', () => cycles.length >= 2);
       expect(cycles[1]!.outcome).toBe('applied');
       expect(await skipped()).toBe(1);
       expect(cycles[1]!.objects.filter((o) => o.result === 'Rotated').map((o) => o.name).sort()).toEqual(['deploy-ci', 'env-ci', 'files-ci', 'org-ci']);
@@ -316,19 +317,3 @@ describe('scheduled rotation on the embedded store', () => {
     }
   });
 });
-
-async function untilAsync(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -6,7 +6,7 @@ import { MemoryStore } from '../../src/store/backends/memory.js';
 import type { Store } from '../../src/store/types.js';
 import { createRegistry, type Registry } from '../../src/registry/registry.js';
 
-export const apiVersion = 'management.service/v1';
+export { accessKey, apiVersion, team } from '../support/manifests.js';
 
 /** A clock tests move by hand. */
 export class TestClock {
@@ -26,20 +26,6 @@ export function newRegistry(opts: { store?: Store; generateName?: (p: string) =>
   });
   return { registry, store, clock };
 }
-
-export const team = (name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) => ({
-  apiVersion,
-  kind: 'Team',
-  metadata: { name, ...metadata },
-  spec,
-});
-
-export const accessKey = (name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
-  apiVersion,
-  kind: 'OwnedAccessKey',
-  metadata: { name, ...metadata },
-  spec,
-});
 
 /** Awaits a promise that must fail with an ApiError, and returns its Status body. */
 export async function statusOf(p: Promise<unknown>): Promise<Status> {

@@ -10,11 +10,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { root } from '../cli/run.js';
 import { buildSyncLog, powerCutEnv } from '../fixtures/fsync-shims.js';
-import { startServe, type Served } from './serve-process.js';
+import { testSeed, seededRandom } from '../support/seeded-random.js';
+import { startServe, type Served } from '../support/serve-process.js';
 
 const adminKey = `Durability${'d'.repeat(50)}`;
 const auth = { Authorization: `Bearer ${adminKey}` };
 const json = { ...auth, 'Content-Type': 'application/json' };
+/** The crash points (how long after the first acknowledgement each kill comes) follow this seed; TEAMKEYS_TEST_SEED replays another. */
+const seed = testSeed(2029);
+const crashDelays = (n: number) => {
+  const random = seededRandom(seed);
+  return Array.from({ length: n }, () => Math.floor(random() * 400));
+};
 const users = Array.from({ length: 20 }, (_, i) => `user-${i}`);
 
 interface Ack {
@@ -96,7 +103,8 @@ describe('durability and concurrency through the HTTP API', () => {
     expect(walSyncs(normalDb)).toBeLessThan(10);
   });
 
-  it('keeps every acknowledged write over 5 simulated power cuts (unsynced writes dropped, then SIGKILL); NORMAL would lose them', async () => {
+  it(`keeps every acknowledged write over 5 simulated power cuts (unsynced writes dropped, then SIGKILL); NORMAL would lose them (seed ${seed})`, async () => {
+    const delays = crashDelays(5);
     const db = realpathSync(dir) + '/power.db';
     const env = powerCutEnv(db);
     const serveCut = () => startServe(['--store', `sqlite:${db}`, '--insecure-http', '--log-level', 'warn'], { env: { TEAMKEYS_ADMIN_KEY: adminKey, ...env } });
@@ -107,7 +115,7 @@ describe('durability and concurrency through the HTTP API', () => {
       const acknowledged = new Promise<void>((r) => (firstAck = r));
       const writing = writeUntilGone(apiOf(server), `p${cycle}`, 4, () => firstAck());
       await Promise.race([acknowledged, writing]);
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 400)));
+      await new Promise((r) => setTimeout(r, delays[cycle]));
       server.process.kill('SIGKILL');
       acked.push(...(await writing));
       await server.stop();
@@ -119,7 +127,7 @@ describe('durability and concurrency through the HTTP API', () => {
       const byName = new Map(list.items.map((i) => [i.metadata.name, i.metadata.resourceVersion]));
       process.stdout.write(`power cuts: ${acked.length} acknowledged creates over 5 cuts, ${acked.filter((a) => byName.get(a.name) !== String(a.revision)).length} lost\n`);
       expect(acked.length).toBeGreaterThan(5);
-      expect(acked.filter((a) => byName.get(a.name) !== String(a.revision)).map((a) => a.name)).toEqual([]);
+      expect(acked.filter((a) => byName.get(a.name) !== String(a.revision)).map((a) => a.name), `lost with crash delays ${delays.join(', ')} ms (seed ${seed})`).toEqual([]);
     } finally {
       await check.stop();
     }
@@ -139,7 +147,8 @@ describe('durability and concurrency through the HTTP API', () => {
     expect(survived.stdout, survived.stderr).not.toBe('10');
   }, 120_000);
 
-  it('keeps every acknowledged write over 20 SIGKILLs of the server under concurrent writers', async () => {
+  it(`keeps every acknowledged write over 20 SIGKILLs of the server under concurrent writers (seed ${seed})`, async () => {
+    const delays = crashDelays(20);
     const acked: Ack[] = [];
     let lastRevision = 0;
     let server = await serve();
@@ -149,13 +158,13 @@ describe('durability and concurrency through the HTTP API', () => {
       const writing = writeUntilGone(apiOf(server), `c${cycle}`, 6, () => firstAck());
       // Killed at a random moment once writes are flowing, however slow the machine is.
       await Promise.race([acknowledged, writing]);
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 400)));
+      await new Promise((r) => setTimeout(r, delays[cycle]));
       server.process.kill('SIGKILL');
       const acks = await writing;
       await server.stop();
-      expect(acks.length, `cycle ${cycle} acknowledged nothing before the kill`).toBeGreaterThan(0);
+      expect(acks.length, `cycle ${cycle} acknowledged nothing before the kill (seed ${seed})`).toBeGreaterThan(0);
       // Revisions only grow, across restarts too.
-      expect(Math.min(...acks.map((a) => a.revision))).toBeGreaterThan(lastRevision);
+      expect(Math.min(...acks.map((a) => a.revision)), `revisions went back after cycle ${cycle} (seed ${seed})`).toBeGreaterThan(lastRevision);
       lastRevision = Math.max(...acks.map((a) => a.revision));
       acked.push(...acks);
 
@@ -167,7 +176,7 @@ describe('durability and concurrency through the HTTP API', () => {
       expect(Number(list.metadata.resourceVersion)).toBeGreaterThanOrEqual(lastRevision);
       const byName = new Map(list.items.map((i) => [i.metadata.name, i]));
       const missing = acked.filter((a) => !byName.has(a.name)).map((a) => a.name);
-      expect(missing, `acknowledged but missing after cycle ${cycle}`).toEqual([]);
+      expect(missing, `acknowledged but missing after cycle ${cycle}, killed ${delays[cycle]} ms after the first acknowledgement (seed ${seed})`).toEqual([]);
       for (const a of acked) {
         const item = byName.get(a.name)!;
         // Whole, as acknowledged: same revision, every field there.

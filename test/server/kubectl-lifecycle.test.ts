@@ -2,15 +2,8 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubectl, kubectlPath, startServe, type Served } from './serve-process.js';
-
-async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { eventually } from '../support/eventually.js';
+import { kubectl, kubectlPath, startServe, type Served } from '../support/serve-process.js';
 
 describe('deletion lifecycle through kubectl', () => {
   let served: Served;
@@ -66,9 +59,9 @@ describe('deletion lifecycle through kubectl', () => {
       expect(k('delete', 'team', 'held', '--wait=false').code).toBe(0);
       expect(exists('team', 'held')).toBe(true);
       expect(k('get', 'team', 'held', '-o', 'jsonpath={.metadata.deletionTimestamp}').stdout).toMatch(/Z$/);
-      await until(() => out.includes('MODIFIED'), 'the watch saw the deletion start');
+      await eventually('the watch saw the deletion start', () => out.includes('MODIFIED'));
       expect(k('patch', 'team', 'held', '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]').code).toBe(0);
-      await until(() => out.includes('DELETED'), 'the watch saw the removal');
+      await eventually('the watch saw the removal', () => out.includes('DELETED'));
       const rows = out.trim().split('\n').map((l) => l.split(/\s+/).slice(0, 2));
       expect(rows).toEqual([
         ['EVENT', 'NAME'],
@@ -84,23 +77,23 @@ describe('deletion lifecycle through kubectl', () => {
   it('--cascade=background: an access key owned by a team is collected after the team is deleted', async () => {
     ownerWithKey('bg', false);
     expect(k('delete', 'team', 'bg', '--cascade=background').code).toBe(0);
-    await until(() => !exists('ownedaccesskey', 'bg-key'), 'the dependent key is collected');
+    await eventually('the dependent key is collected', () => !exists('ownedaccesskey', 'bg-key'));
   });
 
   it('--cascade=foreground: the team waits for its blocking key', async () => {
     ownerWithKey('fg', true, 'example.com/hold');
     expect(k('delete', 'team', 'fg', '--cascade=foreground', '--wait=false').code).toBe(0);
-    await until(() => k('get', 'ownedaccesskey', 'fg-key', '-o', 'jsonpath={.metadata.deletionTimestamp}').stdout !== '', 'the key is being deleted');
+    await eventually('the key is being deleted', () => k('get', 'ownedaccesskey', 'fg-key', '-o', 'jsonpath={.metadata.deletionTimestamp}').stdout !== '');
     expect(k('get', 'team', 'fg', '-o', 'jsonpath={.metadata.finalizers}').stdout).toBe('["foregroundDeletion"]');
     expect(exists('team', 'fg')).toBe(true);
     expect(k('patch', 'ownedaccesskey', 'fg-key', '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]').code).toBe(0);
-    await until(() => !exists('team', 'fg'), 'the team goes once nothing blocks it');
+    await eventually('the team goes once nothing blocks it', () => !exists('team', 'fg'));
   });
 
   it('--cascade=orphan: the key keeps living without the reference', async () => {
     ownerWithKey('or', true);
     expect(k('delete', 'team', 'or', '--cascade=orphan').code).toBe(0);
-    await until(() => !exists('team', 'or'), 'the team is removed');
+    await eventually('the team is removed', () => !exists('team', 'or'));
     expect(exists('ownedaccesskey', 'or-key')).toBe(true);
     expect(k('get', 'ownedaccesskey', 'or-key', '-o', 'jsonpath={.metadata.ownerReferences}').stdout).toBe('');
   });

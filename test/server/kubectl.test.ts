@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { root } from '../cli/run.js';
 import { kubeconfigWithToken, kubectl, kubectlPath, servedFile, startServe, type Served } from './serve-process.js';
+import { eventually } from '../support/eventually.js';
 
 interface Obj {
   metadata: Record<string, unknown> & { name: string; resourceVersion: string };
@@ -125,9 +126,9 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     try {
-      await until(() => out.includes('platform'), 10_000);
+      await eventually('the watch printed the team', () => out.includes('platform'));
       expect(k('patch', 'team', 'payments', '--type=merge', '-p', '{"spec":{"displayName":"Payments and Billing"}}').code).toBe(0);
-      await until(() => out.includes('Payments and Billing'), 10_000);
+      await eventually('the watch printed the change', () => out.includes('Payments and Billing'));
       expect(out.split('\n').filter((l) => l.startsWith('NAME'))).toHaveLength(1);
     } finally {
       child.kill();
@@ -190,11 +191,3 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     ]);
   });
 });
-
-async function until(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readEvents, startInProcess, type InProcess } from './in-process.js';
+import { readEvents, startInProcess, type InProcess } from '../support/in-process.js';
 
 const json = { 'Content-Type': 'application/json' };
 const post = (server: InProcess, name: string, labels: Record<string, string> = {}) =>
@@ -60,11 +60,21 @@ describe('watch over HTTP', () => {
     expect(events[0]).toEqual({ type: 'BOOKMARK', object: { apiVersion: 'management.service/v1', kind: 'Team', metadata: { resourceVersion: rv } } });
   });
 
-  it('ends the stream after timeoutSeconds', async () => {
+  it('keeps the watch open for timeoutSeconds, delivering events, then ends it cleanly', async () => {
+    const rv = ((await (await server.fetch(`${server.api}/teams`)).json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
     const started = Date.now();
-    const res = await server.fetch(`${server.api}/teams?watch=true&timeoutSeconds=1&resourceVersion=1`);
-    await res.text();
-    expect(Date.now() - started).toBeLessThan(4000);
+    const res = await server.fetch(`${server.api}/teams?watch=true&timeoutSeconds=1&resourceVersion=${rv}`);
+    expect(res.status).toBe(200);
+    // A write while it is open arrives on it: the watch is live, not refused at once.
+    await post(server, 'during-timeout');
+    const body = await res.text();
+    const elapsed = Date.now() - started;
+    const events = body.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } });
+    // Ended by the server's timer: no ERROR event, the body closed normally (text() resolved).
+    expect(events.map((e) => [e.type, e.object.metadata.name])).toEqual([['ADDED', 'during-timeout']]);
+    // Open about timeoutSeconds: a timer never fires early (the lower bound cannot flake); the upper bound only catches a watch that hangs.
+    expect(elapsed).toBeGreaterThanOrEqual(950);
+    expect(elapsed).toBeLessThan(5000);
   });
 
   it('a revision older than the retained history is one ERROR event with a 410 Expired Status', async () => {

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { bin } from '../cli/run.js';
 import { Agent, fetch } from 'undici';
-import { selfSignedCert } from '../server/serve-process.js';
+import { selfSignedCert } from '../support/serve-process.js';
+import { eventually as pollUntil } from '../support/eventually.js';
 
 const here = new URL('.', import.meta.url).pathname;
 
@@ -95,15 +96,9 @@ export const oidcFlags = (provider: TestProvider): string[] => [
   '--oidc-extra-scopes', 'groups',
 ];
 
-/** Polls until `check` holds (each step of the identity refresh takes up to one interval). */
-export async function eventually(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`not within ${timeoutMs} ms: ${what}`);
-}
+/** eventually (test/support/eventually.ts) with the sign-in tests' bound: each step of the identity refresh takes up to one interval. */
+export const eventually = (what: string, check: () => boolean, timeoutMs = 20_000): Promise<true> =>
+  pollUntil(what, () => check() || undefined, { timeoutMs, intervalMs: 300 });
 
 /** The form of an HTML page: where it posts and its fields with their values. */
 function formOf(html: string): { action: string; method: string; fields: Record<string, string> } | undefined {

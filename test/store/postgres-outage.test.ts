@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type Served } from '../server/serve-process.js';
+import { eventually } from '../support/eventually.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 const adminKey = `Outage${'o'.repeat(58)}`;
@@ -38,16 +39,6 @@ function collect(res: Response, ac: AbortController): Collected {
   return { events, stop: () => ac.abort() };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('PostgreSQL outages under two serving replicas', () => {
   let pg: PostgresServer;
   let db: string;
@@ -70,7 +61,7 @@ describe('PostgreSQL outages under two serving replicas', () => {
     db = await pg.database();
     const start = () => startServe(['--store', db, '--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
     [a, b] = await Promise.all([start(), start()]);
-    await until('a replica takes the lease', async () => (a.stderr().includes(leaseLine) || b.stderr().includes(leaseLine) ? true : undefined), 10_000);
+    await eventually('a replica takes the lease', async () => (a.stderr().includes(leaseLine) || b.stderr().includes(leaseLine) ? true : undefined), 10_000);
   }, 60_000);
   afterAll(async () => {
     await a?.stop();
@@ -113,7 +104,7 @@ describe('PostgreSQL outages under two serving replicas', () => {
 
     pg.resume();
     const resumed = Date.now();
-    await until('a create succeeds after PostgreSQL is back', async () => {
+    await eventually('a create succeeds after PostgreSQL is back', async () => {
       const res = await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: 'after' } }) });
       return res.status === 201 ? true : undefined;
     }, 20_000);
@@ -121,7 +112,7 @@ describe('PostgreSQL outages under two serving replicas', () => {
     process.stdout.write(`outage: first 201 ${recoveredMs} ms after PostgreSQL was started again\n`);
     expect(recoveredMs).toBeLessThan(10_000);
     for (const s of [a, b]) {
-      await until('/readyz is ready again', async () => ((await fetch(`${s.url.replace(/\/kubernetes\/management$/, '')}/readyz`)).status === 200 ? true : undefined), 10_000).catch((err: Error) => {
+      await eventually('/readyz is ready again', async () => ((await fetch(`${s.url.replace(/\/kubernetes\/management$/, '')}/readyz`)).status === 200 ? true : undefined), 10_000).catch((err: Error) => {
         // What the replica said last is what the next person needs to see.
         throw new Error(`${err.message}; the replica ${s.process.exitCode !== null || s.process.signalCode !== null ? `exited (${s.process.exitCode ?? s.process.signalCode})` : 'is running'}; its last log lines:\n${s.stderr().slice(-4000)}`);
       });
@@ -132,8 +123,8 @@ describe('PostgreSQL outages under two serving replicas', () => {
     expect((await call(b, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: 'w1' } }) })).status).toBe(201);
     expect((await call(b, '/teams/w1', { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { displayName: 'W' } }) })).status).toBe(200);
     expect((await call(b, '/teams/w1', { method: 'DELETE' })).status).toBe(200);
-    await until('the new watch on A sees the three writes', async () => (afterA.events.length >= 3 ? true : undefined), 10_000);
-    await until('the watch on B open across the outage sees the four writes', async () => (acrossB.events.length >= 4 ? true : undefined), 10_000);
+    await eventually('the new watch on A sees the three writes', async () => (afterA.events.length >= 3 ? true : undefined), 10_000);
+    await eventually('the watch on B open across the outage sees the four writes', async () => (acrossB.events.length >= 4 ? true : undefined), 10_000);
     await new Promise((r) => setTimeout(r, 1500)); // room for a duplicate to show up
     expect(names(afterA)).toEqual(['ADDED w1', 'MODIFIED w1', 'DELETED w1']);
     expect(names(acrossB)).toEqual(['ADDED after', 'ADDED w1', 'MODIFIED w1', 'DELETED w1']);
@@ -143,7 +134,7 @@ describe('PostgreSQL outages under two serving replicas', () => {
     acrossB.stop();
 
     // The background-work lease was lost with the database and is taken again.
-    await until('the lease is taken again', async () => ((a.stderr() + b.stderr()).split(leaseLine).length - 1 > leasesBefore ? true : undefined), 15_000);
+    await eventually('the lease is taken again', async () => ((a.stderr() + b.stderr()).split(leaseLine).length - 1 > leasesBefore ? true : undefined), 15_000);
     expect(a.stderr() + b.stderr()).toContain('lost the background-work lease');
     for (const s of [a, b]) expect(s.stderr()).toContain('PostgreSQL notification listener reconnected');
   }, 90_000);
@@ -159,8 +150,8 @@ describe('PostgreSQL outages under two serving replicas', () => {
       expect((await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: `l${i}` } }) })).status).toBe(201);
       written.push(`ADDED l${i}`);
     }
-    await until('the watch on B sees the five creates', async () => (acrossB.events.length >= 5 ? true : undefined), 10_000);
-    const reconnected = await until('both listeners reconnect', async () => {
+    await eventually('the watch on B sees the five creates', async () => (acrossB.events.length >= 5 ? true : undefined), 10_000);
+    const reconnected = await eventually('both listeners reconnect', async () => {
       const now = await listeners();
       return now.length === 2 && now.every((pid) => !killed.includes(pid)) ? now : undefined;
     }, 10_000);
@@ -187,7 +178,7 @@ describe('PostgreSQL outages under two serving replicas', () => {
     ).map((r) => r.pid);
     expect(pids.length).toBeGreaterThan(0);
     for (const pid of pids) await pg.query('SELECT pg_terminate_backend($1)', [pid]);
-    await until('every killed connection is logged', async () => (count(idle) + count(inUse) - before >= pids.length ? true : undefined), 5_000);
+    await eventually('every killed connection is logged', async () => (count(idle) + count(inUse) - before >= pids.length ? true : undefined), 5_000);
     await new Promise((r) => setTimeout(r, 500)); // room for a second line to show up
     expect(count(idle) + count(inUse) - before).toBe(pids.length);
     expect((await call(a, '/teams?limit=1')).status).toBe(200);
@@ -204,11 +195,11 @@ describe('PostgreSQL outages under two serving replicas', () => {
       expect(await res.json()).toMatchObject({ kind: 'Status', code: 500, reason: 'InternalError' });
       expect(res.headers.get('retry-after')).toBeNull();
       const logged = () => a.stderr().split('\n').filter((l) => l.includes('"level":50') && l.includes('"msg":"request failed"')).join('\n');
-      await until('the failure is logged as an error', async () => (logged().includes('relation \\"kv\\" does not exist') ? true : undefined), 5_000);
+      await eventually('the failure is logged as an error', async () => (logged().includes('relation \\"kv\\" does not exist') ? true : undefined), 5_000);
       // Its log tail polls once a second and fails the same way: every watch ends (the watch cache's,
       // the team index's). Once the table is back the API must answer at once, not 503 while they
       // recover: nothing was written meanwhile, so what the team index holds is still exact.
-      await until('the log tail fails', async () => (a.stderr().includes('reading the log for watchers failed; ending every watch') ? true : undefined), 5_000);
+      await eventually('the log tail fails', async () => (a.stderr().includes('reading the log for watchers failed; ending every watch') ? true : undefined), 5_000);
     } finally {
       await inDb('ALTER TABLE kv_moved RENAME TO kv');
     }

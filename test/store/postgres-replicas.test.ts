@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { readEvents } from '../server/in-process.js';
-import type { Served } from '../server/serve-process.js';
+import { eventually } from '../support/eventually.js';
+import { readEvents } from '../support/in-process.js';
+import type { Served } from '../support/serve-process.js';
 import { replicasOnPostgres } from './postgres-server.js';
 
 const adminKey = `Replica${'r'.repeat(57)}`;
@@ -51,19 +52,14 @@ describe('two teamkeys serve replicas on one PostgreSQL database', () => {
 
   it('killing the replica that holds the background lease lets the other take it within seconds', async () => {
     const [a, b] = replicas();
-    const deadline = Date.now() + 10_000;
-    while (!a.stderr().includes(leaseLine) && !b.stderr().includes(leaseLine)) {
-      if (Date.now() > deadline) throw new Error('no replica took the lease');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually('a replica takes the lease', () => a.stderr().includes(leaseLine) || b.stderr().includes(leaseLine));
     expect(a.stderr().includes(leaseLine) && b.stderr().includes(leaseLine)).toBe(false);
     const [holder, other] = a.stderr().includes(leaseLine) ? [a, b] : [b, a];
     const killed = Date.now();
     await holder.stop('SIGKILL');
-    while (!other.stderr().includes(leaseLine)) {
-      if (Date.now() - killed > 10_000) throw new Error(`the lease was not taken over:\n${other.stderr().slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually('the other replica takes the lease over', () => other.stderr().includes(leaseLine)).catch((err: Error) => {
+      throw new Error(`${err.message}:\n${other.stderr().slice(-2000)}`);
+    });
     expect(Date.now() - killed).toBeLessThan(5000);
     // The survivor still serves.
     expect((await call(other, '/teams/shared')).status).toBe(200);

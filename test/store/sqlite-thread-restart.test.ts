@@ -12,6 +12,7 @@ import { SqliteStore } from '../../src/store/backends/sqlite.js';
 import type { SqliteThread } from '../../src/store/backends/sqlite-threads.js';
 import { isStorageError } from '../../src/store/errors.js';
 import type { StoredObject } from '../../src/store/types.js';
+import { eventually } from '../support/eventually.js';
 
 interface Obj extends StoredObject {
   metadata: { name: string; resourceVersion?: string };
@@ -19,18 +20,6 @@ interface Obj extends StoredObject {
 
 /** Ends the thread from outside, as a crash would (its 'exit' fires; nothing it held is replied to). */
 const kill = (thread: SqliteThread) => (thread as unknown as { worker: Worker }).worker.terminate();
-
-async function eventually<T>(what: string, run: () => Promise<T>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await run();
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`${what}: ${(err as Error).message}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 describe('SQLite worker threads that die', () => {
   const dir = mkdtempSync(join(tmpdir(), 'teamkeys-thread-'));

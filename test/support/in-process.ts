@@ -1,0 +1,110 @@
+/** The HTTP server in this process on a random loopback port, for tests that reach into its store. */
+import pino, { type Logger } from 'pino';
+import type { ActivityRecorder } from '../../src/auth/activity.js';
+import { bootstrapAdmin } from '../../src/auth/bootstrap.js';
+import { createRegistry, type Registry } from '../../src/registry/registry.js';
+import { createAuthContext } from '../../src/server/auth/auth-context.js';
+import { apiPrefix, buildServer } from '../../src/server/server.js';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import { CachedStore } from '../../src/store/cache/cached-store.js';
+import type { Store } from '../../src/store/types.js';
+import type { Clock } from '../../src/clock.js';
+import { AuditRecorder } from '../../src/server/audit/audit-recorder.js';
+import { MemoryAuditTrail } from '../../src/store/audit/audit-trail.js';
+import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key-health-sweep.js';
+
+/** The administrator key every test server starts with. */
+export const adminKey = `TestAdmin${'k'.repeat(55)}`;
+export const adminHeaders = { Authorization: `Bearer ${adminKey}` };
+
+export interface InProcess {
+  base: string;
+  api: string;
+  registry: Registry;
+  /** The server's record of key use (memory that must not outlive the keys). */
+  activity: ActivityRecorder;
+  /** The key health sweep (tests run one with `await keyHealthSweep.sweep()`). */
+  keyHealthSweep?: KeyHealthSweep;
+  /** fetch with the administrator's key, unless the call sets its own Authorization. */
+  fetch(url: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface InProcessOptions {
+  bookmarkIntervalMs?: number;
+  activityIntervalMs?: number;
+  maxTtlSeconds?: number;
+  logger?: Logger;
+  /** The store to serve (default: a new MemoryStore behind the watch cache, as teamkeys serve runs); tests that inject faults pass their own. */
+  store?: Store;
+  /** false: no garbage collector, for tests of what a leftover object does. */
+  garbageCollector?: boolean;
+  /** The time for everything that decides by it (a ManualClock's now). */
+  now?: Clock;
+  /** Options of the key health sweep (serve's --warn-expiry, --disable-unused-after). */
+  keyHealth?: KeyHealthSweepOptions;
+  /** Record an audit trail (in memory), served at /kubernetes/management/apis/audit.../events. */
+  audit?: boolean;
+}
+
+export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
+  const logger = opts.logger ?? pino({ level: 'silent' });
+  const audit = opts.audit ? new AuditRecorder(new MemoryAuditTrail(), logger, opts.now ? { now: opts.now } : {}) : undefined;
+  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), {
+    ...(opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+    ...(audit ? { onWrite: audit.observer } : {}),
+  });
+  await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null', ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
+  const auth = await createAuthContext(registry, logger, { ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}), ...(opts.now ? { now: opts.now } : {}) });
+  const app = await buildServer({
+    registry,
+    auth,
+    logger,
+    maintenance: false,
+    ...(audit ? { audit } : {}),
+    ...(opts.garbageCollector === false ? { garbageCollector: false } : {}),
+    ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+    ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    base,
+    api: `${base}${apiPrefix}/apis/management.service/v1`,
+    registry,
+    activity: auth.activity,
+    ...(app.keyHealthSweep ? { keyHealthSweep: app.keyHealthSweep } : {}),
+    fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),
+    close: async () => {
+      await app.close();
+      await registry.store.close();
+    },
+  };
+}
+
+/** Reads a watch response line by line until `count` events or the stream ends. */
+export async function readEvents(res: Response, count: number, timeoutMs = 5000): Promise<{ type: string; object: Record<string, unknown> }[]> {
+  const events: { type: string; object: Record<string, unknown> }[] = [];
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (events.length < count && Date.now() < deadline) {
+      const chunk = await Promise.race([reader.read(), new Promise<{ done: true; value: undefined }>((r) => setTimeout(() => r({ done: true, value: undefined }), deadline - Date.now()))]);
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        events.push(JSON.parse(buffer.slice(0, nl)) as { type: string; object: Record<string, unknown> });
+        buffer = buffer.slice(nl + 1);
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return events;
+}
