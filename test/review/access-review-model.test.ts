@@ -53,8 +53,12 @@ const writes = fc.array(
 describe('access-review agrees with the request path', () => {
   it('every row is what can-i answers, and --since names every changed answer', async () => {
     let runs = 0;
+    // Bounded in time by skipping the worlds past the deadline, never by interrupting fast-check: a
+    // loaded machine then plays fewer worlds (at least two) instead of failing with none played.
+    const deadline = Date.now() + Number(process.env.REVIEW_MS ?? 15_000);
     await fc.assert(
       fc.asyncProperty(world, writes, async (w, ws) => {
+        if (runs >= 2 && Date.now() > deadline) return;
         runs++;
         const s = await serveWorld(w.teams, w.keys);
         try {
@@ -96,8 +100,8 @@ describe('access-review agrees with the request path', () => {
           await s.close();
         }
       }),
-      { numRuns: Number(process.env.REVIEW_RUNS ?? 8), interruptAfterTimeLimit: Number(process.env.REVIEW_MS ?? 15_000) },
+      { numRuns: Number(process.env.REVIEW_RUNS ?? 8) },
     );
     expect(runs).toBeGreaterThanOrEqual(2);
-  }, Number(process.env.REVIEW_MS ?? 15_000) + 45_000);
+  }, Number(process.env.REVIEW_MS ?? 15_000) + 90_000);
 });
