@@ -149,8 +149,10 @@ export async function runUpdate(
       ...(opts.subresource ? { subresource: opts.subresource } : {}),
     });
     if (prepared.length > 0) throw invalid(ctx.gk, name, prepared);
-    // A rotation must give the key a value it has not got: not its current one, nor its previous.
-    if (typeof opts.rotation === 'object' && (!result.rotated || result.stored.sealed?.keyHash === current.sealed?.previousKeyHash)) throw keyValueInUse(ctx.gk, name);
+    // A rotation must give the key a value it has not got: not its current one, nor its previous
+    // (a PUT or PATCH of spec.key is a rotation too: setting the previous value back would undo one).
+    if (typeof opts.rotation === 'object' && !result.rotated) throw keyValueInUse(ctx.gk, name);
+    if (result.rotated && current.sealed?.previousKeyHash !== undefined && result.stored.sealed?.keyHash === current.sealed.previousKeyHash) throw keyValueInUse(ctx.gk, name);
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
     return isRemovable(result.stored, ctx.now()) ? new Removal(result.stored) : result.stored;
   };

@@ -102,4 +102,27 @@ describe('review: the previous value of a rotated key cannot undo the rotation',
     // integ: { again: 201, delivered: 401, heldAfter1y: 200 }
     expect({ again: again.status, delivered: await use(s, delivered, 'sched'), heldAfter1y: await use(s, held, 'sched') }).toEqual({ again: 403, delivered: 200, heldAfter1y: 200 });
   });
+  it('the previous value still reads and writes other kinds, but no access key; nobody may PUT a key back to its previous value', async () => {
+    const clock = new ManualClock(t0);
+    server = await startInProcess({ now: clock.now });
+    const s = server;
+    // An admin's CI key (user admin: it may create teams and keys).
+    const made = await create(s, 'ownedaccesskeys', { metadata: { name: 'job' }, spec: { user: 'admin' } });
+    const leaked = ((await made.json()) as Key).spec.key!;
+    expect((await rotate(s, 'job', { overlapSeconds: 3600 })).status).toBe(201);
+    const as = (token: string, method: string, path: string, body?: unknown) =>
+      s.fetch(`${s.api}/${path}`, { method, headers: { ...json, Authorization: `Bearer ${token}` }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    expect((await as(leaked, 'GET', 'ownedaccesskeys/job')).status).toBe(200);
+    expect((await as(leaked, 'POST', 'teams', { metadata: { name: 'made-by-job' }, spec: {} })).status).toBe(201);
+    const label = await s.fetch(`${s.api}/ownedaccesskeys/job`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json', Authorization: `Bearer ${leaked}` }, body: JSON.stringify({ metadata: { labels: { a: 'b' } } }) });
+    expect(label.status).toBe(403);
+    expect(((await label.json()) as { message: string }).message).toContain("previous value (rotated at 2026-11-27T10:00:00Z) may not write access keys");
+    expect((await as(leaked, 'POST', 'ownedaccesskeys', { metadata: { name: 'job-spare' }, spec: { user: 'admin' } })).status).toBe(403);
+    // The admin (current credentials) cannot set the previous value back either: it would undo the rotation.
+    const cur = (await (await s.fetch(`${s.api}/ownedaccesskeys/job`)).json()) as Key;
+    const put = await s.fetch(`${s.api}/ownedaccesskeys/job`, { method: 'PUT', headers: json, body: JSON.stringify({ ...cur, spec: { ...cur.spec, key: leaked } }) });
+    expect(put.status).toBe(422);
+    const patch = await s.fetch(`${s.api}/ownedaccesskeys/job`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { key: leaked } }) });
+    expect(patch.status).toBe(422);
+  });
 });
