@@ -134,6 +134,10 @@ export function recordRotation(next: StoredApiObject, old: StoredApiObject, plan
   } else if (lastActivity && was?.lastUsedValue !== 'Previous') {
     rotation.lastUsedValue = 'Previous';
     rotation.previousLastActivity = lastActivity;
+  } else if (was?.previousLastActivity) {
+    // The last use was by the value this rotation drops: its record is kept (a forensic trace of
+    // a retired value's use) until a newer use of a previous value replaces it.
+    rotation.previousLastActivity = was.previousLastActivity;
   }
   next.status = { ...(isJsonMap(next.status) ? next.status : {}), rotation };
 }

@@ -10,6 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, hour } from '../support/clock.js';
 import { startInProcess, type InProcess } from '../server/in-process.js';
 import { create, json } from './fixture.js';
+import { auditApiVersion, type AuditEvent } from '../../src/api/audit-event.js';
+import { apiPrefix } from '../../src/api/resources.js';
 
 describe('review: the trace of a previous value\'s use', () => {
   let server: InProcess | undefined;
@@ -35,9 +37,30 @@ describe('review: the trace of a previous value\'s use', () => {
     const before = await read();
     expect(before).toMatchObject({ lastUsedValue: 'Previous', previousLastActivity: '2026-11-27T10:30:00Z' });
     clock.advance(1000);
-    expect((await post({ overlapSeconds: 60 }, leaked)).status).toBe(201);
+    // The owner rotates again (the holder of the leaked value may not: key-rotation-previous-value.test.ts).
+    expect((await post({ overlapSeconds: 60 })).status).toBe(201);
     const after = await read();
     // integ: { rotatedAt, overlapSeconds, previousValidUntil } only: the previous value's use is gone.
     expect(JSON.stringify(after)).toContain('2026-11-27T10:30:00Z');
+  });
+  it('the audit event of a write says when the previous value made it', async () => {
+    const clock = new ManualClock('2026-11-27T10:00:00Z');
+    server = await startInProcess({ now: clock.now, audit: true });
+    const s = server;
+    const made = await create(s, 'ownedaccesskeys', { metadata: { name: 'ops' }, spec: { user: 'admin' } });
+    const old = ((await made.json()) as { spec: { key: string } }).spec.key;
+    const rotated = await s.fetch(`${s.api}/ownedaccesskeys/ops/rotation`, { method: 'POST', headers: json, body: JSON.stringify({ kind: 'KeyRotation', spec: { overlapSeconds: 3600 } }) });
+    const fresh = ((await rotated.json()) as { spec: { key: string } }).spec.key;
+    const team = (name: string, token: string) =>
+      s.fetch(`${s.api}/teams`, { method: 'POST', headers: { ...json, Authorization: `Bearer ${token}` }, body: JSON.stringify({ metadata: { name }, spec: {} }) });
+    expect((await team('by-old', old)).status).toBe(201);
+    expect((await team('by-fresh', fresh)).status).toBe(201);
+    const events = async (name: string) =>
+      ((await (await s.fetch(`${s.base}${apiPrefix}/apis/${auditApiVersion}/events?resource=teams&name=${name}`)).json()) as { items: AuditEvent[] }).items;
+    const [byOld] = await events('by-old');
+    const [byFresh] = await events('by-fresh');
+    expect(byOld?.user.keyName).toBe('ops');
+    expect(byOld?.annotations).toEqual({ 'authentication.management.service/key-value': 'previous' });
+    expect(byFresh?.annotations).toBeUndefined();
   });
 });
