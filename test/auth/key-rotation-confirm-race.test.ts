@@ -9,7 +9,11 @@
  * confirms (e.g. the resourceVersion the rotation returned, honoured as a precondition, or the
  * new value's fingerprint) and is refused (409) when the key has been rotated since.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { KubeObject } from '../../src/api/types.js';
+import type { Status } from '../../src/api/errors.js';
+import { ClientError, type ApiClient } from '../../src/client/types.js';
+import { confirmOwn } from '../../src/gitops/keys/key-delivery.js';
 import { ManualClock, hour } from '../support/clock.js';
 import { startInProcess, type InProcess } from '../server/in-process.js';
 import { create, json } from './fixture.js';
@@ -46,5 +50,33 @@ describe('review: a confirmation confirms whatever rotation is pending', () => {
     const outcome = { confirm: confirm.status, secretWorks: await use(secret), held: await use(held), b: await use(b.spec.key!) };
     // integ: { confirm: 200, secretWorks: 401, held: 401, b: 200 } -> the delivered value is dead.
     expect(outcome.confirm === 409 || outcome.secretWorks === 200, JSON.stringify(outcome)).toBe(true);
+  });
+  it('the scheduled rotation confirms its own rotation past the server\'s record of use, and not another\'s', async () => {
+    const clock = new ManualClock(t0);
+    server = await startInProcess({ now: clock.now, activityIntervalMs: 1000 });
+    const s = server;
+    const made = await create(s, 'ownedaccesskeys', { metadata: { name: 'ci' }, spec: { user: 'ci' } });
+    const held = ((await made.json()) as Key).spec.key!;
+    // Just what confirmOwn needs of an ApiClient, over the in-process server.
+    const client = {
+      rotate: async (name: string, spec: Record<string, unknown>, opts: { resourceVersion?: string } = {}) => {
+        const res = await s.fetch(`${s.api}/ownedaccesskeys/${name}/rotation`, { method: 'POST', headers: json, body: JSON.stringify({ kind: 'KeyRotation', ...(opts.resourceVersion ? { metadata: { resourceVersion: opts.resourceVersion } } : {}), spec }) });
+        const body = (await res.json()) as KubeObject & Status;
+        if (res.status >= 300) throw new ClientError(body as Status);
+        return body;
+      },
+      get: async (_plural: string, name: string) => (await (await s.fetch(`${s.api}/ownedaccesskeys/${name}`)).json()) as KubeObject,
+    } as unknown as ApiClient;
+    const mine = await client.rotate('ci', { overlapSeconds: 3600, awaitConfirmation: true });
+    // A job uses the held value while the new one is delivered: the server records it (a status write).
+    clock.advance(2000);
+    expect((await s.fetch(`${s.api}/ownedaccesskeys/ci`, { headers: { Authorization: `Bearer ${held}` } })).status).toBe(200);
+    await vi.waitFor(async () => expect((await client.get('ownedaccesskeys', 'ci'))!.metadata.resourceVersion).not.toBe(mine.metadata.resourceVersion));
+    const confirmed = await confirmOwn(client, 'ci', mine.metadata);
+    expect((confirmed.status as { rotation?: { previousValidUntil?: string } }).rotation?.previousValidUntil).toBeDefined();
+    // Another rotator's pending rotation is not confirmed by this one's resourceVersion.
+    const first = await client.rotate('ci', { overlapSeconds: 3600, awaitConfirmation: true });
+    await client.rotate('ci', { overlapSeconds: 3600, awaitConfirmation: true });
+    await expect(confirmOwn(client, 'ci', first.metadata)).rejects.toThrow(/rotated or changed by someone else/);
   });
 });
