@@ -4,6 +4,7 @@ import { decodeObject, type Decoding } from '../api/decode.js';
 import { badRequest, conflict, invalid } from '../api/errors.js';
 import { validateObjectMetaUpdate } from '../api/object-meta.js';
 import { applyJsonPatch, applyMergePatch } from '../api/patch.js';
+import { recordReEnable } from '../api/re-enable.js';
 import { confirmRotation, keepServerOwnedStatus, recordRotation, type RotationPlan } from '../api/key-rotation.js';
 import { sealSecrets, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
@@ -85,6 +86,7 @@ function nextVersion(
   }
   const meta = next.metadata;
   const was = old.metadata;
+  if (ctx.model.info.kind === 'OwnedAccessKey') recordReEnable(next, old, ctx.now());
   delete meta.namespace;
   delete meta.selfLink;
   if (was.generation !== undefined) meta.generation = was.generation;

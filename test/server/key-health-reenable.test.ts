@@ -10,6 +10,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, day } from '../support/clock.js';
 import { startInProcess, type InProcess } from './in-process.js';
+import { reEnabledAtAnnotation } from '../../src/api/re-enable.js';
+import { disabledReasonAnnotation } from '../../src/server/key-health-sweep.js';
 
 const start = '2026-08-01T00:00:00Z';
 
@@ -41,5 +43,29 @@ describe('review: unused keys evading the sweep', () => {
     }
     // 240 days after the re-enable, never used: expected disabled. integ: still enabled.
     expect(await disabled()).toBe(true);
+  });
+  it('a user cannot set the re-enabled-at annotation: a create drops it, a later write keeps the server\'s', async () => {
+    const clock = new ManualClock(start);
+    server = await startInProcess({ now: clock.now, keyHealth: { intervalMs: day, disableUnusedAfterMs: 90 * day } });
+    const s = server;
+    await vi.waitFor(() => expect(s.keyHealthSweep?.leading).toBe(true));
+    const keys = s.registry.ownedaccesskeys;
+    const far = '2099-01-01T00:00:00Z';
+    const annotations = { [reEnabledAtAnnotation]: far, [disabledReasonAnnotation]: 'set by hand' };
+    await keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name: 'sly', annotations }, spec: { user: 'sly' } }, { fieldManager: 'test' });
+    const read = async () => (await keys.get('sly')) as { metadata: { annotations?: Record<string, string> }; spec: { disabled?: boolean } };
+    expect((await read()).metadata.annotations?.[reEnabledAtAnnotation]).toBeUndefined();
+    await keys.patch('sly', 'merge', { metadata: { annotations: { [reEnabledAtAnnotation]: far } } }, { fieldManager: 'kubectl-edit' });
+    expect((await read()).metadata.annotations?.[reEnabledAtAnnotation]).toBeUndefined();
+    clock.advance(91 * day);
+    await s.keyHealthSweep!.sweep();
+    expect((await read()).spec.disabled).toBe(true);
+    // The re-enable is recorded by the server at its moment; a later write cannot move it.
+    clock.advance(day);
+    await keys.patch('sly', 'merge', { spec: { disabled: false } }, { fieldManager: 'kubectl-edit' });
+    const at = (await read()).metadata.annotations?.[reEnabledAtAnnotation];
+    expect(at).toBe(new Date(clock.now().getTime()).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    await keys.patch('sly', 'merge', { metadata: { annotations: { [reEnabledAtAnnotation]: far } } }, { fieldManager: 'kubectl-edit' });
+    expect((await read()).metadata.annotations?.[reEnabledAtAnnotation]).toBe(at);
   });
 });
