@@ -14,8 +14,16 @@ import { scopeDenial } from './scope.js';
 /** Subresources a request may name, and the verbs their routes serve. */
 export const subresources: Record<Resource, Record<string, readonly Verb[]>> = {
   teams: { status: ['get', 'patch', 'update'], accesskeys: ['get'] },
-  ownedaccesskeys: { status: ['get', 'patch', 'update'] },
+  ownedaccesskeys: { status: ['get', 'patch', 'update'], rotation: ['update'] },
 };
+
+/**
+ * The scope requests the route accepts for one asked: a POST to the rotation subresource is an
+ * update of the key, allowed by a scope that allows `update` of ownedaccesskeys/rotation, or
+ * `update` or `patch` of the key itself (server/routes/resources.ts, rotation).
+ */
+const scopeRequests = (resource: Resource, verb: Verb, subresource: string | undefined): [Verb, string?][] =>
+  resource === 'ownedaccesskeys' && subresource === 'rotation' && verb === 'update' ? [['update', 'rotation'], ['update'], ['patch']] : [[verb, subresource]];
 
 /** The verbs a subresource serves; a name the review chose (`constructor`) serves none. */
 export const servedVerbs = (resource: Resource, subresource: string): readonly Verb[] =>
@@ -41,7 +49,8 @@ export function decide(authz: Authorizer, who: Identity, resource: Resource, obj
   const held = authz.explain(who, resource, obj, q.subresource);
   const roles = roleVerbs(who.clusterRoles, resource);
   return verbs.map((verb) => {
-    const why = scopeDenial(who.scope, { verb, group: authz.group, resource, ...(q.name ? { name: q.name } : {}), ...(q.subresource ? { subresource: q.subresource } : {}) });
+    const denials = scopeRequests(resource, verb, q.subresource).map(([v, sub]) => scopeDenial(who.scope, { verb: v, group: authz.group, resource, ...(q.name ? { name: q.name } : {}), ...(sub ? { subresource: sub } : {}) }));
+    const why = denials.every((d) => d !== undefined) ? denials[0] : undefined;
     if (why) return { verb, allowed: false, reason: why, grants: [] };
     if (q.subresource && !servedVerbs(resource, q.subresource).includes(verb)) return { verb, allowed: false, reason: `${resource}/${q.subresource} does not serve ${verb}`, grants: [] };
     const grants = held.filter((h) => h.verbs.includes(verb)).map((h) => h.grant);

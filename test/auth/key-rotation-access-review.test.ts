@@ -80,4 +80,22 @@ describe('review: rotation subresource vs access reviews; status.rotation on cre
     const read = (await (await s.fetch(`${s.api}/ownedaccesskeys/forged`)).json()) as Key;
     expect(read.status?.rotation).toBeUndefined();
   });
+  it('can-i agrees with the request path for scopes naming the key itself, and for read-only scopes', async () => {
+    const clock = new ManualClock(t0);
+    server = await startInProcess({ now: clock.now });
+    const s = server;
+    const rule = (verbs: string[], resources: string[]) => ({ scope: { rules: [{ verbs, resources: [{ group: 'management.service', resources }] }] } });
+    const cases = [
+      { name: 'patcher', spec: rule(['patch'], ['ownedaccesskeys']) },
+      { name: 'updater', spec: rule(['update'], ['ownedaccesskeys']) },
+      { name: 'reader', spec: rule(['get', 'list'], ['ownedaccesskeys', 'ownedaccesskeys/*']) },
+      { name: 'status', spec: rule(['update'], ['ownedaccesskeys/status']) },
+    ];
+    for (const c of cases) {
+      const token = await newKey(s, c.name, c.spec);
+      const review = await canI(s, token, { verb: 'update', subresource: 'rotation', name: c.name });
+      const rotated = (await rotate(s, c.name, token)).status;
+      expect({ key: c.name, review, rotated: rotated === 201 }).toEqual({ key: c.name, review: rotated === 201, rotated: rotated === 201 });
+    }
+  });
 });
