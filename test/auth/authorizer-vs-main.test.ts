@@ -94,7 +94,7 @@ describe('review: the refactored authorizer decides as main did', () => {
           }
         }
       }),
-      { numRuns: 400 },
+      { numRuns: 100 },
     );
   });
 });
