@@ -41,8 +41,12 @@ export interface KeyRotationSpec {
   confirm?: boolean;
 }
 
-/** A decoded KeyRotation: a rotation (key absent: the server generates one), or the confirmation of one. */
-export type KeyRotationRequest = ({ kind: 'rotate'; key?: string } & RotationPlan) | { kind: 'confirm' };
+/**
+ * A decoded KeyRotation: a rotation (key absent: the server generates one), or the confirmation of
+ * one. `resourceVersion` (the body's metadata.resourceVersion) is a precondition: the key must
+ * still be at that version (409 otherwise), so a confirmation names the rotation it confirms.
+ */
+export type KeyRotationRequest = (({ kind: 'rotate'; key?: string } & RotationPlan) | { kind: 'confirm' }) & { resourceVersion?: string };
 
 /** A key value's shape, as authentication accepts it (and the schema's spec.key pattern). */
 const keyShape = /^[A-Za-z0-9]{32,256}$/;
@@ -74,6 +78,10 @@ export function decodeKeyRotation(
   const unknown: string[] = [];
   for (const k of Object.keys(body)) if (!['apiVersion', 'kind', 'metadata', 'spec'].includes(k)) unknown.push(k);
   const errs: FieldError[] = [];
+  const meta = body.metadata ?? {};
+  const rv = isJsonMap(meta) ? meta.resourceVersion : undefined;
+  if (rv !== undefined && (typeof rv !== 'string' || rv === '')) errs.push({ type: 'Invalid', field: 'metadata.resourceVersion', value: rv, detail: 'must be the resourceVersion of the key, as a string' });
+  const precondition = typeof rv === 'string' && rv !== '' ? { resourceVersion: rv } : {};
   const spec = body.spec ?? {};
   if (!isJsonMap(spec)) errs.push({ type: 'TypeInvalid', field: 'spec', value: jsonType(spec), detail: `spec in body must be of type object: "${jsonType(spec)}"` });
   const s = isJsonMap(spec) ? spec : {};
@@ -97,9 +105,10 @@ export function decodeKeyRotation(
   const problems = [...(decoding.duplicateFields ?? []), ...unknown.sort().map((f) => `unknown field "${f}"`)];
   if (problems.length > 0 && decoding.fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
   const warnings = (decoding.fieldValidation ?? 'Warn') === 'Warn' ? problems : [];
-  if (confirm) return { request: { kind: 'confirm' }, warnings };
+  if (confirm) return { request: { kind: 'confirm', ...precondition }, warnings };
   const request: KeyRotationRequest = {
     kind: 'rotate',
+    ...precondition,
     overlapSeconds: typeof overlap === 'number' ? overlap : 0,
     awaitConfirmation: s.awaitConfirmation === true,
     ...(typeof s.key === 'string' ? { key: s.key } : {}),
@@ -134,6 +143,10 @@ export function recordRotation(next: StoredApiObject, old: StoredApiObject, plan
   } else if (lastActivity && was?.lastUsedValue !== 'Previous') {
     rotation.lastUsedValue = 'Previous';
     rotation.previousLastActivity = lastActivity;
+  } else if (was?.previousLastActivity) {
+    // The last use was by the value this rotation drops: its record is kept (a forensic trace of
+    // a retired value's use) until a newer use of a previous value replaces it.
+    rotation.previousLastActivity = was.previousLastActivity;
   }
   next.status = { ...(isJsonMap(next.status) ? next.status : {}), rotation };
 }

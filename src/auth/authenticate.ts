@@ -1,7 +1,7 @@
 /** Bearer authentication: one indexed read by the key's SHA-256 hash, no plaintext anywhere. */
 import { timingSafeEqual } from 'node:crypto';
 import { ApiError, serviceUnavailable } from '../api/errors.js';
-import { previousValueRefusal } from '../api/key-rotation.js';
+import { previousValueRefusal, rotationOf } from '../api/key-rotation.js';
 import { hashKey, type StoredApiObject } from '../api/secrets.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
@@ -19,6 +19,10 @@ export const signInEnded = 'the sign-in this key was made with has ended: run te
 type SignIn = NonNullable<Identity['signIn']>;
 
 const withSignIn = (identity: Identity, signIn: SignIn | undefined): Identity => (signIn ? { ...identity, signIn } : identity);
+
+/** The identity of a request made with the key's previous value says so (what it may not do: guard.ts). */
+const asPrevious = (identity: Identity, key: OwnedAccessKey, previous: boolean): Identity =>
+  previous ? { ...identity, previousValue: { rotatedAt: rotationOf(key)?.rotatedAt ?? 'an unknown time' } } : identity;
 
 /** A read's 404 as undefined; any other failure (the store out of reach) stays an error. */
 function unlessNotFound(err: unknown): undefined {
@@ -72,7 +76,7 @@ export class Authenticator {
     this.recent.delete(hash);
     this.recent.set(hash, now.getTime());
     if (this.recent.size > maxRecent) this.recent.delete(this.recent.keys().next().value!);
-    return withSignIn(this.identityOf(key), signIn);
+    return asPrevious(withSignIn(this.identityOf(key), signIn), key, previous);
   }
 
   /**
@@ -81,8 +85,8 @@ export class Authenticator {
    * `revision`: a store revision the answer is at least as new as (key and teams both).
    */
   async reauthenticate(authorization: string | undefined): Promise<{ identity: Identity; revision: number }> {
-    const { key, revision, signIn } = await this.verify(authorization);
-    return { identity: withSignIn(this.identityOf(key), signIn), revision };
+    const { key, revision, signIn, previous } = await this.verify(authorization);
+    return { identity: asPrevious(withSignIn(this.identityOf(key), signIn), key, previous), revision };
   }
 
   /**

@@ -52,7 +52,7 @@ export interface Decision {
 /** Subresources a request may name, and the verbs their routes serve (server/routes/resources.ts dispatches on it). */
 export const subresources: Record<Resource, Record<string, readonly Verb[]>> = {
   teams: { status: ['get', 'patch', 'update'], accesskeys: ['get'] },
-  ownedaccesskeys: { status: ['get', 'patch', 'update'] },
+  ownedaccesskeys: { status: ['get', 'patch', 'update'], rotation: ['update'] },
 };
 
 /** The verbs a subresource serves; a name the caller chose (`constructor`) serves none. */
@@ -65,9 +65,20 @@ const deny = (reason: string): Decision => ({ decision: 'deny', reason, grants: 
 
 /** The scope's refusal, the first step of authorize: it needs no object, so requests ask it before any read. */
 export function authorizeScope(authz: Authorizer, a: Omit<ResourceAttributes, 'object'>): Decision | undefined {
-  const why = scopeDenial(a.user.scope, { verb: a.verb, group: authz.group, resource: a.resource, ...(a.name ? { name: a.name } : {}), ...(a.subresource ? { subresource: a.subresource } : {}) });
+  const denials = scopeRequests(a.resource, a.verb, a.subresource).map(([verb, sub]) =>
+    scopeDenial(a.user.scope, { verb, group: authz.group, resource: a.resource, ...(a.name ? { name: a.name } : {}), ...(sub ? { subresource: sub } : {}) }),
+  );
+  const why = denials.every((d) => d !== undefined) ? denials[0] : undefined;
   return why ? deny(why) : undefined;
 }
+
+/**
+ * The scope requests that allow what is asked: a POST to the rotation subresource is an update of
+ * the key, allowed by a scope that allows `update` of ownedaccesskeys/rotation, or `update` or
+ * `patch` of the key itself (server/routes/resources.ts, rotation).
+ */
+const scopeRequests = (resource: Resource, verb: Verb, subresource: string | undefined): [Verb, string?][] =>
+  resource === 'ownedaccesskeys' && subresource === 'rotation' && verb === 'update' ? [['update', 'rotation'], ['update'], ['patch']] : [[verb, subresource]];
 
 /** The decision for each of `verbs` with the same attributes: the grants on the object are read once. */
 export function authorizeVerbs(authz: Authorizer, a: Omit<ResourceAttributes, 'verb'>, verbs: readonly Verb[]): (Decision & { verb: Verb })[] {

@@ -24,6 +24,12 @@ export interface Identity {
   signIn?: { name: string; uid: string };
   /** When the key stops working (epoch ms); absent for a key that never expires. */
   expiresAt?: number;
+  /**
+   * Set when the request was authenticated by the key's previous value (a rotation's overlap):
+   * such a request may not write access keys (server/auth/guard.ts), and its writes are marked so
+   * in the audit trail.
+   */
+  previousValue?: { rotatedAt: string };
 }
 
 /** The fields of the key that say whom it acts for. */

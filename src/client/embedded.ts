@@ -57,8 +57,8 @@ export class EmbeddedClient implements ApiClient {
   }
 
   rotate(name: string, spec: KeyRotationSpec, opts: RotateOptions = {}): Promise<KubeObject> {
-    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', spec };
-    const { fieldManager, ...rest } = opts;
+    const { fieldManager, resourceVersion, ...rest } = opts;
+    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', ...(resourceVersion ? { metadata: { resourceVersion } } : {}), spec };
     return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { fieldManager: fieldManager ?? gitopsManager, fieldValidation: 'Strict', ...rest })).object);
   }
 

@@ -144,9 +144,10 @@ export class HttpClient implements ApiClient {
     return (await this.send('PATCH', `${plural}/${encodeURIComponent(name)}${this.query(opts)}`, { type: 'application/json-patch+json', value: ops })) as KubeObject;
   }
 
-  async rotate(name: string, spec: KeyRotationSpec, opts?: RotateOptions): Promise<KubeObject> {
-    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', spec };
-    return (await this.send('POST', `ownedaccesskeys/${encodeURIComponent(name)}/rotation${this.query(opts)}`, { type: 'application/json', value: body })) as KubeObject;
+  async rotate(name: string, spec: KeyRotationSpec, opts: RotateOptions = {}): Promise<KubeObject> {
+    const { resourceVersion, ...rest } = opts;
+    const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', ...(resourceVersion ? { metadata: { resourceVersion } } : {}), spec };
+    return (await this.send('POST', `ownedaccesskeys/${encodeURIComponent(name)}/rotation${this.query(rest)}`, { type: 'application/json', value: body })) as KubeObject;
   }
 
   async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {

@@ -16,6 +16,8 @@ import type { KeyRotationSpec } from '../api/key-rotation.js';
 export interface RotateOptions extends WriteOptions {
   /** Who the audit trail names as the writer (default: the client's, `gitops`). */
   fieldManager?: string;
+  /** A precondition (the body's metadata.resourceVersion): 409 unless the key is still at it. */
+  resourceVersion?: string;
 }
 
 /** Deletion guarded as kube's DeleteOptions.preconditions: the object must still be the one planned. */

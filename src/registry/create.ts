@@ -1,4 +1,5 @@
 /** POST: kube's BeforeCreate, validation, sealing, and generateName retries. */
+import { recordReEnable } from '../api/re-enable.js';
 import { randomUUID } from 'node:crypto';
 import { decodeObject, type Decoding } from '../api/decode.js';
 import { alreadyExists, ApiError, badRequest, generateNameConflict, invalid } from '../api/errors.js';
@@ -40,6 +41,7 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
   meta.creationTimestamp = timestamp(ctx.now());
   meta.generation = 1;
   ctx.model.strategy.prepareForCreate(obj);
+  if (ctx.model.info.kind === 'OwnedAccessKey') recordReEnable(obj, undefined, ctx.now());
   const prefix = meta.generateName;
   const generated = !meta.name && typeof prefix === 'string' && prefix !== '' && generateNamePrefixErrors(prefix).length === 0;
   if (generated) meta.name = ctx.generateName(prefix);

@@ -5,6 +5,7 @@
  * event), with the overlap it asked for; the rules are in src/api/key-rotation.ts.
  */
 import type { Decoding } from '../api/decode.js';
+import { conflict } from '../api/errors.js';
 import { decodeKeyRotation, keyRotationKind } from '../api/key-rotation.js';
 import { generateKey, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import { isJsonMap } from '../api/types.js';
@@ -25,9 +26,16 @@ export async function rotate(ctx: RegistryContext, name: string, body: unknown, 
   const gk = { group: ctx.gk.group, kind: keyRotationKind };
   const { request, warnings } = decodeKeyRotation(body, ctx.model.info.apiVersion, gk, name, opts);
   const fields = { kind: 'update' as const, manager: managerOf(opts), reset: false };
+  // The body's resourceVersion is a precondition, as a PUT's is: a confirmation names the rotation it confirms.
+  const unchanged = (current: StoredApiObject) => {
+    if (request.resourceVersion !== undefined && current.metadata.resourceVersion !== request.resourceVersion) throw conflict(ctx.gr, name);
+  };
   if (request.kind === 'confirm') {
     const auditAnnotations = { 'rotation.management.service/confirmed': 'true' };
-    const object = await runUpdate(ctx, name, 'update', { ...opts, rotation: 'confirm', observedAs: 'rotation', auditAnnotations }, (current) => ({ obj: withoutSecrets(structuredClone(current)), fields }));
+    const object = await runUpdate(ctx, name, 'update', { ...opts, rotation: 'confirm', observedAs: 'rotation', auditAnnotations }, (current) => {
+      unchanged(current);
+      return { obj: withoutSecrets(structuredClone(current)), fields };
+    });
     return { object, warnings, created: false };
   }
   const key = request.key ?? generateKey();
@@ -38,6 +46,7 @@ export async function rotate(ctx: RegistryContext, name: string, body: unknown, 
     ...(request.key === undefined ? { 'rotation.management.service/generated': 'true' } : {}),
   };
   const object = await runUpdate(ctx, name, 'update', { ...opts, rotation: plan, observedAs: 'rotation', auditAnnotations }, (current) => {
+    unchanged(current);
     const next = withoutSecrets(structuredClone(current));
     if (isJsonMap(next.spec)) next.spec.key = key;
     return { obj: next, fields };

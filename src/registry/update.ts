@@ -4,6 +4,7 @@ import { decodeObject, type Decoding } from '../api/decode.js';
 import { badRequest, conflict, invalid } from '../api/errors.js';
 import { validateObjectMetaUpdate } from '../api/object-meta.js';
 import { applyJsonPatch, applyMergePatch } from '../api/patch.js';
+import { recordReEnable } from '../api/re-enable.js';
 import { confirmRotation, keepServerOwnedStatus, recordRotation, type RotationPlan } from '../api/key-rotation.js';
 import { sealSecrets, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
@@ -85,6 +86,7 @@ function nextVersion(
   }
   const meta = next.metadata;
   const was = old.metadata;
+  if (ctx.model.info.kind === 'OwnedAccessKey') recordReEnable(next, old, ctx.now());
   delete meta.namespace;
   delete meta.selfLink;
   if (was.generation !== undefined) meta.generation = was.generation;
@@ -149,8 +151,10 @@ export async function runUpdate(
       ...(opts.subresource ? { subresource: opts.subresource } : {}),
     });
     if (prepared.length > 0) throw invalid(ctx.gk, name, prepared);
-    // A rotation must give the key a value it has not got: not its current one, nor its previous.
-    if (typeof opts.rotation === 'object' && (!result.rotated || result.stored.sealed?.keyHash === current.sealed?.previousKeyHash)) throw keyValueInUse(ctx.gk, name);
+    // A rotation must give the key a value it has not got: not its current one, nor its previous
+    // (a PUT or PATCH of spec.key is a rotation too: setting the previous value back would undo one).
+    if (typeof opts.rotation === 'object' && !result.rotated) throw keyValueInUse(ctx.gk, name);
+    if (result.rotated && current.sealed?.previousKeyHash !== undefined && result.stored.sealed?.keyHash === current.sealed.previousKeyHash) throw keyValueInUse(ctx.gk, name);
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
     return isRemovable(result.stored, ctx.now()) ? new Removal(result.stored) : result.stored;
   };

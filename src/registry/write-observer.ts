@@ -14,6 +14,8 @@ export interface Requester {
   groups?: string[];
   sourceIP?: string;
   userAgent?: string;
+  /** Set when the request was authenticated by the key's previous value (a rotation's overlap). */
+  previousValue?: boolean;
 }
 
 /** Field paths (kube's fieldpath notation) a write added, changed or removed; never values of secrets. */

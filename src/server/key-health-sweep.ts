@@ -13,6 +13,8 @@ import type { Logger } from 'pino';
 import type { OwnedAccessKey } from '../api/types.js';
 import { defaultWarnExpiryMs, expiresWithin, formatSpan, isoSeconds, keyHealth, unusedFor, type KeyHealth } from '../auth/key-health.js';
 import { keyRefusal } from '../auth/authenticate.js';
+import { scopeNarrows } from '../auth/scope.js';
+import { reEnabledAtAnnotation } from '../api/re-enable.js';
 import { systemClock, type Clock } from '../clock.js';
 import { mentions } from '../registry/mentions.js';
 import type { Registry } from '../registry/registry.js';
@@ -31,19 +33,16 @@ const adminRole = 'management-admin';
 const day = 86_400_000;
 const gaugeWindows: [string, number][] = [['1d', day], ['7d', 7 * day], ['30d', 30 * day]];
 
-/** The server's own writers, whose writes are not someone's attention to a key. */
-const serverManagers = new Set([unusedKeysManager, 'teamkeys-activity']);
-
 /**
- * When someone last wrote a key this sweep disabled and that is enabled again (the latest
- * managedFields time of a writer other than the server): re-enabling gives the key a fresh window
- * from then, instead of being disabled again a minute later, before anyone could use it.
+ * When the key was last enabled again (spec.disabled true -> false, recorded by the server in the
+ * re-enabled-at annotation: src/api/re-enable.ts): re-enabling gives the key a fresh window from
+ * then, instead of being disabled again a minute later, before anyone could use it. Later writes
+ * (a scheduled rotation, an edit) do not move it, and nobody but the server can set it.
  */
 export function reEnabledAt(key: OwnedAccessKey): number | undefined {
-  if (key.spec.disabled || key.metadata.annotations?.[disabledReasonAnnotation] === undefined) return undefined;
-  const times = (key.metadata.managedFields ?? []).filter((f) => f.manager && !serverManagers.has(f.manager) && f.time).map((f) => Date.parse(f.time!));
-  const latest = Math.max(...times.filter(Number.isFinite));
-  return Number.isFinite(latest) ? latest : undefined;
+  const at = key.spec.disabled ? undefined : key.metadata.annotations?.[reEnabledAtAnnotation];
+  const ms = at === undefined ? NaN : Date.parse(at);
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 export interface KeyHealthSweepOptions {
@@ -167,9 +166,9 @@ export class KeyHealthSweep {
     for (const uid of [...this.warned.keys()]) if (!inWindow.has(uid)) this.warned.delete(uid);
   }
 
-  /** Whether the key works now and makes its holder a management admin (a scoped key does not count). */
+  /** Whether the key works now and makes its holder a management admin (a key whose scope narrows does not count; `scope: {}` narrows nothing). */
   private isWorkingAdmin(key: OwnedAccessKey, now: Date): boolean {
-    if (key.spec.scope || keyRefusal(key, now, this.auth.activity.lastUsed(key.metadata.name!), this.auth.teams)) return false;
+    if (scopeNarrows(key.spec.scope) || keyRefusal(key, now, this.auth.activity.lastUsed(key.metadata.name!), this.auth.teams)) return false;
     return this.auth.authenticator.identityOf(key).clusterRoles.has(adminRole);
   }
 
@@ -182,11 +181,15 @@ export class KeyHealthSweep {
       if (!h.disabled && !h.expired && !keys[i]!.metadata.deletionTimestamp && unusedFor(h, after)) unused.add(i);
     });
     if (unused.size === 0) return;
-    // Never the last working management-admin key: with all of them unused, the most recently
-    // used one stays enabled (and is named in a warning), so an administrator can always get in.
+    // Never the working management-admin key that lasts longest: the one that never expires (or
+    // expires last; the most recently used among equals) stays enabled, named in a warning, so an
+    // administrator can always get in. Sparing the last used one regardless of expiry could keep
+    // a key that expires tomorrow and disable the one that never does.
     const admins = keys.map((k, i) => i).filter((i) => this.isWorkingAdmin(keys[i]!, now));
-    if (admins.length > 0 && admins.every((i) => unused.has(i))) {
-      const spared = admins.reduce((a, b) => (health[b]!.lastUse > health[a]!.lastUse ? b : a));
+    const lasts = (i: number) => health[i]!.expiresAt ?? Infinity;
+    const longest = admins.reduce<number | undefined>((a, b) => (a === undefined || lasts(b) > lasts(a) || (lasts(b) === lasts(a) && health[b]!.lastUse > health[a]!.lastUse) ? b : a), undefined);
+    if (longest !== undefined && unused.has(longest)) {
+      const spared = longest;
       unused.delete(spared);
       this.log.warn({ key: health[spared]!.name, owner: health[spared]!.owner, lastUse: isoSeconds(health[spared]!.lastUse) }, `access key "${health[spared]!.name}" is unused for longer than --disable-unused-after but is the last working ${adminRole} key: left enabled`);
     }

@@ -18,6 +18,7 @@ interface Options extends TargetFlags {
   confirm?: boolean;
   keyFile?: string;
   dryRun?: boolean;
+  resourceVersion?: string;
 }
 
 /** The rotation subresource's limit (src/api/key-rotation.ts): 30 days. */
@@ -38,8 +39,9 @@ function summary(name: string, key: KubeObject, opts: Options): string {
   const dry = opts.dryRun ? ' (dry run: nothing was changed)' : '';
   const what = `ownedaccesskey.${opts.apiGroup}/${name}`;
   if (opts.confirm) return `${what}: rotation confirmed; the previous value works until ${rotation?.previousValidUntil ?? 'now'}${dry}`;
+  const rv = key.metadata.resourceVersion;
   const previous = rotation?.awaitingConfirmation
-    ? 'the previous value works until the rotation is confirmed (teamkeys rotate --confirm)'
+    ? `the previous value works until the rotation is confirmed (teamkeys rotate ${name} --confirm${rv && !opts.dryRun ? ` --resource-version ${rv}` : ''})`
     : `the previous value works until ${rotation?.previousValidUntil ?? 'now'}`;
   return `${what} rotated; ${previous}${dry}`;
 }
@@ -52,6 +54,7 @@ export function registerRotate(program: Command): void {
     .option('--overlap <duration>', 'how long the previous value keeps working: 0 (default), 30s, 5m, 1h, 30d at most')
     .option('--await-confirmation', 'keep the previous value working until `teamkeys rotate NAME --confirm`; the overlap starts then')
     .option('--confirm', 'confirm a rotation made with --await-confirmation: its overlap starts now')
+    .option('--resource-version <rv>', 'a precondition: act only if the key is still at this resourceVersion (409 otherwise); with --confirm, the one the rotation printed, so only that rotation is confirmed')
     .option('--key-file <path>', 'write the new value to this file (mode 0600) instead of printing it')
     .option('--server <url>', 'a teamkeys server, e.g. https://host:8080 (the path /kubernetes/management is added when none is given)')
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
@@ -73,7 +76,7 @@ export function registerRotate(program: Command): void {
       const client = await openClient(opts);
       let key: KubeObject;
       try {
-        key = await client.rotate(name, spec, { fieldManager: 'teamkeys', ...(opts.dryRun ? { dryRun: true } : {}) });
+        key = await client.rotate(name, spec, { fieldManager: 'teamkeys', ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) });
       } finally {
         await client.close();
       }

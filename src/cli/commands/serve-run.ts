@@ -98,6 +98,18 @@ async function chooseTls(opts: ServeOptions, listen: ListenAddress, stateDir: st
   return { cert: made.cert, key: made.key, selfSigned: true };
 }
 
+/** The shortest --disable-unused-after: a key's use is written at most once a minute (--activity-interval), so a shorter window would disable keys in use. */
+const minDisableUnusedAfterMs = 3_600_000;
+
+/** --disable-unused-after as milliseconds, at least an hour. */
+export function disableUnusedAfterMs(value: string): number {
+  const ms = parseDuration('--disable-unused-after', value);
+  if (ms < minDisableUnusedAfterMs) {
+    throw new CliError(`--disable-unused-after must be at least 1h (uses are recorded at most once a minute, so a shorter window would disable keys in use), not "${value}"`);
+  }
+  return ms;
+}
+
 /** `teamkeys serve`: the API server until SIGTERM or SIGINT (and its sidecar when --sync-source is given). */
 export async function serve(opts: ServeOptions): Promise<void> {
   const listen = parseListen(opts.listen);
@@ -109,7 +121,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const requestTimeoutMs = seconds('--request-timeout', opts.requestTimeout)! * 1000;
   const keyHealth = {
     warnExpiryMs: parseDuration('--warn-expiry', opts.warnExpiry),
-    ...(opts.disableUnusedAfter !== undefined ? { disableUnusedAfterMs: parseDuration('--disable-unused-after', opts.disableUnusedAfter) } : {}),
+    ...(opts.disableUnusedAfter !== undefined ? { disableUnusedAfterMs: disableUnusedAfterMs(opts.disableUnusedAfter) } : {}),
   };
   const syncConfig = hasSource(opts as unknown as Record<string, unknown>, 'sync-')
     ? await daemonConfig(opts as unknown as Record<string, unknown>, 'sync-', stateDir, { keyDir: join(stateDir, 'keys'), reportDir: join(stateDir, 'sync') })

@@ -12,7 +12,8 @@
  */
 import { generateKey } from '../../api/secrets.js';
 import { isJsonMap } from '../../api/types.js';
-import type { ApiClient } from '../../client/types.js';
+import { ClientError, type ApiClient } from '../../client/types.js';
+import type { KubeObject } from '../../api/types.js';
 import { writeSink, type FileSinkOptions } from './file-sink.js';
 import { describeTarget, KeyDeliveryError, parseSecretTarget, type KeyDelivery, type SecretTarget } from './github-secrets.js';
 import { annotations } from '../plan/annotations.js';
@@ -87,9 +88,11 @@ export async function rotateAndDeliver(client: ApiClient, action: Action, target
   const id = `${action.kind}/${action.name}`;
   const planned = action.rotation!;
   let key: string | undefined;
+  let made: KubeObject['metadata'] | undefined;
   try {
     const rotated = await client.rotate(action.name, { overlapSeconds: planned.overlapSeconds, awaitConfirmation: true });
     key = isJsonMap(rotated.spec) && typeof rotated.spec.key === 'string' ? rotated.spec.key : undefined;
+    made = rotated.metadata;
   } catch (err) {
     return { error: `${id}: not rotated: the server refused the rotation: ${messageOf(err)}; the current value keeps working` };
   }
@@ -101,11 +104,30 @@ export async function rotateAndDeliver(client: ApiClient, action: Action, target
   }
   let confirmed;
   try {
-    confirmed = await client.rotate(action.name, { confirm: true });
+    confirmed = await confirmOwn(client, action.name, made!);
   } catch (err) {
     return { error: `${id}: the new value reached ${describeTarget(target)} but confirming the rotation failed (${messageOf(err)}); the previous value keeps working and the next run rotates again` };
   }
   const status = isJsonMap(confirmed.status) && isJsonMap(confirmed.status.rotation) ? confirmed.status.rotation : {};
   const until = typeof status.previousValidUntil === 'string' ? status.previousValidUntil : undefined;
   return { keySecret: action.keySecret!, ...(until ? { previousValidUntil: until } : {}) };
+}
+
+/**
+ * Confirms the rotation this run made, and no other: the confirmation names the resourceVersion
+ * the rotation returned (409 once the key changed). The server's own record of the key's use is a
+ * write too; so on a 409 the key is read again, and confirmed at its new version only if its
+ * generation is still the rotation's (no value or spec change since, only status writes).
+ */
+export async function confirmOwn(client: ApiClient, name: string, made: KubeObject['metadata']): Promise<KubeObject> {
+  try {
+    return await client.rotate(name, { confirm: true }, made.resourceVersion ? { resourceVersion: made.resourceVersion } : {});
+  } catch (err) {
+    if (!(err instanceof ClientError && err.code === 409) || made.generation === undefined) throw err;
+    const now = await client.get('ownedaccesskeys', name);
+    if (!now?.metadata.resourceVersion || now.metadata.generation !== made.generation) {
+      throw new Error('the key was rotated or changed by someone else since this rotation; not confirming a rotation this run did not make');
+    }
+    return client.rotate(name, { confirm: true }, { resourceVersion: now.metadata.resourceVersion });
+  }
 }

@@ -11,6 +11,9 @@ import { auditApiVersion, type AuditEvent, type AuditFilter } from '../../api/au
 import type { ObservedWrite, WriteObserver } from '../../registry/write-observer.js';
 import type { AuditTrail } from '../../store/audit/audit-trail.js';
 
+/** Marks a write authenticated by a key's previous value (a rotation's overlap): which value made it. */
+export const previousValueAnnotation = { 'authentication.management.service/key-value': 'previous' } as const;
+
 export interface AuditOptions {
   /** Events older than this are trimmed (default 90 days). */
   retentionMs?: number;
@@ -85,7 +88,7 @@ export class AuditRecorder {
         ...(w.subresource ? { subresource: w.subresource } : {}),
       },
       fieldManager: w.fieldManager,
-      ...(w.auditAnnotations ? { annotations: w.auditAnnotations } : {}),
+      ...(w.auditAnnotations || r?.previousValue ? { annotations: { ...w.auditAnnotations, ...(r?.previousValue ? previousValueAnnotation : {}) } } : {}),
       stageTimestamp: this.now().toISOString(),
     };
     const f = w.fields;

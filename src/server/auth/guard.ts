@@ -140,6 +140,10 @@ export class Guard {
     const { authorizer, teams } = this.auth;
     return async ({ verb, subresource, old, object, setsKey, propagationPolicy }) => {
       const name = (old ?? object)?.metadata.name;
+      // A previous value is a value being retired, maybe because it leaked: it may not undo its
+      // rotation (set a value back, rotate or confirm, make itself a new key). Reads and other kinds stay open to it.
+      const previous = this.resource === 'ownedaccesskeys' ? this.who.previousValue : undefined;
+      if (previous) throw this.forbidden(verb, name, subresource, previousValueWrites(previous.rotatedAt));
       // The route checked the scope for the verb it was asked (patch); a server-side apply that
       // creates is a create, and the scope must allow that too.
       if (verb === 'create') this.scope(verb, name, subresource);
@@ -185,6 +189,10 @@ export class Guard {
     };
   }
 }
+
+/** Why a request authenticated by a key's previous value may not write access keys. */
+export const previousValueWrites = (rotatedAt: string) =>
+  `this access key's previous value (rotated at ${rotatedAt}) may not write access keys, nor change any key's value; use the current value`;
 
 /** The identity the onRequest hook established; routes under the API prefix always have one. */
 export function identityOf(req: FastifyRequest): Identity {

@@ -50,7 +50,7 @@ const agentOf = (req: Request) => req.headers['user-agent']?.split('/')[0]?.trim
 function requesterOf(req: Request): Requester {
   const who = identityOf(req);
   const agent = req.headers['user-agent'];
-  return { username: who.name, keyName: who.keyName, ...(who.groups.length ? { groups: who.groups } : {}), sourceIP: req.ip, ...(agent ? { userAgent: agent } : {}) };
+  return { username: who.name, keyName: who.keyName, ...(who.groups.length ? { groups: who.groups } : {}), sourceIP: req.ip, ...(agent ? { userAgent: agent } : {}), ...(who.previousValue ? { previousValue: true } : {}) };
 }
 
 async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, watches: WatchHub) {
