@@ -22,7 +22,7 @@ import {
 } from '../types.js';
 import { CacheState, bytesOf, decodeEntry, type Entry } from './cache-state.js';
 import { deepFreeze, fill } from './fill.js';
-import { RevisionGate, type Readiness } from './revision-gate.js';
+import { RevisionGate } from './revision-gate.js';
 
 /** What the cache needs of the store beyond Store: pages of stored rows with their keys (LogStore). */
 export type CacheableStore = Store & Pick<LogStore, 'listRows'> & { notifyWatchers?(): void };
@@ -81,11 +81,6 @@ export class CachedStore implements Store {
     const deadline = Date.now() + timeoutMs;
     while (this.gate.state === 'Pending' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     return this.gate.state === 'Ready';
-  }
-
-  /** Pending, Ready or Stopped (RevisionGate's Readiness says what each means). */
-  get readiness(): Readiness {
-    return this.gate.state;
   }
 
   setIndexer(indexer: Indexer): void {

@@ -154,11 +154,6 @@ export class LogTail {
     for (const sub of [...this.subs]) sub.queue.end();
   }
 
-  /** The tail's state, for a reader's diagnosis (see TailState). */
-  get status(): TailState['name'] {
-    return this.state.name;
-  }
-
   /** Resolves once the start revision is known to be in history; the catch-up continues after. */
   private async start(sub: Subscriber): Promise<void> {
     try {
