@@ -167,18 +167,28 @@ export class LogTail {
   }
 
   private async catchUp(sub: Subscriber): Promise<void> {
-    try {
-      // Catch up from the log itself while the window does not reach back far enough.
-      while (sub.cursor < this.span.windowStart && !sub.queue.closed) {
-        const records = await this.readComplete(sub.prefix, sub.cursor);
-        if (records.length === 0) break;
-        for (const r of records) this.deliver(sub, r);
+    for (;;) {
+      try {
+        // Catch up from the log itself while the window does not reach back far enough.
+        while (sub.cursor < this.span.windowStart && !sub.queue.closed) {
+          const records = await this.readComplete(sub.prefix, sub.cursor);
+          if (records.length === 0) break;
+          for (const r of records) this.deliver(sub, r);
+        }
+        for (const r of this.span.window) this.deliver(sub, r);
+        sub.live = true;
+        void this.poll();
+        return;
+      } catch (err) {
+        // Storage out of reach: this watch stays open, as live ones do (Failing), and goes on
+        // catching up from its cursor once the log can be read again. Anything else ends it.
+        if (!isStorageError(err, 'Unreachable') || sub.queue.closed || !this.following()) {
+          sub.queue.fail(err);
+          return;
+        }
+        this.readFailed(err);
+        await new Promise((r) => setTimeout(r, retryMs).unref());
       }
-      for (const r of this.span.window) this.deliver(sub, r);
-      sub.live = true;
-      void this.poll();
-    } catch (err) {
-      sub.queue.fail(err);
     }
   }
 
