@@ -16,13 +16,22 @@ export const defaultActivityIntervalMs = 60_000;
 
 const isNotFound = (err: unknown) => (err as { reason?: string }).reason === 'NotFound';
 
+/**
+ * How the recorder follows key deletions; `start`, `stop` and `follow` move it. Invariants:
+ * - Stopped: not following (before start, after stop); memory may keep a key deleted meanwhile.
+ * - Starting: reading the store's revision, then checking every remembered key by GET (deletions
+ *   made while not following); no watch yet.
+ * - Following: `watch` runs from the revision read when Starting, so no deletion falls between.
+ * - Backoff: the last attempt failed; Starting again after 1 s, doubling to 30 s.
+ */
+type FollowState = { name: 'Stopped' } | { name: 'Starting' } | { name: 'Following'; watch: StoreWatch<KubeObject> } | { name: 'Backoff' };
+
 export class ActivityRecorder {
   private readonly lastUse = new Map<string, number>();
   private readonly lastWrite = new Map<string, number>();
   /** Each key's latest use by its previous value (during a rotation's overlap). */
   private readonly previousUse = new Map<string, { at: Date; hash: string }>();
-  private watch: StoreWatch<KubeObject> | undefined;
-  private stopped = false;
+  private state: FollowState = { name: 'Stopped' };
 
   constructor(
     private readonly keys: ResourceRegistry,
@@ -32,13 +41,15 @@ export class ActivityRecorder {
 
   /** Starts following key deletions. */
   start(): void {
-    this.stopped = false;
+    if (this.state.name !== 'Stopped') return;
+    this.state = { name: 'Starting' };
     void this.follow();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.watch?.stop();
+    const was = this.state;
+    this.state = { name: 'Stopped' };
+    if (was.name === 'Following') was.watch.stop();
   }
 
   /** How many keys are remembered (a deleted key is not). */
@@ -74,23 +85,32 @@ export class ActivityRecorder {
 
   private async follow(): Promise<void> {
     const { store, prefix } = this.keys.ctx;
-    for (let failures = 0; !this.stopped; ) {
+    for (let failures = 0; !this.stopped(); ) {
       try {
+        this.state = { name: 'Starting' };
         const from = await store.currentRevision();
         // Deletions made while not following (before a restart of this loop) are caught up here.
         for (const name of [...this.lastUse.keys()]) await this.keys.get(name).catch((err: unknown) => isNotFound(err) && this.forget(name));
-        this.watch = store.watch<KubeObject>(prefix, from);
-        await this.watch.started;
+        if (this.stopped()) return;
+        const watch = store.watch<KubeObject>(prefix, from);
+        this.state = { name: 'Following', watch };
+        await watch.started;
         failures = 0;
-        for await (const e of this.watch) if (e.type === 'DELETED') this.forget(e.object.metadata.name!);
-        if (this.stopped) return;
+        for await (const e of watch) if (e.type === 'DELETED') this.forget(e.object.metadata.name!);
+        if (this.stopped()) return;
       } catch (err) {
-        if (this.stopped) return;
+        if (this.stopped()) return;
         failures++;
         this.log.warn({ err, failedAttempts: failures }, 'key activity: following key deletions failed; retrying');
       }
+      this.state = { name: 'Backoff' };
       // 1 s after a failure, doubling to 30 s while they go on.
       await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * 2 ** Math.max(0, failures - 1))).unref());
     }
+  }
+
+  /** A method, not `this.state.name === 'Stopped'` inline: TypeScript would keep a narrowing across awaits. */
+  private stopped(): boolean {
+    return this.state.name === 'Stopped';
   }
 }

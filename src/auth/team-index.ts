@@ -28,11 +28,26 @@ interface Snapshot {
 
 const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), byGroup: new Map(), byReference: new Map() });
 
+/**
+ * The index's state, moved by `follow` and `stop` only. In every state but Loading the snapshot is
+ * exact at max(seen, verified). Invariants:
+ * - Loading: no list has completed yet; every decision that needs the index is refused (503).
+ * - Following: the snapshot follows `watch`, a subscription from the revision of its list; caughtUp
+ *   also trusts the watch's progress (what it examined, queued events applied within a macrotask).
+ * - Reloading: the watch ended; a new list every retryMs until one completes, then Following. The
+ *   snapshot is still used; caughtUp passes only targets up to `verified`, else waits (503 after 5 s).
+ * - Stopped: the server is closing; caughtUp answers 503 at once instead of waiting. `loaded`: a
+ *   list had completed, so decisions the snapshot already allows are still made.
+ */
+type IndexState =
+  | { name: 'Loading' }
+  | { name: 'Following'; watch: StoreWatch<Team> }
+  | { name: 'Reloading' }
+  | { name: 'Stopped'; loaded: boolean };
+
 export class TeamIndex implements TeamWorld {
   private snap: Snapshot = emptySnapshot();
-  /** False until the first complete list. */
-  private complete = false;
-  private watch: StoreWatch<Team> | undefined;
+  private state: IndexState = { name: 'Loading' };
   /** The revision of the last team change the snapshot holds (or of the list it was loaded at). */
   private seen = 0;
   /**
@@ -40,7 +55,6 @@ export class TeamIndex implements TeamWorld {
    * writes were to other kinds (so a request after a key write does not wait for the watch again).
    */
   private verified = 0;
-  private stopped = false;
 
   constructor(
     /** The teams' registry: the index reads its pages and changes, never the store by key. */
@@ -56,13 +70,15 @@ export class TeamIndex implements TeamWorld {
   }
 
   stop(): void {
-    this.stopped = true;
-    this.watch?.stop();
+    const was = this.state;
+    this.state = { name: 'Stopped', loaded: was.name !== 'Loading' && (was.name !== 'Stopped' || was.loaded) };
+    if (was.name === 'Following') was.watch.stop();
   }
 
   /** Throws 503 (with Retry-After) while the index is not complete. */
   require(): void {
-    if (!this.complete) throw serviceUnavailable('the team index is still loading; authorization is not possible until it is complete', 1);
+    const s = this.state;
+    if (s.name === 'Loading' || (s.name === 'Stopped' && !s.loaded)) throw serviceUnavailable('the team index is still loading; authorization is not possible until it is complete', 1);
   }
 
   /**
@@ -80,16 +96,16 @@ export class TeamIndex implements TeamWorld {
       // says it examined them. Progress counts what the watch queued, not what follow() applied;
       // follow() applies queued events in microtasks, so after one macrotask they are all in the
       // snapshot, unless the watch broke meanwhile (then it is not counted).
-      const watch = this.watch;
-      const progress = watch?.progress() ?? 0;
-      if (watch && progress >= target) {
+      const state = this.state;
+      const progress = state.name === 'Following' ? state.watch.progress() : 0;
+      if (state.name === 'Following' && progress >= target) {
         await new Promise((r) => setImmediate(r));
-        if (this.watch !== watch) continue;
+        if (this.state !== state) continue;
         this.verified = Math.max(this.verified, progress);
         return;
       }
       // Stopped (the server shutting down): the watch will not catch up; answer now, not at the deadline.
-      if (this.stopped) throw serviceUnavailable('the server is shutting down; try again', 1);
+      if (state.name === 'Stopped') throw serviceUnavailable('the server is shutting down; try again', 1);
       if (Date.now() > deadline) throw serviceUnavailable('the team index is behind the store; try again', 1);
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -139,14 +155,14 @@ export class TeamIndex implements TeamWorld {
     // The new snapshot vouches for its own revision only (a list is never older than what was
     // verified before it, as it reads the store's revision after; this does not rely on that).
     this.verified = revision;
-    this.complete = true;
     return revision;
   }
 
   private async follow(from: number): Promise<void> {
     let revision = from;
-    while (!this.stopped) {
-      const watch = (this.watch = this.teams.informerWatch(revision) as StoreWatch<Team>);
+    while (!this.stopped()) {
+      const watch = this.teams.informerWatch(revision) as StoreWatch<Team>;
+      this.state = { name: 'Following', watch };
       // Whether the iteration ended by itself (it then gave every event up to its progress) rather
       // than by an event this loop could not apply (for-await then discards what was queued).
       let drained = true;
@@ -159,14 +175,14 @@ export class TeamIndex implements TeamWorld {
           revision = e.revision;
           this.seen = revision;
         }
-        if (this.stopped) return;
+        if (this.stopped()) return;
         throw new Error('the watch ended');
       } catch (err) {
-        if (this.stopped) return;
+        if (this.stopped()) return;
         // History gone or watch cut off. The iteration ended only after every event up to the
         // watch's progress (StoreWatch.progress), so the snapshot is exact there; it follows nothing
         // more, so from here only that revision vouches for it (caughtUp) until the reload.
-        this.watch = undefined;
+        this.state = { name: 'Reloading' };
         if (drained) this.verified = Math.max(this.verified, watch.progress());
         this.log.warn({ err }, 'team index watch ended; reloading');
         revision = await this.reload();
@@ -174,11 +190,16 @@ export class TeamIndex implements TeamWorld {
     }
   }
 
+  /** A method, not `this.state.name === 'Stopped'` inline: TypeScript would keep a narrowing across awaits. */
+  private stopped(): boolean {
+    return this.state.name === 'Stopped';
+  }
+
   /** Lists again until a list completes (or the index is stopped). */
   private async reload(): Promise<number> {
     for (;;) {
       await new Promise((r) => setTimeout(r, this.retryMs));
-      if (this.stopped) return this.seen;
+      if (this.stopped()) return this.seen;
       try {
         return await this.load();
       } catch (err) {

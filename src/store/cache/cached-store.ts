@@ -52,8 +52,8 @@ export class CachedStore implements Store {
   private readonly decoded = new WeakMap<Entry, StoredObject>();
   private readonly log: StoreLog;
   private running: Promise<void> | undefined;
+  /** The watch the cache follows (or is filling with), so that setIndexer and close can end it. */
   private watch_: StoreWatch | undefined;
-  private closed = false;
   /** Counts indexer changes: a fill begun under an older indexer is thrown away. */
   private generation = 0;
 
@@ -79,8 +79,8 @@ export class CachedStore implements Store {
   async ready(timeoutMs = 30_000): Promise<boolean> {
     this.start();
     const deadline = Date.now() + timeoutMs;
-    while (!this.gate.ready && Date.now() < deadline && !this.closed) await new Promise((r) => setTimeout(r, 10));
-    return this.gate.ready;
+    while (this.gate.state === 'Pending' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    return this.gate.state === 'Ready';
   }
 
   setIndexer(indexer: Indexer): void {
@@ -88,7 +88,7 @@ export class CachedStore implements Store {
     this.inner.setIndexer(indexer);
     // Index values of what is cached may differ under the new indexer: fill again.
     this.generation++;
-    this.gate.close();
+    this.gate.markPending();
     this.watch_?.stop();
   }
 
@@ -175,7 +175,7 @@ export class CachedStore implements Store {
 
   async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {
     // A sweep needs no single snapshot (see LogStore.scan): the cache as it is, when filled.
-    if (!this.gate.ready) {
+    if (this.gate.state !== 'Ready') {
       yield* this.inner.scan<T>(prefix, mightMatch, pageSize);
       return;
     }
@@ -234,8 +234,7 @@ export class CachedStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    this.gate.close();
+    this.gate.stop();
     this.watch_?.stop();
     await this.inner.close();
     await this.running;
@@ -249,13 +248,13 @@ export class CachedStore implements Store {
   /** The store's revision, read after this call, once the cache has applied it; undefined when the cache cannot vouch. */
   private async consistentAt(): Promise<number | undefined> {
     this.start();
-    if (!this.gate.ready) return undefined;
+    if (this.gate.state !== 'Ready') return undefined;
     const revision = await this.gate.currentRevision();
     if (this.gate.applied < revision) {
       this.inner.notifyWatchers?.(); // another process wrote: read the log now, not at the next poll
       if (!(await this.gate.reach(revision, this.waitMs))) return undefined;
     }
-    return this.gate.ready ? revision : undefined;
+    return this.gate.state === 'Ready' ? revision : undefined;
   }
 
   /** A write was acknowledged by the store: acknowledge it once the cache has it too (bounded). */
@@ -267,26 +266,34 @@ export class CachedStore implements Store {
     return this.state.indexed(prefix, prefixEnd(prefix), value).map((k) => this.state.get<T>(k)!);
   }
 
-  /** Fill, follow, and on any failure fill again after a pause, until closed. */
+  /**
+   * Fill, follow, and on any failure fill again after a pause, until closed: Pending -> Ready when
+   * a fill completes under the current indexer, Ready -> Pending when its watch ends.
+   */
   private async run(): Promise<void> {
-    while (!this.closed) {
+    while (!this.stopped()) {
       const generation = this.generation;
       try {
         const filled = await fill(this.inner, this.indexer, this.apart, (w) => (this.watch_ = w));
-        if (generation === this.generation && !this.closed) {
+        if (generation === this.generation && !this.stopped()) {
           this.state = filled.state;
-          this.gate.reset(filled.revision);
+          this.gate.markReady(filled.revision);
           await this.follow(filled.watch);
         } else filled.watch.stop(); // the indexer changed while filling: fill again with it
       } catch (err) {
-        if (this.closed) return;
+        if (this.stopped()) return;
         const level = isStorageError(err, 'Expired') || isStorageError(err, 'WatchOverflow') ? 'info' : 'warn';
         this.log[level]({ err }, 'watch cache: following the store failed; reads go to the store until it is filled again');
       }
-      this.gate.close();
-      if (this.closed) return;
+      this.gate.markPending();
+      if (this.stopped()) return;
       if (generation === this.generation) await new Promise((r) => setTimeout(r, this.retryMs).unref());
     }
+  }
+
+  /** A method, not `this.gate.state === 'Stopped'` inline: TypeScript would keep a narrowing across awaits. */
+  private stopped(): boolean {
+    return this.gate.state === 'Stopped';
   }
 
   private async follow(watch: StoreWatch): Promise<void> {

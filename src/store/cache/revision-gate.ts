@@ -9,10 +9,21 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
+/**
+ * The cache's readiness, kube-apiserver's cacher ready.go states; `markPending`, `markReady` and
+ * `stop` move it. Invariants:
+ * - Pending: the cache holds nothing it can vouch for (before its first fill, while filling, after
+ *   its watch ended until filled again): reads go to the store, and no waiter is kept.
+ * - Ready: the cache holds the complete state at `applied` and follows the store from there; a
+ *   read waits, bounded, for `applied` to reach the store's revision read after it arrived.
+ * - Stopped: closed for good; nothing makes it Ready again.
+ */
+export type Readiness = 'Pending' | 'Ready' | 'Stopped';
+
 export class RevisionGate {
   /** Every event up to this revision is in the cache. */
   private appliedRevision = 0;
-  private open = false;
+  private readiness: Readiness = 'Pending';
   private waiters: Waiter[] = [];
   private reading: Promise<number> | undefined;
   /** A read not started yet: whoever arrives before it starts shares it. */
@@ -24,15 +35,15 @@ export class RevisionGate {
     return this.appliedRevision;
   }
 
-  /** Whether the cache holds a complete state to answer from. */
-  get ready(): boolean {
-    return this.open;
+  get state(): Readiness {
+    return this.readiness;
   }
 
-  /** The cache holds the complete state at `revision` (after a list); reads may be answered again. */
-  reset(revision: number): void {
+  /** Pending -> Ready: the cache holds the complete state at `revision` (after a list). */
+  markReady(revision: number): void {
+    if (this.readiness === 'Stopped') return;
     this.appliedRevision = revision;
-    this.open = true;
+    this.readiness = 'Ready';
     this.release();
   }
 
@@ -42,16 +53,22 @@ export class RevisionGate {
     this.release();
   }
 
-  /** The cache is not to be trusted (its watch failed): every waiter falls back to the store. */
-  close(): void {
-    this.open = false;
+  /** Ready -> Pending: the cache is not to be trusted (its watch ended); every waiter falls back to the store. */
+  markPending(): void {
+    if (this.readiness !== 'Stopped') this.readiness = 'Pending';
     for (const w of this.waiters) this.settle(w, false);
     this.waiters = [];
   }
 
+  /** Any -> Stopped, for good (the cache closes). */
+  stop(): void {
+    this.markPending();
+    this.readiness = 'Stopped';
+  }
+
   /** Resolves true once the cache has applied `revision`, false after `timeoutMs` or when it closes. */
   reach(revision: number, timeoutMs: number): Promise<boolean> {
-    if (!this.open) return Promise.resolve(false);
+    if (this.readiness !== 'Ready') return Promise.resolve(false);
     if (this.appliedRevision >= revision) return Promise.resolve(true);
     return new Promise((resolve) => {
       const w: Waiter = { revision, resolve, timer: setTimeout(() => this.expire(w), timeoutMs) };

@@ -4,7 +4,7 @@
  * concerns. A watcher starting in the past replays from a window of recent records, or from the
  * log itself when it starts further back.
  */
-import { expired, isStorageError } from '../errors.js';
+import { StorageError, expired, isStorageError } from '../errors.js';
 import { silentLog, type LogRecord, type StoreEvent, type StoreLog, type StoreWatch, type StoredObject } from '../types.js';
 import { WatchQueue } from '../watch-queue.js';
 
@@ -31,6 +31,43 @@ interface Subscriber {
   queue: WatchQueue<StoreEvent>;
 }
 
+/**
+ * What the tail has read since it last started following the log. A restart replaces it, never
+ * edits it: a read begun for the old one sees `this.span` changed and is thrown away.
+ */
+interface Span {
+  /** The last revision read; until `checked`, the first subscriber's revision instead. */
+  head: number;
+  /** Every record with a revision above this one is in `window`. */
+  windowStart: number;
+  /** The last records read, at most windowSize, ascending. */
+  window: LogRecord[];
+  /**
+   * False while `head` is a subscriber's revision, not read from the log: it may be one the store
+   * has not reached (a watch from the future), so the next poll reads the store's current revision
+   * first and follows from there when `head` is beyond it. The window is empty until then.
+   */
+  checked: boolean;
+}
+
+/**
+ * The tail's state; `enter` moves it, and nothing else. Invariants:
+ * - Idle: no subscriber, no timer. `span` is stale: the next subscriber replaces it.
+ * - Following: one subscriber at least; the last read of the log succeeded (or none was made yet).
+ *   Once `span.checked`, `span.head` is at most the store's current revision.
+ * - Failing: as Following, but reads fail with Unreachable, since `since` (a warning at most every
+ *   30 s, the last at `warned`). The watches stay open and resume from `span.head`, so none misses
+ *   an event or sees one twice; retried at the next poll, or every second without a poll timer.
+ * - Stopped: closed with its store; every watch was ended. Final.
+ * Expired (history the tail had not read was compacted) and a broken read (any other error) are
+ * not states: every watch fails with the error, the last one leaving makes the tail Idle.
+ */
+type TailState =
+  | { name: 'Idle' }
+  | { name: 'Following' }
+  | { name: 'Failing'; since: number; warned: number }
+  | { name: 'Stopped' };
+
 const pageSize = 1000;
 /** While the log cannot be read, it is tried again this often (a polling store also tries at each poll). */
 const retryMs = 1000;
@@ -38,25 +75,14 @@ const retryMs = 1000;
 const warnEveryMs = 30_000;
 
 export class LogTail {
-  private head = 0;
-  private window: LogRecord[] = [];
-  /** Every record with a revision above this one is in the window. */
-  private windowStart = 0;
+  private state: TailState = { name: 'Idle' };
+  private span: Span = { head: 0, windowStart: 0, window: [], checked: true };
   private readonly subs = new Set<Subscriber>();
+  /** A poll is running; `pollAgain`: another was asked for meanwhile (polls run one at a time). */
   private polling = false;
-  /** Moves when the window is started afresh: a read begun before belongs to the old head. */
-  private epoch = 0;
   private pollAgain = false;
-  /**
-   * `head` was set from a new subscriber's revision, not read from the log: it may be a revision
-   * the store has not reached (a watch from the future), which the next poll checks first.
-   */
-  private headUnchecked = false;
   private timer: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
-  /** Since when reads of the log have been failing (storage unreachable), and when that was last logged. */
-  private failingSince: number | undefined;
-  private lastWarned = 0;
   private readonly windowSize: number;
   private readonly maxPending: number;
   private readonly log: StoreLog;
@@ -72,7 +98,7 @@ export class LogTail {
 
   /** A write happened in this process: deliver it without waiting for the next poll. */
   notify(): void {
-    if (this.subs.size > 0) void this.poll();
+    if (this.following()) void this.poll();
   }
 
   watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T> {
@@ -82,16 +108,14 @@ export class LogTail {
       live: false,
       queue: new WatchQueue<StoreEvent>(this.maxPending, () => this.unsubscribe(sub)),
     };
-    if (this.subs.size === 0) {
+    if (this.state.name === 'Stopped') throw new StorageError('Closed', prefix, 'the store is closed');
+    if (this.state.name === 'Idle') {
       // Nobody was following the log: start following it from here (no further than the store's
       // current revision, which the next poll checks before it reads).
-      this.head = this.windowStart = fromRevision;
-      this.headUnchecked = true;
-      this.window = [];
-      this.epoch++;
+      this.span = { head: fromRevision, windowStart: fromRevision, window: [], checked: false };
+      this.enter({ name: 'Following' });
     }
     this.subs.add(sub);
-    this.startTimer();
     const started = this.start(sub);
     // Whoever does not look at `started` hears of a failure from the iteration instead.
     started.catch(() => {});
@@ -110,23 +134,24 @@ export class LogTail {
    * holds (old sealed secrets). The key's last row stays as it is when it is live, as in the log.
    */
   rewrite(key: string, rewrite: (value: string) => string): void {
+    const window = this.span.window;
     let last = -1;
-    for (let i = 0; i < this.window.length; i++) if (this.window[i]!.key === key) last = i;
+    for (let i = 0; i < window.length; i++) if (window[i]!.key === key) last = i;
     for (let i = 0; i <= last; i++) {
-      const r = this.window[i]!;
+      const r = window[i]!;
       if (r.key !== key) continue;
       // A new record, not an edit: the decoded event cached for the old one must not be reused.
       const keepLive = i === last && r.type !== 'DELETED';
       const next: LogRecord = { ...r, value: keepLive ? r.value : rewrite(r.value) };
       if (r.prevValue !== undefined) next.prevValue = rewrite(r.prevValue);
-      this.window[i] = next;
+      window[i] = next;
     }
   }
 
   /** Ends every watch, as when the store closes. */
   close(): void {
+    this.enter({ name: 'Stopped' });
     for (const sub of [...this.subs]) sub.queue.end();
-    this.stopTimer();
   }
 
   /** Resolves once the start revision is known to be in history; the catch-up continues after. */
@@ -142,18 +167,28 @@ export class LogTail {
   }
 
   private async catchUp(sub: Subscriber): Promise<void> {
-    try {
-      // Catch up from the log itself while the window does not reach back far enough.
-      while (sub.cursor < this.windowStart && !sub.queue.closed) {
-        const records = await this.readComplete(sub.prefix, sub.cursor);
-        if (records.length === 0) break;
-        for (const r of records) this.deliver(sub, r);
+    for (;;) {
+      try {
+        // Catch up from the log itself while the window does not reach back far enough.
+        while (sub.cursor < this.span.windowStart && !sub.queue.closed) {
+          const records = await this.readComplete(sub.prefix, sub.cursor);
+          if (records.length === 0) break;
+          for (const r of records) this.deliver(sub, r);
+        }
+        for (const r of this.span.window) this.deliver(sub, r);
+        sub.live = true;
+        void this.poll();
+        return;
+      } catch (err) {
+        // Storage out of reach: this watch stays open, as live ones do (Failing), and goes on
+        // catching up from its cursor once the log can be read again. Anything else ends it.
+        if (!isStorageError(err, 'Unreachable') || sub.queue.closed || !this.following()) {
+          sub.queue.fail(err);
+          return;
+        }
+        this.readFailed(err);
+        await new Promise((r) => setTimeout(r, retryMs).unref());
       }
-      for (const r of this.window) this.deliver(sub, r);
-      sub.live = true;
-      void this.poll();
-    } catch (err) {
-      sub.queue.fail(err);
     }
   }
 
@@ -167,6 +202,7 @@ export class LogTail {
   }
 
   private async poll(): Promise<void> {
+    if (!this.following()) return;
     if (this.polling) {
       this.pollAgain = true;
       return;
@@ -176,25 +212,25 @@ export class LogTail {
       do {
         this.pollAgain = false;
         for (;;) {
-          const epoch = this.epoch;
-          if (this.headUnchecked) {
+          const span = this.span;
+          if (!span.checked) {
             // A watch from a revision the store has not reached waits for it (its cursor skips
             // what comes before); the tail, shared by every watcher, follows from the current one.
             const current = await this.source.currentRevision();
-            if (epoch !== this.epoch) continue;
+            if (span !== this.span) continue;
             // Nothing was appended since the restart (polls run one at a time): the window is empty.
-            if (this.head > current) this.head = this.windowStart = current;
-            this.headUnchecked = false;
+            if (span.head > current) span.head = span.windowStart = current;
+            span.checked = true;
           }
-          const records = await this.readComplete('/', this.head);
-          // The window was started afresh meanwhile (its last watcher left, a new one came): these
+          const records = await this.readComplete('/', span.head);
+          // The tail was started afresh meanwhile (its last watcher left, a new one came): these
           // records were read from the old head; read again from the new one.
-          if (epoch !== this.epoch) continue;
+          if (span !== this.span) continue;
           for (const r of records) this.append(r);
           if (records.length < pageSize) break;
         }
-      } while (this.pollAgain && this.subs.size > 0);
-      this.recovered();
+      } while (this.pollAgain && this.following());
+      if (this.state.name === 'Failing') this.enter({ name: 'Following' });
     } catch (err) {
       if (isStorageError(err, 'Expired')) this.expireAll(err);
       else this.readFailed(err);
@@ -233,13 +269,33 @@ export class LogTail {
       for (const sub of [...this.subs]) sub.queue.fail(err);
       return;
     }
-    const now = Date.now();
-    this.failingSince ??= now;
-    if (now - this.lastWarned >= warnEveryMs) {
-      this.lastWarned = now;
-      this.log.warn({ err, failingForMs: now - this.failingSince, watchers: this.subs.size }, 'cannot read the log for watchers; watches stay open and resume when storage is back');
+    if (this.following()) this.enter({ name: 'Failing', since: Date.now(), warned: 0 }, err);
+  }
+
+  /**
+   * The one place the state changes, with what goes with each change: the poll timer runs while
+   * Following or Failing; Failing warns at most every 30 s and, without a poll timer, retries;
+   * leaving Failing for Following says how long reads failed.
+   */
+  private enter(next: TailState, err?: unknown): void {
+    const prev = this.state;
+    if (next.name === 'Failing' && prev.name === 'Failing') next = prev;
+    this.state = next;
+    if (next.name === 'Idle' || next.name === 'Stopped') {
+      this.stopTimer();
+      return;
     }
-    if (this.opts.pollIntervalMs > 0 || this.retry || this.subs.size === 0) return;
+    this.startTimer();
+    if (next.name === 'Following') {
+      if (prev.name === 'Failing') this.log.info({ failedForMs: Date.now() - prev.since }, 'reading the log for watchers again');
+      return;
+    }
+    const now = Date.now();
+    if (now - next.warned >= warnEveryMs) {
+      next.warned = now;
+      this.log.warn({ err, failingForMs: now - next.since, watchers: this.subs.size }, 'cannot read the log for watchers; watches stay open and resume when storage is back');
+    }
+    if (this.opts.pollIntervalMs > 0 || this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = undefined;
       void this.poll();
@@ -247,27 +303,26 @@ export class LogTail {
     this.retry.unref();
   }
 
-  private recovered(): void {
-    if (this.failingSince === undefined) return;
-    this.log.info({ failedForMs: Date.now() - this.failingSince }, 'reading the log for watchers again');
-    this.failingSince = undefined;
-    this.lastWarned = 0;
+  /** Whether the tail follows the log for someone (Following or Failing). */
+  private following(): boolean {
+    return this.state.name === 'Following' || this.state.name === 'Failing';
   }
 
   private append(r: LogRecord): void {
-    if (r.revision <= this.head) return;
-    this.head = r.revision;
-    this.window.push(r);
-    if (this.window.length > this.windowSize) {
-      const dropped = this.window.splice(0, this.window.length - this.windowSize);
-      this.windowStart = dropped[dropped.length - 1]!.revision;
+    const span = this.span;
+    if (r.revision <= span.head) return;
+    span.head = r.revision;
+    span.window.push(r);
+    if (span.window.length > this.windowSize) {
+      const dropped = span.window.splice(0, span.window.length - this.windowSize);
+      span.windowStart = dropped[dropped.length - 1]!.revision;
     }
     for (const sub of this.subs) if (sub.live) this.deliver(sub, r);
   }
 
   private unsubscribe(sub: Subscriber): void {
     this.subs.delete(sub);
-    if (this.subs.size === 0) this.stopTimer();
+    if (this.subs.size === 0 && this.following()) this.enter({ name: 'Idle' });
   }
 
   private startTimer(): void {
