@@ -35,15 +35,17 @@ export function hasSource(opts: object, prefix = ''): boolean {
   return readFlags(opts, sourceFlags, prefix).source !== undefined;
 }
 
-/** Reads and checks the daemon flags; `stateDir` holds git mirrors (and, when not given, keys and reports). */
-export async function daemonConfig(opts: object, prefix: string, stateDir: string, defaults: { keyDir?: string; reportDir?: string } = {}): Promise<DaemonConfig> {
+/** The daemon flags checked, without reading anything: the webhook secret is still a file. */
+export interface DaemonSettings extends Omit<DaemonConfig, 'webhookSecret'> {
+  webhookSecretFile?: string;
+}
+
+/** Checks the daemon flags; `stateDir` holds git mirrors (and, when not given, keys and reports). Reads no file. */
+export function daemonSettings(opts: object, prefix: string, stateDir: string, defaults: { keyDir?: string; reportDir?: string } = {}, env: NodeJS.ProcessEnv = process.env): DaemonSettings {
   const f = readFlags(opts, daemonTable, prefix);
   const run = runOptions(f, prefix);
   const keyDir = f.keyDir ?? defaults.keyDir;
   const reportDir = f.reportDir ?? defaults.reportDir;
-  const webhookSecret = f.webhookSecretFile
-    ? (await readFile(f.webhookSecretFile, 'utf8').catch(() => { throw new CliError(`cannot read --webhook-secret-file ${f.webhookSecretFile}`); })).trim()
-    : undefined;
   const source: SourceOptions = { ...sourceOptions(f), mirrorDir: join(stateDir, 'mirrors') };
   return {
     source,
@@ -52,8 +54,21 @@ export async function daemonConfig(opts: object, prefix: string, stateDir: strin
     ...run,
     ...(keyDir ? { keyDir } : {}),
     ...(reportDir ? { reportDir } : {}),
-    ...(webhookSecret ? { webhookSecret } : {}),
+    ...(f.webhookSecretFile ? { webhookSecretFile: f.webhookSecretFile } : {}),
     ...(f.policy ? { policyDir: f.policy } : {}),
-    ...keyDeliveryFromEnv(),
+    ...keyDeliveryFromEnv(env),
   };
+}
+
+/** The daemon's config, with the webhook secret read from its file. */
+export async function readDaemonConfig(settings: DaemonSettings): Promise<DaemonConfig> {
+  const { webhookSecretFile, ...config } = settings;
+  if (!webhookSecretFile) return config;
+  const webhookSecret = (await readFile(webhookSecretFile, 'utf8').catch(() => { throw new CliError(`cannot read --webhook-secret-file ${webhookSecretFile}`); })).trim();
+  return { ...config, ...(webhookSecret ? { webhookSecret } : {}) };
+}
+
+/** Reads and checks the daemon flags (settings, then the secret file). */
+export async function daemonConfig(opts: object, prefix: string, stateDir: string, defaults: { keyDir?: string; reportDir?: string } = {}): Promise<DaemonConfig> {
+  return readDaemonConfig(daemonSettings(opts, prefix, stateDir, defaults));
 }

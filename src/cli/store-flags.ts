@@ -42,7 +42,7 @@ export const serveStoreHelp = `store URL: sqlite:PATH, postgres://USER@HOST:PORT
  * teamkeys.db in its state directory, so --state-dir moves everything the server keeps (two
  * servers started from one folder with different state directories have separate databases).
  */
-export function serveStoreUrl(option: string | undefined, stateDir: string): string {
-  return option ?? (process.env.TEAMKEYS_STORE || `sqlite:${join(stateDir, stateStoreFileName)}`);
+export function serveStoreUrl(option: string | undefined, stateDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return option ?? (env.TEAMKEYS_STORE || `sqlite:${join(stateDir, stateStoreFileName)}`);
 }
 
