@@ -29,7 +29,6 @@ import { buildDaemon } from '../daemon-build.js';
 import { withoutCredentials } from '../../gitops/source/git-url.js';
 import { SignIn } from '../../signin/sign-in.js';
 import { SignInMetrics } from '../../signin/metrics.js';
-
 import { createLogger } from '../logging.js';
 import { isLoopback, urlHost } from '../listen.js';
 import { readDaemonConfig, type DaemonConfig } from '../daemon-setup.js';
@@ -66,9 +65,10 @@ interface Assembled {
 
 /** Step two: opens the store, bootstraps the administrator key and builds the server (and its sidecar) from the config. */
 async function assemble(config: ServeConfig): Promise<Assembled> {
+  // The files the flags name are read in the order the flags were checked (the sidecar's, TLS, sign-in's).
+  const syncConfig = config.sync ? await readDaemonConfig(config.sync) : undefined;
   const tls = await loadTls(config);
   const signInOptions = config.signIn.signIn ? await readSignIn(config.signIn.signIn) : undefined;
-  const syncConfig = config.sync ? await readDaemonConfig(config.sync) : undefined;
   // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
   const logger = createLogger(config.logLevel, config.logFormat);
   if (!tls && !isLoopback(config.listen.host)) {

@@ -8,8 +8,8 @@ import { openClient } from '../gitops-flags.js';
 import { parseListen, urlHost } from '../listen.js';
 import { createLogger, logFormat } from '../logging.js';
 import { withoutCredentials } from '../../gitops/source/git-url.js';
-
 import type { WatchFlags } from './watch.js';
+
 
 /** `teamkeys watch`: reconciles until SIGTERM or SIGINT. */
 export async function watch(f: WatchFlags): Promise<void> {
