@@ -10,7 +10,6 @@ import { createLogger, logFormat } from '../logging.js';
 import { withoutCredentials } from '../../gitops/source/git-url.js';
 import type { WatchFlags } from './watch.js';
 
-
 /** `teamkeys watch`: reconciles until SIGTERM or SIGINT. */
 export async function watch(f: WatchFlags): Promise<void> {
   const listen = parseListen(f.listen);
