@@ -9,16 +9,16 @@ import type { DaemonOptions } from '../daemon/daemon.js';
 import type { SourceOptions } from '../gitops/source/load.js';
 import { parseDuration } from './duration.js';
 import { CliError } from './errors.js';
-import { addFlags, daemonFlags, readFlags, runFlags, sourceFlags } from './flag-specs.js';
-import { runOptions, sourceOptions, type RunFlags, type SourceFlags } from './gitops-flags.js';
+import { addFlags, daemonFlags, readFlags, runFlags, sourceFlags, type OptionsOf, type PrefixedOptionsOf } from './flag-specs.js';
+import { runOptions, sourceOptions } from './gitops-flags.js';
 import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
 
-interface DaemonFlags extends SourceFlags, RunFlags {
-  interval: string;
-  policy?: string;
-  selfHeal?: boolean;
-  webhookSecretFile?: string;
-}
+/** Every flag a daemon reads, in one table: its options' type is derived from it. */
+const daemonTable = [...sourceFlags, ...runFlags, ...daemonFlags] as const;
+
+/** The daemon's options as `teamkeys watch` names them; the sidecar's carry the `sync-` prefix. */
+export type DaemonFlags = OptionsOf<typeof daemonTable>;
+export type SidecarFlags = PrefixedOptionsOf<typeof daemonTable, 'sync-'>;
 
 /** Everything a daemon is built from, checked. */
 export interface DaemonConfig extends Omit<DaemonOptions, 'client' | 'metrics' | 'log' | 'onCycle'> {
@@ -27,23 +27,25 @@ export interface DaemonConfig extends Omit<DaemonOptions, 'client' | 'metrics' |
 
 /** Adds the source, run and daemon flags (`--sync-source`, `--sync-prune`... with prefix `sync-`). */
 export function addDaemonFlags(cmd: Command, prefix = ''): Command {
-  return addFlags(cmd, [...sourceFlags, ...runFlags, ...daemonFlags], prefix);
+  return addFlags(cmd, daemonTable, prefix);
 }
 
 /** Whether the command was given a source to sync (the sidecar runs only then). */
-export function hasSource(opts: Record<string, unknown>, prefix = ''): boolean {
+export function hasSource(opts: object, prefix = ''): boolean {
   return readFlags(opts, sourceFlags, prefix).source !== undefined;
 }
 
-/** Reads and checks the daemon flags; `stateDir` holds git mirrors (and, when not given, keys and reports). */
-export async function daemonConfig(opts: Record<string, unknown>, prefix: string, stateDir: string, defaults: { keyDir?: string; reportDir?: string } = {}): Promise<DaemonConfig> {
-  const f = readFlags(opts, [...sourceFlags, ...runFlags, ...daemonFlags], prefix) as unknown as DaemonFlags;
+/** The daemon flags checked, without reading anything: the webhook secret is still a file. */
+export interface DaemonSettings extends Omit<DaemonConfig, 'webhookSecret'> {
+  webhookSecretFile?: string;
+}
+
+/** Checks the daemon flags; `stateDir` holds git mirrors (and, when not given, keys and reports). Reads no file. */
+export function daemonSettings(opts: object, prefix: string, stateDir: string, defaults: { keyDir?: string; reportDir?: string } = {}, env: NodeJS.ProcessEnv = process.env): DaemonSettings {
+  const f = readFlags(opts, daemonTable, prefix);
   const run = runOptions(f, prefix);
   const keyDir = f.keyDir ?? defaults.keyDir;
   const reportDir = f.reportDir ?? defaults.reportDir;
-  const webhookSecret = f.webhookSecretFile
-    ? (await readFile(f.webhookSecretFile, 'utf8').catch(() => { throw new CliError(`cannot read --webhook-secret-file ${f.webhookSecretFile}`); })).trim()
-    : undefined;
   const source: SourceOptions = { ...sourceOptions(f), mirrorDir: join(stateDir, 'mirrors') };
   return {
     source,
@@ -52,8 +54,21 @@ export async function daemonConfig(opts: Record<string, unknown>, prefix: string
     ...run,
     ...(keyDir ? { keyDir } : {}),
     ...(reportDir ? { reportDir } : {}),
-    ...(webhookSecret ? { webhookSecret } : {}),
+    ...(f.webhookSecretFile ? { webhookSecretFile: f.webhookSecretFile } : {}),
     ...(f.policy ? { policyDir: f.policy } : {}),
-    ...keyDeliveryFromEnv(),
+    ...keyDeliveryFromEnv(env),
   };
+}
+
+/** The daemon's config, with the webhook secret read from its file. */
+export async function readDaemonConfig(settings: DaemonSettings): Promise<DaemonConfig> {
+  const { webhookSecretFile, ...config } = settings;
+  if (!webhookSecretFile) return config;
+  const webhookSecret = (await readFile(webhookSecretFile, 'utf8').catch(() => { throw new CliError(`cannot read --webhook-secret-file ${webhookSecretFile}`); })).trim();
+  return { ...config, ...(webhookSecret ? { webhookSecret } : {}) };
+}
+
+/** Reads and checks the daemon flags (settings, then the secret file). */
+export async function daemonConfig(opts: object, prefix: string, stateDir: string, defaults: { keyDir?: string; reportDir?: string } = {}): Promise<DaemonConfig> {
+  return readDaemonConfig(daemonSettings(opts, prefix, stateDir, defaults));
 }

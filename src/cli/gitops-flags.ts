@@ -9,41 +9,19 @@ import { renderText } from '../gitops/report/text.js';
 import { stringify } from 'yaml';
 import { paintLines } from './colour.js';
 import { parseDuration } from './duration.js';
+import { wholeNumber } from './flag-values.js';
 import { CliError } from './errors.js';
-import { addFlags, runFlags, sourceFlags, targetFlags } from './flag-specs.js';
+import { addFlags, runFlags, sourceFlags, targetFlags, type OptionsOf } from './flag-specs.js';
 import { missingDefaultStore } from './store-flags.js';
 
-export interface SourceFlags {
-  source?: string;
-  ref?: string;
-  path?: string;
-  sourceId?: string;
-}
+export type SourceFlags = OptionsOf<typeof sourceFlags>;
+export type TargetFlags = OptionsOf<typeof targetFlags>;
+export type RunFlags = OptionsOf<typeof runFlags>;
 
-export interface TargetFlags {
-  store?: string;
-  server?: string;
-  tokenFile?: string;
-  caFile?: string;
-  apiGroup: string;
-  encryptionKeyFile?: string;
-}
-
-export interface RunFlags {
-  prune?: boolean;
-  allowEmpty?: boolean;
-  maxPrune: string;
-  concurrency: string;
-  keyDir?: string;
-  reportDir?: string;
-  warnExpiry?: string;
-  warnUnused?: string;
-}
-
-export interface GitopsFlags extends SourceFlags, TargetFlags, RunFlags {
+export type GitopsFlags = SourceFlags & TargetFlags & RunFlags & {
   output: string;
   detailedExitcode?: boolean;
-}
+};
 
 const named = (...names: string[]) => [...targetFlags, ...runFlags].filter((s) => names.includes(s.name));
 
@@ -59,19 +37,13 @@ export function addGitopsFlags(cmd: Command): Command {
     .option('--detailed-exitcode', 'exit 0 when there is nothing to do, 2 when there are changes, 1 on error');
 }
 
-/** A whole number flag value of at least `min`. */
-export function count(flag: string, value: string, min = 0): number {
-  if (!/^\d+$/.test(value) || Number(value) < min) throw new CliError(`${flag} must be a whole number of at least ${min}, not "${value}"`);
-  return Number(value);
-}
-
 /** The run flags, checked before anything is read or written; `prefix` names them as the command does (`sync-`). */
 export function runOptions(f: RunFlags, prefix = ''): { prune: boolean; allowEmpty: boolean; maxPrune: number; concurrency: number; keyDir?: string; warnExpiryMs?: number; warnUnusedMs?: number } {
   return {
     prune: f.prune === true,
     allowEmpty: f.allowEmpty === true,
-    maxPrune: count(`--${prefix}max-prune`, f.maxPrune),
-    concurrency: count(`--${prefix}concurrency`, f.concurrency, 1),
+    maxPrune: wholeNumber(`--${prefix}max-prune`, f.maxPrune, { atLeast: 0 }),
+    concurrency: wholeNumber(`--${prefix}concurrency`, f.concurrency, { atLeast: 1 }),
     ...(f.warnExpiry !== undefined ? { warnExpiryMs: parseDuration(`--${prefix}warn-expiry`, f.warnExpiry) } : {}),
     ...(f.warnUnused !== undefined ? { warnUnusedMs: parseDuration(`--${prefix}warn-unused`, f.warnUnused) } : {}),
     ...(f.keyDir ? { keyDir: f.keyDir } : {}),

@@ -3,12 +3,17 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { defaultStoreUrl } from '../store/url.js';
 import { encryptionKeyFileName } from './encryption-key-file.js';
+import type { FlagSpec } from './flag-specs.js';
 
 export const storeOptionHelp = `store URL: sqlite:PATH, postgres://USER@HOST:PORT/DB or memory: (default: $TEAMKEYS_STORE or ${defaultStoreUrl})`;
 
 /** The key file every command uses unless told otherwise: the default state directory's. */
 export const defaultEncryptionKeyFile = join('.teamkeys', encryptionKeyFileName);
 export const encryptionKeyFileHelp = `key file that encrypts sealed fields at rest (default: $TEAMKEYS_ENCRYPTION_KEY_FILE or ${defaultEncryptionKeyFile}; made on first use)`;
+
+/** --store, declared once for every command that opens a store (serve gives it its own help). */
+export const storeFlag = { name: 'store', arg: '<url>', help: storeOptionHelp } as const satisfies FlagSpec;
+export const encryptionKeyFileFlag = { name: 'encryption-key-file', arg: '<file>', help: encryptionKeyFileHelp } as const satisfies FlagSpec;
 
 /** --store, else TEAMKEYS_STORE when set and not empty, else the default. */
 export function storeUrl(option: string | undefined): string {
@@ -37,7 +42,7 @@ export const serveStoreHelp = `store URL: sqlite:PATH, postgres://USER@HOST:PORT
  * teamkeys.db in its state directory, so --state-dir moves everything the server keeps (two
  * servers started from one folder with different state directories have separate databases).
  */
-export function serveStoreUrl(option: string | undefined, stateDir: string): string {
-  return option ?? (process.env.TEAMKEYS_STORE || `sqlite:${join(stateDir, stateStoreFileName)}`);
+export function serveStoreUrl(option: string | undefined, stateDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return option ?? (env.TEAMKEYS_STORE || `sqlite:${join(stateDir, stateStoreFileName)}`);
 }
 

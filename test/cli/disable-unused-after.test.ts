@@ -1,6 +1,6 @@
 /** serve --disable-unused-after has a floor: uses are recorded at most once a minute, so a window shorter than an hour would disable keys in use. */
 import { describe, expect, it } from 'vitest';
-import { disableUnusedAfterMs } from '../../src/cli/commands/serve-run.js';
+import { disableUnusedAfterMs } from '../../src/cli/serve-config.js';
 
 describe('serve --disable-unused-after', () => {
   it('refuses less than an hour with a clear error, and takes an hour or more', () => {

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
 import type { TargetFlags } from '../gitops-flags.js';
-import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
+import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
+import { flagOption } from '../flag-specs.js';
 
 export interface AccessReviewOptions extends TargetFlags {
   output?: string;
@@ -17,8 +18,8 @@ export function registerAccessReview(program: Command): void {
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN); it must read every Team and key')
     .option('--ca-file <file>', 'PEM certificate to trust for --server')
     .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
-    .option('--store <url>', storeOptionHelp)
-    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
+    .addOption(flagOption(storeFlag))
+    .addOption(flagOption(encryptionKeyFileFlag))
     .option('-o, --output <format>', 'markdown, csv or json', 'markdown')
     .option('--since <file>', 'a previous review (-o json): show what was granted and revoked since')
     .action(async (opts: AccessReviewOptions) => {

@@ -2,19 +2,18 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { ApiError } from '../../api/errors.js';
 import { formatError, parseManifests } from '../../gitops/source/manifests.js';
-import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
+import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
+import { flagOption, type OptionsOf } from '../flag-specs.js';
 import { CliError } from '../errors.js';
 import { expandFiles } from '../files.js';
 import { parseOutputFormat, render } from '../output.js';
 import { resolveResource } from '../resource-names.js';
 
-interface Options {
-  encryptionKeyFile?: string;
+type Options = OptionsOf<[typeof storeFlag, typeof encryptionKeyFileFlag]> & {
   filename: string[];
-  store?: string;
   output?: string;
   dryRun?: boolean;
-}
+};
 
 /** `teamkeys create -f FILE`: creates every object in the files; reports each failure as file:line:col. */
 export function registerCreate(program: Command): void {
@@ -22,8 +21,8 @@ export function registerCreate(program: Command): void {
     .command('create')
     .description('create the Teams and OwnedAccessKeys in YAML or JSON files, in the embedded store')
     .requiredOption('-f, --filename <path...>', 'files or directories of manifests')
-    .option('--store <url>', storeOptionHelp)
-    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
+    .addOption(flagOption(storeFlag))
+    .addOption(flagOption(encryptionKeyFileFlag))
     .option('-o, --output <format>', 'print the created objects: yaml, json or name (a generated key appears only here)')
     .option('--dry-run', 'validate and show the result without writing')
     .action(async (opts: Options) => {

@@ -1,11 +1,9 @@
 import type { Command } from 'commander';
-import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
+import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
+import { flagOption, type OptionsOf } from '../flag-specs.js';
 import { resolveResource } from '../resource-names.js';
 
-interface Options {
-  encryptionKeyFile?: string;
-  store?: string;
-}
+type Options = OptionsOf<[typeof storeFlag, typeof encryptionKeyFileFlag]>;
 
 /** `teamkeys delete teams NAME...`: deletes from the embedded store (finalizers are honoured). */
 export function registerDelete(program: Command): void {
@@ -14,8 +12,8 @@ export function registerDelete(program: Command): void {
     .description('delete Teams or OwnedAccessKeys from the embedded store')
     .argument('<resource>', 'teams or ownedaccesskeys')
     .argument('<names...>', 'names to delete')
-    .option('--store <url>', storeOptionHelp)
-    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
+    .addOption(flagOption(storeFlag))
+    .addOption(flagOption(encryptionKeyFileFlag))
     .action(async (resource: string, names: string[], opts: Options) => {
       const info = resolveResource(resource);
       const { withRegistry } = await import('../embedded.js');

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { setFailureExitCode } from '../errors.js';
-import { addFlags, runFlags, sourceFlags, targetFlags } from '../flag-specs.js';
+import { addFlags, pruneFlags, sourceFlags, targetFlags } from '../flag-specs.js';
 import { addPolicyFlag } from '../workflow-flags.js';
 import type { DiffFlags } from './diff-run.js';
 
@@ -13,7 +13,7 @@ export function registerDiff(program: Command): void {
   const cmd = program
     .command('diff')
     .description('show how the live objects differ from git, as a unified diff (exit 0: none, 1: differences, >1: error)');
-  addPolicyFlag(addFlags(cmd, [...sourceFlags, ...targetFlags, ...runFlags.filter((f) => ['prune', 'allow-empty', 'max-prune'].includes(f.name))]))
+  addPolicyFlag(addFlags(cmd, [...sourceFlags, ...targetFlags, ...pruneFlags]))
     .hook('preAction', () => setFailureExitCode(2))
     .action(async (f: DiffFlags) => {
       process.exitCode = await (await import('./diff-run.js')).runDiff(f);

@@ -3,7 +3,8 @@ import { ApiError } from '../../api/errors.js';
 import { defaultGroup } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { TargetFlags } from '../gitops-flags.js';
-import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
+import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
+import { flagOption } from '../flag-specs.js';
 import { parseOutputFormat, render } from '../output.js';
 import { resolveResource } from '../resource-names.js';
 
@@ -44,8 +45,8 @@ export function registerGet(program: Command): void {
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
     .option('--ca-file <file>', 'PEM certificate to trust for --server')
     .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
-    .option('--store <url>', storeOptionHelp)
-    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
+    .addOption(flagOption(storeFlag))
+    .addOption(flagOption(encryptionKeyFileFlag))
     .option('-o, --output <format>', 'table (default), wide, yaml, json or name')
     .option('-l, --selector <selector>', 'label selector, e.g. env=prod,tier in (gold)')
     .action(async (resource: string, names: string[], opts: Options) => {

@@ -9,6 +9,7 @@ import { colourOn } from '../colour.js';
 import { CliError, reportExitCode } from '../errors.js';
 import { addGitopsFlags, addSourceFlags, checkOutput, formatReport, openClient, runOptions, sourceOptions, writeReports, type GitopsFlags } from '../gitops-flags.js';
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
+import { camelName, policyFlag, pruneFlags, sourceFlags } from '../flag-specs.js';
 import { keyDeliveryFromEnv } from '../../gitops/keys/github-secrets.js';
 
 type Flags = GitopsFlags & WorkflowFlags;
@@ -104,8 +105,8 @@ export function registerGitops(program: Command): void {
     cmd.action(async (f: Flags) => {
       if (f.plan) {
         // A saved plan is applied as reviewed: what it was made from cannot be changed at apply time.
-        const fixed = ['source', 'ref', 'path', 'sourceId', 'policy', 'prune', 'allowEmpty', 'maxPrune'].filter((o) => cmd.getOptionValueSource(o) === 'cli');
-        if (fixed.length > 0) throw new CliError(`--plan applies the saved plan as it was reviewed: ${fixed.map((o) => `--${o.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} were fixed when it was made`);
+        const fixed = [...sourceFlags, policyFlag, ...pruneFlags].filter((s) => cmd.getOptionValueSource(camelName(s.name)) === 'cli');
+        if (fixed.length > 0) throw new CliError(`--plan applies the saved plan as it was reviewed: ${fixed.map((s) => `--${s.name}`).join(', ')} were fixed when it was made`);
       }
       checkOutput(f.output);
       const run = runOptions(f);

@@ -2,7 +2,8 @@ import { access, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
-import { storeOptionHelp } from '../store-flags.js';
+import { storeFlag } from '../store-flags.js';
+import { flagOption } from '../flag-specs.js';
 import { CliError } from '../errors.js';
 import { openClient, type GitopsFlags } from '../gitops-flags.js';
 
@@ -29,7 +30,7 @@ export function registerImport(program: Command): void {
     .requiredOption('--out <dir>', 'folder to write the manifests into (existing files are never overwritten)')
     .option('--all', 'import objects managed by a GitOps source too')
     .option('-v, --verbose', 'list each object skipped, with why (by default one line counts them by reason)')
-    .option('--store <url>', storeOptionHelp)
+    .addOption(flagOption(storeFlag))
     .option('--server <url>', 'a teamkeys (or compatible) server, e.g. https://host:8080/kubernetes/management')
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
     .option('--ca-file <file>', 'PEM certificate to trust for --server')

@@ -1,7 +1,8 @@
 /** `teamkeys keys`: the access keys, with owner, age, last use, expiry, scope and rotation, from a server or the embedded store. */
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
-import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
+import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
+import { flagOption } from '../flag-specs.js';
 import type { KeysFlags } from './keys-run.js';
 
 export function registerKeys(program: Command): void {
@@ -18,8 +19,8 @@ export function registerKeys(program: Command): void {
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
     .option('--ca-file <file>', 'PEM certificate to trust for --server')
     .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
-    .option('--store <url>', storeOptionHelp)
-    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
+    .addOption(flagOption(storeFlag))
+    .addOption(flagOption(encryptionKeyFileFlag))
     .action(async (opts: KeysFlags) => {
       const { runKeys } = await import('./keys-run.js');
       await runKeys(opts);

@@ -10,7 +10,8 @@ import type { KubeObject } from '../../api/types.js';
 import type { TargetFlags } from '../gitops-flags.js';
 import { CliError } from '../errors.js';
 import { parseDuration } from '../duration.js';
-import { encryptionKeyFileHelp, storeOptionHelp } from '../store-flags.js';
+import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
+import { flagOption } from '../flag-specs.js';
 
 interface Options extends TargetFlags {
   overlap?: string;
@@ -60,8 +61,8 @@ export function registerRotate(program: Command): void {
     .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
     .option('--ca-file <file>', 'PEM certificate to trust for --server')
     .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
-    .option('--store <url>', storeOptionHelp)
-    .option('--encryption-key-file <file>', encryptionKeyFileHelp)
+    .addOption(flagOption(storeFlag))
+    .addOption(flagOption(encryptionKeyFileFlag))
     .option('--dry-run', 'validate and show what would happen without rotating')
     .action(async (name: string, opts: Options) => {
       if (opts.confirm && (opts.overlap !== undefined || opts.awaitConfirmation || opts.keyFile)) {

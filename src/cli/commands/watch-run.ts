@@ -4,25 +4,16 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { registerDaemonRoutes } from '../../daemon/routes.js';
 import { buildDaemon } from '../daemon-build.js';
 import { daemonConfig } from '../daemon-setup.js';
-import { openClient, type TargetFlags } from '../gitops-flags.js';
+import { openClient } from '../gitops-flags.js';
 import { parseListen, urlHost } from '../listen.js';
 import { createLogger, logFormat } from '../logging.js';
 import { withoutCredentials } from '../../gitops/source/git-url.js';
-
-export interface WatchFlags extends TargetFlags {
-  source?: string;
-  interval: string;
-  selfHeal?: boolean;
-  listen: string;
-  logLevel: string;
-  logFormat?: string;
-  stateDir: string;
-}
+import type { WatchFlags } from './watch.js';
 
 /** `teamkeys watch`: reconciles until SIGTERM or SIGINT. */
 export async function watch(f: WatchFlags): Promise<void> {
   const listen = parseListen(f.listen);
-  const config = await daemonConfig(f as unknown as Record<string, unknown>, '', resolve(f.stateDir));
+  const config = await daemonConfig(f, '', resolve(f.stateDir));
   const log = createLogger(f.logLevel, logFormat(f.logFormat));
   const { daemon, metrics, client } = buildDaemon(config, await openClient(f), log);
   const app = Fastify({ loggerInstance: log, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;

@@ -1,0 +1,133 @@
+/**
+ * `teamkeys serve`, step one of three (config -> assemble -> run): the flags (and environment)
+ * turned into a checked ServeConfig. Pure: it reads no file and starts nothing, so every mistake
+ * in the command line is refused, with the flag's name, before anything is opened.
+ */
+import { join, resolve } from 'node:path';
+import type { FailureLimitOptions } from '../auth/failure-limit.js';
+import type { ServeFlags } from './commands/serve.js';
+import { daemonSettings, hasSource, type DaemonSettings } from './daemon-setup.js';
+import { parseDuration, parseSecondsOrDuration } from './duration.js';
+import { encryptionKeyFileName } from './encryption-key-file.js';
+import { CliError } from './errors.js';
+import { wholeNumber } from './flag-values.js';
+import { parseListen, type ListenAddress } from './listen.js';
+import { logFormat, type LogFormat } from './logging.js';
+import { signInSettings, type SignInSettings } from './signin-flags.js';
+import { serveStoreUrl } from './store-flags.js';
+
+/** How the server speaks: HTTPS with these PEM files, HTTPS with a certificate made in the state directory, or plain HTTP. */
+export type TlsChoice = { kind: 'files'; certFile: string; keyFile: string } | { kind: 'self-signed' } | { kind: 'none' };
+
+/** Everything `teamkeys serve` is built from, checked. */
+export interface ServeConfig {
+  listen: ListenAddress;
+  stateDir: string;
+  storeUrl: string;
+  encryptionKeyFile: string;
+  tls: TlsChoice;
+  logLevel: string;
+  logFormat: LogFormat;
+  apiGroup: string;
+  /** The administrator key file bootstrap writes, and the key given in TEAMKEYS_ADMIN_KEY instead. */
+  adminKeyFile: string;
+  adminKey?: string;
+  maxTtlSeconds?: number;
+  activityIntervalMs: number;
+  expiredKeyRetentionSeconds: number;
+  authFailureLimit: FailureLimitOptions | false;
+  requestTimeoutMs: number;
+  keyHealth: { warnExpiryMs: number; disableUnusedAfterMs?: number };
+  auditRetentionMs: number;
+  auditLogFile?: string;
+  shutdownGraceMs: number;
+  maxKeysPerUser: number;
+  watchLimits: { maxPerKey: number; maxPerUser: number; maxTotal: number; minRequestTimeoutSeconds: number };
+  signIn: SignInSettings;
+  /** The sidecar's settings, when --sync-source is given. */
+  sync?: DaemonSettings;
+}
+
+/** BURST/PER_SECOND, e.g. 50/2, or "off". */
+function failureLimit(value: string): FailureLimitOptions | false {
+  if (value === 'off') return false;
+  const m = value.match(/^(\d+)\/(\d+(?:\.\d+)?)$/);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) {
+    throw new CliError(`--auth-failure-limit must be BURST/PER_SECOND (like 50/2) or off, not "${value}"`);
+  }
+  return { burst: Number(m[1]), perSecond: Number(m[2]) };
+}
+
+/** A time flag the server keeps in whole seconds: a part of a second counts as a whole one. */
+const wholeSeconds = (flag: string, value: string) => Math.ceil(parseSecondsOrDuration(flag, value) / 1000);
+
+function tlsChoice(f: ServeFlags): TlsChoice {
+  if (Boolean(f.tlsCert) !== Boolean(f.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
+  if (f.tlsCert && f.insecureHttp) throw new CliError('--insecure-http and --tls-cert exclude each other');
+  if (f.tlsCert && f.tlsKey) return { kind: 'files', certFile: f.tlsCert, keyFile: f.tlsKey };
+  return f.insecureHttp ? { kind: 'none' } : { kind: 'self-signed' };
+}
+
+/** The flags of `teamkeys serve` as a checked config; a bad flag is a CliError naming it. */
+/** The shortest --disable-unused-after: a key's use is written at most once a minute (--activity-interval), so a shorter window would disable keys in use. */
+const minDisableUnusedAfterMs = 3_600_000;
+
+/** --disable-unused-after as milliseconds, at least an hour. */
+export function disableUnusedAfterMs(value: string): number {
+  const ms = parseDuration('--disable-unused-after', value);
+  if (ms < minDisableUnusedAfterMs) {
+    throw new CliError(`--disable-unused-after must be at least 1h (uses are recorded at most once a minute, so a shorter window would disable keys in use), not "${value}"`);
+  }
+  return ms;
+}
+
+export function serveConfig(f: ServeFlags, env: NodeJS.ProcessEnv = process.env): ServeConfig {
+  const listen = parseListen(f.listen);
+  const stateDir = resolve(f.stateDir);
+  const maxTtlSeconds = f.maxTtl === undefined ? undefined : wholeSeconds('--max-ttl', f.maxTtl);
+  const activityIntervalMs = parseSecondsOrDuration('--activity-interval', f.activityInterval);
+  const expiredKeyRetentionSeconds = wholeSeconds('--expired-key-retention', f.expiredKeyRetention);
+  const authFailureLimit = failureLimit(f.authFailureLimit);
+  const requestTimeoutMs = parseSecondsOrDuration('--request-timeout', f.requestTimeout);
+  const keyHealth = {
+    warnExpiryMs: parseDuration('--warn-expiry', f.warnExpiry),
+    ...(f.disableUnusedAfter !== undefined ? { disableUnusedAfterMs: disableUnusedAfterMs(f.disableUnusedAfter) } : {}),
+  };
+  const sync = hasSource(f, 'sync-') ? daemonSettings(f, 'sync-', stateDir, { keyDir: join(stateDir, 'keys'), reportDir: join(stateDir, 'sync') }, env) : undefined;
+  const shutdownGraceMs = parseSecondsOrDuration('--shutdown-grace', f.shutdownGrace);
+  const maxKeysPerUser = wholeNumber('--max-keys-per-user', f.maxKeysPerUser, { above: 0 });
+  const watchLimits = {
+    maxPerKey: wholeNumber('--max-watches-per-key', f.maxWatchesPerKey, { above: 0 }),
+    maxPerUser: wholeNumber('--max-watches-per-user', f.maxWatchesPerUser, { above: 0 }),
+    maxTotal: wholeNumber('--max-watches', f.maxWatches, { above: 0 }),
+    minRequestTimeoutSeconds: wholeSeconds('--min-request-timeout', f.minRequestTimeout),
+  };
+  const tls = tlsChoice(f);
+  const signIn = signInSettings(f);
+  const adminKey = env.TEAMKEYS_ADMIN_KEY || undefined;
+  return {
+    listen,
+    stateDir,
+    storeUrl: serveStoreUrl(f.store, stateDir, env),
+    encryptionKeyFile: f.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName),
+    tls,
+    logLevel: f.logLevel,
+    logFormat: logFormat(f.logFormat),
+    apiGroup: f.apiGroup,
+    adminKeyFile: join(stateDir, 'admin.key'),
+    ...(adminKey ? { adminKey } : {}),
+    ...(maxTtlSeconds ? { maxTtlSeconds } : {}),
+    activityIntervalMs,
+    expiredKeyRetentionSeconds,
+    authFailureLimit,
+    requestTimeoutMs,
+    keyHealth,
+    auditRetentionMs: parseDuration('--audit-retention', f.auditRetention),
+    ...(f.auditLog ? { auditLogFile: resolve(f.auditLog) } : {}),
+    shutdownGraceMs,
+    maxKeysPerUser,
+    watchLimits,
+    signIn,
+    ...(sync ? { sync } : {}),
+  };
+}
