@@ -7,7 +7,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { auditApiVersion, type AuditEvent, type AuditFilter } from '../api/audit-event.js';
 import type { Status } from '../api/errors.js';
 import { apiPrefix, apiRoot, defaultGroup } from '../api/resources.js';
-import type { KubeObject, ObjectList } from '../api/types.js';
+import { isJsonMap, type KubeObject, type ObjectList } from '../api/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
 import { connectionFailure } from './connection-errors.js';
 import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type RotateOptions, type WriteOptions } from './types.js';
@@ -34,8 +34,13 @@ export class HttpClient implements ApiClient {
    * opened (as many as writes in flight), and close() ends them so the process exits at once.
    */
   private readonly agent: HttpAgent;
+  /** The key this client sends: the one it was given, until it rotates that very key (rotate). */
+  private token: string;
+  /** The name of the access key this client authenticates with, asked once (rotate). */
+  private ownKeyName: Promise<string | undefined> | undefined;
 
   constructor(private readonly opts: HttpClientOptions) {
+    this.token = opts.token;
     const group = opts.group ?? defaultGroup;
     this.apiVersion = `${group}/v1`;
     this.target = apiRoot(opts.server);
@@ -48,7 +53,7 @@ export class HttpClient implements ApiClient {
     const url = new URL(path, this.base);
     const payload = body ? Buffer.from(JSON.stringify(body.value)) : undefined;
     const headers: Record<string, string> = {
-      Authorization: `Bearer ${this.opts.token}`,
+      Authorization: `Bearer ${this.token}`,
       Accept: 'application/json',
       'User-Agent': 'teamkeys/gitops',
     };
@@ -144,10 +149,31 @@ export class HttpClient implements ApiClient {
     return (await this.send('PATCH', `${plural}/${encodeURIComponent(name)}${this.query(opts)}`, { type: 'application/json-patch+json', value: ops })) as KubeObject;
   }
 
+  /**
+   * Rotates a key. When it is the key this client authenticates with, the client goes on with the
+   * new value: its old one is now the key's previous value, which may not write access keys (the
+   * confirmation that follows, or any later key write of the run, would be refused).
+   */
   async rotate(name: string, spec: KeyRotationSpec, opts: RotateOptions = {}): Promise<KubeObject> {
     const { resourceVersion, ...rest } = opts;
     const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', ...(resourceVersion ? { metadata: { resourceVersion } } : {}), spec };
-    return (await this.send('POST', `ownedaccesskeys/${encodeURIComponent(name)}/rotation${this.query(rest)}`, { type: 'application/json', value: body })) as KubeObject;
+    const own = spec.confirm || rest.dryRun ? undefined : await this.accessKeyName();
+    const rotated = (await this.send('POST', `ownedaccesskeys/${encodeURIComponent(name)}/rotation${this.query(rest)}`, { type: 'application/json', value: body })) as KubeObject;
+    const value = isJsonMap(rotated.spec) ? rotated.spec.key : undefined;
+    if (own === name && typeof value === 'string') this.token = value;
+    return rotated;
+  }
+
+  /** The name of the access key this client authenticates with (SelfSubjectReview's extra), or undefined when the server does not say. */
+  private accessKeyName(): Promise<string | undefined> {
+    this.ownKeyName ??= (async () => {
+      const review = { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' };
+      const res = (await this.send('POST', '../../authentication.k8s.io/v1/selfsubjectreviews', { type: 'application/json', value: review })) as {
+        status?: { userInfo?: { extra?: Record<string, string[]> } };
+      };
+      return res.status?.userInfo?.extra?.[`${this.apiVersion.split('/')[0]}/access-key`]?.[0];
+    })().catch(() => undefined);
+    return this.ownKeyName;
   }
 
   async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
@@ -163,7 +189,7 @@ export class HttpClient implements ApiClient {
       const { metadata } = (await this.send('GET', `${plural}?limit=1`)) as ObjectList;
       const url = new URL(`${plural}?watch=true&allowWatchBookmarks=true&resourceVersion=${metadata.resourceVersion}`, this.base);
       const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      req = request(url, { headers: { Authorization: `Bearer ${this.opts.token}`, Accept: 'application/json' }, ...(this.opts.ca ? { ca: this.opts.ca } : {}) }, (res) => {
+      req = request(url, { headers: { Authorization: `Bearer ${this.token}`, Accept: 'application/json' }, ...(this.opts.ca ? { ca: this.opts.ca } : {}) }, (res) => {
         if ((res.statusCode ?? 0) >= 300) {
           queue.fail(new Error(`watch ${plural}: HTTP ${res.statusCode}`));
           res.resume();
