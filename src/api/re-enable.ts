@@ -4,7 +4,7 @@
  * writes it: a create drops it, and every other write keeps it as stored, so neither a later write
  * (a scheduled rotation, an edit) nor a user-set annotation moves the window.
  */
-import type { KubeObject } from './types.js';
+import { isJsonMap, type KubeObject } from './types.js';
 
 export const reEnabledAtAnnotation = 'management.service/re-enabled-at';
 
@@ -17,6 +17,8 @@ const timestamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/
 export function recordReEnable(next: KubeObject, old: KubeObject | undefined, now: Date): void {
   const value = old && disabled(old) && !disabled(next) ? timestamp(now.getTime()) : old?.metadata.annotations?.[reEnabledAtAnnotation];
   const annotations = next.metadata.annotations;
+  // Anything but a map is left for validation to refuse (422), not spread or searched here.
+  if (annotations !== undefined && !isJsonMap(annotations)) return;
   if (value !== undefined) next.metadata.annotations = { ...annotations, [reEnabledAtAnnotation]: value };
   else if (annotations && reEnabledAtAnnotation in annotations) {
     delete annotations[reEnabledAtAnnotation];

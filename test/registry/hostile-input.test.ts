@@ -95,3 +95,23 @@ describe('hostile input: found by the generators above', () => {
     }
   });
 });
+
+describe('hostile input: metadata.annotations that is not a map', () => {
+  it('is a 422 on metadata.annotations for a create and an update of a key, not a crash (seed 1950801112)', async () => {
+    const { registry } = newRegistry();
+    const bad = (value: unknown) => {
+      const body = accessKey('k', { user: 'ana' }) as { metadata: Record<string, unknown> };
+      body.metadata.annotations = value;
+      return body;
+    };
+    for (const value of [true, 'x', 5, ['a']]) {
+      const err = await registry.ownedaccesskeys.create(bad(value), { fieldManager: 't' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as ApiError).toStatus().code).toBe(422);
+    }
+    await registry.ownedaccesskeys.create(accessKey('k', { user: 'ana' }), { fieldManager: 't' });
+    const err = await registry.ownedaccesskeys.update('k', bad('x'), { fieldManager: 't' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).toStatus().code).toBe(422);
+  });
+});
