@@ -55,9 +55,9 @@ describe('file sinks', () => {
   const file = (path: string) => parseSecretTarget(`file:${path}`) as FileSink;
 
   it('writes the value 0600 by rename (no temporary file left), replacing the old value', async () => {
+    await writeSink(file('out/deploy.key'), 'old', { base });
+    await writeSink(file('out/deploy.key'), value, { base });
     const path = join(base, 'out', 'deploy.key');
-    await writeSink(file(path), 'old', {});
-    await writeSink(file(path), value, {});
     expect(readFileSync(path, 'utf8')).toBe(`${value}\n`);
     expect(lstatSync(path).mode & 0o777).toBe(0o600);
     expect(readdirSync(join(base, 'out'))).toEqual(['deploy.key']);
@@ -74,7 +74,7 @@ describe('file sinks', () => {
     writeFileSync(victim, 'untouched');
     const path = join(base, 'linked.key');
     symlinkSync(victim, path);
-    await writeSink(file(path), value, {});
+    await writeSink(file('linked.key'), value, { base });
     expect(readFileSync(victim, 'utf8')).toBe('untouched');
     expect(lstatSync(path).isSymbolicLink()).toBe(false);
   });
@@ -84,9 +84,9 @@ describe('file sinks', () => {
     mkdirSync(join(repo, 'gitops'), { recursive: true });
     execFileSync('git', ['init', '-q', repo]);
     const refuse = await sourceFolders({ source: join(repo, 'gitops') });
-    await expect(writeSink(file(join(repo, 'secrets', 'deploy.key')), value, { refuse })).rejects.toThrow(/inside the source repository/);
+    await expect(writeSink(file('secrets/deploy.key'), value, { base: repo, refuse })).rejects.toThrow(/inside the source repository/);
     symlinkSync(repo, join(base, 'alias'));
-    await expect(writeSink(file(join(base, 'alias', 'deploy.key')), value, { refuse })).rejects.toThrow(/inside the source repository/);
+    await expect(writeSink(file('deploy.key'), value, { base: join(base, 'alias'), refuse })).rejects.toThrow(/inside the source repository/);
     expect(readdirSync(repo)).not.toContain('secrets');
   });
 });

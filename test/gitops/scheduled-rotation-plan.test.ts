@@ -145,7 +145,7 @@ spec:
   }
 
   it('accepts a schedule with a sink, and every sink form', async () => {
-    const docs = ['github:acme/payments/DEPLOY_KEY', 'github-env:acme/payments/production/DEPLOY_KEY', 'github-org:acme/DEPLOY_KEY', 'file:/var/lib/ci/deploy.key'].map((s, i) =>
+    const docs = ['github:acme/payments/DEPLOY_KEY', 'github-env:acme/payments/production/DEPLOY_KEY', 'github-org:acme/DEPLOY_KEY', 'file:ci/deploy.key'].map((s, i) =>
       key(`k${i}`, { 'key-secret': s, 'rotate-every': '30d', 'rotation-overlap': '1h' }),
     );
     expect(await validate(docs.join('---\n'))).toEqual([]);

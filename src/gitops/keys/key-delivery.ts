@@ -13,7 +13,7 @@
 import { generateKey } from '../../api/secrets.js';
 import { isJsonMap } from '../../api/types.js';
 import type { ApiClient } from '../../client/types.js';
-import { writeSink, type FileSinkOptions } from './file-sink.js';
+import { sinkFile, writeSink, type FileSinkOptions } from './file-sink.js';
 import { describeTarget, KeyDeliveryError, parseSecretTarget, type KeyDelivery, type SecretTarget } from './github-secrets.js';
 import { annotations } from '../plan/annotations.js';
 import type { Action } from '../plan/plan.js';
@@ -50,10 +50,26 @@ export function rotation(action: Action): { patch: unknown[]; key: string } {
   return { patch: [...(action.patch ?? []), { op: 'add', path: '/spec/key', value: key }], key };
 }
 
+const fileOptions = (sinks: Sinks): FileSinkOptions => ({ ...(sinks.keyDir ? { base: sinks.keyDir } : {}), ...sinks.fileSinks });
+
+/**
+ * Why a file: sink can never take the key (outside the key folder, in the source repository, no
+ * --key-dir), checked before anything is made or rotated: a value whose delivery can only fail is
+ * never made. undefined: the sink may be written (GitHub sinks are only known by trying).
+ */
+export async function sinkRefusal(action: Action, target: SecretTarget, sinks: Sinks): Promise<string | undefined> {
+  if (target.type !== 'file') return undefined;
+  const what = action.type === 'create' ? 'not created' : 'not rotated';
+  return sinkFile(target, fileOptions(sinks)).then(
+    () => undefined,
+    (err: unknown) => `${action.kind}/${action.name}: ${what}: ${messageOf(err)}`,
+  );
+}
+
 /** Sends a value to its sink; throws KeyDeliveryError (naming the sink, never the value). */
 async function send(target: SecretTarget, key: string, sinks: Sinks): Promise<void> {
   try {
-    if (target.type === 'file') await writeSink(target, key, { ...(sinks.keyDir ? { base: sinks.keyDir } : {}), ...sinks.fileSinks });
+    if (target.type === 'file') await writeSink(target, key, fileOptions(sinks));
     else await sinks.keyDelivery!.deliver(target, key);
   } catch (err) {
     if (err instanceof KeyDeliveryError) throw err;

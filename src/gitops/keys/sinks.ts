@@ -87,6 +87,9 @@ export function parseSecretTarget(value: string): SecretTarget | string {
       if (!rest) return `must be file:PATH, not ${JSON.stringify(value)}`;
       if (rest.includes('\0')) return 'file: paths must not hold a NUL character';
       if (rest.endsWith('/')) return `file:${rest} names a folder: name the file the key is written to`;
+      // A manifest author picks the path: it stays inside the key folder (--key-dir), never beside it.
+      if (rest.startsWith('/') || /^[A-Za-z]:[\\/]/.test(rest) || rest.startsWith('\\')) return `file:${rest} is absolute: a file: path is relative to the key folder (--key-dir)`;
+      if (rest.split(/[\\/]/).includes('..')) return `file:${rest} holds "..": a file: path stays inside the key folder (--key-dir)`;
       return { type: 'file', path: rest };
     }
     default:
