@@ -8,8 +8,9 @@ import { ClientError, type ApiClient } from '../../client/types.js';
 import type { FileSinkOptions } from '../keys/file-sink.js';
 import type { KeyDelivery } from '../keys/github-secrets.js';
 import { checkKeyFile, KeyFileError, writeKeyFile } from '../keys/key-file.js';
+import { annotations } from '../plan/annotations.js';
 import type { Action } from '../plan/plan.js';
-import { deliver, deliveryTarget, rotateAndDeliver, rotation, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
+import { deliver, deliveryTarget, pendingDelivery, rotateAndDeliver, rotation, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 
@@ -51,6 +52,13 @@ function isConflict(err: unknown): boolean {
   return err instanceof ClientError && (err.status.reason === 'Conflict' || err.status.reason === 'AlreadyExists');
 }
 
+/** A created key that goes to a sink is marked pending delivery until its delivery is recorded (see pendingDelivery). */
+function pendingBody(action: Action): NonNullable<Action['body']> {
+  const body = structuredClone(action.body!);
+  body.metadata.annotations = { ...(body.metadata.annotations ?? {}), [annotations.keyDelivered]: pendingDelivery(action.keySecret!) };
+  return body;
+}
+
 /** The sink of an action that delivers a key, checked before anything is written (see sinkRefusal). */
 async function checkedTarget(action: Action, opts: Sinks): Promise<ReturnType<typeof deliveryTarget>> {
   const target = deliveryTarget(action, opts);
@@ -78,7 +86,7 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
         const bad = await checkKeyFile(opts.keyDir, action.name).then(() => undefined, (err: unknown) => keyFileFailure(err));
         if (bad) return { action, result: 'Failed', error: `${action.kind}/${action.name}: not created: ${bad}` };
       }
-      const created = await client.create(action.plural, action.body!);
+      const created = await client.create(action.plural, target ? pendingBody(action) : action.body!);
       const key = (created.spec as { key?: string } | undefined)?.key;
       if (action.plural !== 'ownedaccesskeys' || !key) return { action, result: 'Created' };
       const entry: ChangeSetEntry = { action, result: 'Created' };

@@ -27,7 +27,7 @@ ${extra}spec:
   user: ci-bot
 `;
 
-describe('review-ops: a pull request plan and live key ages', () => {
+describe('a pull request plan and live key ages', () => {
   const clock = new ManualClock(Date.now() - 400 * day);
   let server: InProcess;
   let github: GitHubStandIn;
@@ -59,5 +59,6 @@ describe('review-ops: a pull request plan and live key ages', () => {
     // 396d: when the key was created (or last rotated), a live fact no manifest names.
     expect(text).not.toContain('396d');
     expect(JSON.stringify(report.objects)).not.toMatch(/"ageSeconds":\s*\d/);
+    expect(renderMarkdown(report)).toContain('would be rotated if due, rotate-every 1h');
   });
 });

@@ -24,7 +24,7 @@ spec:
   user: ci-bot
 `;
 
-describe('review-ops: moving a delivered key to another sink', () => {
+describe('moving a delivered key to another sink', () => {
   let server: InProcess;
   let github: GitHubStandIn;
   let source: string;
@@ -58,5 +58,19 @@ describe('review-ops: moving a delivered key to another sink', () => {
     expect(report.outcome).toBe('failed');
     // The value every job of acme/payments still reads from DEPLOY_KEY:
     expect(await use(held)).toBe(200);
+  });
+
+  it('a good delivery to the new sink keeps the held value for the overlap, then records the new sink', async () => {
+    const held = github.secrets.get('acme/payments/DEPLOY_KEY')!;
+    writeFileSync(join(source, 'k.yaml'), key('github:acme/payments/NEW_KEY'));
+    const report = await run();
+    expect(report.outcome).toBe('applied');
+    expect(report.objects[0]!.rotation).toMatchObject({ reason: 'moved', sink: 'github:acme/payments/NEW_KEY', overlap: '6h' });
+    const moved = github.secrets.get('acme/payments/NEW_KEY')!;
+    expect(await use(moved)).toBe(200);
+    expect(await use(held)).toBe(200);
+    const live = await client.get('ownedaccesskeys', 'moved-ci');
+    expect(live!.metadata.annotations?.['gitops.management.service/key-delivered']).toBe('github:acme/payments/NEW_KEY');
+    expect((await run()).summary.rotate).toBeUndefined();
   });
 });
