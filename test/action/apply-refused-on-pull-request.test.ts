@@ -18,7 +18,7 @@ import { day, ManualClock } from '../support/clock.js';
 
 const actionYml = parse(readFileSync(join(root, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }>; runs: { main: string } };
 
-describe('review-ops: the Action on a pull request', () => {
+describe('the Action on a pull request', () => {
   const clock = new ManualClock(Date.now() - 31 * day);
   let server: InProcess;
   let github: GitHubStandIn;
@@ -97,5 +97,6 @@ spec:
     expect(github.secrets.get('mallory/exfil/STOLEN')).toBeUndefined();
     expect((await fetch(`${server.api}/ownedaccesskeys/deploy-ci`, { headers: { Authorization: `Bearer ${held}` } })).status).toBe(200);
     expect(pr.code).not.toBe(0);
+    expect(pr.stdout).toContain('command: apply is refused on a pull_request event');
   });
 });
