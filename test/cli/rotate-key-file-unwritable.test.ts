@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { teamkeys } from '../cli/run.js';
 
-describe('review-ops: teamkeys rotate --key-file', () => {
+describe('teamkeys rotate --key-file', () => {
   it('a key file that cannot be written leaves the key unrotated (or awaiting confirmation), not without a working value', () => {
     const dir = mkdtempSync(join(tmpdir(), 'review-ops-rotate-'));
     const store = `sqlite:${join(dir, 'db.sqlite')}`;

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { teamkeys } from '../cli/run.js';
 
-describe('review-ops: access-review and keys inputs', () => {
+describe('access-review and keys inputs', () => {
   const dir = mkdtempSync(join(tmpdir(), 'review-ops-cli-'));
 
   it('--since with malformed identities is refused with a clear message, not an unexpected error', () => {
@@ -29,12 +29,16 @@ describe('review-ops: access-review and keys inputs', () => {
       expect(r.stderr, name).not.toContain('unexpected');
       expect(r.stderr, name).toContain(name);
     }
+    // Where the misfit is, as file:line:col and the path of the value.
+    const r = teamkeys(['access-review', '--store', `sqlite:${join(dir, 'store.db')}`, '--since', join(dir, 'no-keys.json')], { cwd: dir });
+    expect(r.stderr).toContain(`${join(dir, 'no-keys.json')}:1:171: identities[0].keys: "keys" must be a list`);
   });
 
   it('a --store that does not exist is refused, not reviewed as an empty installation', () => {
     const typo = join(dir, 'teamkey.db');
     const review = teamkeys(['access-review', '--store', `sqlite:${typo}`], { cwd: dir });
     expect(review.code).toBe(1);
+    expect(review.stderr).toContain(`the store ${typo} does not exist: access-review only reads`);
     expect(existsSync(typo)).toBe(false);
     const keys = teamkeys(['keys', '--store', `sqlite:${typo}`], { cwd: dir });
     expect(keys.code).toBe(1);
