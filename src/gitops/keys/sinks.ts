@@ -4,6 +4,7 @@
  * (validate and plan name sinks without sending anything); the senders are github-secrets.ts and
  * file-sink.ts.
  */
+import { posix } from 'node:path';
 
 /** `github:OWNER/REPO/NAME`: a repository's Actions secret. */
 export interface RepoSecret {
@@ -122,4 +123,15 @@ export function describeTarget(t: SecretTarget): string {
     case 'file':
       return `file ${t.path}`;
   }
+}
+
+/**
+ * What makes two sinks the same place, or undefined for a value that names none: GitHub compares
+ * owners, repositories, environments and secret names without case; a file path by its normal form.
+ */
+export function sinkIdentity(value: string): string | undefined {
+  const t = parseSecretTarget(value);
+  if (typeof t === 'string') return undefined;
+  if (t.type === 'file') return `file:${posix.normalize(t.path)}`;
+  return formatTarget(t).toLowerCase();
 }

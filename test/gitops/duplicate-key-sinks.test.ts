@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { teamkeys } from '../cli/run.js';
 
-describe('review-ops: one sink, two keys', () => {
+describe('one sink, two keys', () => {
   it('validate refuses two keys delivered to the same sink', () => {
     const dir = mkdtempSync(join(tmpdir(), 'review-ops-dup-'));
     for (const n of ['a', 'b']) {
@@ -19,5 +19,7 @@ describe('review-ops: one sink, two keys', () => {
     const r = teamkeys(['validate', dir], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).toContain('github:acme/payments/DEPLOY_KEY');
+    // At the second key's annotation, naming the first.
+    expect(r.stdout + r.stderr).toContain('b.yaml:6:43: gitops.management.service/key-secret github:acme/payments/DEPLOY_KEY is also the sink of OwnedAccessKey/key-a (a.yaml:1:1)');
   });
 });
