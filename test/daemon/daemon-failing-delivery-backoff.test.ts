@@ -16,7 +16,7 @@ import { adminKey, startInProcess, type InProcess } from '../server/in-process.j
 import { startGitHubStandIn, type GitHubStandIn } from '../gitops/github-standin.js';
 import { day, ManualClock } from '../support/clock.js';
 
-describe('review-ops: daemon with a delivery that keeps failing', () => {
+describe('daemon with a delivery that keeps failing', () => {
   const clock = new ManualClock(Date.now() - 40 * day);
   let server: InProcess;
   let github: GitHubStandIn;
