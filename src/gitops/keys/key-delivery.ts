@@ -137,7 +137,7 @@ export async function rotateAndDeliver(client: ApiClient, action: Action, target
   const status = isJsonMap(confirmed.status) && isJsonMap(confirmed.status.rotation) ? confirmed.status.rotation : {};
   const until = typeof status.previousValidUntil === 'string' ? status.previousValidUntil : undefined;
   // A key moved to a new sink: recorded only now, so a failure before this rotates again with the overlap.
-  if (planned.reason === 'moved') {
+  if (planned.reason === 'moved' || planned.reason === 'unrecorded') {
     try {
       await record(client, action);
     } catch (err) {

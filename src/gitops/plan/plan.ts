@@ -119,7 +119,7 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   // old value for the overlap, and a failed delivery leaves it working.
   const delivered = keySecret ? live.metadata.annotations?.[annotations.keyDelivered] : undefined;
   const rotate = keySecret && delivered === undefined && !awaitingConfirmation(live) ? { keySecret, rotateKey: true } : {};
-  const moved = keySecret !== undefined && delivered !== keySecret;
+  const moved = keySecret === undefined || delivered === keySecret ? undefined : delivered?.startsWith('pending:') ? ('unrecorded' as const) : ('moved' as const);
   // A key whose value is older than its schedule (or whose last rotation was never confirmed) is
   // rotated with an overlap; a key rotated for a missing delivery just now needs no second one.
   const due = keySecret && !rotate.rotateKey ? dueRotation(wanted, live, (opts.now ?? systemClock)(), moved) : undefined;

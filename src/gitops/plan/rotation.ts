@@ -14,9 +14,11 @@ export interface PlannedRotation {
   /**
    * due: the value is older than rotate-every; unconfirmed: an earlier rotation's delivery never
    * succeeded, so it is retried; moved: the key was delivered elsewhere (key-secret changed), so
-   * the value its holders read is kept for the overlap, and the delivery is recorded once confirmed.
+   * the value its holders read is kept for the overlap, and the delivery is recorded once confirmed;
+   * unrecorded: the same for a key whose first delivery may have happened but was never recorded
+   * (key-delivered `pending:`).
    */
-  reason: 'due' | 'unconfirmed' | 'moved';
+  reason: 'due' | 'unconfirmed' | 'moved' | 'unrecorded';
   /** The key-secret sink the new value goes to. */
   sink: string;
   /** The annotations' values as written in git (the overlap's default when unset; no rotate-every: a retry only). */
@@ -57,7 +59,7 @@ export function awaitingConfirmation(live: KubeObject): boolean {
  * the live value was delivered to another sink (or its first delivery may have happened unrecorded),
  * so whoever reads it there keeps it for the overlap.
  */
-export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date, moved = false): PlannedRotation | undefined {
+export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date, moved?: 'moved' | 'unrecorded'): PlannedRotation | undefined {
   const a = wanted.metadata.annotations ?? {};
   const every = a[annotations.rotateEvery]?.trim();
   const sink = a[annotations.keySecret];
@@ -70,7 +72,7 @@ export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date, mov
   const overlap = a[annotations.rotationOverlap]?.trim();
   const overlapMs = (overlap === undefined ? undefined : durationMs(overlap)) ?? defaultRotationOverlapMs;
   return {
-    reason: moved ? 'moved' : unconfirmed ? 'unconfirmed' : 'due',
+    reason: moved ?? (unconfirmed ? 'unconfirmed' : 'due'),
     sink,
     ...(everyMs !== undefined ? { rotateEvery: every! } : {}),
     overlap: overlap ?? `${defaultRotationOverlapMs / 3_600_000}h`,

@@ -36,7 +36,7 @@ export interface ReportObject {
 
 export interface ReportRotation {
   /** due: the value is older than rotate-every; unconfirmed: an earlier rotation's delivery is retried; moved: key-secret changed for a key delivered before. */
-  reason: 'due' | 'unconfirmed' | 'moved';
+  reason: 'due' | 'unconfirmed' | 'moved' | 'unrecorded';
   /** The value's age when planned: `31d`. Absent in a pull request's plan (a live fact it may not see). */
   age?: string;
   ageSeconds?: number;
