@@ -72,8 +72,14 @@ async function readPrevious(file: string): Promise<import('../review/model.js').
     throw new CliError(`${file}:${before.length}:${before[before.length - 1]!.length + 1}: not valid JSON: ${(err as Error).message.replace(/ in JSON at position \d+.*$/, '')}`);
   }
   const review = asReview(value);
-  if (typeof review === 'string') throw new CliError(`${file}:1:1: ${review}`);
-  return review;
+  if (!('error' in review)) return review;
+  // JSON is YAML: its parser gives the position of the misfit value.
+  const { LineCounter, parseDocument } = await import('yaml');
+  const lines = new LineCounter();
+  const node = parseDocument(text, { lineCounter: lines }).getIn(review.at, true) as { range?: [number, number, number] } | undefined;
+  const pos = node?.range ? lines.linePos(node.range[0]) : { line: 1, col: 1 };
+  const where = review.at.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+  throw new CliError(`${file}:${pos.line}:${pos.col}: ${where ? `${where.replace(/^\./, '')}: ` : ''}${review.error}`);
 }
 
 export async function runAccessReview(opts: AccessReviewOptions): Promise<void> {
@@ -82,7 +88,7 @@ export async function runAccessReview(opts: AccessReviewOptions): Promise<void> 
   if (!(reviewFormats as readonly string[]).includes(format)) throw new CliError(`--output must be markdown, csv or json, not "${format}"`);
   const previous = opts.since ? await readPrevious(opts.since) : undefined;
   const show = progress();
-  const client = await openClient(opts);
+  const client = await openClient(opts, 'access-review');
   let teams: KubeObject[];
   let keys: KubeObject[];
   try {

@@ -12,7 +12,7 @@ import { parseDuration } from './duration.js';
 import { wholeNumber } from './flag-values.js';
 import { CliError } from './errors.js';
 import { addFlags, runFlags, sourceFlags, targetFlags, type OptionsOf } from './flag-specs.js';
-import { missingDefaultStore } from './store-flags.js';
+import { missingDefaultStore, missingReadStore } from './store-flags.js';
 
 export type SourceFlags = OptionsOf<typeof sourceFlags>;
 export type TargetFlags = OptionsOf<typeof targetFlags>;
@@ -66,7 +66,8 @@ function checkServerUrl(server: string): void {
   }
 }
 
-export async function openClient(f: TargetFlags): Promise<ApiClient> {
+/** `readOnly`: the command's name when it only reads (a missing SQLite store is refused, not made). */
+export async function openClient(f: TargetFlags, readOnly?: string): Promise<ApiClient> {
   if (f.server) {
     checkServerUrl(f.server);
     const token = f.tokenFile ? (await readFile(f.tokenFile, 'utf8').catch(() => { throw new CliError(`cannot read --token-file ${f.tokenFile}`); })).trim() : process.env.TEAMKEYS_TOKEN;
@@ -75,7 +76,7 @@ export async function openClient(f: TargetFlags): Promise<ApiClient> {
     const { HttpClient } = await import('../client/http.js');
     return new HttpClient({ server: f.server, token, group: f.apiGroup, ...(ca ? { ca } : {}) });
   }
-  const missing = missingDefaultStore(f.store);
+  const missing = missingDefaultStore(f.store) ?? (readOnly ? missingReadStore(f.store, readOnly) : undefined);
   if (missing) throw new CliError(missing);
   // The embedded store (and its native driver) loads only for a command that opens it.
   const [{ EmbeddedClient }, { openEmbedded, storeUrl }] = await Promise.all([import('../client/embedded.js'), import('./embedded.js')]);

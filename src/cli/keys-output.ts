@@ -1,10 +1,12 @@
 /**
  * `teamkeys keys` output: a table for people (coloured on a terminal), JSON for programs (the
  * documented shape of KeyRow, src/auth/key-listing.ts), Markdown for tickets and audit evidence
- * (every cell escaped: key names, display names and owners are user input).
+ * (every cell escaped: key names, display names and owners are user input). Table and Markdown
+ * show control characters as \uXXXX (printable): an owner's name cannot drive the terminal.
  */
 import { humanDuration } from '../api/printing.js';
 import { ownerText, type KeyRow } from '../auth/key-listing.js';
+import { printable } from '../api/printable.js';
 import { mdText } from '../gitops/report/markdown-escape.js';
 import { paint, type Colour } from './colour.js';
 import { CliError } from './errors.js';
@@ -65,7 +67,7 @@ export const noKeys = 'No access keys found.';
 
 export function renderKeysTable(rows: KeyRow[], colour = false): string {
   if (rows.length === 0) return noKeys;
-  const cells = rows.map((r) => columns.map((c) => c.cell(r)));
+  const cells = rows.map((r) => columns.map((c) => printable(c.cell(r))));
   const header = columns.map((c) => c.header.toUpperCase());
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('   ').trimEnd();
@@ -78,7 +80,7 @@ export function renderKeysTable(rows: KeyRow[], colour = false): string {
 export function renderKeysMarkdown(rows: KeyRow[]): string {
   if (rows.length === 0) return noKeys;
   const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
-  return [row(columns.map((c) => c.header)), row(columns.map(() => '---')), ...rows.map((r) => row(columns.map((c) => mdText(c.cell(r)) || ' ')))].join('\n');
+  return [row(columns.map((c) => c.header)), row(columns.map(() => '---')), ...rows.map((r) => row(columns.map((c) => mdText(printable(c.cell(r))) || ' ')))].join('\n');
 }
 
 export function renderKeys(rows: KeyRow[], format: KeysFormat, colour = false): string {

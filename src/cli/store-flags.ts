@@ -32,6 +32,19 @@ export function missingDefaultStore(option: string | undefined): string | undefi
   return `no target: give --server URL (a running teamkeys serve, with --token-file) or --store URL (sqlite:PATH, made if missing, or postgres://...); the default store ${path} does not exist, and an empty one is not made for this command`;
 }
 
+/**
+ * Commands that only read (access-review, keys) never make a store: `--store sqlite:TYPO` would
+ * otherwise become a new, empty store, reviewed as an installation with no keys and no rights.
+ * The refusal (naming the file), or undefined.
+ */
+export function missingReadStore(option: string | undefined, command: string): string | undefined {
+  const url = storeUrl(option);
+  if (!url.startsWith('sqlite:') || url.length === 'sqlite:'.length) return undefined;
+  const path = resolve(url.slice('sqlite:'.length));
+  if (existsSync(path)) return undefined;
+  return `the store ${path} does not exist: ${command} only reads, and an empty store is not made for it (check --store or TEAMKEYS_STORE)`;
+}
+
 /** The file name of the default store inside the state directory. */
 export const stateStoreFileName = 'teamkeys.db';
 

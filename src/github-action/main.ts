@@ -22,6 +22,9 @@ import { durationError, durationMs, formatDuration } from '../duration.js';
 import { defaultReconcileOptions as defaults } from '../gitops/reconcile-defaults.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
 
+/** The events whose manifests come from a pull request, never applied. */
+const pullRequestEvents = ['pull_request', 'pull_request_target'];
+
 /** GitHub shows at most this many error annotations per step. */
 const maxAnnotations = 10;
 
@@ -150,6 +153,11 @@ async function run(): Promise<void> {
   for (const secret of [input('token'), input('github-token'), process.env.GITHUB_TOKEN]) if (secret) core.setSecret(secret);
   const command = input('command', 'plan');
   if (!['validate', 'plan', 'apply'].includes(command)) throw new Error(`command must be validate, plan or apply, not "${command}"`);
+  // A pull request's manifests are its author's: applying them would rotate keys and send their
+  // values wherever the pull request says. Apply runs on the reviewed branch (push, schedule).
+  if (command === 'apply' && pullRequestEvents.includes(github.context.eventName)) {
+    throw new Error(`command: apply is refused on a ${github.context.eventName} event: a pull request's manifests are not reviewed yet (apply would rotate keys and deliver them where the pull request says); run plan on pull requests and apply on push or schedule`);
+  }
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
   const report = await runCommand(command, workspace);
   const reportDir = reportDirOf(workspace);

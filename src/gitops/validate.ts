@@ -16,7 +16,7 @@ import { isJsonMap, type KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import type { Plural } from '../client/types.js';
 import { durationMs, formatDuration } from '../duration.js';
-import { parseSecretTarget } from './keys/sinks.js';
+import { parseSecretTarget, sinkIdentity } from './keys/sinks.js';
 import { annotations, defaultRotationOverlapMs, maxRotationOverlapMs, minRotateEveryMs } from './plan/annotations.js';
 import type { Manifest, ManifestError } from './source/manifests.js';
 
@@ -40,6 +40,7 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
   const errors: ManifestError[] = [];
   const at = (m: Manifest, field: string | undefined, message: string) => errors.push({ ...(field ? m.locate(field) : m), message });
   const seen = new Map<string, Manifest>();
+  const sinks = new Map<string, { name: string; at: Manifest }>();
   // Every kind's secrets, whatever kind the manifest claims: a secret is refused before its kind is judged.
   const secretFields = secretFieldPaths(models);
   for (const m of manifests) {
@@ -92,6 +93,16 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
       continue;
     }
     seen.set(id, m);
+    // One sink, one key: two keys delivered to one secret would overwrite each other, and a holder
+    // would read whichever came last (a rotation of either would kill the other's value there).
+    const sink = model.info.kind === 'OwnedAccessKey' ? obj.metadata.annotations?.[annotations.keySecret] : undefined;
+    const sinkKey = sink === undefined ? undefined : sinkIdentity(sink);
+    const owner = sinkKey === undefined ? undefined : sinks.get(sinkKey);
+    if (owner) {
+      at(m, `metadata.annotations[${annotations.keySecret}]`, `${annotations.keySecret} ${sink} is also the sink of OwnedAccessKey/${owner.name} (${owner.at.file}:${owner.at.line}:${owner.at.column}): one sink holds one key's value`);
+      continue;
+    }
+    if (sinkKey !== undefined) sinks.set(sinkKey, { name: obj.metadata.name, at: m });
     desired.push({ plural: model.info.plural, obj, manifest: m });
   }
   return { desired, errors };

@@ -81,10 +81,48 @@ export function diffReviews(previous: ReviewDocument, current: ReviewDocument): 
 }
 
 /** A previous review read back: undefined when the value is not one (the caller says which file). */
-export function asReview(value: unknown): ReviewDocument | string {
+/** Why a document is not a review: the message and where (the path of keys and indexes to the value). */
+export interface ReviewShapeError {
+  error: string;
+  at: (string | number)[];
+}
+
+type Check = (v: unknown) => string | undefined;
+/** Fields by name: a check, or a list whose items have a shape. */
+interface Shape {
+  [field: string]: Check | [Shape];
+}
+const str: Check = (v) => (typeof v === 'string' ? undefined : 'must be a string');
+const strOrNull: Check = (v) => (v === null || typeof v === 'string' ? undefined : 'must be a string or null');
+const strings: Check = (v) => (Array.isArray(v) && v.every((s) => typeof s === 'string') ? undefined : 'must be a list of strings');
+
+/** The first value of `v` whose shape is not `shape` (fields by name; a list's items by the item shape). */
+function firstMisfit(v: unknown, shape: Shape, at: (string | number)[]): ReviewShapeError | undefined {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return { error: 'must be an object', at };
+  for (const [field, check] of Object.entries(shape)) {
+    const value = (v as Record<string, unknown>)[field];
+    if (Array.isArray(check)) {
+      if (!Array.isArray(value)) return { error: `"${field}" must be a list`, at: [...at, field] };
+      for (let i = 0; i < value.length; i++) {
+        const bad = firstMisfit(value[i], check[0], [...at, field, i]);
+        if (bad) return bad;
+      }
+      continue;
+    }
+    const why = check(value);
+    if (why) return { error: `"${field}" ${why}`, at: [...at, field] };
+  }
+  return undefined;
+}
+
+const keyShape: Shape = { name: str, state: str, rights: str, scope: strOrNull, expiresAt: strOrNull, groups: strings };
+const identityShape: Shape = { id: str, grants: [{ object: str, verbs: strings, path: str }], keys: [keyShape] };
+
+/** A previous review (--since), its whole shape checked: a hand-edited or truncated file is refused, never half read. */
+export function asReview(value: unknown): ReviewDocument | ReviewShapeError {
   const v = value as Partial<ReviewDocument> | null;
-  if (!v || typeof v !== 'object' || v.kind !== reviewKind) return `not an access review (expected "kind": "${reviewKind}", from teamkeys access-review -o json)`;
-  if (v.version !== reviewVersion) return `an access review of version ${String(v.version)}; this teamkeys reads version ${reviewVersion}`;
-  if (!Array.isArray(v.identities)) return 'an access review without "identities"';
-  return v as ReviewDocument;
+  if (!v || typeof v !== 'object' || v.kind !== reviewKind) return { error: `not an access review (expected "kind": "${reviewKind}", from teamkeys access-review -o json)`, at: [] };
+  if (v.version !== reviewVersion) return { error: `an access review of version ${String(v.version)}; this teamkeys reads version ${reviewVersion}`, at: ['version'] };
+  const bad = firstMisfit(v, { generatedAt: str, identities: [identityShape] }, []);
+  return bad ?? (v as ReviewDocument);
 }

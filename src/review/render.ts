@@ -2,6 +2,8 @@
 import type { ReviewDiff } from './diff.js';
 import { rowsOf } from './diff.js';
 import type { IdentityEntry, KeyEntry, ReviewDocument, Row } from './model.js';
+import { printable } from '../api/printable.js';
+import { mdText } from '../gitops/report/markdown-escape.js';
 
 export type ReviewFormat = 'markdown' | 'csv' | 'json';
 export const reviewFormats: readonly ReviewFormat[] = ['markdown', 'csv', 'json'];
@@ -53,8 +55,11 @@ export function* csvChunks(doc: ReviewDocument, diff?: ReviewDiff): Generator<st
   for (const i of doc.identities) yield rowsOf({ identities: [i] }).map((r) => csvLine(cells(r))).join('');
 }
 
-/** Markdown cell: pipes and line breaks would end the cell or the row. */
-const md = (v: string) => v.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' ');
+/**
+ * Names are user input (a Team owner writes members and access rules): escaped as the reports
+ * escape them (no `<!--`, `|`, line break or Markdown survives), control characters made visible.
+ */
+const md = (v: string) => mdText(printable(v));
 
 const days = (from: string | null, now: Date) => (from ? `${Math.max(0, Math.floor((now.getTime() - Date.parse(from)) / 86_400_000))}d` : '-');
 
@@ -65,7 +70,7 @@ function keyLine(k: KeyEntry, now: Date): string {
 
 function identitySection(i: IdentityEntry, now: Date): string[] {
   const lines = [`### ${md(i.id)}`, ''];
-  if (i.memberOf.length > 0) lines.push(`Member of: ${i.memberOf.map((m) => `${md(m.team)} (${m.by.join(', ')})`).join('; ')}`, '');
+  if (i.memberOf.length > 0) lines.push(`Member of: ${i.memberOf.map((m) => `${md(m.team)} (${m.by.map(md).join(', ')})`).join('; ')}`, '');
   if (i.roles.length > 0) lines.push(`Cluster roles: ${i.roles.map(md).join(', ')}`, '');
   lines.push('| object | verbs | path |', '|---|---|---|');
   for (const g of i.grants) lines.push(`| ${md(g.object)} | ${g.verbs.join(', ')} | ${md(g.path)} |`);

@@ -36,7 +36,10 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     writeFileSync(files.summary, '');
     // The pull request's base is the last commit; what the pull request changes is in the work tree.
     const base = { ref: 'main', sha: (await repo.git.revparse(['HEAD'])).trim() };
-    writeFileSync(files.event, JSON.stringify({ action: 'synchronize', number: pr, pull_request: { number: pr, head: { sha: 'abc' }, base }, repository: { name: 'platform-teams', owner: { login: 'acme' } } }));
+    // apply is refused on a pull request: an apply step runs on the push that merged it.
+    const event = inputs.command === 'apply' ? 'push' : 'pull_request';
+    const repository = { name: 'platform-teams', owner: { login: 'acme' } };
+    writeFileSync(files.event, JSON.stringify(event === 'push' ? { ref: 'refs/heads/main', after: base.sha, repository } : { action: 'synchronize', number: pr, pull_request: { number: pr, head: { sha: 'abc' }, base }, repository }));
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: dir,
@@ -45,7 +48,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
       GITHUB_WORKSPACE: repo.dir,
       GITHUB_OUTPUT: files.output,
       GITHUB_STEP_SUMMARY: files.summary,
-      GITHUB_EVENT_NAME: 'pull_request',
+      GITHUB_EVENT_NAME: event,
       GITHUB_EVENT_PATH: files.event,
       GITHUB_REPOSITORY: 'acme/platform-teams',
       GITHUB_API_URL: github.url,

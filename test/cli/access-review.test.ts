@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mdText } from '../../src/gitops/report/markdown-escape.js';
 import type { ReviewDocument } from '../../src/review/model.js';
 import { startServe, type Served } from '../server/serve-process.js';
 import { bin, root, teamkeys } from './run.js';
@@ -60,7 +61,8 @@ describe('teamkeys access-review on the embedded store', () => {
     expect(md.code).toBe(0);
     expect(md.stdout).toContain('# Access review');
     expect(md.stdout).toContain('### user:carla');
-    expect(md.stdout).toContain('| teams/* | get, list, watch | member of team auditors by users > cluster role teams-viewer of team auditors |');
+    // Names are escaped as the reports escape them (`*` and `>` as character references).
+    expect(md.stdout).toContain('| teams/&#42; | get, list, watch | member of team auditors by users &gt; cluster role teams-viewer of team auditors |');
     expect(md.stdout).toMatch(/\| ana-laptop \| User \| 0d \| - \| never \| \S+ \| active \| - \| identity \|/);
 
     const formula = join(dir, 'formula.yaml');
@@ -97,8 +99,8 @@ describe('teamkeys access-review on the embedded store', () => {
     expect(doc.since!.granted.every((g) => g.identity !== 'user:carla')).toBe(true);
     const md = teamkeys(['access-review', '--store', store, '--since', previous]);
     expect(md.stdout).toContain('## Changes since the review of');
-    expect(md.stdout).toContain(`| granted | user:dana | get | teams/* | ${path} |`);
-    expect(md.stdout).toContain(`| revoked | user:carla | get | teams/* | ${path} |`);
+    expect(md.stdout).toContain(`| granted | user:dana | get | teams/&#42; | ${mdText(path)} |`);
+    expect(md.stdout).toContain(`| revoked | user:carla | get | teams/&#42; | ${mdText(path)} |`);
     const csv = teamkeys(['access-review', '--store', store, '-o', 'csv', '--since', previous]);
     expect(csv.stdout.split('\r\n')).toContain(`granted,user:dana,get,teams/*,${path}`);
   });

@@ -2,7 +2,9 @@
  * A stand-in for GitHub's Actions secrets API on 127.0.0.1: it holds a real libsodium key pair,
  * hands out the public key, and opens every sealed secret it is sent, as GitHub does. Repository
  * secrets (`owner/repo/NAME`), environment secrets (`owner/repo/env:ENV/NAME`, for environments in
- * `environments`) and organization secrets (`org:ORG/NAME`, with their visibility in `orgVisibility`).
+ * `environments`) and organization secrets (`org:ORG/NAME`, with their visibility in `orgVisibility`
+ * and, for `selected`, their repository ids in `orgRepositories`; a PUT of a `selected` secret
+ * without `selected_repository_ids` empties the list here, the worst GitHub could do).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +23,8 @@ export interface GitHubStandIn {
   environments: Set<string>;
   /** Visibility of each organization secret, by `org:ORG/NAME`. */
   orgVisibility: Map<string, string>;
+  /** Repository ids of each `selected` organization secret, by `org:ORG/NAME`. */
+  orgRepositories: Map<string, number[]>;
   close(): Promise<void>;
 }
 
@@ -29,13 +33,14 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
   const pair = sodium.crypto_box_keypair();
   const keyId = '568250167242549743';
   const token = 'ghs_standin0123456789';
-  const standIn: Omit<GitHubStandIn, 'url' | 'close'> = { token, secrets: new Map(), requests: [], environments: new Set(), orgVisibility: new Map() };
+  const standIn: Omit<GitHubStandIn, 'url' | 'close'> = { token, secrets: new Map(), requests: [], environments: new Set(), orgVisibility: new Map(), orgRepositories: new Map() };
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
-      const path = req.url ?? '';
-      standIn.requests.push(`${req.method} ${path}`);
+      const url = req.url ?? '';
+      standIn.requests.push(`${req.method} ${url}`);
+      const [path = '', query = ''] = url.split('?');
       const reply = (code: number, value?: object) => {
         res.writeHead(code, { 'Content-Type': 'application/json' });
         res.end(value ? JSON.stringify(value) : undefined);
@@ -43,9 +48,9 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
       if (req.headers.authorization !== `Bearer ${token}`) return reply(401, { message: 'Bad credentials' });
       const publicKey = () => reply(200, { key_id: keyId, key: sodium.to_base64(pair.publicKey, sodium.base64_variants.ORIGINAL) });
       /** Opens and stores a PUT secret under `name`. */
-      const put = (name: string, extra?: (body: Record<string, string>) => string | undefined) => {
+      const put = (name: string, extra?: (body: Record<string, string> & { selected_repository_ids?: number[] }) => string | undefined) => {
         if (standIn.failPutWith) return reply(standIn.failPutWith, { message: standIn.failPutWith === 403 ? 'Resource not accessible by integration' : 'Server Error' });
-        const parsed = JSON.parse(body) as Record<string, string>;
+        const parsed = JSON.parse(body) as Record<string, string> & { selected_repository_ids?: number[] };
         if (parsed.key_id !== keyId) return reply(422, { message: 'Bad key_id' });
         const bad = extra?.(parsed);
         if (bad) return reply(422, { message: bad });
@@ -64,6 +69,16 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
         if (req.method === 'GET' && n === 'public-key') return publicKey();
         if (req.method === 'PUT') return put(`${o}/${r}/env:${decodeURIComponent(e)}/${n}`);
       }
+      const repos = path.match(/^\/orgs\/([^/]+)\/actions\/secrets\/([^/]+)\/repositories$/);
+      if (repos && req.method === 'GET') {
+        const name = `org:${repos[1]}/${repos[2]}`;
+        if (standIn.orgVisibility.get(name) !== 'selected') return reply(409, { message: 'Secret visibility is not selected' });
+        const q = new URLSearchParams(query);
+        const per = Number(q.get('per_page') ?? 30);
+        const page = Number(q.get('page') ?? 1);
+        const all = standIn.orgRepositories.get(name) ?? [];
+        return reply(200, { total_count: all.length, repositories: all.slice((page - 1) * per, page * per).map((id) => ({ id, name: `repo-${id}` })) });
+      }
       const org = path.match(/^\/orgs\/([^/]+)\/actions\/secrets\/([^/]+)$/);
       if (org) {
         const [, o, n] = org as unknown as [string, string, string];
@@ -75,6 +90,8 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
             // GitHub requires a visibility on every create or update of an organization secret.
             if (!['all', 'private', 'selected'].includes(b.visibility ?? '')) return 'visibility is required (all, private or selected)';
             standIn.orgVisibility.set(name, b.visibility!);
+            if (b.visibility === 'selected') standIn.orgRepositories.set(name, b.selected_repository_ids ?? []);
+            else standIn.orgRepositories.delete(name);
             return undefined;
           });
         }

@@ -39,14 +39,25 @@ describe('GitHub sinks', () => {
     );
   });
 
-  it('a new organization secret is private; an existing one keeps the visibility an administrator gave it', async () => {
+  it('an organization secret is never created (who may read it is an administrator\'s choice)', async () => {
+    await expect(secrets.deliver(target('github-org:acme/NEW_KEY'), value)).rejects.toThrow('the key was not delivered to GitHub organization secret NEW_KEY of acme: the secret does not exist, and teamkeys only updates organization secrets: create it first');
+    expect(github.secrets.has('org:acme/NEW_KEY')).toBe(false);
+    expect(github.requests.filter((r) => r.startsWith('PUT'))).not.toContain('PUT /orgs/acme/actions/secrets/NEW_KEY');
+  });
+
+  it('an existing organization secret keeps its visibility, and a selected one its whole repository list (resent, over pages)', async () => {
+    github.orgVisibility.set('org:acme/SHARED_KEY', 'private');
     await secrets.deliver(target('github-org:acme/SHARED_KEY'), value);
     expect(github.secrets.get('org:acme/SHARED_KEY')).toBe(value);
     expect(github.orgVisibility.get('org:acme/SHARED_KEY')).toBe('private');
+    const ids = Array.from({ length: 130 }, (_, i) => 1000 + i);
     github.orgVisibility.set('org:acme/NARROW_KEY', 'selected');
+    github.orgRepositories.set('org:acme/NARROW_KEY', ids);
     await secrets.deliver(target('github-org:acme/NARROW_KEY'), value);
     expect(github.orgVisibility.get('org:acme/NARROW_KEY')).toBe('selected');
+    expect(github.orgRepositories.get('org:acme/NARROW_KEY')).toEqual(ids);
     expect(github.secrets.get('org:acme/NARROW_KEY')).toBe(value);
+    expect(github.requests).toContain('GET /orgs/acme/actions/secrets/NARROW_KEY/repositories?per_page=100&page=2');
   });
 });
 
@@ -55,9 +66,9 @@ describe('file sinks', () => {
   const file = (path: string) => parseSecretTarget(`file:${path}`) as FileSink;
 
   it('writes the value 0600 by rename (no temporary file left), replacing the old value', async () => {
+    await writeSink(file('out/deploy.key'), 'old', { base });
+    await writeSink(file('out/deploy.key'), value, { base });
     const path = join(base, 'out', 'deploy.key');
-    await writeSink(file(path), 'old', {});
-    await writeSink(file(path), value, {});
     expect(readFileSync(path, 'utf8')).toBe(`${value}\n`);
     expect(lstatSync(path).mode & 0o777).toBe(0o600);
     expect(readdirSync(join(base, 'out'))).toEqual(['deploy.key']);
@@ -74,7 +85,7 @@ describe('file sinks', () => {
     writeFileSync(victim, 'untouched');
     const path = join(base, 'linked.key');
     symlinkSync(victim, path);
-    await writeSink(file(path), value, {});
+    await writeSink(file('linked.key'), value, { base });
     expect(readFileSync(victim, 'utf8')).toBe('untouched');
     expect(lstatSync(path).isSymbolicLink()).toBe(false);
   });
@@ -84,9 +95,9 @@ describe('file sinks', () => {
     mkdirSync(join(repo, 'gitops'), { recursive: true });
     execFileSync('git', ['init', '-q', repo]);
     const refuse = await sourceFolders({ source: join(repo, 'gitops') });
-    await expect(writeSink(file(join(repo, 'secrets', 'deploy.key')), value, { refuse })).rejects.toThrow(/inside the source repository/);
+    await expect(writeSink(file('secrets/deploy.key'), value, { base: repo, refuse })).rejects.toThrow(/inside the source repository/);
     symlinkSync(repo, join(base, 'alias'));
-    await expect(writeSink(file(join(base, 'alias', 'deploy.key')), value, { refuse })).rejects.toThrow(/inside the source repository/);
+    await expect(writeSink(file('deploy.key'), value, { base: join(base, 'alias'), refuse })).rejects.toThrow(/inside the source repository/);
     expect(readdirSync(repo)).not.toContain('secrets');
   });
 });

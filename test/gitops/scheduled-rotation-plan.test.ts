@@ -84,13 +84,19 @@ describe('planning scheduled rotations by the clock', () => {
     expect(renderText(report)).toContain('rotate key (the last rotation was never confirmed (its delivery failed): retried, value 1d old)');
   });
 
-  it('a key without rotate-every, or whose key never reached its sink, gets no scheduled rotation', () => {
+  it('a key without rotate-every, or whose key never reached any sink, gets no scheduled rotation; a delivered key moved to a new sink does', () => {
     const clock = new ManualClock(Date.parse(created) + 400 * day);
     expect(plan([want('deploy', { 'gitops.management.service/key-secret': sink })], [live('deploy')], clock).actions[0]!.type).toBe('unchanged');
-    // A new sink: the existing delivery path rotates it at once; no second, scheduled rotation.
+    // A key never delivered anywhere: the delivery path rotates it at once (nobody holds its value); no second, scheduled rotation.
+    const never = live('deploy');
+    delete never.metadata.annotations!['gitops.management.service/key-delivered'];
+    const fresh = plan([want('deploy', { ...monthly, 'gitops.management.service/key-secret': 'github:acme/payments/OTHER' })], [never], clock).actions[0]!;
+    expect(fresh).toMatchObject({ type: 'update', rotateKey: true });
+    expect(fresh.rotation).toBeUndefined();
+    // A delivered key moved to a new sink: the scheduled path, so its holders keep the value for the overlap.
     const moved = plan([want('deploy', { ...monthly, 'gitops.management.service/key-secret': 'github:acme/payments/OTHER' })], [live('deploy')], clock).actions[0]!;
-    expect(moved).toMatchObject({ type: 'update', rotateKey: true });
-    expect(moved.rotation).toBeUndefined();
+    expect(moved).toMatchObject({ type: 'update', rotation: { reason: 'moved', sink: 'github:acme/payments/OTHER', overlap: '6h', overlapSeconds: 21_600 } });
+    expect(moved.rotateKey).toBeUndefined();
   });
 
   it('a rotation beside a change from git is one update that also rotates', () => {
@@ -145,7 +151,7 @@ spec:
   }
 
   it('accepts a schedule with a sink, and every sink form', async () => {
-    const docs = ['github:acme/payments/DEPLOY_KEY', 'github-env:acme/payments/production/DEPLOY_KEY', 'github-org:acme/DEPLOY_KEY', 'file:/var/lib/ci/deploy.key'].map((s, i) =>
+    const docs = ['github:acme/payments/DEPLOY_KEY', 'github-env:acme/payments/production/DEPLOY_KEY', 'github-org:acme/DEPLOY_KEY', 'file:ci/deploy.key'].map((s, i) =>
       key(`k${i}`, { 'key-secret': s, 'rotate-every': '30d', 'rotation-overlap': '1h' }),
     );
     expect(await validate(docs.join('---\n'))).toEqual([]);

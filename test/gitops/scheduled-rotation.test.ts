@@ -157,6 +157,9 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
   it('environment, organization and file sinks receive the rotated value, which authenticates', async () => {
     const file = join(keyDir, 'ci', 'files-ci.key');
     writeFileSync(join(source, 'more.yaml'), [key('env-ci', 'github-env:acme/payments/production/DEPLOY_KEY'), key('org-ci', 'github-org:acme/SHARED_KEY'), key('files-ci', 'file:ci/files-ci.key')].join('---\n'));
+    // An organization secret is created by an administrator, limited to the repositories that need it.
+    github.orgVisibility.set('org:acme/SHARED_KEY', 'selected');
+    github.orgRepositories.set('org:acme/SHARED_KEY', [101, 102]);
     clock.set(Date.now() - 31 * day);
     expect((await run('apply')).outcome).toBe('applied');
     const firsts = [github.secrets.get('acme/payments/env:production/DEPLOY_KEY')!, github.secrets.get('org:acme/SHARED_KEY')!, readFileSync(file, 'utf8').trim()];
@@ -164,7 +167,8 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
     const applied = await run('apply');
     expect(applied.objects.filter((o) => o.result === 'Rotated').map((o) => o.name).sort()).toEqual(['env-ci', 'files-ci', 'org-ci']);
     const now = [github.secrets.get('acme/payments/env:production/DEPLOY_KEY')!, github.secrets.get('org:acme/SHARED_KEY')!, readFileSync(file, 'utf8').trim()];
-    expect(github.orgVisibility.get('org:acme/SHARED_KEY')).toBe('private');
+    expect(github.orgVisibility.get('org:acme/SHARED_KEY')).toBe('selected');
+    expect(github.orgRepositories.get('org:acme/SHARED_KEY')).toEqual([101, 102]);
     for (const [i, name] of ['env-ci', 'org-ci', 'files-ci'].entries()) {
       expect(now[i]).not.toBe(firsts[i]);
       const res = await fetch(`${server.api}/ownedaccesskeys/${name}`, { headers: { Authorization: `Bearer ${now[i]}` } });

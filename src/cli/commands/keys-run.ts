@@ -41,7 +41,7 @@ export function keyFilterOf(f: KeysFlags): KeyFilter {
  */
 async function readKeys(f: KeysFlags): Promise<OwnedAccessKey[]> {
   const { openClient } = await import('../gitops-flags.js');
-  const client = await openClient(f);
+  const client = await openClient(f, 'keys');
   try {
     // List items need not carry their kind (kube's lists leave it to the list): every item is a key.
     return (await client.list('ownedaccesskeys')).filter((o): o is OwnedAccessKey => isJsonMap(o.spec) && isJsonMap(o.metadata));

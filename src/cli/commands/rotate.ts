@@ -72,6 +72,7 @@ export function registerRotate(program: Command): void {
         ? { confirm: true }
         : { overlapSeconds: opts.overlap === undefined ? 0 : overlapSeconds(opts.overlap), ...(opts.awaitConfirmation ? { awaitConfirmation: true } : {}) };
       // Refused before the rotation, not after it: a value that could not be written would be lost.
+      if (opts.keyFile && !opts.dryRun) return rotateToFile(name, spec as { overlapSeconds: number; awaitConfirmation?: boolean }, opts, opts.keyFile);
       if (opts.keyFile) await checkKeyFile(opts.keyFile);
       const { openClient } = await import('../gitops-flags.js');
       const client = await openClient(opts);
@@ -88,15 +89,48 @@ export function registerRotate(program: Command): void {
         console.log(said);
         return;
       }
-      if (opts.keyFile) {
-        const { writeNoFollow } = await import('../../gitops/no-follow.js');
-        await writeNoFollow(opts.keyFile, `${value}\n`, 0o600);
-        console.log(`${said}; the new value is in ${opts.keyFile}`);
-        return;
-      }
       console.error(said);
       process.stdout.write(`${value}\n`);
     });
+}
+
+/**
+ * --key-file: the file is created first (exclusive, 0600, beside the target), the key rotated
+ * awaiting confirmation, the value written and renamed into place, and only then the rotation
+ * confirmed (unless --await-confirmation asked to leave that to the user). A file that cannot be
+ * made or written leaves the previous value working: nothing rotated, or a rotation awaiting
+ * confirmation that the next `teamkeys rotate` replaces.
+ */
+async function rotateToFile(name: string, spec: { overlapSeconds: number; awaitConfirmation?: boolean }, opts: Options, keyFile: string): Promise<void> {
+  await checkKeyFile(keyFile);
+  const [{ open, rename, rm }, { constants }, { randomBytes }, { basename, dirname, join }] = await Promise.all([import('node:fs/promises'), import('node:fs'), import('node:crypto'), import('node:path')]);
+  const temporary = join(dirname(keyFile), `.${basename(keyFile)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch((err: NodeJS.ErrnoException) => {
+    throw new CliError(`--key-file ${keyFile}: cannot create a file in ${dirname(keyFile)} (${err.code ?? err.message}): nothing was rotated`);
+  });
+  const { openClient } = await import('../gitops-flags.js');
+  let client: Awaited<ReturnType<typeof openClient>> | undefined;
+  try {
+    client = await openClient(opts);
+    const rotated = await client.rotate(name, { ...spec, awaitConfirmation: true }, { fieldManager: 'teamkeys' });
+    const value = (rotated.spec as { key?: string } | undefined)?.key;
+    if (value === undefined) throw new CliError(`ownedaccesskey.${opts.apiGroup}/${name}: the server returned no new value; the previous value keeps working (the rotation awaits confirmation)`);
+    try {
+      await handle.writeFile(`${value}\n`);
+      await handle.chmod(0o600);
+      await handle.close();
+      await rename(temporary, keyFile);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw new CliError(`ownedaccesskey.${opts.apiGroup}/${name}: rotated, but the new value could not be written to ${keyFile} (${e.code ?? e.message}); the previous value keeps working (the rotation awaits confirmation): run teamkeys rotate ${name} again`);
+    }
+    const key = spec.awaitConfirmation ? rotated : await client.rotate(name, { confirm: true }, { fieldManager: 'teamkeys' });
+    console.log(`${summary(name, key, opts)}; the new value is in ${keyFile}`);
+  } finally {
+    await handle.close().catch(() => undefined);
+    await rm(temporary, { force: true });
+    await client?.close();
+  }
 }
 
 /** A key file must be a regular file or nothing, in a folder that exists: never a link. */

@@ -8,8 +8,9 @@ import { ClientError, type ApiClient } from '../../client/types.js';
 import type { FileSinkOptions } from '../keys/file-sink.js';
 import type { KeyDelivery } from '../keys/github-secrets.js';
 import { checkKeyFile, KeyFileError, writeKeyFile } from '../keys/key-file.js';
+import { annotations } from '../plan/annotations.js';
 import type { Action } from '../plan/plan.js';
-import { deliver, deliveryTarget, rotateAndDeliver, rotation, type Delivered } from '../keys/key-delivery.js';
+import { deliver, deliveryTarget, pendingDelivery, rotateAndDeliver, rotation, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 
@@ -51,6 +52,21 @@ function isConflict(err: unknown): boolean {
   return err instanceof ClientError && (err.status.reason === 'Conflict' || err.status.reason === 'AlreadyExists');
 }
 
+/** A created key that goes to a sink is marked pending delivery until its delivery is recorded (see pendingDelivery). */
+function pendingBody(action: Action): NonNullable<Action['body']> {
+  const body = structuredClone(action.body!);
+  body.metadata.annotations = { ...(body.metadata.annotations ?? {}), [annotations.keyDelivered]: pendingDelivery(action.keySecret!) };
+  return body;
+}
+
+/** The sink of an action that delivers a key, checked before anything is written (see sinkRefusal). */
+async function checkedTarget(action: Action, opts: Sinks): Promise<ReturnType<typeof deliveryTarget>> {
+  const target = deliveryTarget(action, opts);
+  if ('error' in target) return target;
+  const refused = await sinkRefusal(action, target, opts);
+  return refused ? { error: refused } : target;
+}
+
 async function execute(client: ApiClient, action: Action, opts: ApplyOptions): Promise<ChangeSetEntry> {
   switch (action.type) {
     case 'unchanged':
@@ -58,19 +74,19 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
     case 'skip': {
       // Drift reported and left in place (no --self-heal) does not stop the key's scheduled rotation.
       if (!action.rotation) return { action, result: 'Skipped' };
-      const target = deliveryTarget(action, opts);
+      const target = await checkedTarget(action, opts);
       if ('error' in target) return { action, result: 'Failed', error: target.error };
       return withDelivery({ action, result: 'Skipped' }, await rotateAndDeliver(client, action, target, opts));
     }
     case 'create': {
-      const target = action.keySecret ? deliveryTarget(action, opts) : undefined;
+      const target = action.keySecret ? await checkedTarget(action, opts) : undefined;
       if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
       // A key file that cannot be written safely (a planted link) stops the create: no key nobody receives.
       if (opts.keyDir && action.plural === 'ownedaccesskeys') {
         const bad = await checkKeyFile(opts.keyDir, action.name).then(() => undefined, (err: unknown) => keyFileFailure(err));
         if (bad) return { action, result: 'Failed', error: `${action.kind}/${action.name}: not created: ${bad}` };
       }
-      const created = await client.create(action.plural, action.body!);
+      const created = await client.create(action.plural, target ? pendingBody(action) : action.body!);
       const key = (created.spec as { key?: string } | undefined)?.key;
       if (action.plural !== 'ownedaccesskeys' || !key) return { action, result: 'Created' };
       const entry: ChangeSetEntry = { action, result: 'Created' };
@@ -84,13 +100,13 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
     }
     case 'update': {
       if (action.rotation) {
-        const target = deliveryTarget(action, opts);
+        const target = await checkedTarget(action, opts);
         if ('error' in target) return { action, result: 'Failed', error: target.error };
         // git's changes first (a rotation alone carries only the resourceVersion guard, which writes nothing).
         if ((action.patch?.length ?? 0) > 1) await client.patch(action.plural, action.name, action.patch!);
         return withDelivery({ action, result: 'Updated' }, await rotateAndDeliver(client, action, target, opts));
       }
-      const target = action.rotateKey ? deliveryTarget(action, opts) : undefined;
+      const target = action.rotateKey ? await checkedTarget(action, opts) : undefined;
       if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
       if (!target) {
         await client.patch(action.plural, action.name, action.patch!);
@@ -101,7 +117,7 @@ async function execute(client: ApiClient, action: Action, opts: ApplyOptions): P
       return withDelivery({ action, result: 'Updated' }, await deliver(client, action, target, key, opts));
     }
     case 'replace': {
-      const target = action.rotation ? deliveryTarget(action, opts) : undefined;
+      const target = action.rotation ? await checkedTarget(action, opts) : undefined;
       if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
       await client.replace(action.plural, action.name, action.body!);
       return target ? withDelivery({ action, result: 'Replaced' }, await rotateAndDeliver(client, action, target, opts)) : { action, result: 'Replaced' };

@@ -1,9 +1,10 @@
 /**
  * The `file:PATH` sink: a key's value written to a file, mode 0600, atomically (a fresh exclusive
  * file renamed over the old one: a reader sees the old value or the new, never half of one, and a
- * link planted in the file's place is replaced, not followed). Relative paths are taken from the
- * key folder (--key-dir), never from the working directory, which in CI is the checkout. A path
- * inside the source repository is refused: a key written there is one commit away from git.
+ * link planted in the file's place is replaced, not followed). Paths are relative to the key
+ * folder (--key-dir), never to the working directory (in CI the checkout), and stay inside it: a
+ * manifest author must not be able to replace the reconciler's own files (its store, its keys).
+ * A path inside the source repository is refused: a key written there is one commit away from git.
  */
 import { mkdir, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -38,11 +39,25 @@ async function realFolder(path: string): Promise<string> {
   }
 }
 
-/** The file a sink writes to, or a KeyDeliveryError saying why it may not. */
+/**
+ * The file a sink writes to, or a KeyDeliveryError saying why it may not. The path is relative and
+ * holds no `..` (parseSecretTarget refuses both; checked again here for a saved plan), and every
+ * folder on the way that exists has its real path inside the real key folder: a link planted as
+ * any folder above the file cannot carry the key (or the file it replaces) out of --key-dir.
+ */
 export async function sinkFile(sink: FileSink, opts: FileSinkOptions): Promise<string> {
   const fail = (why: string) => new KeyDeliveryError(`the key was not delivered to ${describeTarget(sink)}: ${why}`);
-  if (!isAbsolute(sink.path) && !opts.base) throw fail('a relative file: path is taken from the key folder, and no --key-dir was given (give an absolute path or --key-dir)');
-  const file = resolve(opts.base ?? '/', sink.path);
+  if (isAbsolute(sink.path) || sink.path.split(/[\\/]/).includes('..')) throw fail('a file: path is relative to the key folder (--key-dir), without ".."');
+  if (!opts.base) throw fail('a relative file: path is taken from the key folder, and no --key-dir was given (give --key-dir)');
+  const base = resolve(opts.base);
+  const file = resolve(base, sink.path);
+  if (!inside(base, file) || file === base) throw fail(`${file} is not inside the key folder ${base}`);
+  const realBase = await realFolder(base);
+  for (let folder = dirname(file); inside(base, folder); folder = dirname(folder)) {
+    const real = await realpath(folder).catch(() => undefined);
+    if (real !== undefined && !inside(realBase, real)) throw fail(`${folder} leads to ${real}, outside the key folder ${base}`);
+    if (folder === base) break;
+  }
   const folder = await realFolder(dirname(file));
   for (const root of opts.refuse ?? []) {
     const realRoot = await realFolder(resolve(root));

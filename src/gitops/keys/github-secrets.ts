@@ -16,12 +16,8 @@ export interface KeyDelivery {
 /** A delivery that did not happen; the message names the secret, never the key. */
 export class KeyDeliveryError extends Error {}
 
-/**
- * The visibility a new organization secret gets: private (the organization's private and internal
- * repositories). An existing secret keeps the visibility (and repository selection) an
- * administrator gave it: a rotation never widens who may read a secret.
- */
-export const defaultOrgVisibility = 'private';
+/** GitHub's largest page of a secret's selected repositories. */
+const reposPerPage = 100;
 
 /** The Actions secrets collection a target's secret lives in. */
 function collection(t: GitHubTarget): string {
@@ -99,13 +95,33 @@ export class GitHubSecrets implements KeyDelivery {
       throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: the public key GitHub sent is not a valid key`);
     }
     const path = `${base}/${encodeURIComponent(target.name)}`;
-    const body: Record<string, string> = { encrypted_value, key_id: publicKey.key_id };
-    if (target.type === 'org') {
-      // PUT requires a visibility: the secret's own when it exists (never widened), else the default.
-      const existing = (await this.request('GET', path, target, undefined, true)) as { visibility?: string } | undefined;
-      body.visibility = existing?.visibility ?? defaultOrgVisibility;
-    }
+    const body: Record<string, unknown> = { encrypted_value, key_id: publicKey.key_id, ...(target.type === 'org' ? await this.orgAccess(target, path) : {}) };
     await this.request('PUT', path, target, body);
+  }
+
+  /**
+   * Who may read an organization secret, resent with every update (PUT requires a visibility):
+   * its own visibility and, for `selected`, its repository list, so a rotation never widens it nor
+   * empties it. A secret that does not exist is not created: who may read it is an
+   * administrator's choice (SOC 2: access is granted deliberately), which a default would make.
+   */
+  private async orgAccess(target: GitHubTarget, path: string): Promise<{ visibility: string; selected_repository_ids?: number[] }> {
+    const existing = (await this.request('GET', path, target, undefined, true)) as { visibility?: string } | undefined;
+    if (!existing?.visibility) {
+      throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: the secret does not exist, and teamkeys only updates organization secrets: create it first (Settings > Secrets and variables > Actions, or gh secret set --org) with the visibility and repositories you want`);
+    }
+    if (existing.visibility !== 'selected') return { visibility: existing.visibility };
+    const ids: number[] = [];
+    for (let page = 1; ; page++) {
+      const listed = (await this.request('GET', `${path}/repositories?per_page=${reposPerPage}&page=${page}`, target)) as { total_count?: number; repositories?: { id?: unknown }[] } | undefined;
+      const repos = listed?.repositories ?? [];
+      for (const r of repos) {
+        if (typeof r.id !== 'number') throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: GitHub listed a selected repository without an id`);
+        ids.push(r.id);
+      }
+      if (repos.length < reposPerPage || (listed?.total_count !== undefined && ids.length >= listed.total_count)) break;
+    }
+    return { visibility: 'selected', selected_repository_ids: ids };
   }
 }
 

@@ -14,7 +14,7 @@ import { generateKey } from '../../api/secrets.js';
 import { isJsonMap } from '../../api/types.js';
 import { ClientError, type ApiClient } from '../../client/types.js';
 import type { KubeObject } from '../../api/types.js';
-import { writeSink, type FileSinkOptions } from './file-sink.js';
+import { sinkFile, writeSink, type FileSinkOptions } from './file-sink.js';
 import { describeTarget, KeyDeliveryError, parseSecretTarget, type KeyDelivery, type SecretTarget } from './github-secrets.js';
 import { annotations } from '../plan/annotations.js';
 import type { Action } from '../plan/plan.js';
@@ -45,16 +45,41 @@ export function deliveryTarget(action: Action, sinks: Sinks): SecretTarget | { e
   return target;
 }
 
-/** The patch that rotates a key: the planned one plus a new key, which it returns alongside. */
+const deliveredPath = `/metadata/annotations/${pointer(annotations.keyDelivered)}`;
+
+/**
+ * key-delivered while a never-delivered key's first value is on its way: if the delivery succeeds
+ * but recording it fails, the next run sees a key that may be held and rotates it with the overlap,
+ * never at once.
+ */
+export const pendingDelivery = (keySecret: string) => `pending:${keySecret}`;
+
+/** The patch that rotates a key: the planned one plus a new key (marked pending delivery), which it returns alongside. */
 export function rotation(action: Action): { patch: unknown[]; key: string } {
   const key = generateKey();
-  return { patch: [...(action.patch ?? []), { op: 'add', path: '/spec/key', value: key }], key };
+  return { patch: [...(action.patch ?? []), { op: 'add', path: '/spec/key', value: key }, { op: 'add', path: deliveredPath, value: pendingDelivery(action.keySecret!) }], key };
+}
+
+const fileOptions = (sinks: Sinks): FileSinkOptions => ({ ...(sinks.keyDir ? { base: sinks.keyDir } : {}), ...sinks.fileSinks });
+
+/**
+ * Why a file: sink can never take the key (outside the key folder, in the source repository, no
+ * --key-dir), checked before anything is made or rotated: a value whose delivery can only fail is
+ * never made. undefined: the sink may be written (GitHub sinks are only known by trying).
+ */
+export async function sinkRefusal(action: Action, target: SecretTarget, sinks: Sinks): Promise<string | undefined> {
+  if (target.type !== 'file') return undefined;
+  const what = action.type === 'create' ? 'not created' : 'not rotated';
+  return sinkFile(target, fileOptions(sinks)).then(
+    () => undefined,
+    (err: unknown) => `${action.kind}/${action.name}: ${what}: ${messageOf(err)}`,
+  );
 }
 
 /** Sends a value to its sink; throws KeyDeliveryError (naming the sink, never the value). */
 async function send(target: SecretTarget, key: string, sinks: Sinks): Promise<void> {
   try {
-    if (target.type === 'file') await writeSink(target, key, { ...(sinks.keyDir ? { base: sinks.keyDir } : {}), ...sinks.fileSinks });
+    if (target.type === 'file') await writeSink(target, key, fileOptions(sinks));
     else await sinks.keyDelivery!.deliver(target, key);
   } catch (err) {
     if (err instanceof KeyDeliveryError) throw err;
@@ -69,13 +94,17 @@ export async function deliver(client: ApiClient, action: Action, target: SecretT
   } catch (err) {
     return { error: `${action.kind}/${action.name}: ${(err as Error).message}; the next run rotates the key and delivers it again` };
   }
-  const path = `/metadata/annotations/${pointer(annotations.keyDelivered)}`;
   try {
-    await client.patch(action.plural, action.name, [{ op: 'add', path, value: action.keySecret }]);
+    await record(client, action);
   } catch (err) {
-    return { error: `${action.kind}/${action.name}: the key reached ${describeTarget(target)} but recording that failed (${err instanceof Error ? err.message : String(err)}); the next run rotates it again` };
+    return { error: `${action.kind}/${action.name}: the key reached ${describeTarget(target)} but recording that failed (${err instanceof Error ? err.message : String(err)}); the next run rotates it again, keeping this value working for the overlap` };
   }
   return { keySecret: action.keySecret! };
+}
+
+/** Records on the object that its current value reached action.keySecret. */
+async function record(client: ApiClient, action: Action): Promise<void> {
+  await client.patch(action.plural, action.name, [{ op: 'add', path: deliveredPath, value: action.keySecret }]);
 }
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -110,6 +139,14 @@ export async function rotateAndDeliver(client: ApiClient, action: Action, target
   }
   const status = isJsonMap(confirmed.status) && isJsonMap(confirmed.status.rotation) ? confirmed.status.rotation : {};
   const until = typeof status.previousValidUntil === 'string' ? status.previousValidUntil : undefined;
+  // A key moved to a new sink: recorded only now, so a failure before this rotates again with the overlap.
+  if (planned.reason === 'moved' || planned.reason === 'unrecorded') {
+    try {
+      await record(client, action);
+    } catch (err) {
+      return { error: `${id}: the new value reached ${describeTarget(target)} and the rotation was confirmed, but recording the delivery failed (${messageOf(err)}); the next run rotates again with the overlap` };
+    }
+  }
   return { keySecret: action.keySecret!, ...(until ? { previousValidUntil: until } : {}) };
 }
 

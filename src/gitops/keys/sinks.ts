@@ -4,6 +4,7 @@
  * (validate and plan name sinks without sending anything); the senders are github-secrets.ts and
  * file-sink.ts.
  */
+import { posix } from 'node:path';
 
 /** `github:OWNER/REPO/NAME`: a repository's Actions secret. */
 export interface RepoSecret {
@@ -87,6 +88,9 @@ export function parseSecretTarget(value: string): SecretTarget | string {
       if (!rest) return `must be file:PATH, not ${JSON.stringify(value)}`;
       if (rest.includes('\0')) return 'file: paths must not hold a NUL character';
       if (rest.endsWith('/')) return `file:${rest} names a folder: name the file the key is written to`;
+      // A manifest author picks the path: it stays inside the key folder (--key-dir), never beside it.
+      if (rest.startsWith('/') || /^[A-Za-z]:[\\/]/.test(rest) || rest.startsWith('\\')) return `file:${rest} is absolute: a file: path is relative to the key folder (--key-dir)`;
+      if (rest.split(/[\\/]/).includes('..')) return `file:${rest} holds "..": a file: path stays inside the key folder (--key-dir)`;
       return { type: 'file', path: rest };
     }
     default:
@@ -119,4 +123,15 @@ export function describeTarget(t: SecretTarget): string {
     case 'file':
       return `file ${t.path}`;
   }
+}
+
+/**
+ * What makes two sinks the same place, or undefined for a value that names none: GitHub compares
+ * owners, repositories, environments and secret names without case; a file path by its normal form.
+ */
+export function sinkIdentity(value: string): string | undefined {
+  const t = parseSecretTarget(value);
+  if (typeof t === 'string') return undefined;
+  if (t.type === 'file') return `file:${posix.normalize(t.path)}`;
+  return formatTarget(t).toLowerCase();
 }

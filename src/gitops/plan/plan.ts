@@ -12,7 +12,7 @@ import type { Location } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
 import { annotations } from './annotations.js';
 import { diffObject, type FieldChange } from './diff.js';
-import { dueRotation, type PlannedRotation } from './rotation.js';
+import { awaitingConfirmation, dueRotation, type PlannedRotation } from './rotation.js';
 import { systemClock, type Clock } from '../../clock.js';
 
 export type ActionType = 'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip';
@@ -113,11 +113,16 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   const { target, patch, changes } = diffObject(model, wanted, live, { ignore: ignoredFields(wanted), replace, ...(history ? { history } : {}) });
   // A resourceVersion in a patch is a precondition: a write racing another one loses with 409 Conflict.
   const guard = { op: 'replace', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion };
-  // A key that never reached its secret (a failed delivery, a new target) is rotated and sent again.
-  const rotate = keySecret && live.metadata.annotations?.[annotations.keyDelivered] !== keySecret ? { keySecret, rotateKey: true } : {};
+  // A key never delivered anywhere (no key-delivered, no rotation in flight): nobody holds its value,
+  // so a new one at once. A key delivered elsewhere (key-secret changed; or `pending:` its first
+  // delivery may have happened unrecorded) goes through the scheduled path: its holders keep the
+  // old value for the overlap, and a failed delivery leaves it working.
+  const delivered = keySecret ? live.metadata.annotations?.[annotations.keyDelivered] : undefined;
+  const rotate = keySecret && delivered === undefined && !awaitingConfirmation(live) ? { keySecret, rotateKey: true } : {};
+  const moved = keySecret === undefined || delivered === keySecret ? undefined : delivered?.startsWith('pending:') ? ('unrecorded' as const) : ('moved' as const);
   // A key whose value is older than its schedule (or whose last rotation was never confirmed) is
   // rotated with an overlap; a key rotated for a missing delivery just now needs no second one.
-  const due = keySecret && !rotate.rotateKey ? dueRotation(wanted, live, (opts.now ?? systemClock)()) : undefined;
+  const due = keySecret && !rotate.rotateKey ? dueRotation(wanted, live, (opts.now ?? systemClock)(), moved) : undefined;
   const scheduled = due ? { keySecret, rotation: due } : {};
   const drift = changes.some((c) => c.drift);
   if (patch.length === 0) {

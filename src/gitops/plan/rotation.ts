@@ -11,16 +11,24 @@ import type { DesiredObject } from '../validate.js';
 import { annotations, defaultRotationOverlapMs } from './annotations.js';
 
 export interface PlannedRotation {
-  /** due: the value is older than rotate-every; unconfirmed: an earlier rotation's delivery never succeeded, so it is retried. */
-  reason: 'due' | 'unconfirmed';
+  /**
+   * due: the value is older than rotate-every; unconfirmed: an earlier rotation's delivery never
+   * succeeded, so it is retried; moved: the key was delivered elsewhere (key-secret changed), so
+   * the value its holders read is kept for the overlap, and the delivery is recorded once confirmed;
+   * unrecorded: the same for a key whose first delivery may have happened but was never recorded
+   * (key-delivered `pending:`).
+   */
+  reason: 'due' | 'unconfirmed' | 'moved' | 'unrecorded';
   /** The key-secret sink the new value goes to. */
   sink: string;
   /** The annotations' values as written in git (the overlap's default when unset; no rotate-every: a retry only). */
   rotateEvery?: string;
   overlap: string;
   overlapSeconds: number;
-  /** How old the live value was when planned, in whole seconds. */
-  ageSeconds: number;
+  /** How old the live value was when planned, in whole seconds; absent in a pull request's plan (a live fact). */
+  ageSeconds?: number;
+  /** A pull request's plan: the age and whether an earlier rotation awaits confirmation are withheld. */
+  withheld?: true;
 }
 
 /** The server's record of the key's rotations (status.rotation), as far as planning reads it. */
@@ -41,21 +49,30 @@ export function valueSetAt(live: KubeObject): Date | undefined {
   return Number.isNaN(ms) ? undefined : new Date(ms);
 }
 
-/** The rotation the key needs now, if any (`wanted` is git's object, `live` the server's). */
-export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date): PlannedRotation | undefined {
+/** Whether the live key's last rotation still awaits confirmation (its previous value works with no deadline). */
+export function awaitingConfirmation(live: KubeObject): boolean {
+  return rotationStatus(live).awaitingConfirmation === true;
+}
+
+/**
+ * The rotation the key needs now, if any (`wanted` is git's object, `live` the server's). `moved`:
+ * the live value was delivered to another sink (or its first delivery may have happened unrecorded),
+ * so whoever reads it there keeps it for the overlap.
+ */
+export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date, moved?: 'moved' | 'unrecorded'): PlannedRotation | undefined {
   const a = wanted.metadata.annotations ?? {};
   const every = a[annotations.rotateEvery]?.trim();
   const sink = a[annotations.keySecret];
   const everyMs = every === undefined ? undefined : durationMs(every);
-  const unconfirmed = rotationStatus(live).awaitingConfirmation === true;
-  if (sink === undefined || (everyMs === undefined && !unconfirmed)) return undefined;
+  const unconfirmed = awaitingConfirmation(live);
+  if (sink === undefined || (everyMs === undefined && !unconfirmed && !moved)) return undefined;
   const setAt = valueSetAt(live);
   const ageMs = setAt ? Math.max(0, now.getTime() - setAt.getTime()) : 0;
-  if (!unconfirmed && ageMs < everyMs!) return undefined;
+  if (!unconfirmed && !moved && ageMs < everyMs!) return undefined;
   const overlap = a[annotations.rotationOverlap]?.trim();
   const overlapMs = (overlap === undefined ? undefined : durationMs(overlap)) ?? defaultRotationOverlapMs;
   return {
-    reason: unconfirmed ? 'unconfirmed' : 'due',
+    reason: moved ?? (unconfirmed ? 'unconfirmed' : 'due'),
     sink,
     ...(everyMs !== undefined ? { rotateEvery: every! } : {}),
     overlap: overlap ?? `${defaultRotationOverlapMs / 3_600_000}h`,

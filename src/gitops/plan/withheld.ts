@@ -8,6 +8,7 @@
 import { isJsonMap } from '../../api/types.js';
 import type { FieldChange } from './diff.js';
 import type { Action } from './plan.js';
+import type { PlannedRotation } from './rotation.js';
 
 /**
  * Whether `obj` holds the field at a dotted report path (`spec.users`,
@@ -26,8 +27,16 @@ function withheld(c: FieldChange): FieldChange {
 }
 
 /** The action with the live values of fields its manifest does not name withheld (creates and deletes show none). */
-export function withholdUnnamed(action: Action, manifest: unknown): Action {
+export function withholdUnnamed(first: Action, manifest: unknown): Action {
+  // A planned rotation tells the live value's age and whether an earlier rotation awaits
+  // confirmation: the pull request is told only that the key would be rotated if due.
+  const action = first.rotation ? { ...first, rotation: withheldRotation(first.rotation) } : first;
   if (action.type !== 'update' && action.type !== 'replace' && action.type !== 'skip') return action;
   if (!action.changes.some((c) => !holdsPath(manifest, c.path))) return action;
   return { ...action, changes: action.changes.map((c) => (holdsPath(manifest, c.path) ? c : withheld(c))) };
+}
+
+function withheldRotation(r: PlannedRotation): PlannedRotation {
+  const { ageSeconds: _age, reason, ...rest } = r;
+  return { ...rest, reason: reason === 'moved' ? 'moved' : 'due', withheld: true };
 }

@@ -4,6 +4,7 @@
  * reconciler listed anyway (no extra read), Login keys included: they are never planned or
  * pruned, but they expire and go unused like any other. Names, owners and times only: never a value.
  */
+import { printable } from '../../api/printable.js';
 import type { KubeObject, OwnedAccessKey } from '../../api/types.js';
 import { expiresWithin, formatSpan, isoSeconds, keyHealth, unusedFor } from '../../auth/key-health.js';
 import { codeText, mdText } from './markdown-escape.js';
@@ -60,7 +61,9 @@ export function keyHealthSection(keys: KubeObject[], now: Date, opts: KeyHealthO
 }
 
 const ago = (at: string, now: number) => formatSpan(now - Date.parse(at));
-const typeText = (k: { type?: string }) => (k.type ? ` [${k.type}]` : '');
+const typeText = (k: { type?: string }) => (k.type ? ` [${printable(k.type)}]` : '');
+/** A key and its owner as a terminal shows them: control characters made visible (names are user input). */
+const whoText = (k: { name: string; owner: string }) => `${printable(k.name)} (${printable(k.owner)})`;
 
 function expiryText(k: ExpiringKey, now: number): string {
   return k.expired ? `expired ${k.expiresAt}, ${ago(k.expiresAt, now)} ago (refused; not yet removed)` : `expires ${k.expiresAt}, in ${formatSpan(Date.parse(k.expiresAt) - now)}`;
@@ -76,10 +79,10 @@ export function keyHealthText(h: KeyHealthReport | undefined, generatedAt: strin
   const now = Date.parse(generatedAt);
   const lines: string[] = [];
   if (h.expiring.length > 0) {
-    lines.push(`Keys expiring within ${formatSpan(h.warnExpirySeconds * 1000)}:`, ...h.expiring.map((k) => `  ${k.name} (${k.owner})${typeText(k)}: ${expiryText(k, now)}`));
+    lines.push(`Keys expiring within ${formatSpan(h.warnExpirySeconds * 1000)}:`, ...h.expiring.map((k) => `  ${whoText(k)}${typeText(k)}: ${expiryText(k, now)}`));
   }
   if (h.unused.length > 0) {
-    lines.push(`Keys unused for more than ${formatSpan(h.warnUnusedSeconds * 1000)}:`, ...h.unused.map((k) => `  ${k.name} (${k.owner})${typeText(k)}: ${lastUseText(k, now)}`));
+    lines.push(`Keys unused for more than ${formatSpan(h.warnUnusedSeconds * 1000)}:`, ...h.unused.map((k) => `  ${whoText(k)}${typeText(k)}: ${lastUseText(k, now)}`));
   }
   return lines;
 }
@@ -88,7 +91,7 @@ export function keyHealthText(h: KeyHealthReport | undefined, generatedAt: strin
 export function keyHealthMarkdown(h: KeyHealthReport | undefined, generatedAt: string): string[] {
   if (!h) return [];
   const now = Date.parse(generatedAt);
-  const who = (k: ExpiringKey | UnusedKey) => `| ${codeText(k.name)}${k.type ? ` (${mdText(k.type)})` : ''} | ${mdText(k.owner)} |`;
+  const who = (k: ExpiringKey | UnusedKey) => `| ${codeText(k.name)}${k.type ? ` (${mdText(printable(k.type))})` : ''} | ${mdText(printable(k.owner))} |`;
   const lines: string[] = [];
   if (h.expiring.length > 0) {
     lines.push(`### Keys expiring within ${formatSpan(h.warnExpirySeconds * 1000)}`, '', '| Key | Owner | Expiry |', '|---|---|---|', ...h.expiring.map((k) => `${who(k)} ${mdText(expiryText(k, now))} |`), '');

@@ -42,11 +42,13 @@ export interface ReportObject {
 }
 
 export interface ReportRotation {
-  /** due: the value is older than rotate-every; unconfirmed: an earlier rotation's delivery is retried. */
-  reason: 'due' | 'unconfirmed';
-  /** The value's age when planned: `31d`. */
-  age: string;
-  ageSeconds: number;
+  /** due: the value is older than rotate-every; unconfirmed: an earlier rotation's delivery is retried; moved: key-secret changed for a key delivered before. */
+  reason: 'due' | 'unconfirmed' | 'moved' | 'unrecorded';
+  /** The value's age when planned: `31d`. Absent in a pull request's plan (a live fact it may not see). */
+  age?: string;
+  ageSeconds?: number;
+  /** A pull request's plan: the key would be rotated if due; its age and any unconfirmed rotation are not shown. */
+  withheld?: true;
   /** Absent for a retry of a key with no schedule (left unconfirmed before its rotate-every was removed). */
   rotateEvery?: string;
   overlap: string;
@@ -130,8 +132,9 @@ export function buildReport(input: ReportInput): Report {
     if (entry && entry.result !== 'Unchanged') o.result = rotateOnly && entry.result === 'Updated' ? 'Rotated' : entry.result;
     if (a.rotation) {
       const r = a.rotation;
-      o.rotation = { reason: r.reason, age: formatAge(r.ageSeconds * 1000), ageSeconds: r.ageSeconds, ...(r.rotateEvery ? { rotateEvery: r.rotateEvery } : {}), overlap: r.overlap, sink: r.sink };
-      if (entry?.previousValidUntil) o.rotation.previousValidUntil = entry.previousValidUntil;
+      const rotation: ReportRotation = { reason: r.reason, ...(r.ageSeconds !== undefined ? { age: formatAge(r.ageSeconds * 1000), ageSeconds: r.ageSeconds } : {}), ...(r.withheld ? { withheld: true as const } : {}), ...(r.rotateEvery ? { rotateEvery: r.rotateEvery } : {}), overlap: r.overlap, sink: r.sink };
+      if (entry?.previousValidUntil) rotation.previousValidUntil = entry.previousValidUntil;
+      o.rotation = rotation;
     }
     if (entry?.error) o.error = entry.error;
     if (entry?.keyFile) o.keyFile = entry.keyFile;

@@ -32,8 +32,16 @@ export function countsText(mode: string, s: Record<'create' | 'update' | 'replac
 export const withheldText = 'differs; live value not shown (the manifest does not name this field)';
 
 /** A scheduled rotation as a sentence (text and Markdown alike); the value is never in it. */
-export function rotationText(r: { reason: 'due' | 'unconfirmed'; age: string; rotateEvery?: string; overlap: string; sink: string; previousValidUntil?: string }): string {
-  const why = r.reason === 'due' ? `value ${r.age} old, rotate-every ${r.rotateEvery ?? ''}` : `the last rotation was never confirmed (its delivery failed): retried, value ${r.age} old`;
+export function rotationText(r: { reason: 'due' | 'unconfirmed' | 'moved' | 'unrecorded'; age?: string; withheld?: true; rotateEvery?: string; overlap: string; sink: string; previousValidUntil?: string }): string {
+  const why = r.reason === 'moved'
+    ? `key-secret changed: the key was delivered elsewhere${r.age ? `, value ${r.age} old` : ''}`
+    : r.reason === 'unrecorded'
+      ? `its last delivery was never recorded (it may have reached ${r.sink}): rotated again${r.age ? `, value ${r.age} old` : ''}`
+    : r.withheld || r.age === undefined
+      ? `would be rotated if due, rotate-every ${r.rotateEvery ?? ''}`
+      : r.reason === 'due'
+        ? `value ${r.age} old, rotate-every ${r.rotateEvery ?? ''}`
+        : `the last rotation was never confirmed (its delivery failed): retried, value ${r.age} old`;
   const after = r.previousValidUntil ? `delivered to ${r.sink}; the previous value works until ${r.previousValidUntil}` : `new value to ${r.sink}; the previous value works ${r.overlap} more once it is delivered`;
   return `rotate key (${why}): ${after}`;
 }
