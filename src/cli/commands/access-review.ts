@@ -23,7 +23,7 @@ export function registerAccessReview(program: Command): void {
     .option('-o, --output <format>', 'markdown, csv or json', 'markdown')
     .option('--since <file>', 'a previous review (-o json): show what was granted and revoked since')
     .action(async (opts: AccessReviewOptions) => {
-      const { runAccessReview } = await import('../access-review-action.js');
+      const { runAccessReview } = await import('./access-review-run.js');
       await runAccessReview(opts);
     });
 }

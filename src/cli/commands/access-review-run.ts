@@ -5,12 +5,12 @@
  */
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
-import { defaultGroup } from '../api/resources.js';
-import type { KubeObject, OwnedAccessKey, Team } from '../api/types.js';
-import type { ApiClient } from '../client/types.js';
-import type { AccessReviewOptions } from './commands/access-review.js';
-import { CliError } from './errors.js';
-import { openClient } from './gitops-flags.js';
+import { defaultGroup } from '../../api/resources.js';
+import type { KubeObject, OwnedAccessKey, Team } from '../../api/types.js';
+import type { ApiClient } from '../../client/types.js';
+import type { AccessReviewOptions } from './access-review.js';
+import { CliError } from '../errors.js';
+import { openClient } from '../gitops-flags.js';
 
 /** A progress line on stderr, only when stderr is a terminal (a pipe or a file gets nothing). */
 function progress(): { say(text: string): void; done(): void } {
@@ -34,7 +34,7 @@ function progress(): { say(text: string): void; done(): void } {
  * of what this key sees, silently missing the rest: refuse, naming what is missing.
  */
 async function requireReader(client: ApiClient): Promise<void> {
-  const { HttpClient } = await import('../client/http.js');
+  const { HttpClient } = await import('../../client/http.js');
   if (!(client instanceof HttpClient)) return;
   const missing: string[] = [];
   for (const [plural, what, roles] of [
@@ -56,8 +56,8 @@ async function requireReader(client: ApiClient): Promise<void> {
   );
 }
 
-async function readPrevious(file: string): Promise<import('../review/model.js').ReviewDocument> {
-  const { asReview } = await import('../review/diff.js');
+async function readPrevious(file: string): Promise<import('../../review/model.js').ReviewDocument> {
+  const { asReview } = await import('../../review/diff.js');
   const text = await readFile(file, 'utf8').catch(() => {
     throw new CliError(`cannot read --since ${file}`);
   });
@@ -83,7 +83,7 @@ async function readPrevious(file: string): Promise<import('../review/model.js').
 }
 
 export async function runAccessReview(opts: AccessReviewOptions): Promise<void> {
-  const { reviewFormats, reviewChunks } = await import('../review/render.js');
+  const { reviewFormats, reviewChunks } = await import('../../review/render.js');
   const format = opts.output ?? 'markdown';
   if (!(reviewFormats as readonly string[]).includes(format)) throw new CliError(`--output must be markdown, csv or json, not "${format}"`);
   const previous = opts.since ? await readPrevious(opts.since) : undefined;
@@ -96,12 +96,12 @@ export async function runAccessReview(opts: AccessReviewOptions): Promise<void> 
     show.say('access-review: reading Teams…');
     teams = await client.list('teams');
     show.say(`access-review: ${teams.length} Teams; reading keys…`);
-    const { reviewView } = await import('../review/compute.js');
+    const { reviewView } = await import('../../review/compute.js');
     keys = (await client.list('ownedaccesskeys')).map(reviewView);
   } finally {
     await client.close();
   }
-  const [{ computeReview }, { diffReviews }] = await Promise.all([import('../review/compute.js'), import('../review/diff.js')]);
+  const [{ computeReview }, { diffReviews }] = await Promise.all([import('../../review/compute.js'), import('../../review/diff.js')]);
   const doc = computeReview({
     teams: teams as Team[],
     keys: keys as OwnedAccessKey[],
