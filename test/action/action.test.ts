@@ -1,19 +1,14 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { parse } from 'yaml';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { root } from '../cli/run.js';
+import { actionRunner, actionYml, pullRequestPayload, type ActionRunner } from '../support/action-runner.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { startFakeGitHub, type FakeGitHub } from './github-api.js';
 
-interface ActionYml {
-  inputs: Record<string, { default?: string }>;
-  runs: { using: string; main: string };
-}
-const actionYml = parse(readFileSync(join(root, 'action.yml'), 'utf8')) as ActionYml;
 const githubToken = 'ghs_workflowTokenForTheTest0123456789';
 const pr = 7;
 
@@ -21,58 +16,26 @@ describe('the bundled GitHub Action in a simulated runner', () => {
   let served: Served;
   let repo: Repo;
   let github: FakeGitHub;
-  let action: string;
-  let runner: string;
+  let runner: ActionRunner;
 
   /**
-   * Runs the action as a runner does: `node <main>` from a fresh copy of the action, every input
-   * as INPUT_<NAME> (upper-cased, dashes kept; defaults filled in), the pull_request event in
-   * GITHUB_EVENT_PATH, outputs and summary in files, and the REST API at GITHUB_API_URL.
+   * Runs the action as a runner does (test/support/action-runner.ts): an apply step on the push
+   * that merged the pull request (apply is refused on a pull request), anything else on the
+   * pull_request event whose base is the last commit (what it changes is in the work tree).
    */
   async function runAction(inputs: Record<string, string>) {
-    const dir = mkdtempSync(join(runner, 'step-'));
-    const files = { output: join(dir, 'output'), summary: join(dir, 'summary'), event: join(dir, 'event.json') };
-    writeFileSync(files.output, '');
-    writeFileSync(files.summary, '');
-    // The pull request's base is the last commit; what the pull request changes is in the work tree.
     const base = { ref: 'main', sha: (await repo.git.revparse(['HEAD'])).trim() };
-    // apply is refused on a pull request: an apply step runs on the push that merged it.
-    const event = inputs.command === 'apply' ? 'push' : 'pull_request';
+    const push = inputs.command === 'apply';
     const repository = { name: 'platform-teams', owner: { login: 'acme' } };
-    writeFileSync(files.event, JSON.stringify(event === 'push' ? { ref: 'refs/heads/main', after: base.sha, repository } : { action: 'synchronize', number: pr, pull_request: { number: pr, head: { sha: 'abc' }, base }, repository }));
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: dir,
-      RUNNER_TEMP: dir,
-      GITHUB_ACTIONS: 'true',
-      GITHUB_WORKSPACE: repo.dir,
-      GITHUB_OUTPUT: files.output,
-      GITHUB_STEP_SUMMARY: files.summary,
-      GITHUB_EVENT_NAME: event,
-      GITHUB_EVENT_PATH: files.event,
-      GITHUB_REPOSITORY: 'acme/platform-teams',
-      GITHUB_API_URL: github.url,
-      GITHUB_SERVER_URL: 'https://github.example',
-      GITHUB_RUN_ID: '4242',
-    };
-    for (const [name, spec] of Object.entries(actionYml.inputs)) {
-      const value = inputs[name] ?? (name === 'github-token' ? githubToken : (spec.default ?? ''));
-      env[`INPUT_${name.toUpperCase()}`] = value;
-    }
-    // Not spawnSync: the stand-in API answers from this process while the action runs.
-    const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
-      const child = spawn(process.execPath, [join(action, actionYml.runs.main)], { cwd: repo.dir, env, timeout: 60_000 });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (status) => done({ status, stdout, stderr }));
+    return runner.run({
+      workspace: repo.dir,
+      event: push ? 'push' : 'pull_request',
+      payload: push ? { ref: 'refs/heads/main', after: base.sha, repository } : pullRequestPayload(base),
+      inputs,
+      inputDefaults: { 'github-token': githubToken },
+      apiUrl: github.url,
+      env: { GITHUB_SERVER_URL: 'https://github.example', GITHUB_RUN_ID: '4242' },
     });
-    const raw = readFileSync(files.output, 'utf8');
-    // GITHUB_OUTPUT holds `name<<DELIMITER\nvalue\nDELIMITER` blocks.
-    const outputs: Record<string, string> = {};
-    for (const m of raw.matchAll(/^([\w-]+)<<(\S+)\n([\s\S]*?)\n\2$/gm)) outputs[m[1]!] = m[3]!;
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr, outputs, summary: readFileSync(files.summary, 'utf8'), runnerTemp: dir };
   }
 
   const server = () => ({ server: served.url, token: served.adminKey, 'ca-cert': readFileSync(join(served.dir, 'tls/cert.pem'), 'utf8'), 'source-id': 'ci', source: 'gitops' });
@@ -81,11 +44,8 @@ describe('the bundled GitHub Action in a simulated runner', () => {
   beforeAll(async () => {
     served = await startServe();
     github = await startFakeGitHub('acme', 'platform-teams', pr);
-    runner = mkdtempSync(join(tmpdir(), 'teamkeys-runner-'));
     // A fresh copy of the action: action.yml and its bundle, no node_modules, no package.json.
-    action = join(runner, 'action');
-    cpSync(join(root, 'action.yml'), join(action, 'action.yml'));
-    cpSync(join(root, 'dist-action'), join(action, 'dist-action'), { recursive: true });
+    runner = actionRunner();
     repo = await newRepo({ withExamples: false });
     for (const f of ['teams/platform.yaml', 'teams/auditors.yaml', 'accesskeys/ci.yaml']) repo.write(`gitops/${f}`, readFileSync(join(root, 'examples/gitops', f), 'utf8'));
     await repo.commit('manifests');
@@ -94,7 +54,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     await served.stop();
     await github.close();
     repo.cleanup();
-    rmSync(runner, { recursive: true, force: true });
+    runner.cleanup();
   });
 
   it('runs on the current Node runtime for actions, from one bundled file', () => {
@@ -270,7 +230,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
   });
 
   it('rebuilding the bundle gives the same bytes as the committed one', () => {
-    const out = join(runner, 'rebuilt.mjs');
+    const out = join(runner.action, '..', 'rebuilt.mjs');
     const r = spawnSync(process.execPath, [join(root, 'scripts/build-action.mjs'), '--outfile', out], { encoding: 'utf8', timeout: 60_000 });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);

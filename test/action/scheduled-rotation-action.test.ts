@@ -3,63 +3,32 @@
  * repository secret (the stand-in opens it), the job summary shows the rotation, and the value CI
  * still holds keeps working through the overlap.
  */
-import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { root } from '../cli/run.js';
+import { actionRunner, schedulePayload, type ActionRunner } from '../support/action-runner.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { startGitHubStandIn, type GitHubStandIn } from '../gitops/github-standin.js';
 import { adminKey, startInProcess, type InProcess } from '../server/in-process.js';
 import { day, ManualClock } from '../support/clock.js';
 
-const actionYml = parse(readFileSync(join(root, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }>; runs: { main: string } };
 
 describe('the Action rotates keys on a schedule', () => {
   const clock = new ManualClock(Date.now() - 31 * day);
   let server: InProcess;
   let github: GitHubStandIn;
   let repo: Repo;
-  let runner: string;
+  let runner: ActionRunner;
 
-  /** The action as a runner starts it for a `schedule` event, every input as INPUT_<NAME>. */
-  async function runAction(inputs: Record<string, string>) {
-    const dir = mkdtempSync(join(runner, 'step-'));
-    const files = { output: join(dir, 'output'), summary: join(dir, 'summary'), event: join(dir, 'event.json') };
-    for (const f of Object.values(files)) writeFileSync(f, f === files.event ? JSON.stringify({ schedule: '0 3 * * *' }) : '');
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: dir,
-      RUNNER_TEMP: dir,
-      GITHUB_ACTIONS: 'true',
-      GITHUB_WORKSPACE: repo.dir,
-      GITHUB_OUTPUT: files.output,
-      GITHUB_STEP_SUMMARY: files.summary,
-      GITHUB_EVENT_NAME: 'schedule',
-      GITHUB_EVENT_PATH: files.event,
-      GITHUB_REPOSITORY: 'acme/platform-teams',
-      GITHUB_API_URL: github.url,
-    };
-    for (const [name, spec] of Object.entries(actionYml.inputs)) env[`INPUT_${name.toUpperCase()}`] = inputs[name] ?? (spec.default ?? '');
-    const r = await new Promise<{ status: number | null; stdout: string }>((done) => {
-      const child = spawn(process.execPath, [join(runner, 'action', actionYml.runs.main)], { cwd: repo.dir, env, timeout: 60_000 });
-      let stdout = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.on('close', (status) => done({ status, stdout }));
-    });
-    return { code: r.status, stdout: r.stdout, summary: readFileSync(files.summary, 'utf8'), output: readFileSync(files.output, 'utf8') };
-  }
+  /** The action as a runner starts it for a `schedule` event. */
+  const runAction = async (inputs: Record<string, string>) => {
+    const r = await runner.run({ workspace: repo.dir, event: 'schedule', payload: schedulePayload, inputs, apiUrl: github.url });
+    return { ...r, stdout: r.log };
+  };
   const inputs = { command: 'apply', server: '', token: adminKey, source: 'gitops', 'source-id': 'ci-keys', 'github-token': '' };
 
   beforeAll(async () => {
     server = await startInProcess({ now: clock.now });
     github = await startGitHubStandIn();
-    runner = mkdtempSync(join(tmpdir(), 'rotation-runner-'));
-    cpSync(join(root, 'action.yml'), join(runner, 'action', 'action.yml'));
-    cpSync(join(root, 'dist-action'), join(runner, 'action', 'dist-action'), { recursive: true });
+    runner = actionRunner();
     repo = await newRepo({ withExamples: false });
     repo.write(
       'gitops/deploy.yaml',
@@ -82,7 +51,7 @@ spec:
     await server.close();
     await github.close();
     repo.cleanup();
-    rmSync(runner, { recursive: true, force: true });
+    runner.cleanup();
   });
 
   it('delivers the rotated value and shows the rotation in the job summary', async () => {
