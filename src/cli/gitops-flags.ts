@@ -6,6 +6,7 @@ import type { SourceOptions } from '../gitops/source/load.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import type { Report } from '../gitops/report/report.js';
 import { renderText } from '../gitops/report/text.js';
+import { reportJson } from '../gitops/report/write.js';
 import { stringify } from 'yaml';
 import { paintLines } from './colour.js';
 import { parseDuration } from './duration.js';
@@ -95,7 +96,7 @@ export function checkOutput(output: string): void {
 /** The report as --output asks; the text form coloured on a terminal (`colour`). */
 export function formatReport(report: Report, output: string, colour = false): string {
   checkOutput(output);
-  if (output === 'json') return `${JSON.stringify(report, null, 2)}\n`;
+  if (output === 'json') return reportJson(report);
   if (output === 'yaml') return stringify(report);
   if (output === 'markdown') return renderMarkdown(report);
   return paintLines(renderText(report), colour);
