@@ -63,12 +63,14 @@ describe('teamkeys watch: the daemon beside the API', () => {
     expect(signed.status).toBe(202);
     await eventually('the new team exists', () => has('team', 'late-arrival'), 5000);
     expect(Date.now() - started).toBeLessThan(5000);
+    // The cycle ends after its writes: its report and metrics follow the team by a moment.
+    const head = (await repo.git.revparse(['HEAD'])).trim();
+    await eventually('the report names the new commit', () => report(reports).source.revision === head, 5000);
     const metrics = await (await fetch(`${w.url}/metrics`)).text();
     expect(metric(metrics, 'teamkeys_reconcile_total{result="applied"}')).toBeGreaterThanOrEqual(2);
     expect(metrics).toContain('teamkeys_reconcile_duration_seconds_bucket');
     expect(metrics).toMatch(/teamkeys_api_requests_total\{verb="create",code="201"\} \d+/);
     expect(metric(metrics, 'teamkeys_last_success_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 60);
-    expect(report(reports).source.revision).toBe((await repo.git.revparse(['HEAD'])).trim());
     await w.stop();
   });
 
