@@ -1,6 +1,6 @@
 /** Which change paths a manifest names, for pull-request mode's withheld live values (plan/withheld.ts). */
 import { describe, expect, it } from 'vitest';
-import type { Action } from '../../src/gitops/plan/plan.js';
+import type { PlanStep } from '../../src/gitops/plan/plan.js';
 import { holdsPath, withholdUnnamed } from '../../src/gitops/plan/withheld.js';
 
 const manifest = { metadata: { name: 'finance', labels: { 'app.kubernetes.io/name': 'x' }, annotations: {} }, spec: { users: ['ana'], owner: { team: 'a' } } };
@@ -21,7 +21,7 @@ describe('fields a manifest names', () => {
   });
 
   it('a change to a field the manifest does not name keeps its path and drift, and loses its values and writer', () => {
-    const action: Action = {
+    const action: PlanStep = {
       kind: 'Team',
       plural: 'teams',
       name: 'finance',

@@ -9,13 +9,13 @@ import type { FileSinkOptions } from '../keys/file-sink.js';
 import type { KeyDelivery } from '../keys/github-secrets.js';
 import { checkKeyFile, KeyFileError, writeKeyFile } from '../keys/key-file.js';
 import { annotations } from '../plan/annotations.js';
-import type { Action } from '../plan/plan.js';
+import type { PlanStep } from '../plan/plan.js';
 import { deliver, deliveryTarget, pendingDelivery, rotateAndDeliver, rotation, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 
 export interface ChangeSetEntry {
-  action: Action;
+  action: PlanStep;
   result: Result;
   error?: string;
   /** Where a generated key was written (never the key itself). */
@@ -36,7 +36,7 @@ export interface ApplyOptions {
   /** file: sinks: where relative paths start and where keys may never be written (the source). */
   fileSinks?: FileSinkOptions;
   /** Reads the object again and plans it anew, after a conflict; without it (a saved plan) a conflict fails. */
-  replan?: (action: Action) => Promise<Action>;
+  replan?: (action: PlanStep) => Promise<PlanStep>;
   onProgress?: (done: number, total: number) => void;
   /** Stops starting new writes (SIGTERM); writes already sent complete. */
   signal?: AbortSignal;
@@ -53,21 +53,21 @@ function isConflict(err: unknown): boolean {
 }
 
 /** A created key that goes to a sink is marked pending delivery until its delivery is recorded (see pendingDelivery). */
-function pendingBody(action: Action): NonNullable<Action['body']> {
+function pendingBody(action: PlanStep): NonNullable<PlanStep['body']> {
   const body = structuredClone(action.body!);
   body.metadata.annotations = { ...(body.metadata.annotations ?? {}), [annotations.keyDelivered]: pendingDelivery(action.keySecret!) };
   return body;
 }
 
 /** The sink of an action that delivers a key, checked before anything is written (see sinkRefusal). */
-async function checkedTarget(action: Action, opts: Sinks): Promise<ReturnType<typeof deliveryTarget>> {
+async function checkedTarget(action: PlanStep, opts: Sinks): Promise<ReturnType<typeof deliveryTarget>> {
   const target = deliveryTarget(action, opts);
   if ('error' in target) return target;
   const refused = await sinkRefusal(action, target, opts);
   return refused ? { error: refused } : target;
 }
 
-async function execute(client: ApiClient, action: Action, opts: ApplyOptions): Promise<ChangeSetEntry> {
+async function execute(client: ApiClient, action: PlanStep, opts: ApplyOptions): Promise<ChangeSetEntry> {
   switch (action.type) {
     case 'unchanged':
       return { action, result: 'Unchanged' };
@@ -145,7 +145,7 @@ function withDelivery(entry: ChangeSetEntry, delivered: Delivered): ChangeSetEnt
   return { ...entry, keySecret: delivered.keySecret, ...(delivered.previousValidUntil ? { previousValidUntil: delivered.previousValidUntil } : {}) };
 }
 
-async function run(client: ApiClient, first: Action, opts: ApplyOptions): Promise<ChangeSetEntry> {
+async function run(client: ApiClient, first: PlanStep, opts: ApplyOptions): Promise<ChangeSetEntry> {
   let action = first;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -178,7 +178,7 @@ async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>
   return out;
 }
 
-export async function applyPlan(client: ApiClient, actions: Action[], opts: ApplyOptions): Promise<ChangeSetEntry[]> {
+export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: ApplyOptions): Promise<ChangeSetEntry[]> {
   const writes = (plural: string) => actions.filter((a) => a.plural === plural && a.type !== 'delete');
   const deletes = (plural: string) => actions.filter((a) => a.plural === plural && a.type === 'delete');
   const stages = [writes('teams'), writes('ownedaccesskeys'), deletes('ownedaccesskeys'), deletes('teams')];

@@ -17,7 +17,7 @@ import type { KubeObject } from '../../api/types.js';
 import { sinkFile, writeSink, type FileSinkOptions } from './file-sink.js';
 import { describeTarget, KeyDeliveryError, parseSecretTarget, type KeyDelivery, type SecretTarget } from './github-secrets.js';
 import { annotations } from '../plan/annotations.js';
-import type { Action } from '../plan/plan.js';
+import type { PlanStep } from '../plan/plan.js';
 
 /** What a delivery did, for the change-set entry. */
 export type Delivered = { keySecret: string; previousValidUntil?: string } | { error: string };
@@ -34,7 +34,7 @@ export interface Sinks {
 const pointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** The target of an action, or why the key cannot go there (before anything is written). */
-export function deliveryTarget(action: Action, sinks: Sinks): SecretTarget | { error: string } {
+export function deliveryTarget(action: PlanStep, sinks: Sinks): SecretTarget | { error: string } {
   const target = parseSecretTarget(action.keySecret!);
   if (typeof target === 'string') return { error: `${action.kind}/${action.name}: ${annotations.keySecret} ${target}` };
   if (target.type !== 'file' && !sinks.keyDelivery) {
@@ -55,7 +55,7 @@ const deliveredPath = `/metadata/annotations/${pointer(annotations.keyDelivered)
 export const pendingDelivery = (keySecret: string) => `pending:${keySecret}`;
 
 /** The patch that rotates a key: the planned one plus a new key (marked pending delivery), which it returns alongside. */
-export function rotation(action: Action): { patch: unknown[]; key: string } {
+export function rotation(action: PlanStep): { patch: unknown[]; key: string } {
   const key = generateKey();
   return { patch: [...(action.patch ?? []), { op: 'add', path: '/spec/key', value: key }, { op: 'add', path: deliveredPath, value: pendingDelivery(action.keySecret!) }], key };
 }
@@ -67,7 +67,7 @@ const fileOptions = (sinks: Sinks): FileSinkOptions => ({ ...(sinks.keyDir ? { b
  * --key-dir), checked before anything is made or rotated: a value whose delivery can only fail is
  * never made. undefined: the sink may be written (GitHub sinks are only known by trying).
  */
-export async function sinkRefusal(action: Action, target: SecretTarget, sinks: Sinks): Promise<string | undefined> {
+export async function sinkRefusal(action: PlanStep, target: SecretTarget, sinks: Sinks): Promise<string | undefined> {
   if (target.type !== 'file') return undefined;
   const what = action.type === 'create' ? 'not created' : 'not rotated';
   return sinkFile(target, fileOptions(sinks)).then(
@@ -88,7 +88,7 @@ async function send(target: SecretTarget, key: string, sinks: Sinks): Promise<vo
 }
 
 /** Sends the key, then records the delivery; the key is in no message. */
-export async function deliver(client: ApiClient, action: Action, target: SecretTarget, key: string, sinks: Sinks): Promise<Delivered> {
+export async function deliver(client: ApiClient, action: PlanStep, target: SecretTarget, key: string, sinks: Sinks): Promise<Delivered> {
   try {
     await send(target, key, sinks);
   } catch (err) {
@@ -103,7 +103,7 @@ export async function deliver(client: ApiClient, action: Action, target: SecretT
 }
 
 /** Records on the object that its current value reached action.keySecret. */
-async function record(client: ApiClient, action: Action): Promise<void> {
+async function record(client: ApiClient, action: PlanStep): Promise<void> {
   await client.patch(action.plural, action.name, [{ op: 'add', path: deliveredPath, value: action.keySecret }]);
 }
 
@@ -113,7 +113,7 @@ const messageOf = (err: unknown) => (err instanceof Error ? err.message : String
  * A scheduled rotation: rotate awaiting confirmation, deliver, confirm. Failures are results; the
  * previous value keeps working after any of them.
  */
-export async function rotateAndDeliver(client: ApiClient, action: Action, target: SecretTarget, sinks: Sinks): Promise<Delivered> {
+export async function rotateAndDeliver(client: ApiClient, action: PlanStep, target: SecretTarget, sinks: Sinks): Promise<Delivered> {
   const id = `${action.kind}/${action.name}`;
   const planned = action.rotation!;
   let key: string | undefined;

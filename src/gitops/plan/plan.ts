@@ -15,13 +15,13 @@ import { diffObject, type FieldChange } from './diff.js';
 import { awaitingConfirmation, dueRotation, type PlannedRotation } from './rotation.js';
 import { systemClock, type Clock } from '../../clock.js';
 
-export type ActionType = 'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip';
+export type StepType = 'create' | 'update' | 'replace' | 'delete' | 'unchanged' | 'skip';
 
-export interface Action {
+export interface PlanStep {
   kind: string;
   plural: Plural;
   name: string;
-  type: ActionType;
+  type: StepType;
   /** Why a skip is a skip, or why an object is pruned. */
   reason?: string;
   location?: Location;
@@ -46,7 +46,7 @@ export interface Action {
 
 export interface Plan {
   sourceId: string;
-  actions: Action[];
+  actions: PlanStep[];
   /** Set when a guard refused the plan: nothing may be written. */
   refused?: string;
   /** Why the audit trail could not name who made drift (then managedFields name the manager only). */
@@ -90,7 +90,7 @@ export function withSource(obj: KubeObject, sourceId: string): KubeObject {
 }
 
 /** The action for one object: used for the whole plan and to re-plan after a conflict. */
-export function planObject(model: ResourceModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): Action {
+export function planObject(model: ResourceModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): PlanStep {
   const { kind, plural } = model.info;
   const name = (desired?.obj ?? live)!.metadata.name!;
   const base = { kind, plural, name, changes: [], drift: false, ...(desired ? { location: { file: desired.manifest.file, line: desired.manifest.line, column: desired.manifest.column } } : {}) };
@@ -139,7 +139,7 @@ export function planReconcile(
   models: Record<Plural, ResourceModel>,
   opts: PlanOptions,
 ): Plan {
-  const actions: Action[] = [];
+  const actions: PlanStep[] = [];
   for (const plural of servedPlurals) {
     const want = new Map(desired.filter((d) => d.plural === plural).map((d) => [d.obj.metadata.name!, d]));
     const have = new Map(live[plural].map((o) => [o.metadata.name!, o]));
@@ -152,7 +152,7 @@ export function planReconcile(
     }
   }
   // Creates and updates: teams before keys (keys refer to teams). Deletes: keys before teams.
-  const rank = (a: Action) => (a.type === 'delete' ? 10 + (1 - kindOrder[a.plural]) : kindOrder[a.plural]);
+  const rank = (a: PlanStep) => (a.type === 'delete' ? 10 + (1 - kindOrder[a.plural]) : kindOrder[a.plural]);
   actions.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
   const plan: Plan = { sourceId: opts.sourceId, actions };
   const deletes = actions.filter((a) => a.type === 'delete').length;

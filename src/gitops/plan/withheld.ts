@@ -7,7 +7,7 @@
  */
 import { isJsonMap } from '../../api/types.js';
 import type { FieldChange } from './diff.js';
-import type { Action } from './plan.js';
+import type { PlanStep } from './plan.js';
 import type { PlannedRotation } from './rotation.js';
 
 /**
@@ -27,7 +27,7 @@ function withheld(c: FieldChange): FieldChange {
 }
 
 /** The action with the live values of fields its manifest does not name withheld (creates and deletes show none). */
-export function withholdUnnamed(first: Action, manifest: unknown): Action {
+export function withholdUnnamed(first: PlanStep, manifest: unknown): PlanStep {
   // A planned rotation tells the live value's age and whether an earlier rotation awaits
   // confirmation: the pull request is told only that the key would be rotated if due.
   const action = first.rotation ? { ...first, rotation: withheldRotation(first.rotation) } : first;

@@ -2,7 +2,7 @@
 import { secretFieldNames } from '../../api/secret-fields.js';
 import type { ChangeSetEntry } from '../apply/apply.js';
 import type { Attribution } from '../plan/attribution.js';
-import type { Action, Plan } from '../plan/plan.js';
+import type { PlanStep, Plan } from '../plan/plan.js';
 import { formatAge } from '../../duration.js';
 import type { ManifestError } from '../source/manifests.js';
 import type { KeyHealthReport } from './key-health.js';
@@ -188,6 +188,6 @@ export function workCount(summary: Report['summary']): number {
 }
 
 /** An action whose only write is a scheduled rotation: reported as `rotate`, not as an update. */
-function isRotationOnly(a: Action): boolean {
+function isRotationOnly(a: PlanStep): boolean {
   return a.type === 'update' && a.rotation !== undefined && (a.patch?.length ?? 0) <= 1 && a.changes.length === 0;
 }

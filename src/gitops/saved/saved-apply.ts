@@ -8,7 +8,7 @@
 import type { ApiClient } from '../../client/types.js';
 import { buildReport, type Report } from '../report/report.js';
 import { contentDigest, type ObjectRead, type SavedPlan } from './saved-plan.js';
-import type { Action } from '../plan/plan.js';
+import type { PlanStep } from '../plan/plan.js';
 import { applyPlan, type ApplyOptions } from '../apply/apply.js';
 
 /** A saved plan is applied as planned: a conflict refuses it rather than planning again. */
@@ -25,7 +25,7 @@ function staleness(read: ObjectRead, live: Awaited<ReturnType<ApiClient['get']>>
 }
 
 /** The action with its guard moved to the version just checked (only status changed since). */
-function reguard(action: Action, resourceVersion: string | undefined): Action {
+function reguard(action: PlanStep, resourceVersion: string | undefined): PlanStep {
   if (!resourceVersion) return action;
   if (action.type === 'update' && action.patch) {
     return { ...action, patch: action.patch.map((op, i) => (i === 0 ? { ...(op as object), value: resourceVersion } : op)) };

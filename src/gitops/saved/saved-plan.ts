@@ -13,7 +13,7 @@ import type { Plural } from '../../client/types.js';
 import { redact, type Report } from '../report/report.js';
 import type { DesiredObject } from '../validate.js';
 import { coreOf } from '../plan/diff.js';
-import type { Action, Plan } from '../plan/plan.js';
+import type { PlanStep, Plan } from '../plan/plan.js';
 import { savedPlanNameErrors } from './saved-names.js';
 
 export const savedPlanFormat = 1;
@@ -41,7 +41,7 @@ export interface SavedPlan {
   targetApiVersion: string;
   objects: KubeObject[];
   reads: ObjectRead[];
-  actions: Action[];
+  actions: PlanStep[];
   checksum: string;
 }
 
