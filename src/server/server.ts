@@ -21,9 +21,8 @@ import type { AuditRecorder } from './audit/audit-recorder.js';
 import { auditTrimming } from './audit/audit-trimming.js';
 import { registerReviewRoutes } from './routes/reviews.js';
 import { AccessAdvisor } from './auth/access.js';
-import type { WatchHub } from './routes/watch.js';
-import { WatchKeeper } from './watch-keeper.js';
-import { WatchSlots, defaultWatchLimits, type WatchLimits } from './watch-limits.js';
+import { WatchHub } from './watch/watch-hub.js';
+import type { WatchLimits } from './watch/watch-limits.js';
 import { defaultRequestTimeoutMs, requestTimeouts } from './request-timeouts.js';
 import type { AuthContext } from './auth/guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
@@ -123,15 +122,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   const group = registry.teams.info.group;
   const models = Object.values(resourceModels(group));
-  const hub: WatchHub = {
-    active: new Set(),
-    slots: new WatchSlots({ ...defaultWatchLimits, ...opts.watchLimits }),
-    keeper: new WatchKeeper(opts.auth),
-  };
-  if (opts.bookmarkIntervalMs) hub.bookmarkIntervalMs = opts.bookmarkIntervalMs;
+  const hub = new WatchHub(opts.auth, opts.watchLimits, opts.bookmarkIntervalMs);
   registerHealthRoutes(app, registry.store, packageVersion);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
-  registerListedKindRoutes(app, apiPrefix, group, registry.store);
+  registerListedKindRoutes(app, apiPrefix, group, registry.store, hub);
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
   registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
@@ -182,8 +176,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     await leader!.stop();
     opts.auth.teams.stop();
     opts.auth.activity.stop();
-    // Open watches would otherwise hold the server open until their timeouts.
-    for (const w of hub.active) w.stop();
+    hub.endAll();
   });
   return app;
 }

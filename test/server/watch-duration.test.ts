@@ -1,6 +1,6 @@
 /** How long a watch lasts: kube-apiserver's jittered --min-request-timeout, which timeoutSeconds may only shorten. */
 import { describe, expect, it } from 'vitest';
-import { watchDurationMs } from '../../src/server/watch-limits.js';
+import { watchDurationMs } from '../../src/server/watch/watch-limits.js';
 
 describe('watchDurationMs', () => {
   const rows: [string, number | undefined, number, number, number][] = [

@@ -15,7 +15,7 @@ import { bootstrapAdmin } from '../../src/auth/bootstrap.js';
 import { createRegistry, type Registry } from '../../src/registry/registry.js';
 import { createAuthContext } from '../../src/server/auth/auth-context.js';
 import { apiPrefix, buildServer } from '../../src/server/server.js';
-import type { WatchLimits } from '../../src/server/watch-limits.js';
+import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { adminKey } from './in-process.js';

@@ -12,6 +12,7 @@ import type { Clock } from '../../src/clock.js';
 import { AuditRecorder } from '../../src/server/audit/audit-recorder.js';
 import { MemoryAuditTrail } from '../../src/store/audit/audit-trail.js';
 import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key-health-sweep.js';
+import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
 
 /** The administrator key every test server starts with. */
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
@@ -45,6 +46,8 @@ export interface InProcessOptions {
   keyHealth?: KeyHealthSweepOptions;
   /** Record an audit trail (in memory), served at /kubernetes/management/apis/audit.../events. */
   audit?: boolean;
+  /** Watches open at once per key, per user and in total (serve's --max-watches-per-key and so on). */
+  watchLimits?: Partial<WatchLimits>;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -65,6 +68,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(audit ? { audit } : {}),
     ...(opts.garbageCollector === false ? { garbageCollector: false } : {}),
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+    ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
     ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -10,7 +10,7 @@ import { defaultFailureLimit } from '../../server/auth/auth-context.js';
 import { defaultMaxKeysPerUser } from '../../server/key-quota.js';
 import { defaultRequestTimeoutMs, maxHeadersTimeoutMs } from '../../server/request-timeouts.js';
 import { defaultShutdownGraceMs } from '../../server/shutdown.js';
-import { defaultMaxWatches, defaultMaxWatchesPerKey, defaultMaxWatchesPerUser, defaultMinRequestTimeoutSeconds } from '../../server/watch-limits.js';
+import { defaultMaxWatches, defaultMaxWatchesPerKey, defaultMaxWatchesPerUser, defaultMinRequestTimeoutSeconds } from '../../server/watch/watch-limits.js';
 import { addDaemonFlags, type SidecarFlags } from '../daemon-setup.js';
 import { addFlags, logFormatHelp, type FlagSpec, type OptionsOf } from '../flag-specs.js';
 import { addSignInFlags, type SignInFlags } from '../signin-flags.js';

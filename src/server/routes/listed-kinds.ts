@@ -1,7 +1,8 @@
 /**
  * The kinds of other groups listed for kubectl's defaults (../listed-kinds.ts): a list is always
  * empty, per namespace or across all; a watch, where the kind offers one (`kubectl events -w`),
- * sends nothing; a get is 404; every other verb is 405.
+ * sends nothing but is a watch like any other (watch-connection.ts: a place under the limits, ended
+ * with its key); a get is 404; every other verb is 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { methodNotAllowed, notFound } from '../../api/errors.js';
@@ -10,18 +11,16 @@ import { negotiate } from '../content.js';
 import { groupVersionOf, listedKinds, type ListedKind } from '../listed-kinds.js';
 import { readQuery, type Query } from '../query.js';
 import { send } from '../reply.js';
+import { emptyWatch } from '../watch/empty-watch.js';
+import { serveWatch } from '../watch/watch-connection.js';
+import type { WatchHub } from '../watch/watch-hub.js';
 
 const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 type Route = { Params: { name?: string }; Querystring: Query };
 type Req = FastifyRequest<Route>;
 
-export function registerListedKindRoutes(app: FastifyInstance, prefix: string, servedGroup: string, store: Store): void {
-  const watching = new Set<NodeJS.WritableStream>();
-  // Open watches would otherwise hold the server open until their timeouts.
-  app.addHook('preClose', async () => {
-    for (const res of watching) res.end();
-  });
+export function registerListedKindRoutes(app: FastifyInstance, prefix: string, servedGroup: string, store: Store, watches: WatchHub): void {
   const refuse = (verb: string, k: ListedKind) =>
     methodNotAllowed(verb, `${k.resource}: this server serves only ${servedGroup}; ${k.kind} is listed so kubectl's defaults work`);
 
@@ -30,20 +29,12 @@ export function registerListedKindRoutes(app: FastifyInstance, prefix: string, s
     const q = readQuery(req.query);
     negotiate(req.headers.accept, false);
     if (q.watch && !k.verbs.includes('watch')) throw refuse('watch', k);
+    if (q.watch) {
+      // No rights of this API to keep: the key alone is checked, nothing is ever sent to fail.
+      return serveWatch(req, reply, watches, { resource: undefined, timeoutSeconds: q.timeoutSeconds, open: emptyWatch, encode: (e) => `${JSON.stringify(e)}\n`, apiError: (err) => err });
+    }
     const revision = String(await store.currentRevision());
-    if (!q.watch) return send(req, reply, 200, { kind: `${k.kind}List`, apiVersion: groupVersionOf(k.group), metadata: { resourceVersion: revision }, items: [] });
-    // A watch of nothing: open until its timeout or until the client leaves.
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
-    res.flushHeaders();
-    watching.add(res);
-    const timer = setTimeout(() => res.end(), (q.timeoutSeconds ?? 1800) * 1000);
-    timer.unref();
-    res.on('close', () => {
-      clearTimeout(timer);
-      watching.delete(res);
-    });
+    return send(req, reply, 200, { kind: `${k.kind}List`, apiVersion: groupVersionOf(k.group), metadata: { resourceVersion: revision }, items: [] });
   };
   const item = (k: ListedKind) => async (req: Req) => {
     if (req.method !== 'GET' || !k.verbs.includes('get')) throw refuse(req.method, k);

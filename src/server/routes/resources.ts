@@ -12,7 +12,8 @@ import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
-import { serveWatch, type WatchHub } from './watch.js';
+import type { WatchHub } from '../watch/watch-hub.js';
+import { serveResourceWatch } from './watch.js';
 
 interface Params {
   resource: string;
@@ -62,7 +63,7 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
       // revisions of objects deleted or replaced since, which it keeps from anyone else.
       const seen = guard.filter();
       const filter = seen === seesEverything ? undefined : seen;
-      if (q.watch) return serveWatch(req, reply, r, q, watches, filter);
+      if (q.watch) return serveResourceWatch(req, reply, r, q, watches, filter);
       if (negotiate(req.headers.accept, 'list') === 'json') {
         const json = await r.listJson({ ...q, ...(filter ? { filter } : {}) }, !filter);
         if (json !== undefined) return reply.code(200).type('application/json').send(json);

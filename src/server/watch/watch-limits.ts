@@ -2,8 +2,8 @@
  * How many watches may be open, and for how long each lasts. Each watch holds a connection, a queue
  * of up to 10,000 events, a share of every write's fan-out and a check of its key every half second.
  */
-import { tooManyRequests } from '../api/errors.js';
-import type { Identity } from '../auth/identity.js';
+import { tooManyRequests } from '../../api/errors.js';
+import type { Identity } from '../../auth/identity.js';
 
 /** The most watches one access key may hold open at once; one more is 429. */
 export const defaultMaxWatchesPerKey = 100;

@@ -8,13 +8,14 @@
  * States of a kept watch: `open` (last check passed at `verifiedAt`) -> `ended` (with the Status
  * its stream ends on). Invariant: an event of revision R is sent only after a check whose answer
  * is at least as new as R found the key authenticated, its scope still allowing the watch, and its
- * read basis (authorize.ts readBasis) the one the watch began with.
+ * read basis (authorize.ts readBasis) the one the watch began with. A watch of a kind outside this
+ * API (listed-kinds.ts: always empty, so it has no rights to lose) is kept by its key alone.
  */
-import { ApiError, expired, type Status } from '../api/errors.js';
-import type { Identity } from '../auth/identity.js';
-import type { Resource } from '../auth/roles.js';
-import { authorizeScope, forbiddenBy } from '../auth/decision.js';
-import type { AuthContext } from './auth/guard.js';
+import { ApiError, expired, type Status } from '../../api/errors.js';
+import type { Identity } from '../../auth/identity.js';
+import type { Resource } from '../../auth/roles.js';
+import { authorizeScope, forbiddenBy } from '../../auth/decision.js';
+import type { AuthContext } from '../auth/guard.js';
 
 /** How often an open watch's key is checked when no event asks: a key expires, a watch ends within this (and a check). */
 export const checkIntervalMs = 500;
@@ -35,9 +36,9 @@ export class KeptWatch {
   constructor(
     private readonly auth: AuthContext,
     private readonly reauthenticate: () => ReturnType<Reauthenticate>,
-    private readonly resource: Resource,
+    private readonly resource: Resource | undefined,
     private readonly who: Identity,
-    private readonly basis: string,
+    private readonly basis: string | undefined,
   ) {}
 
   /** What to call when a periodic check ends the watch (stops its registry watch). */
@@ -84,6 +85,7 @@ export class KeptWatch {
       if (err instanceof ApiError && err.code === 401) return { ok: false, status: err.toStatus() };
       return undefined;
     }
+    if (this.resource === undefined) return { ok: true, revision };
     const { authorizer } = this.auth;
     // The scope step of authorize(), as the watch request met it; its objects are the basis's to judge.
     const watch = { user: identity, verb: 'watch' as const, resource: this.resource };
@@ -113,9 +115,10 @@ export class WatchKeeper {
     private readonly intervalMs = checkIntervalMs,
   ) {}
 
-  /** Keeps a watch that `who` opens now with the key in `authorization`. */
-  keep(authorization: string | undefined, resource: Resource, who: Identity): KeptWatch {
-    const kept = new KeptWatch(this.auth, () => this.reauthenticate(authorization ?? ''), resource, who, this.auth.authorizer.readBasis(who, resource));
+  /** Keeps a watch that `who` opens now with the key in `authorization`; `resource` undefined: a kind outside this API. */
+  keep(authorization: string | undefined, resource: Resource | undefined, who: Identity): KeptWatch {
+    const basis = resource === undefined ? undefined : this.auth.authorizer.readBasis(who, resource);
+    const kept = new KeptWatch(this.auth, () => this.reauthenticate(authorization ?? ''), resource, who, basis);
     this.kept.add(kept);
     if (!this.timer) {
       this.timer = setInterval(() => {
