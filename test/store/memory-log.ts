@@ -4,7 +4,7 @@
  * tombstones and superseded rows at or below the revision go), and unreachable on demand.
  */
 import { StorageError } from '../../src/store/errors.js';
-import type { LogSource } from '../../src/store/log/log-tail.js';
+import type { LogSource } from '../../src/store/log/log-source.js';
 import type { LogRecord } from '../../src/store/types.js';
 
 export interface MemoryLog {

@@ -1,20 +1,14 @@
 /**
  * Watch fan-out shared by every backend: one reader follows the log (woken by local writes, and
  * polling for other processes' writes, as kine does) and hands each record to every watcher it
- * concerns. A watcher starting in the past replays from a window of recent records, or from the
- * log itself when it starts further back.
+ * concerns. A watcher starting in the past catches up first (log-catch-up.ts); records are decoded
+ * once for all watchers (log-record.ts); pages are read as log-source.ts trusts them.
  */
 import { StorageError, expired, isStorageError } from '../errors.js';
 import { silentLog, type LogRecord, type StoreEvent, type StoreLog, type StoreWatch, type StoredObject } from '../types.js';
 import { WatchQueue } from '../watch-queue.js';
-
-export interface LogSource {
-  /** Records with revision > after, ascending, at most limit. */
-  readSince(after: number, limit: number): LogRecord[] | Promise<LogRecord[]>;
-  compactedRevision(): number | Promise<number>;
-  /** The last revision written: a watch may ask for a later one, the tail must not follow from there. */
-  currentRevision(): number | Promise<number>;
-}
+import { catchUp, deliver, type CatchUpTail, type Subscriber } from './log-catch-up.js';
+import { pageSize, readComplete, type LogSource } from './log-source.js';
 
 export interface LogTailOptions {
   /** How often to look for writes made by other processes; 0 when this process is the only writer. */
@@ -22,13 +16,6 @@ export interface LogTailOptions {
   windowSize?: number;
   maxPendingPerWatcher?: number;
   log?: StoreLog;
-}
-
-interface Subscriber {
-  prefix: string;
-  cursor: number;
-  live: boolean;
-  queue: WatchQueue<StoreEvent>;
 }
 
 /**
@@ -68,7 +55,6 @@ type TailState =
   | { name: 'Failing'; since: number; warned: number }
   | { name: 'Stopped' };
 
-const pageSize = 1000;
 /** While the log cannot be read, it is tried again this often (a polling store also tries at each poll). */
 const retryMs = 1000;
 /** While reads keep failing, a warning at most this often. */
@@ -86,6 +72,8 @@ export class LogTail {
   private readonly windowSize: number;
   private readonly maxPending: number;
   private readonly log: StoreLog;
+  /** What a subscriber catching up sees of this tail. */
+  private readonly catchingUp: CatchUpTail;
 
   constructor(
     private readonly source: LogSource,
@@ -94,6 +82,14 @@ export class LogTail {
     this.windowSize = opts.windowSize ?? 4096;
     this.maxPending = opts.maxPendingPerWatcher ?? 10_000;
     this.log = opts.log ?? silentLog;
+    this.catchingUp = {
+      source,
+      span: () => this.span,
+      following: () => this.following(),
+      readFailed: (err) => this.readFailed(err),
+      poll: () => void this.poll(),
+      retryMs,
+    };
   }
 
   /** A write happened in this process: deliver it without waiting for the next poll. */
@@ -163,42 +159,7 @@ export class LogTail {
       sub.queue.fail(err);
       throw err;
     }
-    void this.catchUp(sub);
-  }
-
-  private async catchUp(sub: Subscriber): Promise<void> {
-    for (;;) {
-      try {
-        // Catch up from the log itself while the window does not reach back far enough.
-        while (sub.cursor < this.span.windowStart && !sub.queue.closed) {
-          const records = await this.readComplete(sub.prefix, sub.cursor);
-          if (records.length === 0) break;
-          for (const r of records) this.deliver(sub, r);
-        }
-        for (const r of this.span.window) this.deliver(sub, r);
-        sub.live = true;
-        void this.poll();
-        return;
-      } catch (err) {
-        // Storage out of reach: this watch stays open, as live ones do (Failing), and goes on
-        // catching up from its cursor once the log can be read again. Anything else ends it.
-        if (!isStorageError(err, 'Unreachable') || sub.queue.closed || !this.following()) {
-          sub.queue.fail(err);
-          return;
-        }
-        this.readFailed(err);
-        await new Promise((r) => setTimeout(r, retryMs).unref());
-      }
-    }
-  }
-
-  private deliver(sub: Subscriber, r: LogRecord): void {
-    // A closed queue takes nothing more, and its cursor stays where its last event was.
-    if (r.revision <= sub.cursor || sub.queue.closed) return;
-    // The cursor (the watch's progress) moves only past what was handed over: an event the queue
-    // refused (overflow) is not "examined", or an informer could count it as seen.
-    if (r.key.startsWith(sub.prefix) && !sub.queue.push(eventOf(r))) return;
-    sub.cursor = r.revision;
+    void catchUp(sub, this.catchingUp);
   }
 
   private async poll(): Promise<void> {
@@ -222,7 +183,7 @@ export class LogTail {
             if (span.head > current) span.head = span.windowStart = current;
             span.checked = true;
           }
-          const records = await this.readComplete('/', span.head);
+          const records = await readComplete(this.source, '/', span.head);
           // The tail was started afresh meanwhile (its last watcher left, a new one came): these
           // records were read from the old head; read again from the new one.
           if (span !== this.span) continue;
@@ -237,19 +198,6 @@ export class LogTail {
     } finally {
       this.polling = false;
     }
-  }
-
-  /**
-   * A page of the log after `after`, or Expired when history after `after` may have been
-   * compacted away (a tail that could not read the log while other replicas wrote and compacted):
-   * resuming past the gap would skip a deletion, and a watcher would never learn of it. Compaction
-   * is checked after the read, so a page read before a compaction that went past it is not trusted.
-   */
-  private async readComplete(prefix: string, after: number): Promise<LogRecord[]> {
-    const records = await this.source.readSince(after, pageSize);
-    const compacted = await this.source.compactedRevision();
-    if (compacted > after) throw expired(prefix, after, compacted);
-    return records;
   }
 
   /** History this tail had not read is gone: every watch ends with 410, and its owner lists again. */
@@ -317,7 +265,7 @@ export class LogTail {
       const dropped = span.window.splice(0, span.window.length - this.windowSize);
       span.windowStart = dropped[dropped.length - 1]!.revision;
     }
-    for (const sub of this.subs) if (sub.live) this.deliver(sub, r);
+    for (const sub of this.subs) if (sub.live) deliver(sub, r);
   }
 
   private unsubscribe(sub: Subscriber): void {
@@ -336,31 +284,4 @@ export class LogTail {
     if (this.retry) clearTimeout(this.retry);
     this.timer = this.retry = undefined;
   }
-}
-
-const decoded = new WeakMap<LogRecord, StoreEvent>();
-
-/** Decodes a record once for all its watchers: events are shared, so consumers must not mutate them. */
-function eventOf(r: LogRecord): StoreEvent {
-  let event = decoded.get(r);
-  if (!event) {
-    event = toEvent(r);
-    decoded.set(r, event);
-  }
-  return event;
-}
-
-/** Decodes a log record into a store event; the resourceVersion is the record's revision. */
-export function toEvent(r: LogRecord): StoreEvent {
-  const object = withRevision(JSON.parse(r.value) as StoredObject, r.revision);
-  const event: StoreEvent = { type: r.type, key: r.key, revision: r.revision, object };
-  if (r.prevValue !== undefined && r.prevRevision !== undefined) {
-    event.prevObject = withRevision(JSON.parse(r.prevValue) as StoredObject, r.prevRevision);
-  }
-  return event;
-}
-
-export function withRevision<T extends StoredObject>(obj: T, revision: number): T {
-  obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(revision) };
-  return obj;
 }
