@@ -89,7 +89,7 @@ export class WatchConnection {
     this.release = hub.slots.take(who);
     this.kept = hub.keeper.keep(req.headers.authorization, spec.resource, who);
     hub.add(this);
-    this.kept.whenEnded(() => this.end({ why: 'key-refused', status: this.kept.ended! }));
+    this.kept.whenEnded((status) => this.end({ why: 'key-refused', status }));
   }
 
   /** The one transition out of Starting or Streaming; later reasons change nothing. */

@@ -31,7 +31,7 @@ export class KeptWatch {
   private checking: Promise<Verdict> | undefined;
   /** Set once: the Status the stream ends with. */
   ended: Status | undefined;
-  private onEnd: () => void = () => {};
+  private onEnd: (status: Status) => void = () => {};
 
   constructor(
     private readonly auth: AuthContext,
@@ -41,10 +41,10 @@ export class KeptWatch {
     private readonly basis: string | undefined,
   ) {}
 
-  /** What to call when a periodic check ends the watch (stops its registry watch). */
-  whenEnded(stop: () => void): void {
-    this.onEnd = stop;
-    if (this.ended) stop();
+  /** What to call, with the Status to end on, when a check ends the watch (its connection's `end`). */
+  whenEnded(end: (status: Status) => void): void {
+    this.onEnd = end;
+    if (this.ended) end(this.ended);
   }
 
   /**
@@ -68,7 +68,7 @@ export class KeptWatch {
       if (verdict?.ok) this.verifiedAt = Math.max(this.verifiedAt, verdict.revision);
       else if (verdict && !this.ended) {
         this.ended = verdict.status;
-        this.onEnd();
+        this.onEnd(verdict.status);
       }
       return verdict;
     });
