@@ -75,101 +75,165 @@ function atRevision(obj: StoredApiObject, revision: number): StoredApiObject {
 export const initialEventsEnd = 'k8s.io/initial-events-end';
 
 /**
+ * The registry watch's state; `enter` moves it, and nothing else. Invariants:
+ * - Starting: `started` pending (the initial list, the store watch's compaction check). A store
+ *   watch that starts after the end is stopped as it arrives (`enter`), so none is left behind.
+ * - Streaming {sw}: `started` resolved; the initial objects go out as the reader takes them, then
+ *   the store watch's events in revision order, each after `start`; bookmarks only from here.
+ * - Ended: the output queue is closed (stop, the store watch's end, a failure, an overflow); the
+ *   store watch and the bookmark timer are stopped. Final.
+ */
+type RegistryWatchState = { name: 'Starting' } | { name: 'Streaming'; sw: StoreWatch<StoredApiObject>; bookmarks?: NodeJS.Timeout } | { name: 'Ended' };
+
+/**
  * Starts a watch. Without a resourceVersion (or with "0") it first sends the current objects as
  * ADDED (see sendInitialEvents). A revision older than the retained history ends in one ERROR
- * event with a 410 Status.
+ * event with a 410 Status. Selectors are parsed now: a mistake throws (400) before anything starts.
  */
 export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWatch {
-  const { match } = parseSelection(opts);
-  const from = parseResourceVersion(opts.resourceVersion);
-  let storeWatch: StoreWatch<StoredApiObject> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const out = new WatchQueue<WatchEvent<KubeObject | Status>>(maxPendingEvents, () => {
-    storeWatch?.stop();
-    if (timer) clearInterval(timer);
-  });
-  let overflow!: (status: Status) => void;
-  const overflowed = new Promise<Status>((resolve) => (overflow = resolve));
-  /** Queues an event; an open queue that refuses it overflowed (the queue fails itself), which is said at once. */
-  const send = (event: WatchEvent<KubeObject | Status>): void => {
-    if (out.closed || out.push(event)) return;
-    const status = toApiError(new StorageError('WatchOverflow', '', `watcher fell more than ${maxPendingEvents} events behind`), ctx, '');
-    if (status instanceof ApiError) overflow(status.toStatus());
-  };
+  return new ApiWatch(ctx, opts);
+}
 
-  let started = false;
-  let startOk!: () => void;
-  let startFailed!: (err: unknown) => void;
-  const startedPromise = new Promise<void>((resolve, reject) => {
-    startOk = () => {
-      started = true;
-      resolve();
-    };
-    startFailed = reject;
-  });
-  startedPromise.catch(() => {});
+class ApiWatch implements RegistryWatch {
+  private state: RegistryWatchState = { name: 'Starting' };
+  readonly started: Promise<void>;
+  readonly overflowed: Promise<Status>;
+  private readonly out: WatchQueue<WatchEvent<KubeObject | Status>>;
+  private readonly match: Matcher | undefined;
+  private readonly from: number | undefined;
+  private settle!: { ok(): void; fail(err: unknown): void };
+  private overflow!: (status: Status) => void;
 
-  const run = async () => {
+  constructor(
+    private readonly ctx: RegistryContext,
+    private readonly opts: WatchOptions,
+  ) {
+    ({ match: this.match } = parseSelection(opts));
+    this.from = parseResourceVersion(opts.resourceVersion);
+    this.out = new WatchQueue(maxPendingEvents, () => this.enter({ name: 'Ended' }));
+    this.overflowed = new Promise<Status>((resolve) => (this.overflow = resolve));
+    this.started = new Promise<void>((ok, fail) => (this.settle = { ok, fail }));
+    // Whoever does not look at `started` hears of a failure from the iteration instead.
+    this.started.catch(() => {});
+    void this.run();
+  }
+
+  stop(): void {
+    this.out.end();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<WatchEvent<KubeObject | Status>> {
+    return this.out[Symbol.asyncIterator]();
+  }
+
+  /** The one place the state changes; entering Ended stops what Streaming started, and a store watch that arrives after the end. */
+  private enter(next: RegistryWatchState): void {
+    const prev = this.state;
+    if (prev.name === 'Ended') {
+      if (next.name === 'Streaming') next.sw.stop();
+      return;
+    }
+    this.state = next;
+    if (next.name === 'Streaming') this.settle.ok();
+    if (next.name === 'Ended' && prev.name === 'Streaming') {
+      prev.sw.stop();
+      if (prev.bookmarks) clearInterval(prev.bookmarks);
+    }
+  }
+
+  private async run(): Promise<void> {
     try {
-      let start = from;
-      const { apiVersion, kind } = ctx.model.info;
-      let initial: { items: KubeObject[]; revision: string } | undefined;
-      if (opts.sendInitialEvents ?? from === undefined) {
-        // With sendInitialEvents a resourceVersion is a floor (NotOlderThan): 504 when it is in the future.
-        const floor = opts.sendInitialEvents && from !== undefined ? { resourceVersion: String(from), resourceVersionMatch: 'NotOlderThan' } : {};
-        const current = await list(ctx, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, filter: opts.filter, ...floor });
-        initial = { items: current.items, revision: current.metadata.resourceVersion };
-        start = Number(initial.revision);
-      } else if (start === undefined) {
-        start = await storeCall(ctx, '', () => ctx.store.currentRevision());
-      }
-      if (out.closed) return startOk();
+      const { start, initial } = await this.beginning();
+      if (this.out.closed) return this.settle.ok();
       // Events up to the current revision are history: a restricted reader sees past-revisions.ts's share of it.
-      const past = from !== undefined && opts.filter ? { until: await ctx.store.currentRevision(), live: new LiveObjects(ctx, opts.filter) } : undefined;
-      const sw = ctx.store.watch<StoredApiObject>(ctx.prefix, start);
-      storeWatch = sw;
-      await sw.started;
-      startOk();
-      if (initial) {
-        // The initial objects go out as the client takes them (there may be more than the queue
-        // holds); changes made meanwhile wait in the store watch's queue, whose overflow is a 410.
-        for (const object of initial.items) {
-          if (out.pending >= initialBatch) await out.room(initialBatch / 2);
-          if (out.closed) return;
-          send({ type: 'ADDED', object });
-        }
-        if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
-          send({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: initial.revision, annotations: { [initialEventsEnd]: 'true' } } } });
-        }
+      const { filter } = this.opts;
+      const past = this.from !== undefined && filter ? { until: await this.ctx.store.currentRevision(), live: new LiveObjects(this.ctx, filter) } : undefined;
+      const sw = this.ctx.store.watch<StoredApiObject>(this.ctx.prefix, start);
+      try {
+        await sw.started;
+      } catch (err) {
+        sw.stop();
+        throw err;
       }
-      if (opts.allowWatchBookmarks) {
-        timer = setInterval(() => {
-          send({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: String(sw.progress()) } } });
-        }, opts.bookmarkIntervalMs ?? defaultBookmarkIntervalMs);
-        timer.unref();
-      }
+      this.enter({ name: 'Streaming', sw });
+      if (this.state.name !== 'Streaming') return this.settle.ok();
+      if (initial && !(await this.sendInitial(initial))) return;
+      this.startBookmarks(this.state);
       for await (const e of sw) {
-        const event = translate(e, match);
+        const event = translate(e, this.match);
         if (!event) continue;
         if (past && e.revision <= past.until && !(await past.live.readable(e.prevObject && e.type !== 'ADDED' ? e.prevObject : e.object))) continue;
-        send(event);
+        this.send(event);
       }
-      out.end();
+      this.out.end();
     } catch (err) {
-      const apiErr = toApiError(err, ctx, '');
-      // Storage out of reach (503) and a resourceVersion in the future (504) are answered as HTTP errors, as kube does.
-      if (!started && apiErr instanceof ApiError && (apiErr.code === 503 || apiErr.code === 504)) {
-        startFailed(apiErr);
-        out.end();
-        return;
-      }
-      startOk();
-      if (apiErr instanceof ApiError) {
-        send({ type: 'ERROR', object: apiErr.toStatus() });
-        out.end();
-      } else out.fail(err);
+      this.failed(err);
     }
-  };
-  void run();
-  return { stop: () => out.end(), started: startedPromise, overflowed, [Symbol.asyncIterator]: () => out[Symbol.asyncIterator]() };
+  }
+
+  /** Where the watch starts: after the initial list's revision (sending it first), the given resourceVersion, or now. */
+  private async beginning(): Promise<{ start: number; initial?: { items: KubeObject[]; revision: string } }> {
+    const { from, opts, ctx } = this;
+    if (opts.sendInitialEvents ?? from === undefined) {
+      // With sendInitialEvents a resourceVersion is a floor (NotOlderThan): 504 when it is in the future.
+      const floor = opts.sendInitialEvents && from !== undefined ? { resourceVersion: String(from), resourceVersionMatch: 'NotOlderThan' } : {};
+      const current = await list(ctx, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, filter: opts.filter, ...floor });
+      const initial = { items: current.items, revision: current.metadata.resourceVersion };
+      return { start: Number(initial.revision), initial };
+    }
+    return { start: from ?? (await storeCall(ctx, '', () => ctx.store.currentRevision())) };
+  }
+
+  /**
+   * The initial objects go out as the client takes them (there may be more than the queue holds);
+   * changes made meanwhile wait in the store watch's queue, whose overflow is a 410. False when the
+   * watch ended meanwhile.
+   */
+  private async sendInitial(initial: { items: KubeObject[]; revision: string }): Promise<boolean> {
+    for (const object of initial.items) {
+      if (this.out.pending >= initialBatch) await this.out.room(initialBatch / 2);
+      if (this.out.closed) return false;
+      this.send({ type: 'ADDED', object });
+    }
+    if (this.opts.sendInitialEvents && this.opts.allowWatchBookmarks) {
+      const { apiVersion, kind } = this.ctx.model.info;
+      this.send({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: initial.revision, annotations: { [initialEventsEnd]: 'true' } } } });
+    }
+    return true;
+  }
+
+  private startBookmarks(streaming: RegistryWatchState): void {
+    if (!this.opts.allowWatchBookmarks || streaming.name !== 'Streaming') return;
+    const { apiVersion, kind } = this.ctx.model.info;
+    const { sw } = streaming;
+    streaming.bookmarks = setInterval(() => {
+      this.send({ type: 'BOOKMARK', object: { apiVersion, kind, metadata: { resourceVersion: String(sw.progress()) } } });
+    }, this.opts.bookmarkIntervalMs ?? defaultBookmarkIntervalMs);
+    streaming.bookmarks.unref();
+  }
+
+  /** Queues an event; an open queue that refuses it overflowed (the queue fails itself), which is said at once. */
+  private send(event: WatchEvent<KubeObject | Status>): void {
+    if (this.out.closed || this.out.push(event)) return;
+    const status = toApiError(new StorageError('WatchOverflow', '', `watcher fell more than ${maxPendingEvents} events behind`), this.ctx, '');
+    if (status instanceof ApiError) this.overflow(status.toStatus());
+  }
+
+  /**
+   * Storage out of reach (503) and a resourceVersion in the future (504) before the watch started
+   * are answered as HTTP errors, as kube does; any other API error is the stream's one ERROR event.
+   */
+  private failed(err: unknown): void {
+    const apiErr = toApiError(err, this.ctx, '');
+    if (this.state.name === 'Starting' && apiErr instanceof ApiError && (apiErr.code === 503 || apiErr.code === 504)) {
+      this.settle.fail(apiErr);
+      this.out.end();
+      return;
+    }
+    this.settle.ok();
+    if (apiErr instanceof ApiError) {
+      this.send({ type: 'ERROR', object: apiErr.toStatus() });
+      this.out.end();
+    } else this.out.fail(err);
+  }
 }
