@@ -50,8 +50,8 @@ export type EndReason =
   | { why: 'key-refused' | 'overflow' | 'failed'; status: Status };
 
 /**
- * The connection's state; `end` moves it out of Starting or Streaming, and `close` to Closed, and
- * nothing else moves it. Invariants:
+ * The connection's state: `respond` moves it from Starting to Streaming, `end` out of either (the
+ * one way a watch ends), `close` to Closed; nothing else moves it. Invariants:
  * - Starting: a place is held and the key kept; the source is starting; nothing is answered yet.
  * - Streaming: 200 was written; an event of revision R goes out only after the key was found
  *   still allowing the watch at R or later (KeptWatch.admit), and only while Streaming.
