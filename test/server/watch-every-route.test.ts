@@ -3,11 +3,13 @@
  * listed for kubectl's defaults (`kubectl events -w`) and metadata-only watches take a place under
  * the per-key limit as the Teams and keys watches do, and end when their key stops authenticating.
  * Before this, a key held 600 `events` watches (the limit is 100) and kept them after it was disabled.
+ * Shutdown ends them all through the one list of open watches (before, the events route kept its own).
  */
+import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiPrefix } from '../../src/server/server.js';
 import { eventually } from '../support/eventually.js';
-import { startInProcess, type InProcess } from '../support/in-process.js';
+import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
 import { openWatch, type Watching } from './watch-client.js';
 
 const merge = { 'Content-Type': 'application/merge-patch+json' };
@@ -91,5 +93,35 @@ describe('every watch route takes a place and follows its key', () => {
     expect(error?.object).toMatchObject({ kind: 'Status', code: 401, reason: 'Unauthorized' });
     await events.ended(2000);
     expect(events.endedAt).toBeDefined();
+  });
+});
+
+/** A watch on a connection of its own (no keep-alive, so the server's close does not wait for the client): its status and its body once the server ends it. */
+function watchOnItsOwnConnection(url: string, key: string): Promise<{ status: number; body: Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { Authorization: `Bearer ${key}` }, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      resolve({ status: res.statusCode ?? 0, body: new Promise((done) => res.on('close', () => done(body))) });
+    }).on('error', reject);
+  });
+}
+
+describe('shutdown ends every watch route', () => {
+  it('closing the server ends an open events watch and a teams watch instead of waiting out their time', async () => {
+    const server = await startInProcess();
+    const watches = [
+      await watchOnItsOwnConnection(`${server.base}${apiPrefix}/api/v1/events?watch=1`, adminKey),
+      await watchOnItsOwnConnection(`${server.api}/teams?watch=true`, adminKey),
+    ];
+    expect(watches.map((w) => w.status)).toEqual([200, 200]);
+    const started = Date.now();
+    await server.close();
+    // The watches' time is 30 to 60 minutes; the close ended them, with no ERROR (clients reconnect).
+    const bodies = await Promise.all(watches.map((w) => w.body));
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(bodies[0]).toBe('');
+    expect(bodies[1]).not.toContain('"ERROR"');
   });
 });
