@@ -20,6 +20,9 @@ export interface LeaderEvents {
   refused(): void;
 }
 
+/** The fence of work asked to run as leader on a replica that does not lead: every write refused before the store. */
+const notLeading: Fence = { token: 0, valid: () => false, refused: () => {} };
+
 const noEvents: LeaderEvents = { leading: () => {}, renewed: () => {}, lost: () => {}, refused: () => {} };
 
 export interface BackgroundWork {
@@ -33,6 +36,8 @@ const maxRetryMs = 5_000;
 export class Leader {
   private timer: NodeJS.Timeout | undefined;
   private leading = false;
+  /** The fence of the current hold, when the lease has fencing tokens. */
+  private current: Fence | undefined;
   private stopped = false;
   /** Failed attempts in a row (the database out of reach), for the backoff. */
   private failures = 0;
@@ -92,7 +97,7 @@ export class Leader {
     if (this.stopped) return;
     this.leading = true;
     this.events.leading(true);
-    const fence = this.fence();
+    const fence = (this.current = this.fence());
     this.log.info({ work: this.work.map((w) => w.name), ...(fence ? { fencingToken: fence.token } : {}) }, 'acquired the background-work lease');
     for (const w of this.work) {
       // Stopped (the server closing, e.g. its port taken) while earlier work was starting: the rest stays stopped.
@@ -112,6 +117,16 @@ export class Leader {
     }
   }
 
+  /**
+   * Runs fn (work on a timer of its own, as the key health sweep's disabling) with the fence of
+   * the current hold: its store writes are refused once the hold is over, and at once when this
+   * replica does not lead.
+   */
+  fenced<T>(fn: () => T): T {
+    if (this.current) return runFenced(this.current, fn);
+    return this.leading ? fn() : runFenced(notLeading, fn);
+  }
+
   /** The fence of this hold: valid while the lease is held with the same token. */
   private fence(): Fence | undefined {
     const token = this.lease.token();
@@ -129,6 +144,7 @@ export class Leader {
   private async stepDown(): Promise<void> {
     if (!this.leading) return;
     this.leading = false;
+    this.current = undefined;
     this.events.leading(false);
     for (const w of [...this.work].reverse()) {
       try {

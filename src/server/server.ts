@@ -166,7 +166,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
   // sweeps once more on taking the lease, so a new leader need not wait a whole interval.
   let leader: Leader | undefined;
-  const sweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(registry, opts.auth, opts.logger, metrics, () => leader?.isLeader === true, opts.keyHealth);
+  const sweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(registry, opts.auth, opts.logger, metrics, () => leader?.isLeader === true, opts.keyHealth, (fn) => leader!.fenced(fn));
   if (sweep) {
     app.decorate('keyHealthSweep', sweep);
     work.push({ name: 'key-health', start: () => void sweep.sweep(), stop: () => {} });

@@ -36,7 +36,7 @@ export function fenced(key: string, token: number, current: number | undefined):
   return new StorageError('Fenced', key, `refused a background write with fencing token ${token}: this replica no longer holds the background-work lease (${now})`);
 }
 
-/** Refused before reaching the store: the hold is overdue on this replica's own clock. */
+/** Refused before reaching the store: the hold is over (or overdue for renewal) on this replica's own clock. */
 export function overdue(key: string, token: number): StorageError {
-  return new StorageError('Fenced', key, `refused a background write with fencing token ${token}: this replica's background-work lease is overdue for renewal`);
+  return new StorageError('Fenced', key, `refused a background write with fencing token ${token}: this replica's background-work lease is over or overdue for renewal`);
 }
