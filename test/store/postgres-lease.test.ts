@@ -12,6 +12,10 @@ import { startServe, type Served } from '../server/serve-process.js';
 import { eventually } from '../support/eventually.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+import { PostgresLease } from '../../src/store/backends/postgres-lease.js';
+import { PostgresStore } from '../../src/store/backends/postgres.js';
+import { isStorageError } from '../../src/store/errors.js';
+import { runFenced, type Fence } from '../../src/store/fence.js';
 
 const adminKey = `LeaseTest${'l'.repeat(55)}`;
 const acquiredLine = 'acquired the background-work lease';
@@ -70,6 +74,60 @@ beforeAll(async () => {
   pg = await startPostgres();
 }, 60_000);
 afterAll(() => pg?.stop());
+
+/** A lease that can be made to freeze, as a paused process does: renewals hang and its connection stays open and silent. */
+class StallingLease extends PostgresLease {
+  stalled = false;
+  protected override extend(token: number): Promise<boolean> {
+    return this.stalled ? new Promise(() => {}) : super.extend(token);
+  }
+  protected override async drop(): Promise<void> {
+    if (!this.stalled) await super.drop();
+  }
+}
+
+const fenceOf = (token: number): Fence => ({ token, valid: () => true, refused: () => {} });
+
+describe('the PostgreSQL lease, in-process', () => {
+  it('a silent holder steps down at its deadline, PostgreSQL ends its idle session so another takes the lock, and the old token is refused', async () => {
+    const url = await pg.database();
+    const store = new PostgresStore(url);
+    const a = new StallingLease(url, { ttlMs: 2000, renewMs: 400 });
+    const b = new PostgresLease(url, { ttlMs: 2000, renewMs: 400 });
+    const aLost: string[] = [];
+    a.onLost((reason) => aLost.push(reason));
+    let renewals = 0;
+    a.onRenewed(() => renewals++);
+    try {
+      expect(await a.tryAcquire()).toBe(true);
+      const aToken = a.token()!;
+      expect(await b.tryAcquire()).toBe(false);
+      await eventually('a renews past its lease duration', () => renewals >= 6, 10_000);
+      expect(await b.tryAcquire()).toBe(false);
+      await runFenced(fenceOf(aToken), () => store.create('/t/by-a', { metadata: {} }));
+
+      a.stalled = true;
+      await eventually('a steps down at its deadline', () => aLost.length === 1, 10_000);
+      expect(aLost[0]).toMatch(/no renewal succeeded within 1800 ms/);
+      // Its connection is still open (a frozen process closes nothing), but PostgreSQL ends the
+      // session once idle for the lease duration, which frees the lock.
+      await eventually('b takes the lock', () => b.tryAcquire(), 10_000);
+      expect(b.token()).toBe(aToken + 1);
+
+      const stale = await runFenced(fenceOf(aToken), () => store.create('/t/stale', { metadata: {} })).catch((err: unknown) => err);
+      expect(isStorageError(stale, 'Fenced'), String(stale)).toBe(true);
+      expect((stale as Error).message).toContain(`fencing token ${aToken}: this replica no longer holds the background-work lease (the lease's token is now ${aToken + 1})`);
+      await expect(store.get('/t/stale')).rejects.toThrow(/not found/);
+      await runFenced(fenceOf(aToken + 1), () => store.delete('/t/by-a'));
+      await store.create('/t/request', { metadata: {} });
+    } finally {
+      a.stalled = false;
+      await a.release();
+      await b.release();
+      await store.close();
+    }
+  }, 60_000);
+});
 
 const startReplica = (url: string) => startServe(['--store', url, '--insecure-http', '--lease-duration', `${leaseDurationS}s`], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
 
