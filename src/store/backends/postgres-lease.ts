@@ -36,7 +36,8 @@ export class PostgresLease extends RenewedLease {
 
   /** Throws a StorageError Unreachable when the database cannot be reached (the leader logs it and retries). */
   protected async take(): Promise<number | undefined> {
-    const client = new pg.Client(connection(this.url, 'teamkeys-lease'));
+    // A query that gets no answer (a stalled network) fails after ttl rather than holding the leader's attempt forever.
+    const client = new pg.Client({ ...connection(this.url, 'teamkeys-lease'), query_timeout: this.ttlMs });
     client.on('error', () => {}); // followed by 'end', which reports the loss
     let token: number;
     try {
