@@ -42,7 +42,10 @@ export class PostgresLease extends RenewedLease {
     let token: number;
     try {
       await client.connect();
-      await client.query(`SET idle_session_timeout = ${Math.ceil(this.ttlMs)}`);
+      await client.query(`SET idle_session_timeout = ${Math.ceil(this.ttlMs)}`).catch((err: unknown) => {
+        // PostgreSQL before 14 has no such setting (42704): the lease works, but a paused holder keeps the lock until TCP keepalive gives up.
+        if ((err as { code?: string }).code !== '42704') throw err;
+      });
       const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [leaseLock]);
       if (!rows[0]?.ok) {
         await client.end();
