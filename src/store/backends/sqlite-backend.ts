@@ -235,17 +235,14 @@ export class SqliteBackend implements LogBackend {
   }
 
   rewriteHistory(key: string, property: string, fence?: number): void {
-    this.write(() => this.fenced(fence, key, () =>
-      this.db
-        .transaction(() => {
-          const live = this.latest(key)?.revision;
-          for (const r of this.stmts.history.all(key)) {
-            const next = r.id === live ? r.value : withoutProperty(r.value, property);
-            if (next !== r.value) this.stmts.rewrite.run(next, r.id);
-          }
-        })
-        .immediate(),
-    ));
+    const rewrite = this.db.transaction(() => {
+      const live = this.latest(key)?.revision;
+      for (const r of this.stmts.history.all(key)) {
+        const next = r.id === live ? r.value : withoutProperty(r.value, property);
+        if (next !== r.value) this.stmts.rewrite.run(next, r.id);
+      }
+    });
+    this.write(() => this.fenced(fence, key, () => rewrite.immediate()));
   }
 
   findByIndex(start: string, end: string, index: string): Row[] {
