@@ -4,6 +4,8 @@
  * in the command line is refused, with the flag's name, before anything is opened.
  */
 import { join, resolve } from 'node:path';
+import { defaultActivityIntervalMs } from '../auth/activity.js';
+import { formatDuration } from '../duration.js';
 import type { FailureLimitOptions } from '../auth/failure-limit.js';
 import type { ServeFlags } from './commands/serve.js';
 import { daemonSettings, hasSource, type DaemonSettings } from './daemon-setup.js';
@@ -34,6 +36,8 @@ export interface ServeConfig {
   adminKey?: string;
   maxTtlSeconds?: number;
   activityIntervalMs: number;
+  /** How long the background-work lease outlives its holder's last renewal (--lease-duration). */
+  leaseTtlMs: number;
   expiredKeyRetentionSeconds: number;
   authFailureLimit: FailureLimitOptions | false;
   requestTimeoutMs: number;
@@ -72,11 +76,21 @@ function tlsChoice(f: ServeFlags): TlsChoice {
 /** The shortest --disable-unused-after: a key's use is written at most once a minute (--activity-interval), so a shorter window would disable keys in use. */
 const minDisableUnusedAfterMs = 3_600_000;
 
-/** --disable-unused-after as milliseconds, at least an hour. */
-export function disableUnusedAfterMs(value: string): number {
+/**
+ * --disable-unused-after as milliseconds: at least an hour, and at least twice --activity-interval.
+ * A key's use is written at most once per activity interval, so a key in use through another
+ * replica (whose uses the leader only sees once written) can show a last activity almost one
+ * interval old; a window under two intervals would let the leader disable a key in use.
+ */
+export function disableUnusedAfterMs(value: string, activityIntervalMs: number = defaultActivityIntervalMs): number {
   const ms = parseDuration('--disable-unused-after', value);
   if (ms < minDisableUnusedAfterMs) {
     throw new CliError(`--disable-unused-after must be at least 1h (uses are recorded at most once a minute, so a shorter window would disable keys in use), not "${value}"`);
+  }
+  if (ms < 2 * activityIntervalMs) {
+    throw new CliError(
+      `--disable-unused-after (${value}) must be at least twice --activity-interval (${formatDuration(activityIntervalMs)}): a key's use is written at most once per interval, so a key in use through another replica could look unused to the leader`,
+    );
   }
   return ms;
 }
@@ -86,12 +100,14 @@ export function serveConfig(f: ServeFlags, env: NodeJS.ProcessEnv = process.env)
   const stateDir = resolve(f.stateDir);
   const maxTtlSeconds = f.maxTtl === undefined ? undefined : wholeSeconds('--max-ttl', f.maxTtl);
   const activityIntervalMs = parseSecondsOrDuration('--activity-interval', f.activityInterval);
+  const leaseTtlMs = parseSecondsOrDuration('--lease-duration', f.leaseDuration);
+  if (leaseTtlMs < 1000) throw new CliError(`--lease-duration must be at least 1s, not "${f.leaseDuration}"`);
   const expiredKeyRetentionSeconds = wholeSeconds('--expired-key-retention', f.expiredKeyRetention);
   const authFailureLimit = failureLimit(f.authFailureLimit);
   const requestTimeoutMs = parseSecondsOrDuration('--request-timeout', f.requestTimeout);
   const keyHealth = {
     warnExpiryMs: parseDuration('--warn-expiry', f.warnExpiry),
-    ...(f.disableUnusedAfter !== undefined ? { disableUnusedAfterMs: disableUnusedAfterMs(f.disableUnusedAfter) } : {}),
+    ...(f.disableUnusedAfter !== undefined ? { disableUnusedAfterMs: disableUnusedAfterMs(f.disableUnusedAfter, activityIntervalMs) } : {}),
   };
   const sync = hasSource(f, 'sync-') ? daemonSettings(f, 'sync-', stateDir, { keyDir: join(stateDir, 'keys'), reportDir: join(stateDir, 'sync') }, env) : undefined;
   const shutdownGraceMs = parseSecondsOrDuration('--shutdown-grace', f.shutdownGrace);
@@ -118,6 +134,7 @@ export function serveConfig(f: ServeFlags, env: NodeJS.ProcessEnv = process.env)
     ...(adminKey ? { adminKey } : {}),
     ...(maxTtlSeconds ? { maxTtlSeconds } : {}),
     activityIntervalMs,
+    leaseTtlMs,
     expiredKeyRetentionSeconds,
     authFailureLimit,
     requestTimeoutMs,

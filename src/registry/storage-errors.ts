@@ -31,6 +31,9 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string, exp
     case 'Unreachable':
     case 'Closed':
       return unavailable(err);
+    case 'Fenced':
+      // Only background work carries a fence, and it is logged there (server/leader.ts): no client sees it.
+      return conflict(ctx.gr, name, err.message);
   }
 }
 

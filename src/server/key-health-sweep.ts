@@ -72,6 +72,8 @@ export class KeyHealthSweep {
     private readonly metrics: ServerMetrics,
     private readonly isLeader: () => boolean,
     private readonly opts: KeyHealthSweepOptions = {},
+    /** Runs the disabling writes fenced by the leader's lease (Leader.fenced), so a stale leader's are refused. */
+    private readonly asLeader: <T>(fn: () => T) => T = (fn) => fn(),
   ) {
     this.now = opts.now ?? systemClock;
     this.warnExpiryMs = opts.warnExpiryMs ?? defaultWarnExpiryMs;
@@ -193,7 +195,7 @@ export class KeyHealthSweep {
       unused.delete(spared);
       this.log.warn({ key: health[spared]!.name, owner: health[spared]!.owner, lastUse: isoSeconds(health[spared]!.lastUse) }, `access key "${health[spared]!.name}" is unused for longer than --disable-unused-after but is the last working ${adminRole} key: left enabled`);
     }
-    for (const i of unused) await this.disable(keys[i]!, health[i]!, after);
+    for (const i of unused) await this.asLeader(() => this.disable(keys[i]!, health[i]!, after));
   }
 
   private async disable(key: OwnedAccessKey, h: KeyHealth, after: number): Promise<void> {

@@ -12,6 +12,8 @@ import { startMaintenance, type MaintenanceOptions } from './maintenance.js';
 import { GarbageCollector } from '../registry/garbage-collector.js';
 import { LocalLease, type Lease } from '../store/lease.js';
 import { Leader, type BackgroundWork } from './leader.js';
+import { leaderMetrics } from './leader-metrics.js';
+import { hostname } from 'node:os';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerListedKindRoutes } from './routes/listed-kinds.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -49,6 +51,8 @@ export interface ServerOptions {
   garbageCollector?: boolean;
   /** Who may run background work; replicas on one database share it (default: always this process). */
   lease?: Lease;
+  /** This replica's name on the teamkeys_leader metric (default host/pid). */
+  replica?: string;
   /** More background work to run only while holding the lease (the sidecar's sync daemon). */
   background?: BackgroundWork[];
   auth: AuthContext & { activity: ActivityRecorder };
@@ -156,13 +160,14 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
   // sweeps once more on taking the lease, so a new leader need not wait a whole interval.
   let leader: Leader | undefined;
-  const sweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(registry, opts.auth, opts.logger, metrics, () => leader?.isLeader === true, opts.keyHealth);
+  const sweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(registry, opts.auth, opts.logger, metrics, () => leader?.isLeader === true, opts.keyHealth, (fn) => leader!.fenced(fn));
   if (sweep) {
     app.decorate('keyHealthSweep', sweep);
     work.push({ name: 'key-health', start: () => void sweep.sweep(), stop: () => {} });
   }
   opts.auth.activity.start();
-  leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger);
+  const replica = opts.replica ?? `${hostname()}/${process.pid}`;
+  leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger, undefined, leaderMetrics(metrics.registry, replica));
   leader.start();
   sweep?.start();
   // A response finished while closing tells its client not to reuse the connection (see shutdown.ts).

@@ -11,7 +11,9 @@ export type StorageErrorCode =
   | 'TooLargeResourceVersion'
   | 'WatchOverflow'
   | 'Unreachable'
-  | 'Closed';
+  | 'Closed'
+  /** A leader-only write whose fencing token is stale: another replica holds the background-work lease (fence.ts). */
+  | 'Fenced';
 
 export class StorageError extends Error {
   constructor(

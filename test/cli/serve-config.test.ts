@@ -40,6 +40,21 @@ describe('serveConfig: flags -> config', () => {
     expect(c.signIn.signIn).toBeUndefined();
   });
 
+  it('checks --activity-interval against --disable-unused-after at start (issue 41): the window is at least two intervals', () => {
+    // A key in use through another replica shows a last activity up to one interval old: a window under two would disable it.
+    expect(() => config(['--activity-interval', '45m', '--disable-unused-after', '1h'])).toThrow(
+      /--disable-unused-after \(1h\) must be at least twice --activity-interval \(45m\): a key's use is written at most once per interval, so a key in use through another replica could look unused to the leader/,
+    );
+    expect(config(['--activity-interval', '30m', '--disable-unused-after', '1h']).keyHealth.disableUnusedAfterMs).toBe(3_600_000);
+    expect(config(['--disable-unused-after', '1h']).keyHealth.disableUnusedAfterMs).toBe(3_600_000);
+  });
+
+  it('takes --lease-duration (default 15s, at least 1s)', () => {
+    expect(config([]).leaseTtlMs).toBe(15_000);
+    expect(config(['--lease-duration', '4s']).leaseTtlMs).toBe(4_000);
+    expect(() => config(['--lease-duration', '500ms'])).toThrow(/--lease-duration must be at least 1s, not "500ms"/);
+  });
+
   it('reads the store and the administrator key from the environment it is given, the flag first', () => {
     expect(config([], { TEAMKEYS_STORE: 'memory:', TEAMKEYS_ADMIN_KEY: 'k' })).toMatchObject({ storeUrl: 'memory:', adminKey: 'k' });
     expect(config(['--store', 'sqlite:x.db'], { TEAMKEYS_STORE: 'memory:' }).storeUrl).toBe('sqlite:x.db');

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { startServe, type Served } from './serve-process.js';
 
 const adminKey = `LockHolder${'l'.repeat(50)}`;
@@ -25,6 +26,18 @@ async function holdLock(path: string, holdMs: number): Promise<{ released: Promi
     child.on('exit', (code) => reject(new Error(`lock holder exited with ${code} before locking`)));
   });
   return { released };
+}
+
+const probe = fileURLToPath(new URL('./loop-sleep-probe.mjs', import.meta.url));
+
+/**
+ * The longest time the probe saw the server's main thread blocked (asleep in a call, not running
+ * nor waiting for a CPU) while its event loop was held, in its stderr after offset `from`.
+ */
+function longestBlocked(served: Served, from: number): number {
+  let longest = 0;
+  for (const m of served.stderr().slice(from).matchAll(/^loop-sleep \d+ (\d+)$/gm)) longest = Math.max(longest, Number(m[1]));
+  return longest;
 }
 
 /** The request's status and how long its answer took. */
@@ -90,5 +103,44 @@ describe('a write lock held by another process', () => {
     // Nothing half-written: the refused create is absent and can be made now.
     expect((await timed(`${api}/teams/never`, { headers: auth })).status).toBe(404);
     expect((await timed(`${api}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'never' } }) })).status).toBe(201);
+  }, 30_000);
+});
+
+/**
+ * Issue 40, point 2: with another process holding the write lock for 4 s, the event loop froze
+ * once for 910-930 ms: the background-work lease renewed its row on the main thread with a 1 s
+ * busy_timeout and slept in SQLite's busy handler. The lease now never waits for the lock (it
+ * tries again a moment later), so no stall approaches that; the renewal (every 3 s by default)
+ * falls inside the 4 s hold, and the lease is kept.
+ */
+describe('the background-work lease while another process holds the write lock', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'teamkeys-lock-lease-'));
+  const db = join(dir, 'store.db');
+  let server: Served;
+
+  beforeAll(async () => {
+    const nodeOptions = `${process.env.NODE_OPTIONS ?? ''} --import ${probe}`.trim();
+    server = await startServe(['--store', `sqlite:${db}`, '--insecure-http', '--log-level', 'warn'], { env: { TEAMKEYS_ADMIN_KEY: adminKey, NODE_OPTIONS: nodeOptions } });
+    // Start-up (loading, the first lease, the key's first use) is done before the lock is taken.
+    expect((await timed(`${new URL(server.url).origin}/metrics`, { headers: auth })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 500));
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('never blocks the event loop waiting for the lock (longest block far under the old 900 ms) and keeps the lease', async () => {
+    const metrics = async () => (await timed(`${new URL(server.url).origin}/metrics`, { headers: auth })).body;
+    const from = server.stderr().length;
+    const lock = await holdLock(db, 4000);
+    await lock.released;
+    await new Promise((r) => setTimeout(r, 50)); // the probe reports a hold once the loop runs again
+    const blocked = longestBlocked(server, from);
+    expect(blocked, `the event loop was blocked for ${blocked} ms while another process held the lock`).toBeLessThan(300);
+    const text = await metrics();
+    expect(text).toMatch(/^teamkeys_leader\{replica="[^"]+"\} 1$/m);
+    expect(text).toMatch(/^teamkeys_lease_losses_total 0$/m);
+    expect(Number(text.match(/^teamkeys_lease_renewals_total (\d+)$/m)?.[1])).toBeGreaterThan(0);
   }, 30_000);
 });

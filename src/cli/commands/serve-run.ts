@@ -99,7 +99,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
   const signIn = signInOptions ? new SignIn(registry, signInOptions, logger, new SignInMetrics()) : undefined;
   // Processes sharing a database (PostgreSQL replicas, servers on one SQLite file) take turns at
   // background work: one garbage collector, one sweeper, one sidecar sync; a memory store has one process.
-  const lease = store instanceof PostgresStore || store instanceof SqliteStore ? store.lease() : new LocalLease();
+  const lease = store instanceof PostgresStore || store instanceof SqliteStore ? store.lease({ ttlMs: config.leaseTtlMs }) : new LocalLease();
   const daemon = syncConfig ? sidecar(syncConfig, registry, logger, audit) : undefined;
   const app = await buildServer({
     registry,

@@ -10,6 +10,7 @@ import { defaultFailureLimit } from '../../server/auth/auth-context.js';
 import { defaultMaxKeysPerUser } from '../../server/key-quota.js';
 import { defaultRequestTimeoutMs, maxHeadersTimeoutMs } from '../../server/request-timeouts.js';
 import { defaultShutdownGraceMs } from '../../server/shutdown.js';
+import { defaultLeaseTtlMs } from '../../store/lease.js';
 import { defaultMaxWatches, defaultMaxWatchesPerKey, defaultMaxWatchesPerUser, defaultMinRequestTimeoutSeconds } from '../../server/watch/watch-limits.js';
 import { addDaemonFlags, type SidecarFlags } from '../daemon-setup.js';
 import { addFlags, logFormatHelp, type FlagSpec, type OptionsOf } from '../flag-specs.js';
@@ -51,6 +52,12 @@ export const serveFlags = [
     arg: '<duration>',
     help: `a watch ends after a random time between this and twice this (or sooner, when its timeoutSeconds asks), as kube-apiserver does${seconds}`,
     default: String(defaultMinRequestTimeoutSeconds),
+  },
+  {
+    name: 'lease-duration',
+    arg: '<duration>',
+    help: `replicas sharing a store: how long the background-work lease outlives its holder's last renewal (renewed every fifth of it); a paused or cut-off leader is replaced within it${seconds}`,
+    default: String(defaultLeaseTtlMs / 1000),
   },
   { name: 'shutdown-grace', arg: '<duration>', help: `after SIGTERM, time in-flight requests and watches get to finish before their connections are cut${seconds}`, default: String(defaultShutdownGraceMs / 1000) },
   { name: 'expired-key-retention', arg: '<duration>', help: `delete expired keys this long after they expired${seconds}`, default: String(defaultExpiredKeyRetentionSeconds) },

@@ -13,7 +13,8 @@ import { withoutProperty } from '../scrub.js';
 import { classify } from './postgres-errors.js';
 import { WriteBatcher, type WriteFn } from './postgres-batch.js';
 import { connection } from './postgres-connection.js';
-import { PostgresLease } from './postgres-lease.js';
+import { PostgresLease, checkPostgresFence } from './postgres-lease.js';
+import type { LeaseTiming } from '../lease.js';
 import { NotificationListener } from './postgres-listener.js';
 
 const channel = 'teamkeys_kv';
@@ -132,10 +133,14 @@ class PostgresBackend implements LogBackend {
     }
   }
 
-  /** One serialized write, committed with the others submitted meanwhile (postgres-batch.ts). */
-  private async write(fn: WriteFn): Promise<number | undefined> {
+  /** One serialized write, committed with the others submitted meanwhile (postgres-batch.ts); a fenced one checks its token first. */
+  private async write(fn: WriteFn, fence?: number, key = ''): Promise<number | undefined> {
     await this.ensureSchema();
-    return this.batcher.submit(fn);
+    if (fence === undefined) return this.batcher.submit(fn);
+    return this.batcher.submit(async (c) => {
+      await checkPostgresFence(c, fence, key);
+      return fn(c);
+    });
   }
 
   private static async latestIn(c: pg.PoolClient, key: string): Promise<KvRow | undefined> {
@@ -165,33 +170,33 @@ class PostgresBackend implements LogBackend {
     return r && !r.deleted ? { key, revision: Number(r.id), value: r.value } : undefined;
   }
 
-  async create(key: string, value: string, index: readonly string[]): Promise<number> {
+  async create(key: string, value: string, index: readonly string[], fence?: number): Promise<number> {
     const id = await this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (last && !last.deleted) throw keyExists(key);
       await PostgresBackend.claim(c, key, index);
       return PostgresBackend.insert(c, key, true, false, last ? Number(last.id) : 0, value, index);
-    });
+    }, fence, key);
     if (id === undefined) throw keyExists(key);
     return id;
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[]): Promise<number | undefined> {
+  update(key: string, value: string, expected: number, index: readonly string[], fence?: number): Promise<number | undefined> {
     return this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (!last || last.deleted || Number(last.id) !== expected) return undefined;
       await PostgresBackend.claim(c, key, index);
       return PostgresBackend.insert(c, key, false, false, expected, value, index);
-    });
+    }, fence, key);
   }
 
-  delete(key: string, expected: number): Promise<number | undefined> {
+  delete(key: string, expected: number, fence?: number): Promise<number | undefined> {
     return this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (!last || last.deleted || Number(last.id) !== expected) return undefined;
       await PostgresBackend.claim(c, key, []);
       return PostgresBackend.insert(c, key, false, true, expected, last.value, []);
-    });
+    }, fence, key);
   }
 
   async list(start: string, end: string, after: string, revision: number, limit: number): Promise<Row[]> {
@@ -205,7 +210,7 @@ class PostgresBackend implements LogBackend {
     return rows.map((r) => ({ key: r.name, revision: Number(r.id), value: r.value }));
   }
 
-  async rewriteHistory(key: string, property: string): Promise<void> {
+  async rewriteHistory(key: string, property: string, fence?: number): Promise<void> {
     await this.write(async (c) => {
       const rows = (await c.query<KvRow>('SELECT id, deleted, value FROM kv WHERE name = $1 ORDER BY id', [key])).rows;
       const last = rows.at(-1);
@@ -214,7 +219,7 @@ class PostgresBackend implements LogBackend {
         if (next !== r.value) await c.query('UPDATE kv SET value = $1 WHERE id = $2', [next, r.id]);
       }
       return undefined; // no new revision: history is rewritten, not extended
-    });
+    }, fence, key);
   }
 
   async findByIndex(start: string, end: string, index: string): Promise<Row[]> {
@@ -255,7 +260,7 @@ class PostgresBackend implements LogBackend {
     return Number(r?.value ?? 0);
   }
 
-  async compact(revision: number): Promise<void> {
+  async compact(revision: number, fence?: number): Promise<void> {
     await this.write(async (c) => {
       const [r] = (await c.query<{ value: string }>("SELECT value FROM meta WHERE key = 'compact_revision'")).rows;
       if (revision <= Number(r?.value ?? 0)) return undefined;
@@ -265,7 +270,7 @@ class PostgresBackend implements LogBackend {
       );
       await c.query("UPDATE meta SET value = $1 WHERE key = 'compact_revision'", [revision]);
       return undefined;
-    });
+    }, fence);
   }
 
   async ping(): Promise<void> {
@@ -293,7 +298,7 @@ export class PostgresStore extends LogStore {
     this.url = url;
   }
 
-  lease(): PostgresLease {
-    return new PostgresLease(this.url);
+  lease(timing?: LeaseTiming): PostgresLease {
+    return new PostgresLease(this.url, timing);
   }
 }

@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { indexConflict, keyExists, StorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log/log-backend.js';
+import { checkSqliteFence } from './sqlite-lease.js';
 import { withoutProperty } from '../scrub.js';
 import type { LogRecord } from '../types.js';
 
@@ -210,30 +211,38 @@ export class SqliteBackend implements LogBackend {
     return r && !r.deleted ? { key, revision: r.id, value: r.value } : undefined;
   }
 
-  create(key: string, value: string, index: readonly string[]): number {
-    return this.write(() => this.txCreate.immediate(key, value, index));
+  /** Runs a write, checking its fencing token (sqlite-lease.ts) first in the same transaction when it has one. */
+  private fenced<T>(fence: number | undefined, key: string, run: () => T): T {
+    if (fence === undefined) return run();
+    return this.db
+      .transaction(() => {
+        checkSqliteFence(this.db, fence, key);
+        return run();
+      })
+      .immediate();
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[]): number | undefined {
-    return this.write(() => this.txAppend.immediate(key, value, expected, index));
+  create(key: string, value: string, index: readonly string[], fence?: number): number {
+    return this.write(() => this.fenced(fence, key, () => this.txCreate.immediate(key, value, index)));
   }
 
-  delete(key: string, expected: number): number | undefined {
-    return this.write(() => this.txAppend.immediate(key, undefined, expected, []));
+  update(key: string, value: string, expected: number, index: readonly string[], fence?: number): number | undefined {
+    return this.write(() => this.fenced(fence, key, () => this.txAppend.immediate(key, value, expected, index)));
   }
 
-  rewriteHistory(key: string, property: string): void {
-    this.write(() =>
-      this.db
-        .transaction(() => {
-          const live = this.latest(key)?.revision;
-          for (const r of this.stmts.history.all(key)) {
-            const next = r.id === live ? r.value : withoutProperty(r.value, property);
-            if (next !== r.value) this.stmts.rewrite.run(next, r.id);
-          }
-        })
-        .immediate(),
-    );
+  delete(key: string, expected: number, fence?: number): number | undefined {
+    return this.write(() => this.fenced(fence, key, () => this.txAppend.immediate(key, undefined, expected, [])));
+  }
+
+  rewriteHistory(key: string, property: string, fence?: number): void {
+    const rewrite = this.db.transaction(() => {
+      const live = this.latest(key)?.revision;
+      for (const r of this.stmts.history.all(key)) {
+        const next = r.id === live ? r.value : withoutProperty(r.value, property);
+        if (next !== r.value) this.stmts.rewrite.run(next, r.id);
+      }
+    });
+    this.write(() => this.fenced(fence, key, () => rewrite.immediate()));
   }
 
   findByIndex(start: string, end: string, index: string): Row[] {
@@ -270,9 +279,9 @@ export class SqliteBackend implements LogBackend {
     return this.stmts.getMeta.get('compact_revision')?.value ?? 0;
   }
 
-  compact(revision: number): void {
+  compact(revision: number, fence?: number): void {
     if (revision <= this.compactedRevision()) return;
-    this.write(() => this.txCompact.immediate(revision));
+    this.write(() => this.fenced(fence, '', () => this.txCompact.immediate(revision)));
   }
 
   ping(): void {

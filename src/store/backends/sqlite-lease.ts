@@ -1,114 +1,126 @@
 /**
  * The background-work lease of processes sharing one SQLite file (several `teamkeys serve` on one
- * file, which is supported): a row in the file's `lease` table naming the holder and when its
- * hold expires, taken and renewed in BEGIN IMMEDIATE transactions, as kube's Lease objects and
- * client-go's leader election do it. The holder renews well before expiry; a holder that dies
- * stops renewing and another process takes the lease once it expired; one that stops releases it
- * at once. A holder that could not renew in time (its process stalled past the expiry) has lost
- * it and says so, since another may have taken it meanwhile.
+ * file, which is supported): a row in the file's `lease` table naming the holder, when its hold
+ * expires and its fencing token, taken and renewed in BEGIN IMMEDIATE transactions, as kube's
+ * Lease objects and client-go's leader election do it. The holder renews well before expiry; a
+ * holder that dies stops renewing and another process takes the lease once it expired (and
+ * raises the token); one that stops releases it at once. A holder whose renewal is overdue has
+ * lost it (lease.ts), and its writes carrying the old token are refused (checkSqliteFence).
+ *
+ * It runs on the event loop, so it never waits for the file's write lock: busy_timeout is 0, and
+ * a renewal that finds the file locked (another process writing, this one's writer thread
+ * committing) tries again a moment later, until its deadline.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
 import { StorageError } from '../errors.js';
-import type { Lease } from '../lease.js';
+import { fenced } from '../fence.js';
+import { RenewedLease, type LeaseTiming } from '../lease.js';
 
-const schema = 'CREATE TABLE IF NOT EXISTS lease (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL)';
+const schema = 'CREATE TABLE IF NOT EXISTS lease (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL, token INTEGER NOT NULL DEFAULT 0)';
 const leaseName = 'background-work';
 
-export interface SqliteLeaseOptions {
-  /** How long a hold lasts without renewal (default 15 s): the longest another process waits after the holder died. */
-  ttlMs?: number;
-  /** How often the holder renews (default a fifth of ttlMs). */
-  renewMs?: number;
-}
+type LeaseRow = { holder: string; expires_at: number; token: number };
 
-export class SqliteLease implements Lease {
+export type SqliteLeaseOptions = LeaseTiming;
+
+/** How long a renewal waits before trying a locked file again. */
+const lockedRetryMs = 25;
+
+export class SqliteLease extends RenewedLease {
   /** Who holds it, as the row names it: host, process and a random part (a pid is reused). */
   readonly holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   private db: Database.Database | undefined;
-  private heldUntil = 0;
-  private renewal: NodeJS.Timeout | undefined;
-  private lost: () => void = () => {};
-  private readonly ttlMs: number;
-  private readonly renewMs: number;
 
   constructor(
     private readonly path: string,
     opts: SqliteLeaseOptions = {},
   ) {
-    this.ttlMs = opts.ttlMs ?? 15_000;
-    this.renewMs = opts.renewMs ?? Math.floor(this.ttlMs / 5);
+    super(opts);
   }
 
-  /** Its own connection, as the PostgreSQL lease has: a short busy timeout, since it runs on the event loop. */
+  /** Its own connection, as the PostgreSQL lease has, that never waits for a lock (it runs on the event loop). */
   private connection(): Database.Database {
     if (!this.db) {
       const db = new Database(this.path);
-      db.pragma('busy_timeout = 1000');
-      db.exec(schema);
+      db.pragma('busy_timeout = 0');
+      try {
+        db.exec(schema);
+        // Files whose lease row predates fencing gain its token.
+        if (!db.prepare<[], { name: string }>('PRAGMA table_info(lease)').all().some((c) => c.name === 'token')) {
+          db.exec('ALTER TABLE lease ADD COLUMN token INTEGER NOT NULL DEFAULT 0');
+        }
+      } catch (err) {
+        db.close();
+        throw err;
+      }
       this.db = db;
     }
     return this.db;
   }
 
-  /** Takes (or renews) the lease when it is free, expired or ours; false when another holds it. */
-  private claim(): boolean {
+  /**
+   * Takes or renews the lease in one transaction: its token when it was free, expired or ours
+   * (a new hold raises the token, a renewal of `renewing` keeps it), undefined when another holds it.
+   */
+  private claim(renewing: number | undefined): number | undefined {
     const db = this.connection();
     const now = Date.now();
     return db
       .transaction(() => {
-        const row = db.prepare<[string], { holder: string; expires_at: number }>('SELECT holder, expires_at FROM lease WHERE name = ?').get(leaseName);
-        if (row && row.holder !== this.holder && row.expires_at > now) return false;
-        db.prepare('INSERT INTO lease (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at').run(leaseName, this.holder, now + this.ttlMs);
-        this.heldUntil = now + this.ttlMs;
-        return true;
+        const row = db.prepare<[string], LeaseRow>('SELECT holder, expires_at, token FROM lease WHERE name = ?').get(leaseName);
+        const ours = row?.holder === this.holder && row.token === renewing;
+        if (row && !ours && row.expires_at > now) return undefined;
+        if (renewing !== undefined && !ours) return undefined; // the hold ran out and changed hands meanwhile
+        const token = ours ? row.token : (row?.token ?? 0) + 1;
+        db.prepare('INSERT INTO lease (name, holder, expires_at, token) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, token = excluded.token').run(leaseName, this.holder, now + this.ttlMs, token);
+        return token;
       })
       .immediate();
   }
 
-  /** Throws a StorageError Unreachable when the file stayed locked (the leader logs it and retries). */
-  async tryAcquire(): Promise<boolean> {
-    if (this.renewal) return true;
-    let took: boolean;
+  /** Throws a StorageError Unreachable when the file is locked (the leader logs it and retries). */
+  protected async take(): Promise<number | undefined> {
     try {
-      took = this.claim();
+      return this.claim(undefined);
     } catch (err) {
       throw new StorageError('Unreachable', '', `could not take the background-work lease in ${this.path}: ${(err as Error).message}`);
     }
-    if (!took) return false;
-    this.renewal = setInterval(() => this.renew(), this.renewMs);
-    this.renewal.unref();
-    return true;
   }
 
-  private renew(): void {
-    let kept = false;
-    try {
-      kept = this.claim();
-    } catch {
-      // Locked for a moment: tried again at the next tick, unless the hold runs out first.
-      if (Date.now() < this.heldUntil - this.renewMs) return;
+  protected async extend(token: number): Promise<boolean> {
+    for (;;) {
+      try {
+        return this.claim(token) === token;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || !this.valid()) throw err;
+      }
+      await new Promise((r) => setTimeout(r, lockedRetryMs));
     }
-    if (kept) return;
-    clearInterval(this.renewal);
-    this.renewal = undefined;
-    this.lost();
   }
 
-  onLost(callback: () => void): void {
-    this.lost = callback;
-  }
-
-  async release(): Promise<void> {
-    clearInterval(this.renewal);
-    this.renewal = undefined;
+  protected async drop(): Promise<void> {
     try {
-      this.db?.prepare('DELETE FROM lease WHERE name = ? AND holder = ?').run(leaseName, this.holder);
+      // Expired at once rather than deleted: the row keeps the token, which must only grow.
+      this.db?.prepare('UPDATE lease SET expires_at = 0 WHERE name = ? AND holder = ?').run(leaseName, this.holder);
     } catch {
       // Locked or gone: the row expires on its own.
     }
     this.db?.close();
     this.db = undefined;
   }
+}
+
+const fenceReads = new WeakMap<Database.Database, Database.Statement<[string], { token: number }>>();
+
+/**
+ * Refuses a background write whose fencing token is not the lease row's, inside the write's own
+ * transaction (the lease row is in the same file, so no other holder can take it meanwhile).
+ */
+export function checkSqliteFence(db: Database.Database, token: number, key: string): void {
+  let read = fenceReads.get(db);
+  if (!read) fenceReads.set(db, (read = db.prepare<[string], { token: number }>('SELECT token FROM lease WHERE name = ?')));
+  const row = read.get(leaseName);
+  if (row?.token !== token) throw fenced(key, token, row?.token);
 }

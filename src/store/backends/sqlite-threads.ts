@@ -174,24 +174,24 @@ export class ThreadedSqliteBackend implements LogBackend {
     return this.reader.call('latest', key);
   }
 
-  create(key: string, value: string, index: readonly string[]): Promise<number> {
-    return this.writer.call('create', key, value, index);
+  create(key: string, value: string, index: readonly string[], fence?: number): Promise<number> {
+    return this.writer.call('create', key, value, index, fence);
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[]): Promise<number | undefined> {
-    return this.writer.call('update', key, value, expected, index);
+  update(key: string, value: string, expected: number, index: readonly string[], fence?: number): Promise<number | undefined> {
+    return this.writer.call('update', key, value, expected, index, fence);
   }
 
-  delete(key: string, expected: number): Promise<number | undefined> {
-    return this.writer.call('delete', key, expected);
+  delete(key: string, expected: number, fence?: number): Promise<number | undefined> {
+    return this.writer.call('delete', key, expected, fence);
   }
 
   list(start: string, end: string, after: string, revision: number, limit: number): Promise<Row[]> {
     return this.reader.call('list', start, end, after, revision, limit);
   }
 
-  rewriteHistory(key: string, property: string): Promise<void> {
-    return this.writer.call('rewriteHistory', key, property);
+  rewriteHistory(key: string, property: string, fence?: number): Promise<void> {
+    return this.writer.call('rewriteHistory', key, property, fence);
   }
 
   findByIndex(start: string, end: string, index: string): Promise<Row[]> {
@@ -210,8 +210,8 @@ export class ThreadedSqliteBackend implements LogBackend {
     return this.main.compactedRevision();
   }
 
-  compact(revision: number): Promise<void> {
-    return this.writer.call('compact', revision);
+  compact(revision: number, fence?: number): Promise<void> {
+    return this.writer.call('compact', revision, fence);
   }
 
   /** The file answers, and so do both threads: /readyz fails rather than hide a thread that died. */

@@ -28,11 +28,11 @@ type Handler = (...args: never[]) => unknown;
 
 /** Writes, run inside a batch's transaction: each is one savepoint. */
 const writes: Record<string, Handler> = {
-  create: (key: string, value: string, index: readonly string[]) => backend.create(key, value, index),
-  update: (key: string, value: string, expected: number, index: readonly string[]) => backend.update(key, value, expected, index),
-  delete: (key: string, expected: number) => backend.delete(key, expected),
-  rewriteHistory: (key: string, property: string) => backend.rewriteHistory(key, property),
-  compact: (revision: number) => backend.compact(revision),
+  create: (key: string, value: string, index: readonly string[], fence?: number) => backend.create(key, value, index, fence),
+  update: (key: string, value: string, expected: number, index: readonly string[], fence?: number) => backend.update(key, value, expected, index, fence),
+  delete: (key: string, expected: number, fence?: number) => backend.delete(key, expected, fence),
+  rewriteHistory: (key: string, property: string, fence?: number) => backend.rewriteHistory(key, property, fence),
+  compact: (revision: number, fence?: number) => backend.compact(revision, fence),
   auditAppend: (events: AuditEvent[]) => audit.append(events),
   auditTrim: (beforeIso: string) => audit.trim(beforeIso),
 };

@@ -9,7 +9,7 @@ import { silentLog, type StoreLog } from '../types.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';
 import { ThreadedSqliteBackend } from './sqlite-threads.js';
 import { SqliteLease } from './sqlite-lease.js';
-import { LocalLease, type Lease } from '../lease.js';
+import { LocalLease, type Lease, type LeaseTiming } from '../lease.js';
 
 export type { SqliteOptions } from './sqlite-backend.js';
 
@@ -46,8 +46,8 @@ export class SqliteStore extends LogStore {
   }
 
   /** The lease on background work among the processes sharing this file (for a file only this process opens, it is simply always won). */
-  lease(): Lease {
-    return this.path === ':memory:' ? new LocalLease() : new SqliteLease(this.path);
+  lease(timing?: LeaseTiming): Lease {
+    return this.path === ':memory:' ? new LocalLease() : new SqliteLease(this.path, timing);
   }
 
   /** journal_mode and synchronous read back from the connection that writes: what a write's acknowledgement rests on. */

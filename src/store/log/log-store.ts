@@ -1,6 +1,7 @@
 /** The Store every backend shares: preconditions, the update retry loop, listing and watching. */
 import { decodeObject, encodeObject } from '../encode.js';
-import { StorageError, expired, notFound } from '../errors.js';
+import { StorageError, expired, isStorageError, notFound } from '../errors.js';
+import { currentFence, overdue } from '../fence.js';
 import type { LogBackend, Row } from './log-backend.js';
 import { checkPreconditions } from '../preconditions.js';
 import { LogTail } from './log-tail.js';
@@ -55,7 +56,7 @@ export class LogStore implements Store {
   async create<T extends StoredObject>(key: string, obj: T): Promise<T> {
     this.assertOpen(key);
     const value = encodeObject(obj);
-    const revision = await this.backend.create(key, value, indexValues(this.indexer(key, obj)));
+    const revision = await this.fenced(key, (fence) => this.backend.create(key, value, indexValues(this.indexer(key, obj)), fence));
     this.tail.notify();
     return decodeObject<T>(value, revision);
   }
@@ -122,7 +123,7 @@ export class LogStore implements Store {
       checkPreconditions(key, preconditions, current);
       const next = await tryUpdate(current);
       if (next instanceof Removal) {
-        if ((await this.backend.delete(key, row.revision)) !== undefined) {
+        if ((await this.fenced(key, (fence) => this.backend.delete(key, row.revision, fence))) !== undefined) {
           this.tail.notify();
           return next.object;
         }
@@ -130,7 +131,7 @@ export class LogStore implements Store {
       }
       const value = encodeObject(next);
       if (value === row.value) return decodeObject<T>(row.value, row.revision);
-      const revision = await this.backend.update(key, value, row.revision, indexValues(this.indexer(key, next)));
+      const revision = await this.fenced(key, (fence) => this.backend.update(key, value, row.revision, indexValues(this.indexer(key, next)), fence));
       if (revision !== undefined) {
         this.tail.notify();
         return decodeObject<T>(value, revision);
@@ -146,7 +147,7 @@ export class LogStore implements Store {
       const row = await this.backend.latest(key);
       if (!row) throw notFound(key);
       checkPreconditions(key, preconditions, decodeObject<T>(row.value, row.revision));
-      const revision = await this.backend.delete(key, row.revision);
+      const revision = await this.fenced(key, (fence) => this.backend.delete(key, row.revision, fence));
       if (revision !== undefined) {
         this.tail.notify();
         return decodeObject<T>(row.value, revision);
@@ -175,13 +176,13 @@ export class LogStore implements Store {
 
   async scrubHistory(key: string, property: string): Promise<void> {
     this.assertOpen(key);
-    await this.backend.rewriteHistory(key, property);
+    await this.fenced(key, (fence) => this.backend.rewriteHistory(key, property, fence));
     this.tail.rewrite(key, (value) => withoutProperty(value, property));
   }
 
   async compact(revision: number): Promise<void> {
     const current = await this.backend.currentRevision();
-    await this.backend.compact(Math.min(revision, current));
+    await this.fenced('', (fence) => this.backend.compact(Math.min(revision, current), fence));
   }
 
   async ping(): Promise<void> {
@@ -194,6 +195,23 @@ export class LogStore implements Store {
     this.closed = true;
     this.tail.close();
     await this.backend.close();
+  }
+
+  /**
+   * Runs a backend write with the fencing token of the background work it belongs to (fence.ts),
+   * none for a request's write; the fence hears of a refusal, and one already overdue here is
+   * refused before it reaches the store.
+   */
+  private async fenced<T>(key: string, write: (fence: number | undefined) => T | Promise<T>): Promise<T> {
+    const fence = currentFence();
+    if (!fence) return write(undefined);
+    try {
+      if (!fence.valid()) throw overdue(key, fence.token);
+      return await write(fence.token);
+    } catch (err) {
+      if (isStorageError(err, 'Fenced')) fence.refused(err);
+      throw err;
+    }
   }
 
   private assertOpen(key: string): void {
