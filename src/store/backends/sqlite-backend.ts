@@ -12,6 +12,8 @@ import { indexConflict, keyExists, StorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log/log-backend.js';
 import { withoutProperty } from '../scrub.js';
 import type { LogRecord } from '../types.js';
+import type { AuditEvent } from '../../api/audit-event.js';
+import { atRevision, auditInsert, auditRow, auditSchema } from '../audit/audit-trail.js';
 
 const schema = `
 CREATE TABLE IF NOT EXISTS kv (
@@ -90,9 +92,9 @@ export class SqliteBackend implements LogBackend {
   readonly db: Database.Database;
   private readonly busyTimeoutMs: number;
   private readonly stmts;
-  private readonly txCreate: Database.Transaction<(key: string, value: string, index: readonly string[]) => number>;
+  private readonly txCreate: Database.Transaction<(key: string, value: string, index: readonly string[], audit: AuditEvent | undefined) => number>;
   private readonly txAppend: Database.Transaction<
-    (key: string, value: string | undefined, expected: number, index: readonly string[]) => number | undefined
+    (key: string, value: string | undefined, expected: number, index: readonly string[], audit: AuditEvent | undefined) => number | undefined
   >;
   private readonly txCompact: Database.Transaction<(revision: number) => void>;
 
@@ -153,6 +155,12 @@ export class SqliteBackend implements LogBackend {
       uniqueHolder: db.prepare<[string], { name: string }>('SELECT name FROM kv_unique WHERE idx = ?'),
       uniqueRelease: db.prepare<[string]>('DELETE FROM kv_unique WHERE name = ?'),
       uniqueClaim: db.prepare<[string, string]>('INSERT INTO kv_unique (idx, name) VALUES (?, ?)'),
+      auditInsert: db.prepare<[string, string, string, string, string, string]>(auditInsert(() => '?')),
+    };
+    /** The write's audit event, in the write's transaction, at the revision just appended. */
+    const audited = (revision: number, audit: AuditEvent | undefined): number => {
+      if (audit) this.stmts.auditInsert.run(...auditRow(atRevision(audit, revision)));
+      return revision;
     };
     /** Moves the key's unique index values to `index` (none, one or two), in the caller's transaction. */
     const claim = (key: string, index: readonly string[]) => {
@@ -163,19 +171,19 @@ export class SqliteBackend implements LogBackend {
       this.stmts.uniqueRelease.run(key);
       for (const v of index) this.stmts.uniqueClaim.run(v, key);
     };
-    this.txCreate = db.transaction((key: string, value: string, index: readonly string[]) => {
+    this.txCreate = db.transaction((key: string, value: string, index: readonly string[], audit: AuditEvent | undefined) => {
       const last = this.stmts.latest.get(key);
       if (last && !last.deleted) throw keyExists(key);
       claim(key, index);
-      return Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value, index[0] ?? null, index[1] ?? null).lastInsertRowid);
+      return audited(Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value, index[0] ?? null, index[1] ?? null).lastInsertRowid), audit);
     });
     // value undefined appends a tombstone carrying the last value.
-    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number, index: readonly string[]) => {
+    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number, index: readonly string[], audit: AuditEvent | undefined) => {
       const last = this.stmts.latest.get(key);
       if (!last || last.deleted || last.id !== expected) return undefined;
       const deleted = value === undefined ? 1 : 0;
       claim(key, deleted ? [] : index);
-      return Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value, index[0] ?? null, index[1] ?? null).lastInsertRowid);
+      return audited(Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value, index[0] ?? null, index[1] ?? null).lastInsertRowid), audit);
     });
     this.txCompact = db.transaction((revision: number) => {
       this.stmts.compact.run({ rev: revision });
@@ -194,6 +202,8 @@ export class SqliteBackend implements LogBackend {
     const hadUnique = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'kv_unique'").get() !== undefined;
     this.db.exec(uniqueSchema);
     if (!hadUnique) this.db.exec(backfillUnique);
+    // Each write stores its audit event in its own transaction: the table exists before any write.
+    this.db.exec(auditSchema('INTEGER PRIMARY KEY AUTOINCREMENT'));
   }
 
   /** Runs a write; a lock another process held past busy_timeout becomes Unreachable. */
@@ -210,16 +220,16 @@ export class SqliteBackend implements LogBackend {
     return r && !r.deleted ? { key, revision: r.id, value: r.value } : undefined;
   }
 
-  create(key: string, value: string, index: readonly string[]): number {
-    return this.write(() => this.txCreate.immediate(key, value, index));
+  create(key: string, value: string, index: readonly string[], audit?: AuditEvent): number {
+    return this.write(() => this.txCreate.immediate(key, value, index, audit));
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[]): number | undefined {
-    return this.write(() => this.txAppend.immediate(key, value, expected, index));
+  update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent): number | undefined {
+    return this.write(() => this.txAppend.immediate(key, value, expected, index, audit));
   }
 
-  delete(key: string, expected: number): number | undefined {
-    return this.write(() => this.txAppend.immediate(key, undefined, expected, []));
+  delete(key: string, expected: number, audit?: AuditEvent): number | undefined {
+    return this.write(() => this.txAppend.immediate(key, undefined, expected, [], audit));
   }
 
   rewriteHistory(key: string, property: string): void {

@@ -174,16 +174,16 @@ export class ThreadedSqliteBackend implements LogBackend {
     return this.reader.call('latest', key);
   }
 
-  create(key: string, value: string, index: readonly string[]): Promise<number> {
-    return this.writer.call('create', key, value, index);
+  create(key: string, value: string, index: readonly string[], audit?: AuditEvent): Promise<number> {
+    return this.writer.call('create', key, value, index, audit);
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[]): Promise<number | undefined> {
-    return this.writer.call('update', key, value, expected, index);
+  update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent): Promise<number | undefined> {
+    return this.writer.call('update', key, value, expected, index, audit);
   }
 
-  delete(key: string, expected: number): Promise<number | undefined> {
-    return this.writer.call('delete', key, expected);
+  delete(key: string, expected: number, audit?: AuditEvent): Promise<number | undefined> {
+    return this.writer.call('delete', key, expected, audit);
   }
 
   list(start: string, end: string, after: string, revision: number, limit: number): Promise<Row[]> {

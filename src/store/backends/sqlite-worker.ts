@@ -28,9 +28,9 @@ type Handler = (...args: never[]) => unknown;
 
 /** Writes, run inside a batch's transaction: each is one savepoint. */
 const writes: Record<string, Handler> = {
-  create: (key: string, value: string, index: readonly string[]) => backend.create(key, value, index),
-  update: (key: string, value: string, expected: number, index: readonly string[]) => backend.update(key, value, expected, index),
-  delete: (key: string, expected: number) => backend.delete(key, expected),
+  create: (key: string, value: string, index: readonly string[], audit?: AuditEvent) => backend.create(key, value, index, audit),
+  update: (key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent) => backend.update(key, value, expected, index, audit),
+  delete: (key: string, expected: number, audit?: AuditEvent) => backend.delete(key, expected, audit),
   rewriteHistory: (key: string, property: string) => backend.rewriteHistory(key, property),
   compact: (revision: number) => backend.compact(revision),
   auditAppend: (events: AuditEvent[]) => audit.append(events),

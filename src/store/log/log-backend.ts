@@ -1,7 +1,9 @@
 /**
  * What a backend must provide: a log of rows, one per revision, each a key's new value or its
- * tombstone. Every method may answer synchronously (SQLite, memory) or with a promise (PostgreSQL).
+ * tombstone. `audit` is the write's audit event: stored in the write's own transaction (only if the
+ * row is appended) with objectRef.resourceVersion set to the row's revision (auditRow). Every method may answer synchronously (SQLite, memory) or with a promise (PostgreSQL).
  */
+import type { AuditEvent } from '../../api/audit-event.js';
 import type { LogRecord } from '../types.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -21,11 +23,11 @@ export interface LogBackend {
    * (create and update alike), checked in the same transaction as the write. `index` holds the
    * row's index values (indexValues: none, one or two, distinct).
    */
-  create(key: string, value: string, index: readonly string[]): MaybePromise<number>;
+  create(key: string, value: string, index: readonly string[], audit?: AuditEvent): MaybePromise<number>;
   /** Appends a new value if the key's latest live row is still `expected`; undefined otherwise. */
-  update(key: string, value: string, expected: number, index: readonly string[]): MaybePromise<number | undefined>;
+  update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent): MaybePromise<number | undefined>;
   /** Appends a tombstone if the key's latest live row is still `expected`; undefined otherwise. */
-  delete(key: string, expected: number): MaybePromise<number | undefined>;
+  delete(key: string, expected: number, audit?: AuditEvent): MaybePromise<number | undefined>;
   /** Keys in [start, end) and after `after`, live at `revision`, in key order; limit 0 = all. */
   list(start: string, end: string, after: string, revision: number, limit: number): MaybePromise<Row[]>;
   /** Removes the top-level `property` from every row of the key but its latest live one (tombstones included). */
