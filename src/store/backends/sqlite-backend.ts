@@ -289,6 +289,11 @@ export class SqliteBackend implements LogBackend {
     this.stmts.ping.get();
   }
 
+  /** A one-row write nobody reads: whether the file takes writes again (space, a writable mount). */
+  probeWrite(): void {
+    this.write(() => this.db.transaction(() => this.stmts.setMeta.run('write_probe', Date.now())).immediate());
+  }
+
   /** The durability settings as the live connection reports them (synchronous is per connection, never stored). */
   durability(): { journalMode: string; synchronous: string } {
     const synchronous = ['OFF', 'NORMAL', 'FULL', 'EXTRA'][Number(this.db.pragma('synchronous', { simple: true }))] ?? 'unknown';

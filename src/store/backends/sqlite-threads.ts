@@ -221,6 +221,10 @@ export class ThreadedSqliteBackend implements LogBackend {
     this.main.ping();
   }
 
+  probeWrite(): Promise<void> {
+    return this.writer.call('probeWrite');
+  }
+
   durability(): Promise<{ journalMode: string; synchronous: string }> {
     return this.writer.call('durability');
   }

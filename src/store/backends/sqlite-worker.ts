@@ -33,6 +33,7 @@ const writes: Record<string, Handler> = {
   delete: (key: string, expected: number, audit?: AuditEvent) => backend.delete(key, expected, audit),
   rewriteHistory: (key: string, property: string) => backend.rewriteHistory(key, property),
   compact: (revision: number) => backend.compact(revision),
+  probeWrite: () => backend.probeWrite(),
   auditAppend: (events: AuditEvent[]) => audit.append(events),
   auditTrim: (beforeIso: string) => audit.trim(beforeIso),
 };
