@@ -5,7 +5,7 @@
  * the same row. Writes run in BEGIN IMMEDIATE transactions (savepoints when a batch already opened
  * one), so several processes may share the file.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { indexConflict, keyExists, StorageError } from '../errors.js';
@@ -65,6 +65,12 @@ interface ConnectionOptions extends SqliteOptions {
   init?: boolean;
 }
 
+/**
+ * The WAL's size once a checkpoint has emptied it: a reader holding an old snapshot makes the WAL
+ * grow while it reads, and without a limit the file keeps that size for good.
+ */
+export const walSizeLimitBytes = 4 * 1024 * 1024;
+
 /** How long a write waits for another process's write lock unless told otherwise. */
 export const defaultBusyTimeoutMs = 5000;
 
@@ -110,6 +116,7 @@ export class SqliteBackend implements LogBackend {
     // Rewritten or deleted rows (scrubbed secrets, compacted history) are zeroed, not left in free pages.
     this.db.pragma('secure_delete = ON');
     this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    this.db.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
     if (init) this.createSchema();
     const db = this.db;
     this.stmts = {
@@ -287,6 +294,30 @@ export class SqliteBackend implements LogBackend {
 
   ping(): void {
     this.stmts.ping.get();
+  }
+
+  /**
+   * Checkpoints the whole WAL and truncates it to nothing, if it outgrew its limit and no reader
+   * needs its frames: never waits (a reader or another process's writer makes it a no-op until next time).
+   */
+  truncateWal(): boolean {
+    if (this.db.name === ':memory:') return false;
+    let size = 0;
+    try {
+      size = statSync(`${this.db.name}-wal`).size;
+    } catch {
+      return false;
+    }
+    if (size <= walSizeLimitBytes) return false;
+    this.db.pragma('busy_timeout = 0');
+    try {
+      const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      return result?.busy === 0;
+    } catch {
+      return false;
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    }
   }
 
   /** A one-row write nobody reads: whether the file takes writes again (space, a writable mount). */

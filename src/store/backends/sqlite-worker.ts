@@ -85,6 +85,13 @@ function commit(batch: Request[]): Reply[] {
 const queue: Request[] = [];
 let scheduled = false;
 
+/** How often the writer looks whether the WAL outgrew its limit (sqlite-backend.ts truncateWal). */
+const walCheckMs = 1000;
+if (config.role === 'writer') {
+  // Between batches: a WAL grown behind a long reader is truncated once no reader needs it.
+  setInterval(() => queue.length === 0 && backend.truncateWal(), walCheckMs);
+}
+
 /** Commits what has queued up, a batch at a time; messages arriving meanwhile form the next batch. */
 function flush(): void {
   scheduled = false;
