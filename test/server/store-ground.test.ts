@@ -4,7 +4,7 @@
  * - its files removed under it: writes 503 with Retry-After, /readyz unready, a log line says why;
  *   a restart on the state directory refuses to make a new store silently and names --start-empty;
  * - a full disk (a small tmpfs this test mounts): 503 with Retry-After, /readyz unready, and ready
- *   again once space returns, with every acknowledged write still there;
+ *   again once space returns, with every acknowledged write (and its audit event) still there;
  * - a file system the kernel turned read-only under it (ext4 on a loop device, errors=remount-ro,
  *   an error triggered through sysfs): 503 with Retry-After and /readyz unready.
  * Mounting needs root: where this machine cannot mount, those cases are skipped with a loud message.
@@ -141,7 +141,12 @@ describe.runIf(mountable)('a full disk and a read-only file system under a runni
       await eventually('/readyz is ready once space returns', async () => (await readyz(served!)).status === 200);
       expect((await create(served, 'after-space')).status).toBe(201);
       expect(served.stderr()).toContain('the SQLite file takes writes again');
-      for (const name of [...before.acknowledged, ...full.acknowledged]) expect((await get(served, name)).status, name).toBe(200);
+      const acknowledged = [...before.acknowledged, ...full.acknowledged];
+      for (const name of acknowledged) expect((await get(served, name)).status, name).toBe(200);
+      // And each has its audit event, though the disk filled up around them.
+      const events = await fetch(`${served.url}/apis/audit.management.service/v1/events?resource=teams&limit=5000`, { headers: { Authorization: `Bearer ${adminKey}` } });
+      const audited = new Set(((await events.json()) as { items: { verb: string; objectRef: { name: string } }[] }).items.filter((e) => e.verb === 'create').map((e) => e.objectRef.name));
+      expect(acknowledged.filter((name) => !audited.has(name))).toEqual([]);
     } finally {
       await served?.stop();
       sh(`umount ${mnt}`);
