@@ -26,6 +26,8 @@ export interface ServeConfig {
   listen: ListenAddress;
   stateDir: string;
   storeUrl: string;
+  /** Serve an empty store where the state directory says one existed (store-record.ts). */
+  startEmpty: boolean;
   encryptionKeyFile: string;
   tls: TlsChoice;
   logLevel: string;
@@ -125,6 +127,7 @@ export function serveConfig(f: ServeFlags, env: NodeJS.ProcessEnv = process.env)
     listen,
     stateDir,
     storeUrl: serveStoreUrl(f.store, stateDir, env),
+    startEmpty: f.startEmpty === true,
     encryptionKeyFile: f.encryptionKeyFile ?? join(stateDir, encryptionKeyFileName),
     tls,
     logLevel: f.logLevel,

@@ -3,6 +3,7 @@
  * file shared with a server that seals with another encryption key is refused
  * (store/backends/sqlite-sealing-key.ts).
  */
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { FieldCipher } from '../api/field-cipher.js';
 import { SqliteStore } from '../store/backends/sqlite.js';
@@ -11,12 +12,22 @@ import type { LogStore } from '../store/log/log-store.js';
 import { openStore } from '../store/open.js';
 import { cipherFor } from './embedded.js';
 import { CliError } from './errors.js';
+import { checkStoreRecord, recordStore } from './store-record.js';
 
 /** The store (in worker threads) and the cipher of its sealed fields, checked to belong together. */
-export async function openServeStore(url: string, keyFile: string, log: Logger): Promise<{ store: LogStore; cipher: FieldCipher }> {
+export async function openServeStore(
+  url: string,
+  keyFile: string,
+  log: Logger,
+  state: { stateDir: string; startEmpty: boolean },
+): Promise<{ store: LogStore; cipher: FieldCipher }> {
+  const sqlitePath = url.startsWith('sqlite:') ? resolve(url.slice('sqlite:'.length)) : undefined;
+  if (sqlitePath) checkStoreRecord(state.stateDir, sqlitePath, state.startEmpty);
   const cipher = await cipherFor(url, keyFile);
   const store = openStore(url, { log, threads: true });
   if (!(store instanceof SqliteStore)) return { store, cipher };
+  if (state.startEmpty && sqlitePath) log.warn({ path: store.path }, '--start-empty: serving the SQLite store as found, a new empty one if it was missing');
+  recordStore(state.stateDir, store.path);
   const foreign = claimSealingKey(store.path, cipher.fingerprints());
   if (foreign) {
     await store.close();

@@ -10,7 +10,7 @@ import { recordUpdate, type Operation } from '../api/fields/managed.js';
 import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer, type WriteResult } from './context.js';
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
-import { fieldsTouched, observeWrite } from './observe.js';
+import { auditOf, fieldsTouched } from './observe.js';
 import { tieToSignIn } from './sign-in-tie.js';
 import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
@@ -74,8 +74,8 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
         if (await exists(ctx, name)) throw alreadyExists(ctx.gr, name);
         return { object: present(stored, revealedKey), warnings };
       }
-      const created = await storeCall(ctx, name, () => ctx.store.create<StoredApiObject>(keyOf(ctx, name), stored));
-      observeWrite(ctx, opts, { verb: 'create', object: present(created), fields: fieldsTouched(ctx, undefined, present(created)) });
+      const audit = auditOf(ctx, opts, (w) => ({ verb: 'create', object: present(w.object), fields: fieldsTouched(ctx, undefined, present(w.object)) }));
+      const created = await storeCall(ctx, name, () => ctx.store.create<StoredApiObject>(keyOf(ctx, name), stored, { audit }));
       return { object: present(created, revealedKey), warnings };
     } catch (err) {
       const taken = err instanceof ApiError && err.reason === 'AlreadyExists';

@@ -8,10 +8,11 @@ import type { FieldError } from '../api/field-errors.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { checkPreconditions } from '../store/preconditions.js';
-import type { Preconditions } from '../store/types.js';
+import type { Preconditions, WriteAudit } from '../store/types.js';
 import { keyOf, present, timestamp, type RegistryContext, type Writer } from './context.js';
 import type { Admit } from './admission.js';
 import { isRemovable } from './lifecycle.js';
+import { auditOf, describeDelete } from './observe.js';
 import { scrubReplacedSecrets } from './scrub.js';
 import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
@@ -47,8 +48,8 @@ function validateDeleteOptions(opts: DeleteOptions): void {
 }
 
 /** Removes the stored version `obj` unless it changed meanwhile; false when it did. */
-async function removeExact(ctx: RegistryContext, name: string, obj: KubeObject): Promise<StoredApiObject | undefined> {
-  const deleted = await storeCallUnless(ctx, name, 'PreconditionFailed', () => ctx.store.delete<StoredApiObject>(keyOf(ctx, name), { resourceVersion: obj.metadata.resourceVersion! }));
+async function removeExact(ctx: RegistryContext, name: string, obj: KubeObject, audit?: WriteAudit<StoredApiObject>): Promise<StoredApiObject | undefined> {
+  const deleted = await storeCallUnless(ctx, name, 'PreconditionFailed', () => ctx.store.delete<StoredApiObject>(keyOf(ctx, name), { resourceVersion: obj.metadata.resourceVersion! }, { audit }));
   if (deleted) await scrubReplacedSecrets(ctx, name, deleted, undefined);
   return deleted;
 }
@@ -61,6 +62,9 @@ export const gcFinalizers: Partial<Record<PropagationPolicy, string>> = { Foregr
 export async function remove(ctx: RegistryContext, name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
   validateDeleteOptions(opts);
   const gcFinalizer = gcFinalizers[(opts.propagationPolicy ?? 'Background') as PropagationPolicy];
+  // One event per delete, stored with the write that ends it: the removal, or the start of terminating.
+  const removal = auditOf(ctx, opts, describeDelete);
+  const terminating = auditOf(ctx, opts, (w) => (isRemovable(w.object, ctx.now()) ? undefined : describeDelete(w)));
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const current = await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name)));
     await storeCall(ctx, name, async () => checkPreconditions(keyOf(ctx, name), opts.preconditions, current));
@@ -68,7 +72,7 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
     const immediate = !current.metadata.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0 && !gcFinalizer;
     if (immediate) {
       if (opts.dryRun) return { object: present(current), removed: true };
-      const deleted = await removeExact(ctx, name, current);
+      const deleted = await removeExact(ctx, name, current, removal);
       if (deleted) return { object: present(deleted), removed: true };
       continue; // changed between read and delete: decide again on the new version
     }
@@ -91,10 +95,10 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
     };
     const updated = opts.dryRun
       ? startDeletion(current)
-      : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), opts.preconditions, startDeletion));
+      : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), opts.preconditions, startDeletion, { audit: terminating }));
     if (!isRemovable(updated, ctx.now())) return { object: present(updated), removed: false };
     if (opts.dryRun) return { object: present(updated), removed: true };
-    const deleted = await removeExact(ctx, name, updated);
+    const deleted = await removeExact(ctx, name, updated, removal);
     if (deleted) return { object: present(deleted), removed: true };
   }
   throw conflict(ctx.gr, name);

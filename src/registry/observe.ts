@@ -1,7 +1,9 @@
-/** Tells the context's write observer about a write that succeeded: the one place verbs call. */
+/** The audit of a write, handed to the store to keep with it: the one place verbs call. */
 import { leavesOf, pathString } from '../api/fields/fieldset.js';
+import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
-import { managerOf, type RegistryContext, type Writer } from './context.js';
+import type { PendingWrite, WriteAudit } from '../store/types.js';
+import { managerOf, present, type RegistryContext, type Writer } from './context.js';
 import type { FieldsTouched, ObservedWrite } from './write-observer.js';
 
 /** The field paths between two versions of an object (managedFields aside). */
@@ -20,8 +22,22 @@ export function fieldsTouched(ctx: RegistryContext, before: KubeObject | undefin
   return fields;
 }
 
-/** Tells the observer, unless there is none or the write was a dry run. */
-export function observeWrite(ctx: RegistryContext, opts: Writer & { dryRun?: boolean }, write: Omit<ObservedWrite, 'fieldManager' | 'requester' | 'resource'>): void {
-  if (!ctx.observe || opts.dryRun) return;
-  ctx.observe({ ...write, resource: ctx.model.info.plural, fieldManager: managerOf(opts), ...(opts.requester ? { requester: opts.requester } : {}), ...(opts.auditAnnotations ? { auditAnnotations: opts.auditAnnotations } : {}) });
+/** What a verb says of its write: verb, subresource, the object and fields (undefined: nothing to record). */
+export type DescribeWrite = (write: PendingWrite<StoredApiObject>) => Omit<ObservedWrite, 'fieldManager' | 'requester' | 'resource'> | undefined;
+
+/** The audit the store keeps with a write, unless there is no observer or the write is a dry run. */
+export function auditOf(ctx: RegistryContext, opts: Writer & { dryRun?: boolean }, describe: DescribeWrite): WriteAudit<StoredApiObject> | undefined {
+  const observer = ctx.observe;
+  if (!observer || opts.dryRun) return undefined;
+  return {
+    eventOf: (pending) => {
+      const write = describe(pending);
+      if (!write) return undefined;
+      return observer.eventOf({ ...write, resource: ctx.model.info.plural, fieldManager: managerOf(opts), ...(opts.requester ? { requester: opts.requester } : {}), ...(opts.auditAnnotations ? { auditAnnotations: opts.auditAnnotations } : {}) });
+    },
+    committed: (event) => observer.committed(event),
+  };
 }
+
+/** A delete's record: the object as it goes (or as it now terminates). */
+export const describeDelete: DescribeWrite = (w) => ({ verb: 'delete', object: present(w.object) });

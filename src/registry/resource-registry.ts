@@ -12,7 +12,6 @@ import { create, type CreateOptions } from './create.js';
 import { remove, removeDue, type DeleteOptions, type DeleteResult } from './delete.js';
 import { assertReached, list, parseResourceVersion, type ListOptions } from './list.js';
 import { getJson, listJson, type CachedObject } from './cached-reads.js';
-import { observeWrite } from './observe.js';
 import { storeCall } from './storage-errors.js';
 import type { WriteObserver } from './write-observer.js';
 import { patch, update, type PatchType, type UpdateOptions } from './update.js';
@@ -119,12 +118,7 @@ export class ResourceRegistry {
   }
 
   delete(name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
-    return this.writes.track(
-      remove(this.ctx, name, opts).then((result) => {
-        observeWrite(this.ctx, opts, { verb: 'delete', object: result.object });
-        return result;
-      }),
-    );
+    return this.writes.track(remove(this.ctx, name, opts));
   }
 
   /** Deletes every object the selectors match; returns what was deleted or is now terminating. */

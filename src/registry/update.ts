@@ -15,7 +15,7 @@ import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { keyValueInUse } from './key-value-in-use.js';
 import { isRemovable } from './lifecycle.js';
-import { fieldsTouched, observeWrite } from './observe.js';
+import { auditOf, describeDelete, fieldsTouched } from './observe.js';
 import { scrubReplacedSecrets } from './scrub.js';
 import { storeCall } from './storage-errors.js';
 import { Removal } from '../store/types.js';
@@ -158,23 +158,21 @@ export async function runUpdate(
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
     return isRemovable(result.stored, ctx.now()) ? new Removal(result.stored) : result.stored;
   };
+  // The store records the event with the write; an update that changed nothing writes nothing and records nothing.
+  const subresource = opts.observedAs ?? opts.subresource;
+  const audit = auditOf(ctx, opts, (w) => {
+    if (w.removed) return describeDelete(w);
+    const after = present(w.object);
+    return { verb, ...(subresource ? { subresource } : {}), object: after, fields: fieldsTouched(ctx, w.before && present(w.before), after) };
+  });
   const decided = opts.dryRun
     ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
-    : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate));
+    : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate, { audit }));
   if (decided instanceof Removal) {
-    if (!opts.dryRun) {
-      await scrubReplacedSecrets(ctx, name, decided.object, undefined);
-      observeWrite(ctx, opts, { verb: 'delete', object: present(decided.object) });
-    }
+    if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, decided.object, undefined);
     return present(decided.object, revealedKey);
   }
   if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, before, decided);
-  // An update that changed nothing kept its resourceVersion: nothing was written, nothing to record.
-  if (before && decided.metadata.resourceVersion !== before.metadata.resourceVersion) {
-    const after = present(decided);
-    const subresource = opts.observedAs ?? opts.subresource;
-    observeWrite(ctx, opts, { verb, ...(subresource ? { subresource } : {}), object: after, fields: fieldsTouched(ctx, present(before), after) });
-  }
   return present(decided, revealedKey);
 }
 

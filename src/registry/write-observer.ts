@@ -1,8 +1,10 @@
 /**
- * The write observer: told about every write that succeeded (never a dry run, never a refused
- * one), after the store took it. The server records these as its audit trail; the registry knows
- * nothing of where they go, and authorization (admission) stays a separate hook.
+ * The write observer: turns every write (never a dry run, never a refused one) into its audit
+ * event, which the store keeps in the write's own transaction, and hears of it once committed. The
+ * server records these as its audit trail; the registry knows nothing of what the events say, and
+ * authorization (admission) stays a separate hook.
  */
+import type { AuditEvent } from '../api/audit-event.js';
 import type { KubeObject } from '../api/types.js';
 
 /** Who sent a write, as the server authenticated it; absent for the server's own writes. */
@@ -40,4 +42,9 @@ export interface ObservedWrite {
   auditAnnotations?: Record<string, string>;
 }
 
-export type WriteObserver = (write: ObservedWrite) => void;
+export interface WriteObserver {
+  /** The audit event of a write about to be stored, or undefined to record none. */
+  eventOf(write: ObservedWrite): AuditEvent | undefined;
+  /** The write committed with this event (objectRef.resourceVersion set). */
+  committed(event: AuditEvent): void;
+}

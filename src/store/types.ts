@@ -1,3 +1,5 @@
+import type { AuditEvent } from '../api/audit-event.js';
+
 /**
  * The Store interface, modelled on kube-apiserver's storage.Interface: objects are JSON values under
  * string keys, every write gets the next value of one global revision, and that revision is the
@@ -100,7 +102,7 @@ export interface Store {
   /** The live objects under prefix carrying the index value `value` (as either of theirs): indexed reads, no scan. */
   getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]>;
   /** Writes a new object; fails with KeyExists when the key holds a live object. */
-  create<T extends StoredObject>(key: string, obj: T): Promise<T>;
+  create<T extends StoredObject>(key: string, obj: T, opts?: WriteOptions<T>): Promise<T>;
   get<T extends StoredObject>(key: string): Promise<T>;
   list<T extends StoredObject>(prefix: string, opts?: ListOptions): Promise<ListResult<T>>;
   /**
@@ -117,9 +119,10 @@ export interface Store {
     key: string,
     preconditions: Preconditions | undefined,
     tryUpdate: TryUpdate<T>,
+    opts?: WriteOptions<T>,
   ): Promise<T>;
   /** Removes the object if preconditions hold; returns it as it was, at the deletion revision. */
-  delete<T extends StoredObject>(key: string, preconditions?: Preconditions): Promise<T>;
+  delete<T extends StoredObject>(key: string, preconditions?: Preconditions, opts?: WriteOptions<T>): Promise<T>;
   /** Every event under prefix with a revision after fromRevision, in revision order. */
   watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T>;
   /** The revision of the latest write. */
@@ -157,6 +160,30 @@ export interface StoreLog {
 
 /** For stores opened without a logger (the CLI's embedded commands). */
 export const silentLog: StoreLog = { error: () => {}, warn: () => {}, info: () => {} };
+
+/** A write about to be stored, as its audit event describes it. */
+export interface PendingWrite<T> {
+  /** The version written; for a removal, the object as it goes. */
+  object: T;
+  /** The version it replaces (updates and removals). */
+  before?: T;
+  removed: boolean;
+}
+
+/**
+ * The audit event a write stores in its own transaction, so an acknowledged write always has its
+ * event and a failed one never does. The backend sets objectRef.resourceVersion to the write's revision.
+ */
+export interface WriteAudit<T> {
+  /** The event for the write about to be stored; undefined records none. Called once per attempt. */
+  eventOf(write: PendingWrite<T>): AuditEvent | undefined;
+  /** Told after the commit, with the event as stored (the --audit-log file's line). */
+  committed?(event: AuditEvent): void;
+}
+
+export interface WriteOptions<T> {
+  audit?: WriteAudit<T> | undefined;
+}
 
 /** The first key after every key with this prefix, for range scans. */
 export function prefixEnd(prefix: string): string {

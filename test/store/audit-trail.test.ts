@@ -12,7 +12,7 @@ import { PostgresStore } from '../../src/store/backends/postgres.js';
 import { SqliteStore } from '../../src/store/backends/sqlite.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { openAuditTrail } from '../../src/store/audit/open.js';
-import type { Store } from '../../src/store/types.js';
+import type { Store, StoredObject, WriteAudit } from '../../src/store/types.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 function event(n: number, name: string, username: string, time: string): AuditEvent {
@@ -87,6 +87,29 @@ describe.each(backends)('the audit trail on %s', (backend, setup) => {
     }
     expect(await trail.trim(new Date('2026-01-02T12:00:00.000Z'))).toBe(2);
     expect((await trail.list({})).map((e) => e.auditID)).toEqual(['id-3']);
+    await trail.close();
+    await store.close();
+    done();
+  });
+
+  it('stores a write\'s event in the write\'s own transaction, at its revision; a refused write stores none', async () => {
+    const { open, done } = await setup();
+    const store = open();
+    const trail = openAuditTrail(store);
+    const audit = (verb: AuditEvent['verb'] | 'refused'): WriteAudit<StoredObject> => ({
+      eventOf: (w) => ({ ...event(0, 'written', 'olga', '2026-02-01T00:00:00.000Z'), auditID: `${verb}-${w.removed ? 'removed' : 'kept'}` }),
+    });
+    const created = await store.create('/teams/written', { metadata: {} }, { audit: audit('create') });
+    const updated = await store.guaranteedUpdate('/teams/written', undefined, (cur) => ({ ...cur, spec: { n: 1 } }), { audit: audit('update') });
+    // Refused: the key exists. Its event must not be stored.
+    await expect(store.create('/teams/written', { metadata: {} }, { audit: audit('refused') })).rejects.toMatchObject({ code: 'KeyExists' });
+    const deleted = await store.delete('/teams/written', undefined, { audit: audit('delete') });
+    const events = (await trail.list({ name: 'written' })).map((e) => `${e.auditID}@${e.objectRef.resourceVersion}`);
+    expect(events).toEqual([
+      `create-kept@${created.metadata!.resourceVersion}`,
+      `update-kept@${updated.metadata!.resourceVersion}`,
+      `delete-removed@${deleted.metadata!.resourceVersion}`,
+    ]);
     await trail.close();
     await store.close();
     done();

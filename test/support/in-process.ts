@@ -10,7 +10,7 @@ import { CachedStore } from '../../src/store/cache/cached-store.js';
 import type { Store } from '../../src/store/types.js';
 import type { Clock } from '../../src/clock.js';
 import { AuditRecorder } from '../../src/server/audit/audit-recorder.js';
-import { MemoryAuditTrail } from '../../src/store/audit/audit-trail.js';
+import { openAuditTrail } from '../../src/store/audit/open.js';
 import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key-health-sweep.js';
 import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
 
@@ -52,8 +52,10 @@ export interface InProcessOptions {
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
   const logger = opts.logger ?? pino({ level: 'silent' });
-  const audit = opts.audit ? new AuditRecorder(new MemoryAuditTrail(), logger, opts.now ? { now: opts.now } : {}) : undefined;
-  const registry = createRegistry(opts.store ?? new CachedStore(new MemoryStore()), {
+  const store = opts.store ?? new CachedStore(new MemoryStore());
+  // The events are stored with the writes, so the trail is the store's own.
+  const audit = opts.audit ? new AuditRecorder(openAuditTrail(store), logger, opts.now ? { now: opts.now } : {}) : undefined;
+  const registry = createRegistry(store, {
     ...(opts.maxTtlSeconds ? { keyPolicy: { maxTtlSeconds: opts.maxTtlSeconds } } : {}),
     ...(opts.now ? { now: opts.now } : {}),
     ...(audit ? { onWrite: audit.observer } : {}),

@@ -76,7 +76,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
   }
 
   const { maxTtlSeconds } = config;
-  const { store, cipher } = await openServeStore(config.storeUrl, config.encryptionKeyFile, logger);
+  const { store, cipher } = await openServeStore(config.storeUrl, config.encryptionKeyFile, logger, { stateDir: config.stateDir, startEmpty: config.startEmpty });
   const audit = new AuditRecorder(openAuditTrail(store), logger, { retentionMs: config.auditRetentionMs, ...(config.auditLogFile ? { logFile: config.auditLogFile } : {}) });
   const cached = new CachedStore(store, { log: logger });
   const registry = createRegistry(cached, { group: config.apiGroup, cipher, onWrite: audit.observer, ...(maxTtlSeconds ? { keyPolicy: { maxTtlSeconds } } : {}) });

@@ -25,6 +25,7 @@ export const serveFlags = [
   { name: 'listen', arg: '<host:port>', help: 'address to listen on; port 0 picks a free one', default: '127.0.0.1:8080' },
   { ...storeFlag, help: serveStoreHelp },
   { name: 'state-dir', arg: '<dir>', help: 'where everything the server keeps goes: the SQLite store (unless --store), the encryption key file, the administrator key, the self-signed certificate, a kubeconfig, the sidecar\'s mirrors, keys and reports', default: '.teamkeys' },
+  { name: 'start-empty', help: 'start on an empty store even where the state directory says a SQLite store existed (it was removed or moved); without it the server refuses to start' },
   { name: 'tls-cert', arg: '<file>', help: 'PEM certificate to serve HTTPS with (default: a self-signed one in the state directory)' },
   { name: 'tls-key', arg: '<file>', help: 'PEM private key for --tls-cert' },
   { name: 'insecure-http', help: 'serve plain HTTP (behind a TLS-terminating proxy); kubectl sends no key over plain HTTP' },

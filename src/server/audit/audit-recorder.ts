@@ -1,6 +1,6 @@
 /**
- * The server's audit trail: every successful write the registry observes becomes an audit Event,
- * appended to the store's trail and (with --audit-log) to a JSON-lines file; old events are trimmed
+ * The server's audit trail: every successful write the registry makes becomes an audit Event,
+ * stored in the write's own transaction and (with --audit-log) appended to a JSON-lines file; old events are trimmed
  * after the retention period. The server's own status bookkeeping (a key's lastActivity) is left
  * out: it changes no access and would bury the writes people make.
  */
@@ -30,9 +30,6 @@ export const defaultAuditRetentionMs = 90 * 24 * 3600 * 1000;
 export const serverUser = 'system:teamkeys';
 
 export class AuditRecorder {
-  private pending: Promise<void> = Promise.resolve();
-  /** Events observed in this turn of the event loop, stored together in one transaction. */
-  private batch: AuditEvent[] = [];
   private readonly file: WriteStream | undefined;
   private readonly now: () => Date;
 
@@ -46,22 +43,14 @@ export class AuditRecorder {
     this.file?.on('error', (err) => this.log.error({ err }, 'cannot write the audit log file'));
   }
 
-  /** The observer to give the registry. */
-  readonly observer: WriteObserver = (write) => {
-    if (!write.requester && write.subresource === 'status' && !this.opts.localUser) return;
-    const event = this.eventOf(write);
-    this.file?.write(`${JSON.stringify(event)}\n`);
-    this.batch.push(event);
-    if (this.batch.length > 1) return;
-    // Appends are chained so the trail keeps the order the writes happened in; the writes of one
-    // event-loop turn go in one batch.
-    this.pending = this.pending
-      .then(() => new Promise<void>((done) => setImmediate(done)))
-      .then(() => {
-        const events = this.batch;
-        this.batch = [];
-        return this.trail.append(events).catch((err: unknown) => this.log.error({ err, auditIDs: events.map((e) => e.auditID) }, 'cannot store audit events'));
-      });
+  /**
+   * The observer to give the registry: the store keeps each event in its write's own transaction
+   * (an acknowledged write always has its event; a failed one has none), and the file hears of it
+   * once committed.
+   */
+  readonly observer: WriteObserver = {
+    eventOf: (write) => (!write.requester && write.subresource === 'status' && !this.opts.localUser ? undefined : this.eventOf(write)),
+    committed: (event) => void this.file?.write(`${JSON.stringify(event)}\n`),
   };
 
   private eventOf(w: ObservedWrite): AuditEvent {
@@ -102,20 +91,17 @@ export class AuditRecorder {
     return this.opts.retentionMs ?? defaultAuditRetentionMs;
   }
 
-  /** Matching events, once every write observed so far is stored. */
+  /** Matching events (every acknowledged write's is stored already). */
   async list(filter: AuditFilter): Promise<AuditEvent[]> {
-    await this.pending;
     return this.trail.list(filter);
   }
 
   /** Drops events older than the retention period. */
   async trim(): Promise<number> {
-    await this.pending;
     return this.trail.trim(new Date(this.now().getTime() - this.retentionMs));
   }
 
   async close(): Promise<void> {
-    await this.pending;
     await new Promise<void>((done) => (this.file ? this.file.end(done) : done()));
     await this.trail.close();
   }

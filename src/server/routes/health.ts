@@ -15,7 +15,7 @@ export function registerHealthRoutes(app: FastifyInstance, store: Store, package
       return reply.type('text/plain').send('ok');
     } catch (err) {
       req.log.warn({ err }, 'readiness check failed');
-      return reply.code(503).type('text/plain').send('[-]store failed: the store does not answer\nreadyz check failed');
+      return reply.code(503).type('text/plain').send('[-]store failed: the store does not answer or does not take writes (the server log says why)\nreadyz check failed');
     }
   });
 }

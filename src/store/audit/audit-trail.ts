@@ -37,12 +37,33 @@ export function columnsOf(e: AuditEvent) {
   return { time: e.stageTimestamp, resource: e.objectRef.resource, name: e.objectRef.name, uid: e.objectRef.uid ?? '', username: e.user.username };
 }
 
+/** The event as a write stores it: objectRef.resourceVersion is the write's own revision. */
+export function atRevision(e: AuditEvent, revision: number): AuditEvent {
+  return { ...e, objectRef: { ...e.objectRef, resourceVersion: String(revision) } };
+}
+
+/** The values of one audit_events row (time, resource, name, uid, username, event), in column order. */
+export function auditRow(e: AuditEvent): [string, string, string, string, string, string] {
+  const c = columnsOf(e);
+  return [c.time, c.resource, c.name, c.uid, c.username, JSON.stringify(e)];
+}
+
+/** The insert of one event, the same in every SQL backend but for its placeholders. */
+export function auditInsert(placeholder: (i: number) => string): string {
+  return `INSERT INTO audit_events (time, resource, name, uid, username, event) VALUES (${[1, 2, 3, 4, 5, 6].map(placeholder).join(', ')})`;
+}
+
 /** One in-memory trail (the memory: store, and tests). */
 export class MemoryAuditTrail implements AuditTrail {
   private events: AuditEvent[] = [];
 
   async append(events: AuditEvent[]): Promise<void> {
-    this.events.push(...structuredClone(events));
+    for (const e of events) this.keep(e);
+  }
+
+  /** Keeps one event at once (the memory store's writes, in their own synchronous step). */
+  keep(event: AuditEvent): void {
+    this.events.push(structuredClone(event));
   }
 
   async list(f: AuditFilter): Promise<AuditEvent[]> {

@@ -1,7 +1,7 @@
 /** The audit trail in the PostgreSQL store's database: its own table on the store's pool. */
 import type pg from 'pg';
 import { defaultAuditLimit, type AuditEvent, type AuditFilter } from '../../api/audit-event.js';
-import { auditSchema, columnsOf, whereOf, type AuditTrail } from './audit-trail.js';
+import { auditRow, auditSchema, whereOf, type AuditTrail } from './audit-trail.js';
 
 const schema = auditSchema('BIGSERIAL PRIMARY KEY');
 
@@ -25,8 +25,7 @@ export class PostgresAuditTrail implements AuditTrail {
     // One multi-row INSERT: one round trip and one commit for the whole batch, in order.
     const values: string[] = [];
     const rows = events.map((e, i) => {
-      const c = columnsOf(e);
-      values.push(c.time, c.resource, c.name, c.uid, c.username, JSON.stringify(e));
+      values.push(...auditRow(e));
       return `(${[1, 2, 3, 4, 5, 6].map((k) => `$${i * 6 + k}`).join(', ')})`;
     });
     await this.pool.query(`INSERT INTO audit_events (time, resource, name, uid, username, event) VALUES ${rows.join(', ')}`, values);

@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import { defaultAuditLimit, type AuditEvent, type AuditFilter } from '../../api/audit-event.js';
-import { auditSchema, columnsOf, whereOf, type AuditTrail } from './audit-trail.js';
+import { auditInsert, auditRow, auditSchema, whereOf, type AuditTrail } from './audit-trail.js';
 
 const schema = auditSchema('INTEGER PRIMARY KEY AUTOINCREMENT');
 
@@ -18,14 +18,9 @@ export function sqliteAuditStatements(db: Database.Database) {
     },
     append(events: AuditEvent[]): void {
       if (!insertAll) {
-        const insert = db.prepare<[string, string, string, string, string, string]>(
-          'INSERT INTO audit_events (time, resource, name, uid, username, event) VALUES (?, ?, ?, ?, ?, ?)',
-        );
+        const insert = db.prepare<[string, string, string, string, string, string]>(auditInsert(() => '?'));
         insertAll = db.transaction((batch: AuditEvent[]) => {
-          for (const e of batch) {
-            const c = columnsOf(e);
-            insert.run(c.time, c.resource, c.name, c.uid, c.username, JSON.stringify(e));
-          }
+          for (const e of batch) insert.run(...auditRow(e));
         });
       }
       insertAll.immediate(events);

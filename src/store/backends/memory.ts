@@ -3,6 +3,8 @@ import { indexConflict, keyExists } from '../errors.js';
 import type { LogBackend, Row } from '../log/log-backend.js';
 import { LogStore } from '../log/log-store.js';
 import type { EventType, LogRecord } from '../types.js';
+import type { AuditEvent } from '../../api/audit-event.js';
+import { MemoryAuditTrail, atRevision } from '../audit/audit-trail.js';
 import { withoutProperty } from '../scrub.js';
 
 interface MemRow {
@@ -36,27 +38,35 @@ class MemoryBackend implements LogBackend {
   /** Index value -> keys whose latest live row carries it. */
   private readonly byIndex = new Map<string, Set<string>>();
 
+  constructor(private readonly trail: MemoryAuditTrail) {}
+
   latest(key: string): Row | undefined {
     const last = this.rows.get(key)?.at(-1);
     return last && last.type !== 'DELETED' ? last : undefined;
   }
 
-  create(key: string, value: string, index: readonly string[]): number {
+  create(key: string, value: string, index: readonly string[], audit?: AuditEvent): number {
     const last = this.rows.get(key)?.at(-1);
     if (last && last.type !== 'DELETED') throw keyExists(key);
-    return this.append(key, value, 'ADDED', last?.revision ?? 0, index);
+    return this.audited(this.append(key, value, 'ADDED', last?.revision ?? 0, index), audit);
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[]): number | undefined {
+  update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent): number | undefined {
     const last = this.latest(key);
     if (!last || last.revision !== expected) return undefined;
-    return this.append(key, value, 'MODIFIED', expected, index);
+    return this.audited(this.append(key, value, 'MODIFIED', expected, index), audit);
   }
 
-  delete(key: string, expected: number): number | undefined {
+  delete(key: string, expected: number, audit?: AuditEvent): number | undefined {
     const last = this.latest(key);
     if (!last || last.revision !== expected) return undefined;
-    return this.append(key, last.value, 'DELETED', expected, []);
+    return this.audited(this.append(key, last.value, 'DELETED', expected, []), audit);
+  }
+
+  /** The write's audit event goes in with it (one synchronous step: nothing can come between). */
+  private audited(revision: number, audit: AuditEvent | undefined): number {
+    if (audit) this.trail.keep(atRevision(audit, revision));
+    return revision;
   }
 
   rewriteHistory(key: string, property: string): void {
@@ -157,7 +167,12 @@ class MemoryBackend implements LogBackend {
 
 /** A Store that lives in this process's memory and is gone when it exits. */
 export class MemoryStore extends LogStore {
+  /** The audit trail its writes store their events in. */
+  readonly auditTrail: MemoryAuditTrail;
+
   constructor() {
-    super(new MemoryBackend(), { pollIntervalMs: 0 });
+    const trail = new MemoryAuditTrail();
+    super(new MemoryBackend(trail), { pollIntervalMs: 0 });
+    this.auditTrail = trail;
   }
 }

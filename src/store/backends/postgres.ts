@@ -9,6 +9,8 @@ import { indexConflict, keyExists } from '../errors.js';
 import type { LogBackend, Row } from '../log/log-backend.js';
 import { LogStore } from '../log/log-store.js';
 import { silentLog, type LogRecord, type StoreLog } from '../types.js';
+import type { AuditEvent } from '../../api/audit-event.js';
+import { atRevision, auditInsert, auditRow, auditSchema } from '../audit/audit-trail.js';
 import { withoutProperty } from '../scrub.js';
 import { classify } from './postgres-errors.js';
 import { WriteBatcher, type WriteFn } from './postgres-batch.js';
@@ -41,6 +43,7 @@ CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL;
 CREATE INDEX IF NOT EXISTS kv_idx2 ON kv (idx2) WHERE idx2 IS NOT NULL;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
 INSERT INTO meta (key, value) VALUES ('revision', 0), ('compact_revision', 0) ON CONFLICT (key) DO NOTHING;
+${auditSchema('BIGSERIAL PRIMARY KEY')}
 `;
 /** Live objects' index values, unique: two access keys can never share a value, however they race. */
 const uniqueSchema = `
@@ -157,12 +160,15 @@ class PostgresBackend implements LogBackend {
     for (const v of index) await c.query('INSERT INTO kv_unique (idx, name) VALUES ($1, $2)', [v, key]);
   }
 
-  private static async insert(c: pg.PoolClient, key: string, created: boolean, deleted: boolean, prev: number, value: string, index: readonly string[]) {
+  /** Appends a row and, in the same savepoint of the batch's transaction, the write's audit event. */
+  private static async insert(c: pg.PoolClient, key: string, created: boolean, deleted: boolean, prev: number, value: string, index: readonly string[], audit: AuditEvent | undefined) {
     const r = await c.query<{ id: string }>(
       'INSERT INTO kv (name, created, deleted, prev_revision, value, idx, idx2) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
       [key, created, deleted, prev, value, index[0] ?? null, index[1] ?? null],
     );
-    return Number(r.rows[0]!.id);
+    const id = Number(r.rows[0]!.id);
+    if (audit) await c.query(auditInsert((i) => `$${i}`), auditRow(atRevision(audit, id)));
+    return id;
   }
 
   async latest(key: string): Promise<Row | undefined> {
@@ -170,32 +176,32 @@ class PostgresBackend implements LogBackend {
     return r && !r.deleted ? { key, revision: Number(r.id), value: r.value } : undefined;
   }
 
-  async create(key: string, value: string, index: readonly string[], fence?: number): Promise<number> {
+  async create(key: string, value: string, index: readonly string[], audit?: AuditEvent, fence?: number): Promise<number> {
     const id = await this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (last && !last.deleted) throw keyExists(key);
       await PostgresBackend.claim(c, key, index);
-      return PostgresBackend.insert(c, key, true, false, last ? Number(last.id) : 0, value, index);
+      return PostgresBackend.insert(c, key, true, false, last ? Number(last.id) : 0, value, index, audit);
     }, fence, key);
     if (id === undefined) throw keyExists(key);
     return id;
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[], fence?: number): Promise<number | undefined> {
+  update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent, fence?: number): Promise<number | undefined> {
     return this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (!last || last.deleted || Number(last.id) !== expected) return undefined;
       await PostgresBackend.claim(c, key, index);
-      return PostgresBackend.insert(c, key, false, false, expected, value, index);
+      return PostgresBackend.insert(c, key, false, false, expected, value, index, audit);
     }, fence, key);
   }
 
-  delete(key: string, expected: number, fence?: number): Promise<number | undefined> {
+  delete(key: string, expected: number, audit?: AuditEvent, fence?: number): Promise<number | undefined> {
     return this.write(async (c) => {
       const last = await PostgresBackend.latestIn(c, key);
       if (!last || last.deleted || Number(last.id) !== expected) return undefined;
       await PostgresBackend.claim(c, key, []);
-      return PostgresBackend.insert(c, key, false, true, expected, last.value, []);
+      return PostgresBackend.insert(c, key, false, true, expected, last.value, [], audit);
     }, fence, key);
   }
 

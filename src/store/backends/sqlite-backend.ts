@@ -5,7 +5,7 @@
  * the same row. Writes run in BEGIN IMMEDIATE transactions (savepoints when a batch already opened
  * one), so several processes may share the file.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { indexConflict, keyExists, StorageError } from '../errors.js';
@@ -13,6 +13,8 @@ import type { LogBackend, Row } from '../log/log-backend.js';
 import { checkSqliteFence } from './sqlite-lease.js';
 import { withoutProperty } from '../scrub.js';
 import type { LogRecord } from '../types.js';
+import type { AuditEvent } from '../../api/audit-event.js';
+import { atRevision, auditInsert, auditRow, auditSchema } from '../audit/audit-trail.js';
 
 const schema = `
 CREATE TABLE IF NOT EXISTS kv (
@@ -64,6 +66,12 @@ interface ConnectionOptions extends SqliteOptions {
   init?: boolean;
 }
 
+/**
+ * The WAL's size once a checkpoint has emptied it: a reader holding an old snapshot makes the WAL
+ * grow while it reads, and without a limit the file keeps that size for good.
+ */
+export const walSizeLimitBytes = 4 * 1024 * 1024;
+
 /** How long a write waits for another process's write lock unless told otherwise. */
 export const defaultBusyTimeoutMs = 5000;
 
@@ -91,9 +99,9 @@ export class SqliteBackend implements LogBackend {
   readonly db: Database.Database;
   private readonly busyTimeoutMs: number;
   private readonly stmts;
-  private readonly txCreate: Database.Transaction<(key: string, value: string, index: readonly string[]) => number>;
+  private readonly txCreate: Database.Transaction<(key: string, value: string, index: readonly string[], audit: AuditEvent | undefined) => number>;
   private readonly txAppend: Database.Transaction<
-    (key: string, value: string | undefined, expected: number, index: readonly string[]) => number | undefined
+    (key: string, value: string | undefined, expected: number, index: readonly string[], audit: AuditEvent | undefined) => number | undefined
   >;
   private readonly txCompact: Database.Transaction<(revision: number) => void>;
 
@@ -109,6 +117,7 @@ export class SqliteBackend implements LogBackend {
     // Rewritten or deleted rows (scrubbed secrets, compacted history) are zeroed, not left in free pages.
     this.db.pragma('secure_delete = ON');
     this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    this.db.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
     if (init) this.createSchema();
     const db = this.db;
     this.stmts = {
@@ -154,6 +163,12 @@ export class SqliteBackend implements LogBackend {
       uniqueHolder: db.prepare<[string], { name: string }>('SELECT name FROM kv_unique WHERE idx = ?'),
       uniqueRelease: db.prepare<[string]>('DELETE FROM kv_unique WHERE name = ?'),
       uniqueClaim: db.prepare<[string, string]>('INSERT INTO kv_unique (idx, name) VALUES (?, ?)'),
+      auditInsert: db.prepare<[string, string, string, string, string, string]>(auditInsert(() => '?')),
+    };
+    /** The write's audit event, in the write's transaction, at the revision just appended. */
+    const audited = (revision: number, audit: AuditEvent | undefined): number => {
+      if (audit) this.stmts.auditInsert.run(...auditRow(atRevision(audit, revision)));
+      return revision;
     };
     /** Moves the key's unique index values to `index` (none, one or two), in the caller's transaction. */
     const claim = (key: string, index: readonly string[]) => {
@@ -164,19 +179,19 @@ export class SqliteBackend implements LogBackend {
       this.stmts.uniqueRelease.run(key);
       for (const v of index) this.stmts.uniqueClaim.run(v, key);
     };
-    this.txCreate = db.transaction((key: string, value: string, index: readonly string[]) => {
+    this.txCreate = db.transaction((key: string, value: string, index: readonly string[], audit: AuditEvent | undefined) => {
       const last = this.stmts.latest.get(key);
       if (last && !last.deleted) throw keyExists(key);
       claim(key, index);
-      return Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value, index[0] ?? null, index[1] ?? null).lastInsertRowid);
+      return audited(Number(this.stmts.insert.run(key, 1, 0, last?.id ?? 0, value, index[0] ?? null, index[1] ?? null).lastInsertRowid), audit);
     });
     // value undefined appends a tombstone carrying the last value.
-    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number, index: readonly string[]) => {
+    this.txAppend = db.transaction((key: string, value: string | undefined, expected: number, index: readonly string[], audit: AuditEvent | undefined) => {
       const last = this.stmts.latest.get(key);
       if (!last || last.deleted || last.id !== expected) return undefined;
       const deleted = value === undefined ? 1 : 0;
       claim(key, deleted ? [] : index);
-      return Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value, index[0] ?? null, index[1] ?? null).lastInsertRowid);
+      return audited(Number(this.stmts.insert.run(key, 0, deleted, last.id, value ?? last.value, index[0] ?? null, index[1] ?? null).lastInsertRowid), audit);
     });
     this.txCompact = db.transaction((revision: number) => {
       this.stmts.compact.run({ rev: revision });
@@ -195,6 +210,8 @@ export class SqliteBackend implements LogBackend {
     const hadUnique = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'kv_unique'").get() !== undefined;
     this.db.exec(uniqueSchema);
     if (!hadUnique) this.db.exec(backfillUnique);
+    // Each write stores its audit event in its own transaction: the table exists before any write.
+    this.db.exec(auditSchema('INTEGER PRIMARY KEY AUTOINCREMENT'));
   }
 
   /** Runs a write; a lock another process held past busy_timeout becomes Unreachable. */
@@ -222,16 +239,16 @@ export class SqliteBackend implements LogBackend {
       .immediate();
   }
 
-  create(key: string, value: string, index: readonly string[], fence?: number): number {
-    return this.write(() => this.fenced(fence, key, () => this.txCreate.immediate(key, value, index)));
+  create(key: string, value: string, index: readonly string[], audit?: AuditEvent, fence?: number): number {
+    return this.write(() => this.fenced(fence, key, () => this.txCreate.immediate(key, value, index, audit)));
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[], fence?: number): number | undefined {
-    return this.write(() => this.fenced(fence, key, () => this.txAppend.immediate(key, value, expected, index)));
+  update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent, fence?: number): number | undefined {
+    return this.write(() => this.fenced(fence, key, () => this.txAppend.immediate(key, value, expected, index, audit)));
   }
 
-  delete(key: string, expected: number, fence?: number): number | undefined {
-    return this.write(() => this.fenced(fence, key, () => this.txAppend.immediate(key, undefined, expected, [])));
+  delete(key: string, expected: number, audit?: AuditEvent, fence?: number): number | undefined {
+    return this.write(() => this.fenced(fence, key, () => this.txAppend.immediate(key, undefined, expected, [], audit)));
   }
 
   rewriteHistory(key: string, property: string, fence?: number): void {
@@ -286,6 +303,35 @@ export class SqliteBackend implements LogBackend {
 
   ping(): void {
     this.stmts.ping.get();
+  }
+
+  /**
+   * Checkpoints the whole WAL and truncates it to nothing, if it outgrew its limit and no reader
+   * needs its frames: never waits (a reader or another process's writer makes it a no-op until next time).
+   */
+  truncateWal(): boolean {
+    if (this.db.name === ':memory:') return false;
+    let size = 0;
+    try {
+      size = statSync(`${this.db.name}-wal`).size;
+    } catch {
+      return false;
+    }
+    if (size <= walSizeLimitBytes) return false;
+    this.db.pragma('busy_timeout = 0');
+    try {
+      const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      return result?.busy === 0;
+    } catch {
+      return false;
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    }
+  }
+
+  /** A one-row write nobody reads: whether the file takes writes again (space, a writable mount). */
+  probeWrite(): void {
+    this.write(() => this.db.transaction(() => this.stmts.setMeta.run('write_probe', Date.now())).immediate());
   }
 
   /** The durability settings as the live connection reports them (synchronous is per connection, never stored). */

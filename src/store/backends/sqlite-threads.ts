@@ -174,16 +174,16 @@ export class ThreadedSqliteBackend implements LogBackend {
     return this.reader.call('latest', key);
   }
 
-  create(key: string, value: string, index: readonly string[], fence?: number): Promise<number> {
-    return this.writer.call('create', key, value, index, fence);
+  create(key: string, value: string, index: readonly string[], audit?: AuditEvent, fence?: number): Promise<number> {
+    return this.writer.call('create', key, value, index, audit, fence);
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[], fence?: number): Promise<number | undefined> {
-    return this.writer.call('update', key, value, expected, index, fence);
+  update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent, fence?: number): Promise<number | undefined> {
+    return this.writer.call('update', key, value, expected, index, audit, fence);
   }
 
-  delete(key: string, expected: number, fence?: number): Promise<number | undefined> {
-    return this.writer.call('delete', key, expected, fence);
+  delete(key: string, expected: number, audit?: AuditEvent, fence?: number): Promise<number | undefined> {
+    return this.writer.call('delete', key, expected, audit, fence);
   }
 
   list(start: string, end: string, after: string, revision: number, limit: number): Promise<Row[]> {
@@ -219,6 +219,10 @@ export class ThreadedSqliteBackend implements LogBackend {
     this.writer.assertAlive();
     this.reader.assertAlive();
     this.main.ping();
+  }
+
+  probeWrite(): Promise<void> {
+    return this.writer.call('probeWrite');
   }
 
   durability(): Promise<{ journalMode: string; synchronous: string }> {

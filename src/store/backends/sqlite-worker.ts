@@ -28,11 +28,12 @@ type Handler = (...args: never[]) => unknown;
 
 /** Writes, run inside a batch's transaction: each is one savepoint. */
 const writes: Record<string, Handler> = {
-  create: (key: string, value: string, index: readonly string[], fence?: number) => backend.create(key, value, index, fence),
-  update: (key: string, value: string, expected: number, index: readonly string[], fence?: number) => backend.update(key, value, expected, index, fence),
-  delete: (key: string, expected: number, fence?: number) => backend.delete(key, expected, fence),
+  create: (key: string, value: string, index: readonly string[], audit?: AuditEvent, fence?: number) => backend.create(key, value, index, audit, fence),
+  update: (key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent, fence?: number) => backend.update(key, value, expected, index, audit, fence),
+  delete: (key: string, expected: number, audit?: AuditEvent, fence?: number) => backend.delete(key, expected, audit, fence),
   rewriteHistory: (key: string, property: string, fence?: number) => backend.rewriteHistory(key, property, fence),
   compact: (revision: number, fence?: number) => backend.compact(revision, fence),
+  probeWrite: () => backend.probeWrite(),
   auditAppend: (events: AuditEvent[]) => audit.append(events),
   auditTrim: (beforeIso: string) => audit.trim(beforeIso),
 };
@@ -83,6 +84,13 @@ function commit(batch: Request[]): Reply[] {
 
 const queue: Request[] = [];
 let scheduled = false;
+
+/** How often the writer looks whether the WAL outgrew its limit (sqlite-backend.ts truncateWal). */
+const walCheckMs = 1000;
+if (config.role === 'writer') {
+  // Between batches: a WAL grown behind a long reader is truncated once no reader needs it.
+  setInterval(() => queue.length === 0 && backend.truncateWal(), walCheckMs);
+}
 
 /** Commits what has queued up, a batch at a time; messages arriving meanwhile form the next batch. */
 function flush(): void {

@@ -9,6 +9,7 @@ import { silentLog, type StoreLog } from '../types.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite-backend.js';
 import { ThreadedSqliteBackend } from './sqlite-threads.js';
 import { SqliteLease } from './sqlite-lease.js';
+import { SqliteGuard } from './sqlite-guard.js';
 import { LocalLease, type Lease, type LeaseTiming } from '../lease.js';
 
 export type { SqliteOptions } from './sqlite-backend.js';
@@ -22,6 +23,8 @@ export interface SqliteStoreOptions extends SqliteOptions {
    * fsync nor a write lock held by another process stalls the event loop. For long-running servers.
    */
   threads?: boolean;
+  /** How often the file's identity is checked (sqlite-ground.ts); tests shorten it. */
+  groundCheckMs?: number;
 }
 
 /** A Store in one SQLite file that acknowledges a write only once it is durable. */
@@ -40,7 +43,9 @@ export class SqliteStore extends LogStore {
     const main = new SqliteBackend(path, opts);
     const log = opts.log ?? silentLog;
     const threaded = opts.threads && path !== ':memory:' ? new ThreadedSqliteBackend(path, opts, main, log) : undefined;
-    super(threaded ?? main, { pollIntervalMs: opts.pollIntervalMs ?? 200, log });
+    // A file removed or replaced under the server, or a disk that refuses writes, is a 503 and an unready /readyz (sqlite-guard.ts).
+    const backend = path === ':memory:' ? main : new SqliteGuard(threaded ?? main, path, log, opts.groundCheckMs);
+    super(backend, { pollIntervalMs: opts.pollIntervalMs ?? 200, log });
     this.sqlite = main;
     this.threaded = threaded;
   }

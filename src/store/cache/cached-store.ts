@@ -19,6 +19,7 @@ import {
   type StoreWatch,
   type StoredObject,
   type TryUpdate,
+  type WriteOptions,
 } from '../types.js';
 import { CacheState, bytesOf, decodeEntry, type Entry } from './cache-state.js';
 import { deepFreeze, fill } from './fill.js';
@@ -58,7 +59,8 @@ export class CachedStore implements Store {
   private generation = 0;
 
   constructor(
-    private readonly inner: CacheableStore,
+    /** The store it caches (the audit trail lives beside it). */
+    readonly inner: CacheableStore,
     opts: CachedStoreOptions = {},
   ) {
     this.waitMs = opts.waitMs ?? 3000;
@@ -189,21 +191,21 @@ export class CachedStore implements Store {
     }
   }
 
-  async create<T extends StoredObject>(key: string, obj: T): Promise<T> {
-    const created = await this.inner.create(key, obj);
+  async create<T extends StoredObject>(key: string, obj: T, opts?: WriteOptions<T>): Promise<T> {
+    const created = await this.inner.create(key, obj, opts);
     await this.applied(Number(created.metadata?.resourceVersion));
     return created;
   }
 
-  async guaranteedUpdate<T extends StoredObject>(key: string, preconditions: Preconditions | undefined, tryUpdate: TryUpdate<T>): Promise<T> {
-    const result = await this.inner.guaranteedUpdate(key, preconditions, tryUpdate);
+  async guaranteedUpdate<T extends StoredObject>(key: string, preconditions: Preconditions | undefined, tryUpdate: TryUpdate<T>, opts?: WriteOptions<T>): Promise<T> {
+    const result = await this.inner.guaranteedUpdate(key, preconditions, tryUpdate, opts);
     // A Removal answers with the object as read, not the deletion's revision: wait for the store's.
     await this.applied(await this.gate.currentRevision().catch(() => 0));
     return result;
   }
 
-  async delete<T extends StoredObject>(key: string, preconditions?: Preconditions): Promise<T> {
-    const deleted = await this.inner.delete<T>(key, preconditions);
+  async delete<T extends StoredObject>(key: string, preconditions?: Preconditions, opts?: WriteOptions<T>): Promise<T> {
+    const deleted = await this.inner.delete<T>(key, preconditions, opts);
     await this.applied(Number(deleted.metadata?.resourceVersion));
     return deleted;
   }

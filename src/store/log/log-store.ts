@@ -20,7 +20,11 @@ import {
   type StoreWatch,
   type StoredObject,
   type TryUpdate,
+  type WriteAudit,
+  type WriteOptions,
 } from '../types.js';
+import type { AuditEvent } from '../../api/audit-event.js';
+import { atRevision } from '../audit/audit-trail.js';
 
 export interface LogStoreOptions {
   /** How often watchers look for writes made by other processes; 0 for a single-process store. */
@@ -53,12 +57,19 @@ export class LogStore implements Store {
     return rows.map((r) => decodeObject<T>(r.value, r.revision));
   }
 
-  async create<T extends StoredObject>(key: string, obj: T): Promise<T> {
+  async create<T extends StoredObject>(key: string, obj: T, opts: WriteOptions<T> = {}): Promise<T> {
     this.assertOpen(key);
     const value = encodeObject(obj);
-    const revision = await this.fenced(key, (fence) => this.backend.create(key, value, indexValues(this.indexer(key, obj)), fence));
-    this.tail.notify();
+    const event = opts.audit?.eventOf({ object: obj, removed: false });
+    const revision = await this.fenced(key, (fence) => this.backend.create(key, value, indexValues(this.indexer(key, obj)), event, fence));
+    this.written(opts.audit, event, revision);
     return decodeObject<T>(value, revision);
+  }
+
+  /** After a commit: watchers look, and the audit hears of its stored event. */
+  private written<T>(audit: WriteAudit<T> | undefined, event: AuditEvent | undefined, revision: number): void {
+    this.tail.notify();
+    if (event) audit?.committed?.(atRevision(event, revision));
   }
 
   async get<T extends StoredObject>(key: string): Promise<T> {
@@ -114,6 +125,7 @@ export class LogStore implements Store {
     key: string,
     preconditions: Preconditions | undefined,
     tryUpdate: TryUpdate<T>,
+    opts: WriteOptions<T> = {},
   ): Promise<T> {
     this.assertOpen(key);
     for (let attempt = 0; attempt < maxUpdateAttempts; attempt++) {
@@ -123,17 +135,20 @@ export class LogStore implements Store {
       checkPreconditions(key, preconditions, current);
       const next = await tryUpdate(current);
       if (next instanceof Removal) {
-        if ((await this.fenced(key, (fence) => this.backend.delete(key, row.revision, fence))) !== undefined) {
-          this.tail.notify();
+        const event = opts.audit?.eventOf({ object: next.object, before: current, removed: true });
+        const revision = await this.fenced(key, (fence) => this.backend.delete(key, row.revision, event, fence));
+        if (revision !== undefined) {
+          this.written(opts.audit, event, revision);
           return next.object;
         }
         continue; // changed since it was read: decide again on the new version
       }
       const value = encodeObject(next);
       if (value === row.value) return decodeObject<T>(row.value, row.revision);
-      const revision = await this.fenced(key, (fence) => this.backend.update(key, value, row.revision, indexValues(this.indexer(key, next)), fence));
+      const event = opts.audit?.eventOf({ object: next, before: current, removed: false });
+      const revision = await this.fenced(key, (fence) => this.backend.update(key, value, row.revision, indexValues(this.indexer(key, next)), event, fence));
       if (revision !== undefined) {
-        this.tail.notify();
+        this.written(opts.audit, event, revision);
         return decodeObject<T>(value, revision);
       }
       // Another writer changed the object after we read it: read it again and recompute.
@@ -141,15 +156,17 @@ export class LogStore implements Store {
     throw new StorageError('Conflict', key, `too many concurrent updates to ${key}`);
   }
 
-  async delete<T extends StoredObject>(key: string, preconditions?: Preconditions): Promise<T> {
+  async delete<T extends StoredObject>(key: string, preconditions?: Preconditions, opts: WriteOptions<T> = {}): Promise<T> {
     this.assertOpen(key);
     for (let attempt = 0; attempt < maxUpdateAttempts; attempt++) {
       const row = await this.backend.latest(key);
       if (!row) throw notFound(key);
-      checkPreconditions(key, preconditions, decodeObject<T>(row.value, row.revision));
-      const revision = await this.fenced(key, (fence) => this.backend.delete(key, row.revision, fence));
+      const current = decodeObject<T>(row.value, row.revision);
+      checkPreconditions(key, preconditions, current);
+      const event = opts.audit?.eventOf({ object: current, removed: true });
+      const revision = await this.fenced(key, (fence) => this.backend.delete(key, row.revision, event, fence));
       if (revision !== undefined) {
-        this.tail.notify();
+        this.written(opts.audit, event, revision);
         return decodeObject<T>(row.value, revision);
       }
     }
