@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import * as client from 'openid-client';
 import { badRequest } from '../api/errors.js';
 import type { Registry } from '../registry/registry.js';
+import type { AdmissionContext } from '../server/admission/chain.js';
 import type { Requester } from '../registry/write-observer.js';
 import { identityFromClaims, mergeClaims, type Identity } from './claims.js';
 import { mintLoginKey, type MintedKey } from './mint.js';
@@ -86,6 +87,8 @@ export class SignIn {
     private readonly log: Logger,
     readonly metrics: SignInMetrics,
     private readonly now: () => Date = () => new Date(),
+    /** The server's admission chain, which every mint meets (mint.ts names what it is exempt from). */
+    private readonly admission?: AdmissionContext,
   ) {
     this.provider = new Provider(opts);
   }
@@ -182,7 +185,8 @@ export class SignIn {
       ...(typeof replaces === 'string' && replaces ? { replaces } : {}),
       requester: { ...requester, username: vouched.username },
       via: vouched.via,
-    }, this.now());
+      ...(this.opts.usernamePrefix === '' ? { unprefixed: true } : {}),
+    }, this.now(), this.admission);
     this.metrics.signIns.inc({ result: 'success' });
     this.log.info({ user: minted.user, keyName: minted.name, groups: vouched.identity.groups }, 'signed in');
     return minted;

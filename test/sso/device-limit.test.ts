@@ -26,7 +26,7 @@ describe('device sign-ins waiting for approval', () => {
   it('past the bound, a new device sign-in is refused with 429', async () => {
     const signIn = new SignIn({} as Registry, {
       issuerUrl: provider.issuer, clientId: 'teamkeys', clientSecret: readFileSync(provider.clientSecretFile, 'utf8').trim(), ca: readFileSync(provider.caFile),
-      usernameClaim: defaultUsernameClaim, groupsClaim: defaultGroupsClaim, groupsPrefix: '', allowedGroups: [], extraScopes: [], connectorName: defaultConnectorName,
+      usernameClaim: defaultUsernameClaim, usernamePrefix: '', groupsClaim: defaultGroupsClaim, groupsPrefix: '', allowedGroups: [], extraScopes: [], connectorName: defaultConnectorName,
       loginKeyTtlSeconds: 60, refreshIntervalMs: 60_000, refreshConcurrency: 1,
     }, pino({ level: 'silent' }), new SignInMetrics());
     const device = new DeviceSignIn(signIn, 2);
