@@ -42,11 +42,15 @@ async function signIn(login: string) {
   return r.body as { key: string; name: string; user: string };
 }
 
+beforeAll(async () => {
+  provider = await startProvider();
+}, 60_000);
+afterAll(async () => provider?.stop());
+
 describe('sign-in meets the admission chain (issue 33 paths 4, 5 and 7)', () => {
   let bob: string;
 
   beforeAll(async () => {
-    provider = await startProvider();
     await provider.setUser('bob', { groups: ['everyone'] });
     await provider.setUser('mallory', { groups: ['everyone'], username: 'admin' });
     await provider.setUser('carol', { groups: ['everyone'], username: 'dana' });
@@ -60,7 +64,6 @@ describe('sign-in meets the admission chain (issue 33 paths 4, 5 and 7)', () => 
     await cli?.close();
     await api?.close();
     await served?.stop();
-    await provider?.stop();
   });
 
   it('path 4: keys rotated, PUT or patched with a new value, or re-enabled with a Login key stop working at logout', async () => {
@@ -138,5 +141,29 @@ describe('sign-in meets the admission chain (issue 33 paths 4, 5 and 7)', () => 
       `${bob} may not sign in now: exceeded quota: "${bob}" already has 6 access keys, the most allowed (--max-keys-per-user 6); sign out elsewhere (teamkeys logout) or ask your administrator to delete one of those keys`,
     );
     expect(await held()).toBe(6);
+  }, 60_000);
+});
+
+describe('with no username prefix (--oidc-username-prefix -)', () => {
+  let plain: Served;
+  let plainCli: CliStandIn;
+
+  beforeAll(async () => {
+    plain = await startServe([...oidcFlags(provider), '--oidc-username-prefix', '-']);
+    await provider.setUser('mallory', { groups: ['everyone'], username: 'admin' });
+    plainCli = await cliStandIn(new URL(plain.url).origin, [readFileSync(provider.caFile), readFileSync(join(plain.dir, 'tls', 'cert.pem'))]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await plainCli?.close();
+    await plain?.stop();
+  });
+
+  it("path 5: an account named admin may not take the name of the administrator, whose key is outside sign-in", async () => {
+    const r = await plainCli.signIn('mallory');
+    expect(r).toMatchObject({
+      status: 403,
+      body: { message: 'admin is the name of a user with access keys outside sign-in: signing in may not take it (the server takes usernames unprefixed, --oidc-username-prefix -); ask your administrator' },
+    });
   }, 60_000);
 });
