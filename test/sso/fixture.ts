@@ -139,6 +139,13 @@ export class Browser {
     this.dispatcher = new Agent({ connect: { ca: cas } });
   }
 
+  /** Keeps a cookie a response outside signIn set (a sign-in the test started by hand). */
+  setCookie(setCookieHeader: string): void {
+    const [pair] = setCookieHeader.split(';');
+    const eq = pair!.indexOf('=');
+    this.cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+  }
+
   /** Opens `url` and goes on until a page without a form (the CLI's or the server's last page). */
   async signIn(url: string, login: string, extra: Record<string, string> = {}): Promise<Visit> {
     let next: { url: string; method: string; body?: string } = { url, method: 'GET' };
