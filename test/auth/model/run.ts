@@ -106,9 +106,10 @@ export async function play(s: Scenario): Promise<Finding[]> {
       const signedIn = bySignIn ? keys.filter((k) => logins.includes(k) || tied.has(k)) : [];
       const pool = signedIn.length > 0 ? signedIn : keys;
       const writer = pool[by % pool.length]!;
-      const tie = await signInOf(m, writer);
+      // Without a Login key in the world (the plain scenarios) no write is made with a sign-in.
+      const tie = logins.length > 0 ? await signInOf(m, writer) : undefined;
       const teamKeysBefore = write.op === 'createTeam' ? await teamKeysOf(m) : [];
-      const disabledBefore = await disabledKeys(m);
+      const disabledBefore = tie ? await disabledKeys(m) : [];
       const { status, key, created } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i, live);
       if (status < 200 || status > 299) continue;
       // A key-setting write with a sign-in ties the key to it; a metadata patch may cut a tie (an accesskeys-admin's right).

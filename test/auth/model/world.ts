@@ -192,12 +192,14 @@ export interface Scenario {
 
 export const scenario: fc.Arbitrary<Scenario> = fc.record({
   world,
-  writes: fc.array(fc.record({ by: fc.nat(9), write: fc.oneof({ weight: 12, arbitrary: write }, signInWrites.signIn, signInWrites.setKeyValue, signInWrites.endSignIn) }), { minLength: 1, maxLength: 8 }),
+  writes: fc.array(fc.record({ by: fc.nat(9), write }), { minLength: 1, maxLength: 8 }),
 });
 
 /**
  * Scenarios about sign-in: a world where some keys are disabled, and mostly sign-ins, key-setting
- * writes by signed-in keys (a Login key, or a key written with one), and sign-ins ending.
+ * writes by signed-in keys (a Login key, or a key written with one), and sign-ins ending, besides
+ * the writes of `scenario` (whose draws, and so the CI seed's worlds, stay as they were). Every
+ * step is judged by both properties: no escalation, and nothing outliving its sign-in.
  */
 export const signInScenario: fc.Arbitrary<Scenario> = fc.record({
   world: fc.tuple(world, fc.array(fc.boolean(), { minLength: 6, maxLength: 6 })).map(([w, off]) => ({
