@@ -75,6 +75,8 @@ describe('sign-ins in progress hold no server memory (issue 33 path 8)', () => {
     const browser = new Browser(cas);
     browser.setCookie(started.setCookie);
     await browser.signIn(started.location, 'bob').finally(() => browser.close());
+    // The browser ends at the CLI's loopback address (not at a server page saying the sign-in is unknown).
+    expect(browser.urls.at(-1)!.startsWith(redirectUri), browser.urls.at(-1)).toBe(true);
     const received = new URL(browser.urls.at(-1)!);
     const code = received.searchParams.get('code');
     expect(code, received.searchParams.get('error_description') ?? '').toBeTruthy();
