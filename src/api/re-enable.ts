@@ -13,9 +13,12 @@ const disabled = (obj: KubeObject) => (obj.spec as { disabled?: unknown } | unde
 /** RFC 3339 in UTC with second precision, as kube writes metav1.Time. */
 const timestamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/** Whether the write enables a key that was disabled (spec.disabled true -> not true). */
+export const reEnables = (old: KubeObject | undefined, next: KubeObject): boolean => old !== undefined && disabled(old) && !disabled(next);
+
 /** Sets the annotation on `next` for a re-enable, else leaves it as `old` had it (absent on a create). */
 export function recordReEnable(next: KubeObject, old: KubeObject | undefined, now: Date): void {
-  const value = old && disabled(old) && !disabled(next) ? timestamp(now.getTime()) : old?.metadata.annotations?.[reEnabledAtAnnotation];
+  const value = reEnables(old, next) ? timestamp(now.getTime()) : old?.metadata.annotations?.[reEnabledAtAnnotation];
   const annotations = next.metadata.annotations;
   // Anything but a map is left for validation to refuse (422), not spread or searched here.
   if (annotations !== undefined && !isJsonMap(annotations)) return;

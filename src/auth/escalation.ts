@@ -12,7 +12,6 @@ import type { Authorizer } from './authorize.js';
 import { expiresAt } from './expiry.js';
 import { added, allTeamVerbs, describe, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type MayName, type TeamWorld } from './grants.js';
 import type { Identity } from './identity.js';
-import { loginKeyWriteRefusal } from './login-keys.js';
 import { isAdminFor, verbs as allVerbs } from './roles.js';
 import { scopeDenial } from './scope.js';
 import { scopeWithin } from './scope-containment.js';
@@ -86,7 +85,10 @@ export function teamEscalation(who: Identity, authz: Authorizer, world: TeamWorl
 
 const identityFields = ['user', 'team', 'subject', 'groups', 'identity'] as const;
 
-/** Whether a key write gives more than the key had: another identity, a wider scope, a longer life, a new value. */
+/**
+ * Whether a key write gives more than the key had: another identity, a wider scope, a longer life,
+ * or a key-setting write (a new value, a re-enable: src/registry/key-setting.ts decides which).
+ */
 function widens(old: OwnedAccessKey | undefined, next: OwnedAccessKey, setsKey: boolean, now: Date): boolean {
   if (!old || setsKey) return true;
   const o = old.spec;
@@ -95,7 +97,6 @@ function widens(old: OwnedAccessKey | undefined, next: OwnedAccessKey, setsKey: 
   const binding = (k: OwnedAccessKey) => (k.metadata.ownerReferences ?? []).filter((r) => r.kind === 'Team').map((r) => r.uid);
   if (!isDeepStrictEqual(binding(old), binding(next))) return true;
   if (!scopeWithin(n.scope, o.scope)) return true;
-  if (o.disabled && !n.disabled) return true;
   if (n.ttlAfterLastActivity && !o.ttlAfterLastActivity) return true;
   const was = expiresAt(old) ?? Infinity;
   const will = expiresAt(next) ?? Infinity;
@@ -113,9 +114,6 @@ export function keyEscalation(
 ): string | undefined {
   const o: OwnedAccessKeySpec | undefined = old?.spec;
   const n = next.spec;
-  // Login keys belong to sign-in: no role lets an API write make one or change its identity.
-  const signIn = loginKeyWriteRefusal(old, next);
-  if (signIn) return signIn;
   const keysAdmin = isAdminFor(who.clusterRoles, 'ownedaccesskeys');
   // The rules DECISIONS.md names, with their messages; the general check below covers the rest.
   if (!keysAdmin) {

@@ -12,6 +12,7 @@ import {
   defaultRefreshConcurrency,
   defaultRefreshIntervalMs,
   defaultUsernameClaim,
+  usernamePrefixFor,
   type SignInOptions,
 } from '../signin/options.js';
 import { parseDuration } from './duration.js';
@@ -25,6 +26,7 @@ export const signInFlags = [
   { name: 'oidc-client-secret-file', arg: '<file>', help: "file holding this server's client secret at the provider" },
   { name: 'oidc-ca-file', arg: '<file>', help: 'PEM certificate(s) to trust for the provider (a private CA)' },
   { name: 'oidc-username-claim', arg: '<claim>', help: 'the claim that names the user (spec.user of the Login key)', default: defaultUsernameClaim },
+  { name: 'oidc-username-prefix', arg: '<prefix>', help: "prepended to every username from the provider; default '<issuer-url>#' unless the claim is email; '-' for none (docs/sso.md)" },
   { name: 'oidc-groups-claim', arg: '<claim>', help: "the claim that lists the user's groups", default: defaultGroupsClaim },
   { name: 'oidc-groups-prefix', arg: '<prefix>', help: "prepended to every group from the provider (e.g. 'oidc:')", default: '' },
   { name: 'oidc-allowed-groups', arg: '<groups>', help: 'comma-separated: only people in one of these groups may sign in, and only these groups are kept' },
@@ -75,6 +77,7 @@ export function signInSettings(f: SignInFlags): SignInSettings {
       clientSecretFile: f.oidcClientSecretFile,
       ...(f.oidcCaFile ? { caFile: f.oidcCaFile } : {}),
       usernameClaim: f.oidcUsernameClaim,
+      usernamePrefix: usernamePrefixFor(f.oidcUsernamePrefix, f.oidcUsernameClaim, f.oidcIssuerUrl),
       groupsClaim: f.oidcGroupsClaim,
       groupsPrefix: f.oidcGroupsPrefix,
       allowedGroups: list(f.oidcAllowedGroups),

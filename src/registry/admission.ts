@@ -11,7 +11,7 @@ export interface Admission {
   old?: KubeObject;
   /** The object as it will be stored (absent on delete). */
   object?: KubeObject;
-  /** The write sets an access key's value (a create, or a rotation): whoever wrote it can use it. */
+  /** A key-setting write (key-setting.ts: a value set, or a disabled key enabled): whoever wrote it can use the key. */
   setsKey?: boolean;
   /** A delete's propagationPolicy as asked (absent: Background). */
   propagationPolicy?: string;

@@ -19,9 +19,13 @@ export interface SignInTie {
 /** The reference a key tied to `tie` carries. */
 export const signInReference = (apiVersion: string, tie: SignInTie): OwnerReference => ({ apiVersion, kind: 'OwnedAccessKey', name: tie.name, uid: tie.uid });
 
-/** Adds the tie to a key about to be created (replacing a reference the client wrote to the same uid). */
+/**
+ * Adds the tie to a key about to be written by a key-setting write (key-setting.ts: a create, a
+ * rotation, a PUT or patch of spec.key, a re-enable), replacing a reference the client wrote to the
+ * same uid. A Login key written with itself is not tied to itself.
+ */
 export function tieToSignIn(ctx: RegistryContext, stored: StoredApiObject, tie: SignInTie | undefined): void {
-  if (!tie || ctx.model.info.kind !== 'OwnedAccessKey') return;
+  if (!tie || ctx.model.info.kind !== 'OwnedAccessKey' || stored.metadata.uid === tie.uid) return;
   const others = (stored.metadata.ownerReferences ?? []).filter((r) => r.uid !== tie.uid);
   stored.metadata.ownerReferences = [...others, signInReference(ctx.model.info.apiVersion, tie)];
 }

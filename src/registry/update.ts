@@ -14,7 +14,9 @@ import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer
 import type { Admit } from './admission.js';
 import { assertKeyUnused } from './key-uniqueness.js';
 import { keyValueInUse } from './key-value-in-use.js';
+import { isKeySetting } from './key-setting.js';
 import { isRemovable } from './lifecycle.js';
+import { tieToSignIn } from './sign-in-tie.js';
 import { auditOf, describeDelete, fieldsTouched } from './observe.js';
 import { scrubReplacedSecrets } from './scrub.js';
 import { storeCall } from './storage-errors.js';
@@ -142,12 +144,14 @@ export async function runUpdate(
     const intent = intended(current);
     const result = nextVersion(ctx, current, intent.obj, opts, intent.fields);
     revealedKey = result.revealedKey;
+    const setsKey = !opts.subresource && isKeySetting(present(current), result.stored, revealedKey);
+    if (setsKey) tieToSignIn(ctx, result.stored, opts.signIn);
     const prepared = (!opts.subresource && (await ctx.prepareWrite?.(ctx, result.stored, current))) || [];
     await opts.admit?.({
       verb,
       old: present(current),
       object: present(result.stored),
-      ...(revealedKey !== undefined ? { setsKey: true } : {}),
+      ...(setsKey ? { setsKey: true } : {}),
       ...(opts.subresource ? { subresource: opts.subresource } : {}),
     });
     if (prepared.length > 0) throw invalid(ctx.gk, name, prepared);

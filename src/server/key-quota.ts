@@ -17,26 +17,29 @@ export const keyHolder = (key: KubeObject): string => subjectOf((key.spec ?? {})
 
 export interface KeyQuota {
   max: number;
-  /** How many stored keys act for the identity `holder` (keyHolder), other than the key `except`. */
-  count(holder: string, except?: string): Promise<number>;
+  /** How many stored keys act for the identity `holder` (keyHolder), other than the keys `except`. */
+  count(holder: string, except: readonly string[]): Promise<number>;
 }
 
 export function keyQuota(keys: ResourceRegistry, max = defaultMaxKeysPerUser): KeyQuota {
   return {
     max,
     async count(holder, except) {
-      const { items } = await keys.list({ filter: (k) => k.metadata.name !== except && keyHolder(k) === holder });
+      const { items } = await keys.list({ filter: (k) => !except.includes(k.metadata.name!) && keyHolder(k) === holder });
       return items.length;
     },
   };
 }
 
-/** Why a key write would pass the quota of the identity it acts for (a 403 reason), or undefined. */
-export async function quotaDenial(quota: KeyQuota | undefined, old: KubeObject | undefined, next: KubeObject): Promise<string | undefined> {
+/**
+ * Why a key write would pass the quota of the identity it acts for (a 403 reason), or undefined.
+ * `replaces`: a key the write replaces (a re-login's previous Login key), not counted.
+ */
+export async function quotaDenial(quota: KeyQuota | undefined, old: KubeObject | undefined, next: KubeObject, replaces?: string): Promise<string | undefined> {
   if (!quota) return undefined;
   const holder = keyHolder(next);
   if (old && keyHolder(old) === holder) return undefined;
-  const have = await quota.count(holder, next.metadata.name);
+  const have = await quota.count(holder, [next.metadata.name!, ...(replaces ? [replaces] : [])]);
   if (have < quota.max) return undefined;
   return `exceeded quota: "${holder}" already has ${have} access keys, the most allowed (--max-keys-per-user ${quota.max})`;
 }

@@ -17,7 +17,7 @@
  * tie of a key made with a Login key (sign-in-tie.ts), which only an accesskeys-admin may remove.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { invalid } from '../api/errors.js';
+import { invalid, type ApiError } from '../api/errors.js';
 import type { FieldError } from '../api/field-errors.js';
 import { kindOfPlural, pluralOfKind } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
@@ -49,9 +49,9 @@ function isTeamBinding(resource: Resource, obj: KubeObject, ref: OwnerReference)
 /** Whether a reference is the tie the server sets on a key made with a Login key (registry/sign-in-tie.ts). */
 const isSignInTie = (a: OwnerAdmission, ref: OwnerReference) => a.resource === 'ownedaccesskeys' && ref.kind === 'OwnedAccessKey' && ref.uid === a.who.signIn?.uid && ref.name === a.who.signIn.name;
 
-/** The references the client controls, in order (on create, the server's tie is not the client's). */
-const clientRefs = (a: OwnerAdmission, obj: KubeObject | undefined, creating = false) =>
-  refsOf(obj).filter((r) => !obj || !(isTeamBinding(a.resource, obj, r) || (creating && isSignInTie(a, r))));
+/** The references the client controls, in order (on a key-setting write, the server's tie is not the client's). */
+const clientRefs = (a: OwnerAdmission, obj: KubeObject | undefined, serverTied = false) =>
+  refsOf(obj).filter((r) => !obj || !(isTeamBinding(a.resource, obj, r) || (serverTied && isSignInTie(a, r))));
 
 /** Whether `who` may delete `obj` (its scope included). */
 export function mayDelete(a: OwnerAdmission, resource: Resource, obj: KubeObject): boolean {
@@ -62,9 +62,12 @@ export function mayDelete(a: OwnerAdmission, resource: Resource, obj: KubeObject
 /**
  * Why the write may not change what it changes of ownerReferences and finalizers (a 403 reason),
  * or undefined. `target` is the object delete is judged on: the new one on create, else the old.
+ * `keySetting`: the server tied the key to the writer's sign-in (registry/sign-in-tie.ts), which
+ * is not the client's change.
  */
-export function ownershipDenial(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject, target: KubeObject): string | undefined {
-  const refsChanged = !isDeepStrictEqual(clientRefs(a, old), clientRefs(a, object, !old));
+export function ownershipDenial(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject, target: KubeObject, keySetting = false): string | undefined {
+  const tied = keySetting || !old;
+  const refsChanged = !isDeepStrictEqual(clientRefs(a, old, tied), clientRefs(a, object, tied));
   const had = new Set(old?.metadata.finalizers ?? []);
   const addsFinalizer = (object.metadata.finalizers ?? []).some((f) => !had.has(f));
   const removesGc = Object.values(gcFinalizers).find((f) => had.has(f) && !(object.metadata.finalizers ?? []).includes(f));
@@ -120,8 +123,8 @@ export async function signInTieDenial(a: OwnerAdmission, old: KubeObject | undef
   return undefined;
 }
 
-/** Runs ownerReferenceErrors and throws them as one 422. */
-export async function checkOwnerReferences(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject): Promise<void> {
+/** ownerReferenceErrors as one 422, or undefined when there are none. */
+export async function ownerReferenceErrorStatus(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject): Promise<ApiError | undefined> {
   const errs = await ownerReferenceErrors(a, old, object);
-  if (errs.length > 0) throw invalid({ group: a.authorizer.group, kind: kindOfPlural(a.resource) }, object.metadata.name ?? '', errs);
+  return errs.length > 0 ? invalid({ group: a.authorizer.group, kind: kindOfPlural(a.resource) }, object.metadata.name ?? '', errs) : undefined;
 }

@@ -13,7 +13,7 @@ const protocolClaims = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti',
 
 export type ClaimsOutcome = { username: string; identity: Identity } | { refusal: string };
 
-type Mapping = Pick<SignInOptions, 'usernameClaim' | 'groupsClaim' | 'groupsPrefix' | 'allowedGroups' | 'connectorName'>;
+type Mapping = Pick<SignInOptions, 'usernameClaim' | 'usernamePrefix' | 'groupsClaim' | 'groupsPrefix' | 'allowedGroups' | 'connectorName'>;
 
 /** The ID token's claims win; userinfo fills what the ID token leaves out. */
 export function mergeClaims(idToken: Record<string, unknown>, userinfo: Record<string, unknown> | undefined): Record<string, unknown> {
@@ -28,16 +28,18 @@ function groupsOf(claims: Record<string, unknown>, claim: string): string[] {
 
 /** The identity of a sign-in, or why the person may not sign in. */
 export function identityFromClaims(claims: Record<string, unknown>, opts: Mapping): ClaimsOutcome {
-  const username = claims[opts.usernameClaim];
-  if (typeof username !== 'string' || username === '') return { refusal: `the identity provider gave no ${opts.usernameClaim} claim to name you by; ask your administrator` };
+  const claimed = claims[opts.usernameClaim];
+  if (typeof claimed !== 'string' || claimed === '') return { refusal: `the identity provider gave no ${opts.usernameClaim} claim to name you by; ask your administrator` };
+  // The prefix keeps signed-in names apart from every other name (options.ts usernamePrefixFor).
+  const username = `${opts.usernamePrefix}${claimed}`;
   // As kube-apiserver: an email the provider says it has not verified may be anyone's, so it names no one.
   if (opts.usernameClaim === 'email' && claims.email_verified !== undefined && claims.email_verified !== true) {
-    return { refusal: `the identity provider has not verified the email ${username} that would name you; verify it there, or ask your administrator` };
+    return { refusal: `the identity provider has not verified the email ${claimed} that would name you; verify it there, or ask your administrator` };
   }
   let groups = groupsOf(claims, opts.groupsClaim);
   if (opts.allowedGroups.length > 0) {
     groups = groups.filter((g) => opts.allowedGroups.includes(g));
-    if (groups.length === 0) return { refusal: `${username} is in none of the groups allowed to sign in (${opts.allowedGroups.join(', ')})` };
+    if (groups.length === 0) return { refusal: `${claimed} is in none of the groups allowed to sign in (${opts.allowedGroups.join(', ')})` };
   }
   const extraClaims: Record<string, string> = {};
   for (const [name, value] of Object.entries(claims)) {

@@ -30,30 +30,43 @@ export type DevicePoll = { status: 'pending' } | ({ status: 'done' } & MintedKey
  * a poller against the provider until its code expires: bounded, so that cannot grow without end.
  */
 export const defaultMaxWaitingDeviceSignIns = 200;
+/** Of those, how many one client address may hold: one anonymous client cannot take every place. */
+export const defaultMaxWaitingPerClient = 5;
 
 export class DeviceSignIn {
   private readonly sessions = new Expiring<Session>(15 * 60_000);
   private waiting = 0;
+  /** Waiting sign-ins per client address (entries leave at zero, so this holds at most maxWaiting addresses). */
+  private readonly byClient = new Map<string, number>();
 
   constructor(
     private readonly signIn: SignIn,
     private readonly maxWaiting = defaultMaxWaitingDeviceSignIns,
+    private readonly maxPerClient = defaultMaxWaitingPerClient,
   ) {}
 
-  async start(body: Record<string, unknown>): Promise<DeviceStart> {
+  async start(body: Record<string, unknown>, client = ''): Promise<DeviceStart> {
     if (typeof body.code_challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(body.code_challenge)) throw badRequest('code_challenge (S256 of a PKCE verifier) is required');
-    // Counted before the first await, so concurrent starts cannot all pass the bound.
+    // Counted before the first await, so concurrent starts cannot all pass the bounds.
+    if ((this.byClient.get(client) ?? 0) >= this.maxPerClient) throw tooManyRequests(`too many device sign-ins from this address are waiting for approval (at most ${this.maxPerClient}); try again in a minute`, 60);
     if (this.waiting >= this.maxWaiting) throw tooManyRequests('too many device sign-ins are waiting for approval; try again in a minute', 60);
     this.waiting++;
-    try {
-      return await this.begin(body.code_challenge);
-    } catch (err) {
+    this.byClient.set(client, (this.byClient.get(client) ?? 0) + 1);
+    const done = () => {
       this.waiting--;
+      const left = (this.byClient.get(client) ?? 1) - 1;
+      if (left > 0) this.byClient.set(client, left);
+      else this.byClient.delete(client);
+    };
+    try {
+      return await this.begin(body.code_challenge, done);
+    } catch (err) {
+      done();
       throw err;
     }
   }
 
-  private async begin(challenge: string): Promise<DeviceStart> {
+  private async begin(challenge: string, done: () => void): Promise<DeviceStart> {
     const provider = this.signIn.provider;
     if (!(await provider.supportsDeviceGrant())) {
       throw badRequest("the identity provider does not offer the device authorization grant (its discovery document has no device_authorization_endpoint): sign in with teamkeys login --no-browser");
@@ -63,7 +76,7 @@ export class DeviceSignIn {
     const id = randomToken();
     const session: Session = { challenge, state: 'pending' };
     this.sessions.put(id, session);
-    void this.await(id, config, response).finally(() => this.waiting--);
+    void this.await(id, config, response).finally(done);
     return {
       session: id,
       user_code: response.user_code,

@@ -1,8 +1,8 @@
 /**
- * The one place a Login key is made: straight through the registry (no API admission, which
- * refuses type Login to everyone), with the identity the provider vouched for, the upstream refresh
- * token sealed in connectorData, and a ttl counted from the last use. Logging in again from the
- * same CLI replaces its previous Login key.
+ * The one place a Login key is made: through the registry and the admission chain every write
+ * meets (server/admission/chain.ts), exempt only from what it declares below, with the identity the
+ * provider vouched for, the upstream refresh token sealed in connectorData, and a ttl counted from
+ * the last use. Logging in again from the same CLI replaces its previous Login key.
  */
 import { ApiError } from '../api/errors.js';
 import type { OwnedAccessKey } from '../api/types.js';
@@ -11,7 +11,17 @@ import { mentions } from '../registry/mentions.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
+import { runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
+import type { Admit } from '../registry/admission.js';
 import type { Identity } from './claims.js';
+
+/**
+ * The admission plugins a mint is exempt from, and why: the Login-key rules refuse type Login to
+ * every API write (sign-in is the one writer they leave it to), and escalation compares a writer's
+ * key with what it writes, where here the identity provider vouched for the person and no key
+ * writes. Every other plugin (the keys-per-user quota among them) judges a mint as any create.
+ */
+export const mintExemptions: readonly PluginName[] = ['login-keys', 'escalation'];
 
 /** The field manager of every write sign-in makes (minting and refresh). */
 export const signInManager = 'teamkeys-signin';
@@ -31,6 +41,11 @@ export interface MintRequest {
   requester: Requester;
   /** Shown in the key's description: how the person signed in. */
   via: string;
+  /**
+   * The username is not prefixed (--oidc-username-prefix -, or the email claim): it may be a name
+   * known otherwise, so the sign-in may take it only if no key outside sign-in acts for it.
+   */
+  unprefixed?: boolean;
 }
 
 export interface MintedKey {
@@ -42,9 +57,9 @@ export interface MintedKey {
   ttlSeconds: number;
 }
 
-/** A DNS-label-safe prefix for the key's generated name: `login-<user>-`. */
+/** A DNS-label-safe prefix for the key's generated name: `login-<user>-`, the user without its issuer prefix. */
 export function namePrefixFor(username: string): string {
-  const clean = username.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  const clean = username.slice(username.lastIndexOf('#') + 1).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
   return `login-${clean || 'user'}-`;
 }
 
@@ -63,10 +78,46 @@ async function heldByAnotherAccount(registry: Registry, username: string, identi
   return false;
 }
 
-export async function mintLoginKey(registry: Registry, req: MintRequest, now: Date): Promise<MintedKey> {
+/** The admission of a mint: the chain, less mintExemptions, a refusal worded for the person signing in. */
+function mintAdmission(ctx: AdmissionContext, req: MintRequest): Admit {
+  const who = { name: req.username, user: req.username, groups: req.identity.groups ?? [], teams: [], clusterRoles: new Set<string>(), keyName: '' };
+  return async (write) => {
+    const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys', ...(req.replaces ? { replaces: req.replaces } : {}) }, ctx, mintExemptions);
+    if (!refused) return;
+    if (typeof refused.refusal !== 'string') throw refused.refusal;
+    throw new ApiError(403, 'Forbidden', `${req.username} may not sign in now: ${refused.refusal}; sign out elsewhere (teamkeys logout) or ask your administrator to delete one of those keys`);
+  };
+}
+
+/** Mints a Login key; `admission` is the server's chain (absent only where a test builds a registry alone). */
+/**
+ * Whether a key outside sign-in acts for `username`: a key that is neither a Login key nor tied to
+ * one (registry/sign-in-tie.ts), the bootstrap administrator's included. Such a name is someone's
+ * already, and an unprefixed sign-in may not take it.
+ */
+async function heldOutsideSignIn(registry: Registry, username: string): Promise<boolean> {
+  const keys = registry.ownedaccesskeys;
+  const { items } = await keys.list({ filter: (k) => (k.spec as { user?: string } | undefined)?.user === username });
+  for (const key of items as OwnedAccessKey[]) {
+    if (isLoginKey(key)) continue;
+    const tied = [];
+    for (const ref of key.metadata.ownerReferences ?? []) {
+      if (ref.kind !== 'OwnedAccessKey' || ref.apiVersion !== keys.info.apiVersion) continue;
+      const owner = (await keys.get(ref.name).catch(() => undefined)) as OwnedAccessKey | undefined;
+      if (owner?.metadata.uid === ref.uid && isLoginKey(owner)) tied.push(ref);
+    }
+    if (tied.length === 0) return true;
+  }
+  return false;
+}
+
+export async function mintLoginKey(registry: Registry, req: MintRequest, now: Date, admission?: AdmissionContext): Promise<MintedKey> {
   const keys = registry.ownedaccesskeys;
   if (await heldByAnotherAccount(registry, req.username, req.identity)) {
     throw new ApiError(403, 'Forbidden', `${req.username} is signed in with another account of the identity provider: an account that only shares the name does not sign in as them; ask your administrator`);
+  }
+  if (req.unprefixed && (await heldOutsideSignIn(registry, req.username))) {
+    throw new ApiError(403, 'Forbidden', `${req.username} is the name of a user with access keys outside sign-in: signing in may not take it (the server takes usernames unprefixed, --oidc-username-prefix -); ask your administrator`);
   }
   const identity: Identity = { ...req.identity };
   if (req.refreshToken) identity.connectorData = JSON.stringify({ refreshToken: req.refreshToken } satisfies ConnectorData);
@@ -85,7 +136,7 @@ export async function mintLoginKey(registry: Registry, req: MintRequest, now: Da
         ttlAfterLastActivity: true,
       },
     },
-    { fieldManager: signInManager, requester: req.requester },
+    { fieldManager: signInManager, requester: req.requester, ...(admission ? { admit: mintAdmission(admission, req) } : {}) },
   );
   const created = object as OwnedAccessKey;
   if (req.replaces && req.replaces !== created.metadata.name) await removePrevious(registry, req.replaces, req.username, req.requester);

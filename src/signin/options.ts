@@ -8,6 +8,8 @@ export interface SignInOptions {
   ca?: Buffer;
   /** The claim that names the user (default preferred_username). */
   usernameClaim: string;
+  /** Prepended to the username claim (usernamePrefixFor): what keeps signed-in names apart from every other name. */
+  usernamePrefix: string;
   /** The claim that lists the user's groups (default groups). */
   groupsClaim: string;
   /** Prepended to every group name the provider gives (after filtering by allowedGroups). */
@@ -37,3 +39,16 @@ export const defaultConnectorName = 'oidc';
 export const baseScopes = ['openid', 'profile', 'email', 'offline_access'];
 /** The server's own path for sign-in, outside the API prefix (no key is needed to sign in). */
 export const authPrefix = '/auth';
+
+/**
+ * The prefix of signed-in usernames, as kube-apiserver's --oidc-username-prefix: unset, a username
+ * from any claim but `email` is prefixed with the issuer URL and `#` (`https://idp.example#ana`), so
+ * no account of the provider can take the name of a user known otherwise (the administrator
+ * `admin`, a user a Team names); `-` for none, when the operator vouches that the provider's names
+ * are this server's names (then a sign-in may take a name only if no key outside sign-in acts for it: mint.ts).
+ */
+export function usernamePrefixFor(flag: string | undefined, usernameClaim: string, issuerUrl: string): string {
+  if (flag === '-') return '';
+  if (flag !== undefined) return flag;
+  return usernameClaim === 'email' ? '' : `${issuerUrl}#`;
+}

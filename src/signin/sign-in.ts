@@ -2,8 +2,9 @@
  * The server as an OpenID Connect relying party, for `teamkeys login` (RFC 8252, a native app):
  *
  * 1. start: the CLI sends the person's browser here with its loopback redirect URI, its own state
- *    and a PKCE challenge; the server remembers them and sends the browser to the provider
- *    (authorization code with the server's own PKCE, state and nonce).
+ *    and a PKCE challenge; the server seals them into a cookie of that browser (sealed-start.ts,
+ *    no server memory) and sends it to the provider (authorization code with the server's own
+ *    PKCE, state and nonce).
  * 2. callback: the provider sends the browser back; openid-client checks state, exchanges the code,
  *    validates the ID token (issuer, audience, signature, nonce) and fetches userinfo. The server
  *    keeps the result under a one-time code and sends the browser to the CLI's loopback address
@@ -15,12 +16,15 @@ import type { Logger } from 'pino';
 import * as client from 'openid-client';
 import { badRequest } from '../api/errors.js';
 import type { Registry } from '../registry/registry.js';
+import type { AdmissionContext } from '../server/admission/chain.js';
 import type { Requester } from '../registry/write-observer.js';
 import { identityFromClaims, mergeClaims, type Identity } from './claims.js';
 import { mintLoginKey, type MintedKey } from './mint.js';
 import type { SignInMetrics } from './metrics.js';
 import type { SignInOptions } from './options.js';
+import { FieldCipher } from '../api/field-cipher.js';
 import { Expiring, randomToken, verifierMatches } from './pending.js';
+import { SealedStarts } from './sealed-start.js';
 import { Provider } from './provider.js';
 
 /** What the CLI asked for when it started a sign-in. */
@@ -44,6 +48,12 @@ export interface Vouched {
   challenge: string;
   redirectUri: string;
   via: string;
+}
+
+/** What the server lends sign-in: its admission chain (for the mint) and its encryption key (for sealed starts). */
+export interface SignInServices {
+  admission?: AdmissionContext;
+  cipher?: FieldCipher;
 }
 
 /** Where the browser goes next: the provider, or the CLI's loopback address. */
@@ -77,8 +87,10 @@ const cliRedirect = (to: string, params: Record<string, string>): Next => {
 
 export class SignIn {
   readonly provider: Provider;
-  private readonly started = new Expiring<Started>(startTtlMs);
+  private readonly started: SealedStarts<Started>;
   private readonly vouched = new Expiring<Vouched>(codeTtlMs);
+  /** The server's admission chain, which every mint meets (mint.ts names what it is exempt from). */
+  private readonly admission: AdmissionContext | undefined;
 
   constructor(
     private readonly registry: Registry,
@@ -86,12 +98,16 @@ export class SignIn {
     private readonly log: Logger,
     readonly metrics: SignInMetrics,
     private readonly now: () => Date = () => new Date(),
+    services: SignInServices = {},
   ) {
     this.provider = new Provider(opts);
+    this.admission = services.admission;
+    // Without the server's key (a test's SignIn), a key of this process's own: one replica only.
+    this.started = new SealedStarts(services.cipher ?? FieldCipher.ephemeral(), startTtlMs, () => this.now().getTime());
   }
 
-  /** Step 1: the provider's authorization URL for this CLI's request. */
-  async start(query: Record<string, unknown>, callbackUrl: string): Promise<string> {
+  /** Step 1: the provider's authorization URL for this CLI's request, and the cookie that carries the sign-in sealed (sealed-start.ts). */
+  async start(query: Record<string, unknown>, callbackUrl: string, secure = true): Promise<{ url: string; setCookie: string }> {
     const redirectUri = loopbackRedirect(query.redirect_uri);
     if (!redirectUri) throw badRequest('redirect_uri must be a loopback address of this machine with a port, like http://127.0.0.1:PORT/callback (RFC 8252)');
     if (query.code_challenge_method !== 'S256' || typeof query.code_challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(query.code_challenge)) {
@@ -105,8 +121,8 @@ export class SignIn {
     const verifier = client.randomPKCECodeVerifier();
     const state = randomToken();
     const nonce = client.randomNonce();
-    this.started.put(state, { redirectUri, state: query.state, challenge: query.code_challenge, verifier, nonce, callbackUrl });
-    return client
+    const { setCookie } = this.started.seal(state, { redirectUri, state: query.state, challenge: query.code_challenge, verifier, nonce, callbackUrl }, secure);
+    const url = client
       .buildAuthorizationUrl(config, {
         redirect_uri: callbackUrl,
         scope: await this.provider.scopes(),
@@ -116,14 +132,15 @@ export class SignIn {
         code_challenge_method: 'S256',
       })
       .toString();
+    return { url, setCookie };
   }
 
-  /** Step 2: the provider's answer, checked and kept under a one-time code for the CLI. */
-  async callback(currentUrl: URL): Promise<Next> {
-    const started = this.started.take(currentUrl.searchParams.get('state'));
+  /** Step 2: the provider's answer, checked against the browser's sealed start, and kept under a one-time code for the CLI. */
+  async callback(currentUrl: URL, cookieHeader: string | undefined): Promise<Next> {
+    const started = this.started.open(currentUrl.searchParams.get('state'), cookieHeader);
     if (!started) {
       this.metrics.signIns.inc({ result: 'invalid' });
-      return { status: 400, message: 'This sign-in is unknown or has expired (state does not match one this server started). Run teamkeys login again.' };
+      return { status: 400, message: 'This sign-in is unknown or has expired (state does not match one this browser started here). Run teamkeys login again.' };
     }
     const back = (params: Record<string, string>) => cliRedirect(started.redirectUri, { ...params, state: started.state });
     const providerError = currentUrl.searchParams.get('error');
@@ -160,6 +177,11 @@ export class SignIn {
     return back({ code });
   }
 
+  /** The Set-Cookie value that removes a started sign-in's cookie once its callback came. */
+  clearStart(state: string): string {
+    return this.started.clear(state);
+  }
+
   /** Step 3: the key, for the CLI holding the verifier of the challenge it started with. */
   async exchange(body: Record<string, unknown>, requester: Omit<Requester, 'username'>): Promise<MintedKey> {
     const vouched = this.vouched.take(body.code);
@@ -182,7 +204,8 @@ export class SignIn {
       ...(typeof replaces === 'string' && replaces ? { replaces } : {}),
       requester: { ...requester, username: vouched.username },
       via: vouched.via,
-    }, this.now());
+      ...(this.opts.usernamePrefix === '' ? { unprefixed: true } : {}),
+    }, this.now(), this.admission);
     this.metrics.signIns.inc({ result: 'success' });
     this.log.info({ user: minted.user, keyName: minted.name, groups: vouched.identity.groups }, 'signed in');
     return minted;

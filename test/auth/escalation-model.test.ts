@@ -1,15 +1,22 @@
 /**
  * The model-based escalation test: random small worlds, random writes by random keys against the
  * real server; after each accepted write, no key may hold a permission (over a fixed probe set)
- * that it did not hold before and the writer did not hold. test/long runs many more cases.
+ * that it did not hold before and the writer did not hold; and with sign-in (Login keys minted,
+ * ended by logout or the provider's refusal, keys rotated, PUT, patched or re-enabled with them),
+ * nothing written with a Login key works once that sign-in has ended. test/long runs many more cases.
  */
 import { describe, it } from 'vitest';
-import { assertNoEscalation } from './model/property.js';
+import { assertNoEscalation, assertSignInEnds } from './model/property.js';
 
 const modelRuns = Number(process.env.ESCALATION_MODEL_RUNS ?? 120);
+const signInRuns = Number(process.env.ESCALATION_SIGNIN_RUNS ?? 60);
 
 describe('no key ever holds more than its maker (model-based)', () => {
   it(`holds over ${modelRuns} random worlds and write sequences`, async () => {
     await assertNoEscalation(modelRuns, { endOnFailure: process.env.ESCALATION_MODEL_SHRINK !== '1' });
+  }, 120_000);
+
+  it(`nothing written with a Login key works once its sign-in ends, over ${signInRuns} random worlds of sign-ins and key-setting writes`, async () => {
+    await assertSignInEnds(signInRuns, { endOnFailure: process.env.ESCALATION_MODEL_SHRINK !== '1' });
   }, 120_000);
 });

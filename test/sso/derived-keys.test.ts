@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin } from '../cli/run.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { openWatch } from '../server/watch-client.js';
-import { Browser, eventually, oidcFlags, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { Browser, eventually, oidcFlags, signedInName, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -34,7 +34,7 @@ const withToken = (token: string | undefined, args: string[], input?: string) =>
   kubectl(served, token ? [...args, '--token', token] : args, input === undefined ? {} : { input });
 /** Creates a plain key for cy with `token` (the admin's when undefined), expiring no later than the key that makes it. */
 function makeKey(token: string | undefined, name: string, ttl = 3600): { key: string; ownerReferences?: { kind: string; name: string; uid: string }[] } {
-  const body = JSON.stringify({ apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name }, spec: { user: 'cy', ttl } });
+  const body = JSON.stringify({ apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name }, spec: { user: signedInName(provider, 'cy'), ttl } });
   const r = withToken(token, ['create', '-f', '-', '-o', 'json'], body);
   expect(r.code, r.stderr).toBe(0);
   const made = JSON.parse(r.stdout) as { spec: { key: string }; metadata: { ownerReferences?: { kind: string; name: string; uid: string }[] } };

@@ -17,6 +17,13 @@ import { startProvider, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 
+const signInFor = (provider: TestProvider) =>
+  new SignIn({} as Registry, {
+    issuerUrl: provider.issuer, clientId: 'teamkeys', clientSecret: readFileSync(provider.clientSecretFile, 'utf8').trim(), ca: readFileSync(provider.caFile),
+    usernameClaim: defaultUsernameClaim, usernamePrefix: '', groupsClaim: defaultGroupsClaim, groupsPrefix: '', allowedGroups: [], extraScopes: [], connectorName: defaultConnectorName,
+    loginKeyTtlSeconds: 60, refreshIntervalMs: 60_000, refreshConcurrency: 1,
+  }, pino({ level: 'silent' }), new SignInMetrics());
+
 describe('device sign-ins waiting for approval', () => {
   beforeAll(async () => {
     provider = await startProvider();
@@ -24,17 +31,22 @@ describe('device sign-ins waiting for approval', () => {
   afterAll(async () => provider?.stop());
 
   it('past the bound, a new device sign-in is refused with 429', async () => {
-    const signIn = new SignIn({} as Registry, {
-      issuerUrl: provider.issuer, clientId: 'teamkeys', clientSecret: readFileSync(provider.clientSecretFile, 'utf8').trim(), ca: readFileSync(provider.caFile),
-      usernameClaim: defaultUsernameClaim, groupsClaim: defaultGroupsClaim, groupsPrefix: '', allowedGroups: [], extraScopes: [], connectorName: defaultConnectorName,
-      loginKeyTtlSeconds: 60, refreshIntervalMs: 60_000, refreshConcurrency: 1,
-    }, pino({ level: 'silent' }), new SignInMetrics());
-    const device = new DeviceSignIn(signIn, 2);
+    const device = new DeviceSignIn(signInFor(provider), 2);
     const body = { code_challenge: s256('v'.repeat(43)) };
     await device.start(body);
     await device.start(body);
     const refused = await device.start(body).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ code: 429, message: 'too many device sign-ins are waiting for approval; try again in a minute' });
+  }, 30_000);
+
+  it('one client address may hold only its share of the places: past it that address gets 429, another address still starts', async () => {
+    const device = new DeviceSignIn(signInFor(provider), 10, 2);
+    const body = { code_challenge: s256('v'.repeat(43)) };
+    await device.start(body, '192.0.2.1');
+    await device.start(body, '192.0.2.1');
+    const refused = await device.start(body, '192.0.2.1').catch((err: unknown) => err);
+    expect(refused).toMatchObject({ code: 429, message: 'too many device sign-ins from this address are waiting for approval (at most 2); try again in a minute' });
+    await expect(device.start(body, '192.0.2.2')).resolves.toMatchObject({ user_code: expect.any(String) });
   }, 30_000);
 });

@@ -96,6 +96,15 @@ export const oidcFlags = (provider: TestProvider): string[] => [
   '--oidc-extra-scopes', 'groups',
 ];
 
+/**
+ * The username a provider account signs in as under the default --oidc-username-prefix (as
+ * kube-apiserver: the issuer URL and `#` before the preferred_username claim), for Teams and keys
+ * that name a signed-in person by user rather than by group.
+ */
+export const signedInName = (provider: TestProvider, username: string): string => `${provider.issuer}#${username}`;
+/** A RegExp source matching `text` literally. */
+export const literally = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** eventually (test/support/eventually.ts) with the sign-in tests' bound: each step of the identity refresh takes up to one interval. */
 export const eventually = (what: string, check: () => boolean, timeoutMs = 20_000): Promise<true> =>
   pollUntil(what, () => check() || undefined, { timeoutMs, intervalMs: 300 });
@@ -128,6 +137,13 @@ export class Browser {
 
   constructor(cas: Buffer[]) {
     this.dispatcher = new Agent({ connect: { ca: cas } });
+  }
+
+  /** Keeps a cookie a response outside signIn set (a sign-in the test started by hand). */
+  setCookie(setCookieHeader: string): void {
+    const [pair] = setCookieHeader.split(';');
+    const eq = pair!.indexOf('=');
+    this.cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
   }
 
   /** Opens `url` and goes on until a page without a form (the CLI's or the server's last page). */

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
-import { Browser, oidcFlags, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { Browser, oidcFlags, signedInName, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -134,7 +134,7 @@ describe('sign-in refusals', () => {
     const mallory = verifierPair();
     const { received } = await signIn('mallory', mallory.challenge);
     const res = await exchange({ code: received.searchParams.get('code'), code_verifier: mallory.verifier, redirect_uri: redirectUri });
-    expect(res).toMatchObject({ status: 403, body: { message: 'ana is signed in with another account of the identity provider: an account that only shares the name does not sign in as them; ask your administrator' } });
+    expect(res).toMatchObject({ status: 403, body: { message: `${signedInName(provider, 'ana')} is signed in with another account of the identity provider: an account that only shares the name does not sign in as them; ask your administrator` } });
     expect(res.body.key).toBeUndefined();
   });
 

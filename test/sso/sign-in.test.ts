@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin } from '../cli/run.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { openWatch, type Watching } from '../server/watch-client.js';
-import { Browser, eventually, oidcFlags, startCli, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { Browser, eventually, literally, oidcFlags, signedInName, startCli, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -77,8 +77,8 @@ describe('sign-in with SSO, end to end', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.page.status).toBe(200);
-    expect(r.page.body).toContain('Signed in to teamkeys as ana');
-    expect(r.stdout).toMatch(/Signed in to https:\/\/127\.0\.0\.1:\d+\/kubernetes\/management as ana \(access key login-ana-\w+\)/);
+    expect(r.page.body).toContain(`Signed in to teamkeys as ${signedInName(provider, 'ana')}`);
+    expect(r.stdout).toMatch(new RegExp(`Signed in to https://127\\.0\\.0\\.1:\\d+/kubernetes/management as ${literally(signedInName(provider, 'ana'))} \\(access key login-ana-\\w+\\)`));
     const cacheDir = join(home, 'config/teamkeys/logins');
     const file = join(cacheDir, readdirSync(cacheDir)[0]!);
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -94,10 +94,10 @@ describe('sign-in with SSO, end to end', () => {
     const r = asAdmin(['get', 'ownedaccesskeys', name, '-o', 'json']);
     expect(r.code, r.stderr).toBe(0);
     const key = JSON.parse(r.stdout) as { spec: Record<string, unknown> & { identity: Record<string, unknown> } };
-    expect(key.spec).toMatchObject({ user: 'ana', type: 'Login', ttl: 20 * 24 * 3600, ttlAfterLastActivity: true });
+    expect(key.spec).toMatchObject({ user: signedInName(provider, 'ana'), type: 'Login', ttl: 20 * 24 * 3600, ttlAfterLastActivity: true });
     expect(key.spec.identity).toEqual({
       userId: 'ana',
-      username: 'ana',
+      username: signedInName(provider, 'ana'),
       preferredUsername: 'ana',
       email: 'ana@example.test',
       emailVerified: true,
@@ -115,7 +115,7 @@ describe('sign-in with SSO, end to end', () => {
     const whoami = asUser(['auth', 'whoami', '-o', 'json']);
     expect(whoami.code, whoami.stderr).toBe(0);
     const info = JSON.parse(whoami.stdout) as { status: { userInfo: { username: string; groups: string[] } } };
-    expect(info.status.userInfo.username).toBe('ana');
+    expect(info.status.userInfo.username).toBe(signedInName(provider, 'ana'));
     expect(info.status.userInfo.groups).toEqual(expect.arrayContaining(['payments-devs', 'everyone']));
     const teams = asUser(['get', 'teams', '-o', 'name']);
     expect(teams.code, teams.stderr).toBe(0);
@@ -192,10 +192,10 @@ describe('sign-in with SSO, end to end', () => {
     const { code, stdout, stderr } = await login.done;
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/^To sign in, open https:\/\/127\.0\.0\.1:\d+\/device and enter the code \S+$/m);
-    expect(stdout).toMatch(/Signed in to \S+ as ana \(access key login-ana-\w+\)/);
+    expect(stdout).toMatch(new RegExp(`Signed in to \\S+ as ${literally(signedInName(provider, 'ana'))} \\(access key login-ana-\\w+\\)`));
     const { key } = cachedLogin();
     const whoami = kubectl(served, ['auth', 'whoami', '-o', 'json', '--token', key], { kubeconfig: served.kubeconfig });
-    expect(JSON.parse(whoami.stdout)).toMatchObject({ status: { userInfo: { username: 'ana' } } });
+    expect(JSON.parse(whoami.stdout)).toMatchObject({ status: { userInfo: { username: signedInName(provider, 'ana') } } });
   }, 60_000);
 
   it('teamkeys credential with no valid key in an interactive kubectl session signs in first, talking on stderr', async () => {
@@ -209,7 +209,7 @@ describe('sign-in with SSO, end to end', () => {
     const credential = JSON.parse(stdout) as { kind: string; status: { token: string } };
     expect(credential.kind).toBe('ExecCredential');
     seenKeys.add(credential.status.token);
-    expect(kubectl(served, ['auth', 'whoami', '--token', credential.status.token], { kubeconfig: served.kubeconfig }).stdout).toContain('ana');
+    expect(kubectl(served, ['auth', 'whoami', '--token', credential.status.token], { kubeconfig: served.kubeconfig }).stdout).toContain(signedInName(provider, 'ana'));
   });
 
   it('every sign-in and refresh outcome is counted in /metrics and the refresh outcomes are in the audit trail', () => {

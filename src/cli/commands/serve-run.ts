@@ -96,7 +96,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     maxKeysPerUser: config.maxKeysPerUser,
     identityMaxStalenessMs: config.signIn.maxStalenessMs,
   });
-  const signIn = signInOptions ? new SignIn(registry, signInOptions, logger, new SignInMetrics()) : undefined;
+  const signIn = signInOptions ? new SignIn(registry, signInOptions, logger, new SignInMetrics(), undefined, { admission: auth, cipher }) : undefined;
   // Processes sharing a database (PostgreSQL replicas, servers on one SQLite file) take turns at
   // background work: one garbage collector, one sweeper, one sidecar sync; a memory store has one process.
   const lease = store instanceof PostgresStore || store instanceof SqliteStore ? store.lease({ ttlMs: config.leaseTtlMs }) : new LocalLease();

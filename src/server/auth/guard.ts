@@ -1,15 +1,13 @@
 /**
  * Authorization of one request, asked of authorize() (auth/decision.ts) in two halves around the
  * read: the key's scope before anything is read, the verbs the identity holds on the object once it
- * is (for a write, inside it, through the registry's admission hook). Then admission: escalation,
- * the keys-per-identity bound, and what the write reaches through the garbage collector
- * (owner-admission.ts), a delete included (cascade-admission.ts).
+ * is (for a write, inside it, through the registry's admission hook). Then the admission chain
+ * (server/admission/chain.ts), which every write meets.
  */
 import type { FastifyRequest } from 'fastify';
-import type { KubeObject, Team } from '../../api/types.js';
+import type { KubeObject } from '../../api/types.js';
 import type { Authenticator } from '../../auth/authenticate.js';
 import type { Authorizer } from '../../auth/authorize.js';
-import { asKey, keyEscalation, teamEscalation } from '../../auth/escalation.js';
 import type { FailureLimiter } from '../../auth/failure-limit.js';
 import type { Identity } from '../../auth/identity.js';
 import { allows, authorizeObject, authorizeScope, forbiddenBy, type ResourceAttributes } from '../../auth/decision.js';
@@ -18,9 +16,8 @@ import type { TeamIndex } from '../../auth/team-index.js';
 import { tooManyRequests } from '../../api/errors.js';
 import type { Admit } from '../../registry/admission.js';
 import { revealsKeyValue } from '../../registry/key-value-in-use.js';
-import { quotaDenial, type KeyQuota } from '../key-quota.js';
-import { cascadeDenial } from '../cascade-admission.js';
-import { checkOwnerReferences, ownershipDenial, signInTieDenial } from '../owner-admission.js';
+import type { KeyQuota } from '../key-quota.js';
+import { reasonAmong, runAdmission, type AdmissionRequest } from '../admission/chain.js';
 
 export interface AuthContext {
   authenticator: Authenticator;
@@ -135,10 +132,14 @@ export class Guard {
     return this.auth.authorizer.visible(this.who, this.resource);
   }
 
-  /** The admission check the registry runs inside each write. */
+  /**
+   * The check the registry runs inside each write: what only a request has (its key's previous
+   * value, its scope, its failure budget), authorization of the verb on the object, then the one
+   * admission chain (server/admission/chain.ts).
+   */
   admit(): Admit {
-    const { authorizer, teams } = this.auth;
-    return async ({ verb, subresource, old, object, setsKey, propagationPolicy }) => {
+    return async (write) => {
+      const { verb, subresource, old, object } = write;
       const name = (old ?? object)?.metadata.name;
       // A previous value is a value being retired, maybe because it leaked: it may not undo its
       // rotation (set a value back, rotate or confirm, make itself a new key). Reads and other kinds stay open to it.
@@ -147,45 +148,25 @@ export class Guard {
       // The route checked the scope for the verb it was asked (patch); a server-side apply that
       // creates is a create, and the scope must allow that too.
       if (verb === 'create') this.scope(verb, name, subresource);
-      const wait = setsKey ? this.budgetWait : undefined;
+      const wait = write.setsKey ? this.budgetWait : undefined;
       if (wait !== undefined) throw tooManyRequests(`too many failed attempts from this client; retry after ${wait} seconds`, wait);
       // Judged on the teams as they are: every write before this one is in the index.
-      await teams.caughtUp();
-      // Status is written by the server itself (lastActivity); through the API only by admins, and a
-      // later lastActivity keeps a key alive longer: that is a grant like any other.
-      if (subresource === 'status') {
-        this.authorizeObject(verb, old, name, subresource);
-        if (this.resource === 'ownedaccesskeys' && old && object) {
-          const why = keyEscalation(this.who, authorizer, teams, asKey(old), asKey(object)!, { setsKey: false, now: (this.auth.now ?? (() => new Date()))() });
-          if (why) throw this.forbidden(verb, name, subresource, why);
+      await this.auth.teams.caughtUp();
+      const req: AdmissionRequest = { ...write, who: this.who, resource: this.resource };
+      // Status is written by the server itself (lastActivity); through the API only by admins.
+      if (subresource === 'status') this.authorizeObject(verb, old, name, subresource);
+      else {
+        // A new object is judged by its content for keys (for another user, a team, ...), by nothing yet for teams.
+        const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
+        if (!allows(authorizeObject(this.auth.authorizer, this.attributes(verb, name, undefined, target)))) {
+          // A new key is refused for the reason its content gives.
+          throw this.forbidden(verb, name, undefined, verb === 'create' && object ? await reasonAmong(req, this.auth, ['login-keys', 'escalation']) : undefined);
         }
-        return;
       }
-      // Where the two kinds really differ (what a new object is judged by, which escalation rules
-      // apply) the difference stays spelled out here: it is policy, not a lookup the kind table could hold.
-      const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
-      const why = !object
-        ? undefined
-        : this.resource === 'teams'
-          ? teamEscalation(this.who, authorizer, teams, old as Team | undefined, object as Team)
-          : keyEscalation(this.who, authorizer, teams, asKey(old), asKey(object)!, { setsKey: setsKey === true, now: (this.auth.now ?? (() => new Date()))() });
-      // A new key is refused for the reason its content gives (for another user, a team, ...).
-      if (!allows(authorizeObject(authorizer, this.attributes(verb, name, undefined, target)))) throw this.forbidden(verb, name, undefined, verb === 'create' ? why : undefined);
-      if (why) throw this.forbidden(verb, name, undefined, why);
-      const owners = { who: this.who, resource: this.resource, authorizer, lookup: this.auth.lookup, dependents: this.auth.dependents };
-      if (!object) {
-        // What the collector removes because this object goes must be the caller's to delete too.
-        const takes = verb === 'delete' && old ? await cascadeDenial(owners, this.resource, old, propagationPolicy === 'Orphan') : undefined;
-        if (takes) throw this.forbidden(verb, name, undefined, takes);
-        return;
-      }
-      const over = this.resource === 'ownedaccesskeys' ? await quotaDenial(this.auth.keyQuota, old, object) : undefined;
-      if (over) throw this.forbidden(verb, name, undefined, over);
-      const reach = ownershipDenial(owners, old, object, old ?? object);
-      if (reach) throw this.forbidden(verb, name, undefined, reach);
-      const tie = await signInTieDenial(owners, old, object);
-      if (tie) throw this.forbidden(verb, name, undefined, tie);
-      await checkOwnerReferences(owners, old, object);
+      const refused = await runAdmission(req, this.auth);
+      if (!refused) return;
+      if (typeof refused.refusal !== 'string') throw refused.refusal;
+      throw this.forbidden(verb, name, subresource === 'status' ? subresource : undefined, refused.refusal);
     };
   }
 }

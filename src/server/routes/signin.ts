@@ -42,7 +42,8 @@ export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, devic
   app.get(`${authPrefix}/login`, async (req, reply) => {
     const callback = signIn.opts.redirectUrl ?? `${req.protocol}://${req.headers.host}${authPrefix}/callback`;
     try {
-      return noStore(reply).redirect(await signIn.start(req.query as Record<string, unknown>, callback), 302);
+      const { url, setCookie } = await signIn.start(req.query as Record<string, unknown>, callback, req.protocol === 'https');
+      return noStore(reply).header('Set-Cookie', setCookie).redirect(url, 302);
     } catch (err) {
       if (err instanceof ApiError && err.code === 400) return html(reply, 400, 'Cannot sign in', err.message);
       req.log.warn({ error: describeError(err) }, 'sign-in could not start');
@@ -51,7 +52,9 @@ export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, devic
   });
 
   app.get(`${authPrefix}/callback`, async (req, reply) => {
-    const next = await signIn.callback(new URL(req.url, 'http://callback'));
+    const next = await signIn.callback(new URL(req.url, 'http://callback'), req.headers.cookie);
+    const state = new URL(req.url, 'http://callback').searchParams.get('state');
+    if (state) noStore(reply).header('Set-Cookie', signIn.clearStart(state));
     if ('redirect' in next) return noStore(reply).redirect(next.redirect, 302);
     return html(reply, next.status, 'Cannot sign in', next.message);
   });
@@ -62,7 +65,7 @@ export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, devic
   });
 
   app.post(`${authPrefix}/device`, async (req, reply) => {
-    const started = await device.start(jsonBody(req)).catch((err: unknown) => {
+    const started = await device.start(jsonBody(req), req.socket.remoteAddress ?? '').catch((err: unknown) => {
       throw unreachable(err);
     });
     return noStore(reply).code(200).type('application/json').send(JSON.stringify(started));

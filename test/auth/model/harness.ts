@@ -96,7 +96,7 @@ async function objects(r: ResourceRegistry): Promise<Map<string, KubeObject>> {
 }
 
 /** A real Authenticator on its own clock; its activity recorder writes nothing. */
-function authenticatorAt(m: Model, at: Date): Authenticator {
+export function authenticatorAt(m: Model, at: Date): Authenticator {
   const quiet = new ActivityRecorder({ patch: async () => ({}) } as unknown as ResourceRegistry, 1e15, log);
   return new Authenticator(m.registry, m.auth.teams, quiet, () => at);
 }

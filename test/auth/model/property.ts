@@ -2,19 +2,26 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { describeFindings, play } from './run.js';
-import { scenario } from './world.js';
+import { scenario, signInScenario, type Scenario } from './world.js';
 
 /**
  * Plays `numRuns` generated worlds; after each accepted write nobody may hold what the writer did
  * not. A failure prints its seed; ESCALATION_MODEL_SEED replays that run (.ci/run fixes one).
  */
-export async function assertNoEscalation(numRuns: number, opts: { endOnFailure?: boolean } = {}): Promise<void> {
+export async function assertNoEscalation(numRuns: number, opts: { endOnFailure?: boolean; scenarios?: fc.Arbitrary<Scenario> } = {}): Promise<void> {
   const seed = process.env.ESCALATION_MODEL_SEED ? { seed: Number(process.env.ESCALATION_MODEL_SEED) } : {};
   await fc.assert(
-    fc.asyncProperty(scenario, async (s) => {
+    fc.asyncProperty(opts.scenarios ?? scenario, async (s) => {
       const findings = await play(s);
       expect(findings, describeFindings(findings)).toEqual([]);
     }),
     { numRuns, ...(opts.endOnFailure !== undefined ? { endOnFailure: opts.endOnFailure } : {}), ...seed },
   );
 }
+
+/**
+ * The same property over sign-in scenarios (world.ts signInScenario): Login keys minted and ended
+ * (logout, the provider's refusal), key-setting writes by signed-in keys; besides no escalation,
+ * nothing written with a Login key works once that sign-in has ended.
+ */
+export const assertSignInEnds = (numRuns: number, opts: { endOnFailure?: boolean } = {}) => assertNoEscalation(numRuns, { ...opts, scenarios: signInScenario });

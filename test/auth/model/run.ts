@@ -1,6 +1,7 @@
 /** Plays one scenario of the escalation model against a fresh server; returns what broke the invariant. */
 import { keyValue, later, permissions, seed, settled, startModel, terminatingGrants, violations, type Model, type Violation } from './harness.js';
 import { collect, reachViolations, resolveMeta, snapshot, type Stored } from './reach.js';
+import { disabledKeys, keySettingWrite, loginKeys, outlivingSignIn, serverAct, signInOf, type Written } from './sign-in.js';
 import { teamNames, type Scenario, type Write } from './world.js';
 
 export interface Finding extends Violation {
@@ -55,6 +56,12 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
       const key = choose(perms, 'delete', 'ownedaccesskeys', keys, w.pick);
       return { status: (await m.request('DELETE', `/ownedaccesskeys/${key}?propagationPolicy=${w.policy}`, undefined, as)).status };
     }
+    case 'setKeyValue':
+    case 'reEnable':
+      return keySettingWrite(m, writer, w, perms, n);
+    case 'signIn':
+    case 'endSignIn':
+      throw new Error(`${w.op} is the server's act, not a key's write`);
     case 'patchMeta': {
       // Where the writer may patch (not necessarily delete): the writes issue 24 is about.
       const name = choose(perms, 'patch', w.plural, w.plural === 'teams' ? teamNames : keys, w.pick);
@@ -65,12 +72,28 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
   }
 }
 
+/** Whether a write, accepted, made the key usable by whoever wrote it (src/registry/key-setting.ts): the model's own judgement. */
+const keySetting = (w: Write, key: string, disabledBefore: string[]) =>
+  w.op === 'createKey' || w.op === 'setKeyValue' || w.op === 'reEnable' || (w.op === 'patchKey' && (w.patch.spec as { disabled?: boolean } | undefined)?.disabled === false && disabledBefore.includes(key));
+
 export async function play(s: Scenario): Promise<Finding[]> {
   const m = await startModel();
   try {
     await seed(m, s.world.teams, s.world.keys);
     const findings: Finding[] = [];
-    for (const [i, { by, write }] of s.writes.entries()) {
+    /** The keys written with a sign-in by a key-setting write, and the Login keys they must end with. */
+    const tied: Written = new Map();
+    const ending = async (write: Write, writer: string, status: number) =>
+      (await outlivingSignIn(m, tied)).map((probe) => ({ key: writer, probe, when: 'now' as const, writer, write, status }));
+    for (const [i, { by, bySignIn, write }] of s.writes.entries()) {
+      if (write.op === 'signIn' || write.op === 'endSignIn') {
+        await serverAct(m, write, i);
+        await collect(m);
+        await settled(m);
+        findings.push(...(await ending(write, 'server', 200)));
+        if (findings.length > 0) break;
+        continue;
+      }
       const now = new Date();
       const then = new Date(now.getTime() + later);
       const names = [`n${i}`];
@@ -78,11 +101,20 @@ export async function play(s: Scenario): Promise<Finding[]> {
       // Writers are keys that still work (the administrator holds everything and proves nothing).
       const keys = [...m.values.keys()].filter((k) => k !== 'admin' && (beforeNow.get(k)?.size ?? 0) > 0);
       if (keys.length === 0) break;
-      const writer = keys[by % keys.length]!;
-      const teamKeysBefore = write.op === 'createTeam' ? await teamKeysOf(m) : [];
       const live = await snapshot(m);
+      const logins = await loginKeys(m);
+      const signedIn = bySignIn ? keys.filter((k) => logins.includes(k) || tied.has(k)) : [];
+      const pool = signedIn.length > 0 ? signedIn : keys;
+      const writer = pool[by % pool.length]!;
+      // Without a Login key in the world (the plain scenarios) no write is made with a sign-in.
+      const tie = logins.length > 0 ? await signInOf(m, writer) : undefined;
+      const teamKeysBefore = write.op === 'createTeam' ? await teamKeysOf(m) : [];
+      const disabledBefore = tie ? await disabledKeys(m) : [];
       const { status, key, created } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i, live);
       if (status < 200 || status > 299) continue;
+      // A key-setting write with a sign-in ties the key to it; a metadata patch may cut a tie (an accesskeys-admin's right).
+      if (key && write.op === 'patchMeta') tied.delete(key);
+      if (key && tie && key !== tie && keySetting(write, key, disabledBefore)) tied.set(key, new Set([...(tied.get(key) ?? []), tie]));
       const written = await snapshot(m);
       await collect(m);
       await settled(m);
@@ -97,6 +129,7 @@ export async function play(s: Scenario): Promise<Finding[]> {
         ...(key ? violations(writer, beforeLater, afterLater, { when: 'later', onlyKeys: [key], ...(created ? { created } : {}) }) : []),
       ];
       findings.push(...found.map((f) => ({ ...f, writer, write, status })));
+      findings.push(...(await ending(write, writer, status)));
       if (findings.length > 0) break;
     }
     return findings;

@@ -135,7 +135,27 @@ export type Write =
   | { op: 'patchKey'; pick: number; patch: Spec }
   | { op: 'deleteKey'; pick: number; policy: Policy }
   /** A merge patch of metadata only: ownerReferences and finalizers, on a team or a key. */
-  | { op: 'patchMeta'; plural: 'teams' | 'ownedaccesskeys'; pick: number; meta: MetaDraw; dropFinalizers: boolean };
+  | { op: 'patchMeta'; plural: 'teams' | 'ownedaccesskeys'; pick: number; meta: MetaDraw; dropFinalizers: boolean }
+  | SignInWrite;
+
+/**
+ * Sign-in in the model (sign-in.ts): the server mints a Login key for a user with provider groups,
+ * or a sign-in ends (logout: the Login key deletes itself; or the provider refuses the account);
+ * and every key-setting write a key may send: a new value by the rotation subresource, PUT or JSON
+ * patch, and re-enabling a disabled key.
+ */
+export type SignInWrite =
+  | { op: 'signIn'; user: string; groups: string[] }
+  | { op: 'endSignIn'; pick: number; how: 'logout' | 'refused' }
+  | { op: 'setKeyValue'; pick: number; verb: 'rotate' | 'put' | 'patch' }
+  | { op: 'reEnable'; pick: number };
+
+const signInWrites = {
+  signIn: fc.record({ op: fc.constant('signIn' as const), user: fc.constantFrom(...users), groups: subset(groups, 1) }),
+  endSignIn: fc.record({ op: fc.constant('endSignIn' as const), pick: fc.nat(9), how: fc.constantFrom('logout' as const, 'refused' as const) }),
+  setKeyValue: fc.record({ op: fc.constant('setKeyValue' as const), pick: fc.nat(9), verb: fc.constantFrom('rotate' as const, 'put' as const, 'patch' as const) }),
+  reEnable: fc.record({ op: fc.constant('reEnable' as const), pick: fc.nat(9) }),
+};
 
 const keyPatch = fc.oneof(
   fc.constant({ scope: null }),
@@ -164,6 +184,40 @@ export const write: fc.Arbitrary<Write> = fc.oneof(
   },
 );
 
-/** A scenario: the world, then writes, each by the key at `by` (an index into the live keys). */
-export const scenario = fc.record({ world, writes: fc.array(fc.record({ by: fc.nat(9), write }), { minLength: 1, maxLength: 8 }) });
-export type Scenario = typeof scenario extends fc.Arbitrary<infer S> ? S : never;
+/** A scenario: the world, then writes, each by the key at `by` (an index into the live keys; `bySignIn`: among the signed-in ones, if any). */
+export interface Scenario {
+  world: { teams: TeamSeed[]; keys: KeySeed[] };
+  writes: { by: number; bySignIn?: boolean; write: Write }[];
+}
+
+export const scenario: fc.Arbitrary<Scenario> = fc.record({
+  world,
+  writes: fc.array(fc.record({ by: fc.nat(9), write }), { minLength: 1, maxLength: 8 }),
+});
+
+/**
+ * Scenarios about sign-in: a world where some keys are disabled, and mostly sign-ins, key-setting
+ * writes by signed-in keys (a Login key, or a key written with one), and sign-ins ending, besides
+ * the writes of `scenario` (whose draws, and so the CI seed's worlds, stay as they were). Every
+ * step is judged by both properties: no escalation, and nothing outliving its sign-in.
+ */
+export const signInScenario: fc.Arbitrary<Scenario> = fc.record({
+  world: fc.tuple(world, fc.array(fc.boolean(), { minLength: 6, maxLength: 6 })).map(([w, off]) => ({
+    ...w,
+    keys: w.keys.map((k, i) => (off[i] ? { ...k, spec: { ...k.spec, disabled: true } } : k)),
+  })),
+  writes: fc.array(
+    fc.record({
+      by: fc.nat(9),
+      bySignIn: fc.boolean(),
+      write: fc.oneof(
+        { weight: 3, arbitrary: signInWrites.signIn },
+        { weight: 2, arbitrary: signInWrites.endSignIn },
+        { weight: 3, arbitrary: signInWrites.setKeyValue },
+        { weight: 3, arbitrary: signInWrites.reEnable },
+        { weight: 2, arbitrary: write },
+      ),
+    }),
+    { minLength: 2, maxLength: 10 },
+  ),
+});

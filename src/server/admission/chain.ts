@@ -1,0 +1,77 @@
+/**
+ * The one admission chain every write meets, as kube-apiserver's: an ordered list of named
+ * plugins, each judging the exact objects of the write (inside it, through the registry's admit
+ * hook) and returning a refusal or nothing. Every verb and subresource of every kind runs it
+ * (create, update, each patch type, apply, rotation, delete, deletecollection: server/auth/guard.ts
+ * after authorization), and so does sign-in's mint (src/signin/mint.ts), which names the plugins it
+ * is exempt from instead of going around the chain. A refusal is data: a reason (403 Forbidden,
+ * worded by the caller) or a whole ApiError (a 422 naming fields).
+ */
+import type { ApiError } from '../../api/errors.js';
+import type { KubeObject } from '../../api/types.js';
+import type { Authorizer } from '../../auth/authorize.js';
+import type { Identity } from '../../auth/identity.js';
+import type { Resource } from '../../auth/roles.js';
+import type { TeamIndex } from '../../auth/team-index.js';
+import type { Admission } from '../../registry/admission.js';
+import type { KeyQuota } from '../key-quota.js';
+import { cascadePlugin } from './cascade.js';
+import { escalationPlugin } from './escalation.js';
+import { keyQuotaPlugin } from './key-quota.js';
+import { loginKeysPlugin } from './login-keys.js';
+import { ownerReferencesPlugin, ownershipPlugin } from './owner-references.js';
+import { signInTiePlugin } from './sign-in-tie.js';
+
+/** What the plugins read besides the write: the world as the server sees it. */
+export interface AdmissionContext {
+  authorizer: Authorizer;
+  teams: TeamIndex;
+  /** Keys per identity; absent when unbounded. */
+  keyQuota?: KeyQuota;
+  /** Reads an object of this API by kind and name, if it exists. */
+  lookup(kind: string, name: string): Promise<KubeObject | undefined>;
+  /** The objects whose ownerReferences name an owner (registry/dependents.ts). */
+  dependents(owner: KubeObject): Promise<KubeObject[]>;
+  now?: () => Date;
+}
+
+/** One write as the chain judges it: the registry's Admission, who writes it, and of which kind. */
+export interface AdmissionRequest extends Admission {
+  who: Identity;
+  resource: Resource;
+  /** A key the write replaces (a sign-in's previous Login key): not counted by the quota. */
+  replaces?: string;
+}
+
+export type Verdict = string | ApiError | undefined;
+
+export interface AdmissionPlugin {
+  readonly name: PluginName;
+  admit(req: AdmissionRequest, ctx: AdmissionContext): Verdict | Promise<Verdict>;
+}
+
+export type PluginName = 'login-keys' | 'escalation' | 'key-quota' | 'ownership' | 'sign-in-tie' | 'owner-references' | 'cascade';
+
+/** The chain, in order: the first refusal ends it. */
+export const admissionChain: readonly AdmissionPlugin[] = [loginKeysPlugin, escalationPlugin, keyQuotaPlugin, ownershipPlugin, signInTiePlugin, ownerReferencesPlugin, cascadePlugin];
+
+/** The first refusal of the chain, with the plugin that gave it, or undefined when the write is admitted. */
+export async function runAdmission(req: AdmissionRequest, ctx: AdmissionContext, exempt: readonly PluginName[] = []): Promise<{ plugin: PluginName; refusal: string | ApiError } | undefined> {
+  for (const plugin of admissionChain) {
+    if (exempt.includes(plugin.name)) continue;
+    const refusal = await plugin.admit(req, ctx);
+    if (refusal !== undefined) return { plugin: plugin.name, refusal };
+  }
+  return undefined;
+}
+
+/** The reason of the first refusal among `only`, for a 403 that says why a create is not allowed. */
+export async function reasonAmong(req: AdmissionRequest, ctx: AdmissionContext, only: readonly PluginName[]): Promise<string | undefined> {
+  const refused = await runAdmission(req, ctx, admissionChain.map((p) => p.name).filter((n) => !only.includes(n)));
+  return typeof refused?.refusal === 'string' ? refused.refusal : undefined;
+}
+
+/** The owner-admission view of a request (server/owner-admission.ts). */
+export const ownersOf = (req: AdmissionRequest, ctx: AdmissionContext) => ({ who: req.who, resource: req.resource, authorizer: ctx.authorizer, lookup: ctx.lookup, dependents: ctx.dependents });
+
+export const nowOf = (ctx: AdmissionContext): Date => (ctx.now ?? (() => new Date()))();

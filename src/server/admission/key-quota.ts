@@ -1,0 +1,9 @@
+/** --max-keys-per-user (server/key-quota.ts): a key may not take its identity past the bound. */
+import { quotaDenial } from '../key-quota.js';
+import type { AdmissionPlugin } from './chain.js';
+
+export const keyQuotaPlugin: AdmissionPlugin = {
+  name: 'key-quota',
+  admit: ({ resource, subresource, old, object, replaces }, ctx) =>
+    resource === 'ownedaccesskeys' && object && subresource !== 'status' ? quotaDenial(ctx.keyQuota, old, object, replaces) : undefined,
+};

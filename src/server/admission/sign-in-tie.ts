@@ -1,0 +1,21 @@
+/**
+ * The sign-in tie (registry/sign-in-tie.ts): a key written by a key-setting write with a Login key
+ * (or a key tied to one) ends with that sign-in, whatever the verb. The registry sets the tie; this
+ * plugin refuses a write that would carry the key on without it (fail closed, should a write path
+ * forget it), and the removal of a tie by anyone but an accesskeys-admin.
+ */
+import { signInTieDenial } from '../owner-admission.js';
+import { ownersOf, type AdmissionPlugin } from './chain.js';
+
+export const signInTiePlugin: AdmissionPlugin = {
+  name: 'sign-in-tie',
+  admit: async (req, ctx) => {
+    const { who, resource, object, setsKey } = req;
+    if (resource !== 'ownedaccesskeys' || !object || req.subresource === 'status') return undefined;
+    const tie = who.signIn;
+    if (setsKey && tie && object.metadata.uid !== tie.uid && !(object.metadata.ownerReferences ?? []).some((r) => r.uid === tie.uid && r.name === tie.name)) {
+      return 'a key written, rotated or enabled with a Login key must end with that sign-in, and this write would not tie it';
+    }
+    return signInTieDenial(ownersOf(req, ctx), req.old, object);
+  },
+};
