@@ -93,24 +93,24 @@ export class SqliteGuard implements LogBackend {
     return this.inner.latest(key);
   }
 
-  create(key: string, value: string, index: readonly string[], audit?: AuditEvent): Promise<number> {
-    return this.write(() => this.inner.create(key, value, index, audit));
+  create(key: string, value: string, index: readonly string[], audit?: AuditEvent, fence?: number): Promise<number> {
+    return this.write(() => this.inner.create(key, value, index, audit, fence));
   }
 
-  update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent): Promise<number | undefined> {
-    return this.write(() => this.inner.update(key, value, expected, index, audit));
+  update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent, fence?: number): Promise<number | undefined> {
+    return this.write(() => this.inner.update(key, value, expected, index, audit, fence));
   }
 
-  delete(key: string, expected: number, audit?: AuditEvent): Promise<number | undefined> {
-    return this.write(() => this.inner.delete(key, expected, audit));
+  delete(key: string, expected: number, audit?: AuditEvent, fence?: number): Promise<number | undefined> {
+    return this.write(() => this.inner.delete(key, expected, audit, fence));
   }
 
   list(start: string, end: string, after: string, revision: number, limit: number): MaybePromise<Row[]> {
     return this.inner.list(start, end, after, revision, limit);
   }
 
-  rewriteHistory(key: string, property: string): Promise<void> {
-    return this.write(() => this.inner.rewriteHistory(key, property));
+  rewriteHistory(key: string, property: string, fence?: number): Promise<void> {
+    return this.write(() => this.inner.rewriteHistory(key, property, fence));
   }
 
   findByIndex(start: string, end: string, index: string): MaybePromise<Row[]> {
@@ -129,8 +129,8 @@ export class SqliteGuard implements LogBackend {
     return this.inner.compactedRevision();
   }
 
-  compact(revision: number): Promise<void> {
-    return this.write(() => this.inner.compact(revision));
+  compact(revision: number, fence?: number): Promise<void> {
+    return this.write(() => this.inner.compact(revision, fence));
   }
 
   /** Ready: the file is the one opened, it takes writes (tried again here while it did not), and it answers. */
