@@ -9,6 +9,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import type { KeyDelivery } from '../gitops/keys/github-secrets.js';
 import { readdir } from 'node:fs/promises';
+import { watchOptions } from './source-watch.js';
 import { join, resolve } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
@@ -99,7 +100,7 @@ export class SyncDaemon {
     const { source } = this.opts;
     if (!isGitSource(source)) {
       const folder = resolve(source.source, source.path ?? '.');
-      this.fsWatcher = chokidar.watch(folder, { ignoreInitial: true, ignored: (p: string) => /(^|[/\\])\.[^/\\]/.test(p.slice(folder.length)) });
+      this.fsWatcher = chokidar.watch(folder, watchOptions(folder));
       this.fsWatcher.on('all', () => {
         this.filesChanged = true;
         this.soon('source files changed');
