@@ -91,20 +91,22 @@ export async function mkdirNoFollow(dir: string, what: string, mode = 0o755, opt
   return realpath(dir);
 }
 
-/** The folder, held: its real path, re-checked before a file is renamed or removed in it. */
-async function holdFolder(dir: string): Promise<() => Promise<void>> {
-  await refuseLinkedFolder(dir, 'the folder');
+/** The folder of `file`, held: its real path, re-checked before the file is renamed or removed. */
+async function holdFolder(file: string): Promise<() => Promise<void>> {
+  const dir = dirname(file);
+  const what = `${file}: the folder`;
+  await refuseLinkedFolder(dir, what);
   const held = await realpath(dir);
   return async () => {
     const now = await realpath(dir).catch(() => undefined);
-    if (now !== held) throw new NoFollowError(`the folder ${dir} changed while it was written (now ${now ?? 'gone'}): nothing was written`, dir);
-    await refuseLinkedFolder(dir, 'the folder');
+    if (now !== held) throw new NoFollowError(`${what} ${dir} changed while the file was written (now ${now ?? 'gone'}): nothing was written`, dir);
+    await refuseLinkedFolder(dir, what);
   };
 }
 
 /** Writes (or replaces) `file` without following a link at its place or on its way (the folder must exist). */
 export async function writeNoFollow(file: string, text: string, mode = 0o644): Promise<void> {
-  const check = await holdFolder(dirname(file));
+  const check = await holdFolder(file);
   const temporary = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     await writeExclusive(temporary, text, mode);
@@ -118,7 +120,7 @@ export async function writeNoFollow(file: string, text: string, mode = 0o644): P
 /** Removes `file` (or the link in its place) when it is there, never through a link on its way. */
 export async function removeNoFollow(file: string): Promise<void> {
   if (!(await lstat(dirname(file)).then(() => true, () => false))) return;
-  const check = await holdFolder(dirname(file));
+  const check = await holdFolder(file);
   await check();
   await rm(file, { force: true });
 }
