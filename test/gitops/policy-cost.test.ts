@@ -83,8 +83,12 @@ describe('policy cost (issue 42, point 4)', () => {
     const desired = desiredOf(pullRequest(40, 80, 400));
     const slow = runPolicies(policies, desired, undefined, { ...defaultPolicyBudget, cpuSeconds: 0.01 });
     expect(slow.errors.map((e) => e.message)).toEqual([expect.stringContaining('exceeded the time budget of a policy run (0.01 CPU seconds)')]);
-    const heavy = runPolicies(policies, desired, undefined, { ...defaultPolicyBudget, heapMiB: -1 });
-    expect(heavy.errors.map((e) => e.message)).toEqual([expect.stringContaining('exceeded the memory budget of a policy run (-1 MiB of heap)')]);
+    // Every pair of key names, built as strings: some 10 MB live within one evaluation.
+    writeFileSync(join(dir, 'scan', 'pairs.yaml'), 'apiVersion: gitops.management.service/v1\nkind: Policy\nmetadata:\n  name: name-pairs\nspec:\n  validations:\n    - message: m\n      expression: "git.ownedaccesskeys.map(a, git.ownedaccesskeys.map(b, a.metadata.name + \'/\' + b.metadata.name)).size() > 0"\n');
+    const pairs = (await loadPolicies(join(dir, 'scan'), dir)).policies.filter((p) => p.name === 'name-pairs');
+    rmSync(join(dir, 'scan', 'pairs.yaml'));
+    const heavy = runPolicies(pairs, desired, undefined, { ...defaultPolicyBudget, heapMiB: 2 });
+    expect(heavy.errors.map((e) => e.message)).toEqual([expect.stringContaining('exceeded the memory budget of a policy run (2 MiB of heap)')]);
   });
 
   it('a rule that costs more than kube-apiserver allows one evaluation is refused by validate at its file:line, and stops there', () => {
