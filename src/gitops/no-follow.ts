@@ -82,6 +82,8 @@ export async function refuseLinkedFolder(dir: string, what: string, opts: Folder
 export async function mkdirNoFollow(dir: string, what: string, mode = 0o755, opts: FolderCheck = {}): Promise<string> {
   await refuseLinkedFolder(dir, what, opts);
   for (const at of foldersOf(dir, opts.anchor)) {
+    // Only what is missing is made: a folder that exists (a read-only /usr) is not asked again.
+    if (await lstat(at).then(() => true, () => false)) continue;
     await mkdir(at, { mode }).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err;
     });

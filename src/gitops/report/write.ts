@@ -16,6 +16,7 @@ export async function writeReports(report: Report, dir: string | undefined): Pro
   if (!dir) return;
   // The folder may be in a pull request's checkout: a link planted there (as it or as a folder above it) is not written through.
   await mkdirNoFollow(dir, 'the report folder');
-  await writeNoFollow(join(dir, 'report.json'), reportJson(report));
+  // report.json last: a reader that waits for it (a dashboard, a test) finds report.md of the same run.
   await writeNoFollow(join(dir, 'report.md'), renderMarkdown(report));
+  await writeNoFollow(join(dir, 'report.json'), reportJson(report));
 }
