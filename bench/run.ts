@@ -9,6 +9,7 @@ import { apiCreates, apiReads, applyNew, memory, planNoop, watchFanout } from '.
 import { apply300, cliStart, credentialStart } from './figures-cli.js';
 import { lockHealthz } from './figures-worker.js';
 import { accessReview } from './figures-review.js';
+import { policy5mb } from './figures-policy.js';
 import { met, type Figure, type Settings } from './lib.js';
 
 const quick = process.argv.includes('--quick');
@@ -26,6 +27,7 @@ const steps: [string, () => Promise<Figure | Figure[]>][] = [
   ['review.100k,review.100k.peak', () => accessReview(settings)],
   ['watch.fanout500', () => watchFanout(settings)],
   ['lock.healthz', () => lockHealthz(settings)],
+  ['policy.5mb', () => policy5mb(settings)],
 ];
 
 const figures: Figure[] = [];

@@ -8,13 +8,14 @@
  */
 import { systemClock, type Clock } from '../clock.js';
 import type { KeyDelivery } from '../gitops/keys/github-secrets.js';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
+import { watchOptions } from './source-watch.js';
 import { join, resolve } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import type { ApiClient } from '../client/types.js';
 import { reconcile } from '../gitops/reconcile.js';
-import { writeNoFollow } from '../gitops/no-follow.js';
+import { mkdirNoFollow, removeNoFollow, writeNoFollow } from '../gitops/no-follow.js';
 import { isFailedOutcome, type Report } from '../gitops/report/report.js';
 import { reportJson, writeReports } from '../gitops/report/write.js';
 import { isGitSource, openSource, type LoadedSource, type SourceOptions } from '../gitops/source/load.js';
@@ -99,7 +100,7 @@ export class SyncDaemon {
     const { source } = this.opts;
     if (!isGitSource(source)) {
       const folder = resolve(source.source, source.path ?? '.');
-      this.fsWatcher = chokidar.watch(folder, { ignoreInitial: true, ignored: (p: string) => /(^|[/\\])\.[^/\\]/.test(p.slice(folder.length)) });
+      this.fsWatcher = chokidar.watch(folder, watchOptions(folder));
       this.fsWatcher.on('all', () => {
         this.filesChanged = true;
         this.soon('source files changed');
@@ -231,9 +232,9 @@ export class SyncDaemon {
     const dir = this.opts.reportDir;
     if (!dir) return;
     await writeReports(report, dir);
-    await mkdir(join(dir, 'history'), { recursive: true });
+    await mkdirNoFollow(join(dir, 'history'), 'the report history folder');
     await writeNoFollow(join(dir, 'history', `${report.generatedAt.replace(/[:]/g, '')}-${String(this.cycles).padStart(6, '0')}-${report.outcome}.json`), reportJson(report));
     const history = (await readdir(join(dir, 'history'))).sort();
-    for (const old of history.slice(0, Math.max(0, history.length - (this.opts.historySize ?? 10)))) await rm(join(dir, 'history', old), { force: true });
+    for (const old of history.slice(0, Math.max(0, history.length - (this.opts.historySize ?? 10)))) await removeNoFollow(join(dir, 'history', old));
   }
 }

@@ -6,9 +6,9 @@
  * manifest author must not be able to replace the reconciler's own files (its store, its keys).
  * A path inside the source repository is refused: a key written there is one commit away from git.
  */
-import { mkdir, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { writeNoFollow } from '../no-follow.js';
+import { mkdirNoFollow, writeNoFollow } from '../no-follow.js';
 import { workTreeOf } from '../source/identity.js';
 import { isGitSource, type SourceOptions } from '../source/load.js';
 import { KeyDeliveryError } from './github-secrets.js';
@@ -70,7 +70,9 @@ export async function sinkFile(sink: FileSink, opts: FileSinkOptions): Promise<s
 export async function writeSink(sink: FileSink, key: string, opts: FileSinkOptions): Promise<void> {
   const file = await sinkFile(sink, opts);
   try {
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    // Every folder from the key folder down is link-free (the key folder itself from the working directory).
+    await mkdirNoFollow(resolve(opts.base!), 'the key folder', 0o700);
+    await mkdirNoFollow(dirname(file), 'the key folder', 0o700, { anchor: resolve(opts.base!) });
     await writeNoFollow(file, `${key}\n`, 0o600);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;

@@ -6,13 +6,18 @@
  * existing key (a rotation) is replaced by renaming a fresh exclusive file over it, which never
  * follows a link either.
  */
-import { lstat, mkdir } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dns1123SubdomainErrors } from '../../api/names.js';
-import { writeExclusive, writeNoFollow } from '../no-follow.js';
+import { mkdirNoFollow, NoFollowError, refuseLinkedFolder, writeExclusive, writeNoFollow } from '../no-follow.js';
 
 /** A key file that cannot be written safely: the message names the file, never the key. */
 export class KeyFileError extends Error {}
+
+const keyDirCheck = { fix: 'give --key-dir the real folder' };
+const asKeyFileError = (err: unknown): never => {
+  throw err instanceof NoFollowError ? new KeyFileError(err.message) : err;
+};
 
 /** Why `name` cannot name a key file (it would leave the folder, or is no object name), else undefined. */
 export function keyNameError(name: string): string | undefined {
@@ -36,8 +41,8 @@ async function entryAt(path: string): Promise<'absent' | 'file' | 'link' | 'othe
 export async function checkKeyFile(dir: string, name: string): Promise<string> {
   const bad = keyNameError(name);
   if (bad) throw new KeyFileError(bad);
+  await refuseLinkedFolder(dir, 'the key folder', keyDirCheck).catch(asKeyFileError);
   const folder = await entryAt(dir);
-  if (folder === 'link') throw new KeyFileError(`the key folder ${dir} is a symbolic link: give --key-dir the real folder`);
   if (folder !== 'absent' && !(await lstat(dir)).isDirectory()) throw new KeyFileError(`the key folder ${dir} is not a folder`);
   const file = join(dir, `${name}.key`);
   const there = await entryAt(file);
@@ -50,7 +55,7 @@ export async function checkKeyFile(dir: string, name: string): Promise<string> {
 export async function writeKeyFile(dir: string, name: string, key: string): Promise<string> {
   // Checked before mkdir: a folder that is a link to nowhere must be refused, not created through.
   const file = await checkKeyFile(dir, name);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdirNoFollow(dir, 'the key folder', 0o700, keyDirCheck).catch(asKeyFileError);
   try {
     await writeExclusive(file, `${key}\n`, 0o600);
     return file;

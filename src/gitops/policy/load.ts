@@ -11,6 +11,7 @@ import { parseLabelSelector, type Matcher } from '../../api/selectors.js';
 import { isJsonMap } from '../../api/types.js';
 import { readManifests } from '../source/files.js';
 import { readPoliciesAt, type PolicySource } from './at-ref.js';
+import { costFuncs, instrument } from './cost.js';
 import type { Location, Manifest, ManifestError } from '../source/manifests.js';
 
 export const policyApiVersion = 'gitops.management.service/v1';
@@ -20,6 +21,9 @@ export interface Validation {
   message: string;
   /** Where in the manifest a violation points (`spec.ttl`); the object's first line without it. */
   fieldPath?: string;
+  /** Where the expression is written: a refusal for its cost points there. */
+  at: Location;
+  /** Evaluates the expression; its cost is charged to the tracker given to withTracker (cost.ts). */
   run: (bindings: Record<string, CelInput>) => CelResult;
 }
 
@@ -31,7 +35,7 @@ export interface Policy {
   validations: Validation[];
 }
 
-const env = celEnv({ funcs: strings });
+const env = celEnv({ funcs: [...strings, ...costFuncs] });
 const kinds = Object.values(resourcesFor()).map((r) => r.kind as string);
 /** The fields each level may hold: a misspelt one would otherwise be ignored, and a rule lost. */
 const allowed: Record<string, string[]> = { spec: ['match', 'validations'], match: ['kind', 'labelSelector'], validation: ['expression', 'message', 'fieldPath'] };
@@ -80,9 +84,12 @@ function compilePolicy(m: Manifest, errors: ManifestError[]): Policy | undefined
       if (!isJsonMap(v) || typeof v.expression !== 'string') return at(field, `${field}.expression is required (a CEL expression that is true when the object is allowed)`);
       unknownFields(v, 'validation', field, at);
       try {
-        const run = plan(env, parse(v.expression));
+        const parsed = parse(v.expression);
+        instrument(env, parsed.expr);
+        const run = plan(env, parsed);
         const message = typeof v.message === 'string' ? v.message : `failed: ${v.expression}`;
-        validations.push({ expression: v.expression, message, ...(typeof v.fieldPath === 'string' ? { fieldPath: v.fieldPath } : {}), run });
+        const where = m.locate(`${field}.expression`);
+        validations.push({ expression: v.expression, message, ...(typeof v.fieldPath === 'string' ? { fieldPath: v.fieldPath } : {}), at: { file: where.file, line: where.line, column: where.column }, run });
       } catch (err) {
         const why = err instanceof Error ? err.message.replace(/^<input>:/, 'at ') : String(err);
         at(`${field}.expression`, `policy "${name}": the expression does not compile: ${why}`);

@@ -1,6 +1,6 @@
 /** Saved plan files, for the CLI (plan --out, apply --plan) and the Action (input plan-file) alike. */
-import { readFile, rm } from 'node:fs/promises';
-import { writeNoFollow } from '../no-follow.js';
+import { readFile } from 'node:fs/promises';
+import { removeNoFollow, writeNoFollow } from '../no-follow.js';
 import type { ApiClient } from '../../client/types.js';
 import { applySavedPlan, type SavedApplyOptions } from './saved-apply.js';
 import { sourceFolders } from '../keys/file-sink.js';
@@ -14,7 +14,7 @@ import { buildReport, isFailedOutcome, type Report } from '../report/report.js';
  */
 export async function writeSavedPlan(file: string, r: Reconciled, client: ApiClient): Promise<string | undefined> {
   if (!r.plan || !r.desired || !r.live || isFailedOutcome(r.report.outcome)) {
-    await rm(file, { force: true });
+    await removeNoFollow(file);
     return `no plan was saved to ${file}: the plan is ${r.report.outcome}`;
   }
   const saved = savePlan({ plan: r.plan, desired: r.desired, live: r.live, source: r.report.source, target: client.target, targetApiVersion: client.apiVersion });

@@ -69,6 +69,20 @@ function isTeamkeysOutput(object: Record<string, unknown>): boolean {
   return object.apiVersion === 'teamkeys/v1' && (object.kind === 'Report' || object.kind === 'SavedPlan');
 }
 
+/** Files read at once at most: a source of thousands of files must not hit the open-file limit (EMFILE under ulimit -n 1024). */
+export const openFilesAtOnce = 32;
+
+/** Reads `files` in order, at most openFilesAtOnce open at a time, named relative to `names`. */
+async function readAll(files: string[], names: string): Promise<{ path: string; text: string }[]> {
+  const read: { path: string; text: string }[] = new Array(files.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < files.length; i = next++) read[i] = { path: relative(names, files[i]!).split(sep).join('/'), text: await readFile(files[i]!, 'utf8') };
+  };
+  await Promise.all(Array.from({ length: Math.min(openFilesAtOnce, files.length) }, worker));
+  return read;
+}
+
 /** Parses files already read, in the order given. */
 export function parseFiles(files: { path: string; text: string }[]): Loaded {
   const manifests: Manifest[] = [];
@@ -114,6 +128,6 @@ export async function readManifests(root: string, dir: string, names = root): Pr
   const w: Walk = { realRoot, names, seen: new Set(), files: [], errors: [] };
   await walk(w, dir, realDir);
   w.files.sort();
-  const parsed = parseFiles(await Promise.all(w.files.map(async (path) => ({ path: relative(names, path).split(sep).join('/'), text: await readFile(path, 'utf8') }))));
+  const parsed = parseFiles(await readAll(w.files, names));
   return { ...parsed, errors: [...w.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)), ...parsed.errors] };
 }

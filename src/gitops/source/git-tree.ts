@@ -9,6 +9,7 @@ import { posix } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { isManifestPath, outsideSource } from './files.js';
 import { catBlobs } from './git-mirror.js';
+import { isAttributes, reEncodingErrors } from './attributes.js';
 import type { ManifestError } from './manifests.js';
 
 interface Entry {
@@ -86,4 +87,12 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
   found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const texts = await catBlobs(dir, found.map((f) => f.sha));
   return { files: found.map((f, i) => ({ path: f.path, text: texts[i]! })), errors };
+}
+
+/** The refusals for the .gitattributes files of `revision` (see attributes.ts). */
+export async function treeReEncoding(dir: string, revision: string): Promise<ManifestError[]> {
+  const found = (await listTree(dir, revision, '', true)).filter((e) => e.type === 'blob' && isAttributes(e.path)).sort((a, b) => (a.path < b.path ? -1 : 1));
+  if (found.length === 0) return [];
+  const texts = await catBlobs(dir, found.map((e) => e.sha));
+  return reEncodingErrors(found.map((e, i) => ({ path: e.path, text: texts[i]! })));
 }

@@ -11,7 +11,8 @@ import { SourceError } from './errors.js';
 import type { Manifest, ManifestError } from './manifests.js';
 import { missingFolder, parseFiles, readManifests } from './files.js';
 import { resolveRevision, updateMirror } from './git-mirror.js';
-import { readTree } from './git-tree.js';
+import { readTree, treeReEncoding } from './git-tree.js';
+import { workTreeReEncoding } from './attributes.js';
 import { isGitUrl, redactCredentials, withoutCredentials } from './git-url.js';
 import { doubleSlashId, formerDefaultIds, gitSourceId, joinId, workTreeOf } from './identity.js';
 
@@ -69,10 +70,12 @@ async function openFolder(opts: SourceOptions): Promise<OpenedSource> {
     // Files are named from the repository root (as the git sources and CI annotations name them),
     // or from the folder outside git.
     const tree = await workTreeOf(root);
-    const [loaded, revision] = await Promise.all([
+    const [read, revision, reEncoded] = await Promise.all([
       tree ? readManifests(tree.top, join(tree.top, tree.within, sub)) : readManifests(root, join(root, sub)),
       tree ? simpleGit(root).revparse(['HEAD']).then((r) => r.trim(), () => '') : '',
+      tree ? workTreeReEncoding(tree.top) : [],
     ]);
+    const loaded = reEncoded.length > 0 ? { manifests: [], files: read.files, errors: reEncoded } : read;
     const byLocation = tree ? joinId(tree.repo, tree.within, sub) : joinId(root, sub);
     const id = opts.sourceId ?? byLocation;
     const formerIds = others([...formerDefaultIds(opts.source, false, opts.path, root), tree ? doubleSlashId(tree.repo, tree.within, sub) : doubleSlashId(root, sub), byLocation], id);
@@ -96,9 +99,10 @@ async function openGit(opts: SourceOptions): Promise<OpenedSource> {
     const sub = opts.path ?? '.';
     const read = async (): Promise<LoadedSource> => {
       try {
-        const tree = await readTree(mirror, revision, sub);
+        const [tree, reEncoded] = await Promise.all([readTree(mirror, revision, sub), treeReEncoding(mirror, revision)]);
         const parsed = tree === 'missing' ? missingFolder(sub) : parseFiles(tree.files);
-        const loaded = tree === 'missing' ? parsed : { ...parsed, errors: [...tree.errors, ...parsed.errors] };
+        const read = tree === 'missing' ? parsed : { ...parsed, errors: [...tree.errors, ...parsed.errors] };
+        const loaded = reEncoded.length > 0 ? { manifests: [], files: read.files, errors: reEncoded } : read;
         const byRemote = await gitSourceId(opts.source, isGitUrl(opts.source), opts.path);
         const id = opts.sourceId ?? byRemote.id;
         const formerIds = others([...formerDefaultIds(opts.source, true, opts.path, opts.source), byRemote.former, byRemote.id], id);

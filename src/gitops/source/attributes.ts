@@ -1,0 +1,48 @@
+/**
+ * One reader of bytes: a source is read from a checkout (the Action, a folder) or from git's
+ * objects (the sidecar, --source URL, --ref), and both must see the same manifests. git keeps them
+ * the same except where an attribute re-encodes a file on checkout: `working-tree-encoding`
+ * (`*.yaml working-tree-encoding=SHIFT_JIS` makes the checkout hold other bytes than the object,
+ * so what the pull request's comment showed is not what a sidecar applies). A repository whose
+ * .gitattributes sets it, for any pattern, is refused by both readers, at the attribute's
+ * file:line:col. (eol conversion only changes line ends, which YAML reads the same; filters need
+ * the reader's own git config, which a pull request does not control.)
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { simpleGit } from 'simple-git';
+import type { ManifestError } from './manifests.js';
+
+const attribute = /(^|\s)-?!?working-tree-encoding(=\S*)?(?=\s|$)/;
+
+/** The refusals for `.gitattributes` files (paths from the repository root) that set working-tree-encoding. */
+export function reEncodingErrors(files: { path: string; text: string }[]): ManifestError[] {
+  const errors: ManifestError[] = [];
+  for (const f of files) {
+    f.text.split(/\r?\n/).forEach((line, i) => {
+      const trimmed = line.trim();
+      if (trimmed === '' || trimmed.startsWith('#')) return;
+      const m = attribute.exec(trimmed);
+      if (!m) return;
+      errors.push({
+        file: f.path,
+        line: i + 1,
+        column: line.indexOf(m[0].trim()) + 1,
+        message: `${m[0].trim()} re-encodes files between git's objects and the checkout, so a plan read from the checkout and one read from git (the sidecar, --source URL) would parse different bytes: teamkeys refuses the source; remove the attribute and keep the manifests in UTF-8`,
+      });
+    });
+  }
+  return errors;
+}
+
+const isAttributes = (path: string) => path === '.gitattributes' || path.endsWith('/.gitattributes');
+
+/** The refusals for the .gitattributes files of a work tree (tracked or not), named from its top. */
+export async function workTreeReEncoding(top: string): Promise<ManifestError[]> {
+  const listed = await simpleGit(top).raw(['ls-files', '-z', '--cached', '--others', '--exclude-standard']);
+  const paths = [...new Set(listed.split('\0').filter(isAttributes))].sort();
+  const files = await Promise.all(paths.map(async (path) => ({ path, text: await readFile(join(top, path), 'utf8').catch(() => '') })));
+  return reEncodingErrors(files);
+}
+
+export { isAttributes };
