@@ -54,7 +54,7 @@ const decodedYaml = new WeakMap<Buffer, YamlResult>();
  * instead of holding the event loop. Other bodies, and bodies that are not UTF-8, are left to
  * parseBody, which reports their errors once the route has decided the media type is acceptable.
  */
-export async function preDecodeBody(contentType: string | undefined, raw: Buffer): Promise<void> {
+export async function preDecodeBody(contentType: string | undefined, raw: Buffer, caller: string): Promise<void> {
   if (raw.length === 0 || !isYaml(bodyTypes.get(mediaType(contentType)))) return;
   let text: string;
   try {
@@ -62,7 +62,7 @@ export async function preDecodeBody(contentType: string | undefined, raw: Buffer
   } catch {
     return;
   }
-  decodedYaml.set(raw, await decodeYamlOffThread(text));
+  decodedYaml.set(raw, await decodeYamlOffThread(text, caller));
 }
 
 /** A YAML body decoded: by the worker thread as it arrived, else here (and kept for yamlDuplicateKeys). */

@@ -10,6 +10,7 @@ import type { Verb } from '../../auth/roles.js';
 import { bodyTypeOf, negotiate, parseBody } from '../content.js';
 import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
+import { authorizeBeforeBody } from '../auth/before-body.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
 import { serveWatch, type WatchHub } from './watch.js';
@@ -261,32 +262,27 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
     return r;
   };
   const guardOf = (req: Request, r: ResourceRegistry) => new Guard(auth, identityOf(req), r.info.plural, req.socket.remoteAddress ?? '');
-  app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
-    method: [...methods],
-    url: `${base}/:resource`,
-    handler: (req, reply) => {
-      const r = resolve(req);
-      return collection(req, reply, r, guardOf(req, r), watches);
-    },
+  // After authentication (request-gate.ts) and before the body is read: the write's attributes.
+  const beforeBody = async (req: Request) => {
+    const r = resolve(req);
+    await authorizeBeforeBody(auth, guardOf(req, r), r, req.method, req.params.name, req.params.subresource);
+  };
+  const route = (url: string, handler: (req: Request, reply: FastifyReply) => Promise<unknown>) =>
+    app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({ method: [...methods], url, config: { yamlBody: true }, onRequest: beforeBody, handler });
+  route(`${base}/:resource`, (req, reply) => {
+    const r = resolve(req);
+    return collection(req, reply, r, guardOf(req, r), watches);
   });
-  app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
-    method: [...methods],
-    url: `${base}/:resource/:name`,
-    handler: (req, reply) => {
-      const r = resolve(req);
-      return item(req, reply, r, guardOf(req, r), req.params.name!);
-    },
+  route(`${base}/:resource/:name`, (req, reply) => {
+    const r = resolve(req);
+    return item(req, reply, r, guardOf(req, r), req.params.name!);
   });
-  app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
-    method: [...methods],
-    url: `${base}/:resource/:name/:subresource`,
-    handler: (req, reply) => {
-      const r = resolve(req);
-      const name = req.params.name!;
-      if (req.params.subresource === 'status') return status(req, reply, r, guardOf(req, r), name);
-      if (req.params.subresource === 'accesskeys' && r.info.plural === 'teams') return teamAccessKeys(req, reply, registry, auth, name);
-      if (req.params.subresource === 'rotation' && r.info.plural === 'ownedaccesskeys') return rotation(req, reply, r, guardOf(req, r), name);
-      throw pathNotFound();
-    },
+  route(`${base}/:resource/:name/:subresource`, async (req, reply) => {
+    const r = resolve(req);
+    const name = req.params.name!;
+    if (req.params.subresource === 'status') return status(req, reply, r, guardOf(req, r), name);
+    if (req.params.subresource === 'accesskeys' && r.info.plural === 'teams') return teamAccessKeys(req, reply, registry, auth, name);
+    if (req.params.subresource === 'rotation' && r.info.plural === 'ownedaccesskeys') return rotation(req, reply, r, guardOf(req, r), name);
+    throw pathNotFound();
   });
 }
