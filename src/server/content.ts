@@ -5,7 +5,8 @@ import { checkDecoded } from './decoded-bounds.js';
 import { decodeYaml, maxDepth, type YamlResult } from './yaml-body.js';
 import { decodeYamlOffThread } from './yaml-thread.js';
 
-export const maxBodyBytes = 3 * 1024 * 1024;
+export { maxBodyBytes } from './body-limit.js';
+import { maxBodyBytes } from './body-limit.js';
 
 export type BodyType = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'apply-patch' | 'strategic-merge-patch';
 
