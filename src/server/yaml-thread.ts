@@ -82,6 +82,8 @@ export class YamlDecoder {
 
   /** Gives free threads the oldest bodies of callers who have none decoding. */
   private pump(): void {
+    // Every thread is started with the first body, so a second caller never waits for one to boot.
+    for (const lane of this.lanes) lane.worker ??= this.start(lane);
     for (const lane of this.lanes) {
       if (lane.job) continue;
       const busy = new Set(this.lanes.flatMap((l) => (l.job ? [l.job.caller] : [])));

@@ -6,7 +6,7 @@
  * own failed-authentication budget.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInProcess, type InProcess } from '../support/in-process.js';
+import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
 import { messageOf, rawRequest } from './raw-path.js';
 
 const prefix = '/kubernetes/management';
@@ -49,7 +49,7 @@ describe('2: a percent-encoded prefix does not skip authentication', () => {
   }
 
   it('with a key, the encoded spelling is the same request: 200 for the document, 403 for a key without the right', async () => {
-    const admin = await rawRequest(server.base, '/kubernetes/%6danagement/openapi/v2', { headers: { Authorization: `Bearer ${(await import('../support/in-process.js')).adminKey}` } });
+    const admin = await rawRequest(server.base, '/kubernetes/%6danagement/openapi/v2', { headers: { Authorization: `Bearer ${adminKey}` } });
     expect(admin.status).toBe(200);
     const plain = await rawRequest(server.base, `${v1}/teams/x/status`, { method: 'PUT', headers: { Authorization: `Bearer ${bobKey}`, 'Content-Type': 'application/json' }, body: Buffer.from('{}') });
     const encoded = await rawRequest(server.base, `${v1}/teams/x/%73tatus`, { method: 'PUT', headers: { Authorization: `Bearer ${bobKey}`, 'Content-Type': 'application/json' }, body: Buffer.from('{}') });
@@ -114,4 +114,44 @@ describe('6: a key without the verb gets 403 before its body is read', () => {
     const other = await rawRequest(server.base, `${v1}/ownedaccesskeys`, { method: 'POST', headers: { Authorization: `Bearer ${bobKey}`, 'Content-Type': 'application/yaml' }, body: Buffer.from('metadata:\n  name: for-carol\nspec:\n  user: carol\n') });
     expect(other.status).toBe(403);
   });
+});
+
+describe('1: decoding cannot be jammed by one caller', () => {
+  it('a YAML flood from one caller (20 bodies) is held to a few bodies (429 Retry-After beyond), and another caller\'s apply is answered before the flood\'s last', async () => {
+    // Some hundreds of ms of a thread each, under every bound: 20,000 users (the schema allows 1,000: 422 once decoded).
+    const heavy = Buffer.from(`metadata: {name: flood}\nspec:\n  users:\n${Array.from({ length: 20_000 }, (_, i) => `  - user${i}`).join('\n')}\n`);
+    const order: string[] = [];
+    // The decoding threads are running (they start with the first body).
+    expect((await server.fetch(`${server.api}/teams?dryRun=All`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: 'metadata: {name: warm}\n' })).status).toBe(201);
+    const flood = Array.from({ length: 20 }, (_, i) =>
+      rawRequest(server.base, `${v1}/teams?dryRun=All`, { method: 'POST', headers: { Authorization: `Bearer ${adminKey}`, 'Content-Type': 'application/yaml' }, body: heavy }).then((a) => {
+        order.push(`flood ${a.status}`);
+        return a;
+      }),
+    );
+    // The flood is queued (its first answer came back) before the other caller sends.
+    await Promise.race(flood);
+    const t0 = Date.now();
+    const apply = await rawRequest(server.base, `${v1}/ownedaccesskeys/bob-flood?fieldManager=bob`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${bobKey}`, 'Content-Type': 'application/apply-patch+yaml' },
+      body: Buffer.from('apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata:\n  name: bob-flood\nspec:\n  user: bob\n'),
+    });
+    order.push(`apply ${apply.status}`);
+    const answeredMs = Date.now() - t0;
+    const answers = await Promise.all(flood);
+    expect(apply.status).toBe(201);
+    // Only a hang fails this (a quiet machine answers in well under 100 ms); the order below is the point.
+    expect(answeredMs).toBeLessThan(10_000);
+    const refused = answers.filter((a) => a.status === 429);
+    const decoded = answers.filter((a) => a.status !== 429);
+    // One caller holds at most 4 bodies at once; the rest are told when to come back.
+    expect(decoded.length).toBeLessThanOrEqual(4);
+    expect(decoded.map((a) => a.status)).toEqual(decoded.map(() => 422));
+    expect(refused.length).toBeGreaterThanOrEqual(16);
+    expect(refused[0]!.headers['retry-after']).toBe('1');
+    expect(messageOf(refused[0]!)).toMatch(/^this client has 4 request bodies waiting to be decoded already; retry after 1 seconds$/);
+    // The apply did not wait behind the flood's bodies: some were still decoding when it was answered.
+    expect(order.slice(order.indexOf('apply 201') + 1).filter((o) => o === 'flood 422').length, order.join(', ')).toBeGreaterThan(0);
+  }, 60_000);
 });
