@@ -1,6 +1,8 @@
 /** The resource endpoints: collection, item, status subresource, ownedaccesskeys/<name>/rotation, and teams/<name>/accesskeys. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, methodNotAllowed, pathNotFound, unsupportedMediaType } from '../../api/errors.js';
+import { ApiError, invalid, methodNotAllowed, pathNotFound, unsupportedMediaType } from '../../api/errors.js';
+import { earlyMetadataErrors } from '../../api/object-meta.js';
+import { isJsonMap } from '../../api/types.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
@@ -25,10 +27,18 @@ type Request = FastifyRequest<{ Params: Params; Querystring: Query; Body: Buffer
 
 const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers['content-type'], ['json', 'yaml']));
 
+/** Refuses at once a body no write can accept (annotations past kube's limit), before the work that grows with its fields. */
+function bounded(r: ResourceRegistry, body: unknown, name: string | undefined): unknown {
+  const errs = earlyMetadataErrors(body);
+  if (errs.length === 0) return body;
+  const named = isJsonMap(body) && isJsonMap(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : '';
+  throw invalid({ group: r.info.group, kind: r.info.kind }, name ?? named, errs);
+}
+
 /** An object body and the keys it gives twice, which fieldValidation judges in the registry. */
-function objectWrite(req: Request) {
+function objectWrite(req: Request, r: ResourceRegistry) {
   const type = bodyTypeOf(req.headers['content-type'], ['json', 'yaml']);
-  return { body: parseBody(req.body, type), duplicateFields: duplicateFields(req.body, type) };
+  return { body: bounded(r, parseBody(req.body, type), req.params.name), duplicateFields: duplicateFields(req.body, type) };
 }
 
 /** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
@@ -72,7 +82,7 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
     }
     case 'POST': {
       guard.scope('create');
-      const { body, duplicateFields } = objectWrite(req);
+      const { body, duplicateFields } = objectWrite(req, r);
       const { object, warnings } = await guard.probing(() => r.create(body, { ...writeOptions(req), duplicateFields, admit: guard.admit() }));
       return send(req, reply, 201, object, warnings);
     }
@@ -149,7 +159,7 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
     }
     case 'PUT': {
       guard.scope('update', name);
-      const { body, duplicateFields } = objectWrite(req);
+      const { body, duplicateFields } = objectWrite(req, r);
       const { object, warnings } = await concealing(r, guard, 'update', name, undefined, () =>
         guard.probing(() => r.update(name, body, { ...writeOptions(req), duplicateFields, admit: guard.admit() })),
       );
@@ -184,7 +194,7 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   const patchTypes = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
   // Strategic merge needs Go struct metadata these kinds do not have.
   if (type === 'strategic-merge-patch') throw unsupportedMediaType(String(req.headers['content-type']), patchTypes);
-  const body = parseBody(req.body, type);
+  const body = type === 'json-patch' ? parseBody(req.body, type) : bounded(r, parseBody(req.body, type), name);
   const duplicates = duplicateFields(req.body, type);
   if (type === 'apply-patch') {
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
@@ -213,7 +223,7 @@ async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, gu
       return send(req, reply, 200, (await readable(r, guard, name, 'status')).object());
     case 'PUT': {
       guard.scope('update', name, 'status');
-      const { body, duplicateFields } = objectWrite(req);
+      const { body, duplicateFields } = objectWrite(req, r);
       const { object, warnings } = await concealing(r, guard, 'update', name, 'status', () =>
         r.update(name, body, { ...writeOptions(req), duplicateFields, subresource: 'status', admit: guard.admit() }),
       );
@@ -234,7 +244,7 @@ async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, gu
 async function rotation(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string) {
   if (req.method !== 'POST') throw methodNotAllowed(req.method, `${r.info.plural}/${name}/rotation`);
   guard.scopeOneOf(name, [['update', 'rotation'], ['update'], ['patch']]);
-  const { body, duplicateFields } = objectWrite(req);
+  const { body, duplicateFields } = objectWrite(req, r);
   const { object, warnings, created } = await concealing(r, guard, 'update', name, undefined, () =>
     guard.probing(() => r.rotate(name, body, { ...writeOptions(req), duplicateFields, admit: guard.admit() })),
   );
