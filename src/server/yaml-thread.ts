@@ -142,7 +142,7 @@ export class YamlDecoder {
 const decoder = new YamlDecoder();
 
 /** Who a body is queued for: the authenticated user, else the client's address. */
-export const callerOf = (req: FastifyRequest): string => (req.identity ? `user:${req.identity.name}` : `address:${req.socket.remoteAddress ?? ''}`);
+export const callerOf = (req: FastifyRequest): string => (req.identity ? `identity:${req.identity.name}` : `address:${req.socket.remoteAddress ?? ''}`);
 
 /** Decodes a YAML body off the event loop, in `caller`'s share of the threads. */
 export const decodeYamlOffThread = (text: string, caller: string): Promise<YamlResult> => decoder.decode(text, caller);
