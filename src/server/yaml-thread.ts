@@ -22,11 +22,11 @@ export interface DecoderLimits {
   total: number;
   /** How long one body may take to decode. */
   timeoutMs: number;
-  /** Each thread's old-generation heap, in MiB. */
+  /** Each thread's old-generation heap, in MiB: the node bound (api/yaml-reader.ts) keeps a decode near 100 MiB. */
   heapMb: number;
 }
 
-export const defaultDecoderLimits: DecoderLimits = { threads: 2, perCaller: 4, total: 64, timeoutMs: 15_000, heapMb: 512 };
+export const defaultDecoderLimits: DecoderLimits = { threads: 2, perCaller: 4, total: 64, timeoutMs: 15_000, heapMb: 256 };
 
 const outOfMemory: YamlResult = { error: 'the request body needs too much memory to decode', tooLarge: true };
 const tooSlow = (ms: number): YamlResult => ({ error: `the request body takes longer than ${ms / 1000} seconds to decode`, tooLarge: true });
