@@ -8,6 +8,31 @@ export const maxAnnotationsBytes = 256 * 1024;
 const invalid = (field: string, value: unknown, messages: string[]): FieldError[] =>
   messages.map((detail) => ({ type: 'Invalid', field, value, detail }));
 
+/** kube-apiserver's TotalAnnotationSizeLimitB: keys and values together, in its words. */
+function annotationsSizeErrors(meta: ObjectMeta): FieldError[] {
+  let bytes = 0;
+  const annotations: Record<string, unknown> = isJsonMap(meta.annotations) ? meta.annotations : {};
+  // for...in, not Object.entries: the loop may stop long before the last of 190,000 keys.
+  for (const key in annotations) {
+    if (!Object.hasOwn(annotations, key)) continue;
+    const value = annotations[key];
+    bytes += Buffer.byteLength(key) + (typeof value === 'string' ? Buffer.byteLength(value) : 0);
+    // Counted no further than the limit: the sum is the whole check, and its cost stays bounded.
+    if (bytes > maxAnnotationsBytes) return [{ type: 'TooLong', field: 'metadata.annotations', detail: `may not be more than ${maxAnnotationsBytes} bytes` }];
+  }
+  return [];
+}
+
+/**
+ * The metadata bounds a body is held to as soon as it is decoded, before the work that grows with
+ * its fields (pruning, validation, managedFields): a body of 190,000 annotations is refused for its
+ * size at once, in the words validation would use later.
+ */
+export function earlyMetadataErrors(body: unknown): FieldError[] {
+  if (!isJsonMap(body) || !isJsonMap(body.metadata)) return [];
+  return annotationsSizeErrors(body.metadata as ObjectMeta);
+}
+
 /** Rules every object's metadata obeys; ajv has already checked the types. */
 export function validateObjectMeta(meta: ObjectMeta): FieldError[] {
   const errs: FieldError[] = [];
@@ -22,14 +47,10 @@ export function validateObjectMeta(meta: ObjectMeta): FieldError[] {
     errs.push(...invalid('metadata.labels', key, qualifiedNameErrors(key)));
     if (typeof value === 'string') errs.push(...invalid(`metadata.labels`, value, labelValueErrors(value)));
   }
-  let annotationBytes = 0;
-  for (const [key, value] of Object.entries(isJsonMap(meta.annotations) ? meta.annotations : {})) {
+  for (const key of Object.keys(isJsonMap(meta.annotations) ? meta.annotations : {})) {
     errs.push(...invalid('metadata.annotations', key, qualifiedNameErrors(key.toLowerCase())));
-    annotationBytes += Buffer.byteLength(key) + (typeof value === 'string' ? Buffer.byteLength(value) : 0);
   }
-  if (annotationBytes > maxAnnotationsBytes) {
-    errs.push({ type: 'TooLong', field: 'metadata.annotations', detail: `may not be more than ${maxAnnotationsBytes} bytes` });
-  }
+  errs.push(...annotationsSizeErrors(meta));
   (Array.isArray(meta.finalizers) ? meta.finalizers : []).forEach((f, i) => {
     if (typeof f === 'string') errs.push(...invalid(`metadata.finalizers[${i}]`, f, qualifiedNameErrors(f)));
   });

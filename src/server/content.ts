@@ -5,7 +5,8 @@ import { checkDecoded } from './decoded-bounds.js';
 import { decodeYaml, maxDepth, type YamlResult } from './yaml-body.js';
 import { decodeYamlOffThread } from './yaml-thread.js';
 
-export const maxBodyBytes = 3 * 1024 * 1024;
+export { maxBodyBytes } from './body-limit.js';
+import { maxBodyBytes } from './body-limit.js';
 
 export type BodyType = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'apply-patch' | 'strategic-merge-patch';
 
@@ -54,7 +55,7 @@ const decodedYaml = new WeakMap<Buffer, YamlResult>();
  * instead of holding the event loop. Other bodies, and bodies that are not UTF-8, are left to
  * parseBody, which reports their errors once the route has decided the media type is acceptable.
  */
-export async function preDecodeBody(contentType: string | undefined, raw: Buffer): Promise<void> {
+export async function preDecodeBody(contentType: string | undefined, raw: Buffer, caller: string): Promise<void> {
   if (raw.length === 0 || !isYaml(bodyTypes.get(mediaType(contentType)))) return;
   let text: string;
   try {
@@ -62,7 +63,7 @@ export async function preDecodeBody(contentType: string | undefined, raw: Buffer
   } catch {
     return;
   }
-  decodedYaml.set(raw, await decodeYamlOffThread(text));
+  decodedYaml.set(raw, await decodeYamlOffThread(text, caller));
 }
 
 /** A YAML body decoded: by the worker thread as it arrived, else here (and kept for yamlDuplicateKeys). */

@@ -29,7 +29,10 @@ import { defaultRequestTimeoutMs, requestTimeouts } from './request-timeouts.js'
 import type { AuthContext } from './auth/guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
-import { authenticateRequest, endpointAuthorizer } from './auth/endpoint-auth.js';
+import { endpointAuthorizer } from './auth/endpoint-auth.js';
+import { registerRequestGate } from './auth/request-gate.js';
+import { canonicalUrl } from './canonical-path.js';
+import { callerOf } from './yaml-thread.js';
 import { registerMetrics, ServerMetrics } from './metrics.js';
 import { KeyHealthSweep, type KeyHealthSweepOptions } from './key-health-sweep.js';
 import type { Registry as MetricsRegistry } from 'prom-client';
@@ -97,14 +100,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     clientErrorHandler: handleClientError,
     // Errors fastify meets before routing (a malformed URL) are Status bodies like all others.
     frameworkErrors: (err, req, reply) => handleError(err, req, reply),
+    // One spelling of the path routes the request and decides who may send it (canonical-path.ts).
+    rewriteUrl: (req) => canonicalUrl(req.url ?? '/'),
     ...(opts.https ? { https: { ...opts.https, ...timeouts } } : { http: timeouts }),
   }) as unknown as FastifyInstance;
 
   // Bodies are decoded by the routes, which know which media types each verb accepts.
   app.removeAllContentTypeParsers();
-  // YAML is decoded here already, in a worker thread (yaml-thread.ts), for parseBody to pick up.
+  // Read only after the gate (request-gate.ts, before-body.ts) let the request through. YAML is
+  // decoded here already, in a worker thread (yaml-thread.ts), for parseBody to pick up, on the
+  // routes that take YAML only (route config `yamlBody`): never for sign-in or an unknown path.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, async (req: FastifyRequest, body: Buffer) => {
-    await preDecodeBody(req.headers['content-type'], body);
+    if ((req.routeOptions.config as { yamlBody?: boolean } | undefined)?.yamlBody) await preDecodeBody(req.headers['content-type'], body, callerOf(req));
     return body;
   });
   app.setErrorHandler(handleError);
@@ -113,13 +120,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // the raw socket after hijacking the reply, so they stream uncompressed, as kube's do.
   await app.register(compress, { globalCompression: true, globalDecompression: false, encodings: ['gzip'], threshold: 128 * 1024 });
   app.decorateRequest('identity', undefined);
-  // Every request under the API prefix needs a key; health endpoints and /version do not. The
-  // sidecar's endpoints authorize in their routes (endpoint-auth.ts), since a webhook signs instead.
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.url !== apiPrefix && !req.url.startsWith(`${apiPrefix}/`)) return;
-    if (req.url.split('?')[0] === `${apiPrefix}/version`) return;
-    await authenticateRequest(req, reply, opts.auth);
-  });
+  // Every request needs a key but those on the gate's explicit anonymous list (request-gate.ts).
+  registerRequestGate(app, opts.auth, { signIn: opts.signIn !== undefined });
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send(JSON.stringify(pathNotFound().toStatus()));
   });

@@ -11,6 +11,8 @@ import type { Store } from '../../src/store/types.js';
 import type { Clock } from '../../src/clock.js';
 import { AuditRecorder } from '../../src/server/audit/audit-recorder.js';
 import { openAuditTrail } from '../../src/store/audit/open.js';
+import type { FailureLimitOptions } from '../../src/auth/failure-limit.js';
+import type { RouteEntry } from '../../src/server/auth/request-gate.js';
 import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key-health-sweep.js';
 import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
 
@@ -24,6 +26,8 @@ export interface InProcess {
   registry: Registry;
   /** The server's record of key use (memory that must not outlive the keys). */
   activity: ActivityRecorder;
+  /** Every route the server registered (methods and path pattern), as the request gate saw them. */
+  routes: RouteEntry[];
   /** The key health sweep (tests run one with `await keyHealthSweep.sweep()`). */
   keyHealthSweep?: KeyHealthSweep;
   /** fetch with the administrator's key, unless the call sets its own Authorization. */
@@ -48,6 +52,8 @@ export interface InProcessOptions {
   audit?: boolean;
   /** Watches open at once per key, per user and in total (serve's --max-watches-per-key and so on). */
   watchLimits?: Partial<WatchLimits>;
+  /** The budget of failed authentications per client address (serve's --auth-failure-limit). */
+  failureLimit?: FailureLimitOptions | false;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -61,7 +67,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(audit ? { onWrite: audit.observer } : {}),
   });
   await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null', ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
-  const auth = await createAuthContext(registry, logger, { ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}), ...(opts.now ? { now: opts.now } : {}) });
+  const auth = await createAuthContext(registry, logger, { ...(opts.failureLimit !== undefined ? { failureLimit: opts.failureLimit } : {}), ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}), ...(opts.now ? { now: opts.now } : {}) });
   const app = await buildServer({
     registry,
     auth,
@@ -81,6 +87,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     base,
     api: `${base}${apiPrefix}/apis/management.service/v1`,
     registry,
+    routes: app.routeTable,
     activity: auth.activity,
     ...(app.keyHealthSweep ? { keyHealthSweep: app.keyHealthSweep } : {}),
     fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),

@@ -1,5 +1,6 @@
 /** Parses YAML/JSON manifests (several documents a file), keeping each object's file:line:column. */
-import { isNode, isScalar, LineCounter, parseAllDocuments, visit, type Document } from 'yaml';
+import { isNode, LineCounter, type Document } from 'yaml';
+import { maxDepth, maxExpansion, maxNodes, readYamlDocuments, type YamlProblem } from '../../api/yaml-reader.js';
 
 export interface Location {
   file: string;
@@ -22,68 +23,49 @@ export function formatError(e: ManifestError): string {
   return `${e.file}:${e.line}:${e.column}: ${e.message}`;
 }
 
-/** Aliases a document may expand, so a billion-laughs file fails instead of eating memory. */
-const maxAliasCount = 100;
-
-/**
- * The offset of the first key given twice in one mapping. The `yaml` package's own uniqueKeys
- * compares each key with every earlier one (20 s for a map of 40,000 keys, in a pull request's
- * file); one Set per mapping is linear.
- */
-function duplicateKey(doc: Document): number | undefined {
-  let found: number | undefined;
-  visit(doc, {
-    Map(_key, map) {
-      const seen = new Set<string>();
-      for (const pair of map.items) {
-        if (!isScalar(pair.key)) continue;
-        const name = String(pair.key.value);
-        if (seen.has(name)) {
-          found = pair.key.range?.[0] ?? 0;
-          return visit.BREAK;
-        }
-        seen.add(name);
-      }
-      return undefined;
-    },
-  });
-  return found;
+/** A problem the one YAML reader (api/yaml-reader.ts) found, in the CLI's words after `file:line:col:`. */
+function describe(p: YamlProblem): string {
+  switch (p.kind) {
+    case 'depth':
+      return `nested more than ${maxDepth} levels`;
+    case 'nodes':
+      return `holds more than ${maxNodes} YAML nodes`;
+    case 'key':
+      return 'Map keys must be plain strings, numbers or booleans';
+    case 'self-reference':
+      return 'an alias refers to itself (it is inside its own anchor)';
+    case 'size':
+      return `decodes to more than ${maxExpansion} times its ${p.textLength} characters (aliases repeat ${p.size} characters)`;
+    default:
+      return p.message;
+  }
 }
 
 export function parseManifests(text: string, file: string): { manifests: Manifest[]; errors: ManifestError[] } {
   const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const { documents, problems } = readYamlDocuments(text, { lineCounter });
   const manifests: Manifest[] = [];
   const errors: ManifestError[] = [];
   const at = (offset: number) => {
     const pos = lineCounter.linePos(offset);
     return { file, line: pos.line, column: pos.col };
   };
-  for (const doc of 'empty' in docs ? [] : docs) {
-    if (doc.errors.length > 0) {
-      for (const err of doc.errors) errors.push({ ...at(err.pos[0]), message: err.message.split('\n')[0]! });
-      continue;
-    }
+  for (const p of problems) errors.push({ ...at(p.offset), message: describe(p) });
+  for (const { doc, value, offset, duplicates } of documents) {
     if (doc.contents === null) continue; // an empty document between separators
-    const duplicate = duplicateKey(doc);
-    if (duplicate !== undefined) {
-      errors.push({ ...at(duplicate), message: 'Map keys must be unique' });
+    // A key given twice is an error in a manifest: which value the author meant is unknown.
+    if (duplicates[0]) {
+      errors.push({ ...at(duplicates[0].offset), message: 'Map keys must be unique' });
       continue;
     }
-    const where = at(doc.contents.range[0]);
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount });
-    } catch (err) {
-      errors.push({ ...where, message: err instanceof Error ? err.message : String(err) });
-      continue;
-    }
+    const where = at(offset);
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       errors.push({ ...where, message: 'a manifest must be a mapping with apiVersion, kind and metadata' });
       continue;
     }
     manifests.push({ ...where, object: value as Record<string, unknown>, locate: (field) => locateIn(doc, field, where, at) });
   }
+  errors.sort((a, b) => a.line - b.line || a.column - b.column);
   return { manifests, errors };
 }
 

@@ -14,6 +14,8 @@ import type { AuthContext } from './guard.js';
 
 /** Authenticates the request's bearer key and records the identity on it; throws 401 / 429 / 503. */
 export async function authenticateRequest(req: FastifyRequest, reply: FastifyReply, auth: AuthContext): Promise<Identity> {
+  // The gate (request-gate.ts) authenticated it already: once per request, one unit of budget.
+  if (req.identity) return req.identity;
   const { authenticator, failures } = auth;
   // Behind a proxy every client shares the proxy's address; the limit then applies to all alike.
   const client = req.socket.remoteAddress ?? '';

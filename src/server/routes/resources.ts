@@ -1,6 +1,8 @@
 /** The resource endpoints: collection, item, status subresource, ownedaccesskeys/<name>/rotation, and teams/<name>/accesskeys. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, methodNotAllowed, pathNotFound, unsupportedMediaType } from '../../api/errors.js';
+import { ApiError, invalid, methodNotAllowed, pathNotFound, unsupportedMediaType } from '../../api/errors.js';
+import { earlyMetadataErrors } from '../../api/object-meta.js';
+import { isJsonMap } from '../../api/types.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
@@ -10,6 +12,7 @@ import type { Verb } from '../../auth/roles.js';
 import { bodyTypeOf, negotiate, parseBody } from '../content.js';
 import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
+import { authorizeBeforeBody } from '../auth/before-body.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
 import type { WatchHub } from '../watch/watch-hub.js';
@@ -25,10 +28,18 @@ type Request = FastifyRequest<{ Params: Params; Querystring: Query; Body: Buffer
 
 const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers['content-type'], ['json', 'yaml']));
 
+/** Refuses at once a body no write can accept (annotations past kube's limit), before the work that grows with its fields. */
+function bounded(r: ResourceRegistry, body: unknown, name: string | undefined): unknown {
+  const errs = earlyMetadataErrors(body);
+  if (errs.length === 0) return body;
+  const named = isJsonMap(body) && isJsonMap(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : '';
+  throw invalid({ group: r.info.group, kind: r.info.kind }, name ?? named, errs);
+}
+
 /** An object body and the keys it gives twice, which fieldValidation judges in the registry. */
-function objectWrite(req: Request) {
+function objectWrite(req: Request, r: ResourceRegistry) {
   const type = bodyTypeOf(req.headers['content-type'], ['json', 'yaml']);
-  return { body: parseBody(req.body, type), duplicateFields: duplicateFields(req.body, type) };
+  return { body: bounded(r, parseBody(req.body, type), req.params.name), duplicateFields: duplicateFields(req.body, type) };
 }
 
 /** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
@@ -72,7 +83,7 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
     }
     case 'POST': {
       guard.scope('create');
-      const { body, duplicateFields } = objectWrite(req);
+      const { body, duplicateFields } = objectWrite(req, r);
       const { object, warnings } = await guard.probing(() => r.create(body, { ...writeOptions(req), duplicateFields, admit: guard.admit() }));
       return send(req, reply, 201, object, warnings);
     }
@@ -149,7 +160,7 @@ async function item(req: Request, reply: FastifyReply, r: ResourceRegistry, guar
     }
     case 'PUT': {
       guard.scope('update', name);
-      const { body, duplicateFields } = objectWrite(req);
+      const { body, duplicateFields } = objectWrite(req, r);
       const { object, warnings } = await concealing(r, guard, 'update', name, undefined, () =>
         guard.probing(() => r.update(name, body, { ...writeOptions(req), duplicateFields, admit: guard.admit() })),
       );
@@ -184,7 +195,7 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   const patchTypes = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
   // Strategic merge needs Go struct metadata these kinds do not have.
   if (type === 'strategic-merge-patch') throw unsupportedMediaType(String(req.headers['content-type']), patchTypes);
-  const body = parseBody(req.body, type);
+  const body = type === 'json-patch' ? parseBody(req.body, type) : bounded(r, parseBody(req.body, type), name);
   const duplicates = duplicateFields(req.body, type);
   if (type === 'apply-patch') {
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
@@ -213,7 +224,7 @@ async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, gu
       return send(req, reply, 200, (await readable(r, guard, name, 'status')).object());
     case 'PUT': {
       guard.scope('update', name, 'status');
-      const { body, duplicateFields } = objectWrite(req);
+      const { body, duplicateFields } = objectWrite(req, r);
       const { object, warnings } = await concealing(r, guard, 'update', name, 'status', () =>
         r.update(name, body, { ...writeOptions(req), duplicateFields, subresource: 'status', admit: guard.admit() }),
       );
@@ -234,7 +245,7 @@ async function status(req: Request, reply: FastifyReply, r: ResourceRegistry, gu
 async function rotation(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, name: string) {
   if (req.method !== 'POST') throw methodNotAllowed(req.method, `${r.info.plural}/${name}/rotation`);
   guard.scopeOneOf(name, [['update', 'rotation'], ['update'], ['patch']]);
-  const { body, duplicateFields } = objectWrite(req);
+  const { body, duplicateFields } = objectWrite(req, r);
   const { object, warnings, created } = await concealing(r, guard, 'update', name, undefined, () =>
     guard.probing(() => r.rotate(name, body, { ...writeOptions(req), duplicateFields, admit: guard.admit() })),
   );
@@ -262,32 +273,27 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
     return r;
   };
   const guardOf = (req: Request, r: ResourceRegistry) => new Guard(auth, identityOf(req), r.info.plural, req.socket.remoteAddress ?? '');
-  app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
-    method: [...methods],
-    url: `${base}/:resource`,
-    handler: (req, reply) => {
-      const r = resolve(req);
-      return collection(req, reply, r, guardOf(req, r), watches);
-    },
+  // After authentication (request-gate.ts) and before the body is read: the write's attributes.
+  const beforeBody = async (req: Request) => {
+    const r = resolve(req);
+    await authorizeBeforeBody(auth, guardOf(req, r), r, req.method, req.params.name, req.params.subresource);
+  };
+  const route = (url: string, handler: (req: Request, reply: FastifyReply) => Promise<unknown>) =>
+    app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({ method: [...methods], url, config: { yamlBody: true }, onRequest: beforeBody, handler });
+  route(`${base}/:resource`, (req, reply) => {
+    const r = resolve(req);
+    return collection(req, reply, r, guardOf(req, r), watches);
   });
-  app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
-    method: [...methods],
-    url: `${base}/:resource/:name`,
-    handler: (req, reply) => {
-      const r = resolve(req);
-      return item(req, reply, r, guardOf(req, r), req.params.name!);
-    },
+  route(`${base}/:resource/:name`, (req, reply) => {
+    const r = resolve(req);
+    return item(req, reply, r, guardOf(req, r), req.params.name!);
   });
-  app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({
-    method: [...methods],
-    url: `${base}/:resource/:name/:subresource`,
-    handler: (req, reply) => {
-      const r = resolve(req);
-      const name = req.params.name!;
-      if (req.params.subresource === 'status') return status(req, reply, r, guardOf(req, r), name);
-      if (req.params.subresource === 'accesskeys' && r.info.plural === 'teams') return teamAccessKeys(req, reply, registry, auth, name);
-      if (req.params.subresource === 'rotation' && r.info.plural === 'ownedaccesskeys') return rotation(req, reply, r, guardOf(req, r), name);
-      throw pathNotFound();
-    },
+  route(`${base}/:resource/:name/:subresource`, async (req, reply) => {
+    const r = resolve(req);
+    const name = req.params.name!;
+    if (req.params.subresource === 'status') return status(req, reply, r, guardOf(req, r), name);
+    if (req.params.subresource === 'accesskeys' && r.info.plural === 'teams') return teamAccessKeys(req, reply, registry, auth, name);
+    if (req.params.subresource === 'rotation' && r.info.plural === 'ownedaccesskeys') return rotation(req, reply, r, guardOf(req, r), name);
+    throw pathNotFound();
   });
 }

@@ -49,6 +49,7 @@ export function registerReviewRoutes(app: FastifyInstance, prefix: string, advis
     app.route<{ Body: Buffer | undefined }>({
       method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
       url,
+      config: { yamlBody: true },
       handler: async (req, reply) => {
         // Reviews are only ever created, as in kube: nothing is stored, nothing to read back.
         if (req.method !== 'POST') throw methodNotAllowed(req.method, url.split('/').pop()!);

@@ -1,0 +1,67 @@
+/**
+ * The first steps every request meets, in kube-apiserver's order: its canonical path (rewritten
+ * before routing: canonical-path.ts) says whether it may be anonymous; every other request is
+ * authenticated before anything else runs, the body unread, whether or not a route matches (so an
+ * unknown path is 401 without a key, never 404, and no body is buffered or decoded for a stranger).
+ * Authorization of the request's attributes follows before the body too (before-body.ts, on the
+ * resource routes); only then is the body read and decoded (content.ts), then admission. docs/auth.md.
+ */
+import type { FastifyInstance } from 'fastify';
+import { badRequest } from '../../api/errors.js';
+import { apiPrefix } from '../../api/resources.js';
+import { authPrefix } from '../../signin/options.js';
+import { pathOf } from '../canonical-path.js';
+import { authenticateRequest } from './endpoint-auth.js';
+import type { AuthContext } from './guard.js';
+
+/** What kube-apiserver serves to anyone (system:public-info-viewer), as exact canonical paths. */
+const publicPaths = ['/healthz', '/livez', '/readyz', '/version', `${apiPrefix}/version`];
+/**
+ * The sidecar's webhook authenticates itself, by its signature over the body or else by a key in its
+ * route (daemon/routes.ts): it must read the body before it can know who sent it.
+ */
+const selfAuthenticating = ['/sync'];
+
+/** The bodies a caller without a key may send (sign-in's small JSON forms): no more is buffered. */
+export const anonymousBodyLimit = 64 * 1024;
+
+export interface GateOptions {
+  /** Sign-in is served: /auth/* is open to anyone (it is how one gets a key). */
+  signIn: boolean;
+}
+
+/** The explicit list of what needs no key, by canonical path. */
+export function anonymousPath(path: string, opts: GateOptions): boolean {
+  if (publicPaths.includes(path) || selfAuthenticating.includes(path)) return true;
+  return opts.signIn && path.startsWith(`${authPrefix}/`);
+}
+
+/** A route as registered: its methods and its path pattern (`:name` for a parameter). */
+export interface RouteEntry {
+  methods: string[];
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered after the gate, which the gate stands before (tests walk it). */
+    routeTable: RouteEntry[];
+  }
+}
+
+/** Registers the gate; call before any route is registered (the body bound is set per route). */
+export function registerRequestGate(app: FastifyInstance, auth: AuthContext, opts: GateOptions): void {
+  const table: RouteEntry[] = [];
+  app.decorate('routeTable', table);
+  app.addHook('onRoute', (route) => {
+    table.push({ methods: [route.method].flat(), url: route.url ?? route.path });
+    // Route paths are already canonical; the sign-in forms are small, and read before any key.
+    if (anonymousPath(route.url ?? route.path, opts) && !selfAuthenticating.includes(route.url ?? route.path)) route.bodyLimit = anonymousBodyLimit;
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    const path = pathOf(req.url);
+    if (path === undefined) throw badRequest('the request path is not valid: malformed percent-encoding');
+    if (anonymousPath(path, opts)) return;
+    await authenticateRequest(req, reply, auth);
+  });
+}

@@ -1,0 +1,51 @@
+/**
+ * The one spelling of a request's path. kube-apiserver routes and authorizes the same decoded,
+ * cleaned path; here the router (find-my-way) decodes on its own, so a raw URL compared by one
+ * layer and a decoded one used by another let `/kubernetes/%6danagement/...` past authentication.
+ * So the URL is rewritten before routing (fastify's rewriteUrl): decoded once, `//`, `.` and `..`
+ * resolved, no trailing slash, then each segment encoded again, so that what the router decodes is
+ * exactly this path. Authentication and authorization read the same path (request-gate.ts).
+ */
+
+/** The decoded, cleaned path of a raw request target, or undefined when its percent-encoding is malformed. */
+export function canonicalPath(rawPath: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    return undefined;
+  }
+  const out: string[] = [];
+  // Decoded once: `%2F` separates segments as `/` does (as in kube, which splits the decoded path).
+  for (const segment of decoded.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') out.pop();
+    else out.push(segment);
+  }
+  return `/${out.join('/')}`;
+}
+
+/** The path part of a request target (before `?`) and the rest. */
+function splitTarget(url: string): [string, string] {
+  const q = url.indexOf('?');
+  return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q)];
+}
+
+/** The canonical path of a request's URL (as rewritten by canonicalUrl, or raw). */
+export const pathOf = (url: string): string | undefined => canonicalPath(splitTarget(url)[0]);
+
+/**
+ * The request target the router sees: the canonical path, each segment encoded so the router's
+ * decoding gives it back unchanged, and the query as sent. A malformed encoding is left as sent:
+ * the router refuses it (400) before anything else runs.
+ */
+export function canonicalUrl(url: string): string {
+  const [path, query] = splitTarget(url);
+  const canonical = canonicalPath(path);
+  if (canonical === undefined) return url;
+  const encoded = canonical
+    .split('/')
+    .map((s) => encodeURIComponent(s))
+    .join('/');
+  return `${encoded}${query}`;
+}
