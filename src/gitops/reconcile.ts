@@ -61,6 +61,8 @@ export interface Reconciled {
   /** What the plan was made from: saved plans record both. */
   desired?: DesiredObject[];
   live?: Record<Plural, KubeObject[]>;
+  /** Planned in pull-request mode (withholdUnnamedLiveValues): a saved plan withholds what the report does. */
+  withheld?: true;
   /** When the next scheduled rotation falls due (none: no key has rotate-every): a daemon re-plans by then even if nothing changed. */
   nextRotationAt?: Date;
 }
@@ -151,7 +153,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }
   const nextRotationAt = nextRotation(desired, live);
-  const next = nextRotationAt ? { nextRotationAt } : {};
+  const next = { ...(nextRotationAt ? { nextRotationAt } : {}), ...(opts.withholdUnnamedLiveValues ? { withheld: true as const } : {}) };
   if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded, desired, live, ...next };
   const changeSet = await applyPlan(client, plan.actions, {
     concurrency: opts.concurrency,

@@ -93,6 +93,23 @@ describe('the Action on events that are not in trusted-events', () => {
     expect(`${planned.log}${readFileSync(planned.outputs['report-json']!, 'utf8')}`).not.toContain('confidential');
   });
 
+  it('a plan file saved on a pull request holds no managedFields or live value, and is never applied', async () => {
+    // Point 3: the pull request adds sync-strategy: replace and ignores the description.
+    repo.write('gitops/platform.yaml', team('platform', '  users: [carla, mallory]\n', '    gitops.management.service/sync-strategy: replace\n    gitops.management.service/ignore-fields: spec.description\n'));
+    await repo.commit('pull request: replace, ignoring the description');
+    const pr = { number: 7, pull_request: { number: 7, head: { sha: 'abc' }, base: { sha: base } } };
+    const planned = await run('pull_request', pr, { command: 'plan', 'plan-file': 'teamkeys.plan.json' });
+    expect(planned.code, planned.log).toBe(0);
+    const saved = readFileSync(join(repo.dir, 'teamkeys.plan.json'), 'utf8');
+    expect(saved).toContain('"withheld": true');
+    for (const live of ['confidential', 'managedFields', 'kubectl-edit', 'creationTimestamp', 'resourceVersion', 'digest']) expect(saved).not.toContain(live);
+    const before = await liveTeam('platform');
+    const applied = await run('push', { ref: 'refs/heads/main' }, { command: 'apply', 'plan-file': 'teamkeys.plan.json' });
+    expect(applied.code).not.toBe(0);
+    expect(applied.summary).toContain('the plan was saved in pull-request mode (live values withheld, as in its report): it is for review and is never applied');
+    expect((await liveTeam('platform')).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+  });
+
   it('an untrusted event naming no base commit needs policy-ref: the checkout is never read for policies', async () => {
     const r = await run('workflow_run', untrusted[0]![1], { command: 'validate', policy: 'policies' });
     expect(r.code).not.toBe(0);
