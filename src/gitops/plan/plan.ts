@@ -12,6 +12,7 @@ import type { Location } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
 import { annotations } from './annotations.js';
 import { diffObject, type FieldChange } from './diff.js';
+import { ignoredFields } from './ignore-fields.js';
 import { awaitingConfirmation, dueRotation, type PlannedRotation } from './rotation.js';
 import { systemClock, type Clock } from '../../clock.js';
 
@@ -65,17 +66,6 @@ export interface PlanOptions {
 }
 
 const kindOrder: Record<Plural, number> = { teams: 0, ownedaccesskeys: 1 };
-
-function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean {
-  const list = (obj?.metadata.annotations?.[annotations.ignoreFields] ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  // The reconciler's own record of a delivered key is never in git, and never drift. It is matched
-  // exactly: unlike a user's ignore-fields entry, it must not hide the annotations around it.
-  const delivered = `metadata.annotations.${annotations.keyDelivered}`;
-  return (dotted) => dotted === delivered || list.some((f) => dotted === f || dotted.startsWith(`${f}.`) || f.startsWith(`${dotted}.`));
-}
 
 /** Why an object carrying one of this source's former ids is not pruned, and what to do. */
 function formerIdReason(former: string, current: string): string {

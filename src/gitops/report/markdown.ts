@@ -6,6 +6,7 @@
 import { codeText, codeValue as code, md, mdCell as cell, mdJoin, mdWithCode, type Md } from './markdown-escape.js';
 import { suspiciousTexts } from './hidden-text.js';
 import { keyHealthMarkdown } from './key-health.js';
+import { settingPaths } from '../plan/ignore-fields.js';
 import type { Report, ReportObject } from './report.js';
 import { attributionUnavailableText, countsText, rotationText, whoText as byText, withheldText } from './who.js';
 
@@ -55,6 +56,17 @@ function suspiciousSection(r: Report): Md[] {
   return [md`### Hidden or look-alike characters`, md``, md`${texts.length} text(s) below hold control, bidi or zero-width characters, or letters of another script inside a Latin word; they are shown as \\u escapes:`, md``, ...shown, ...more, md``];
 }
 
+/** Changes to ignore-fields and sync-strategy, shown on their own: they change what every later plan compares and writes. */
+function settingsSection(r: Report): Md[] {
+  const rows = r.objects.flatMap((o) =>
+    o.changes
+      .filter((c) => settingPaths[c.path] !== undefined)
+      .map((c) => md`- ${`${o.kind}/${o.name}`}: ${codeText(settingPaths[c.path]!)} ${c.withheld ? 'changes (its live value is not shown)' : md`${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`}`),
+  );
+  if (rows.length === 0) return [];
+  return [md`### Reconciler settings changed`, md``, md`These change what the reconciler compares and writes for the object from now on: review them as changes of their own.`, md``, ...rows, md``];
+}
+
 function objectsTable(r: Report): Md[] {
   // Drift left in place (report-only) belongs in the table too: it is what the report is for.
   const acted = r.objects.filter((o) => o.action !== 'skip' || o.drift);
@@ -89,7 +101,7 @@ function renderLines(r: Report): Md[] {
   if (r.attributionUnavailable) lines.push(md`> ${attributionUnavailableText(r.attributionUnavailable)}`, md``);
   if (r.errors.length > 0) lines.push(md`### Errors`, md``, ...r.errors.map((e) => md`- ${at(e)}: ${e.message}`), md``);
   if (r.warnings?.length) lines.push(md`### Warnings`, md``, ...r.warnings.map((w) => md`- ${at(w)}: ${w.message}`), md``);
-  lines.push(...objectsTable(r));
+  lines.push(...settingsSection(r), ...objectsTable(r));
   const notes = notesOf(r);
   if (notes.length > 0) lines.push(...notes, md``);
   const skipped = r.objects.filter((o) => o.action === 'skip' && !o.drift);
