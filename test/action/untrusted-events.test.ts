@@ -110,6 +110,26 @@ describe('the Action on events that are not in trusted-events', () => {
     expect((await liveTeam('platform')).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
   });
 
+  it('a skip reason in a pull request\'s plan does not name the source managing a live object', async () => {
+    const created = await server.fetch(`${server.api}/teams`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'billing', annotations: { 'gitops.management.service/source': 'finance-private-repo' } }, spec: { users: ['fiona'] } }),
+    });
+    expect(created.status).toBe(201);
+    repo.write('gitops/billing.yaml', team('billing', '  owner:\n    user: mallory\n  users: [mallory]\n'));
+    await repo.commit('pull request: claim billing');
+    const pr = { number: 7, pull_request: { number: 7, head: { sha: 'abc' }, base: { sha: base } } };
+    const planned = await run('pull_request', pr, { command: 'plan' });
+    expect(planned.code, planned.log).toBe(0);
+    expect(planned.summary).toContain('- Team/billing: managed by another source (which one is not shown in a pull request)');
+    expect(`${planned.summary}${planned.log}${readFileSync(planned.outputs['report-json']!, 'utf8')}`).not.toContain('finance-private-repo');
+    const pushed = await run('push', { ref: 'refs/heads/main' }, { command: 'plan' });
+    expect(pushed.summary).toContain('- Team/billing: managed by another source (finance-private-repo)');
+    repo.remove('gitops/billing.yaml');
+    await repo.commit('pull request: billing dropped');
+  });
+
   it('an untrusted event naming no base commit needs policy-ref: the checkout is never read for policies', async () => {
     const r = await run('workflow_run', untrusted[0]![1], { command: 'validate', policy: 'policies' });
     expect(r.code).not.toBe(0);

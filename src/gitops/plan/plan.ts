@@ -25,6 +25,8 @@ export interface PlanStep {
   type: StepType;
   /** Why a skip is a skip, or why an object is pruned. */
   reason?: string;
+  /** The reason as a pull request may read it, when `reason` quotes a live value (another source's id). */
+  reasonWithheld?: string;
   location?: Location;
   changes: FieldChange[];
   /** create: the object; replace: the whole object with the live resourceVersion. */
@@ -97,7 +99,7 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   const wanted = withSource(desired.obj, opts.sourceId);
   const keySecret = plural === 'ownedaccesskeys' ? wanted.metadata.annotations?.[annotations.keySecret] : undefined;
   if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }], ...(keySecret ? { keySecret } : {}) };
-  if (managedBy && managedBy !== opts.sourceId && !formerly) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})` };
+  if (managedBy && managedBy !== opts.sourceId && !formerly) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})`, reasonWithheld: 'managed by another source (which one is not shown in a pull request)' };
   if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
   const replace = wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace';
   const { target, patch, changes } = diffObject(model, wanted, live, { ignore: ignoredFields(wanted), replace, ...(history ? { history } : {}) });
