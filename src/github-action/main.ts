@@ -17,6 +17,7 @@ import { renderMarkdown } from '../gitops/report/markdown.js';
 import { isFailedOutcome, workCount, type Report } from '../gitops/report/report.js';
 import { writeReports } from '../gitops/report/write.js';
 import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
+import { parseOwners } from '../gitops/keys/owner-allow-list.js';
 import type { PolicySource } from '../gitops/policy/at-ref.js';
 import { durationError, durationMs, formatDuration } from '../duration.js';
 import { defaultReconcileOptions as defaults } from '../gitops/reconcile-defaults.js';
@@ -69,6 +70,14 @@ function policySource(workspace: string, trusted: boolean): PolicySource | undef
   return ref ? { dir, ref } : dir;
 }
 
+/** The owners key-secret may name: the key-secret-owners input, else the owner of the repository the workflow runs in. */
+function keySecretOwners(): { keySecretOwners?: string[] } {
+  const listed = parseOwners(input('key-secret-owners'));
+  if (listed.length > 0) return { keySecretOwners: listed };
+  const owner = process.env.GITHUB_REPOSITORY?.split('/')[0];
+  return owner ? { keySecretOwners: [owner] } : {};
+}
+
 /** The report of the command the inputs ask for (and the saved plan written or applied). */
 async function runCommand(command: string, workspace: string, trusted: boolean): Promise<Report> {
   const group = input('api-group', defaultGroup);
@@ -95,6 +104,7 @@ async function runCommand(command: string, workspace: string, trusted: boolean):
       ...warn,
       // An untrusted event is a pull request's: its comment shows live values only for fields its manifests name.
       withholdUnnamedLiveValues: !trusted,
+      ...keySecretOwners(),
       ...(policyDir ? { policyDir } : {}),
       ...keyDelivery(),
     });

@@ -156,7 +156,9 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     repo.remove('gitops/teams/finance.yaml');
     expect(r.code).toBe(0);
     const body = github.comments.get(100)!;
-    const row = body.split('\n').find((l) => l.includes('Team/finance'))!;
+    // The table's row (the sync-strategy it adds is listed on its own above the table, too).
+    expect(body).toContain('- Team/finance: `sync-strategy` (unset) → `"replace"`');
+    const row = body.split('\n').find((l) => l.startsWith('|') && l.includes('Team/finance'))!;
     // The field the manifest names shows both values; the rest only their paths.
     expect(row).toContain('`spec.displayName`: `"Finance"` → `"Finance team"`');
     for (const path of ['spec.description', 'spec.users', 'spec.groups', 'metadata.labels.cost']) expect(row).toContain(`\`${path}\`: differs; live value not shown (the manifest does not name this field)`);

@@ -96,6 +96,7 @@ function renderLines(r: Report): Md[] {
   const lines: Md[] = [headline(r), md``];
   const target = r.mode === 'validate' ? '' : md` → ${codeText(r.target)}`;
   lines.push(md`Source ${codeText(r.source.id)}${r.source.revision ? md` at ${codeText(r.source.revision.slice(0, 12))}` : ''}${target}`, md``);
+  if (r.keySecretOwners) lines.push(md`Keys are delivered (key-secret) only to GitHub owners: ${mdJoin(r.keySecretOwners.map(codeText), ', ')}`, md``);
   lines.push(...suspiciousSection(r));
   if (r.refused) lines.push(md`> **Refused:** ${r.refused}`, md``);
   if (r.attributionUnavailable) lines.push(md`> ${attributionUnavailableText(r.attributionUnavailable)}`, md``);

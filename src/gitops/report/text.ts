@@ -21,6 +21,7 @@ export function renderText(r: Report): string {
   if (r.mode !== 'validate') {
     const at = r.source.revision ? ` at ${r.source.revision.slice(0, 12)}` : '';
     lines.push(`Source ${r.source.id} (${r.source.description}${at}) -> ${r.target}`);
+    if (r.keySecretOwners) lines.push(`Keys are delivered (key-secret) only to GitHub owners: ${r.keySecretOwners.join(', ')}`);
   }
   const suspicious = [...suspiciousTexts(r)];
   if (suspicious.length > 0) lines.push(`warning: ${suspicious.length} text(s) in this report hold control, bidi or zero-width characters, or letters of another script inside a Latin word (shown as \\u escapes): ${suspicious.slice(0, 20).map((t) => JSON.stringify(t)).join(', ')}${suspicious.length > 20 ? ', ...' : ''}`);
