@@ -14,6 +14,7 @@ import { HttpClient } from '../../src/client/http.js';
 import { buildDaemon } from '../../src/cli/daemon-build.js';
 import { registerDaemonRoutes } from '../../src/daemon/routes.js';
 import { sign } from '../../src/daemon/webhook.js';
+import { teamkeys } from '../cli/run.js';
 import { eventually, metric, startWatch, type Watcher } from './watch-process.js';
 
 describe('teamkeys watch with a webhook secret', () => {
@@ -67,6 +68,14 @@ describe('teamkeys watch with a webhook secret', () => {
     expect((await deliver(JSON.stringify({ ref: 'refs/heads/main', after: 'b2' }), 'delivery-3')).status).toBe(202);
     await eventually('the new delivery ran a sync', async () => (await runs()) > after);
     expect(await runs()).toBe(after + 1);
+  });
+
+  it('teamkeys sync with the secret runs a sync each time it is asked (a delivery of its own) and reads the report with it', () => {
+    for (let i = 0; i < 2; i++) {
+      const r = teamkeys(['sync', '--server', w.url, '--webhook-secret-file', join(work, 'secret'), '-o', 'json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ kind: 'Report', source: { id: 'replay' } });
+    }
   });
 });
 
