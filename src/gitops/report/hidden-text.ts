@@ -15,6 +15,9 @@ const latin = /\p{Script=Latin}/u;
 /** A word: a run of letters, digits and marks (names join words with `-`, `.`, `_`). */
 const word = /[\p{L}\p{M}\p{N}]+/gu;
 
+/** Most text (names, paths, JSON) is printable ASCII: nothing in it to look for. */
+const printableAscii = /^[\x20-\x7e]*$/;
+
 const escapeUnits = (c: string) => [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
 
 /** Whether one word mixes Latin letters with look-alike letters of another script. */
@@ -25,6 +28,7 @@ const mixedWord = (w: string) => latin.test(w) && lookAlike.test(w);
  * description written over lines) is shown escaped but not flagged: it hides nothing.
  */
 export function isSuspicious(text: string): boolean {
+  if (printableAscii.test(text)) return false;
   hidden.lastIndex = 0;
   if (hidden.test(text.replace(/[\t\n]/g, ''))) return true;
   return (text.match(word) ?? []).some(mixedWord);
@@ -36,6 +40,7 @@ export function isSuspicious(text: string): boolean {
  * name written wholly in Cyrillic, or with accents, is shown as written.
  */
 export function visible(text: string): string {
+  if (printableAscii.test(text)) return text;
   const shown = text.replace(hidden, escapeUnits);
   return shown.replace(word, (w) => (mixedWord(w) ? w.replace(/[^\x00-\x7f]/gu, escapeUnits) : w));
 }
