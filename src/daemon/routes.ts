@@ -2,10 +2,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SyncDaemon } from './daemon.js';
 import type { DaemonMetrics } from './metrics.js';
-import { signatureValid } from './webhook.js';
+import { bearerValid, DeliveryLog, signatureValid } from './webhook.js';
 
 export interface DaemonRouteOptions {
-  /** GitHub webhook secret; when set, POST /sync must carry a valid X-Hub-Signature-256. */
+  /**
+   * GitHub webhook secret; when set, POST /sync must carry a valid X-Hub-Signature-256 (a delivery
+   * is acted on once), and GET /sync/report the secret as a bearer token (without the API's authorize).
+   */
   webhookSecret?: string;
   /** Also serve /healthz and /readyz (not when the API server already does). */
   health: boolean;
@@ -20,8 +23,24 @@ export interface DaemonRouteOptions {
   metricsRegistry?: DaemonMetrics['registry'];
 }
 
+/** A loopback peer: the same host (IPv4 127/8, IPv6 ::1, or 127/8 mapped into IPv6). */
+const isLoopback = (address: string | undefined) => address !== undefined && (address === '::1' || /^(::ffff:)?127\./.test(address));
+
 export function registerDaemonRoutes(app: FastifyInstance, daemon: SyncDaemon, metrics: DaemonMetrics, opts: DaemonRouteOptions): void {
   const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code, reason, message });
+  const deliveries = new DeliveryLog();
+  /**
+   * The report names objects, drift and who made it, and keys: behind the API's authorization in the
+   * sidecar, the webhook secret (as a bearer token) in teamkeys watch, and, with neither, served
+   * to loopback peers only (a --listen 0.0.0.0 without a secret must not publish it).
+   */
+  const reportRefusal = (req: FastifyRequest): { code: number; reason: string; message: string } | undefined => {
+    if (opts.webhookSecret !== undefined) {
+      return bearerValid(opts.webhookSecret, req.headers.authorization) ? undefined : { code: 401, reason: 'Unauthorized', message: 'the report needs the webhook secret as a bearer token (Authorization: Bearer ...)' };
+    }
+    if (isLoopback(req.socket.remoteAddress)) return undefined;
+    return { code: 403, reason: 'Forbidden', message: 'without --webhook-secret-file the report is served to loopback clients only: set a webhook secret and send it as a bearer token' };
+  };
   if (opts.health) {
     app.get('/healthz', (_req, reply) => reply.type('text/plain').send('ok'));
     app.get('/livez', (_req, reply) => reply.type('text/plain').send('ok'));
@@ -37,7 +56,11 @@ export function registerDaemonRoutes(app: FastifyInstance, daemon: SyncDaemon, m
     });
   }
   app.get('/sync/report', async (req, reply) => {
-    await opts.authorize?.(req, reply, 'report');
+    if (opts.authorize) await opts.authorize(req, reply, 'report');
+    else {
+      const refused = reportRefusal(req);
+      if (refused) return reply.code(refused.code).type('application/json').send(status(refused.code, refused.reason, refused.message));
+    }
     return daemon.lastReport ? reply.type('application/json').send(JSON.stringify(daemon.lastReport)) : reply.code(404).send(status(404, 'NotFound', 'no sync has completed yet'));
   });
   app.post('/sync', async (req, reply) => {
@@ -48,6 +71,11 @@ export function registerDaemonRoutes(app: FastifyInstance, daemon: SyncDaemon, m
     if (!signed && opts.authorize && (signature === undefined || !opts.webhookSecret)) await opts.authorize(req, reply, 'sync');
     else if (!signed && opts.webhookSecret) {
       return reply.code(401).type('application/json').send(status(401, 'Unauthorized', 'missing or invalid X-Hub-Signature-256'));
+    }
+    if (signed) {
+      const delivery = req.headers['x-github-delivery'];
+      const replay = deliveries.replayed(typeof delivery === 'string' ? delivery : undefined, signature!);
+      if (replay) return reply.code(409).type('application/json').send(status(409, 'AlreadyExists', `${replay}: a replayed delivery is not acted on`));
     }
     if (req.headers['x-github-event'] === 'ping') return reply.code(200).type('application/json').send({ ok: true });
     daemon.trigger('webhook');

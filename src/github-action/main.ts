@@ -17,13 +17,13 @@ import { renderMarkdown } from '../gitops/report/markdown.js';
 import { isFailedOutcome, workCount, type Report } from '../gitops/report/report.js';
 import { writeReports } from '../gitops/report/write.js';
 import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
+import { parseOwners } from '../gitops/keys/owner-allow-list.js';
 import type { PolicySource } from '../gitops/policy/at-ref.js';
 import { durationError, durationMs, formatDuration } from '../duration.js';
 import { defaultReconcileOptions as defaults } from '../gitops/reconcile-defaults.js';
+import { visible } from '../gitops/report/hidden-text.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
-
-/** The events whose manifests come from a pull request, never applied. */
-const pullRequestEvents = ['pull_request', 'pull_request_target'];
+import { baseCommitOf, isTrustedEvent, parseTrustedEvents } from './trust.js';
 
 /** GitHub shows at most this many error annotations per step. */
 const maxAnnotations = 10;
@@ -57,23 +57,31 @@ function openServer(group: string): HttpClient {
 const keyDelivery = () => keyDeliveryFromEnv({ ...process.env, GITHUB_TOKEN: input('github-token') || process.env.GITHUB_TOKEN });
 
 /**
- * The policy folder, read on a pull request from git at `policy-ref` (default: the pull request's
- * base commit), so the pull request cannot delete or weaken a policy it breaks; elsewhere from the
- * checkout, unless `policy-ref` is given.
+ * The policy folder, read on an untrusted event (a pull request, trust.ts) from git at `policy-ref`
+ * (default: the pull request's or merge group's base commit), so the pull request cannot delete or
+ * weaken a policy it breaks; on a trusted event from the checkout, unless `policy-ref` is given.
+ * An untrusted event naming no base commit needs policy-ref: the checkout is never read for policies.
  */
-function policySource(workspace: string): PolicySource | undefined {
+function policySource(workspace: string, trusted: boolean): PolicySource | undefined {
   if (!input('policy')) return undefined;
   const dir = resolve(workspace, input('policy'));
-  const base = (github.context.payload.pull_request as { base?: { sha?: string } } | undefined)?.base?.sha;
-  const ref = input('policy-ref', base ?? '');
-  if (github.context.payload.pull_request && !ref) throw new Error('the pull_request event names no base commit: set the policy-ref input to the ref policies are read from');
+  const ref = input('policy-ref', trusted ? '' : (baseCommitOf(github.context.payload) ?? ''));
+  if (!trusted && !ref) throw new Error(`the ${github.context.eventName} event is not trusted (trusted-events) and names no base commit: set the policy-ref input to the ref policies are read from`);
   return ref ? { dir, ref } : dir;
 }
 
+/** The owners key-secret may name: the key-secret-owners input, else the owner of the repository the workflow runs in. */
+function keySecretOwners(): { keySecretOwners?: string[] } {
+  const listed = parseOwners(input('key-secret-owners'));
+  if (listed.length > 0) return { keySecretOwners: listed };
+  const owner = process.env.GITHUB_REPOSITORY?.split('/')[0];
+  return owner ? { keySecretOwners: [owner] } : {};
+}
+
 /** The report of the command the inputs ask for (and the saved plan written or applied). */
-async function runCommand(command: string, workspace: string): Promise<Report> {
+async function runCommand(command: string, workspace: string, trusted: boolean): Promise<Report> {
   const group = input('api-group', defaultGroup);
-  const policyDir = policySource(workspace);
+  const policyDir = policySource(workspace, trusted);
   const planFile = input('plan-file') ? resolve(workspace, input('plan-file')) : undefined;
   const source = {
     source: resolve(workspace, input('source', '.')),
@@ -94,8 +102,9 @@ async function runCommand(command: string, workspace: string): Promise<Report> {
       maxPrune: Number(input('max-prune', String(defaults.maxPrune))),
       concurrency: defaults.concurrency,
       ...warn,
-      // A pull request is untrusted: its comment shows live values only for fields its manifests name.
-      withholdUnnamedLiveValues: github.context.payload.pull_request !== undefined,
+      // An untrusted event is a pull request's: its comment shows live values only for fields its manifests name.
+      withholdUnnamedLiveValues: !trusted,
+      ...keySecretOwners(),
       ...(policyDir ? { policyDir } : {}),
       ...keyDelivery(),
     });
@@ -154,12 +163,15 @@ async function run(): Promise<void> {
   const command = input('command', 'plan');
   if (!['validate', 'plan', 'apply'].includes(command)) throw new Error(`command must be validate, plan or apply, not "${command}"`);
   // A pull request's manifests are its author's: applying them would rotate keys and send their
-  // values wherever the pull request says. Apply runs on the reviewed branch (push, schedule).
-  if (command === 'apply' && pullRequestEvents.includes(github.context.eventName)) {
-    throw new Error(`command: apply is refused on a ${github.context.eventName} event: a pull request's manifests are not reviewed yet (apply would rotate keys and deliver them where the pull request says); run plan on pull requests and apply on push or schedule`);
+  // values wherever the pull request says. Apply runs only on a trusted event (push, schedule).
+  const event = github.context.eventName;
+  const trusted = isTrustedEvent(event, parseTrustedEvents(input('trusted-events')));
+  if (command === 'apply' && !trusted) {
+    throw new Error(`command: apply is refused on a ${event || '(unnamed)'} event: it is not in trusted-events, so its manifests are treated as a pull request's, not reviewed yet (apply would rotate keys and deliver them where the pull request says); run plan on pull requests and apply on push or schedule`);
   }
+  if (!trusted) core.info(`the ${event || '(unnamed)'} event is not in trusted-events: pull-request mode (policies from the base commit, live values withheld, no apply)`);
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
-  const report = await runCommand(command, workspace);
+  const report = await runCommand(command, workspace, trusted);
   const reportDir = reportDirOf(workspace);
   await writeReports(report, reportDir);
   const markdown = renderMarkdown(report);
@@ -171,7 +183,8 @@ async function run(): Promise<void> {
   const sourceDir = resolve(workspace, input('source', '.'));
   for (const e of report.errors.slice(0, maxAnnotations)) {
     const file = relative(workspace, existsSync(resolve(sourceDir, e.file)) ? resolve(sourceDir, e.file) : resolve(workspace, e.file));
-    core.error(e.message, { title: 'teamkeys', file, startLine: e.line, startColumn: e.column });
+    // Annotations are text from manifests too: hidden and look-alike characters shown as escapes.
+    core.error(visible(e.message), { title: 'teamkeys', file: visible(file), startLine: e.line, startColumn: e.column });
   }
   if (flag('comment', 'true')) await comment(report, markdown);
   const s = report.summary;
@@ -182,7 +195,7 @@ async function run(): Promise<void> {
   core.setOutput('report-json', join(reportDir, 'report.json'));
   core.setOutput('report-markdown', join(reportDir, 'report.md'));
   core.info(`teamkeys ${command}: ${report.outcome}; ${changes} change(s), ${s.drifted} drifted, report in ${shownPath(workspace, reportDir)}`);
-  if (isFailedOutcome(report.outcome)) core.setFailed(failureMessage(report));
+  if (isFailedOutcome(report.outcome)) core.setFailed(visible(failureMessage(report)));
   else if (flag('fail-on-drift') && s.drifted > 0) core.setFailed(`${s.drifted} object(s) drifted from git (see the job summary)`);
 }
 

@@ -7,6 +7,7 @@ import type { KubeObject } from '../api/types.js';
 import { ClientError, type ApiClient, type Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
 import { sourceFolders } from './keys/file-sink.js';
+import { keySecretOwnerErrors, ownersFromSourceId } from './keys/owner-allow-list.js';
 import type { KeyDelivery } from './keys/github-secrets.js';
 import type { PolicySource } from './policy/at-ref.js';
 import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
@@ -40,6 +41,11 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
    * manifest names (plan/withheld.ts).
    */
   withholdUnnamedLiveValues?: boolean;
+  /**
+   * The GitHub owners key-secret may name (keys/owner-allow-list.ts); default: the owner in the
+   * source's id when it is a github.com repository, else any.
+   */
+  keySecretOwners?: string[];
   /** A folder of Policy objects every desired object must satisfy (read on every run), or that folder at a git ref. */
   policyDir?: PolicySource;
   /**
@@ -61,6 +67,8 @@ export interface Reconciled {
   /** What the plan was made from: saved plans record both. */
   desired?: DesiredObject[];
   live?: Record<Plural, KubeObject[]>;
+  /** Planned in pull-request mode (withholdUnnamedLiveValues): a saved plan withholds what the report does. */
+  withheld?: true;
   /** When the next scheduled rotation falls due (none: no key has rotate-every): a daemon re-plans by then even if nothing changed. */
   nextRotationAt?: Date;
 }
@@ -125,10 +133,12 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const loaded = opts.loaded ?? (await loadSource(opts.source));
   const models = modelsFor(client.apiVersion);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(models));
-  const base: Pick<ReportInput, 'mode' | 'source' | 'target' | 'warnings' | 'keyHealth' | 'now'> = { mode: opts.mode, source: sourceInfo(loaded), target: client.target, now: (opts.now ?? systemClock)() };
+  const base: Pick<ReportInput, 'mode' | 'source' | 'target' | 'warnings' | 'keyHealth' | 'now' | 'keySecretOwners'> = { mode: opts.mode, source: sourceInfo(loaded), target: client.target, now: (opts.now ?? systemClock)() };
   if (loaded.errors.length + errors.length > 0) return { report: buildReport({ ...base, errors: [...loaded.errors, ...errors] }), loaded };
   const { live, allKeys } = await listBoth(client);
-  const refErrors = [...checkTeamReferences(desired, live.teams), ...(opts.policyDir ? await (await import('./policy/evaluate.js')).checkPolicyDir(opts.policyDir, desired, live) : [])];
+  const owners = opts.keySecretOwners ?? ownersFromSourceId(loaded.id);
+  if (owners) base.keySecretOwners = owners;
+  const refErrors = [...checkTeamReferences(desired, live.teams), ...(owners ? keySecretOwnerErrors(desired, owners) : []), ...(opts.policyDir ? await (await import('./policy/evaluate.js')).checkPolicyDir(opts.policyDir, desired, live) : [])];
   const warnings = teamReferenceWarnings(desired, live.teams);
   Object.assign(base, { warnings });
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
@@ -151,7 +161,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }
   const nextRotationAt = nextRotation(desired, live);
-  const next = nextRotationAt ? { nextRotationAt } : {};
+  const next = { ...(nextRotationAt ? { nextRotationAt } : {}), ...(opts.withholdUnnamedLiveValues ? { withheld: true as const } : {}) };
   if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded, desired, live, ...next };
   const changeSet = await applyPlan(client, plan.actions, {
     concurrency: opts.concurrency,

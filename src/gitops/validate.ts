@@ -17,6 +17,7 @@ import { validateObject } from '../api/validate.js';
 import type { Plural } from '../client/types.js';
 import { durationMs, formatDuration } from '../duration.js';
 import { parseSecretTarget, sinkIdentity } from './keys/sinks.js';
+import { accessFieldsIgnored } from './plan/ignore-fields.js';
 import { annotations, defaultRotationOverlapMs, maxRotationOverlapMs, minRotateEveryMs } from './plan/annotations.js';
 import type { Manifest, ManifestError } from './source/manifests.js';
 
@@ -56,6 +57,9 @@ export function validateManifests(manifests: Manifest[], models: ResourceModel[]
       if (get(raw, field) !== undefined) {
         at(m, field, `${field} must not be kept in git: it is a secret (${field === 'spec.key' ? `the server generates keys; --key-dir or the ${annotations.keySecret} annotation receives new ones` : 'the server stores it, never in a repository'})`);
       }
+    }
+    for (const { entry, field } of accessFieldsIgnored(model, raw as KubeObject)) {
+      at(m, `metadata.annotations[${annotations.ignoreFields}]`, `${annotations.ignoreFields} may not name ${JSON.stringify(entry)}: ${field} defines access, so a change to it (drift included) is always shown and written`);
     }
     if (model.info.kind === 'OwnedAccessKey' && isLoginKey(raw)) at(m, 'spec.type', 'spec.type Login is for keys made by signing in (teamkeys login); they are not kept in git');
     const copy = structuredClone(raw);

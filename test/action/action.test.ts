@@ -23,9 +23,9 @@ describe('the bundled GitHub Action in a simulated runner', () => {
    * that merged the pull request (apply is refused on a pull request), anything else on the
    * pull_request event whose base is the last commit (what it changes is in the work tree).
    */
-  async function runAction(inputs: Record<string, string>) {
+  async function runAction(inputs: Record<string, string>, onPush = inputs.command === 'apply') {
     const base = { ref: 'main', sha: (await repo.git.revparse(['HEAD'])).trim() };
-    const push = inputs.command === 'apply';
+    const push = onPush;
     const repository = { name: 'platform-teams', owner: { login: 'acme' } };
     return runner.run({
       workspace: repo.dir,
@@ -104,10 +104,10 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(r.stdout).toContain(`pull request comment updated: https://github.example/acme/platform-teams/pull/${pr}#issuecomment-100`);
   });
 
-  it('a saved plan from a plan step is what a later apply step applies', async () => {
+  it('a saved plan from a plan step (on a trusted event: a pull request\'s is never applied) is what a later apply step applies', async () => {
     kubectl(served, ['patch', 'team', 'platform', '--type=merge', '-p', '{"spec":{"displayName":"Platform"}}']);
     repo.write('gitops/teams/auditors.yaml', readFileSync(join(repo.dir, 'gitops/teams/auditors.yaml'), 'utf8').replace('Read-only access', 'Read access'));
-    const planned = await runAction({ command: 'plan', 'plan-file': 'teamkeys.plan.json', comment: 'false', ...server() });
+    const planned = await runAction({ command: 'plan', 'plan-file': 'teamkeys.plan.json', comment: 'false', ...server() }, true);
     expect(planned.outputs['plan-file']).toBe(join(repo.dir, 'teamkeys.plan.json'));
     // The apply job has no source in the plan's place: only the file.
     const applied = await runAction({ command: 'apply', 'plan-file': 'teamkeys.plan.json', comment: 'false', ...server(), source: 'nowhere' });
@@ -156,7 +156,9 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     repo.remove('gitops/teams/finance.yaml');
     expect(r.code).toBe(0);
     const body = github.comments.get(100)!;
-    const row = body.split('\n').find((l) => l.includes('Team/finance'))!;
+    // The table's row (the sync-strategy it adds is listed on its own above the table, too).
+    expect(body).toContain('- Team/finance: `sync-strategy` (unset) → `"replace"`');
+    const row = body.split('\n').find((l) => l.startsWith('|') && l.includes('Team/finance'))!;
     // The field the manifest names shows both values; the rest only their paths.
     expect(row).toContain('`spec.displayName`: `"Finance"` → `"Finance team"`');
     for (const path of ['spec.description', 'spec.users', 'spec.groups', 'metadata.labels.cost']) expect(row).toContain(`\`${path}\`: differs; live value not shown (the manifest does not name this field)`);

@@ -1,4 +1,5 @@
 /** What `teamkeys sync` runs: POST /sync, then the daemon's cycle counters until one more cycle finished, then its report. */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -37,7 +38,7 @@ function endpoint(server: string, path: string): URL {
   return new URL(path, url.origin);
 }
 
-function call(url: URL, method: string, headers: Record<string, string>, ca?: Buffer): Promise<Answer> {
+function call(url: URL, method: string, headers: Record<string, string>, ca?: Buffer, body?: Buffer): Promise<Answer> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers, timeout: 30_000, ...(ca ? { ca } : {}) }, (res) => {
@@ -47,7 +48,7 @@ function call(url: URL, method: string, headers: Record<string, string>, ca?: Bu
     });
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', (err) => reject(new CliError(`cannot reach ${url.origin}: ${err.message}${/self-signed|certificate/.test(err.message) ? ' (give --ca-file)' : ''}`)));
-    req.end();
+    req.end(body);
   });
 }
 
@@ -75,7 +76,9 @@ export async function sync(f: SyncFlags): Promise<number> {
   const token = f.tokenFile ? await readSecret(f.tokenFile, '--token-file') : process.env.TEAMKEYS_TOKEN;
   const secret = f.webhookSecretFile ? await readSecret(f.webhookSecretFile, '--webhook-secret-file') : undefined;
   const ca = f.caFile ? await readFile(f.caFile).catch(() => { throw new CliError(`cannot read --ca-file ${f.caFile}`); }) : undefined;
-  const auth: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+  // A watch daemon with a webhook secret serves its report to that secret as a bearer token.
+  const bearer = token ?? secret;
+  const auth: Record<string, string> = bearer ? { Authorization: `Bearer ${bearer}` } : {};
   const get = async (path: string) => call(endpoint(f.server, path), 'GET', { ...auth, Accept: 'application/json' }, ca);
   const counted = async () => {
     const a = await get('/metrics');
@@ -83,9 +86,12 @@ export async function sync(f: SyncFlags): Promise<number> {
     return cycles(a.text);
   };
   const before = f.wait ? await counted() : 0;
-  const headers: Record<string, string> = { ...auth, 'Content-Length': '0', 'X-GitHub-Event': 'push', 'User-Agent': 'teamkeys-sync' };
-  if (secret) headers['X-Hub-Signature-256'] = sign(secret, Buffer.alloc(0));
-  const posted = await call(endpoint(f.server, '/sync'), 'POST', headers, ca);
+  // Each request is a delivery of its own (a new id, a body no other has): the daemon refuses a replayed one.
+  const delivery = randomUUID();
+  const body = secret ? Buffer.from(JSON.stringify({ teamkeysSync: delivery })) : Buffer.alloc(0);
+  const headers: Record<string, string> = { ...auth, 'Content-Length': String(body.length), 'X-GitHub-Event': 'push', 'X-GitHub-Delivery': delivery, 'User-Agent': 'teamkeys-sync' };
+  if (secret) Object.assign(headers, { 'Content-Type': 'application/json', 'X-Hub-Signature-256': sign(secret, body) });
+  const posted = await call(endpoint(f.server, '/sync'), 'POST', headers, ca, body);
   if (posted.status !== 202) throw failure('the sync was not accepted', posted);
   if (!f.wait) {
     process.stderr.write(`sync requested from ${endpoint(f.server, '/').origin}\n`);

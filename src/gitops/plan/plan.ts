@@ -12,6 +12,7 @@ import type { Location } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
 import { annotations } from './annotations.js';
 import { diffObject, type FieldChange } from './diff.js';
+import { ignoredFields } from './ignore-fields.js';
 import { awaitingConfirmation, dueRotation, type PlannedRotation } from './rotation.js';
 import { systemClock, type Clock } from '../../clock.js';
 
@@ -24,6 +25,8 @@ export interface PlanStep {
   type: StepType;
   /** Why a skip is a skip, or why an object is pruned. */
   reason?: string;
+  /** The reason as a pull request may read it, when `reason` quotes a live value (another source's id). */
+  reasonWithheld?: string;
   location?: Location;
   changes: FieldChange[];
   /** create: the object; replace: the whole object with the live resourceVersion. */
@@ -66,17 +69,6 @@ export interface PlanOptions {
 
 const kindOrder: Record<Plural, number> = { teams: 0, ownedaccesskeys: 1 };
 
-function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean {
-  const list = (obj?.metadata.annotations?.[annotations.ignoreFields] ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  // The reconciler's own record of a delivered key is never in git, and never drift. It is matched
-  // exactly: unlike a user's ignore-fields entry, it must not hide the annotations around it.
-  const delivered = `metadata.annotations.${annotations.keyDelivered}`;
-  return (dotted) => dotted === delivered || list.some((f) => dotted === f || dotted.startsWith(`${f}.`) || f.startsWith(`${dotted}.`));
-}
-
 /** Why an object carrying one of this source's former ids is not pruned, and what to do. */
 function formerIdReason(former: string, current: string): string {
   return `not in the source, and annotated with "${former}", a former default id of this source (now "${current}"): not pruned, as another source may share that old id; delete it by hand, or prune once with --source-id "${former}"`;
@@ -107,7 +99,7 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   const wanted = withSource(desired.obj, opts.sourceId);
   const keySecret = plural === 'ownedaccesskeys' ? wanted.metadata.annotations?.[annotations.keySecret] : undefined;
   if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }], ...(keySecret ? { keySecret } : {}) };
-  if (managedBy && managedBy !== opts.sourceId && !formerly) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})` };
+  if (managedBy && managedBy !== opts.sourceId && !formerly) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})`, reasonWithheld: 'managed by another source (which one is not shown in a pull request)' };
   if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
   const replace = wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace';
   const { target, patch, changes } = diffObject(model, wanted, live, { ignore: ignoredFields(wanted), replace, ...(history ? { history } : {}) });

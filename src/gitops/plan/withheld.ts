@@ -30,7 +30,10 @@ function withheld(c: FieldChange): FieldChange {
 export function withholdUnnamed(first: PlanStep, manifest: unknown): PlanStep {
   // A planned rotation tells the live value's age and whether an earlier rotation awaits
   // confirmation: the pull request is told only that the key would be rotated if due.
-  const action = first.rotation ? { ...first, rotation: withheldRotation(first.rotation) } : first;
+  const rotated = first.rotation ? { ...first, rotation: withheldRotation(first.rotation) } : first;
+  // A skip's reason may quote the live object (the source managing it): the pull request reads its own words only.
+  const { reasonWithheld, ...rest } = rotated;
+  const action = reasonWithheld !== undefined ? { ...rest, reason: reasonWithheld } : rotated;
   if (action.type !== 'update' && action.type !== 'replace' && action.type !== 'skip') return action;
   if (!action.changes.some((c) => !holdsPath(manifest, c.path))) return action;
   return { ...action, changes: action.changes.map((c) => (holdsPath(manifest, c.path) ? c : withheld(c))) };

@@ -7,7 +7,7 @@
 import { printable } from '../../api/printable.js';
 import type { KubeObject, OwnedAccessKey } from '../../api/types.js';
 import { expiresWithin, formatSpan, isoSeconds, keyHealth, unusedFor } from '../../auth/key-health.js';
-import { codeText, mdText } from './markdown-escape.js';
+import { codeText, md, type Md } from './markdown-escape.js';
 
 export interface KeyHealthOptions {
   warnExpiryMs: number;
@@ -88,16 +88,16 @@ export function keyHealthText(h: KeyHealthReport | undefined, generatedAt: strin
 }
 
 /** The section as Markdown tables (empty when there is none): names and owners escaped, as all text from the server. */
-export function keyHealthMarkdown(h: KeyHealthReport | undefined, generatedAt: string): string[] {
+export function keyHealthMarkdown(h: KeyHealthReport | undefined, generatedAt: string): Md[] {
   if (!h) return [];
   const now = Date.parse(generatedAt);
-  const who = (k: ExpiringKey | UnusedKey) => `| ${codeText(k.name)}${k.type ? ` (${mdText(printable(k.type))})` : ''} | ${mdText(printable(k.owner))} |`;
-  const lines: string[] = [];
+  const who = (k: ExpiringKey | UnusedKey) => md`| ${codeText(k.name)}${k.type ? md` (${printable(k.type)})` : ''} | ${printable(k.owner)} |`;
+  const lines: Md[] = [];
   if (h.expiring.length > 0) {
-    lines.push(`### Keys expiring within ${formatSpan(h.warnExpirySeconds * 1000)}`, '', '| Key | Owner | Expiry |', '|---|---|---|', ...h.expiring.map((k) => `${who(k)} ${mdText(expiryText(k, now))} |`), '');
+    lines.push(md`### Keys expiring within ${formatSpan(h.warnExpirySeconds * 1000)}`, md``, md`| Key | Owner | Expiry |`, md`|---|---|---|`, ...h.expiring.map((k) => md`${who(k)} ${expiryText(k, now)} |`), md``);
   }
   if (h.unused.length > 0) {
-    lines.push(`### Keys unused for more than ${formatSpan(h.warnUnusedSeconds * 1000)}`, '', '| Key | Owner | Last use |', '|---|---|---|', ...h.unused.map((k) => `${who(k)} ${mdText(lastUseText(k, now))} |`), '');
+    lines.push(md`### Keys unused for more than ${formatSpan(h.warnUnusedSeconds * 1000)}`, md``, md`| Key | Owner | Last use |`, md`|---|---|---|`, ...h.unused.map((k) => md`${who(k)} ${lastUseText(k, now)} |`), md``);
   }
   return lines;
 }

@@ -5,8 +5,14 @@
  * one that writes `|`, a backtick or a newline must not leave its table cell or code span.
  * Plain text is written with HTML character references (which Markdown decodes as text, after it
  * has found the table's cells and the code spans); code spans hold JSON, whose `\u` escapes keep
- * every character and let none of `<`, `>`, `|`, `&` or a backtick appear.
+ * every character and let none of `<`, `>`, `|`, `&` or a backtick appear. Hidden characters (bidi,
+ * zero-width, controls) and look-alike letters in a Latin word are shown as `\u` escapes in both.
+ *
+ * Report Markdown is built of `Md` values with the `md` template: literal text in the template is
+ * the report's own markup, and every value put into it is escaped as text unless it is an `Md`
+ * already, so a section cannot forget to escape what it quotes.
  */
+import { visible } from './hidden-text.js';
 
 /** Characters that mean something to Markdown or HTML in running text. */
 const special: Record<string, string> = {
@@ -25,31 +31,61 @@ const special: Record<string, string> = {
 
 /** Running text, shown as written: one line, nothing in it read as Markdown or HTML. */
 export function mdText(text: string): string {
-  return text.replace(/[&<>`|\\*[\]#~]|\r\n|[\r\n\u2028\u2029]/g, (c) => special[c] ?? ' ');
+  return visible(text).replace(/[&<>`|\\*[\]#~]|\r\n|[\r\n\u2028\u2029]/g, (c) => special[c] ?? ' ');
 }
 
 /** JSON text that is safe inside a code span and a table cell (the same JSON, other escapes). */
 function jsonSafe(json: string): string {
-  return json.replace(/[<>|&`\r\n\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return visible(json).replace(/[<>|&`\r\n\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** A value as a code span of its JSON: `"Platform"`, `["ana","bo"]`. */
-export function codeValue(value: unknown): string {
-  return `\`${jsonSafe(JSON.stringify(value) ?? 'null')}\``;
+export function codeValue(value: unknown): Md {
+  return new Md(`\`${jsonSafe(JSON.stringify(value) ?? 'null')}\``);
 }
 
 /** Names that read the same in a code span as written: shown bare; anything else as a quoted JSON string. */
 const plain = /^[A-Za-z0-9._/:@+=,-]+$/;
 
 /** A name or path (a file, a field path, an id) as a code span. */
-export function codeText(text: string): string {
-  return plain.test(text) ? `\`${text}\`` : codeValue(text);
+export function codeText(text: string): Md {
+  return plain.test(text) ? new Md(`\`${text}\``) : codeValue(text);
 }
 
 /** Text made of running words and backtick-quoted JSON (a drift's description): each part escaped as what it is. */
-export function mdWithCode(text: string): string {
-  return text
-    .split('`')
-    .map((part, i) => (i % 2 === 1 ? `\`${jsonSafe(part)}\`` : mdText(part)))
-    .join('');
+export function mdWithCode(text: string): Md {
+  return new Md(
+    text
+      .split('`')
+      .map((part, i) => (i % 2 === 1 ? `\`${jsonSafe(part)}\`` : mdText(part)))
+      .join(''),
+  );
+}
+
+/** Markdown the report wrote itself (or made of escaped parts): the only text put into a report as markup. */
+export class Md {
+  constructor(readonly markup: string) {}
+  toString(): string {
+    return this.markup;
+  }
+}
+
+/** What a report section may put into its Markdown: its own markup, or text and numbers (escaped). */
+export type MdPart = Md | string | number;
+
+const asMarkup = (part: MdPart) => (part instanceof Md ? part.markup : typeof part === 'number' ? String(part) : mdText(part));
+
+/** Markdown from a template: the template's literal text is markup, every value is escaped unless it is `Md`. */
+export function md(strings: TemplateStringsArray, ...values: MdPart[]): Md {
+  return new Md(strings.reduce((out, s, i) => out + s + (i < values.length ? asMarkup(values[i]!) : ''), ''));
+}
+
+/** Parts joined by a separator that is markup (`<br>`, `, `). */
+export function mdJoin(parts: MdPart[], separator: string): Md {
+  return new Md(parts.map(asMarkup).join(separator));
+}
+
+/** A table cell: a pipe or newline left in markup (a value's JSON is escaped already) would still end the cell. */
+export function mdCell(part: MdPart): Md {
+  return new Md(asMarkup(part).replace(/\|/g, '\\|').replace(/\n/g, ' '));
 }

@@ -76,6 +76,8 @@ export interface Report {
   objects: ReportObject[];
   /** Live keys expiring within --warn-expiry or unused for --warn-unused (Login keys too); absent when none. */
   keyHealth?: KeyHealthReport;
+  /** The GitHub owners key-secret may deliver keys to; absent when any may be named. */
+  keySecretOwners?: string[];
 }
 
 const secretNames = new Set(secretFieldNames());
@@ -96,6 +98,7 @@ export interface ReportInput {
   plan?: Plan;
   changeSet?: ChangeSetEntry[];
   keyHealth?: KeyHealthReport;
+  keySecretOwners?: string[];
   now?: Date;
 }
 
@@ -176,6 +179,7 @@ export function buildReport(input: ReportInput): Report {
     ...(input.warnings?.length ? { warnings: input.warnings } : {}),
     objects,
     ...(input.keyHealth ? { keyHealth: input.keyHealth } : {}),
+    ...(input.keySecretOwners ? { keySecretOwners: input.keySecretOwners } : {}),
   };
   if (input.plan?.refused) report.refused = input.plan.refused;
   if (input.plan?.attributionUnavailable) report.attributionUnavailable = input.plan.attributionUnavailable;

@@ -1,4 +1,5 @@
 /** The report for a terminal: one line per object, like terraform's plan summary. */
+import { suspiciousTexts, visible } from './hidden-text.js';
 import { keyHealthText } from './key-health.js';
 import type { Report } from './report.js';
 import { attributionUnavailableText, countsText, driftText, rotationText, withheldText } from './who.js';
@@ -7,9 +8,10 @@ const symbol: Record<string, string> = { create: '+', update: '~', replace: '±'
 
 /**
  * One line as a terminal or a CI log shows it: text from manifests may hold control characters
- * (escape sequences, a newline and a workflow command after it), written as `\u` escapes instead.
+ * (escape sequences, a newline and a workflow command after it), bidi and zero-width characters
+ * and look-alike letters, written as `\u` escapes instead (hidden-text.ts).
  */
-const oneLine = (line: string) => line.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const oneLine = visible;
 /** A file name at the start of a line never starts a workflow command (`::error::x.yaml`). */
 const lineStart = (file: string) => (file.startsWith(':') ? `./${file}` : file);
 
@@ -19,7 +21,10 @@ export function renderText(r: Report): string {
   if (r.mode !== 'validate') {
     const at = r.source.revision ? ` at ${r.source.revision.slice(0, 12)}` : '';
     lines.push(`Source ${r.source.id} (${r.source.description}${at}) -> ${r.target}`);
+    if (r.keySecretOwners) lines.push(`Keys are delivered (key-secret) only to GitHub owners: ${r.keySecretOwners.join(', ')}`);
   }
+  const suspicious = [...suspiciousTexts(r)];
+  if (suspicious.length > 0) lines.push(`warning: ${suspicious.length} text(s) in this report hold control, bidi or zero-width characters, or letters of another script inside a Latin word (shown as \\u escapes): ${suspicious.slice(0, 20).map((t) => JSON.stringify(t)).join(', ')}${suspicious.length > 20 ? ', ...' : ''}`);
   for (const e of r.errors) lines.push(`${lineStart(e.file)}:${e.line}:${e.column}: ${e.message}`);
   for (const w of r.warnings ?? []) lines.push(`${lineStart(w.file)}:${w.line}:${w.column}: warning: ${w.message}`);
   if (r.refused) lines.push(`refused: ${r.refused}`);

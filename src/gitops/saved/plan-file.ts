@@ -17,7 +17,7 @@ export async function writeSavedPlan(file: string, r: Reconciled, client: ApiCli
     await removeNoFollow(file);
     return `no plan was saved to ${file}: the plan is ${r.report.outcome}`;
   }
-  const saved = savePlan({ plan: r.plan, desired: r.desired, live: r.live, source: r.report.source, target: client.target, targetApiVersion: client.apiVersion });
+  const saved = savePlan({ plan: r.plan, desired: r.desired, live: r.live, source: r.report.source, target: client.target, targetApiVersion: client.apiVersion, withheld: r.withheld === true });
   await writeNoFollow(file, `${JSON.stringify(saved, null, 2)}\n`, 0o600);
   return undefined;
 }

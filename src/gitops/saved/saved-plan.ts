@@ -15,6 +15,7 @@ import type { DesiredObject } from '../validate.js';
 import { coreOf } from '../plan/diff.js';
 import type { PlanStep, Plan } from '../plan/plan.js';
 import { savedPlanNameErrors } from './saved-names.js';
+import { withheldAction, withheldPlanRefusal, withheldRead } from './saved-withheld.js';
 
 export const savedPlanFormat = 1;
 
@@ -42,6 +43,8 @@ export interface SavedPlan {
   objects: KubeObject[];
   reads: ObjectRead[];
   actions: PlanStep[];
+  /** Saved in pull-request mode: live values withheld (saved-withheld.ts), never applied. */
+  withheld?: true;
   checksum: string;
 }
 
@@ -62,7 +65,7 @@ function checksumOf(plan: Omit<SavedPlan, 'checksum'>): string {
 }
 
 /** Builds the file's content from a plan and what it was made from. */
-export function savePlan(input: { plan: Plan; desired: DesiredObject[]; live: Record<Plural, KubeObject[]>; source: Report['source']; target: string; targetApiVersion: string; now?: Date }): SavedPlan {
+export function savePlan(input: { plan: Plan; desired: DesiredObject[]; live: Record<Plural, KubeObject[]>; source: Report['source']; target: string; targetApiVersion: string; now?: Date; withheld?: boolean }): SavedPlan {
   const find = (plural: Plural, name: string) => input.live[plural].find((o) => o.metadata.name === name);
   const reads = new Map<string, ObjectRead>();
   for (const a of input.plan.actions) reads.set(`${a.plural}/${a.name}`, readOf(a.kind, a.plural, a.name, find(a.plural, a.name)));
@@ -72,7 +75,8 @@ export function savePlan(input: { plan: Plan; desired: DesiredObject[]; live: Re
     if (d.plural === 'ownedaccesskeys' && team && !reads.has(`teams/${team}`)) reads.set(`teams/${team}`, readOf('Team', 'teams', team, find('teams', team)));
   }
   // Change values are for reading; they never carry a secret (the server returns none, and redact makes sure).
-  const actions = input.plan.actions.map((a) => ({ ...a, changes: a.changes.map((c) => redact(c) as typeof c) }));
+  const redacted = input.plan.actions.map((a) => ({ ...a, changes: a.changes.map((c) => redact(c) as typeof c) }));
+  const actions = input.withheld ? redacted.map(withheldAction) : redacted;
   const body: Omit<SavedPlan, 'checksum'> = {
     apiVersion: 'teamkeys/v1',
     kind: 'SavedPlan',
@@ -82,8 +86,9 @@ export function savePlan(input: { plan: Plan; desired: DesiredObject[]; live: Re
     target: input.target,
     targetApiVersion: input.targetApiVersion,
     objects: input.desired.map((d) => d.obj),
-    reads: [...reads.values()],
+    reads: input.withheld ? [...reads.values()].map(withheldRead) : [...reads.values()],
     actions,
+    ...(input.withheld ? { withheld: true as const } : {}),
   };
   return { ...body, checksum: checksumOf(body) };
 }
@@ -104,6 +109,7 @@ export function parseSavedPlan(text: string): SavedPlan | string {
   const { checksum, ...rest } = plan as SavedPlan;
   if (checksumOf(rest) !== checksum) return 'the plan file was changed after teamkeys plan wrote it (its checksum does not match): plan again instead of editing it';
   // The checksum is no signature: whoever wrote the file could have recomputed it over any name.
+  if (plan.withheld) return withheldPlanRefusal;
   const bad = savedPlanNameErrors(plan as SavedPlan);
   if (bad.length > 0) return `the saved plan names what no plan names, so nothing of it is used: ${bad.slice(0, 5).join('; ')}${bad.length > 5 ? `; and ${bad.length - 5} more` : ''}`;
   return plan as SavedPlan;

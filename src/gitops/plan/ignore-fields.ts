@@ -1,0 +1,55 @@
+/**
+ * The ignore-fields annotation: field paths left out of diff and write. Two limits keep it from
+ * hiding what a reviewer must see. The fields that define access (the schemas'
+ * `x-teamkeys-authoritative` fields: a Team's users, groups, access, clusterRoles, owner; a key's
+ * user, team, scope, disabled, ttl, ...) cannot be ignored: validate refuses such an entry at its
+ * file:line. And the reconciler's own annotations (ignore-fields itself, sync-strategy, key-secret,
+ * ...) are never ignored, whatever entry covers them (`metadata.annotations`), so adding or changing
+ * one is always a change the plan shows.
+ */
+import type { ResourceModel } from '../../api/model.js';
+import type { KubeObject } from '../../api/types.js';
+import { annotations } from './annotations.js';
+
+const own = 'metadata.annotations.gitops.management.service/';
+const delivered = `metadata.annotations.${annotations.keyDelivered}`;
+
+/** The entries of an object's ignore-fields annotation. */
+export function ignoreFieldsList(obj: KubeObject | undefined): string[] {
+  // Read before the schema is checked too (validate): anything but a string is no list.
+  const value: unknown = obj?.metadata?.annotations?.[annotations.ignoreFields];
+  return (typeof value === 'string' ? value : '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+const covers = (entry: string, dotted: string) => dotted === entry || dotted.startsWith(`${entry}.`) || entry.startsWith(`${dotted}.`);
+
+/** Whether a dotted field path is left out of diff and write for this object. */
+export function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean {
+  const list = ignoreFieldsList(obj);
+  // The reconciler's own record of a delivered key is never in git, and never drift. It is matched
+  // exactly: unlike a user's ignore-fields entry, it must not hide the annotations around it.
+  // The containers of the reconciler's annotations (metadata, metadata.annotations) are not ignored
+  // whole either: their other members are, one by one.
+  const reconcilers = (dotted: string) => dotted.startsWith(own) || own.startsWith(`${dotted}.`);
+  return (dotted) => dotted === delivered || (!reconcilers(dotted) && list.some((f) => covers(f, dotted)));
+}
+
+/** The settings whose change a plan shows on its own, beside the object's other changes. */
+export const settingPaths: Record<string, string> = {
+  [`metadata.annotations.${annotations.ignoreFields}`]: 'ignore-fields',
+  [`metadata.annotations.${annotations.syncStrategy}`]: 'sync-strategy',
+};
+
+/** Each ignore-fields entry that would hide a field defining access, with that field. */
+export function accessFieldsIgnored(model: ResourceModel, obj: KubeObject): { entry: string; field: string }[] {
+  const access = model.authoritativePaths.map((names) => names.join('.'));
+  return ignoreFieldsList(obj).flatMap((entry) => {
+    // `spec.access[0].teams` is inside spec.access as much as `spec.access.teams` is.
+    const dotted = entry.replace(/\[[^\]]*\]/g, '.item');
+    const field = access.find((f) => covers(dotted, f));
+    return field ? [{ entry, field }] : [];
+  });
+}

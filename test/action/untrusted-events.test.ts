@@ -1,0 +1,144 @@
+/**
+ * Issue 42, point 2: only pull_request and pull_request_target were treated as untrusted. On
+ * workflow_run the policies came from the pull request's checkout (a deleted policy was not
+ * enforced), live values appeared in the summary, and apply replaced a live Team; on
+ * pull_request_review (and by the code issue_comment, merge_group) apply ran too. Trust is now
+ * decided from an explicit list of trusted events (trusted-events), every other event being a
+ * pull request's. The bundled Action, run as a runner runs it.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actionRunner, type ActionRunner } from '../support/action-runner.js';
+import { newRepo, type Repo } from '../gitops/git-repo.js';
+import { startGitHubStandIn, type GitHubStandIn } from '../gitops/github-standin.js';
+import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
+import { root } from '../cli/run.js';
+
+const team = (name: string, spec: string, annotations = '') =>
+  `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ${name}\n${annotations ? `  annotations:\n${annotations}` : ''}spec:\n${spec}`;
+
+describe('the Action on events that are not in trusted-events', () => {
+  let server: InProcess;
+  let github: GitHubStandIn;
+  let repo: Repo;
+  let runner: ActionRunner;
+  let base: string;
+
+  const run = (event: string, payload: object, inputs: Record<string, string>) =>
+    runner.run({ workspace: repo.dir, event, payload, inputs: { server: server.base, token: adminKey, source: 'gitops', 'source-id': 'ci', comment: 'false', 'github-token': github.token, ...inputs }, apiUrl: github.url });
+  const liveTeam = async (name: string) => (await (await server.fetch(`${server.api}/teams/${name}`)).json()) as { spec: Record<string, unknown>; metadata: { resourceVersion: string } };
+
+  beforeAll(async () => {
+    server = await startInProcess();
+    github = await startGitHubStandIn();
+    runner = actionRunner();
+    repo = await newRepo({ withExamples: false });
+    // The base branch: a policy every Team must meet, and platform as git has it.
+    repo.write('policies/team-owner.yaml', readFileSync(join(root, 'examples/policies/team-owner.yaml'), 'utf8'));
+    repo.write('gitops/platform.yaml', team('platform', '  owner:\n    user: olga\n  users: [carla]\n'));
+    await repo.commit('base');
+    base = (await repo.git.revparse(['HEAD'])).trim();
+    const applied = await run('push', { ref: 'refs/heads/main' }, { command: 'apply' });
+    expect(applied.code, applied.log).toBe(0);
+    // Someone else's change live, in a field git does not name: a confidential description.
+    const res = await server.fetch(`${server.api}/teams/platform?fieldManager=kubectl-edit`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+      body: JSON.stringify({ spec: { description: 'confidential: merger with acme-two' } }),
+    });
+    expect(res.status).toBe(200);
+    // The pull request: the policy deleted, platform replaced whole with a management-admin grant.
+    repo.remove('policies/team-owner.yaml');
+    repo.write(
+      'gitops/platform.yaml',
+      team('platform', '  users: [carla, mallory]\n  clusterRoles: [{ name: management-admin }]\n', '    gitops.management.service/sync-strategy: replace\n'),
+    );
+    await repo.commit('pull request');
+  });
+  afterAll(async () => {
+    await server.close();
+    await github.close();
+    repo.cleanup();
+    runner.cleanup();
+  });
+
+  const untrusted: [string, object][] = [
+    ['workflow_run', { workflow_run: { head_sha: 'abc', event: 'pull_request', pull_requests: [] } }],
+    ['pull_request_review', { review: { state: 'approved' }, pull_request: { number: 7, base: { sha: 'def' } } }],
+    ['issue_comment', { comment: { body: '/apply' }, issue: { number: 7, pull_request: {} } }],
+    ['merge_group', { merge_group: { base_sha: 'def', head_sha: 'abc' } }],
+    ['some_future_event', {}],
+  ];
+
+  it.each(untrusted)('refuses apply on %s, and the live Team is not replaced', async (event, payload) => {
+    const before = await liveTeam('platform');
+    const r = await run(event, payload, { command: 'apply' });
+    expect(r.code).not.toBe(0);
+    expect(r.log).toContain(`command: apply is refused on a ${event} event: it is not in trusted-events`);
+    const after = await liveTeam('platform');
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(after.spec.clusterRoles).toBeUndefined();
+  });
+
+  it('plans a workflow_run with the policies of policy-ref, not of the checkout, and withholds live values from the summary', async () => {
+    const r = await run('workflow_run', untrusted[0]![1], { command: 'plan', policy: 'policies', 'policy-ref': base });
+    expect(r.code).not.toBe(0);
+    expect(r.log).toContain('Team/platform violates policy "team-has-owner"');
+    expect(r.log).toContain('the workflow_run event is not in trusted-events: pull-request mode');
+    const planned = await run('workflow_run', untrusted[0]![1], { command: 'plan' });
+    expect(planned.code, planned.log).toBe(0);
+    expect(planned.summary).toContain('`spec.description`: differs; live value not shown');
+    expect(planned.summary).not.toContain('confidential');
+    expect(`${planned.log}${readFileSync(planned.outputs['report-json']!, 'utf8')}`).not.toContain('confidential');
+  });
+
+  it('a plan file saved on a pull request holds no managedFields or live value, and is never applied', async () => {
+    // Point 3: the pull request adds sync-strategy: replace and ignores the description.
+    repo.write('gitops/platform.yaml', team('platform', '  users: [carla, mallory]\n', '    gitops.management.service/sync-strategy: replace\n    gitops.management.service/ignore-fields: spec.description\n'));
+    await repo.commit('pull request: replace, ignoring the description');
+    const pr = { number: 7, pull_request: { number: 7, head: { sha: 'abc' }, base: { sha: base } } };
+    const planned = await run('pull_request', pr, { command: 'plan', 'plan-file': 'teamkeys.plan.json' });
+    expect(planned.code, planned.log).toBe(0);
+    const saved = readFileSync(join(repo.dir, 'teamkeys.plan.json'), 'utf8');
+    expect(saved).toContain('"withheld": true');
+    for (const live of ['confidential', 'managedFields', 'kubectl-edit', 'creationTimestamp', 'resourceVersion', 'digest']) expect(saved).not.toContain(live);
+    const before = await liveTeam('platform');
+    const applied = await run('push', { ref: 'refs/heads/main' }, { command: 'apply', 'plan-file': 'teamkeys.plan.json' });
+    expect(applied.code).not.toBe(0);
+    expect(applied.summary).toContain('the plan was saved in pull-request mode (live values withheld, as in its report): it is for review and is never applied');
+    expect((await liveTeam('platform')).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+  });
+
+  it('a skip reason in a pull request\'s plan does not name the source managing a live object', async () => {
+    const created = await server.fetch(`${server.api}/teams`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'billing', annotations: { 'gitops.management.service/source': 'finance-private-repo' } }, spec: { users: ['fiona'] } }),
+    });
+    expect(created.status).toBe(201);
+    repo.write('gitops/billing.yaml', team('billing', '  owner:\n    user: mallory\n  users: [mallory]\n'));
+    await repo.commit('pull request: claim billing');
+    const pr = { number: 7, pull_request: { number: 7, head: { sha: 'abc' }, base: { sha: base } } };
+    const planned = await run('pull_request', pr, { command: 'plan' });
+    expect(planned.code, planned.log).toBe(0);
+    expect(planned.summary).toContain('- Team/billing: managed by another source (which one is not shown in a pull request)');
+    expect(`${planned.summary}${planned.log}${readFileSync(planned.outputs['report-json']!, 'utf8')}`).not.toContain('finance-private-repo');
+    const pushed = await run('push', { ref: 'refs/heads/main' }, { command: 'plan' });
+    expect(pushed.summary).toContain('- Team/billing: managed by another source (finance-private-repo)');
+    repo.remove('gitops/billing.yaml');
+    await repo.commit('pull request: billing dropped');
+  });
+
+  it('an untrusted event naming no base commit needs policy-ref: the checkout is never read for policies', async () => {
+    const r = await run('workflow_run', untrusted[0]![1], { command: 'validate', policy: 'policies' });
+    expect(r.code).not.toBe(0);
+    expect(r.log).toContain('the workflow_run event is not trusted (trusted-events) and names no base commit: set the policy-ref input');
+  });
+
+  it('refuses a trusted-events input listing an event a pull request controls', async () => {
+    const r = await run('workflow_run', untrusted[0]![1], { command: 'plan', 'trusted-events': 'push, workflow_run' });
+    expect(r.code).not.toBe(0);
+    expect(r.log).toContain('trusted-events may not list workflow_run');
+  });
+});
