@@ -144,7 +144,7 @@ describe('errors talking to a server', () => {
     expect(code, stderr).toBe(1);
     expect(stderr).toMatch(new RegExp(`^error: 127\\.0\\.0\\.1:${port} is already in use`, 'm'));
     expect(saidAt).toBeGreaterThan(0);
-    expect(exitedAfterMs).toBeLessThan(1000);
+    expect(exitedAfterMs).toBeLessThan(5000);
     // It never synced: nothing reached the server's first-sync line.
     expect(stderr).not.toContain('"msg":"reconciled"');
   });
