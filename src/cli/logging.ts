@@ -47,12 +47,13 @@ export function loggerOptions(level: string): pino.LoggerOptions {
 export function createLogger(level: string, format: LogFormat): Logger {
   if (!levels.includes(level)) throw new CliError(`--log-level must be one of ${levels.join(', ')}, not "${level}"`);
   const opts = loggerOptions(level);
-  if (format === 'text') {
-    fatal = undefined;
-    return pino(opts, pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss', singleLine: true }));
-  }
-  const logger = pino(opts, pino.destination({ dest: 2, sync: true }));
-  fatal = (line) => logger.fatal(line);
+  const logger =
+    format === 'text'
+      ? pino(opts, pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss', singleLine: true }))
+      : pino(opts, pino.destination({ dest: 2, sync: true }));
+  // Text logs end with the plain `error: ...` line; JSON logs with a fatal line whose level says
+  // "error:". A silent logger still lets the error that ends the command be seen, as a plain line.
+  fatal = format === 'text' || !logger.isLevelEnabled('fatal') ? undefined : (line) => logger.fatal(line.replace(/\x1b\[[0-9;]*m/g, '').replace(/^error: /, ''));
   return logger;
 }
 
