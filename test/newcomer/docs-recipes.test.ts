@@ -46,3 +46,13 @@ describe('the recipes in docs/ against the example policies', () => {
     expect(r.code).toBe(0);
   });
 });
+
+describe("the README's first lines", () => {
+  it('say what npm ci needs where no prebuilt better-sqlite3 fits: a compiler, python3 and make, and how long', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const intro = readme.slice(0, readme.indexOf('\n## '));
+    expect(intro).toMatch(/prebuilt binary/);
+    expect(intro).toMatch(/C\+\+ compiler, `python3` and `make`/);
+    expect(intro).toMatch(/takes a minute or two longer/);
+  });
+});
