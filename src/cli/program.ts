@@ -17,7 +17,7 @@ import { registerSync } from './commands/sync.js';
 import { registerVersion } from './commands/version.js';
 import { registerWatch } from './commands/watch.js';
 import { reportError } from './errors.js';
-import { errorWriter } from './logging.js';
+import { errorWriter } from './fatal-line.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
