@@ -4,6 +4,7 @@
  * `now` in, a row of plain data out; times as ISO strings with their distances in seconds, so JSON
  * readers compute nothing and people read the table. Never the key's value.
  */
+import { defaultKeyType } from '../api/key-types.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import { isoSeconds as iso, keyHealth } from './key-health.js';
 import { scopeSummary } from './scope-summary.js';
@@ -98,7 +99,7 @@ export function keyRow(key: OwnedAccessKey, now: Date): KeyRow {
   return {
     name: key.metadata.name ?? '',
     displayName: key.spec.displayName || null,
-    type: key.spec.type || 'User',
+    type: key.spec.type || defaultKeyType,
     owner: keyOwner(key),
     createdAt: created === undefined ? null : iso(created),
     ageSeconds: created === undefined ? null : seconds(nowMs - created),

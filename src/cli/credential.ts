@@ -18,6 +18,9 @@ function flag(args: string[], name: string): string | undefined {
   return undefined;
 }
 
+/** A word as a POSIX shell reads it back: quoted only when it holds anything but safe characters. */
+const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+
 /** Whether kubectl says a person is at the terminal (KUBERNETES_EXEC_INFO spec.interactive). */
 function interactive(): boolean {
   try {
@@ -50,12 +53,14 @@ export async function runCredential(args: string[]): Promise<number> {
   }
   let login = readLogin(server);
   if (!loginValid(login)) {
+    const caFile = flag(args, 'ca-file');
     if (!interactive()) {
-      process.stderr.write(`teamkeys: no valid sign-in for ${server}: run teamkeys login --server ${server}\n`);
+      // A command that works as printed: with the CA the kubeconfig trusts the server by.
+      const command = ['teamkeys', 'login', '--server', server, ...(caFile ? ['--ca-file', caFile] : [])].map(shellWord).join(' ');
+      process.stderr.write(`teamkeys: no valid sign-in for ${server}: run ${command}\n`);
       return 1;
     }
     const { login: signIn } = await import('./login-flow.js');
-    const caFile = flag(args, 'ca-file');
     // stdout carries the credential: the login talks to the person on stderr.
     login = await signIn({ server, ...(caFile ? { caFile } : {}), out: process.stderr });
   }

@@ -5,11 +5,14 @@
  * show control characters as \uXXXX (printable): an owner's name cannot drive the terminal.
  */
 import { humanDuration } from '../api/printing.js';
-import { ownerText, type KeyRow } from '../auth/key-listing.js';
+import { ownerText, type KeyRow as ListedKey } from '../auth/key-listing.js';
 import { printable } from '../api/printable.js';
 import { mdText } from '../gitops/report/markdown-escape.js';
 import { paint, type Colour } from './colour.js';
 import { CliError } from './errors.js';
+
+/** A key as `teamkeys keys` lists it: the listing's row, and when its scheduled rotation is next due (rotate-every). */
+export type KeyRow = ListedKey & { nextRotationAt?: string | null };
 
 export type KeysFormat = 'table' | 'json' | 'markdown';
 const formats: KeysFormat[] = ['table', 'json', 'markdown'];
@@ -54,6 +57,7 @@ const columns: { header: string; cell: (r: KeyRow) => string }[] = [
   { header: 'Scope', cell: (r) => r.scope },
   { header: 'Rotation', cell: rotationText },
   { header: 'Value Age', cell: (r) => (r.valueAgeSeconds === null ? '<unknown>' : humanDuration(r.valueAgeSeconds * 1000)) },
+  { header: 'Next Rotation', cell: (r) => r.nextRotationAt ?? '—' },
 ];
 
 /** Red: the key does not work (expired or disabled); yellow: it stops working within 14 days. */

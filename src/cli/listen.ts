@@ -1,5 +1,5 @@
 /** HOST:PORT for --listen, and whether a host is loopback (plain HTTP is only safe there). */
-import { isIP } from 'node:net';
+import { createServer, isIP } from 'node:net';
 import { CliError } from './errors.js';
 
 export interface ListenAddress {
@@ -23,4 +23,17 @@ export function isLoopback(host: string): boolean {
 /** How to write the host in a URL. */
 export function urlHost(host: string): string {
   return isIP(host) === 6 ? `[${host}]` : host;
+}
+
+/**
+ * Fails with the listen error (EADDRINUSE naming the address) when HOST:PORT cannot be listened on,
+ * before serve makes any state (store, administrator key, certificate). Port 0 always can.
+ */
+export function checkListen({ host, port }: ListenAddress): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }

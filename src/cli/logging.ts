@@ -9,6 +9,7 @@ import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import { secretFieldNames, secretFieldPaths } from '../api/secret-fields.js';
 import { CliError } from './errors.js';
+import { setFatalWriter } from './fatal-line.js';
 
 export type LogFormat = 'json' | 'text';
 
@@ -29,8 +30,6 @@ export const redactPaths = [
 
 const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
-let fatal: ((line: string) => void) | undefined;
-
 /** The --log-format flag, or the default for where stderr goes. */
 export function logFormat(flag: string | undefined): LogFormat {
   if (flag === undefined) return process.stderr.isTTY ? 'text' : 'json';
@@ -47,16 +46,12 @@ export function loggerOptions(level: string): pino.LoggerOptions {
 export function createLogger(level: string, format: LogFormat): Logger {
   if (!levels.includes(level)) throw new CliError(`--log-level must be one of ${levels.join(', ')}, not "${level}"`);
   const opts = loggerOptions(level);
-  if (format === 'text') {
-    fatal = undefined;
-    return pino(opts, pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss', singleLine: true }));
-  }
-  const logger = pino(opts, pino.destination({ dest: 2, sync: true }));
-  fatal = (line) => logger.fatal(line);
+  const logger =
+    format === 'text'
+      ? pino(opts, pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss', singleLine: true }))
+      : pino(opts, pino.destination({ dest: 2, sync: true }));
+  // Text logs end with the plain `error: ...` line; JSON logs with a fatal line whose level says
+  // "error:". A silent logger still lets the error that ends the command be seen, as a plain line.
+  setFatalWriter(format === 'text' || !logger.isLevelEnabled('fatal') ? undefined : (line) => logger.fatal(line.replace(/\x1b\[[0-9;]*m/g, '').replace(/^error: /, '')));
   return logger;
-}
-
-/** How the CLI writes the error that ends it: a JSON log line once stderr carries JSON logs. */
-export function errorWriter(): (line: string) => void {
-  return fatal ?? ((line) => process.stderr.write(`${line}\n`));
 }

@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { apiRoot } from '../api/resources.js';
+import { connectionFailure } from '../client/connection-errors.js';
 import { CliError } from './errors.js';
 import { authBase, readLogin, writeLogin, type CachedLogin } from './login-cache.js';
 
@@ -146,9 +147,28 @@ async function deviceFlow(opts: LoginOptions, ca: Buffer | undefined, replaces: 
   throw new CliError('the device code expired before it was approved; run teamkeys login --device again');
 }
 
+/**
+ * Fails unless the server answers over HTTP(S) with this CA (any status will do): checked before
+ * anyone is sent to the provider, whose sign-in would otherwise end in "cannot reach" after consent.
+ */
+export async function checkReachable(server: string, ca: Buffer | undefined): Promise<void> {
+  const target = new URL(apiRoot(server));
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  await new Promise<void>((resolve, reject) => {
+    const req = send(target, { method: 'GET', headers: { 'User-Agent': 'teamkeys/login' }, ...(ca ? { ca } : {}), timeout: 30_000 }, (res) => {
+      res.resume();
+      resolve();
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('no answer within 30 s'), { code: 'ETIMEDOUT' })));
+    req.on('error', (err: NodeJS.ErrnoException) => reject(new CliError(connectionFailure(err, target, ca !== undefined).message)));
+    req.end();
+  });
+}
+
 /** Signs in to the server and caches the key; returns the cached login. */
 export async function login(opts: LoginOptions): Promise<CachedLogin> {
   const ca = opts.caFile ? readFileSync(opts.caFile) : undefined;
+  await checkReachable(opts.server, ca);
   // Logging in again replaces this CLI's previous Login key on the server.
   const replaces = readLogin(opts.server)?.name;
   const minted = opts.device ? await deviceFlow(opts, ca, replaces) : await browserFlow(opts, ca, replaces);

@@ -8,6 +8,8 @@ if (process.argv[2] === 'credential') {
   const { runCredential } = await import('./credential.js');
   process.exitCode = await runCredential(process.argv.slice(3));
 } else {
+  const { stopWithNpmExec } = await import('./launcher.js');
+  stopWithNpmExec();
   const { runProgram } = await import('./program.js');
   process.exitCode = await runProgram(process.argv);
 }

@@ -17,6 +17,7 @@ import { registerSync } from './commands/sync.js';
 import { registerVersion } from './commands/version.js';
 import { registerWatch } from './commands/watch.js';
 import { reportError } from './errors.js';
+import { errorWriter } from './fatal-line.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -53,6 +54,6 @@ export async function runProgram(argv: string[]): Promise<number> {
     // A command may set its own code (plan --detailed-exitcode gives 2).
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    return reportError(err);
+    return reportError(err, errorWriter());
   }
 }

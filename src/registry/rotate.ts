@@ -25,7 +25,7 @@ export interface RotateOptions extends Writer, Decoding {
 export async function rotate(ctx: RegistryContext, name: string, body: unknown, opts: RotateOptions = {}): Promise<WriteResult & { created: boolean }> {
   const gk = { group: ctx.gk.group, kind: keyRotationKind };
   const { request, warnings } = decodeKeyRotation(body, ctx.model.info.apiVersion, gk, name, opts);
-  const fields = { kind: 'update' as const, manager: managerOf(opts), reset: false };
+  const fields = { kind: 'update' as const, manager: managerOf(opts), reset: false, subresource: 'rotation' };
   // The body's resourceVersion is a precondition, as a PUT's is: a confirmation names the rotation it confirms.
   const unchanged = (current: StoredApiObject) => {
     if (request.resourceVersion !== undefined && current.metadata.resourceVersion !== request.resourceVersion) throw conflict(ctx.gr, name);

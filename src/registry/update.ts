@@ -52,17 +52,22 @@ function desiredState(obj: StoredApiObject): unknown {
   return rest;
 }
 
-/** How a write records managedFields: as an Update by its manager, or as apply computed them. */
-export type FieldsRecord = { kind: 'update'; manager: string; reset: boolean } | { kind: 'applied' };
+/**
+ * How a write records managedFields: as an Update by its manager, or as apply computed them. A
+ * write through a subresource other than status (the rotation) names it, as kube records /scale:
+ * it is not a write of the main resource, so planning never takes it for one that removed a field.
+ */
+export type FieldsRecord = { kind: 'update'; manager: string; reset: boolean; subresource?: string } | { kind: 'applied' };
 
 function recordFields(ctx: RegistryContext, old: StoredApiObject, stored: StoredApiObject, how: FieldsRecord, subresource: 'status' | undefined): void {
   if (how.kind === 'applied') return;
+  const writtenThrough = how.subresource ?? subresource;
   stored.metadata.managedFields = recordUpdate(
     ctx.model.schema,
     present(old),
     present(stored),
     how.reset ? [] : old.metadata.managedFields,
-    { name: how.manager, operation: 'Update', ...(subresource ? { subresource } : {}) },
+    { name: how.manager, operation: 'Update', ...(writtenThrough ? { subresource: writtenThrough } : {}) },
     ctx.model.info.apiVersion,
     timestamp(ctx.now()),
   );

@@ -8,6 +8,7 @@
  * index's `referencing`, as the request path finds them) and the categories of keys, never about
  * every Team or key one by one, so 10,000 Teams and 100,000 keys stay a few seconds' work.
  */
+import { defaultKeyType } from '../api/key-types.js';
 import type { KubeObject, OwnedAccessKey, Team } from '../api/types.js';
 import { keyRefusal } from '../auth/authenticate.js';
 import { Authorizer, type Grant } from '../auth/authorize.js';
@@ -150,7 +151,7 @@ function keyEntry(key: OwnedAccessKey, world: World, now: Date): { entry: Omit<K
   const rotation = (key.status as { rotation?: { rotatedAt?: string } } | undefined)?.rotation;
   const entry = {
     name: key.metadata.name!,
-    type: spec.type || null,
+    type: spec.type || defaultKeyType,
     createdAt: key.metadata.creationTimestamp ?? null,
     valueSetAt: rotation?.rotatedAt ?? null,
     lastUsedAt: iso(lastUse),

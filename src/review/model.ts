@@ -16,8 +16,8 @@ export type Step =
   | { step: 'role'; role: string; team: string }
   /** The Team's spec.owner: this user, or the team the identity belongs to. */
   | { step: 'owner'; of: string; user?: string; team?: string }
-  /** One of the Team's spec.access rules (by index), naming the user or a team it belongs to. */
-  | { step: 'access'; of: string; rule: number; user?: string; team?: string }
+  /** One of the Team's spec.access rules (by index, and its name when it has one), naming the user or a team it belongs to. */
+  | { step: 'access'; of: string; rule: number; name?: string; user?: string; team?: string }
   /** Lists and watches are open to all; they show only the objects the caller may get. */
   | { step: 'listed' }
   /** Every user may manage the keys whose spec.user is themselves. */

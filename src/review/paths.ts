@@ -24,10 +24,11 @@ export function pathsOf(grant: Grant, who: Identity, of: string, world: Pick<Tea
         .flatMap((t) => through(t, { step: 'role', role: grant.role, team: t }));
     case 'owner':
       return 'user' in grant ? [[{ step: 'owner', of, user: grant.user }]] : through(grant.team, { step: 'owner', of, team: grant.team });
-    case 'access':
-      return 'user' in grant
-        ? [[{ step: 'access', of, rule: grant.rule, user: grant.user }]]
-        : through(grant.team, { step: 'access', of, rule: grant.rule, team: grant.team });
+    case 'access': {
+      const name = world.get(of)?.spec?.access?.[grant.rule]?.name;
+      const rule = { of, rule: grant.rule, ...(name ? { name } : {}) };
+      return 'user' in grant ? [[{ step: 'access', ...rule, user: grant.user }]] : through(grant.team, { step: 'access', ...rule, team: grant.team });
+    }
     case 'listed':
       return [[{ step: 'listed' }]];
     case 'ownKeys':
@@ -46,7 +47,7 @@ function stepText(s: Step): string {
     case 'owner':
       return s.user !== undefined ? `owner of team ${s.of} (user)` : `owner of team ${s.of} (team ${s.team})`;
     case 'access':
-      return `access rule ${s.rule} of team ${s.of} (${s.user !== undefined ? 'user' : `team ${s.team}`})`;
+      return `access rule ${s.name ?? s.rule} of team ${s.of} (${s.user !== undefined ? 'user' : `team ${s.team}`})`;
     case 'listed':
       return 'open list (shows only what may be read)';
     case 'ownKeys':

@@ -3,7 +3,7 @@ import type { ReviewDiff } from './diff.js';
 import { rowsOf } from './diff.js';
 import type { IdentityEntry, KeyEntry, ReviewDocument, Row } from './model.js';
 import { printable } from '../api/printable.js';
-import { mdText } from '../gitops/report/markdown-escape.js';
+import { codeValue, mdText } from '../gitops/report/markdown-escape.js';
 
 export type ReviewFormat = 'markdown' | 'csv' | 'json';
 export const reviewFormats: readonly ReviewFormat[] = ['markdown', 'csv', 'json'];
@@ -61,6 +61,17 @@ export function* csvChunks(doc: ReviewDocument, diff?: ReviewDiff): Generator<st
  */
 const md = (v: string) => mdText(printable(v));
 
+/**
+ * An object (`teams/*`, `ownedaccesskeys[team=payments]`) as a code span, which reads as written
+ * both on the terminal (Markdown is the default there) and rendered: running text would need
+ * `teams/&#42;`. One holding what a span or a cell cannot (a backtick, `|`, a control character)
+ * or `<`, `>`, `&` is shown as its JSON string, those escaped (as the reports' code spans).
+ */
+/** A path's steps (joined by ` > ` in JSON and CSV) joined by an arrow, which needs no escaping as `>` would (`&gt;`). */
+const mdPath = (path: string) => path.split(' > ').map(md).join(' → ');
+
+const code = (v: string) => (/^[\x21-\x7e ]+$/.test(v) && !/[`|\\<>&]/.test(v) ? `\`${v}\`` : codeValue(v));
+
 const days = (from: string | null, now: Date) => (from ? `${Math.max(0, Math.floor((now.getTime() - Date.parse(from)) / 86_400_000))}d` : '-');
 
 function keyLine(k: KeyEntry, now: Date): string {
@@ -73,7 +84,7 @@ function identitySection(i: IdentityEntry, now: Date): string[] {
   if (i.memberOf.length > 0) lines.push(`Member of: ${i.memberOf.map((m) => `${md(m.team)} (${m.by.map(md).join(', ')})`).join('; ')}`, '');
   if (i.roles.length > 0) lines.push(`Cluster roles: ${i.roles.map(md).join(', ')}`, '');
   lines.push('| object | verbs | path |', '|---|---|---|');
-  for (const g of i.grants) lines.push(`| ${md(g.object)} | ${g.verbs.join(', ')} | ${md(g.path)} |`);
+  for (const g of i.grants) lines.push(`| ${code(g.object)} | ${g.verbs.join(', ')} | ${mdPath(g.path)} |`);
   lines.push('');
   if (i.keys.length > 0) {
     lines.push('| key | type | age | value age | last use | expires | state | scope | rights |', '|---|---|---|---|---|---|---|---|---|');
@@ -89,7 +100,7 @@ function diffSection(diff: ReviewDiff): string[] {
   if (diff.granted.length + diff.revoked.length > 0) {
     lines.push('| change | identity | verb | object | path |', '|---|---|---|---|---|');
     for (const [change, rows] of [['granted', diff.granted], ['revoked', diff.revoked]] as const) {
-      for (const r of rows) lines.push(`| ${change} | ${md(r.identity)} | ${r.verb} | ${md(r.object)} | ${md(r.path)} |`);
+      for (const r of rows) lines.push(`| ${change} | ${md(r.identity)} | ${r.verb} | ${code(r.object)} | ${mdPath(r.path)} |`);
     }
     lines.push('');
   }

@@ -24,3 +24,14 @@ describe('action.yml defaults', () => {
     expect(inputs[name]?.default).toBe(expected);
   });
 });
+
+describe('action.yml and docs/action.md agree', () => {
+  it('source-id: both say to leave it unset (the default id is what the CLI and the sidecar compute)', () => {
+    const docs = readFileSync(join(root, 'docs/action.md'), 'utf8');
+    expect(docs).toContain('Leave `source-id` unset.');
+    const description = (inputs['source-id'] as { description?: string }).description ?? '';
+    expect(description).toMatch(/Leave it unset/);
+    expect(description).not.toMatch(/\(set it;/);
+    expect(inputs['source-id']?.default).toBe('');
+  });
+});

@@ -123,8 +123,9 @@ describe('fail closed over the watch cache', () => {
     store.failRevision = true;
     try {
       const started = Date.now();
-      await eventually('discovery answers 503', async () => (await discover()).status === 503, 3000);
-      expect(Date.now() - started).toBeLessThan(2500);
+      // Within a second on a quiet machine; ten times that only catches a cache that keeps answering.
+      await eventually('discovery answers 503', async () => (await discover()).status === 503, 10_000);
+      expect(Date.now() - started).toBeLessThan(10_000);
       const res = await discover();
       expect(res.headers.get('retry-after')).toBe('1');
       expect(await res.json()).toMatchObject({ reason: 'ServiceUnavailable', message: 'storage is unavailable: injected revision failure' });

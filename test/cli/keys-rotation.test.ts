@@ -60,7 +60,7 @@ describe('teamkeys keys shows where each rotation stands', () => {
 
     const table = teamkeys(['keys', ...flags, '--user', 'ana']);
     const line = (name: string) => table.stdout.split('\n').find((l) => l.startsWith(`${name} `))!;
-    expect(line('plain')).toMatch(/\s—\s+\d+s$/);
+    expect(line('plain')).toMatch(/\s—\s+\d+s\s+—$/);
     expect(line('overlapping')).toContain(`overlap until ${overlap.previousValidUntil}`);
     expect(line('awaiting')).toMatch(/\sawaiting delivery\s/);
     expect(line('switched')).toContain(`rotated ${rows.switched!.rotation.rotatedAt}`);

@@ -89,7 +89,7 @@ describe('teamkeys keys', () => {
     const rows = JSON.parse(r.stdout) as KeyRow[];
     expect(rows.map((k) => k.name)).toEqual(['admin', 'ana-later', 'ana-soon', 'bo-old', 'login-ana-x1', 'odd', 'payments-ci', 'robot']);
     const by = Object.fromEntries(rows.map((k) => [k.name, k]));
-    expect(Object.keys(by['ana-soon']!)).toEqual(['name', 'displayName', 'type', 'owner', 'createdAt', 'ageSeconds', 'lastUsedAt', 'unusedSeconds', 'expiresAt', 'expiresInSeconds', 'expired', 'disabled', 'scope', 'rotation', 'valueAgeSeconds']);
+    expect(Object.keys(by['ana-soon']!)).toEqual(['name', 'displayName', 'type', 'owner', 'createdAt', 'ageSeconds', 'lastUsedAt', 'unusedSeconds', 'expiresAt', 'expiresInSeconds', 'expired', 'disabled', 'scope', 'rotation', 'valueAgeSeconds', 'nextRotationAt']);
     expect(by['ana-soon']).toMatchObject({ type: 'User', owner: { kind: 'user', name: 'ana' }, disabled: false, expired: false, scope: 'full', rotation: { state: 'none', rotatedAt: null, previousValidUntil: null } });
     expect(by['ana-soon']!.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(Date.parse(by['ana-soon']!.expiresAt!) - Date.parse(by['ana-soon']!.createdAt!)).toBe(3 * day * 1000);
@@ -139,25 +139,25 @@ describe('teamkeys keys', () => {
     const r = run([...asAdmin, '--expiring', '14d']);
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+TYPE\s+OWNER\s+AGE\s+LAST USE\s+EXPIRES\s+DISABLED\s+SCOPE\s+ROTATION\s+VALUE AGE$/);
-    expect(lines[1]).toMatch(/^ana-soon\s+User\s+user:ana\s+\d+s\s+(never|\d+s ago)\s+in 2d23h\s+false\s+full\s+—\s+\d+s$/);
-    expect(lines[2]).toMatch(/^payments-ci\s+User\s+team:payments\s+\d+s\s+never\s+in 2d23h\s+false\s+rules: 2\s+—\s+\d+s$/);
+    expect(lines[0]).toMatch(/^NAME\s+TYPE\s+OWNER\s+AGE\s+LAST USE\s+EXPIRES\s+DISABLED\s+SCOPE\s+ROTATION\s+VALUE AGE\s+NEXT ROTATION$/);
+    expect(lines[1]).toMatch(/^ana-soon\s+User\s+user:ana\s+\d+s\s+(never|\d+s ago)\s+in 2d23h\s+false\s+full\s+—\s+\d+s\s+—$/);
+    expect(lines[2]).toMatch(/^payments-ci\s+User\s+team:payments\s+\d+s\s+never\s+in 2d23h\s+false\s+rules: 2\s+—\s+\d+s\s+—$/);
     expect(r.stdout).not.toContain('\u001b[');
     const old = run([...asAdmin, '--unused', '90d']).stdout.split('\n')[1];
-    expect(old).toMatch(/^bo-old\s+User\s+user:bo\s+\d+s\s+100d ago\s+never\s+true\s+full\s+—\s+\d+s$/);
+    expect(old).toMatch(/^bo-old\s+User\s+user:bo\s+\d+s\s+100d ago\s+never\s+true\s+full\s+—\s+\d+s\s+—$/);
   });
 
   it('-o markdown: a table whose cells are escaped', () => {
     const r = run([...asAdmin, '--user', 'ana', '-o', 'markdown']);
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe('| Name | Type | Owner | Age | Last Use | Expires | Disabled | Scope | Rotation | Value Age |');
-    expect(lines[1]).toBe('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
-    expect(lines[2]).toMatch(/^\| ana-later \| User \| user:ana \| \d+s \| never \| in 59d \| false \| cli \(read-only\) \| — \| \d+s \|$/);
+    expect(lines[0]).toBe('| Name | Type | Owner | Age | Last Use | Expires | Disabled | Scope | Rotation | Value Age | Next Rotation |');
+    expect(lines[1]).toBe('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    expect(lines[2]).toMatch(/^\| ana-later \| User \| user:ana \| \d+s \| never \| in 59d \| false \| cli \(read-only\) \| — \| \d+s \| — \|$/);
     expect(lines[4]).toMatch(/^\| login-ana-x1 \| Login \| user:ana \|/);
     const odd = run([...asAdmin, '--subject', 'ops|<b>bot</b>*', '-o', 'markdown']).stdout.split('\n')[2];
     expect(odd).toMatch(/^\| odd \| User \| subject:ops&#124;&lt;b&gt;bot&lt;\/b&gt;&#42; \| /);
-    expect(odd!.split(' | ')).toHaveLength(10);
+    expect(odd!.split(' | ')).toHaveLength(11);
   });
 
   it('the embedded store: --store, or the default .teamkeys/teamkeys.db of the current folder', () => {

@@ -94,6 +94,17 @@ describe('teamkeys rotate against a served process', () => {
     expect(again.stderr).toContain('no rotation of this key awaits confirmation');
   });
 
+  it('--overlap 0s (or 0m) is no overlap, as 0 is: the previous value is refused at once', async () => {
+    for (const zero of ['0s', '0m']) {
+      const old = await newKey(`zero-${zero}`);
+      const r = rotate([`zero-${zero}`, '--overlap', zero]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/rotated; the previous value works until now\n$|rotated; the previous value works until \S+\n$/);
+      expect((await call('/apis/management.service/v1/teams', old)).status).toBe(401);
+      expect(await works(r.stdout.trim())).toBe(200);
+    }
+  });
+
   it('refuses bad flags before anything is sent, and reports the server\'s refusals', async () => {
     for (const [flag, message] of [
       ['31d', '--overlap may be at most 30d, not "31d"'],

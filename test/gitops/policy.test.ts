@@ -39,7 +39,7 @@ describe('CEL policies', () => {
     ['team-has-owner', { 'team.yaml': team('payments', '  users: [ana]\n'), 'key.yaml': goodKey }, 'team.yaml:1:1: Team/payments violates policy "team-has-owner": every Team needs spec.owner (a user or a team)'],
     ['key-owner-in-git (team)', { 'team.yaml': goodTeam, 'key.yaml': key('k', '  team: elsewhere\n  ttl: 600\n') }, 'key.yaml:1:1: OwnedAccessKey/k violates policy "key-owner-in-git"'],
     ['key-owner-in-git (user)', { 'team.yaml': goodTeam, 'key.yaml': key('k', '  user: mallory\n  ttl: 600\n') }, 'violates policy "key-owner-in-git": a key must belong to a team defined in git or to a user listed in one'],
-    ['forbidden-cluster-roles', { 'team.yaml': team('ops', '  owner: {user: ana}\n  clusterRoles:\n    - name: teams-viewer\n    - name: management-admin\n') }, 'team.yaml:8:5: Team/ops violates policy "forbidden-cluster-roles": management-admin is granted only through the platform team'],
+    ['forbidden-cluster-roles', { 'team.yaml': team('ops', '  owner: {user: ana}\n  clusterRoles:\n    - name: teams-viewer\n    - name: management-admin\n') }, 'team.yaml:8:5: Team/ops violates policy "forbidden-cluster-roles": management-admin is granted only through the platform team (and teamkeys-ci, the CI plan key\'s team)'],
     ['no-wildcard-verbs', { 'team.yaml': team('ops', '  owner: {user: ana}\n  access:\n    - name: all\n      verbs: ["*"]\n      teams: [ops]\n') }, 'team.yaml:8:5: Team/ops violates policy "no-wildcard-verbs": access rules must list their verbs, not "*"'],
   ])('%s: a violation is an error at the manifest, and nothing else is reported', (_name, files, message) => {
     const r = validate(files);

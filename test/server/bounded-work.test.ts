@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Served } from './serve-process.js';
-import { send, startProbedServe, steadyHold } from './loop-hold.js';
+import { holdBoundMs, send, startProbedServe, steadyHold } from './loop-hold.js';
 
 const v1 = '/kubernetes/management/apis/management.service/v1';
 const ssar = '/kubernetes/management/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
-const boundMs = 100;
+const boundMs = holdBoundMs;
 
 let served: Served;
 let base: string;

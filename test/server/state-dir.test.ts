@@ -72,7 +72,9 @@ describe('--state-dir moves the store', () => {
   it("a server given another's SQLite file with other encryption keys is refused, naming the key and the fix", async () => {
     const r = (await serve(['--state-dir', 'c', '--store', 'sqlite:a/teamkeys.db'])) as { code: number | null; stdout: string; stderr: string };
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: .*a\/teamkeys\.db is sealed with encryption key "key-\d{8}" \(fingerprint [0-9a-f]{12}\), which .*c\/encryption\.yaml does not hold: another server uses this store with other keys .* Give --encryption-key-file the key file of the servers sharing this store, or --store another file$/m);
+    // stderr carries JSON logs here, so the error that ends serve is their fatal line (docs/daemon.md).
+    const fatal = r.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => l.level === 60);
+    expect(fatal?.msg).toMatch(/^.*a\/teamkeys\.db is sealed with encryption key "key-\d{8}" \(fingerprint [0-9a-f]{12}\), which .*c\/encryption\.yaml does not hold: another server uses this store with other keys .* Give --encryption-key-file the key file of the servers sharing this store, or --store another file$/);
   }, 30_000);
 
   it('with the same key file it shares the store, and says no administrator key was made there without naming TEAMKEYS_ADMIN_KEY', async () => {

@@ -57,10 +57,11 @@ describe('two teamkeys serve replicas on one PostgreSQL database', () => {
     const [holder, other] = a.stderr().includes(leaseLine) ? [a, b] : [b, a];
     const killed = Date.now();
     await holder.stop('SIGKILL');
-    await eventually('the other replica takes the lease over', () => other.stderr().includes(leaseLine)).catch((err: Error) => {
+    await eventually('the other replica takes the lease over', () => other.stderr().includes(leaseLine), 15_000).catch((err: Error) => {
       throw new Error(`${err.message}:\n${other.stderr().slice(-2000)}`);
     });
-    expect(Date.now() - killed).toBeLessThan(5000);
+    // About a second on a quiet machine (the lease is retried every second); ten times that.
+    expect(Date.now() - killed).toBeLessThan(10_000);
     // The survivor still serves.
     expect((await call(other, '/teams/shared')).status).toBe(200);
   });

@@ -1,6 +1,7 @@
 /** What `teamkeys keys` does: flags checked first, then the keys read, filtered, printed. */
 import { isJsonMap, type OwnedAccessKey } from '../../api/types.js';
 import { keyRow } from '../../auth/key-listing.js';
+import { scheduledRotationDue } from '../../gitops/plan/rotation.js';
 import { matchesKeyFilter, type KeyFilter } from '../../auth/key-filter.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { colourOn } from '../colour.js';
@@ -57,7 +58,7 @@ export async function runKeys(f: KeysFlags, now: Clock = systemClock): Promise<v
   const at = now();
   const rows = keys
     .filter((k) => matchesKeyFilter(k, filter, at))
-    .map((k) => keyRow(k, at))
+    .map((k) => ({ ...keyRow(k, at), nextRotationAt: scheduledRotationDue(k)?.toISOString().replace(/\.\d{3}Z$/, 'Z') ?? null }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   console.log(renderKeys(rows, format, format === 'table' && colourOn(process.stdout)));
 }

@@ -25,9 +25,9 @@ interface Options extends TargetFlags {
 /** The rotation subresource's limit (src/api/key-rotation.ts): 30 days. */
 const maxOverlapMs = 30 * 86_400_000;
 
-/** --overlap as whole seconds: a duration (30s, 5m, 1h, 30d) or 0. */
+/** --overlap as whole seconds: a duration (30s, 5m, 1h, 30d), or 0 in any unit (0, 0s, 0m): no overlap. */
 export function overlapSeconds(value: string): number {
-  if (value === '0') return 0;
+  if (/^0+(ms|s|m|h|d)?$/.test(value)) return 0;
   const ms = parseDuration('--overlap', value);
   if (ms % 1000 !== 0) throw new CliError(`--overlap must be whole seconds (such as 30s, 5m, 1h or 30d), not "${value}"`);
   if (ms > maxOverlapMs) throw new CliError(`--overlap may be at most 30d, not "${value}"`);
@@ -52,7 +52,7 @@ export function registerRotate(program: Command): void {
     .command('rotate')
     .description('rotate an access key: a new value, the previous one working for --overlap (on a server with --server, or the embedded store)')
     .argument('<name>', 'the OwnedAccessKey to rotate')
-    .option('--overlap <duration>', 'how long the previous value keeps working: 0 (default), 30s, 5m, 1h, 30d at most')
+    .option('--overlap <duration>', 'how long the previous value keeps working: 0 or 0s (default: none), 30s, 5m, 1h, 30d at most')
     .option('--await-confirmation', 'keep the previous value working until `teamkeys rotate NAME --confirm`; the overlap starts then')
     .option('--confirm', 'confirm a rotation made with --await-confirmation: its overlap starts now')
     .option('--resource-version <rv>', 'a precondition: act only if the key is still at this resourceVersion (409 otherwise); with --confirm, the one the rotation printed, so only that rotation is confirmed')

@@ -30,7 +30,7 @@ import { withoutCredentials } from '../../gitops/source/git-url.js';
 import { SignIn } from '../../signin/sign-in.js';
 import { SignInMetrics } from '../../signin/metrics.js';
 import { createLogger } from '../logging.js';
-import { isLoopback, urlHost } from '../listen.js';
+import { checkListen, isLoopback, urlHost } from '../listen.js';
 import { readDaemonConfig, type DaemonConfig } from '../daemon-setup.js';
 import { readSignIn } from '../signin-flags.js';
 import { serveConfig, type ServeConfig } from '../serve-config.js';
@@ -65,6 +65,11 @@ interface Assembled {
 
 /** Step two: opens the store, bootstraps the administrator key and builds the server (and its sidecar) from the config. */
 async function assemble(config: ServeConfig): Promise<Assembled> {
+  // A port in use ends the command before it makes any state, in one fatal line of the log format.
+  await checkListen(config.listen).catch((err: unknown) => {
+    createLogger(config.logLevel, config.logFormat);
+    throw err;
+  });
   // The files the flags name are read in the order the flags were checked (the sidecar's, TLS, sign-in's).
   const syncConfig = config.sync ? await readDaemonConfig(config.sync) : undefined;
   const tls = await loadTls(config);

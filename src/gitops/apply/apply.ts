@@ -4,10 +4,12 @@
  * (the object changed since it was planned: 409 Conflict) re-reads the object and re-plans it, a few times at most.
  * Failures are results, not exceptions.
  */
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ClientError, type ApiClient } from '../../client/types.js';
 import type { FileSinkOptions } from '../keys/file-sink.js';
 import type { KeyDelivery } from '../keys/github-secrets.js';
-import { checkKeyFile, KeyFileError, writeKeyFile } from '../keys/key-file.js';
+import { checkKeyFile, KeyFileError, keyNameError, writeKeyFile } from '../keys/key-file.js';
 import { annotations } from '../plan/annotations.js';
 import type { PlanStep } from '../plan/plan.js';
 import { deliver, deliveryTarget, pendingDelivery, rotateAndDeliver, rotation, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
@@ -81,17 +83,19 @@ async function execute(client: ApiClient, action: PlanStep, opts: ApplyOptions):
     case 'create': {
       const target = action.keySecret ? await checkedTarget(action, opts) : undefined;
       if (target && 'error' in target) return { action, result: 'Failed', error: target.error };
+      // A file: sink is the key's file: --key-dir's <name>.key beside it would announce (and write) it twice.
+      const keyDir = action.keySecret?.startsWith('file:') ? undefined : opts.keyDir;
       // A key file that cannot be written safely (a planted link) stops the create: no key nobody receives.
-      if (opts.keyDir && action.plural === 'ownedaccesskeys') {
-        const bad = await checkKeyFile(opts.keyDir, action.name).then(() => undefined, (err: unknown) => keyFileFailure(err));
+      if (keyDir && action.plural === 'ownedaccesskeys') {
+        const bad = await checkKeyFile(keyDir, action.name).then(() => undefined, (err: unknown) => keyFileFailure(err));
         if (bad) return { action, result: 'Failed', error: `${action.kind}/${action.name}: not created: ${bad}` };
       }
       const created = await client.create(action.plural, target ? pendingBody(action) : action.body!);
       const key = (created.spec as { key?: string } | undefined)?.key;
       if (action.plural !== 'ownedaccesskeys' || !key) return { action, result: 'Created' };
       const entry: ChangeSetEntry = { action, result: 'Created' };
-      if (opts.keyDir) {
-        const written = await writeKeyFile(opts.keyDir, action.name, key).catch((err: unknown) => ({ error: keyFileFailure(err) }));
+      if (keyDir) {
+        const written = await writeKeyFile(keyDir, action.name, key).catch((err: unknown) => ({ error: keyFileFailure(err) }));
         if (typeof written !== 'string') return { action, result: 'Failed', error: `${action.kind}/${action.name}: created, but its key was not written: ${written.error}; set a new spec.key through the API to rotate it` };
         entry.keyFile = written;
       }
@@ -128,8 +132,19 @@ async function execute(client: ApiClient, action: PlanStep, opts: ApplyOptions):
       } catch (err) {
         if (!(err instanceof ClientError && err.code === 404)) throw err;
       }
-      return { action, result: 'Deleted' };
+      return { action, result: 'Deleted', ...(await leftKeyFile(action, opts.keyDir)) };
   }
+}
+
+/**
+ * A pruned key's file in --key-dir is left where it is (it may be read by something that should
+ * learn the key is gone), but named: its value no longer works.
+ */
+async function leftKeyFile(action: PlanStep, keyDir: string | undefined): Promise<{ note?: string }> {
+  if (!keyDir || action.plural !== 'ownedaccesskeys' || keyNameError(action.name)) return {};
+  const path = join(keyDir, `${action.name}.key`);
+  const there = await lstat(path).then((s) => s.isFile(), () => false);
+  return there ? { note: `its key file ${path} is left in place and no longer works: delete it` } : {};
 }
 
 /** A key file's failure as a message: ours say what to fix; the system's name only the call that failed (never the key). */

@@ -65,7 +65,12 @@ export function removedBy(leaves: string[], entries: ManagedFieldsEntry[], histo
   }
   const gitopsTime = entries.filter((e) => e.manager === gitopsManager && !e.subresource).map((e) => e.time ?? '').sort().at(-1);
   if (gitopsTime === undefined) return undefined;
-  const later = entries.filter((e) => e.manager !== gitopsManager && !e.subresource && (e.time ?? '') > gitopsTime).sort((a, b) => (b.time ?? '').localeCompare(a.time ?? ''))[0];
+  // A write of the main resource never changes status (a PUT keeps it); an entry owning nothing but
+  // status is the server's rotation bookkeeping (recorded before rotations named their subresource).
+  const wroteObject = (e: ManagedFieldsEntry) => [...fromFieldsV1(e.fieldsV1)].some((p) => !p.startsWith('["f:status"'));
+  const later = entries
+    .filter((e) => e.manager !== gitopsManager && !e.subresource && (e.time ?? '') > gitopsTime && wroteObject(e))
+    .sort((a, b) => (b.time ?? '').localeCompare(a.time ?? ''))[0];
   return later ? { manager: later.manager ?? 'unknown', operation: later.operation ?? '', ...(later.time ? { time: later.time } : {}) } : undefined;
 }
 

@@ -82,6 +82,20 @@ export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date, mov
 }
 
 /**
+ * When the live key's scheduled rotation (its own rotate-every, as the reconciler applied it) is
+ * next due: its value's age reaching rotate-every, or at once while a rotation awaits confirmation;
+ * undefined without a schedule or a sink. What `teamkeys keys` shows.
+ */
+export function scheduledRotationDue(live: KubeObject): Date | undefined {
+  const a = live.metadata.annotations ?? {};
+  const every = a[annotations.rotateEvery];
+  const everyMs = every === undefined ? undefined : durationMs(every.trim());
+  const setAt = valueSetAt(live);
+  if (everyMs === undefined || a[annotations.keySecret] === undefined || !setAt) return undefined;
+  return awaitingConfirmation(live) ? setAt : new Date(setAt.getTime() + everyMs);
+}
+
+/**
  * The earliest time a key of `desired` falls due (as live holds them now), for a daemon that
  * otherwise plans only on a change. A key the plan just rotated is due again a whole period later,
  * which a re-plan after the write finds; a soon time is always safe, a late one never happens here.
