@@ -28,7 +28,8 @@ const rows: Row[] = [
   { who: 'gina', method: 'GET', path: '/teams/payments', code: 200 }, // member of platform through group platform-devs
   { who: 'vic', method: 'GET', path: '/teams/payments', code: 200 },
   { who: 'vic', method: 'PATCH', path: '/teams/payments', type: merge, body: { spec: { description: 'x' } }, code: 403, message: forbidden('vic', 'patch', 'teams', 'payments') },
-  { who: 'vic', method: 'POST', path: '/teams', body: { metadata: { name: 'vics' } }, code: 403, message: forbidden('vic', 'create', 'teams', 'vics') },
+  // Refused before the body is read (request-gate.ts): as kube's, a create's refusal names no object.
+  { who: 'vic', method: 'POST', path: '/teams', body: { metadata: { name: 'vics' } }, code: 403, message: forbidden('vic', 'create', 'teams') },
   { who: 'cleo', method: 'POST', path: '/teams', body: { metadata: { name: 'cleos' } }, code: 201 },
   { who: 'cleo', method: 'GET', path: '/teams/payments', code: 403 },
   { who: 'kai', method: 'GET', path: '/ownedaccesskeys/pat', code: 200 },
