@@ -54,7 +54,8 @@ const result = await build({
   absWorkingDir: root,
 });
 
-const native = Object.keys(result.metafile.inputs).filter((f) => /better-sqlite3|[\\/]pg[\\/]|bindings/.test(f));
+// The npm package `bindings` (a native-module loader), not a source file whose name holds the word.
+const native = Object.keys(result.metafile.inputs).filter((f) => /better-sqlite3|[\\/]pg[\\/]|[\\/]node_modules[\\/]bindings[\\/]/.test(f));
 if (native.length > 0) {
   console.error(`the Action's bundle must not contain the embedded store, but it reaches: ${native.join(', ')}`);
   process.exit(1);
