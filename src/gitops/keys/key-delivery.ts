@@ -104,7 +104,12 @@ export async function deliver(client: ApiClient, action: PlanStep, target: Secre
 
 /** Records on the object that its current value reached action.keySecret. */
 async function record(client: ApiClient, action: PlanStep): Promise<void> {
-  await client.patch(action.plural, action.name, [{ op: 'add', path: deliveredPath, value: action.keySecret }]);
+  await recordDelivery(client, action.plural, action.name, action.keySecret!);
+}
+
+/** Records on an object that its current value reached `sink` (key-delivered, replacing `pending:`). */
+export async function recordDelivery(client: ApiClient, plural: PlanStep['plural'], name: string, sink: string): Promise<void> {
+  await client.patch(plural, name, [{ op: 'add', path: deliveredPath, value: sink }]);
 }
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
