@@ -28,6 +28,8 @@ export interface RotationPlan {
   overlapSeconds: number;
   /** The previous value works until the rotation is confirmed; the overlap runs from then. */
   awaitConfirmation: boolean;
+  /** The client's name for this rotation: a retry carrying it gets this rotation back, not another (see replayOf). */
+  idempotencyKey?: string;
 }
 
 /** The spec of a KeyRotation body, as a client sends it. */
@@ -39,6 +41,8 @@ export interface KeyRotationSpec {
   awaitConfirmation?: boolean;
   /** Confirms a rotation that awaits confirmation; nothing else may be set with it. */
   confirm?: boolean;
+  /** Names this rotation (1 to 128 of [A-Za-z0-9._:-], e.g. a UUID): a retry with the same one rotates no second time. */
+  idempotencyKey?: string;
 }
 
 /**
@@ -50,6 +54,9 @@ export type KeyRotationRequest = (({ kind: 'rotate'; key?: string } & RotationPl
 
 /** A key value's shape, as authentication accepts it (and the schema's spec.key pattern). */
 const keyShape = /^[A-Za-z0-9]{32,256}$/;
+
+/** An idempotency key's shape: a UUID fits, and nothing a header or a log line could misread. */
+const idempotencyKeyShape = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** RFC 3339 in UTC with second precision, as kube writes metav1.Time. */
 const timestamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -85,7 +92,10 @@ export function decodeKeyRotation(
   const spec = body.spec ?? {};
   if (!isJsonMap(spec)) errs.push({ type: 'TypeInvalid', field: 'spec', value: jsonType(spec), detail: `spec in body must be of type object: "${jsonType(spec)}"` });
   const s = isJsonMap(spec) ? spec : {};
-  for (const k of Object.keys(s)) if (!['key', 'overlapSeconds', 'awaitConfirmation', 'confirm'].includes(k)) unknown.push(`spec.${k}`);
+  for (const k of Object.keys(s)) if (!['key', 'overlapSeconds', 'awaitConfirmation', 'confirm', 'idempotencyKey'].includes(k)) unknown.push(`spec.${k}`);
+  if (s.idempotencyKey !== undefined && (typeof s.idempotencyKey !== 'string' || !idempotencyKeyShape.test(s.idempotencyKey))) {
+    errs.push({ type: 'Invalid', field: 'spec.idempotencyKey', value: s.idempotencyKey, detail: 'must be 1 to 128 characters of [A-Za-z0-9._:-] (a UUID, say)' });
+  }
   if (s.key !== undefined && (typeof s.key !== 'string' || !keyShape.test(s.key))) {
     errs.push({ type: 'Invalid', field: 'spec.key', detail: 'must be 32 to 256 characters of [A-Za-z0-9]' });
   }
@@ -97,7 +107,7 @@ export function decodeKeyRotation(
     if (s[flag] !== undefined && typeof s[flag] !== 'boolean') errs.push({ type: 'TypeInvalid', field: `spec.${flag}`, value: s[flag], detail: 'must be a boolean' });
   }
   const confirm = s.confirm === true;
-  const withConfirm = (['key', 'overlapSeconds', 'awaitConfirmation'] as const).filter((f) => s[f] !== undefined);
+  const withConfirm = (['key', 'overlapSeconds', 'awaitConfirmation', 'idempotencyKey'] as const).filter((f) => s[f] !== undefined);
   if (confirm && withConfirm.length > 0) {
     errs.push({ type: 'Invalid', field: 'spec.confirm', value: true, detail: `a confirmation carries nothing else; found ${withConfirm.map((f) => `spec.${f}`).join(', ')}` });
   }
@@ -112,6 +122,7 @@ export function decodeKeyRotation(
     overlapSeconds: typeof overlap === 'number' ? overlap : 0,
     awaitConfirmation: s.awaitConfirmation === true,
     ...(typeof s.key === 'string' ? { key: s.key } : {}),
+    ...(typeof s.idempotencyKey === 'string' ? { idempotencyKey: s.idempotencyKey } : {}),
   };
   return { request, warnings };
 }
@@ -133,6 +144,7 @@ export function recordRotation(next: StoredApiObject, old: StoredApiObject, plan
   if (next.sealed && previousKeyHash !== undefined && previousKeyHash !== next.sealed.keyHash) next.sealed.previousKeyHash = previousKeyHash;
   else if (next.sealed) delete next.sealed.previousKeyHash;
   const rotation: AccessKeyRotationStatus = { rotatedAt: timestamp(now.getTime()), overlapSeconds: plan.overlapSeconds };
+  if (plan.idempotencyKey !== undefined) rotation.idempotencyKey = plan.idempotencyKey;
   if (plan.awaitConfirmation) rotation.awaitingConfirmation = true;
   else rotation.previousValidUntil = timestamp(now.getTime() + plan.overlapSeconds * 1000);
   // The use status.lastActivity records was by a value that is now the previous one, or gone.
@@ -149,6 +161,27 @@ export function recordRotation(next: StoredApiObject, old: StoredApiObject, plan
     rotation.previousLastActivity = was.previousLastActivity;
   }
   next.status = { ...(isJsonMap(next.status) ? next.status : {}), rotation };
+}
+
+/**
+ * A rotation request retried with the idempotency key of the key's last rotation: that rotation,
+ * not a new one. `replay` with what to tell the client (the value is never in it), or `mismatch`
+ * when the request under that idempotency key asks for something else; undefined: a new rotation.
+ * Only the last rotation's idempotency key is kept: it is recorded with the rotation, in the same
+ * write, so every replica answers alike.
+ */
+export function replayOf(current: StoredApiObject, request: { key?: string; overlapSeconds: number; idempotencyKey?: string }, keyHash: (key: string) => string): { replay: string } | { mismatch: string } | undefined {
+  const rotation = rotationOf(current);
+  if (request.idempotencyKey === undefined || rotation?.idempotencyKey !== request.idempotencyKey) return undefined;
+  const made = `the rotation with idempotency key ${request.idempotencyKey} was made at ${rotation.rotatedAt ?? 'an unknown time'}`;
+  if (rotation.overlapSeconds !== request.overlapSeconds || (request.key !== undefined && current.sealed?.keyHash !== keyHash(request.key))) {
+    return { mismatch: `${made} with other parameters: an idempotency key names one request; send a new one for a new rotation` };
+  }
+  const previous = rotation.awaitingConfirmation ? 'the previous value keeps working until a rotation is confirmed' : `the previous value works until ${rotation.previousValidUntil ?? 'its overlap ends'}`;
+  if (request.key !== undefined) return { replay: `${made}; nothing was changed: the key's value is the one this request carries` };
+  return {
+    replay: `${made}; nothing was changed. The value the server generated was shown once, in the answer to the first request, and cannot be shown again: if that answer was lost, rotate again with a new idempotency key (${previous})`,
+  };
 }
 
 /** Starts the overlap of a rotation that awaited confirmation; false when none does. */

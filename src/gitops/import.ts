@@ -12,8 +12,12 @@ import type { KubeObject } from '../api/types.js';
 import type { ApiClient, Plural } from '../client/types.js';
 import { annotations } from './plan/annotations.js';
 
-/** Client annotations that describe a previous writer, not the object. */
-const droppedAnnotations = [annotations.source, 'kubectl.kubernetes.io/last-applied-configuration'];
+/**
+ * Client annotations that describe a previous writer, not the object; key-delivered is the
+ * reconciler's record of a delivery (validate refuses it in git), which every key made by
+ * `apply --key-dir` carries.
+ */
+const droppedAnnotations = [annotations.source, annotations.keyDelivered, 'kubectl.kubernetes.io/last-applied-configuration'];
 const secretSpecFields = secretFieldPaths().filter((p) => p.startsWith('spec.')).map((p) => p.split('.').slice(1));
 
 export interface ImportedFile {

@@ -6,11 +6,11 @@
  */
 import type { Decoding } from '../api/decode.js';
 import { conflict } from '../api/errors.js';
-import { decodeKeyRotation, keyRotationKind } from '../api/key-rotation.js';
-import { generateKey, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
+import { decodeKeyRotation, keyRotationKind, replayOf } from '../api/key-rotation.js';
+import { generateKey, hashKey, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import { isJsonMap } from '../api/types.js';
 import type { Admit } from './admission.js';
-import { managerOf, type RegistryContext, type WriteResult, type Writer } from './context.js';
+import { managerOf, present, type RegistryContext, type WriteResult, type Writer } from './context.js';
 import { runUpdate } from './update.js';
 
 export interface RotateOptions extends Writer, Decoding {
@@ -39,17 +39,37 @@ export async function rotate(ctx: RegistryContext, name: string, body: unknown, 
     return { object, warnings, created: false };
   }
   const key = request.key ?? generateKey();
-  const plan = { overlapSeconds: request.overlapSeconds, awaitConfirmation: request.awaitConfirmation };
+  const plan = { overlapSeconds: request.overlapSeconds, awaitConfirmation: request.awaitConfirmation, ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}) };
   const auditAnnotations = {
     'rotation.management.service/overlap-seconds': String(plan.overlapSeconds),
     ...(plan.awaitConfirmation ? { 'rotation.management.service/await-confirmation': 'true' } : {}),
     ...(request.key === undefined ? { 'rotation.management.service/generated': 'true' } : {}),
   };
-  const object = await runUpdate(ctx, name, 'update', { ...opts, rotation: plan, observedAs: 'rotation', auditAnnotations }, (current) => {
+  let replayed: { object: StoredApiObject; message: string } | undefined;
+  const write = runUpdate(ctx, name, 'update', { ...opts, rotation: plan, observedAs: 'rotation', auditAnnotations }, (current) => {
+    // A retry of a rotation already made (its idempotency key is the last rotation's): that one,
+    // written no second time. Judged on the version the write would replace, so two racing
+    // requests with one idempotency key rotate once. Before the precondition: the retry carries
+    // the version the first request saw.
+    const replay = replayOf(current, request, hashKey);
+    if (replay && 'mismatch' in replay) throw conflict(ctx.gr, name, replay.mismatch);
+    if (replay) {
+      replayed = { object: current, message: replay.replay };
+      throw replayedRotation;
+    }
     unchanged(current);
     const next = withoutSecrets(structuredClone(current));
     if (isJsonMap(next.spec)) next.spec.key = key;
     return { obj: next, fields };
   });
+  const object = await write.catch((err: unknown) => {
+    if (err !== replayedRotation || !replayed) throw err;
+    return undefined;
+  });
+  // A replay answers 200 with the key as it is (never a value) and says, as a warning, what happened.
+  if (!object) return { object: present(replayed!.object), warnings: [...warnings, replayed!.message], created: false };
   return { object, warnings, created: true };
 }
+
+/** Ends a rotation's update without a write (its retry was recognised); caught by rotate() only. */
+const replayedRotation = new Error('a replayed rotation');

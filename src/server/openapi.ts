@@ -138,6 +138,7 @@ const keyRotationSchema = {
         overlapSeconds: { type: 'integer', minimum: 0, maximum: 2592000, description: 'How long the previous value keeps working.' },
         awaitConfirmation: { type: 'boolean', description: 'The previous value works until the rotation is confirmed; the overlap starts then.' },
         confirm: { type: 'boolean', description: 'Confirms a rotation that awaits confirmation; nothing else may be set.' },
+        idempotencyKey: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$', description: "Names this rotation: a retry with the key's last rotation's idempotency key gets that rotation back (200, without the value), not a new one." },
       },
     },
   },

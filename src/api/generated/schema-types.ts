@@ -686,4 +686,8 @@ export interface AccessKeyRotationStatus {
    * The last use of the previous value.
    */
   previousLastActivity?: string;
+  /**
+   * The idempotency key the client sent with this rotation (KeyRotation spec.idempotencyKey): a retry carrying it gets this rotation back instead of a new one.
+   */
+  idempotencyKey?: string;
 }

@@ -4,7 +4,9 @@
  * The new value goes to --key-file (0600, never through a link) or to stdout, and nowhere else:
  * what the command says about the rotation goes to stderr when stdout carries the value.
  */
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
+import { ClientError, type ApiClient, type KeyRotationSpec, type RotateOptions } from '../../client/types.js';
 import { defaultGroup } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { TargetFlags } from '../gitops-flags.js';
@@ -20,6 +22,7 @@ interface Options extends TargetFlags {
   keyFile?: string;
   dryRun?: boolean;
   resourceVersion?: string;
+  idempotencyKey?: string;
 }
 
 /** The rotation subresource's limit (src/api/key-rotation.ts): 30 days. */
@@ -64,13 +67,15 @@ export function registerRotate(program: Command): void {
     .addOption(flagOption(storeFlag))
     .addOption(flagOption(encryptionKeyFileFlag))
     .option('--dry-run', 'validate and show what would happen without rotating')
+    .option('--idempotency-key <key>', 'names this rotation (1 to 128 of A-Z a-z 0-9 . _ : -): the same command again with it rotates no second time (default: a new one per run)')
     .action(async (name: string, opts: Options) => {
       if (opts.confirm && (opts.overlap !== undefined || opts.awaitConfirmation || opts.keyFile)) {
         throw new CliError('--confirm takes no --overlap, --await-confirmation or --key-file: it only starts the overlap of a rotation that awaits confirmation');
       }
+      if (opts.confirm && opts.idempotencyKey) throw new CliError('--confirm takes no --idempotency-key: a confirmation changes nothing when repeated');
       const spec = opts.confirm
         ? { confirm: true }
-        : { overlapSeconds: opts.overlap === undefined ? 0 : overlapSeconds(opts.overlap), ...(opts.awaitConfirmation ? { awaitConfirmation: true } : {}) };
+        : { overlapSeconds: opts.overlap === undefined ? 0 : overlapSeconds(opts.overlap), ...(opts.awaitConfirmation ? { awaitConfirmation: true } : {}), idempotencyKey: opts.idempotencyKey ?? randomUUID() };
       // Refused before the rotation, not after it: a value that could not be written would be lost.
       if (opts.keyFile && !opts.dryRun) return rotateToFile(name, spec as { overlapSeconds: number; awaitConfirmation?: boolean }, opts, opts.keyFile);
       if (opts.keyFile) await checkKeyFile(opts.keyFile);
@@ -78,13 +83,14 @@ export function registerRotate(program: Command): void {
       const client = await openClient(opts);
       let key: KubeObject;
       try {
-        key = await client.rotate(name, spec, { fieldManager: 'teamkeys', ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) });
+        key = await rotateRetried(client, name, spec, { fieldManager: 'teamkeys', ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) });
       } finally {
         await client.close();
       }
       const value = (key.spec as { key?: string } | undefined)?.key;
       const said = summary(name, key, opts);
       // A dry run's value was never stored: printing it, or writing it over a key file, would only mislead.
+      if (!opts.confirm && !opts.dryRun && value === undefined) throw lostValue(name, opts, spec as KeyRotationSpec);
       if (opts.confirm || opts.dryRun || value === undefined) {
         console.log(said);
         return;
@@ -101,7 +107,7 @@ export function registerRotate(program: Command): void {
  * made or written leaves the previous value working: nothing rotated, or a rotation awaiting
  * confirmation that the next `teamkeys rotate` replaces.
  */
-async function rotateToFile(name: string, spec: { overlapSeconds: number; awaitConfirmation?: boolean }, opts: Options, keyFile: string): Promise<void> {
+async function rotateToFile(name: string, spec: { overlapSeconds: number; awaitConfirmation?: boolean; idempotencyKey?: string }, opts: Options, keyFile: string): Promise<void> {
   await checkKeyFile(keyFile);
   const [{ open, rename, rm }, { constants }, { randomBytes }, { basename, dirname, join }] = await Promise.all([import('node:fs/promises'), import('node:fs'), import('node:crypto'), import('node:path')]);
   const temporary = join(dirname(keyFile), `.${basename(keyFile)}.${randomBytes(6).toString('hex')}.tmp`);
@@ -112,9 +118,9 @@ async function rotateToFile(name: string, spec: { overlapSeconds: number; awaitC
   let client: Awaited<ReturnType<typeof openClient>> | undefined;
   try {
     client = await openClient(opts);
-    const rotated = await client.rotate(name, { ...spec, awaitConfirmation: true }, { fieldManager: 'teamkeys' });
+    const rotated = await rotateRetried(client, name, { ...spec, awaitConfirmation: true }, { fieldManager: 'teamkeys' });
     const value = (rotated.spec as { key?: string } | undefined)?.key;
-    if (value === undefined) throw new CliError(`ownedaccesskey.${opts.apiGroup}/${name}: the server returned no new value; the previous value keeps working (the rotation awaits confirmation)`);
+    if (value === undefined) throw lostValue(name, opts, { ...spec, awaitConfirmation: true });
     try {
       await handle.writeFile(`${value}\n`);
       await handle.chmod(0o600);
@@ -141,4 +147,28 @@ async function checkKeyFile(path: string): Promise<void> {
   if (info && (info.isSymbolicLink() || !info.isFile())) throw new CliError(`--key-file ${path} is a symbolic link or not a regular file: refusing to write a key there`);
   const folder = await lstat(dirname(path)).catch(() => undefined);
   if (!folder?.isDirectory()) throw new CliError(`--key-file ${path}: the folder ${dirname(path)} does not exist or is not a folder`);
+}
+
+type RotateClient = Pick<ApiClient, 'rotate'>;
+
+/**
+ * Sends a rotation, and once more with the same idempotency key when no answer came (the
+ * connection broke): the server makes it at most once, and a retry of one it made answers without
+ * the value (lostValue).
+ */
+async function rotateRetried(client: RotateClient, name: string, spec: KeyRotationSpec, opts: RotateOptions): Promise<KubeObject> {
+  try {
+    return await client.rotate(name, spec, opts);
+  } catch (err) {
+    if (!(err instanceof ClientError && !err.fromServer && spec.idempotencyKey)) throw err;
+    return client.rotate(name, spec, opts);
+  }
+}
+
+/** A rotation made whose answer (the server-made value) was lost: it cannot be shown again; what to do. */
+function lostValue(name: string, opts: Options, spec: { awaitConfirmation?: boolean; idempotencyKey?: string }): CliError {
+  const previous = spec.awaitConfirmation ? 'the previous value keeps working until a rotation is confirmed' : 'the previous value works only for the --overlap asked';
+  return new CliError(
+    `ownedaccesskey.${opts.apiGroup}/${name}: rotated (idempotency key ${spec.idempotencyKey ?? 'none'}), but the answer with the new value was lost, and a value the server generated cannot be shown again; ${previous}: run teamkeys rotate ${name} again (without that --idempotency-key) to get a value you hold`,
+  );
 }

@@ -10,9 +10,9 @@ import { ClientError, type ApiClient } from '../../client/types.js';
 import type { FileSinkOptions } from '../keys/file-sink.js';
 import type { KeyDelivery } from '../keys/github-secrets.js';
 import { checkKeyFile, KeyFileError, keyNameError, writeKeyFile } from '../keys/key-file.js';
-import { annotations } from '../plan/annotations.js';
+import { annotations, keyDirSink } from '../plan/annotations.js';
 import type { PlanStep } from '../plan/plan.js';
-import { deliver, deliveryTarget, pendingDelivery, rotateAndDeliver, rotation, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
+import { deliver, deliveryTarget, pendingDelivery, recordDelivery, rotateAndDeliver, rotation, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 
@@ -54,10 +54,14 @@ function isConflict(err: unknown): boolean {
   return err instanceof ClientError && (err.status.reason === 'Conflict' || err.status.reason === 'AlreadyExists');
 }
 
-/** A created key that goes to a sink is marked pending delivery until its delivery is recorded (see pendingDelivery). */
-function pendingBody(action: PlanStep): NonNullable<PlanStep['body']> {
+/**
+ * A created key that goes to a sink (key-secret, or its --key-dir file) is marked pending delivery
+ * before the server makes its value, until its delivery is recorded (see pendingDelivery): a run
+ * that dies in between leaves a mark the next plan reports and apply delivers again.
+ */
+function pendingBody(action: PlanStep, sink: string): NonNullable<PlanStep['body']> {
   const body = structuredClone(action.body!);
-  body.metadata.annotations = { ...(body.metadata.annotations ?? {}), [annotations.keyDelivered]: pendingDelivery(action.keySecret!) };
+  body.metadata.annotations = { ...(body.metadata.annotations ?? {}), [annotations.keyDelivered]: pendingDelivery(sink) };
   return body;
 }
 
@@ -90,14 +94,24 @@ async function execute(client: ApiClient, action: PlanStep, opts: ApplyOptions):
         const bad = await checkKeyFile(keyDir, action.name).then(() => undefined, (err: unknown) => keyFileFailure(err));
         if (bad) return { action, result: 'Failed', error: `${action.kind}/${action.name}: not created: ${bad}` };
       }
-      const created = await client.create(action.plural, target ? pendingBody(action) : action.body!);
+      // A key with no key-secret goes to its --key-dir file, which is then its sink of record.
+      const keyFileSink = !target && opts.keyDir && action.plural === 'ownedaccesskeys' ? keyDirSink(action.name) : undefined;
+      const sink = target ? action.keySecret! : keyFileSink;
+      const created = await client.create(action.plural, sink ? pendingBody(action, sink) : action.body!);
       const key = (created.spec as { key?: string } | undefined)?.key;
       if (action.plural !== 'ownedaccesskeys' || !key) return { action, result: 'Created' };
       const entry: ChangeSetEntry = { action, result: 'Created' };
       if (keyDir) {
         const written = await writeKeyFile(keyDir, action.name, key).catch((err: unknown) => ({ error: keyFileFailure(err) }));
-        if (typeof written !== 'string') return { action, result: 'Failed', error: `${action.kind}/${action.name}: created, but its key was not written: ${written.error}; set a new spec.key through the API to rotate it` };
+        if (typeof written !== 'string') {
+          const next = keyFileSink ? 'its delivery stays pending: the next plan reports it and the next apply rotates it and writes it again' : 'set a new spec.key through the API to rotate it';
+          return { action, result: 'Failed', error: `${action.kind}/${action.name}: created, but its key was not written: ${written.error}; ${next}` };
+        }
         entry.keyFile = written;
+        if (keyFileSink) {
+          const recorded = await recordDelivery(client, action.plural, action.name, keyFileSink).then(() => undefined, (err: unknown) => (err instanceof Error ? err.message : String(err)));
+          if (recorded) return { ...entry, result: 'Failed', error: `${action.kind}/${action.name}: created and its key written to ${written}, but recording that failed (${recorded}); the next run rotates it again, keeping this value working for the overlap` };
+        }
       }
       else if (!target) entry.note = 'the server generated a key; it was not kept (give --key-dir to receive new keys)';
       return target ? withDelivery(entry, await deliver(client, action, target, key, opts)) : entry;

@@ -10,6 +10,7 @@
  * the rotation unconfirmed: every holder of the previous value keeps working, and the next run
  * rotates again (planned as `unconfirmed`) and delivers.
  */
+import { randomUUID } from 'node:crypto';
 import { generateKey } from '../../api/secrets.js';
 import { isJsonMap } from '../../api/types.js';
 import { ClientError, type ApiClient } from '../../client/types.js';
@@ -104,7 +105,12 @@ export async function deliver(client: ApiClient, action: PlanStep, target: Secre
 
 /** Records on the object that its current value reached action.keySecret. */
 async function record(client: ApiClient, action: PlanStep): Promise<void> {
-  await client.patch(action.plural, action.name, [{ op: 'add', path: deliveredPath, value: action.keySecret }]);
+  await recordDelivery(client, action.plural, action.name, action.keySecret!);
+}
+
+/** Records on an object that its current value reached `sink` (key-delivered, replacing `pending:`). */
+export async function recordDelivery(client: ApiClient, plural: PlanStep['plural'], name: string, sink: string): Promise<void> {
+  await client.patch(plural, name, [{ op: 'add', path: deliveredPath, value: sink }]);
 }
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -119,13 +125,19 @@ export async function rotateAndDeliver(client: ApiClient, action: PlanStep, targ
   let key: string | undefined;
   let made: KubeObject['metadata'] | undefined;
   try {
-    const rotated = await client.rotate(action.name, { overlapSeconds: planned.overlapSeconds, awaitConfirmation: true });
+    // Named by an idempotency key and sent once more if no answer came: the server rotates at most
+    // once, and a replay (no value in it) ends below as "no new value", the previous value working.
+    const spec = { overlapSeconds: planned.overlapSeconds, awaitConfirmation: true, idempotencyKey: randomUUID() };
+    const rotated = await client.rotate(action.name, spec).catch((err: unknown) => {
+      if (err instanceof ClientError && !err.fromServer) return client.rotate(action.name, spec);
+      throw err;
+    });
     key = isJsonMap(rotated.spec) && typeof rotated.spec.key === 'string' ? rotated.spec.key : undefined;
     made = rotated.metadata;
   } catch (err) {
     return { error: `${id}: not rotated: the server refused the rotation: ${messageOf(err)}; the current value keeps working` };
   }
-  if (!key) return { error: `${id}: rotated, but the server returned no new value; the previous value keeps working (the rotation awaits confirmation) and the next run rotates again` };
+  if (!key) return { error: `${id}: rotated, but the server returned no new value (the answer to the first request was lost, and a value the server made is not shown twice); the previous value keeps working (the rotation awaits confirmation) and the next run rotates again` };
   try {
     await send(target, key, sinks);
   } catch (err) {

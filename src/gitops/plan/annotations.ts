@@ -32,3 +32,11 @@ export const minRotateEveryMs = 3_600_000;
 
 /** The longest overlap the server accepts (overlapSeconds 0..2592000). */
 export const maxRotationOverlapMs = 30 * 86_400_000;
+
+/**
+ * The sink a key with no key-secret has under `apply --key-dir`: its `<name>.key` file, named as a
+ * `file:` sink (relative to --key-dir, as every file: path is). apply records key-delivered
+ * `pending:` this before the server makes the value and this once the file holds it, so a run that
+ * dies (or a write that fails) in between leaves a mark the next plan finds.
+ */
+export const keyDirSink = (name: string) => `file:${name}.key`;

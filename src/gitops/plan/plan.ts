@@ -10,7 +10,7 @@ import type { KubeObject } from '../../api/types.js';
 import type { Plural } from '../../client/types.js';
 import type { Location } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
-import { annotations } from './annotations.js';
+import { annotations, keyDirSink } from './annotations.js';
 import { diffObject, type FieldChange } from './diff.js';
 import { ignoredFields } from './ignore-fields.js';
 import { awaitingConfirmation, dueRotation, type PlannedRotation } from './rotation.js';
@@ -81,6 +81,12 @@ export function withSource(obj: KubeObject, sourceId: string): KubeObject {
   return copy;
 }
 
+/** The `file:` sink of a key whose --key-dir file is still pending delivery (see keyDirSink), else undefined. */
+function strandedKeyFile(live: KubeObject): string | undefined {
+  const sink = keyDirSink(live.metadata.name!);
+  return live.metadata.annotations?.[annotations.keyDelivered] === `pending:${sink}` ? sink : undefined;
+}
+
 /** The action for one object: used for the whole plan and to re-plan after a conflict. */
 export function planObject(model: ResourceModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): PlanStep {
   const { kind, plural } = model.info;
@@ -97,7 +103,11 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
     return { ...base, type: 'delete', preconditions: { uid: live!.metadata.uid!, resourceVersion: live!.metadata.resourceVersion! }, reason: 'not in the source' };
   }
   const wanted = withSource(desired.obj, opts.sourceId);
-  const keySecret = plural === 'ownedaccesskeys' ? wanted.metadata.annotations?.[annotations.keySecret] : undefined;
+  const declared = plural === 'ownedaccesskeys' ? wanted.metadata.annotations?.[annotations.keySecret] : undefined;
+  // A key with no key-secret whose --key-dir file apply never confirmed written (the run died, or
+  // the write failed): that file is its sink until a value reaches it, so it is planned like a
+  // first delivery that was never recorded (rotated with the overlap, written again, recorded).
+  const keySecret = declared ?? (live && plural === 'ownedaccesskeys' ? strandedKeyFile(live) : undefined);
   if (!live) return { ...base, type: 'create', body: wanted, changes: [{ path: '', after: wanted.spec, drift: false }], ...(keySecret ? { keySecret } : {}) };
   if (managedBy && managedBy !== opts.sourceId && !formerly) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})`, reasonWithheld: 'managed by another source (which one is not shown in a pull request)' };
   if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
@@ -114,7 +124,7 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
   const moved = keySecret === undefined || delivered === keySecret ? undefined : delivered?.startsWith('pending:') ? ('unrecorded' as const) : ('moved' as const);
   // A key whose value is older than its schedule (or whose last rotation was never confirmed) is
   // rotated with an overlap; a key rotated for a missing delivery just now needs no second one.
-  const due = keySecret && !rotate.rotateKey ? dueRotation(wanted, live, (opts.now ?? systemClock)(), moved) : undefined;
+  const due = keySecret && !rotate.rotateKey ? dueRotation(wanted, live, (opts.now ?? systemClock)(), moved, keySecret) : undefined;
   const scheduled = due ? { keySecret, rotation: due } : {};
   const drift = changes.some((c) => c.drift);
   if (patch.length === 0) {

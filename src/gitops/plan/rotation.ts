@@ -59,10 +59,11 @@ export function awaitingConfirmation(live: KubeObject): boolean {
  * the live value was delivered to another sink (or its first delivery may have happened unrecorded),
  * so whoever reads it there keeps it for the overlap.
  */
-export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date, moved?: 'moved' | 'unrecorded'): PlannedRotation | undefined {
+export function dueRotation(wanted: KubeObject, live: KubeObject, now: Date, moved?: 'moved' | 'unrecorded', keySink?: string): PlannedRotation | undefined {
   const a = wanted.metadata.annotations ?? {};
   const every = a[annotations.rotateEvery]?.trim();
-  const sink = a[annotations.keySecret];
+  // keySink: the sink the planner settled on (key-secret, or a stranded --key-dir file).
+  const sink = keySink ?? a[annotations.keySecret];
   const everyMs = every === undefined ? undefined : durationMs(every);
   const unconfirmed = awaitingConfirmation(live);
   if (sink === undefined || (everyMs === undefined && !unconfirmed && !moved)) return undefined;
