@@ -66,3 +66,29 @@ export function measureDecoded(value: unknown): { size: number; nodes: number } 
   const { size, nodes } = measure(value, 1);
   return problem ? { problem } : { size, nodes };
 }
+
+/**
+ * The fields and list items of an object (map entries and array items at any depth), counted no
+ * further than `cap` + 1, leaving out `skip` (metadata.managedFields, the server's own record).
+ * A write's result is held to maxNodes too: patches under the bound must not grow an object past it.
+ */
+export function membersOf(value: unknown, cap: number, skip?: unknown): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && count <= cap) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object' || node === skip) continue;
+    if (Array.isArray(node)) {
+      count += node.length;
+      for (const item of node) stack.push(item);
+    } else {
+      const map = node as Record<string, unknown>;
+      for (const key in map) {
+        if (!Object.hasOwn(map, key) || map[key] === skip) continue;
+        count++;
+        stack.push(map[key]);
+      }
+    }
+  }
+  return count;
+}
