@@ -32,9 +32,24 @@ function distance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
-function closest(word: string, known: readonly string[]): string {
-  const best = [...known].sort((x, y) => distance(word, x) - distance(word, y))[0]!;
-  return distance(word, best) <= Math.max(2, Math.floor(best.length / 3)) ? `did you mean "${best}"? ` : '';
+/**
+ * The known word a typo is closest to, if close enough. A word longer than every known word by
+ * more than the threshold cannot be close (the distance is at least the difference in length), so
+ * it costs nothing; the rest cost a few hundred steps each, once per distinct word (`memo`).
+ */
+function closest(word: string, known: readonly string[], memo: Map<string, string>): string {
+  const cached = memo.get(word);
+  if (cached !== undefined) return cached;
+  let best = '';
+  let bestDistance = Infinity;
+  for (const k of known) {
+    if (Math.abs(word.length - k.length) > Math.max(2, Math.floor(k.length / 3))) continue;
+    const d = distance(word, k);
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  const hint = best && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? `did you mean "${best}"? ` : '';
+  memo.set(word, hint);
+  return hint;
 }
 
 const list = (words: readonly string[]) => words.join(', ');
@@ -46,6 +61,8 @@ const list = (words: readonly string[]) => words.join(', ');
 export function unknownGrants(team: KubeObject): UnknownGrant[] {
   const spec = isJsonMap(team.spec) ? team.spec : {};
   const out: UnknownGrant[] = [];
+  const roleHints = new Map<string, string>();
+  const verbHints = new Map<string, string>();
   const roles = Array.isArray(spec.clusterRoles) ? spec.clusterRoles : [];
   roles.forEach((r, i) => {
     const name = isJsonMap(r) ? r.name : undefined;
@@ -54,7 +71,7 @@ export function unknownGrants(team: KubeObject): UnknownGrant[] {
       field: `spec.clusterRoles[${i}].name`,
       word: name,
       kind: 'clusterRole',
-      message: `spec.clusterRoles[${i}].name: unknown cluster role "${name}": ${closest(name, managementRoleNames)}the management roles are ${list(managementRoleNames)}`,
+      message: `spec.clusterRoles[${i}].name: unknown cluster role "${name}": ${closest(name, managementRoleNames, roleHints)}the management roles are ${list(managementRoleNames)}`,
     });
   });
   const rules = Array.isArray(spec.access) ? spec.access : [];
@@ -66,7 +83,7 @@ export function unknownGrants(team: KubeObject): UnknownGrant[] {
         field: `spec.access[${i}].verbs[${j}]`,
         word: v,
         kind: 'verb',
-        message: `spec.access[${i}].verbs[${j}]: unknown verb "${v}": ${closest(v, verbs)}the verbs are ${list(verbs)}, or "${allVerbs}" for all`,
+        message: `spec.access[${i}].verbs[${j}]: unknown verb "${v}": ${closest(v, verbs, verbHints)}the verbs are ${list(verbs)}, or "${allVerbs}" for all`,
       });
     });
   });

@@ -1,4 +1,5 @@
 /** One validation for every path that accepts an object: the server's writes and the reconciler's manifests. */
+import { maxNodes, membersOf } from './decoded-size.js';
 import type { FieldError } from './field-errors.js';
 import type { ResourceModel } from './model.js';
 import { validateObjectMeta } from './object-meta.js';
@@ -10,6 +11,10 @@ import type { KubeObject } from './types.js';
 
 /** Every problem with the object: metadata rules, then schema, list semantics and kind rules. */
 export function validateObject(model: ResourceModel, obj: KubeObject, old?: KubeObject): FieldError[] {
+  // First, and alone: every check below walks the object, and pays for each of its fields. An
+  // object stored larger before the bound existed may still be written, as long as it does not grow.
+  const members = membersOf(obj, maxNodes, obj.metadata?.managedFields);
+  if (members > maxNodes && (!old || members > membersOf(old, members, old.metadata?.managedFields))) return [{ type: 'TooMany', field: '<object>', detail: `may hold at most ${maxNodes} fields and list items (docs/api.md, bounds on one request)` }];
   const errs = validateObjectMeta(obj.metadata);
   // A field the metadata rules already judged (a name over 253 characters) is reported once, in their words.
   const judged = new Set(errs.map((e) => e.field));

@@ -6,6 +6,7 @@
  */
 import { joinPath } from '../api/field-errors.js';
 import { yamlDuplicateKeys, type BodyType } from './content.js';
+import { stringEnd } from './json-scan.js';
 
 export function duplicateFields(raw: Buffer | undefined, type: BodyType): string[] {
   if (!raw || raw.length === 0) return [];
@@ -47,17 +48,11 @@ export function duplicateJsonFields(text: string): string[] {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
       const start = i;
-      let escaped = false;
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) {
-          escaped = true;
-          i++; // the escaped character, which may be a quote
-        } else if (d === 0x22) break;
-      }
+      i = stringEnd(text, start);
       const top = stack[stack.length - 1];
       if (expectKey && top?.keys) {
-        const key = escaped ? (JSON.parse(text.slice(start, i + 1)) as string) : text.slice(start + 1, i);
+        const quoted = text.slice(start + 1, i);
+        const key = quoted.includes('\\') ? (JSON.parse(`"${quoted}"`) as string) : quoted;
         if (top.keys.has(key)) found.push(`duplicate field "${joinPath(top.path, key)}"`);
         top.keys.add(key);
         top.child = joinPath(top.path, key);
@@ -78,3 +73,4 @@ export function duplicateJsonFields(text: string): string[] {
   }
   return found;
 }
+

@@ -56,16 +56,21 @@ describe('7: one small request does not freeze the server', () => {
   it('a YAML map of 10,000 keys (yaml checked unique keys in quadratic time: 1.5 s) is decoded off the event loop', async () => {
     const body = Array.from({ length: 10_000 }, (_, i) => `k${i}: v`).join('\n');
     const a = await quick('POST', `${v1}/teams`, yaml, body);
-    // Decoded: the keys are unknown fields (dropped under Warn), and a Team needs a name.
-    expect(a.status).toBe(422);
-    expect(status(a.body).message).toMatch(/metadata.name: Required value/);
+    // Decoded, and then refused for its 10,000 fields: a write holds at most 2,048 (body-cost.test.ts).
+    expect(a.status).toBe(413);
+    expect(status(a.body).message).toMatch(/the request body holds 10000 fields and list items, more than the 2048 a write may hold/);
+    // Under that bound, the keys are unknown fields (dropped under Warn), and a Team needs a name.
+    const under = await quick('POST', `${v1}/teams`, yaml, Array.from({ length: 2_000 }, (_, i) => `k${i}: v`).join('\n'));
+    expect(under.status).toBe(422);
+    expect(status(under.body).message).toMatch(/metadata.name: Required value/);
   });
 
   it('a duplicate key in a large YAML map is found in linear time: under Strict a 400 naming its line', async () => {
-    const body = `metadata:\n  name: dup\n${Array.from({ length: 10_000 }, (_, i) => `k${i}: v`).join('\n')}\nk7: again\n`;
+    // 2,040 keys: a body holds at most 2,048 fields (a larger one is 413 before its keys are judged).
+    const body = `metadata:\n  name: dup\n${Array.from({ length: 2_040 }, (_, i) => `k${i}: v`).join('\n')}\nk7: again\n`;
     const a = await quick('POST', `${v1}/teams?fieldValidation=Strict`, yaml, body);
     expect(a.status).toBe(400);
-    expect(status(a.body).message).toMatch(/^strict decoding error: line 10003: key "k7" already set in map, /);
+    expect(status(a.body).message).toMatch(/^strict decoding error: line 2043: key "k7" already set in map, /);
   });
 
   it('YAML keys that are the same JSON field ("1" and 1) are duplicates (400 under Strict); keys that are not plain scalars are a 400', async () => {
@@ -106,14 +111,19 @@ describe('8: a body does not decode to many times its size', () => {
   });
 
   // Found while looking for superlinear parsers: server-side apply compared every list item with every other.
-  it('a server-side apply of 30,000 users or 30,000 cluster roles is a 422 TooMany before anything merges them', async () => {
+  it('a server-side apply of 30,000 users or cluster roles is a 413 (fields a body may hold), of 1,500 a 422 TooMany, before anything merges them', async () => {
     const apply = { 'Content-Type': 'application/apply-patch+yaml' };
-    const users = JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'payments' }, spec: { users: Array.from({ length: 30_000 }, (_, i) => `u${i}`) } });
-    const many = await quick('PATCH', `${v1}/teams/payments?fieldManager=apply-fuzz&force=true`, apply, users);
+    const team = (spec: unknown) => JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'payments' }, spec });
+    const users = (n: number) => team({ users: Array.from({ length: n }, (_, i) => `u${i}`) });
+    const tooMany = await quick('PATCH', `${v1}/teams/payments?fieldManager=apply-fuzz&force=true`, apply, users(30_000));
+    expect(tooMany.status).toBe(413);
+    expect(status(tooMany.body).message).toMatch(/holds 300\d\d fields and list items, more than the 2048/);
+    const many = await quick('PATCH', `${v1}/teams/payments?fieldManager=apply-fuzz&force=true`, apply, users(1_500));
     expect(many.status).toBe(422);
     expect(status(many.body).details?.causes).toEqual([expect.objectContaining({ field: 'spec.users', reason: 'FieldValueTooMany' })]);
-    const roles = JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'payments' }, spec: { clusterRoles: Array.from({ length: 30_000 }, (_, i) => ({ name: `r${i}` })) } });
-    expect((await quick('PATCH', `${v1}/teams/payments?fieldManager=apply-fuzz&force=true`, apply, roles)).status).toBe(422);
+    const roles = (n: number) => team({ clusterRoles: Array.from({ length: n }, (_, i) => ({ name: `r${i}` })) });
+    expect((await quick('PATCH', `${v1}/teams/payments?fieldManager=apply-fuzz&force=true`, apply, roles(30_000))).status).toBe(413);
+    expect((await quick('PATCH', `${v1}/teams/payments?fieldManager=apply-fuzz&force=true`, apply, roles(600))).status).toBe(422);
   });
 
   it('a few aliases of a small anchor stay within 4 times the body and are accepted', async () => {

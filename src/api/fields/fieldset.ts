@@ -21,7 +21,10 @@ function sortedKeys(obj: Record<string, unknown>, keys: string[]): string {
 
 
 function collect(schema: StructuralSchema | undefined, value: unknown, path: string[], out: Leaves): void {
-  const at = (extra: string[]) => JSON.stringify([...path, ...extra]);
+  // The path's JSON text without its closing bracket, built once: each of a list's or a map's
+  // thousands of members then costs one concatenation, not a JSON.stringify of the whole path.
+  const open = JSON.stringify(path).slice(0, -1);
+  const at = (extra: string[]) => (extra.length === 0 ? `${open}]` : `${open}${path.length ? ',' : ''}${JSON.stringify(extra).slice(1)}`);
   if (Array.isArray(value)) {
     const listType = schema?.['x-kubernetes-list-type'];
     if (listType === 'set') {

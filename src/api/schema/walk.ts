@@ -44,6 +44,8 @@ export function listLengthErrors(schema: StructuralSchema, value: unknown, path 
   const errs: FieldError[] = [];
   if (isMap(value)) {
     for (const [key, child] of Object.entries(value)) {
+      // A scalar holds no list: no path to build for each of a map's thousands of labels.
+      if (child === null || typeof child !== 'object') continue;
       const known = propertySchema(schema, key) ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
       if (known) errs.push(...listLengthErrors(known, child, known === schema.additionalProperties ? childPath(path, key, true) : joinPath(path, key)));
     }
@@ -60,6 +62,7 @@ export function checkListTypes(schema: StructuralSchema, value: unknown, path = 
   const errs: FieldError[] = [];
   if (isMap(value)) {
     for (const [key, child] of Object.entries(value)) {
+      if (child === null || typeof child !== 'object') continue; // a scalar holds no list
       const known = propertySchema(schema, key);
       if (known) errs.push(...checkListTypes(known, child, joinPath(path, key)));
       else if (typeof schema.additionalProperties === 'object') {
