@@ -135,11 +135,11 @@ describe('rendering', () => {
   it('the table reads as words; markdown escapes what users wrote', () => {
     const rows = [keyRow(key('a|b', { displayName: 'x', ttl: 86_400, disabled: true }), now), keyRow(key('c', { user: 'ev*l<b>', scope: { roles: [{ role: 'cli' }] } }, { lastActivity: '2026-01-10T22:00:00Z' }), now)];
     const table = renderKeysTable(rows).split('\n');
-    expect(table[0]).toMatch(/^NAME\s+TYPE\s+OWNER\s+AGE\s+LAST USE\s+EXPIRES\s+DISABLED\s+SCOPE\s+ROTATION\s+VALUE AGE$/);
-    expect(table[1]).toMatch(/^a\|b\s+User\s+user:ana\s+10d\s+never\s+expired 9d ago\s+true\s+full\s+—\s+10d$/);
-    expect(table[2]).toMatch(/^c\s+User\s+user:ev\*l<b>\s+10d\s+120m ago\s+never\s+false\s+cli \(read-only\)\s+—\s+10d$/);
+    expect(table[0]).toMatch(/^NAME\s+TYPE\s+OWNER\s+AGE\s+LAST USE\s+EXPIRES\s+DISABLED\s+SCOPE\s+ROTATION\s+VALUE AGE\s+NEXT ROTATION$/);
+    expect(table[1]).toMatch(/^a\|b\s+User\s+user:ana\s+10d\s+never\s+expired 9d ago\s+true\s+full\s+—\s+10d\s+—$/);
+    expect(table[2]).toMatch(/^c\s+User\s+user:ev\*l<b>\s+10d\s+120m ago\s+never\s+false\s+cli \(read-only\)\s+—\s+10d\s+—$/);
     const md = renderKeysMarkdown(rows).split('\n');
-    expect(md[2]).toBe('| a&#124;b | User | user:ana | 10d | never | expired 9d ago | true | full | — | 10d |');
+    expect(md[2]).toBe('| a&#124;b | User | user:ana | 10d | never | expired 9d ago | true | full | — | 10d | — |');
     expect(md[3]).toContain('| user:ev&#42;l&lt;b&gt; |');
     expect(renderKeysTable(rows, true).split('\n')[1]).toMatch(/^\u001b\[31ma\|b/);
     expect(renderKeysTable([])).toBe('No access keys found.');

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin } from '../cli/run.js';
 import { startServe, type Served } from '../server/serve-process.js';
-import { Browser, oidcFlags, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { Browser, oidcFlags, signedInName, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 let served: Served;
@@ -49,7 +49,7 @@ describe('signing in again after logout', () => {
     expect(args).toEqual(['--server', served.url, '--ca-file', serverCa]);
     const r = await teamkeysLogin(browser, 'ana', args, env);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/Signed in to \S+ as ana/);
+    expect(r.stdout).toContain(` as ${signedInName(provider, 'ana')} (access key login-ana-`);
   }, 60_000);
 
   it('teamkeys login without the CA stops before the provider: one line naming --ca-file, no sign-in address', () => {
