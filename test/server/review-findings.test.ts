@@ -1,0 +1,73 @@
+/**
+ * Review of issue 33 (attacker's view), over real HTTP: requests whose body the server buffers or
+ * decodes before the caller is known to hold the verb. Each probe sends only the first 4 KiB of a
+ * larger body: a server that judged the request before reading its body answers at once; one that
+ * reads the body first never answers (the probe gives up after 3 s and says so).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcess, type InProcess } from '../support/in-process.js';
+import { rawRequest, type RawAnswer } from './raw-path.js';
+
+const prefix = '/kubernetes/management';
+const v1 = `${prefix}/apis/management.service/v1`;
+let server: InProcess;
+let bobKey: string;
+
+beforeAll(async () => {
+  server = await startInProcess();
+  const created = await server.fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'bob-key' }, spec: { user: 'bob' } }) });
+  expect(created.status).toBe(201);
+  bobKey = ((await created.json()) as { spec: { key: string } }).spec.key;
+  expect((await server.fetch(`${server.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'theirs' } }) })).status).toBe(201);
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** The answer to a request of which only 4 KiB of a 1 MB YAML body are sent, or 'no answer: the body is being read'. */
+async function partial(method: string, path: string, key?: string): Promise<RawAnswer | string> {
+  const body = Buffer.from('- a\n'.repeat(250_000));
+  const headers: Record<string, string> = { 'Content-Type': 'application/yaml', ...(key ? { Authorization: `Bearer ${key}` } : {}) };
+  const answer = rawRequest(server.base, path, { method, headers, body, sendOnly: 4096 });
+  const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('no answer: the body is being read'), 3000).unref());
+  return Promise.race([answer, timeout]);
+}
+
+const statusOf = (a: RawAnswer | string) => (typeof a === 'string' ? a : a.status);
+
+describe('review: anonymous paths buffer bodies up to the 3 MB bound', () => {
+  for (const [method, path] of [['POST', '/sync'], ['POST', '/healthz'], ['PUT', '/version'], ['POST', `${prefix}/version`]] as const) {
+    it(`a keyless ${method} ${path} is answered without its body being read`, async () => {
+      expect(statusOf(await partial(method, path))).toBeTypeOf('number');
+    });
+  }
+});
+
+describe('review: a key without the verb has its body read (and YAML decoded) when the method has no verb', () => {
+  const probes: [string, () => string][] = [
+    ['PUT', () => `${v1}/teams`],
+    ['POST', () => `${v1}/teams/theirs`],
+    ['DELETE', () => `${v1}/teams/theirs/status`],
+    ['PUT', () => `${v1}/ownedaccesskeys/bob-key/rotation`],
+    ['POST', () => `${prefix}/api/v1/events`],
+    ['POST', () => `${prefix}/openapi/v2`],
+    ['POST', () => `${prefix}/apis`],
+    ['POST', () => '/metrics'],
+  ];
+  for (const [method, path] of probes) {
+    it(`${method} ${path()} by a key without rights is refused before its body is read`, async () => {
+      const a = await partial(method, path(), bobKey);
+      expect(statusOf(a)).toBeTypeOf('number');
+      expect([403, 404, 405]).toContain(statusOf(a));
+    });
+  }
+});
+
+describe('control', () => {
+  it('PUT teams/theirs by bob is 403 before its body is read', async () => {
+    expect(statusOf(await partial('PUT', `${v1}/teams/theirs`, bobKey))).toBe(403);
+  });
+  it('keyless POST /nope is 401 before its body', async () => {
+    expect(statusOf(await partial('POST', '/nope'))).toBe(401);
+  });
+});
