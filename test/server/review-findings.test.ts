@@ -5,6 +5,7 @@
  * reads the body first never answers (the probe gives up after 3 s and says so).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintLoginKey } from '../../src/signin/mint.js';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 import { rawRequest, type RawAnswer } from './raw-path.js';
 
@@ -70,4 +71,30 @@ describe('control', () => {
   it('keyless POST /nope is 401 before its body', async () => {
     expect(statusOf(await partial('POST', '/nope'))).toBe(401);
   });
+});
+
+describe('review: the sign-in tie is cut by respelling its reference', () => {
+  for (const apiVersion of ['elsewhere.example/v1', 'management.service/v2']) {
+    it(`a key made with a Login key may not rewrite the tie's apiVersion to ${apiVersion}, and ends with the sign-in`, async () => {
+      const minted = await mintLoginKey(server.registry, { username: 'lena', identity: { userId: 'u-lena', username: 'lena', connector: 'test', groups: [] } as never, ttlSeconds: 3600, requester: { username: 'lena' }, via: 'in a test' }, new Date());
+      const login = await server.registry.ownedaccesskeys.get(minted.name);
+      const auth = (key: string, type = 'application/json') => ({ Authorization: `Bearer ${key}`, 'Content-Type': type });
+      const name = `lena-${apiVersion.split('.')[0]}`;
+      const created = await fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: auth(minted.key), body: JSON.stringify({ metadata: { name }, spec: { user: 'lena', ttl: 600 } }) });
+      expect(created.status).toBe(201);
+      const made = (await created.json()) as { spec: { key: string }; metadata: { ownerReferences: unknown[] } };
+      expect(made.metadata.ownerReferences).toEqual([{ apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', name: minted.name, uid: login.metadata.uid }]);
+      // The same uid and name, another apiVersion: the admission plugin compares only uid and name,
+      // while authentication and the garbage collector skip a reference that is not this API's.
+      const respelt = await fetch(`${server.api}/ownedaccesskeys/${name}`, {
+        method: 'PATCH',
+        headers: auth(made.spec.key, 'application/merge-patch+json'),
+        body: JSON.stringify({ metadata: { ownerReferences: [{ apiVersion, kind: 'OwnedAccessKey', name: minted.name, uid: login.metadata.uid }] } }),
+      });
+      // Sign out: the Login key is deleted.
+      expect((await server.fetch(`${server.api}/ownedaccesskeys/${minted.name}`, { method: 'DELETE' })).status).toBe(200);
+      const after = await fetch(`${server.api}/ownedaccesskeys/${name}`, { headers: auth(made.spec.key) });
+      expect({ respelt: respelt.status, afterLogout: after.status }).toEqual({ respelt: 403, afterLogout: 401 });
+    });
+  }
 });
