@@ -6,7 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintLoginKey } from '../../src/signin/mint.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startInProcess, type InProcess } from '../support/in-process.js';
+import { startServe, type Served } from '../support/serve-process.js';
+import { apiCaller, cliStandIn, type CliStandIn } from '../sso/cli-stand-in.js';
+import { oidcFlags, signedInName, startProvider, type TestProvider } from '../sso/fixture.js';
 import { rawRequest, type RawAnswer } from './raw-path.js';
 
 const prefix = '/kubernetes/management';
@@ -97,4 +102,39 @@ describe('review: the sign-in tie is cut by respelling its reference', () => {
       expect({ respelt: respelt.status, afterLogout: after.status }).toEqual({ respelt: 403, afterLogout: 401 });
     });
   }
+});
+
+describe('review: sign-in passes --max-keys-per-user by naming a key it does not replace', () => {
+  let provider: TestProvider;
+  let served: Served;
+  let cli: CliStandIn;
+  let api: ReturnType<typeof apiCaller>;
+
+  beforeAll(async () => {
+    provider = await startProvider();
+    await provider.setUser('bob', { groups: ['everyone'] });
+    served = await startServe([...oidcFlags(provider), '--max-keys-per-user', '2']);
+    const cas = [readFileSync(provider.caFile), readFileSync(join(served.dir, 'tls', 'cert.pem'))];
+    cli = await cliStandIn(new URL(served.url).origin, cas);
+    api = apiCaller(served.url, '/apis/management.service/v1', cas);
+  }, 60_000);
+  afterAll(async () => {
+    await cli?.close();
+    await api?.close();
+    await served?.stop();
+    await provider?.stop();
+  });
+
+  it('a sign-in whose `replaces` names a key of the same user that is not a Login key is still counted: bob holds no more than 2 keys', async () => {
+    const bob = signedInName(provider, 'bob');
+    const made = await api(served.adminKey, 'POST', '/ownedaccesskeys', { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'bob-ci' }, spec: { user: bob, ttl: 3600 } });
+    expect(made.status).toBe(201);
+    expect((await cli.signIn('bob')).status).toBe(200);
+    // The bound holds for a plain sign-in...
+    expect((await cli.signIn('bob')).status).toBe(403);
+    // ...but not for one that names bob-ci as the key it replaces: the quota leaves bob-ci out, and the mint then leaves bob-ci alone.
+    const replacing = await cli.signIn('bob', 'bob-ci');
+    const held = ((await api(served.adminKey, 'GET', '/ownedaccesskeys')).body.items as { spec: { user?: string } }[]).filter((k) => k.spec.user === bob).length;
+    expect({ status: replacing.status, held }).toEqual({ status: 403, held: 2 });
+  }, 60_000);
 });
