@@ -47,7 +47,15 @@ function isTeamBinding(resource: Resource, obj: KubeObject, ref: OwnerReference)
 }
 
 /** Whether a reference is the tie the server sets on a key made with a Login key (registry/sign-in-tie.ts). */
-const isSignInTie = (a: OwnerAdmission, ref: OwnerReference) => a.resource === 'ownedaccesskeys' && ref.kind === 'OwnedAccessKey' && ref.uid === a.who.signIn?.uid && ref.name === a.who.signIn.name;
+const isSignInTie = (a: OwnerAdmission, ref: OwnerReference) =>
+  a.resource === 'ownedaccesskeys' && ref.apiVersion === `${a.authorizer.group}/v1` && ref.kind === 'OwnedAccessKey' && ref.uid === a.who.signIn?.uid && ref.name === a.who.signIn.name;
+
+/**
+ * Whether two references name one owner in every part that decides what it is: a reference kept
+ * with the same uid and name under another apiVersion or kind names nothing this API serves, so
+ * authentication and the collector ignore it (a tie respelled so is a tie cut).
+ */
+export const sameReference = (x: OwnerReference, y: OwnerReference) => x.uid === y.uid && x.name === y.name && x.kind === y.kind && x.apiVersion === y.apiVersion;
 
 /** The references the client controls, in order (on a key-setting write, the server's tie is not the client's). */
 const clientRefs = (a: OwnerAdmission, obj: KubeObject | undefined, serverTied = false) =>
@@ -116,7 +124,7 @@ export async function signInTieDenial(a: OwnerAdmission, old: KubeObject | undef
   if (a.resource !== 'ownedaccesskeys' || !old || isAdminFor(a.who.clusterRoles, a.resource)) return undefined;
   const apiVersion = `${a.authorizer.group}/v1`;
   for (const ref of refsOf(old)) {
-    if (ref.apiVersion !== apiVersion || ref.kind !== 'OwnedAccessKey' || refsOf(object).some((r) => r.uid === ref.uid && r.name === ref.name)) continue;
+    if (ref.apiVersion !== apiVersion || ref.kind !== 'OwnedAccessKey' || refsOf(object).some((r) => sameReference(r, ref))) continue;
     const owner = await a.lookup(ref.kind, ref.name);
     if (owner?.metadata.uid !== ref.uid || isLoginKey(owner)) return 'removing the reference to the Login key this key was made with requires the accesskeys-admin role';
   }

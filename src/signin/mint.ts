@@ -119,6 +119,9 @@ export async function mintLoginKey(registry: Registry, req: MintRequest, now: Da
   if (req.unprefixed && (await heldOutsideSignIn(registry, req.username))) {
     throw new ApiError(403, 'Forbidden', `${req.username} is the name of a user with access keys outside sign-in: signing in may not take it (the server takes usernames unprefixed, --oidc-username-prefix -); ask your administrator`);
   }
+  // Only a live Login key of this user is replaced, so only such a key may be left out of the
+  // quota: naming another key (a CI key of the same user) would count it out and keep it.
+  if (req.replaces && !(await replaceableLoginKey(registry, req.replaces, req.username))) req = withoutReplaces(req);
   const identity: Identity = { ...req.identity };
   if (req.refreshToken) identity.connectorData = JSON.stringify({ refreshToken: req.refreshToken } satisfies ConnectorData);
   const { object } = await keys.create(
@@ -149,11 +152,22 @@ export async function mintLoginKey(registry: Registry, req: MintRequest, now: Da
   };
 }
 
+/** The named key, if it is a live Login key of this user (the only kind a sign-in replaces). */
+async function replaceableLoginKey(registry: Registry, name: string, user: string): Promise<OwnedAccessKey | undefined> {
+  const old = (await registry.ownedaccesskeys.get(name).catch(() => undefined)) as OwnedAccessKey | undefined;
+  return old?.spec?.type === loginKeyType && old.spec.user === user && !old.metadata.deletionTimestamp ? old : undefined;
+}
+
+function withoutReplaces(req: MintRequest): MintRequest {
+  const { replaces: _ignored, ...rest } = req;
+  return rest;
+}
+
 /** Deletes the named key if it is a Login key of the same user; anything else is left alone. */
 async function removePrevious(registry: Registry, name: string, user: string, requester: Requester): Promise<void> {
   const keys = registry.ownedaccesskeys;
-  const old = (await keys.get(name).catch(() => undefined)) as OwnedAccessKey | undefined;
-  if (old?.spec?.type !== loginKeyType || old.spec.user !== user) return;
+  const old = await replaceableLoginKey(registry, name, user);
+  if (!old) return;
   await keys.delete(name, { fieldManager: signInManager, requester, preconditions: { uid: old.metadata.uid! } }).catch((err: unknown) => {
     if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
   });

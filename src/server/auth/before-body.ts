@@ -45,7 +45,12 @@ export async function authorizeBeforeBody(auth: AuthContext, guard: Guard, r: Re
   if (subresource !== undefined && !(subresource === 'status' || (subresource === 'rotation' && plural === 'ownedaccesskeys') || (subresource === 'accesskeys' && plural === 'teams'))) throw pathNotFound();
   if (subresource === 'accesskeys' && method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method, `teams/${name}/accesskeys`);
   const asked = writeAttributes(method, name, subresource);
-  if (!asked) return;
+  if (!asked) {
+    // A method that asks no verb of this path (PUT of a collection, POST of a named object) is
+    // refused now, as its route would refuse it, rather than after its body has been read.
+    if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method, [plural, name, subresource].filter(Boolean).join('/'));
+    return;
+  }
   const { verb } = asked;
   if (subresource === 'rotation') guard.scopeOneOf(name!, [['update', 'rotation'], ['update'], ['patch']]);
   else guard.scope(verb, name, asked.subresource);

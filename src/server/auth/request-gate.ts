@@ -7,7 +7,7 @@
  * resource routes); only then is the body read and decoded (content.ts), then admission. docs/auth.md.
  */
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../../api/errors.js';
+import { badRequest, pathNotFound } from '../../api/errors.js';
 import { apiPrefix } from '../../api/resources.js';
 import { authPrefix } from '../../signin/options.js';
 import { pathOf } from '../canonical-path.js';
@@ -61,7 +61,9 @@ export function registerRequestGate(app: FastifyInstance, auth: AuthContext, opt
   app.addHook('onRequest', async (req, reply) => {
     const path = pathOf(req.url);
     if (path === undefined) throw badRequest('the request path is not valid: malformed percent-encoding');
-    if (anonymousPath(path, opts)) return;
-    await authenticateRequest(req, reply, auth);
+    if (!anonymousPath(path, opts)) await authenticateRequest(req, reply, auth);
+    // No route serves this method on this path (POST /healthz, a GET-only discovery path): the
+    // answer is known now, so the body is neither read nor decoded (the not-found route would read it).
+    if (req.is404) throw pathNotFound();
   });
 }

@@ -41,12 +41,17 @@ export function registerListedKindRoutes(app: FastifyInstance, prefix: string, s
     throw notFound(k, req.params.name!);
   };
 
+  // Only GET is served, so any other method is refused before its body is read (after the key).
+  const readsOnly = (k: ListedKind) => async (req: Req) => {
+    if (req.method !== 'GET') throw refuse(req.method, k);
+  };
+
   for (const k of listedKinds) {
     const base = k.group === '' ? `${prefix}/api/v1` : `${prefix}/apis/${k.group}/v1`;
     const scoped = k.namespaced ? `${base}/namespaces/:namespace/${k.resource}` : `${base}/${k.resource}`;
     // A namespaced kind is also listed across all namespaces, as `kubectl events -A` asks.
     const lists = k.namespaced ? [scoped, `${base}/${k.resource}`] : [scoped];
-    for (const url of lists) app.route<Route>({ method: methods, url, handler: list(k) });
-    app.route<Route>({ method: methods, url: `${scoped}/:name`, handler: item(k) });
+    for (const url of lists) app.route<Route>({ method: methods, url, onRequest: readsOnly(k), handler: list(k) });
+    app.route<Route>({ method: methods, url: `${scoped}/:name`, onRequest: readsOnly(k), handler: item(k) });
   }
 }
