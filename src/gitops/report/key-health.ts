@@ -8,6 +8,8 @@ import { printable } from '../../api/printable.js';
 import type { KubeObject, OwnedAccessKey } from '../../api/types.js';
 import { expiresWithin, formatSpan, isoSeconds, keyHealth, unusedFor } from '../../auth/key-health.js';
 import { codeText, md, type Md } from './markdown-escape.js';
+import { scheduledRotationDue } from '../plan/rotation.js';
+import { annotations } from '../plan/annotations.js';
 
 export interface KeyHealthOptions {
   warnExpiryMs: number;
@@ -32,11 +34,22 @@ export interface UnusedKey {
   neverUsed?: true;
 }
 
+/** A key with a rotate-every schedule (as applied) that is not due yet: when its next rotation is. */
+export interface ScheduledKey {
+  name: string;
+  owner: string;
+  type?: string;
+  rotateEvery: string;
+  nextRotationAt: string;
+}
+
 export interface KeyHealthReport {
   warnExpirySeconds: number;
   warnUnusedSeconds: number;
   expiring: ExpiringKey[];
   unused: UnusedKey[];
+  /** Present when any key has a schedule not due now (a due one is in the plan as a rotation). */
+  scheduled?: ScheduledKey[];
 }
 
 /**
@@ -46,18 +59,23 @@ export interface KeyHealthReport {
 export function keyHealthSection(keys: KubeObject[], now: Date, opts: KeyHealthOptions): KeyHealthReport | undefined {
   const expiring: ExpiringKey[] = [];
   const unused: UnusedKey[] = [];
+  const scheduled: ScheduledKey[] = [];
   for (const k of keys) {
     const h = keyHealth(k as unknown as OwnedAccessKey, now);
     if (h.disabled) continue;
     const who = { name: h.name, owner: h.owner, ...(h.type ? { type: h.type } : {}) };
     if (h.expiresAt !== undefined && (h.expired || expiresWithin(h, opts.warnExpiryMs))) expiring.push({ ...who, expiresAt: isoSeconds(h.expiresAt), ...(h.expired ? { expired: true as const } : {}) });
     if (unusedFor(h, opts.warnUnusedMs)) unused.push({ ...who, lastUse: isoSeconds(h.lastUse), ...(h.neverUsed ? { neverUsed: true as const } : {}) });
+    // The same time `teamkeys keys` shows in NEXT ROTATION (the schedule the reconciler applied).
+    const due = scheduledRotationDue(k);
+    if (due && due.getTime() > now.getTime()) scheduled.push({ ...who, rotateEvery: k.metadata.annotations![annotations.rotateEvery]!.trim(), nextRotationAt: isoSeconds(due.getTime()) });
   }
-  if (expiring.length + unused.length === 0) return undefined;
+  if (expiring.length + unused.length + scheduled.length === 0) return undefined;
   // Soonest first, longest unused first: what needs a hand today is at the top.
   expiring.sort((a, b) => a.expiresAt.localeCompare(b.expiresAt) || a.name.localeCompare(b.name));
   unused.sort((a, b) => a.lastUse.localeCompare(b.lastUse) || a.name.localeCompare(b.name));
-  return { warnExpirySeconds: opts.warnExpiryMs / 1000, warnUnusedSeconds: opts.warnUnusedMs / 1000, expiring, unused };
+  scheduled.sort((a, b) => a.nextRotationAt.localeCompare(b.nextRotationAt) || a.name.localeCompare(b.name));
+  return { warnExpirySeconds: opts.warnExpiryMs / 1000, warnUnusedSeconds: opts.warnUnusedMs / 1000, expiring, unused, ...(scheduled.length ? { scheduled } : {}) };
 }
 
 const ago = (at: string, now: number) => formatSpan(now - Date.parse(at));
@@ -67,6 +85,10 @@ const whoText = (k: { name: string; owner: string }) => `${printable(k.name)} ($
 
 function expiryText(k: ExpiringKey, now: number): string {
   return k.expired ? `expired ${k.expiresAt}, ${ago(k.expiresAt, now)} ago (refused; not yet removed)` : `expires ${k.expiresAt}, in ${formatSpan(Date.parse(k.expiresAt) - now)}`;
+}
+
+function nextRotationText(k: ScheduledKey, now: number): string {
+  return `every ${printable(k.rotateEvery)}, next ${k.nextRotationAt}, in ${formatSpan(Date.parse(k.nextRotationAt) - now)}`;
 }
 
 function lastUseText(k: UnusedKey, now: number): string {
@@ -84,6 +106,7 @@ export function keyHealthText(h: KeyHealthReport | undefined, generatedAt: strin
   if (h.unused.length > 0) {
     lines.push(`Keys unused for more than ${formatSpan(h.warnUnusedSeconds * 1000)}:`, ...h.unused.map((k) => `  ${whoText(k)}${typeText(k)}: ${lastUseText(k, now)}`));
   }
+  if (h.scheduled?.length) lines.push('Scheduled rotations not due yet:', ...h.scheduled.map((k) => `  ${whoText(k)}${typeText(k)}: ${nextRotationText(k, now)}`));
   return lines;
 }
 
@@ -91,13 +114,16 @@ export function keyHealthText(h: KeyHealthReport | undefined, generatedAt: strin
 export function keyHealthMarkdown(h: KeyHealthReport | undefined, generatedAt: string): Md[] {
   if (!h) return [];
   const now = Date.parse(generatedAt);
-  const who = (k: ExpiringKey | UnusedKey) => md`| ${codeText(k.name)}${k.type ? md` (${printable(k.type)})` : ''} | ${printable(k.owner)} |`;
+  const who = (k: ExpiringKey | UnusedKey | ScheduledKey) => md`| ${codeText(k.name)}${k.type ? md` (${printable(k.type)})` : ''} | ${printable(k.owner)} |`;
   const lines: Md[] = [];
   if (h.expiring.length > 0) {
     lines.push(md`### Keys expiring within ${formatSpan(h.warnExpirySeconds * 1000)}`, md``, md`| Key | Owner | Expiry |`, md`|---|---|---|`, ...h.expiring.map((k) => md`${who(k)} ${expiryText(k, now)} |`), md``);
   }
   if (h.unused.length > 0) {
     lines.push(md`### Keys unused for more than ${formatSpan(h.warnUnusedSeconds * 1000)}`, md``, md`| Key | Owner | Last use |`, md`|---|---|---|`, ...h.unused.map((k) => md`${who(k)} ${lastUseText(k, now)} |`), md``);
+  }
+  if (h.scheduled?.length) {
+    lines.push(md`### Scheduled rotations not due yet`, md``, md`| Key | Owner | Next rotation |`, md`|---|---|---|`, ...h.scheduled.map((k) => md`${who(k)} ${nextRotationText(k, now)} |`), md``);
   }
   return lines;
 }
