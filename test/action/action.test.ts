@@ -79,7 +79,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(created).toMatchObject({ method: 'POST', path: `/repos/acme/platform-teams/issues/${pr}/comments`, authorization: `token ${githubToken}` });
     expect(created!.body!.body).toMatch(/^<!-- teamkeys-plan source="ci" -->\n## teamkeys plan: 5 to create/);
     // What a new object grants is on the comment, not just that it is new.
-    expect(created!.body!.body).toContain('| create | Team/platform | `gitops/teams/platform.yaml:2:1` | new object<br>`spec.displayName`: `"Platform"`<br>');
+    expect(created!.body!.body).toContain('| create | Team/platform | `gitops/teams/platform.yaml:2:1` | new object<br>`spec.displayName`: `Platform`<br>');
     expect(created!.body!.body).toContain('`spec.clusterRoles`: `[{"name":"management-admin"}]`');
     expect(created!.body!.body).toContain('The whole report, with every object, is in the [job summary](https://github.example/acme/platform-teams/actions/runs/4242)');
     expect(r.stdout).toContain(`pull request comment created: https://github.example/acme/platform-teams/pull/${pr}#issuecomment-100`);
@@ -98,7 +98,7 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     const body = github.comments.get(100)!;
     // Drift is named by person (the server's audit trail), with the field that changed.
     expect(body).toContain('| update (drift) | Team/platform | `gitops/teams/platform.yaml:2:1` | **drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ');
-    expect(body).toContain('<br>`spec.displayName`: `"X"` → `"Platform"` | admin (key admin) via kubectl-patch at ');
+    expect(body).toContain('<br>`spec.displayName`: `X` → `Platform` | admin (key admin) via kubectl-patch at ');
     expect(github.comments.get(1)).toBe('LGTM, a comment by a person');
     expect(github.comments.size).toBe(2);
     expect(r.stdout).toContain(`pull request comment updated: https://github.example/acme/platform-teams/pull/${pr}#issuecomment-100`);
@@ -157,10 +157,10 @@ describe('the bundled GitHub Action in a simulated runner', () => {
     expect(r.code).toBe(0);
     const body = github.comments.get(100)!;
     // The table's row (the sync-strategy it adds is listed on its own above the table, too).
-    expect(body).toContain('- Team/finance: `sync-strategy` (unset) → `"replace"`');
+    expect(body).toContain('- Team/finance: `sync-strategy` (unset) → `replace`');
     const row = body.split('\n').find((l) => l.startsWith('|') && l.includes('Team/finance'))!;
     // The field the manifest names shows both values; the rest only their paths.
-    expect(row).toContain('`spec.displayName`: `"Finance"` → `"Finance team"`');
+    expect(row).toContain('`spec.displayName`: `Finance` → `Finance team`');
     for (const path of ['spec.description', 'spec.users', 'spec.groups', 'metadata.labels.cost']) expect(row).toContain(`\`${path}\`: differs; live value not shown (the manifest does not name this field)`);
     for (const secret of ['Payroll', 'fiona', 'frank', 'finance-secret-group', 'cc-4711']) {
       expect(body).not.toContain(secret);

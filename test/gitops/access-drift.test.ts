@@ -106,7 +106,7 @@ describe('git owns who has access: hand-made grants and removals are drift, name
     });
     expect(o.changes.map((c) => c.path)).toEqual(['spec.clusterRoles', 'spec.users']);
     expect(plan.stdout).toMatch(/drift: added `"mallory"` to spec.users: olga \(key olga-laptop\) via kubectl-patch at \d{4}-\d\d-\d\dT[\d:]+Z/);
-    expect(plan.markdown).toContain('**drift**: added `"mallory"` to spec.users: olga (key olga-laptop) via kubectl-patch at');
+    expect(plan.markdown).toContain('**drift**: added `mallory` to spec.users: olga (key olga-laptop) via kubectl-patch at');
     expect(plan.stdout).toContain('Plan: 0 to create, 1 to update');
   });
 

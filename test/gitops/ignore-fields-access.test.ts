@@ -47,6 +47,6 @@ describe('ignore-fields and the fields that define access', () => {
     expect(r.stdout).toContain('Plan: 0 to create, 1 to update');
     const md = readFileSync(join(work, 'report/report.md'), 'utf8');
     expect(md).toContain('### Reconciler settings changed');
-    expect(md).toContain('- Team/platform: `ignore-fields` (unset) → `"metadata.annotations, spec.description"`');
+    expect(md).toContain('- Team/platform: `ignore-fields` (unset) → `metadata.annotations, spec.description`');
   });
 });

@@ -97,7 +97,7 @@ describe('the reconciler against a running server, from a git repository', () =>
     expect(plan.markdown).toContain(
       '| update (drift) | Team/platform | `teams/platform.yaml:2:1` | **drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ',
     );
-    expect(plan.markdown).toContain('`spec.displayName`: `"Hacked"` → `"Platform"` | admin (key admin) via kubectl-patch at ');
+    expect(plan.markdown).toContain('`spec.displayName`: `Hacked` → `Platform` | admin (key admin) via kubectl-patch at ');
     expect(plan.stdout).toContain('~ Team/platform [drift]');
     const applied = run('apply');
     expect(applied.code).toBe(0);

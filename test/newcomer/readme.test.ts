@@ -89,7 +89,7 @@ describe('the README, followed on a fresh clone', () => {
     const cat = walk(second!.filter((l) => l.startsWith('cat ')));
     // Named by person: the sidecar reads its own server's audit trail.
     expect(cat.stdout).toContain('**drift**: changed spec.displayName: admin (key admin) via kubectl-patch at ');
-    expect(cat.stdout).toContain('`spec.displayName`: `"Changed by hand"` → `"Platform"`');
+    expect(cat.stdout).toContain('`spec.displayName`: `Changed by hand` → `Platform`');
 
     // The next section, on the same state as a reader who did the first one: its kubectl lines
     // (all but the endless --watch) work in the order written.

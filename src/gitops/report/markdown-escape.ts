@@ -5,7 +5,8 @@
  * one that writes `|`, a backtick or a newline must not leave its table cell or code span.
  * Plain text is written with HTML character references (which Markdown decodes as text, after it
  * has found the table's cells and the code spans); code spans hold JSON, whose `\u` escapes keep
- * every character and let none of `<`, `>`, `|`, `&` or a backtick appear. Hidden characters (bidi,
+ * every character and let none of `<`, `>`, `|`, `&` or a backtick appear, or a plain string
+ * without its quotes when it holds none of those and cannot be read as another value (codeValue). Hidden characters (bidi,
  * zero-width, controls) and look-alike letters in a Latin word are shown as `\u` escapes in both.
  *
  * Report Markdown is built of `Md` values with the `md` template: literal text in the template is
@@ -40,8 +41,25 @@ function jsonSafe(json: string): string {
 }
 
 /** A value as a code span of its JSON: `"Platform"`, `["ana","bo"]`. */
-export function codeValue(value: unknown): Md {
+function codeJson(value: unknown): Md {
   return new Md(`\`${jsonSafe(JSON.stringify(value) ?? 'null')}\``);
+}
+
+/**
+ * A string that reads as itself in a code span without its JSON quotes: not empty, no spaces at
+ * its ends, nothing the escaping has to rewrite (quotes, backslashes, `<>|&`, a backtick, controls,
+ * hidden or look-alike characters), and not a text that would pass for another JSON value (a
+ * number, true/false/null, an array or object).
+ */
+function bareString(text: string): boolean {
+  if (text === '' || text !== text.trim() || visible(text) !== text) return false;
+  if (/["\\<>|&`\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(text) || /^[[{]/.test(text)) return false;
+  return !/^(true|false|null|NaN|[+-]?Infinity)$/.test(text) && Number.isNaN(Number(text));
+}
+
+/** A value as a code span: a plain string as written (`Platform`), anything else as its JSON (`""`, `"42"`, `["ana","bo"]`). */
+export function codeValue(value: unknown): Md {
+  return typeof value === 'string' && bareString(value) ? new Md(`\`${value}\``) : codeJson(value);
 }
 
 /** Names that read the same in a code span as written: shown bare; anything else as a quoted JSON string. */
@@ -49,7 +67,16 @@ const plain = /^[A-Za-z0-9._/:@+=,-]+$/;
 
 /** A name or path (a file, a field path, an id) as a code span. */
 export function codeText(text: string): Md {
-  return plain.test(text) ? new Md(`\`${text}\``) : codeValue(text);
+  return plain.test(text) ? new Md(`\`${text}\``) : codeJson(text);
+}
+
+/** A backtick-quoted part of a description: its JSON shown as codeValue shows the value, or escaped as it is when it is not JSON. */
+function codePart(json: string): Md {
+  try {
+    return codeValue(JSON.parse(json));
+  } catch {
+    return new Md(`\`${jsonSafe(json)}\``);
+  }
 }
 
 /** Text made of running words and backtick-quoted JSON (a drift's description): each part escaped as what it is. */
@@ -57,7 +84,7 @@ export function mdWithCode(text: string): Md {
   return new Md(
     text
       .split('`')
-      .map((part, i) => (i % 2 === 1 ? `\`${jsonSafe(part)}\`` : mdText(part)))
+      .map((part, i) => (i % 2 === 1 ? codePart(part).markup : mdText(part)))
       .join(''),
   );
 }
