@@ -46,9 +46,17 @@ function isTeamBinding(resource: Resource, obj: KubeObject, ref: OwnerReference)
   return resource === 'ownedaccesskeys' && ref.kind === 'Team' && typeof team === 'string' && ref.name === team;
 }
 
-/** Whether a reference is the tie the server sets on a key made with a Login key (registry/sign-in-tie.ts). */
-const isSignInTie = (a: OwnerAdmission, ref: OwnerReference) =>
-  a.resource === 'ownedaccesskeys' && ref.apiVersion === `${a.authorizer.group}/v1` && ref.kind === 'OwnedAccessKey' && ref.uid === a.who.signIn?.uid && ref.name === a.who.signIn.name;
+/** The tie the server sets on a key made with the caller's Login key (registry/sign-in-tie.ts), if the caller signed in. */
+export function signInTieOf(a: OwnerAdmission): OwnerReference | undefined {
+  const tie = a.who.signIn;
+  return tie && { apiVersion: `${a.authorizer.group}/v1`, kind: 'OwnedAccessKey', name: tie.name, uid: tie.uid };
+}
+
+/** Whether a reference is that tie. */
+const isSignInTie = (a: OwnerAdmission, ref: OwnerReference) => {
+  const tie = a.resource === 'ownedaccesskeys' ? signInTieOf(a) : undefined;
+  return tie !== undefined && sameReference(ref, tie);
+};
 
 /**
  * Whether two references name one owner in every part that decides what it is: a reference kept

@@ -155,7 +155,8 @@ export async function mintLoginKey(registry: Registry, req: MintRequest, now: Da
 /** The named key, if it is a live Login key of this user (the only kind a sign-in replaces). */
 async function replaceableLoginKey(registry: Registry, name: string, user: string): Promise<OwnedAccessKey | undefined> {
   const old = (await registry.ownedaccesskeys.get(name).catch(() => undefined)) as OwnedAccessKey | undefined;
-  return old?.spec?.type === loginKeyType && old.spec.user === user && !old.metadata.deletionTimestamp ? old : undefined;
+  if (!old || !isLoginKey(old) || old.spec.user !== user || old.metadata.deletionTimestamp) return undefined;
+  return old;
 }
 
 function withoutReplaces(req: MintRequest): MintRequest {

@@ -4,18 +4,17 @@
  * plugin refuses a write that would carry the key on without it (fail closed, should a write path
  * forget it), and the removal of a tie by anyone but an accesskeys-admin.
  */
-import { sameReference, signInTieDenial } from '../owner-admission.js';
+import { sameReference, signInTieDenial, signInTieOf } from '../owner-admission.js';
 import { ownersOf, type AdmissionPlugin } from './chain.js';
 
 export const signInTiePlugin: AdmissionPlugin = {
   name: 'sign-in-tie',
   admit: async (req, ctx) => {
-    const { who, resource, object, setsKey } = req;
+    const { resource, object, setsKey } = req;
     if (resource !== 'ownedaccesskeys' || !object || req.subresource === 'status') return undefined;
-    const tie = who.signIn;
     const owners = ownersOf(req, ctx);
-    const tieRef = tie && { apiVersion: `${owners.authorizer.group}/v1`, kind: 'OwnedAccessKey', name: tie.name, uid: tie.uid };
-    if (setsKey && tieRef && object.metadata.uid !== tieRef.uid && !(object.metadata.ownerReferences ?? []).some((r) => sameReference(r, tieRef))) {
+    const tie = signInTieOf(owners);
+    if (setsKey && tie && object.metadata.uid !== tie.uid && !(object.metadata.ownerReferences ?? []).some((r) => sameReference(r, tie))) {
       return 'a key written, rotated or enabled with a Login key must end with that sign-in, and this write would not tie it';
     }
     return signInTieDenial(owners, req.old, object);
