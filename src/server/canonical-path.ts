@@ -31,18 +31,26 @@ function splitTarget(url: string): [string, string] {
   return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q)];
 }
 
-/** The canonical path of a request's URL (as rewritten by canonicalUrl, or raw). */
-export const pathOf = (url: string): string | undefined => canonicalPath(splitTarget(url)[0]);
+/** Where canonicalUrl leaves the path it computed, on the raw request, so the gate need not decode it again. */
+const decided = Symbol('teamkeys.canonicalPath');
+type RawRequest = { url?: string; [decided]?: string };
+
+/** The canonical path of a request (the one canonicalUrl routed it by), or undefined when its encoding is malformed. */
+export function pathOf(raw: RawRequest): string | undefined {
+  return raw[decided] ?? canonicalPath(splitTarget(raw.url ?? '/')[0]);
+}
 
 /**
  * The request target the router sees: the canonical path, each segment encoded so the router's
  * decoding gives it back unchanged, and the query as sent. A malformed encoding is left as sent:
  * the router refuses it (400) before anything else runs.
  */
-export function canonicalUrl(url: string): string {
+export function canonicalUrl(raw: RawRequest): string {
+  const url = raw.url ?? '/';
   const [path, query] = splitTarget(url);
   const canonical = canonicalPath(path);
   if (canonical === undefined) return url;
+  raw[decided] = canonical;
   const encoded = canonical
     .split('/')
     .map((s) => encodeURIComponent(s))

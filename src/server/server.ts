@@ -101,7 +101,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     // Errors fastify meets before routing (a malformed URL) are Status bodies like all others.
     frameworkErrors: (err, req, reply) => handleError(err, req, reply),
     // One spelling of the path routes the request and decides who may send it (canonical-path.ts).
-    rewriteUrl: (req) => canonicalUrl(req.url ?? '/'),
+    rewriteUrl: (req) => canonicalUrl(req),
     ...(opts.https ? { https: { ...opts.https, ...timeouts } } : { http: timeouts }),
   }) as unknown as FastifyInstance;
 

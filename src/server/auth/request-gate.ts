@@ -59,7 +59,7 @@ export function registerRequestGate(app: FastifyInstance, auth: AuthContext, opt
     if (anonymousPath(route.url ?? route.path, opts) && !selfAuthenticating.includes(route.url ?? route.path)) route.bodyLimit = anonymousBodyLimit;
   });
   app.addHook('onRequest', async (req, reply) => {
-    const path = pathOf(req.url);
+    const path = pathOf(req.raw);
     if (path === undefined) throw badRequest('the request path is not valid: malformed percent-encoding');
     if (!anonymousPath(path, opts)) await authenticateRequest(req, reply, auth);
     // No route serves this method on this path (POST /healthz, a GET-only discovery path): the
