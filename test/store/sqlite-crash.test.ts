@@ -26,7 +26,12 @@ afterEach(() => {
 function runWriterUntilKilled(path: string, prefix: string, killAfterAcks: number, mode: Mode): Promise<Ack[]> {
   const args = mode === 'threads' ? ['threads', '8'] : ['in-thread', '1'];
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', writer, path, prefix, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // The writer's own words on why it stopped: a failure says what the writer met, not only its exit code.
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
   });
   running.add(child);
   child.on('exit', () => running.delete(child));
@@ -40,9 +45,10 @@ function runWriterUntilKilled(path: string, prefix: string, killAfterAcks: numbe
       if (acks.length === killAfterAcks) child.kill('SIGKILL');
     });
     child.on('error', reject);
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': by then the writer's stderr has been read to its end.
+    child.on('close', (code, signal) => {
       if (signal === 'SIGKILL') resolve(acks);
-      else reject(new Error(`writer exited with ${code ?? signal} after ${acks.length} acks`));
+      else reject(new Error(`writer exited with ${code ?? signal} after ${acks.length} acks:\n${stderr}`));
     });
   });
 }

@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { defaultAuditLimit, type AuditEvent, type AuditFilter } from '../../api/audit-event.js';
 import { auditInsert, auditRow, auditSchema, whereOf, type AuditTrail } from './audit-trail.js';
+import { switchToWal } from '../backends/sqlite-wal.js';
 
 const schema = auditSchema('INTEGER PRIMARY KEY AUTOINCREMENT');
 
@@ -45,7 +46,7 @@ export class SqliteAuditTrail implements AuditTrail {
 
   constructor(path: string) {
     this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
+    switchToWal(this.db, path, 5000);
     this.db.pragma('busy_timeout = 5000');
     // No fsync of its own: the WAL is one file, and the store's next write (synchronous=FULL)
     // makes these frames durable with its own; a second fsync per write would halve throughput.

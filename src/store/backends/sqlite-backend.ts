@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { indexConflict, keyExists, StorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log/log-backend.js';
 import { checkSqliteFence } from './sqlite-lease.js';
+import { switchToWal } from './sqlite-wal.js';
 import { withoutProperty } from '../scrub.js';
 import type { LogRecord } from '../types.js';
 import type { AuditEvent } from '../../api/audit-event.js';
@@ -111,8 +112,7 @@ export class SqliteBackend implements LogBackend {
     this.db = new Database(path);
     this.busyTimeoutMs = opts.busyTimeoutMs ?? defaultBusyTimeoutMs;
     // A file system without WAL support (some network mounts) would silently keep another mode: refuse it.
-    const mode = this.db.pragma('journal_mode = WAL', { simple: true });
-    if (path !== ':memory:' && mode !== 'wal') throw new Error(`SQLite could not switch ${path} to WAL mode (it is in ${String(mode)} mode); use a local file system`);
+    switchToWal(this.db, path, this.busyTimeoutMs);
     this.db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
     // Rewritten or deleted rows (scrubbed secrets, compacted history) are zeroed, not left in free pages.
     this.db.pragma('secure_delete = ON');
