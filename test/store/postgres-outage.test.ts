@@ -206,4 +206,27 @@ describe('PostgreSQL outages under two serving replicas', () => {
     }
     expect((await call(a, '/teams')).status).toBe(200);
   }, 30_000);
+  it('a database that refuses writes (read-only here, as a standby after a failover is) answers 503 with Retry-After saying why, then 201 once it takes writes again', async () => {
+    const name = new URL(db).pathname.slice(1);
+    // New sessions of the database are read-only; its open sessions are ended so the pools reconnect into it.
+    const reconnectAll = () => pg.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+    await pg.query(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
+    await reconnectAll();
+    try {
+      let last: { status: number; retryAfter: string | null; body: { reason?: string; message?: string } } | undefined;
+      await eventually('a write is refused as read-only', async () => {
+        const res = await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: 'read-only' } }) });
+        last = { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { reason?: string; message?: string } };
+        return last.body.message?.includes('read-only') ? true : undefined;
+      }, 15_000);
+      expect(last).toMatchObject({ status: 503, body: { reason: 'ServiceUnavailable' } });
+      expect(last!.retryAfter).not.toBeNull();
+      expect(last!.body.message).toContain('PostgreSQL refuses writes: it is read-only');
+      expect(a.stderr()).not.toMatch(/"level":50[^\n]*read-only transaction/);
+    } finally {
+      await pg.query(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
+      await reconnectAll();
+    }
+    await eventually('writes are taken again', async () => ((await call(a, '/teams', { method: 'POST', body: JSON.stringify({ metadata: { name: 'writable-again' } }) })).status === 201 ? true : undefined), 15_000);
+  }, 60_000);
 });

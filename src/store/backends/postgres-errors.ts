@@ -14,6 +14,19 @@ const socketCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT',
  */
 const sqlStates = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
 
+/**
+ * SQLSTATEs of a database that is up but refuses writes for now: a full disk, exhausted resources
+ * or memory, a failing disk, and a read-only database (a standby after a failover, or
+ * default_transaction_read_only). Retrying later may succeed, so these are 503 as well, saying why.
+ */
+const refusals = new Map([
+  ['53100', 'the disk holding its data is full'],
+  ['53000', 'it is out of resources'],
+  ['53200', 'it is out of memory'],
+  ['58030', 'its disk failed a write'],
+  ['25006', 'it is read-only (a standby, or default_transaction_read_only)'],
+]);
+
 /** pg and pg-pool report a lost or timed-out connection with these messages and no code. */
 const connectionMessages = /Connection terminated|timeout exceeded when trying to connect|is not queryable|timeout expired|Query read timeout/i;
 
@@ -25,8 +38,11 @@ export function isConnectionError(err: unknown): boolean {
   return connectionMessages.test(err.message);
 }
 
-/** A StorageError Unreachable for a connection failure; any other error is returned as it is. */
+/** A StorageError Unreachable for a connection failure or a refusal; any other error is returned as it is. */
 export function classify(err: unknown): unknown {
-  if (err instanceof StorageError || !isConnectionError(err)) return err;
-  return new StorageError('Unreachable', '', `PostgreSQL is unreachable: ${(err as Error).message}`);
+  if (err instanceof StorageError || !(err instanceof Error)) return err;
+  const refusal = refusals.get(String((err as { code?: unknown }).code));
+  if (refusal) return new StorageError('Unreachable', '', `PostgreSQL refuses writes: ${refusal} (${err.message})`);
+  if (!isConnectionError(err)) return err;
+  return new StorageError('Unreachable', '', `PostgreSQL is unreachable: ${err.message}`);
 }
