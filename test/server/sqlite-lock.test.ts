@@ -79,7 +79,8 @@ describe('a write lock held by another process', () => {
     await lock.released;
     for (const r of reads) {
       expect(r.status, `${r.what}: ${r.body}`).toBe(200);
-      expect(r.ms, `${r.what} answered in ${Math.round(r.ms)} ms while the lock was held`).toBeLessThan(1000);
+      // A read that waited for the lock would take the rest of its 3 s; a loaded machine's slow answer stays far under 2 s.
+      expect(r.ms, `${r.what} answered in ${Math.round(r.ms)} ms while the lock was held`).toBeLessThan(2000);
     }
     expect(created.status, created.body).toBe(201);
     // It really waited for the lock: the reads above took about 2 s and were all answered before it.
@@ -93,7 +94,7 @@ describe('a write lock held by another process', () => {
     const create = timed(`${api}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'never' } }) });
     const health = await timed(`${new URL(server.url).origin}/healthz`);
     expect(health.status).toBe(200);
-    expect(health.ms).toBeLessThan(1000);
+    expect(health.ms).toBeLessThan(2000); // the lock is held 7 s
     const refused = await create;
     expect(refused.status, refused.body).toBe(503);
     const status = JSON.parse(refused.body) as { kind: string; reason: string; message: string };
@@ -137,7 +138,8 @@ describe('the background-work lease while another process holds the write lock',
     await lock.released;
     await new Promise((r) => setTimeout(r, 50)); // the probe reports a hold once the loop runs again
     const blocked = longestBlocked(server, from);
-    expect(blocked, `the event loop was blocked for ${blocked} ms while another process held the lock`).toBeLessThan(300);
+    // The old stall was 910-930 ms; a quiet machine shows tens of ms, a loaded one more (bound: 600).
+    expect(blocked, `the event loop was blocked for ${blocked} ms while another process held the lock`).toBeLessThan(600);
     const text = await metrics();
     expect(text).toMatch(/^teamkeys_leader\{replica="[^"]+"\} 1$/m);
     expect(text).toMatch(/^teamkeys_lease_losses_total 0$/m);
