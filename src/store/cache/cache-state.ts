@@ -136,6 +136,11 @@ export class CacheState {
     return this.keys.range(start, end, after);
   }
 
+  /** How many keys range(start, end, after) yields (no walk). */
+  count(start: string, end: string, after: string): number {
+    return this.keys.count(start, end, after);
+  }
+
   /** Keys in [start, end) whose index value is `value`, in key order. */
   indexed(start: string, end: string, value: string): string[] {
     const held = this.byIndex.get(value);

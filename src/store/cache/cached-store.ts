@@ -193,7 +193,10 @@ export class CachedStore implements Store {
    * The cached entries under prefix after `opts.after`, in key order, read lazily: the caller takes
    * them before its next await, while the cache is still at `revision`. Undefined as for cachedList.
    */
-  async cachedRange(prefix: string, opts: Pick<ListOptions, 'after' | 'revision'> = {}): Promise<{ revision: number; entries: Generator<[string, Entry]> } | undefined> {
+  async cachedRange(
+    prefix: string,
+    opts: Pick<ListOptions, 'after' | 'revision'> = {},
+  ): Promise<{ revision: number; entries: Generator<[string, Entry]>; countAfter(key: string): number } | undefined> {
     if (!(await this.fresh())) return undefined;
     const revision = this.gate.applied;
     if (opts.revision !== undefined && opts.revision !== revision) return undefined;
@@ -202,7 +205,7 @@ export class CachedStore implements Store {
     function* entries(): Generator<[string, Entry]> {
       for (const key of keys) yield [key, state.entry(key)!];
     }
-    return { revision, entries: entries() };
+    return { revision, entries: entries(), countAfter: (key) => state.count(prefix, prefixEnd(prefix), key) };
   }
 
   async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {
