@@ -10,10 +10,12 @@ import { apply300, cliStart, credentialStart } from './figures-cli.js';
 import { lockHealthz } from './figures-worker.js';
 import { accessReview } from './figures-review.js';
 import { policy5mb } from './figures-policy.js';
+import { scaleSweep } from './figures-scale.js';
 import { met, type Figure, type Settings } from './lib.js';
 
 const quick = process.argv.includes('--quick');
 const settings: Settings = { quick, seconds: quick ? 2 : 10, connections: 50 };
+const scaleSizes = (process.argv.find((a) => a.startsWith('--scale-sizes='))?.slice('--scale-sizes='.length) ?? (quick ? '1000,10000' : '1000,10000,100000')).split(',').map(Number);
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const steps: [string, () => Promise<Figure | Figure[]>][] = [
   ['api.get,api.get.member,api.list', () => apiReads(settings)],
@@ -28,6 +30,7 @@ const steps: [string, () => Promise<Figure | Figure[]>][] = [
   ['watch.fanout500', () => watchFanout(settings)],
   ['lock.healthz', () => lockHealthz(settings)],
   ['policy.5mb', () => policy5mb(settings)],
+  ['scale.sweep', () => scaleSweep(settings, scaleSizes)],
 ];
 
 const figures: Figure[] = [];

@@ -1,6 +1,5 @@
 /** Deletes keys that expired longer ago than the retention period (default 20 days). */
 import type { OwnedAccessKey } from '../api/types.js';
-import { mentions } from '../registry/mentions.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { lostRace } from '../registry/storage-errors.js';
 import type { ActivityRecorder } from './activity.js';
@@ -11,8 +10,8 @@ export const defaultExpiredKeyRetentionSeconds = 20 * 24 * 3600;
 export async function removeExpiredKeys(keys: ResourceRegistry, activity: ActivityRecorder, now: Date, retentionSeconds: number): Promise<string[]> {
   const removed: string[] = [];
   const expired: OwnedAccessKey[] = [];
-  // Only keys with a ttl can expire; the others are not even parsed.
-  for await (const o of keys.scan(mentions('ttl'))) {
+  // Only keys whose stored expiry is past the retention can be (a use in memory only moves it later).
+  for (const o of await keys.dueBy('expiry', now.getTime() - retentionSeconds * 1000)) {
     const key = o as OwnedAccessKey;
     const at = expiresAt(key, activity.lastUsed(key.metadata.name!));
     if (at !== undefined && now.getTime() >= at + retentionSeconds * 1000) expired.push(key);

@@ -68,11 +68,9 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
     if (plan.limit > 0 && count >= plan.limit) {
       // More objects follow the page (matching or not, as the store path decides): a token to them.
       token = encodeContinue(range.revision, lastKey);
-      // Without a selector, kube counts what follows: the keys left, none of them decoded.
-      if (!match) {
-        remaining = 1;
-        for (const _ of range.entries) remaining++;
-      }
+      // Without a selector, kube counts what follows: the keys after the page, counted by the
+      // cache's sorted keys (two binary searches), none of them visited.
+      if (!match) remaining = range.countAfter(lastKey);
       break;
     }
     const json = presented(store, entry);

@@ -1,13 +1,11 @@
 /**
  * The dependents of an owner: objects whose ownerReferences name it by apiVersion, kind, name and
- * uid, as the garbage collector matches them. There is no index by owner uid; the collector scans,
- * and so does this, over the watch cache's in-memory objects (CachedStore.scan) with a substring
- * prefilter on the uid, so only objects that mention it are decoded.
+ * uid, as the garbage collector matches them: a lookup in the owner index (indexes.ts), which the
+ * watch cache keeps, so a delete costs its dependents, not a walk of every object.
  */
 import { servedPlurals } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { Registry } from './registry.js';
-import { mentions } from './mentions.js';
 
 /** Whether `ref` names `owner` (an object of this API, `apiVersion`) as the collector reads it. */
 export const namesOwner = (ref: OwnerReference, owner: KubeObject, apiVersion: string) =>
@@ -20,7 +18,7 @@ export function dependentsFinder(registry: Registry) {
     if (!uid) return [];
     const found: KubeObject[] = [];
     for (const r of servedPlurals.map((p) => registry.byPlural(p)!)) {
-      for await (const o of r.scan(mentions(uid))) {
+      for (const o of await r.byField('owner', uid)) {
         if (o.metadata.uid !== uid && (o.metadata.ownerReferences ?? []).some((ref) => namesOwner(ref, owner, apiVersion))) found.push(o);
       }
     }

@@ -8,6 +8,8 @@ import type { Indexer, Store, StoreWatch } from '../store/types.js';
 import { InFlight } from './in-flight.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
 import { bindToTeam } from './team-binding.js';
+import { CachedStore } from '../store/cache/cached-store.js';
+import { cacheIndexers } from './indexes.js';
 
 export interface Registry {
   teams: ResourceRegistry;
@@ -43,6 +45,7 @@ export const accessKeyIndexer: Indexer = (key, obj) => {
 
 export function createRegistry(store: Store, opts: RegistryOptions & { group?: string; keyPolicy?: AccessKeyPolicy } = {}): Registry {
   store.setIndexer(accessKeyIndexer);
+  if (store instanceof CachedStore) store.setCacheIndexers(cacheIndexers);
   const models = resourceModels(opts.group ?? defaultGroup, opts.keyPolicy);
   const inFlight = new InFlight();
   const shared = { ...opts, cipher: opts.cipher ?? FieldCipher.ephemeral(), inFlight };

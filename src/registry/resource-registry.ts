@@ -1,5 +1,4 @@
 /** The API semantics of one kind over a Store: one method per verb, each in its own module. */
-import { mentions } from './mentions.js';
 import { FieldCipher } from '../api/field-cipher.js';
 import type { ResourceModel } from '../api/model.js';
 import { generateName } from '../api/names.js';
@@ -20,6 +19,8 @@ import { apply, type ApplyOptions } from './server-side-apply.js';
 import { rotate, type RotateOptions } from './rotate.js';
 import { recordKeyUse, type KeyUse } from './key-use.js';
 import { InFlight } from './in-flight.js';
+import { byField, dueBy } from './lookups.js';
+import type { FieldIndexName, TimeIndexName } from './indexes.js';
 
 export interface RegistryOptions {
   /** The clock; tests pass their own to step through grace periods and TTLs. */
@@ -151,6 +152,16 @@ export class ResourceRegistry {
     for await (const stored of this.ctx.store.scan<StoredApiObject>(this.ctx.prefix, mightMatch)) yield present(stored);
   }
 
+  /** The objects whose value in the field index `index` (indexes.ts) is `value`: an indexed read, no walk of the kind. */
+  byField(index: FieldIndexName, value: string): Promise<KubeObject[]> {
+    return byField(this.ctx, index, value);
+  }
+
+  /** The objects whose instant in the time index `index` (indexes.ts) is at or before `at` (epoch ms). */
+  dueBy(index: TimeIndexName, at: number): Promise<KubeObject[]> {
+    return dueBy(this.ctx, index, at);
+  }
+
   /**
    * The objects whose secondary index value is `value`, in stored form: how a bearer key is found
    * by its SHA-256 hash (the store's one index). Authentication compares that sealed hash in
@@ -192,8 +203,6 @@ export class ResourceRegistry {
 
   /** Removes terminating objects that are due; run periodically by whoever hosts the registry. */
   async removeDue(): Promise<string[]> {
-    const terminating: KubeObject[] = [];
-    for await (const o of this.scan(mentions('deletionTimestamp'))) if (o.metadata.deletionTimestamp) terminating.push(o);
-    return removeDue(this.ctx, terminating);
+    return removeDue(this.ctx, await this.byField('lifecycle', 'terminating'));
   }
 }

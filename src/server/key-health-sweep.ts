@@ -6,8 +6,12 @@
  * nor race each other's writes) it logs a warning once per key as the key enters the --warn-expiry
  * window, and, with --disable-unused-after, disables keys unused for longer than that.
  *
- * A sweep without --disable-unused-after reads only keys whose stored JSON mentions a ttl (the
- * others never expire); with it, every key (a full read of the cache, once a minute, never on a request).
+ * A sweep reads only the keys it may act on, from the watch cache's time indexes (registry/indexes.ts):
+ * keys whose stored expiry falls within the widest window (30 days, or --warn-expiry when wider),
+ * and with --disable-unused-after the keys whose stored last use is older than that. A use known
+ * only in memory moves both later, never earlier, so no key the sweep acts on is left out; each
+ * key read is then judged on its own health. Only when a key about to be disabled is a working
+ * management-admin key does the sweep read every key, to spare the longest-lasting one.
  */
 import type { Logger } from 'pino';
 import type { OwnedAccessKey } from '../api/types.js';
@@ -16,7 +20,6 @@ import { keyRefusal } from '../auth/authenticate.js';
 import { scopeNarrows } from '../auth/scope.js';
 import { reEnabledAtAnnotation } from '../api/re-enable.js';
 import { systemClock, type Clock } from '../clock.js';
-import { mentions } from '../registry/mentions.js';
 import type { Registry } from '../registry/registry.js';
 import { ApiError } from '../api/errors.js';
 import type { AuthContext } from './auth/guard.js';
@@ -121,14 +124,24 @@ export class KeyHealthSweep {
     const now = this.now();
     const leader = this.isLeader();
     const disabling = leader && this.opts.disableUnusedAfterMs !== undefined;
-    const keys: OwnedAccessKey[] = [];
-    for await (const o of this.registry.ownedaccesskeys.scan(disabling ? undefined : mentions('ttl'))) keys.push(o as OwnedAccessKey);
+    const keys = await this.candidates(now, disabling);
     const health = keys.map((k) => keyHealth(k, now, this.auth.activity.lastUsed(k.metadata.name!)));
     this.setGauges(keys, health);
     if (leader) this.warnOfExpiry(keys, health);
     else this.warned.clear();
     if (disabling) await this.disableUnused(keys, health, now);
     this.metrics.keyHealthSweep.set(now.getTime() / 1000);
+  }
+
+  /** The keys this sweep may act on (see the file's comment), each once, in name order. */
+  private async candidates(now: Date, disabling: boolean): Promise<OwnedAccessKey[]> {
+    const keys = this.registry.ownedaccesskeys;
+    const widest = Math.max(gaugeWindows.at(-1)![1], this.warnExpiryMs);
+    const expiring = (await keys.dueBy('expiry', now.getTime() + widest)) as OwnedAccessKey[];
+    if (!disabling) return expiring;
+    const unused = (await keys.dueBy('lastUse', now.getTime() - this.opts.disableUnusedAfterMs!)) as OwnedAccessKey[];
+    const byName = new Map([...expiring, ...unused].map((k) => [k.metadata.name!, k]));
+    return [...byName.keys()].sort().map((n) => byName.get(n)!);
   }
 
   private setGauges(keys: OwnedAccessKey[], health: KeyHealth[]): void {
@@ -174,7 +187,8 @@ export class KeyHealthSweep {
     return this.auth.authenticator.identityOf(key).clusterRoles.has(adminRole);
   }
 
-  private async disableUnused(keys: OwnedAccessKey[], health: KeyHealth[], now: Date): Promise<void> {
+  /** The positions of the keys to disable as unused (not re-enabled lately, working, unused for longer than the option). */
+  private unusedOf(keys: OwnedAccessKey[], health: KeyHealth[], now: Date): Set<number> {
     const after = this.opts.disableUnusedAfterMs!;
     const unused = new Set<number>();
     health.forEach((h, i) => {
@@ -182,7 +196,23 @@ export class KeyHealthSweep {
       if (again !== undefined && now.getTime() - again <= after) return;
       if (!h.disabled && !h.expired && !keys[i]!.metadata.deletionTimestamp && unusedFor(h, after)) unused.add(i);
     });
+    return unused;
+  }
+
+  private async disableUnused(candidates: OwnedAccessKey[], candidateHealth: KeyHealth[], now: Date): Promise<void> {
+    const after = this.opts.disableUnusedAfterMs!;
+    let keys = candidates;
+    let health = candidateHealth;
+    let unused = this.unusedOf(keys, health, now);
     if (unused.size === 0) return;
+    // The spare is the longest-lasting working admin key of all keys: read them all only when a key
+    // about to be disabled is one (rare); otherwise no spare can be among those disabled.
+    if ([...unused].some((i) => this.isWorkingAdmin(keys[i]!, now))) {
+      keys = [];
+      for await (const o of this.registry.ownedaccesskeys.scan()) keys.push(o as OwnedAccessKey);
+      health = keys.map((k) => keyHealth(k, now, this.auth.activity.lastUsed(k.metadata.name!)));
+      unused = this.unusedOf(keys, health, now);
+    }
     // Never the working management-admin key that lasts longest: the one that never expires (or
     // expires last; the most recently used among equals) stays enabled, named in a warning, so an
     // administrator can always get in. Sparing the last used one regardless of expiry could keep

@@ -4,6 +4,7 @@
  * kube's ResourceQuota answers: a count that only a delete lowers is not a 429, which clients
  * (client-go, kubectl) retry by themselves. The count is of stored keys, read at admission: two
  * creates at the same moment may both pass at the last free place (a bound, not an exact quota).
+ * The count reads the watch cache's holder index, so it costs the holder's keys, not the fleet's.
  */
 import type { KubeObject, OwnedAccessKeySpec } from '../api/types.js';
 import { subjectOf } from '../auth/identity.js';
@@ -25,8 +26,8 @@ export function keyQuota(keys: ResourceRegistry, max = defaultMaxKeysPerUser): K
   return {
     max,
     async count(holder, except) {
-      const { items } = await keys.list({ filter: (k) => !except.includes(k.metadata.name!) && keyHolder(k) === holder });
-      return items.length;
+      // The holder index (registry/indexes.ts) holds exactly keyHolder's value: no walk of every key.
+      return (await keys.byField('holder', holder)).filter((k) => !except.includes(k.metadata.name!)).length;
     },
   };
 }

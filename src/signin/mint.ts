@@ -7,7 +7,6 @@
 import { ApiError } from '../api/errors.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import { isLoginKey, loginKeyType, refusedAnnotation } from '../auth/login-keys.js';
-import { mentions } from '../registry/mentions.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
@@ -70,7 +69,7 @@ export function namePrefixFor(username: string): string {
  * refused (the account gone) binds nothing.
  */
 async function heldByAnotherAccount(registry: Registry, username: string, identity: Identity): Promise<boolean> {
-  for await (const obj of registry.ownedaccesskeys.scan(mentions(loginKeyType))) {
+  for (const obj of await registry.ownedaccesskeys.byField('holder', username)) {
     const key = obj as OwnedAccessKey;
     if (!isLoginKey(key) || key.spec.user !== username || key.metadata.deletionTimestamp || key.metadata.annotations?.[refusedAnnotation] !== undefined) continue;
     if (key.spec.identity?.connector === identity.connector && key.spec.identity?.userId !== identity.userId) return true;
@@ -97,9 +96,9 @@ function mintAdmission(ctx: AdmissionContext, req: MintRequest): Admit {
  */
 async function heldOutsideSignIn(registry: Registry, username: string): Promise<boolean> {
   const keys = registry.ownedaccesskeys;
-  const { items } = await keys.list({ filter: (k) => (k.spec as { user?: string } | undefined)?.user === username });
-  for (const key of items as OwnedAccessKey[]) {
-    if (isLoginKey(key)) continue;
+  const items = (await keys.byField('holder', username)) as OwnedAccessKey[];
+  for (const key of items) {
+    if (isLoginKey(key) || key.spec.user !== username) continue;
     const tied = [];
     for (const ref of key.metadata.ownerReferences ?? []) {
       if (ref.kind !== 'OwnedAccessKey' || ref.apiVersion !== keys.info.apiVersion) continue;

@@ -13,7 +13,6 @@ import * as client from 'openid-client';
 import { ApiError } from '../api/errors.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import { isLoginKey, refreshErrorAnnotation, refusedAnnotation } from '../auth/login-keys.js';
-import { mentions } from '../registry/mentions.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { RefreshOutcome } from './metrics.js';
@@ -37,7 +36,7 @@ export class IdentityRefresher {
   private running: Promise<void> | undefined;
   private stopped = true;
   /** Keys whose last attempt failed to reach the provider: when to try again, and how often it failed. */
-  private readonly backoff = new Map<string, { failures: number; nextAt: number }>();
+  private readonly backoff = new Map<string, { failures: number; nextAt: number; name: string }>();
   private readonly now: () => Date;
 
   constructor(
@@ -71,12 +70,28 @@ export class IdentityRefresher {
     this.timer.unref();
   }
 
-  /** One pass: every Login key that is due, a few at a time. */
+  /**
+   * The Login keys that may be due: those the identityRefresh index has refreshed at least 0.9 of
+   * an interval ago (the earliest phase), and those backing off, whatever their last refresh.
+   */
+  private async candidates(now: number): Promise<OwnedAccessKey[]> {
+    const keys = this.registry.ownedaccesskeys;
+    const found = (await keys.dueBy('identityRefresh', now - this.opts.intervalMs * 0.9)) as OwnedAccessKey[];
+    const seen = new Set(found.map((k) => k.metadata.uid));
+    for (const [uid, back] of this.backoff) {
+      if (seen.has(uid) || now < back.nextAt) continue;
+      const key = (await keys.get(back.name).catch(() => undefined)) as OwnedAccessKey | undefined;
+      if (key?.metadata.uid === uid) found.push(key);
+      else this.backoff.delete(uid); // gone, or a new key under the name
+    }
+    return found;
+  }
+
+  /** One pass: every Login key that is due, a few at a time; only the due ones are read. */
   async refreshDue(): Promise<void> {
     const now = this.now().getTime();
     const due: OwnedAccessKey[] = [];
-    for await (const obj of this.registry.ownedaccesskeys.scan(mentions('Login'))) {
-      const key = obj as OwnedAccessKey;
+    for (const key of await this.candidates(now)) {
       if (!isLoginKey(key) || key.metadata.deletionTimestamp || key.metadata.annotations?.[refusedAnnotation] !== undefined) continue;
       const last = Date.parse(key.spec.identityRefresh ?? '') || 0;
       // Each key's own phase, spread over a tenth of the interval so the keys of one burst of sign-ins spread out.
@@ -99,7 +114,7 @@ export class IdentityRefresher {
     this.signIn.metrics.refreshes.inc({ outcome: outcome.outcome });
     if (outcome.outcome === 'unreachable') {
       const failures = (this.backoff.get(uid)?.failures ?? 0) + 1;
-      this.backoff.set(uid, { failures, nextAt: this.now().getTime() + Math.min(this.opts.intervalMs, firstRetryMs * 2 ** (failures - 1)) });
+      this.backoff.set(uid, { failures, nextAt: this.now().getTime() + Math.min(this.opts.intervalMs, firstRetryMs * 2 ** (failures - 1)), name });
     } else this.backoff.delete(uid);
     if (outcome.outcome !== 'refreshed') this.log.warn({ keyName: name, user: key.spec.user, outcome: outcome.outcome, reason: outcome.reason }, 'identity refresh did not succeed');
     try {

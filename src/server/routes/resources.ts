@@ -260,7 +260,7 @@ async function teamAccessKeys(req: Request, reply: FastifyReply, registry: Regis
   const keys = new Guard(auth, who, 'ownedaccesskeys');
   keys.scope('list');
   const visible = keys.filter();
-  const { items } = await registry.ownedaccesskeys.list({ filter: (k) => (k.spec as { team?: string } | undefined)?.team === name && visible(k) });
+  const items = (await registry.ownedaccesskeys.byField('team', name)).filter(visible);
   return send(req, reply, 200, { accessKeys: items });
 }
 

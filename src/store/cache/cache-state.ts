@@ -8,6 +8,7 @@
 import { decodeObject } from '../encode.js';
 import { indexValues, type Indexer, type StoreEvent, type StoredObject } from '../types.js';
 import { SortedKeys } from './sorted-keys.js';
+import { FieldIndex, TimeIndex, fieldValues, type CacheIndexers } from './field-index.js';
 
 export interface Entry {
   revision: number;
@@ -55,14 +56,37 @@ export class CacheState {
   private readonly keys = new SortedKeys();
   /** Index value -> key; a Set only in the rare moment two keys share a value (values are unique among live objects). */
   private readonly byIndex = new Map<string, string | Set<string>>();
+  /** The lookups kept for the request path and the sweeps (field-index.ts), by name. */
+  private readonly fields = new Map<string, FieldIndex>();
+  private readonly times = new Map<string, TimeIndex>();
 
   constructor(
     private readonly indexer: Indexer,
     private readonly apart: string | undefined,
-  ) {}
+    private readonly indexers: CacheIndexers = {},
+  ) {
+    for (const name of Object.keys(indexers.fields ?? {})) this.fields.set(name, new FieldIndex());
+    for (const name of Object.keys(indexers.times ?? {})) this.times.set(name, new TimeIndex());
+  }
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Keys in [start, end) whose value in the field index `name` is `value`, unordered. */
+  fieldLookup(name: string, start: string, end: string, value: string): string[] {
+    const index = this.fields.get(name);
+    if (!index) throw new Error(`the watch cache keeps no field index ${name}`);
+    return index.lookup(value).filter((k) => k >= start && k < end);
+  }
+
+  /** Keys in [start, end) whose instant in the time index `name` is at or before `at`. */
+  dueBy(name: string, start: string, end: string, at: number): string[] {
+    const index = this.times.get(name);
+    if (!index) throw new Error(`the watch cache keeps no time index ${name}`);
+    const keys: string[] = [];
+    for (const k of index.upTo(at)) if (k >= start && k < end) keys.push(k);
+    return keys;
   }
 
   /** Adds a stored row read by a list in key order (the cache is being filled). */
@@ -81,6 +105,22 @@ export class CacheState {
     this.put(event.key, event.object, event.revision, unpooled);
   }
 
+  /** Whether any field or time index is kept (an update must then read the old version's values). */
+  private get indexing(): boolean {
+    return this.fields.size > 0 || this.times.size > 0;
+  }
+
+  /** Adds (`add`) or removes the key under each field and time index value of `obj`. */
+  private indexFields(key: string, obj: StoredObject, add: boolean): void {
+    for (const [name, index] of this.fields) {
+      for (const v of fieldValues(this.indexers.fields![name]!(key, obj))) add ? index.add(key, v) : index.delete(key, v);
+    }
+    for (const [name, index] of this.times) {
+      const at = this.indexers.times![name]!(key, obj);
+      if (at !== undefined && Number.isFinite(at)) add ? index.add(key, at) : index.delete(key, at);
+    }
+  }
+
   entry(key: string): Entry | undefined {
     return this.entries.get(key);
   }
@@ -96,6 +136,11 @@ export class CacheState {
     return this.keys.range(start, end, after);
   }
 
+  /** How many keys range(start, end, after) yields (no walk). */
+  count(start: string, end: string, after: string): number {
+    return this.keys.count(start, end, after);
+  }
+
   /** Keys in [start, end) whose index value is `value`, in key order. */
   indexed(start: string, end: string, value: string): string[] {
     const held = this.byIndex.get(value);
@@ -107,6 +152,10 @@ export class CacheState {
   /** `obj` carries its resourceVersion (decoded rows and watch events both do). */
   private put(key: string, obj: StoredObject, revision: number, alloc: (size: number) => Buffer): void {
     const old = this.entries.get(key);
+    // The old version's values are read back from its JSON rather than kept per entry: a decode
+    // per change costs less than holding every value of every object twice.
+    if (old && this.indexing) this.indexFields(key, decodeEntry(old, this.apart), false);
+    if (this.indexing) this.indexFields(key, obj, true);
     const values = indexValues(this.indexer(key, obj));
     const index = values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
     for (const v of valuesOf(old?.index)) if (!values.includes(v)) this.unindex(key, v);
@@ -136,6 +185,7 @@ export class CacheState {
   private remove(key: string): void {
     const old = this.entries.get(key);
     if (!old) return;
+    if (this.indexing) this.indexFields(key, decodeEntry(old, this.apart), false);
     this.entries.delete(key);
     this.keys.delete(key);
     for (const v of valuesOf(old.index)) this.unindex(key, v);

@@ -23,6 +23,7 @@ import {
 } from '../types.js';
 import { CacheState, bytesOf, decodeEntry, type Entry } from './cache-state.js';
 import { deepFreeze, fill } from './fill.js';
+import type { CacheIndexers } from './field-index.js';
 import { RevisionGate } from './revision-gate.js';
 
 /** What the cache needs of the store beyond Store: pages of stored rows with their keys (LogStore). */
@@ -45,6 +46,7 @@ export interface CachedStoreOptions {
 export class CachedStore implements Store {
   private state: CacheState;
   private indexer: Indexer = () => undefined;
+  private indexers: CacheIndexers = {};
   private readonly gate: RevisionGate;
   private readonly waitMs: number;
   private readonly retryMs: number;
@@ -92,6 +94,34 @@ export class CachedStore implements Store {
     this.generation++;
     this.gate.markPending();
     this.watch_?.stop();
+  }
+
+  /**
+   * Installs the field and time indexes the cache keeps (field-index.ts), before it is used: the
+   * registry's lookups by holder, team, owner, expiry. The cache fills again under them.
+   */
+  setCacheIndexers(indexers: CacheIndexers): void {
+    this.indexers = indexers;
+    this.generation++;
+    this.gate.markPending();
+    this.watch_?.stop();
+  }
+
+  /**
+   * The objects under prefix whose value in the field index `name` is `value` (fresh copies, in key
+   * order), by a consistent read; undefined when the cache cannot vouch (the caller then filters a
+   * list of the store, which answers the same).
+   */
+  async byField<T extends StoredObject>(prefix: string, name: string, value: string): Promise<T[] | undefined> {
+    if ((await this.consistentAt()) === undefined) return undefined;
+    return this.state.fieldLookup(name, prefix, prefixEnd(prefix), value).sort().map((k) => this.state.get<T>(k)!);
+  }
+
+  /** The objects under prefix whose instant in the time index `name` is at or before `at`; undefined as for byField. */
+  async dueBy<T extends StoredObject>(prefix: string, name: string, at: number): Promise<T[] | undefined> {
+    // A sweep, as scan: the cache as it is, when filled (no consistent read needed off the request path).
+    if (this.gate.state !== 'Ready') return undefined;
+    return this.state.dueBy(name, prefix, prefixEnd(prefix), at).sort().map((k) => this.state.get<T>(k)!);
   }
 
   async getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]> {
@@ -163,7 +193,10 @@ export class CachedStore implements Store {
    * The cached entries under prefix after `opts.after`, in key order, read lazily: the caller takes
    * them before its next await, while the cache is still at `revision`. Undefined as for cachedList.
    */
-  async cachedRange(prefix: string, opts: Pick<ListOptions, 'after' | 'revision'> = {}): Promise<{ revision: number; entries: Generator<[string, Entry]> } | undefined> {
+  async cachedRange(
+    prefix: string,
+    opts: Pick<ListOptions, 'after' | 'revision'> = {},
+  ): Promise<{ revision: number; entries: Generator<[string, Entry]>; countAfter(key: string): number } | undefined> {
     if (!(await this.fresh())) return undefined;
     const revision = this.gate.applied;
     if (opts.revision !== undefined && opts.revision !== revision) return undefined;
@@ -172,7 +205,7 @@ export class CachedStore implements Store {
     function* entries(): Generator<[string, Entry]> {
       for (const key of keys) yield [key, state.entry(key)!];
     }
-    return { revision, entries: entries() };
+    return { revision, entries: entries(), countAfter: (key) => state.count(prefix, prefixEnd(prefix), key) };
   }
 
   async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {
@@ -276,7 +309,7 @@ export class CachedStore implements Store {
     while (!this.stopped()) {
       const generation = this.generation;
       try {
-        const filled = await fill(this.inner, this.indexer, this.apart, (w) => (this.watch_ = w));
+        const filled = await fill(this.inner, this.indexer, this.apart, (w) => (this.watch_ = w), this.indexers);
         if (generation === this.generation && !this.stopped()) {
           this.state = filled.state;
           this.gate.markReady(filled.revision);

@@ -2,6 +2,7 @@
 import type { Indexer, StoreWatch } from '../types.js';
 import type { CacheableStore } from './cached-store.js';
 import { CacheState } from './cache-state.js';
+import type { CacheIndexers } from './field-index.js';
 
 const fillPageSize = 1000;
 
@@ -14,8 +15,9 @@ export async function fill(
   indexer: Indexer,
   apart: string | undefined,
   onWatch: (watch: StoreWatch) => void,
+  indexers: CacheIndexers = {},
 ): Promise<{ state: CacheState; revision: number; watch: StoreWatch }> {
-  const state = new CacheState(indexer, apart);
+  const state = new CacheState(indexer, apart, indexers);
   let revision: number | undefined;
   let after = '';
   for (;;) {

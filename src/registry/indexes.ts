@@ -1,0 +1,58 @@
+/**
+ * The lookups the watch cache keeps for the registry's readers (kube's cacher indexers), each
+ * defined once here: the cache maintains them on every write, and a store without a cache answers
+ * the same lookup by filtering a full read of the kind with the same function (lookups.ts). A
+ * field index gives an object's values, a time index one instant; an object outside an index
+ * gives none.
+ */
+import type { StoredApiObject } from '../api/secrets.js';
+import type { OwnedAccessKey, OwnedAccessKeySpec } from '../api/types.js';
+import { isLoginKey } from '../api/key-types.js';
+import { subjectOf } from '../auth/identity.js';
+import { expiresAt } from '../auth/expiry.js';
+import type { CacheIndexers } from '../store/cache/field-index.js';
+
+const keysPrefix = '/ownedaccesskeys/';
+const isKey = (key: string) => key.startsWith(keysPrefix);
+const specOf = (obj: unknown) => ((obj as { spec?: unknown }).spec ?? {}) as OwnedAccessKeySpec;
+const metaOf = (obj: unknown) => (obj as StoredApiObject).metadata ?? {};
+const ms = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
+
+/** Field indexes: name -> the values of an object. */
+export const fieldIndexes = {
+  /** Access keys by whom they act for (the user, `team:<name>`, or the subject): the keys-per-holder quota, sign-in's username checks. */
+  holder: (key: string, obj: unknown) => (isKey(key) ? subjectOf(specOf(obj)).name : undefined),
+  /** Access keys by spec.team: a team's keys. */
+  team: (key: string, obj: unknown) => {
+    const team = isKey(key) ? specOf(obj).team : undefined;
+    return typeof team === 'string' && team !== '' ? team : undefined;
+  },
+  /** Objects of every kind by the uids their ownerReferences name: an owner's dependents. */
+  owner: (_key: string, obj: unknown) => (metaOf(obj).ownerReferences ?? []).map((r) => r.uid),
+  /** Objects being deleted (`terminating`): what the collector and the removal of due objects visit. */
+  lifecycle: (_key: string, obj: unknown) => (metaOf(obj).deletionTimestamp ? 'terminating' : undefined),
+} as const;
+
+/** Time indexes: name -> an instant of an object (epoch ms). */
+export const timeIndexes = {
+  /**
+   * Access keys by expiry as stored (ttl from creation, or from status.lastActivity). A use known
+   * only in memory moves a key's expiry later, never earlier: a key expiring by a time is among
+   * the keys this index has at or before it, and the reader decides on the key itself.
+   */
+  expiry: (key: string, obj: unknown) => (isKey(key) ? expiresAt(obj as OwnedAccessKey) : undefined),
+  /** Access keys by their last use as stored (status.lastActivity, else creation): the same lower bound. */
+  lastUse: (key: string, obj: unknown) => {
+    if (!isKey(key)) return undefined;
+    const recorded = ms((obj as OwnedAccessKey).status?.lastActivity);
+    return Number.isFinite(recorded) ? recorded : ms(metaOf(obj).creationTimestamp);
+  },
+  /** Login keys by their last identity refresh (0 when never): the identity refresher's due keys. */
+  identityRefresh: (key: string, obj: unknown) => (isKey(key) && isLoginKey(obj as OwnedAccessKey) ? ms(specOf(obj).identityRefresh) || 0 : undefined),
+} as const;
+
+export type FieldIndexName = keyof typeof fieldIndexes;
+export type TimeIndexName = keyof typeof timeIndexes;
+
+/** The indexes as the watch cache takes them. */
+export const cacheIndexers: CacheIndexers = { fields: fieldIndexes, times: timeIndexes };

@@ -1,0 +1,102 @@
+/**
+ * The lookups the watch cache keeps beside its objects, as kube-apiserver's cacher keeps its
+ * indexers: a field index maps each value an object carries to the keys of the objects carrying
+ * it, a time index orders keys by one instant each. Both are maintained on every fill and watch
+ * event, so a lookup costs the answer's size, never a walk of the cache. Invariant: after each
+ * applied event, `lookup(v)` holds exactly the cached keys whose indexer gives `v`.
+ */
+import type { StoredObject } from '../types.js';
+
+/** The values of an object for one field index (none: not in it). */
+export type FieldIndexer = (key: string, obj: StoredObject) => readonly string[] | string | undefined;
+/** The instant (epoch ms) of an object for one time index (undefined: not in it). */
+export type TimeIndexer = (key: string, obj: StoredObject) => number | undefined;
+
+/** Every lookup the cache keeps, by name. */
+export interface CacheIndexers {
+  fields?: Readonly<Record<string, FieldIndexer>>;
+  times?: Readonly<Record<string, TimeIndexer>>;
+}
+
+/** An indexer's answer as a list of distinct values. */
+export function fieldValues(values: ReturnType<FieldIndexer>): readonly string[] {
+  if (values === undefined) return [];
+  if (typeof values === 'string') return [values];
+  return values.length < 2 ? values : [...new Set(values)];
+}
+
+/** Value -> keys; a bare string while one key holds the value (the common case), a Set beyond. */
+export class FieldIndex {
+  private readonly byValue = new Map<string, string | Set<string>>();
+
+  add(key: string, value: string): void {
+    const held = this.byValue.get(value);
+    if (held === undefined || held === key) this.byValue.set(value, key);
+    else if (typeof held === 'string') this.byValue.set(value, new Set([held, key]));
+    else held.add(key);
+  }
+
+  delete(key: string, value: string): void {
+    const held = this.byValue.get(value);
+    if (held === key) this.byValue.delete(value);
+    else if (held instanceof Set) {
+      held.delete(key);
+      if (held.size === 1) this.byValue.set(value, held.values().next().value!);
+    }
+  }
+
+  /** The keys carrying `value`, unordered. */
+  lookup(value: string): readonly string[] {
+    const held = this.byValue.get(value);
+    if (held === undefined) return [];
+    return typeof held === 'string' ? [held] : [...held];
+  }
+}
+
+/** Width of a time bucket: lookups visit whole buckets, then test each key's own instant. */
+const bucketMs = 60_000;
+
+/** Keys by instant, in buckets of a minute: `upTo(t)` visits the buckets up to t, not every key. */
+export class TimeIndex {
+  private readonly buckets = new Map<number, Map<string, number>>();
+  /** Bucket numbers in ascending order (new instants are mostly recent: appends, rarely inserts). */
+  private readonly order: number[] = [];
+
+  add(key: string, at: number): void {
+    const b = Math.floor(at / bucketMs);
+    let bucket = this.buckets.get(b);
+    if (!bucket) {
+      this.buckets.set(b, (bucket = new Map()));
+      this.order.splice(this.position(b), 0, b);
+    }
+    bucket.set(key, at);
+  }
+
+  delete(key: string, at: number): void {
+    const b = Math.floor(at / bucketMs);
+    const bucket = this.buckets.get(b);
+    if (!bucket?.delete(key) || bucket.size > 0) return;
+    this.buckets.delete(b);
+    this.order.splice(this.position(b), 1);
+  }
+
+  /** Keys whose instant is at or before `at`, earliest bucket first. */
+  *upTo(at: number): Generator<string> {
+    const last = Math.floor(at / bucketMs);
+    for (const b of this.order) {
+      if (b > last) return;
+      for (const [key, t] of this.buckets.get(b)!) if (t <= at) yield key;
+    }
+  }
+
+  private position(b: number): number {
+    let lo = 0;
+    let hi = this.order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.order[mid]! < b) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
