@@ -24,7 +24,7 @@ const qText = (q: Question) => `${q.verb} ${q.resource}/${q.name ?? '*'}`;
 /** Every asker's answer to every question; a key that does not authenticate may do nothing. */
 export async function answers(s: Served, askers: Asker[], keys: OwnedAccessKey[], extraTeams: string[] = []): Promise<Answers> {
   const qs = questions(keys);
-  for (const name of extraTeams) for (const verb of ['get', 'update', 'delete']) qs.push({ verb, resource: 'teams', name });
+  for (const name of extraTeams) for (const verb of ['get', 'list', 'watch', 'update', 'patch', 'delete']) qs.push({ verb, resource: 'teams', name });
   const asked = askers.flatMap((a) => qs.map((q) => ({ a, q })));
   const out: Answers = new Map();
   await inBatches(asked, 24, async ({ a, q }) => out.set(`${a.keyName}|${qText(q)}`, (await serverSays(s, a.value, q)) ?? false));

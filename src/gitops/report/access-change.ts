@@ -6,6 +6,7 @@
  */
 import type { AccessChange, AccessEntry } from '../plan/access-change.js';
 import { rank } from '../plan/access-change.js';
+import { verbs as allVerbs } from '../../auth/roles.js';
 import { codeValue, md, mdJoin, type Md } from './markdown-escape.js';
 
 /** One line: an identity gains or loses these verbs on one object, by these ways. */
@@ -24,6 +25,8 @@ export interface AccessGroup {
   who: string;
   lines: AccessLine[];
 }
+
+const verbOrder = (v: string) => (allVerbs as readonly string[]).indexOf(v);
 
 /** Lines shown before the rest is folded away (Markdown) or cut (text). */
 export const shownLines = { markdown: 60, folded: 400, text: 60 };
@@ -49,6 +52,7 @@ export function accessGroups(change: AccessChange): AccessGroup[] {
     }
   }
   const best = (g: AccessGroup) => Math.min(...g.lines.map((l) => l.rank));
+  for (const l of lines.values()) l.verbs.sort((a, b) => verbOrder(a) - verbOrder(b));
   for (const g of groups.values()) g.lines.sort((a, b) => a.rank - b.rank || Number(b.gains) - Number(a.gains) || (a.object < b.object ? -1 : a.object > b.object ? 1 : 0));
   return [...groups.values()].sort((a, b) => best(a) - best(b) || (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0));
 }
