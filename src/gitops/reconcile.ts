@@ -3,7 +3,8 @@ import { isLoginKey } from '../api/key-types.js';
 import { defaultWarnExpiryMs, defaultWarnUnusedMs } from '../auth/key-health.js';
 import { systemClock, type Clock } from '../clock.js';
 import { resourceModels } from '../api/model.js';
-import type { KubeObject } from '../api/types.js';
+import type { KubeObject, OwnedAccessKey, Team } from '../api/types.js';
+import { accessChange, namedIn } from './plan/access-change.js';
 import { ClientError, type ApiClient, type Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
 import { sourceFolders } from './keys/file-sink.js';
@@ -133,12 +134,13 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const loaded = opts.loaded ?? (await loadSource(opts.source));
   const models = modelsFor(client.apiVersion);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(models));
-  const base: Pick<ReportInput, 'mode' | 'source' | 'target' | 'warnings' | 'keyHealth' | 'now' | 'keySecretOwners'> = { mode: opts.mode, source: sourceInfo(loaded), target: client.target, now: (opts.now ?? systemClock)() };
+  const base: Pick<ReportInput, 'mode' | 'source' | 'target' | 'warnings' | 'keyHealth' | 'now' | 'keySecretOwners' | 'accessChange'> = { mode: opts.mode, source: sourceInfo(loaded), target: client.target, now: (opts.now ?? systemClock)() };
   if (loaded.errors.length + errors.length > 0) return { report: buildReport({ ...base, errors: [...loaded.errors, ...errors] }), loaded };
   const { live, allKeys } = await listBoth(client);
   const owners = opts.keySecretOwners ?? ownersFromSourceId(loaded.id);
   if (owners) base.keySecretOwners = owners;
-  const refErrors = [...checkTeamReferences(desired, live.teams), ...(owners ? keySecretOwnerErrors(desired, owners) : []), ...(opts.policyDir ? await (await import('./policy/evaluate.js')).checkPolicyDir(opts.policyDir, desired, live) : [])];
+  const policyRun = opts.policyDir ? await (await import('./policy/evaluate.js')).runPolicyDir(opts.policyDir, desired, live) : undefined;
+  const refErrors = [...checkTeamReferences(desired, live.teams), ...(owners ? keySecretOwnerErrors(desired, owners) : []), ...(policyRun?.errors ?? [])];
   const warnings = teamReferenceWarnings(desired, live.teams);
   Object.assign(base, { warnings });
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
@@ -160,6 +162,11 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
     // A due rotation stays on the skipped action: the drift is left, the key is still rotated.
     plan.actions = plan.actions.map((a) => (a.drift ? { ...a, type: 'skip', reason: driftReason } : a));
   }
+  // Who gains and loses what, as the server will decide it once the plan is applied; rules about it judged here.
+  const access = accessChange({ teams: live.teams as Team[], keys: allKeys as OwnedAccessKey[], plan, group: client.apiVersion.split('/')[0]!, now: base.now!, ...(opts.withholdUnnamedLiveValues ? { mayName: namedIn(desired) } : {}) });
+  base.accessChange = access;
+  const accessErrors = policyRun ? (await import('./policy/access-policy.js')).checkAccessPolicies(policyRun.policies, access, desired) : [];
+  if (accessErrors.length > 0) return { report: buildReport({ ...base, errors: accessErrors }), loaded };
   const nextRotationAt = nextRotation(desired, live);
   const next = { ...(nextRotationAt ? { nextRotationAt } : {}), ...(opts.withholdUnnamedLiveValues ? { withheld: true as const } : {}) };
   if (opts.mode === 'plan' || plan.refused) return { report: buildReport({ ...base, errors: [], plan }), plan, loaded, desired, live, ...next };

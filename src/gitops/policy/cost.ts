@@ -151,3 +151,42 @@ export function instrument(env: CelEnv, e: Expr): Expr {
       return e;
   }
 }
+
+/** The variables an expression reads (a comprehension's own variables are not among them). */
+export function freeIdents(e: Expr | undefined, bound: ReadonlySet<string> = new Set(), out = new Set<string>()): Set<string> {
+  const k = e?.exprKind;
+  switch (k?.case) {
+    case 'identExpr':
+      if (!bound.has(k.value.name)) out.add(k.value.name);
+      break;
+    case 'selectExpr':
+      freeIdents(k.value.operand, bound, out);
+      break;
+    case 'callExpr':
+      freeIdents(k.value.target, bound, out);
+      for (const a of k.value.args) freeIdents(a, bound, out);
+      break;
+    case 'listExpr':
+      for (const x of k.value.elements) freeIdents(x, bound, out);
+      break;
+    case 'structExpr':
+      for (const entry of k.value.entries) {
+        freeIdents(entry.value, bound, out);
+        if (entry.keyKind.case === 'mapKey') freeIdents(entry.keyKind.value, bound, out);
+      }
+      break;
+    case 'comprehensionExpr': {
+      const c = k.value;
+      freeIdents(c.iterRange, bound, out);
+      freeIdents(c.accuInit, bound, out);
+      const inner = new Set([...bound, c.iterVar, c.accuVar]);
+      freeIdents(c.loopCondition, inner, out);
+      freeIdents(c.loopStep, inner, out);
+      freeIdents(c.result, new Set([...bound, c.accuVar]), out);
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}

@@ -45,6 +45,8 @@ export function runPolicies(policies: Policy[], desired: DesiredObject[], live: 
     for (const p of policies) {
       if (p.match.length > 0 && !p.match.some((m) => m.kind === d.obj.kind && m.selects(d.obj))) continue;
       for (const v of p.validations) {
+        // A rule about the plan's access change is judged once per plan (access-policy.ts).
+        if (v.usesAccess) continue;
         tracker.evaluation = 0;
         const result = withTracker(tracker, () => v.run(bindings));
         if (tracker.exceeded) return { errors: [...errors, refusal(p, v, d, tracker.exceeded)], cost: tracker.run };
@@ -65,8 +67,13 @@ export function checkPolicies(policies: Policy[], desired: DesiredObject[], live
 
 /** The policy folder's own errors if it has any, else every violation (`oldObject` from `live` when given). */
 export async function checkPolicyDir(dir: PolicySource, desired: DesiredObject[], live?: Record<Plural, KubeObject[]>): Promise<ManifestError[]> {
+  return (await runPolicyDir(dir, desired, live)).errors;
+}
+
+/** As checkPolicyDir, with the policies loaded (the plan judges its access change with them after planning). */
+export async function runPolicyDir(dir: PolicySource, desired: DesiredObject[], live?: Record<Plural, KubeObject[]>): Promise<{ errors: ManifestError[]; policies: Policy[] }> {
   const { policies, errors } = await loadPolicies(dir);
-  if (errors.length > 0) return errors;
+  if (errors.length > 0) return { errors, policies: [] };
   const byKey = new Map(Object.entries(live ?? {}).flatMap(([plural, objects]) => objects.map((o) => [`${plural}/${o.metadata.name}`, o] as const)));
-  return checkPolicies(policies, desired, (plural, name) => byKey.get(`${plural}/${name}`));
+  return { errors: checkPolicies(policies, desired, (plural, name) => byKey.get(`${plural}/${name}`)), policies };
 }

@@ -11,7 +11,7 @@ import { parseLabelSelector, type Matcher } from '../../api/selectors.js';
 import { isJsonMap } from '../../api/types.js';
 import { readManifests } from '../source/files.js';
 import { readPoliciesAt, type PolicySource } from './at-ref.js';
-import { costFuncs, instrument } from './cost.js';
+import { costFuncs, freeIdents, instrument } from './cost.js';
 import type { Location, Manifest, ManifestError } from '../source/manifests.js';
 
 export const policyApiVersion = 'gitops.management.service/v1';
@@ -23,6 +23,11 @@ export interface Validation {
   fieldPath?: string;
   /** Where the expression is written: a refusal for its cost points there. */
   at: Location;
+  /**
+   * The expression reads `access` (the plan's access change): it is judged once per plan, against
+   * that change, not per object, and a violation points at the expression (access-policy.ts).
+   */
+  usesAccess: boolean;
   /** Evaluates the expression; its cost is charged to the tracker given to withTracker (cost.ts). */
   run: (bindings: Record<string, CelInput>) => CelResult;
 }
@@ -85,11 +90,12 @@ function compilePolicy(m: Manifest, errors: ManifestError[]): Policy | undefined
       unknownFields(v, 'validation', field, at);
       try {
         const parsed = parse(v.expression);
+        const usesAccess = freeIdents(parsed.expr).has('access');
         instrument(env, parsed.expr);
         const run = plan(env, parsed);
         const message = typeof v.message === 'string' ? v.message : `failed: ${v.expression}`;
         const where = m.locate(`${field}.expression`);
-        validations.push({ expression: v.expression, message, ...(typeof v.fieldPath === 'string' ? { fieldPath: v.fieldPath } : {}), at: { file: where.file, line: where.line, column: where.column }, run });
+        validations.push({ expression: v.expression, message, ...(typeof v.fieldPath === 'string' ? { fieldPath: v.fieldPath } : {}), at: { file: where.file, line: where.line, column: where.column }, usesAccess, run });
       } catch (err) {
         const why = err instanceof Error ? err.message.replace(/^<input>:/, 'at ') : String(err);
         at(`${field}.expression`, `policy "${name}": the expression does not compile: ${why}`);

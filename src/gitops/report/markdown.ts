@@ -5,6 +5,7 @@
  */
 import { codeText, codeValue as code, md, mdCell as cell, mdJoin, mdWithCode, type Md } from './markdown-escape.js';
 import { suspiciousTexts } from './hidden-text.js';
+import { accessChangeMarkdown } from './access-change.js';
 import { keyHealthMarkdown } from './key-health.js';
 import { settingPaths } from '../plan/ignore-fields.js';
 import type { Report, ReportObject } from './report.js';
@@ -102,7 +103,7 @@ function renderLines(r: Report): Md[] {
   if (r.attributionUnavailable) lines.push(md`> ${attributionUnavailableText(r.attributionUnavailable)}`, md``);
   if (r.errors.length > 0) lines.push(md`### Errors`, md``, ...r.errors.map((e) => md`- ${at(e)}: ${e.message}`), md``);
   if (r.warnings?.length) lines.push(md`### Warnings`, md``, ...r.warnings.map((w) => md`- ${at(w)}: ${w.message}`), md``);
-  lines.push(...settingsSection(r), ...objectsTable(r));
+  lines.push(...accessChangeMarkdown(r.accessChange), ...settingsSection(r), ...objectsTable(r));
   const notes = notesOf(r);
   if (notes.length > 0) lines.push(...notes, md``);
   const skipped = r.objects.filter((o) => o.action === 'skip' && !o.drift);

@@ -1,6 +1,7 @@
 /** The report of a run, as data: built from the plan and what applying it did. */
 import { secretFieldNames } from '../../api/secret-fields.js';
 import type { ChangeSetEntry } from '../apply/apply.js';
+import type { AccessChange } from '../plan/access-change.js';
 import type { Attribution } from '../plan/attribution.js';
 import type { PlanStep, Plan } from '../plan/plan.js';
 import { formatAge } from '../../duration.js';
@@ -78,6 +79,8 @@ export interface Report {
   keyHealth?: KeyHealthReport;
   /** The GitHub owners key-secret may deliver keys to; absent when any may be named. */
   keySecretOwners?: string[];
+  /** Who gains and loses which rights once the plan is applied (plan/access-change.ts); every entry, however many. */
+  accessChange?: AccessChange;
 }
 
 const secretNames = new Set(secretFieldNames());
@@ -99,6 +102,7 @@ export interface ReportInput {
   changeSet?: ChangeSetEntry[];
   keyHealth?: KeyHealthReport;
   keySecretOwners?: string[];
+  accessChange?: AccessChange;
   now?: Date;
 }
 
@@ -180,6 +184,7 @@ export function buildReport(input: ReportInput): Report {
     objects,
     ...(input.keyHealth ? { keyHealth: input.keyHealth } : {}),
     ...(input.keySecretOwners ? { keySecretOwners: input.keySecretOwners } : {}),
+    ...(input.accessChange ? { accessChange: input.accessChange } : {}),
   };
   if (input.plan?.refused) report.refused = input.plan.refused;
   if (input.plan?.attributionUnavailable) report.attributionUnavailable = input.plan.attributionUnavailable;

@@ -1,5 +1,6 @@
 /** The report for a terminal: one line per object, like terraform's plan summary. */
 import { suspiciousTexts, visible } from './hidden-text.js';
+import { accessChangeText } from './access-change.js';
 import { keyHealthText } from './key-health.js';
 import type { Report } from './report.js';
 import { attributionUnavailableText, countsText, driftText, rotationText, withheldText } from './who.js';
@@ -48,6 +49,7 @@ export function renderText(r: Report): string {
     if (o.keySecret && !o.rotation) lines.push(`    key delivered to ${o.keySecret}`);
     if (o.note) lines.push(`    note: ${o.note}`);
   }
+  lines.push(...accessChangeText(r.accessChange));
   lines.push(...keyHealthText(r.keyHealth, r.generatedAt));
   const s = r.summary;
   if (r.outcome === 'invalid') {
