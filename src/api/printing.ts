@@ -2,7 +2,7 @@
  * The printer columns of each kind: what `kubectl get` (through the server's Table responses)
  * and `teamkeys get` show. Priority 1 columns appear only with `-o wide`.
  */
-import type { Kind } from './resources.js';
+import type { ApiKind } from './resources.js';
 import type { KubeObject } from './types.js';
 
 export interface Column {
@@ -81,11 +81,24 @@ export const ownedAccessKeyColumns: Column[] = [
   { name: 'TTL', type: 'integer', description: 'Time to live in seconds; 0 means never expires.', priority: 1, cell: (o) => Number(spec(o).ttl ?? 0) },
 ];
 
-const columnsByKind: Record<Kind, Column[]> = { Team: teamColumns, OwnedAccessKey: ownedAccessKeyColumns };
+const status = (o: KubeObject) => (o.status ?? {}) as Record<string, unknown>;
+
+/** kubectl get accessrequests: requester, team, phase, expires. */
+export const accessRequestColumns: Column[] = [
+  name,
+  { name: 'User', type: 'string', description: 'The user who gains the membership.', priority: 0, cell: (o) => text(spec(o).user) },
+  { name: 'Team', type: 'string', description: 'The team asked for.', priority: 0, cell: (o) => text(spec(o).team) },
+  { name: 'Phase', type: 'string', description: 'Pending, Active, Denied, Expired or Revoked.', priority: 0, cell: (o) => text(status(o).phase) },
+  { name: 'Expires', type: 'string', description: 'When an active request ends.', priority: 0, cell: (o) => text(status(o).expiresAt) },
+  age,
+  { name: 'Reason', type: 'string', description: 'Why the access is needed.', priority: 1, cell: (o) => text(spec(o).reason) },
+];
+
+const columnsByKind: Record<ApiKind, Column[]> = { Team: teamColumns, OwnedAccessKey: ownedAccessKeyColumns, AccessRequest: accessRequestColumns };
 
 /** The printer columns of a served kind (kubectl get's table); name and age for any other, as kubectl prints. */
 export function columnsFor(kind: string): Column[] {
-  return Object.hasOwn(columnsByKind, kind) ? columnsByKind[kind as Kind] : [name, age];
+  return Object.hasOwn(columnsByKind, kind) ? columnsByKind[kind as ApiKind] : [name, age];
 }
 
 /** kube's HumanDuration: 45s, 5m30s, 12m, 3h20m, 20h, 2d5h, 40d, 1y30d. */

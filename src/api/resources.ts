@@ -12,23 +12,23 @@ export function apiRoot(server: string): string {
   return `${url.origin}${path === '' ? apiPrefix : path}`;
 }
 
-export type SchemaId = 'team.schema.json' | 'ownedaccesskey.schema.json';
+export type SchemaId = 'team.schema.json' | 'ownedaccesskey.schema.json' | 'accessrequest.schema.json';
 
 export interface ResourceInfo {
   group: string;
   version: string;
   /** `group/version`, as objects carry it. */
   apiVersion: string;
-  kind: 'Team' | 'OwnedAccessKey';
+  kind: 'Team' | 'OwnedAccessKey' | 'AccessRequest';
   listKind: string;
-  plural: 'teams' | 'ownedaccesskeys';
+  plural: 'teams' | 'ownedaccesskeys' | 'accessrequests';
   singular: string;
   shortNames: string[];
   schemaId: SchemaId;
 }
 
 /** The resources, served under `group` (a setting, so the same code can serve another group name). */
-export function resourcesFor(group: string = defaultGroup): { teams: ResourceInfo; ownedaccesskeys: ResourceInfo } {
+export function resourcesFor(group: string = defaultGroup): { teams: ResourceInfo; ownedaccesskeys: ResourceInfo; accessrequests: ResourceInfo } {
   const apiVersion = `${group}/${version}`;
   return {
     teams: {
@@ -53,18 +53,46 @@ export function resourcesFor(group: string = defaultGroup): { teams: ResourceInf
       shortNames: ['oak'],
       schemaId: 'ownedaccesskey.schema.json',
     },
+    accessrequests: {
+      group,
+      version,
+      apiVersion,
+      kind: 'AccessRequest',
+      listKind: 'AccessRequestList',
+      plural: 'accessrequests',
+      singular: 'accessrequest',
+      shortNames: ['areq'],
+      schemaId: 'accessrequest.schema.json',
+    },
   };
 }
 
-export type Kind = ResourceInfo['kind'];
-export type Plural = ResourceInfo['plural'];
+/** Every kind the API serves, by kind and by plural. */
+export type ApiKind = ResourceInfo['kind'];
+export type ApiPlural = ResourceInfo['plural'];
 
 /**
- * The kind table: every served kind, owners before what they own (teams before their keys), so
+ * The kinds declared in Git and reconciled (AccessRequest is served but never declared: a request
+ * lives only on the server, so a prune never races it).
+ */
+export type Kind = Exclude<ApiKind, 'AccessRequest'>;
+export type Plural = Exclude<ApiPlural, 'accessrequests'>;
+
+/**
+ * The kind table of the declared kinds: owners before what they own (teams before their keys), so
  * a loop over it creates in a safe order and deletes in the reverse. Code that needs "which
  * plural", "which kind" or "every kind" reads it here instead of naming the two kinds.
  */
-export const servedKinds: readonly { kind: Kind; plural: Plural }[] = Object.values(resourcesFor()).map(({ kind, plural }) => ({ kind, plural }));
+export const servedKinds: readonly { kind: Kind; plural: Plural }[] = [
+  { kind: 'Team', plural: 'teams' },
+  { kind: 'OwnedAccessKey', plural: 'ownedaccesskeys' },
+];
+
+/** The info of a kind declared in Git. */
+export type DeclaredInfo = ResourceInfo & { kind: Kind; plural: Plural };
+
+/** Every plural the API serves: the declared kinds, then the served-only ones. */
+export const apiPlurals: readonly ApiPlural[] = Object.values(resourcesFor()).map((r) => r.plural);
 
 /** Every served plural, owners first. */
 export const servedPlurals: readonly Plural[] = servedKinds.map((k) => k.plural);
@@ -75,6 +103,6 @@ export function pluralOfKind(kind: string): Plural | undefined {
 }
 
 /** The kind of a served plural. */
-export function kindOfPlural(plural: Plural): Kind {
-  return servedKinds.find((k) => k.plural === plural)!.kind;
+export function kindOfPlural<P extends ApiPlural>(plural: P): P extends Plural ? Kind : ApiKind {
+  return Object.values(resourcesFor()).find((k) => k.plural === plural)!.kind as P extends Plural ? Kind : ApiKind;
 }

@@ -9,6 +9,7 @@ import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
 import { isLoginKey, loginKeyRefusal } from './login-keys.js';
 import { identityFor, type Identity } from './identity.js';
+import { activeGrants, withTemporaryAccess } from './temporary-access.js';
 import type { TeamIndex } from './team-index.js';
 
 const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'Unauthorized', message);
@@ -76,7 +77,7 @@ export class Authenticator {
     this.recent.delete(hash);
     this.recent.set(hash, now.getTime());
     if (this.recent.size > maxRecent) this.recent.delete(this.recent.keys().next().value!);
-    return asPrevious(withSignIn(this.identityOf(key), signIn), key, previous);
+    return asPrevious(withSignIn(await this.withRequests(this.identityOf(key), now), signIn), key, previous);
   }
 
   /**
@@ -86,7 +87,19 @@ export class Authenticator {
    */
   async reauthenticate(authorization: string | undefined): Promise<{ identity: Identity; revision: number }> {
     const { key, revision, signIn, previous } = await this.verify(authorization);
-    return { identity: asPrevious(withSignIn(this.identityOf(key), signIn), key, previous), revision };
+    return { identity: asPrevious(withSignIn(await this.withRequests(this.identityOf(key), this.now()), signIn), key, previous), revision };
+  }
+
+  /**
+   * The identity with the membership its user's Active AccessRequests give at `now`: a consistent
+   * read, so an approval through another replica counts at once, and judged on each request, so an
+   * expired one grants nothing here whether or not its phase says Expired yet.
+   */
+  private async withRequests(identity: Identity, now: Date): Promise<Identity> {
+    const user = identity.user;
+    if (user === undefined) return identity;
+    const { items } = await this.registry.accessrequests.list({ filter: (o) => (o.spec as { user?: string } | undefined)?.user === user });
+    return withTemporaryAccess(identity, activeGrants(items, user, now), this.teams);
   }
 
   /**

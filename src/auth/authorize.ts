@@ -3,7 +3,8 @@
  * users' own keys, and team keys for whoever may update the team.
  */
 import { ApiError } from '../api/errors.js';
-import type { KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
+import { isApprover } from '../api/access-request.js';
+import type { AccessRequestSpec, KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
 import { grantsAnything } from './grants.js';
 import type { Identity } from './identity.js';
 import { isAdminFor, managementRole, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
@@ -23,7 +24,13 @@ export type Grant =
   | { kind: 'access'; rule: number; team: string }
   | { kind: 'listed' }
   | { kind: 'ownKeys'; user: string }
-  | { kind: 'teamKeys'; team: string; because: Grant };
+  | { kind: 'teamKeys'; team: string; because: Grant }
+  /** An AccessRequest's own user: may read it and withdraw it. */
+  | { kind: 'requester'; user: string }
+  /** One of the approvers of the request's team (its owner, or spec.accessRequests.approvers). */
+  | { kind: 'approver'; team: string }
+  /** A request for someone else, by whoever may update the team (the right to add them to it). */
+  | { kind: 'teamAdder'; team: string; because: Grant };
 
 /** Receives one grant and its verbs; returns true when the caller has heard enough. */
 export type Emit = (verbs: readonly Verb[], grant: Grant) => boolean;
@@ -97,8 +104,30 @@ export class Authorizer {
     return collect((emit) => this.keyGrants(who, key, emit));
   }
 
+  /**
+   * Every grant on one AccessRequest: anyone may ask for themselves (a list shows what the caller
+   * may get); its user reads and withdraws it; whoever may update the team may ask for someone
+   * else; the team's approvers read, approve (the approval subresource) and delete it, but never
+   * approve a request of their own.
+   */
+  requestGrants(who: Identity, req: KubeObject | undefined, subresource: string | undefined, emit: Emit): void {
+    for (const role of who.clusterRoles) {
+      const vs = managementRole(role)?.accessrequests;
+      if (vs && vs.length > 0 && emit(vs, { kind: 'role', role })) return;
+    }
+    if (!req) return void emit(['create', 'list', 'watch'], { kind: 'listed' });
+    const spec = (req.spec ?? {}) as Partial<AccessRequestSpec>;
+    const own = spec.user !== undefined && spec.user === who.user;
+    if (subresource === undefined && own && emit(['create', 'get', 'list', 'watch', 'delete'], { kind: 'requester', user: spec.user! })) return;
+    const team = spec.team === undefined ? undefined : this.teams.get(spec.team);
+    if (!team || !grantsAnything(team)) return;
+    if (subresource === undefined && !own) this.teamGrants(who, team, undefined, (vs, because) => vs.includes('update') && emit(['create'], { kind: 'teamAdder', team: spec.team!, because }));
+    if (isApprover(team, who.user, who.teams)) emit(own ? ['get', 'list', 'watch', 'delete'] : ['get', 'list', 'watch', 'delete', 'update'], { kind: 'approver', team: spec.team! });
+  }
+
   /** Every grant on an object of `resource` (or, without one, on all of them), as teamGrants. */
   grantsOn(who: Identity, resource: Resource, obj: KubeObject | undefined, subresource: string | undefined, emit: Emit): void {
+    if (resource === 'accessrequests') return this.requestGrants(who, obj, subresource, emit);
     if (resource !== 'teams') return this.keyGrants(who, obj, emit);
     let done = false;
     this.teamGrants(who, obj as Team | undefined, subresource, (vs, g) => (done = emit(vs, g)));

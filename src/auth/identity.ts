@@ -30,6 +30,8 @@ export interface Identity {
    * in the audit trail.
    */
   previousValue?: { rotatedAt: string };
+  /** Active AccessRequests behind some of `teams` and `clusterRoles` (auth/temporary-access.ts). */
+  temporary?: readonly { request: string; team: string; roles?: string[]; expiresAt: number }[];
 }
 
 /** The fields of the key that say whom it acts for. */

@@ -1,17 +1,17 @@
 /** The management roles a Team's spec.clusterRoles can grant, and what each allows. */
 import { verbs, type ManagementRole } from '../api/grant-vocabulary.js';
-import type { Plural } from '../api/resources.js';
+import type { ApiPlural } from '../api/resources.js';
 
 export { verbs };
 export type Verb = (typeof verbs)[number];
 export const readVerbs: readonly Verb[] = ['get', 'list', 'watch'];
 
 /** A served resource, by its plural (the kind table in api/resources.ts). */
-export type Resource = Plural;
+export type Resource = ApiPlural;
 
 /** Role name -> resource -> verbs. Other cluster role names grant nothing on this API. */
 export const managementRoles: Record<string, Partial<Record<Resource, readonly Verb[]>>> = {
-  'management-admin': { teams: verbs, ownedaccesskeys: verbs },
+  'management-admin': { teams: verbs, ownedaccesskeys: verbs, accessrequests: verbs },
   'teams-admin': { teams: verbs },
   'teams-viewer': { teams: readVerbs },
   'teams-creator': { teams: ['create'] },
@@ -34,5 +34,6 @@ export function roleVerbs(roles: Iterable<string>, resource: Resource): Set<Verb
 }
 
 export function isAdminFor(roles: ReadonlySet<string>, resource: Resource): boolean {
-  return roles.has('management-admin') || (resource === 'teams' ? roles.has('teams-admin') : roles.has('accesskeys-admin'));
+  if (roles.has('management-admin')) return true;
+  return resource === 'teams' ? roles.has('teams-admin') : resource === 'ownedaccesskeys' && roles.has('accesskeys-admin');
 }

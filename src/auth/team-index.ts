@@ -237,12 +237,12 @@ export function teamWorldOf(teams: Iterable<Team>): TeamWorld & { names(): strin
  */
 function authView(team: Team): Team {
   const { name, uid, deletionTimestamp, resourceVersion } = team.metadata;
-  const { users, groups, clusterRoles, owner, access } = team.spec ?? {};
+  const { users, groups, clusterRoles, owner, access, accessRequests } = team.spec ?? {};
   return {
     apiVersion: team.apiVersion,
     kind: team.kind,
     metadata: { name, uid, resourceVersion, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
-    spec: { users, groups, clusterRoles, owner, access },
+    spec: { users, groups, clusterRoles, owner, access, ...(accessRequests ? { accessRequests } : {}) },
   } as Team;
 }
 

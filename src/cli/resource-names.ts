@@ -8,5 +8,5 @@ export function resolveResource(arg: string, group?: string): ResourceInfo {
     const names = [info.plural, info.singular, info.kind.toLowerCase(), ...info.shortNames];
     if (names.includes(wanted)) return info;
   }
-  throw new CliError(`the server doesn't have a resource type "${arg}" (known: teams, ownedaccesskeys)`);
+  throw new CliError(`the server doesn't have a resource type "${arg}" (known: teams, ownedaccesskeys, accessrequests)`);
 }

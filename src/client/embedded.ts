@@ -3,7 +3,7 @@ import type { AuditEvent, AuditFilter, AuditReader } from '../api/audit-event.js
 import { ApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
-import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type RotateOptions, type WriteOptions } from './types.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type ApiPlural, type Plural, type RotateOptions, type WriteOptions } from './types.js';
 
 async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -27,15 +27,15 @@ export class EmbeddedClient implements ApiClient {
     this.apiVersion = registry.teams.info.apiVersion;
   }
 
-  private r(plural: Plural) {
+  private r(plural: ApiPlural) {
     return this.registry.byPlural(plural)!;
   }
 
-  async list(plural: Plural): Promise<KubeObject[]> {
+  async list(plural: ApiPlural): Promise<KubeObject[]> {
     return call(async () => (await this.r(plural).list()).items);
   }
 
-  async get(plural: Plural, name: string): Promise<KubeObject | undefined> {
+  async get(plural: ApiPlural, name: string): Promise<KubeObject | undefined> {
     try {
       return await this.r(plural).get(name);
     } catch (err) {
@@ -44,15 +44,15 @@ export class EmbeddedClient implements ApiClient {
     }
   }
 
-  create(plural: Plural, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+  create(plural: ApiPlural, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
     return call(async () => (await this.r(plural).create(obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
   }
 
-  replace(plural: Plural, name: string, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+  replace(plural: ApiPlural, name: string, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
     return call(async () => (await this.r(plural).update(name, obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
   }
 
-  patch(plural: Plural, name: string, ops: unknown[], opts: WriteOptions = {}): Promise<KubeObject> {
+  patch(plural: ApiPlural, name: string, ops: unknown[], opts: WriteOptions = {}): Promise<KubeObject> {
     return call(async () => (await this.r(plural).patch(name, 'json', ops, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
   }
 
@@ -62,11 +62,11 @@ export class EmbeddedClient implements ApiClient {
     return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { fieldManager: fieldManager ?? gitopsManager, fieldValidation: 'Strict', ...rest })).object);
   }
 
-  async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
+  async delete(plural: ApiPlural, name: string, opts: DeleteOptions = {}): Promise<void> {
     await call(() => this.r(plural).delete(name, { ...(opts.preconditions ? { preconditions: opts.preconditions } : {}), dryRun: opts.dryRun ?? false }));
   }
 
-  watch(plural: Plural): ClientWatch {
+  watch(plural: ApiPlural): ClientWatch {
     const r = this.r(plural);
     let inner: ReturnType<typeof r.watch> | undefined;
     let stopped = false;

@@ -10,7 +10,7 @@ import { apiPrefix, apiRoot, defaultGroup } from '../api/resources.js';
 import { isJsonMap, type KubeObject, type ObjectList } from '../api/types.js';
 import { WatchQueue } from '../store/watch-queue.js';
 import { connectionFailure } from './connection-errors.js';
-import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type Plural, type RotateOptions, type WriteOptions } from './types.js';
+import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type ApiPlural, type Plural, type RotateOptions, type WriteOptions } from './types.js';
 
 export interface HttpClientOptions {
   /** The server URL: its API root (…/kubernetes/management), or scheme://host:port alone, which gets that path. */
@@ -95,7 +95,7 @@ export class HttpClient implements ApiClient {
     return `?${q.toString()}`;
   }
 
-  async list(plural: Plural): Promise<KubeObject[]> {
+  async list(plural: ApiPlural): Promise<KubeObject[]> {
     const items: KubeObject[] = [];
     let token = '';
     do {
@@ -128,7 +128,7 @@ export class HttpClient implements ApiClient {
     return res.status?.userInfo?.username ?? '';
   }
 
-  async get(plural: Plural, name: string): Promise<KubeObject | undefined> {
+  async get(plural: ApiPlural, name: string): Promise<KubeObject | undefined> {
     try {
       return (await this.send('GET', `${plural}/${encodeURIComponent(name)}`)) as KubeObject;
     } catch (err) {
@@ -137,15 +137,15 @@ export class HttpClient implements ApiClient {
     }
   }
 
-  async create(plural: Plural, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject> {
+  async create(plural: ApiPlural, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject> {
     return (await this.send('POST', `${plural}${this.query(opts)}`, { type: 'application/json', value: obj })) as KubeObject;
   }
 
-  async replace(plural: Plural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject> {
+  async replace(plural: ApiPlural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject> {
     return (await this.send('PUT', `${plural}/${encodeURIComponent(name)}${this.query(opts)}`, { type: 'application/json', value: obj })) as KubeObject;
   }
 
-  async patch(plural: Plural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject> {
+  async patch(plural: ApiPlural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject> {
     return (await this.send('PATCH', `${plural}/${encodeURIComponent(name)}${this.query(opts)}`, { type: 'application/json-patch+json', value: ops })) as KubeObject;
   }
 
@@ -176,12 +176,12 @@ export class HttpClient implements ApiClient {
     return this.ownKeyName;
   }
 
-  async delete(plural: Plural, name: string, opts: DeleteOptions = {}): Promise<void> {
+  async delete(plural: ApiPlural, name: string, opts: DeleteOptions = {}): Promise<void> {
     const body = { kind: 'DeleteOptions', apiVersion: 'v1', ...(opts.preconditions ? { preconditions: opts.preconditions } : {}), ...(opts.dryRun ? { dryRun: ['All'] } : {}) };
     await this.send('DELETE', `${plural}/${encodeURIComponent(name)}`, { type: 'application/json', value: body });
   }
 
-  watch(plural: Plural): ClientWatch {
+  watch(plural: ApiPlural): ClientWatch {
     const queue = new WatchQueue<ClientEvent>(10_000);
     let req: ReturnType<typeof httpRequest> | undefined;
     const start = async () => {

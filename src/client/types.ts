@@ -3,8 +3,8 @@ import type { AuditEvent, AuditFilter } from '../api/audit-event.js';
 import type { Status } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 
-export type { Plural } from '../api/resources.js';
-import type { Plural } from '../api/resources.js';
+export type { ApiPlural, Plural } from '../api/resources.js';
+import type { ApiPlural } from '../api/resources.js';
 
 export interface WriteOptions {
   dryRun?: boolean;
@@ -39,12 +39,12 @@ export interface ApiClient {
   /** Where this client writes, for reports: `sqlite:...`, `https://...`. */
   readonly target: string;
   readonly apiVersion: string;
-  list(plural: Plural): Promise<KubeObject[]>;
-  get(plural: Plural, name: string): Promise<KubeObject | undefined>;
-  create(plural: Plural, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
-  replace(plural: Plural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
-  patch(plural: Plural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject>;
-  delete(plural: Plural, name: string, opts?: DeleteOptions): Promise<void>;
+  list(plural: ApiPlural): Promise<KubeObject[]>;
+  get(plural: ApiPlural, name: string): Promise<KubeObject | undefined>;
+  create(plural: ApiPlural, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
+  replace(plural: ApiPlural, name: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
+  patch(plural: ApiPlural, name: string, ops: unknown[], opts?: WriteOptions): Promise<KubeObject>;
+  delete(plural: ApiPlural, name: string, opts?: DeleteOptions): Promise<void>;
   /**
    * POST ownedaccesskeys/NAME/rotation (src/api/key-rotation.ts): rotates the key and returns it
    * with spec.key set to the new value (the only time it is shown), or with `confirm` starts the
@@ -52,7 +52,7 @@ export interface ApiClient {
    */
   rotate(name: string, spec: KeyRotationSpec, opts?: RotateOptions): Promise<KubeObject>;
   /** Every change after the current state (the objects that exist are not replayed). */
-  watch(plural: Plural): ClientWatch;
+  watch(plural: ApiPlural): ClientWatch;
   /**
    * The server's audit events for a filter; undefined when the target keeps no audit trail. A
    * trail that cannot be read (not served there, a caller it refuses) throws a ClientError: the

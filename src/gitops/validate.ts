@@ -8,7 +8,7 @@ import { decodeObject } from '../api/decode.js';
 import { unknownGrants } from '../api/grant-vocabulary.js';
 import { ApiError } from '../api/errors.js';
 import { fieldErrorBody } from '../api/field-errors.js';
-import type { ResourceModel } from '../api/model.js';
+import type { DeclaredModel } from '../api/model.js';
 import { pruneUnknownFields } from '../api/schema/walk.js';
 import { secretFieldPaths } from '../api/secret-fields.js';
 import { isLoginKey } from '../api/key-types.js';
@@ -36,7 +36,7 @@ function get(obj: unknown, dotted: string): unknown {
   return node;
 }
 
-export function validateManifests(manifests: Manifest[], models: ResourceModel[]): { desired: DesiredObject[]; errors: ManifestError[] } {
+export function validateManifests(manifests: Manifest[], models: DeclaredModel[]): { desired: DesiredObject[]; errors: ManifestError[] } {
   const desired: DesiredObject[] = [];
   const errors: ManifestError[] = [];
   const at = (m: Manifest, field: string | undefined, message: string) => errors.push({ ...(field ? m.locate(field) : m), message });

@@ -1,7 +1,7 @@
 /** The registry of both kinds over one Store. */
 import { FieldCipher } from '../api/field-cipher.js';
-import { resourceModels } from '../api/model.js';
-import { defaultGroup, pluralOfKind, servedPlurals, type Plural } from '../api/resources.js';
+import { servedModels } from '../api/model.js';
+import { apiPlurals, defaultGroup, type ApiPlural } from '../api/resources.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { AccessKeyPolicy } from '../api/strategy/ownedaccesskey.js';
 import type { Indexer, Store, StoreWatch } from '../store/types.js';
@@ -14,6 +14,8 @@ import { cacheIndexers } from './indexes.js';
 export interface Registry {
   teams: ResourceRegistry;
   ownedaccesskeys: ResourceRegistry;
+  /** Temporary team membership (AccessRequest): served, never declared in Git. */
+  accessrequests: ResourceRegistry;
   /** The registry of a resource by its plural name, or undefined. */
   byPlural(plural: string): ResourceRegistry | undefined;
   /** The registry of a served kind (`Team`), or undefined for any other kind. */
@@ -46,20 +48,18 @@ export const accessKeyIndexer: Indexer = (key, obj) => {
 export function createRegistry(store: Store, opts: RegistryOptions & { group?: string; keyPolicy?: AccessKeyPolicy } = {}): Registry {
   store.setIndexer(accessKeyIndexer);
   if (store instanceof CachedStore) store.setCacheIndexers(cacheIndexers);
-  const models = resourceModels(opts.group ?? defaultGroup, opts.keyPolicy);
+  const models = servedModels(opts.group ?? defaultGroup, opts.keyPolicy);
   const inFlight = new InFlight();
   const shared = { ...opts, cipher: opts.cipher ?? FieldCipher.ephemeral(), inFlight };
   const teams = new ResourceRegistry(store, models.teams, shared);
   const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, shared);
   ownedaccesskeys.ctx.prepareWrite = bindToTeam(teams.ctx);
-  const registries: Record<Plural, ResourceRegistry> = { teams, ownedaccesskeys };
-  const byPlural = (p: string) => ((servedPlurals as readonly string[]).includes(p) ? registries[p as Plural] : undefined);
-  const byKind = (kind: string) => {
-    const plural = pluralOfKind(kind);
-    return plural ? registries[plural] : undefined;
-  };
+  const accessrequests = new ResourceRegistry(store, models.accessrequests, shared);
+  const registries: Record<ApiPlural, ResourceRegistry> = { teams, ownedaccesskeys, accessrequests };
+  const byPlural = (p: string) => ((apiPlurals as readonly string[]).includes(p) ? registries[p as ApiPlural] : undefined);
+  const byKind = (kind: string) => Object.values(registries).find((r) => r.info.kind === kind);
     const informerWatch = (from: number) => store.watch('/', from);
   const currentRevision = () => store.currentRevision();
   const drained = (timeoutMs: number) => inFlight.drained(timeoutMs);
-  return { teams, ownedaccesskeys, byPlural, byKind, informerWatch, currentRevision, store, drained };
+  return { teams, ownedaccesskeys, accessrequests, byPlural, byKind, informerWatch, currentRevision, store, drained };
 }

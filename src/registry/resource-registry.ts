@@ -17,6 +17,7 @@ import { patch, update, type PatchType, type UpdateOptions } from './update.js';
 import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
 import { apply, type ApplyOptions } from './server-side-apply.js';
 import { rotate, type RotateOptions } from './rotate.js';
+import { writeServerStatus, type ServerStatusOptions } from './server-status.js';
 import { recordKeyUse, type KeyUse } from './key-use.js';
 import { InFlight } from './in-flight.js';
 import { byField, dueBy } from './lookups.js';
@@ -106,6 +107,11 @@ export class ResourceRegistry {
    */
   rotate(name: string, body: unknown, opts?: RotateOptions): Promise<WriteResult & { created: boolean }> {
     return this.writes.track(rotate(this.ctx, name, body, opts));
+  }
+
+  /** A status the server computes from the stored object (server-status.ts): an AccessRequest's approval or expiry. */
+  writeStatus(name: string, next: (current: KubeObject) => unknown, opts?: ServerStatusOptions): Promise<KubeObject> {
+    return this.writes.track(writeServerStatus(this.ctx, name, next, opts));
   }
 
   /** The server's record of a key's use in its status (key-use.ts); never a client's write. */

@@ -36,7 +36,7 @@ export interface UpdateOptions extends Writer, Decoding {
    */
   rotation?: RotationPlan | 'confirm';
   /** The subresource the audit trail names for the write, when not `subresource` (the rotation subresource writes the main resource). */
-  observedAs?: 'rotation';
+  observedAs?: 'rotation' | 'approval';
   /**
    * The server's own status writers (key activity, rotation) may change status.rotation; any other
    * write keeps it as stored. Never set from a request.

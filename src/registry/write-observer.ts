@@ -30,7 +30,7 @@ export interface FieldsTouched {
 export interface ObservedWrite {
   verb: 'create' | 'update' | 'patch' | 'delete';
   /** `rotation`: the rotation subresource, which writes the key itself (spec.key and status.rotation). */
-  subresource?: 'status' | 'rotation';
+  subresource?: 'status' | 'rotation' | 'approval';
   /** The resource (plural) written. */
   resource: string;
   /** The object after the write (for a delete, as it was removed or as it now terminates). */

@@ -35,6 +35,11 @@ export function pathsOf(grant: Grant, who: Identity, of: string, world: Pick<Tea
       return [[{ step: 'ownKeys', user: grant.user }]];
     case 'teamKeys':
       return pathsOf(grant.because, who, grant.team, world).map((p) => [...p, { step: 'teamKeys', team: grant.team }]);
+    case 'requester':
+    case 'approver':
+    case 'teamAdder':
+      // Grants on AccessRequests only: the review walks Teams and keys, which these never reach.
+      return [];
   }
 }
 

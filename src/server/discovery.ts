@@ -61,6 +61,7 @@ export function apiResourceList(group: string, resources: ResourceInfo[]) {
     { name: `${r.plural}/status`, singularName: '', namespaced: false, kind: r.kind, verbs: ['get', 'patch', 'update'] },
   ]);
   entries.push({ name: 'teams/accesskeys', singularName: '', namespaced: false, kind: 'TeamAccessKeys', verbs: ['get'] });
+  if (resources.some((r) => r.plural === 'accessrequests')) entries.push({ name: 'accessrequests/approval', singularName: '', namespaced: false, kind: 'AccessRequest', verbs: ['update'] });
   if (resources.some((r) => r.plural === 'ownedaccesskeys')) entries.push({ name: 'ownedaccesskeys/rotation', singularName: '', namespaced: false, kind: 'KeyRotation', verbs: ['create'] });
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/v1`, resources: entries };
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import compress from '@fastify/compress';
 import type { Logger } from 'pino';
-import { resourceModels } from '../api/model.js';
+import { servedModels } from '../api/model.js';
 import type { Registry } from '../registry/registry.js';
 import { maxBodyBytes, preDecodeBody } from './content.js';
 import { handleClientError } from './client-errors.js';
@@ -41,6 +41,7 @@ import { registerSignInRoutes } from './routes/signin.js';
 import type { SignIn } from '../signin/sign-in.js';
 import { DeviceSignIn } from '../signin/device.js';
 import { IdentityRefresher } from '../signin/refresh.js';
+import { AccessRequestExpiry } from './access-request-expiry.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -81,6 +82,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The key health sweep, when the server runs one (tests run a sweep at a time they choose). */
     keyHealthSweep?: KeyHealthSweep;
+    /** Records Active AccessRequests past their time as Expired (tests sweep at a time they choose). */
+    accessRequestExpiry: AccessRequestExpiry;
   }
 }
 
@@ -127,7 +130,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
 
   const group = registry.teams.info.group;
-  const models = Object.values(resourceModels(group));
+  const models = Object.values(servedModels(group));
   const hub = new WatchHub(opts.auth, opts.watchLimits, opts.bookmarkIntervalMs);
   registerHealthRoutes(app, registry.store, packageVersion);
   registerDiscoveryRoutes(app, apiPrefix, models, packageVersion);
@@ -150,6 +153,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     });
   }
   if (opts.audit) work.push(auditTrimming(opts.audit, opts.logger));
+  const expiry = new AccessRequestExpiry(registry, opts.logger, opts.auth.now ?? (() => new Date()));
+  app.decorate('accessRequestExpiry', expiry);
+  work.push({ name: 'access-request-expiry', start: () => expiry.start(), stop: () => expiry.stop() });
   if (opts.garbageCollector !== false) {
     const collector = new GarbageCollector(registry, opts.logger);
     work.push({ name: 'garbage-collector', start: () => collector.start(), stop: () => collector.stop() });

@@ -15,6 +15,7 @@ import type { FailureLimitOptions } from '../../src/auth/failure-limit.js';
 import type { RouteEntry } from '../../src/server/auth/request-gate.js';
 import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key-health-sweep.js';
 import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
+import type { AccessRequestExpiry } from '../../src/server/access-request-expiry.js';
 
 /** The administrator key every test server starts with. */
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
@@ -30,6 +31,8 @@ export interface InProcess {
   routes: RouteEntry[];
   /** The key health sweep (tests run one with `await keyHealthSweep.sweep()`). */
   keyHealthSweep?: KeyHealthSweep;
+  /** Marks Active AccessRequests past their time Expired (`await accessRequestExpiry.sweep()`). */
+  accessRequestExpiry: AccessRequestExpiry;
   /** fetch with the administrator's key, unless the call sets its own Authorization. */
   fetch(url: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -90,6 +93,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     routes: app.routeTable,
     activity: auth.activity,
     ...(app.keyHealthSweep ? { keyHealthSweep: app.keyHealthSweep } : {}),
+    accessRequestExpiry: app.accessRequestExpiry,
     fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),
     close: async () => {
       await app.close();

@@ -3,6 +3,7 @@
 export interface SchemaTypes {
   team?: Team;
   ownedAccessKey?: OwnedAccessKey;
+  accessRequest?: AccessRequest;
 }
 /**
  * A named set of users. Users join directly by username (spec.users) or through group names carried in their token (spec.groups). A team holds cluster roles, image pull secret references and access rules.
@@ -198,6 +199,25 @@ export interface TeamSpec {
    * @maxItems 256
    */
   clusterRoles?: ClusterRoleRef[];
+  /**
+   * How temporary membership of this team is asked for and approved (AccessRequest).
+   */
+  accessRequests?: {
+    /**
+     * The longest an AccessRequest for this team may last, as metav1.Duration writes it. Default 8h.
+     */
+    maxDuration?: string;
+    /**
+     * Users who may approve requests for this team, besides the team's owner.
+     *
+     * @maxItems 1000
+     */
+    approvers?: string[];
+    /**
+     * How many different approvers must approve. Default 1.
+     */
+    requiredApprovals?: number;
+  };
   /**
    * Access rights for users and teams on this team.
    *
@@ -690,4 +710,87 @@ export interface AccessKeyRotationStatus {
    * The idempotency key the client sent with this rotation (KeyRotation spec.idempotencyKey): a retry carrying it gets this rotation back instead of a new one.
    */
   idempotencyKey?: string;
+}
+/**
+ * A request for temporary membership of a team: asked by a user, approved by the team's approvers, active for its duration and then ended by itself. It is never written into the Team.
+ */
+export interface AccessRequest {
+  /**
+   * management.service/v1
+   */
+  apiVersion: string;
+  /**
+   * AccessRequest
+   */
+  kind: 'AccessRequest';
+  metadata: ObjectMeta;
+  spec: AccessRequestSpec;
+  status?: AccessRequestStatus;
+}
+/**
+ * What is asked. Immutable once created.
+ */
+export interface AccessRequestSpec {
+  /**
+   * The user who gains the membership; the requester's own user when omitted.
+   */
+  user?: string;
+  /**
+   * The team whose membership is asked for.
+   */
+  team: string;
+  /**
+   * A subset of the team's cluster roles: only these are granted, and not the team's membership in access rules. All of the team's when omitted.
+   *
+   * @maxItems 256
+   */
+  roles?: string[];
+  /**
+   * How long the access lasts once active, as metav1.Duration writes it (4h, 30m, 1h30m, 20s); at least 1s, at most the team's accessRequests.maxDuration (default 8h). Default 8h capped by that maximum.
+   */
+  duration?: string;
+  /**
+   * Why the access is needed (an incident or ticket reference). Required.
+   */
+  reason: string;
+}
+/**
+ * Written by the server: the approvals and the request's phase.
+ */
+export interface AccessRequestStatus {
+  /**
+   * Pending until enough approvals, Active until expiresAt, then Expired; Denied or Revoked end it early.
+   */
+  phase?: 'Pending' | 'Active' | 'Denied' | 'Expired' | 'Revoked';
+  /**
+   * Who approved, once each, and when.
+   *
+   * @maxItems 64
+   */
+  approvals?: {
+    user: string;
+    time: string;
+  }[];
+  /**
+   * When the access began.
+   */
+  activatedAt?: string;
+  /**
+   * When the access ends: every authorization checks it.
+   */
+  expiresAt?: string;
+  /**
+   * Kube-style conditions: Approved, Denied, Expired.
+   *
+   * @maxItems 32
+   */
+  conditions?: Condition[];
+}
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+  lastUpdateTime?: string;
 }

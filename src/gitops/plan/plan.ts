@@ -4,7 +4,7 @@
  * a resourceVersion test) or replace, missing desired -> prune (if allowed), else unchanged/skip.
  */
 import type { AuditEvent } from '../../api/audit-event.js';
-import type { ResourceModel } from '../../api/model.js';
+import type { DeclaredModel } from '../../api/model.js';
 import { servedPlurals } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Plural } from '../../client/types.js';
@@ -88,7 +88,7 @@ function strandedKeyFile(live: KubeObject): string | undefined {
 }
 
 /** The action for one object: used for the whole plan and to re-plan after a conflict. */
-export function planObject(model: ResourceModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): PlanStep {
+export function planObject(model: DeclaredModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): PlanStep {
   const { kind, plural } = model.info;
   const name = (desired?.obj ?? live)!.metadata.name!;
   const base = { kind, plural, name, changes: [], drift: false, ...(desired ? { location: { file: desired.manifest.file, line: desired.manifest.line, column: desired.manifest.column } } : {}) };
@@ -138,7 +138,7 @@ export function planObject(model: ResourceModel, desired: DesiredObject | undefi
 export function planReconcile(
   desired: DesiredObject[],
   live: Record<Plural, KubeObject[]>,
-  models: Record<Plural, ResourceModel>,
+  models: Record<Plural, DeclaredModel>,
   opts: PlanOptions,
 ): Plan {
   const actions: PlanStep[] = [];

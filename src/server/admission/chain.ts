@@ -15,6 +15,7 @@ import type { Resource } from '../../auth/roles.js';
 import type { TeamIndex } from '../../auth/team-index.js';
 import type { Admission } from '../../registry/admission.js';
 import type { KeyQuota } from '../key-quota.js';
+import { accessRequestsPlugin } from './access-requests.js';
 import { cascadePlugin } from './cascade.js';
 import { escalationPlugin } from './escalation.js';
 import { keyQuotaPlugin } from './key-quota.js';
@@ -36,7 +37,9 @@ export interface AdmissionContext {
 }
 
 /** One write as the chain judges it: the registry's Admission, who writes it, and of which kind. */
-export interface AdmissionRequest extends Admission {
+export interface AdmissionRequest extends Omit<Admission, 'subresource'> {
+  /** The registry's subresource, or the one the request named when it writes through another (an AccessRequest's approval writes its status). */
+  subresource?: 'status' | 'approval';
   who: Identity;
   resource: Resource;
   /** A key the write replaces (a sign-in's previous Login key): not counted by the quota. */
@@ -50,10 +53,10 @@ export interface AdmissionPlugin {
   admit(req: AdmissionRequest, ctx: AdmissionContext): Verdict | Promise<Verdict>;
 }
 
-export type PluginName = 'login-keys' | 'escalation' | 'key-quota' | 'ownership' | 'sign-in-tie' | 'owner-references' | 'cascade';
+export type PluginName = 'login-keys' | 'escalation' | 'key-quota' | 'ownership' | 'sign-in-tie' | 'owner-references' | 'cascade' | 'access-requests';
 
 /** The chain, in order: the first refusal ends it. */
-export const admissionChain: readonly AdmissionPlugin[] = [loginKeysPlugin, escalationPlugin, keyQuotaPlugin, ownershipPlugin, signInTiePlugin, ownerReferencesPlugin, cascadePlugin];
+export const admissionChain: readonly AdmissionPlugin[] = [loginKeysPlugin, escalationPlugin, accessRequestsPlugin, keyQuotaPlugin, ownershipPlugin, signInTiePlugin, ownerReferencesPlugin, cascadePlugin];
 
 /** The first refusal of the chain, with the plugin that gave it, or undefined when the write is admitted. */
 export async function runAdmission(req: AdmissionRequest, ctx: AdmissionContext, exempt: readonly PluginName[] = []): Promise<{ plugin: PluginName; refusal: string | ApiError } | undefined> {

@@ -9,7 +9,8 @@ import { nowOf, type AdmissionPlugin } from './chain.js';
 export const escalationPlugin: AdmissionPlugin = {
   name: 'escalation',
   admit: ({ who, resource, subresource, old, object, setsKey }, ctx) => {
-    if (!object) return undefined;
+    // AccessRequests grant nothing by being written; their approval is judged in access-requests.ts.
+    if (!object || resource === 'accessrequests') return undefined;
     if (resource === 'teams') return subresource === 'status' ? undefined : teamEscalation(who, ctx.authorizer, ctx.teams, old as Team | undefined, object as Team);
     const status = subresource === 'status';
     if (status && !old) return undefined;

@@ -4,7 +4,7 @@
  * request gets. What is the reviews' own: which object a request would be judged on, the review
  * groups every caller may use, `*` for every verb or resource, and the rules list's grouping.
  */
-import { kindOfPlural, servedPlurals } from '../../api/resources.js';
+import { apiPlurals, kindOfPlural } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Authorizer } from '../../auth/authorize.js';
 import type { Identity } from '../../auth/identity.js';
@@ -45,7 +45,7 @@ const selfReviews: ResourceRule[] = [
 export const maxReviewedObjects = 500;
 
 const isVerb = (v: string): v is Verb => (allVerbs as readonly string[]).includes(v);
-const isResource = (r: string): r is Resource => (servedPlurals as readonly string[]).includes(r);
+const isResource = (r: string): r is Resource => (apiPlurals as readonly string[]).includes(r);
 
 export class AccessAdvisor {
   constructor(
@@ -90,7 +90,7 @@ export class AccessAdvisor {
     }
     // `kubectl auth can-i '*' '*'` asks about everything: every group, so this server's too.
     const anyGroup = q.group === '*' || (q.group === '' && q.resource === '*');
-    const asked = q.resource === '*' ? servedPlurals : isResource(q.resource) ? [q.resource] : [];
+    const asked = q.resource === '*' ? apiPlurals : isResource(q.resource) ? [q.resource] : [];
     if ((q.group !== this.group && !anyGroup) || asked.length === 0) {
       return { allowed: false, reason: `this server serves only teams and ownedaccesskeys, in API group "${this.group}"` };
     }
@@ -109,7 +109,7 @@ export class AccessAdvisor {
   async rules(who: Identity): Promise<{ rules: ResourceRule[]; incomplete: boolean }> {
     const rules: ResourceRule[] = [...selfReviews];
     let incomplete = false;
-    for (const resource of servedPlurals) {
+    for (const resource of apiPlurals) {
       const everywhere = await this.heldVerbs(who, resource, undefined);
       if (everywhere.length > 0) rules.push(rule(this.group, resource, everywhere));
       for (const [sub, served] of Object.entries(subresources[resource])) {

@@ -42,7 +42,7 @@ function mayCreateSome(auth: AuthContext, guard: Guard, resource: string): boole
  */
 export async function authorizeBeforeBody(auth: AuthContext, guard: Guard, r: ResourceRegistry, method: string, name: string | undefined, subresource: string | undefined): Promise<void> {
   const plural = r.info.plural;
-  if (subresource !== undefined && !(subresource === 'status' || (subresource === 'rotation' && plural === 'ownedaccesskeys') || (subresource === 'accesskeys' && plural === 'teams'))) throw pathNotFound();
+  if (subresource !== undefined && !(subresource === 'status' || (subresource === 'rotation' && plural === 'ownedaccesskeys') || (subresource === 'accesskeys' && plural === 'teams') || (subresource === 'approval' && plural === 'accessrequests'))) throw pathNotFound();
   if (subresource === 'accesskeys' && method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method, `teams/${name}/accesskeys`);
   const asked = writeAttributes(method, name, subresource);
   if (!asked) {

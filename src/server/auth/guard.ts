@@ -137,8 +137,10 @@ export class Guard {
    * value, its scope, its failure budget), authorization of the verb on the object, then the one
    * admission chain (server/admission/chain.ts).
    */
-  admit(): Admit {
-    return async (write) => {
+  admit(through?: 'approval'): Admit {
+    return async (registryWrite) => {
+      // A write through the approval subresource is the registry's status write, judged as what was asked.
+      const write = through ? { ...registryWrite, subresource: through } : registryWrite;
       const { verb, subresource, old, object } = write;
       const name = (old ?? object)?.metadata.name;
       // A previous value is a value being retired, maybe because it leaked: it may not undo its
@@ -154,7 +156,7 @@ export class Guard {
       await this.auth.teams.caughtUp();
       const req: AdmissionRequest = { ...write, who: this.who, resource: this.resource };
       // Status is written by the server itself (lastActivity); through the API only by admins.
-      if (subresource === 'status') this.authorizeObject(verb, old, name, subresource);
+      if (subresource === 'status' || subresource === 'approval') this.authorizeObject(verb, old, name, subresource);
       else {
         // A new object is judged by its content for keys (for another user, a team, ...), by nothing yet for teams.
         const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
@@ -166,7 +168,7 @@ export class Guard {
       const refused = await runAdmission(req, this.auth);
       if (!refused) return;
       if (typeof refused.refusal !== 'string') throw refused.refusal;
-      throw this.forbidden(verb, name, subresource === 'status' ? subresource : undefined, refused.refusal);
+      throw this.forbidden(verb, name, subresource, refused.refusal);
     };
   }
 }

@@ -17,6 +17,7 @@ import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
 import type { WatchHub } from '../watch/watch-hub.js';
 import { serveResourceWatch } from './watch.js';
+import { decideRequest } from './access-request-approval.js';
 
 interface Params {
   resource: string;
@@ -84,6 +85,8 @@ async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry
     case 'POST': {
       guard.scope('create');
       const { body, duplicateFields } = objectWrite(req, r);
+      // An AccessRequest without spec.user asks for the requester (kube's defaulting of a field from the caller).
+      if (r.info.plural === 'accessrequests' && isJsonMap(body) && isJsonMap(body.spec) && body.spec.user === undefined && guard.who.user !== undefined) body.spec.user = guard.who.user;
       const { object, warnings } = await guard.probing(() => r.create(body, { ...writeOptions(req), duplicateFields, admit: guard.admit() }));
       return send(req, reply, 201, object, warnings);
     }
@@ -294,6 +297,14 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
     if (req.params.subresource === 'status') return status(req, reply, r, guardOf(req, r), name);
     if (req.params.subresource === 'accesskeys' && r.info.plural === 'teams') return teamAccessKeys(req, reply, registry, auth, name);
     if (req.params.subresource === 'rotation' && r.info.plural === 'ownedaccesskeys') return rotation(req, reply, r, guardOf(req, r), name);
+    if (req.params.subresource === 'approval' && r.info.plural === 'accessrequests') {
+      if (req.method !== 'PUT') throw methodNotAllowed(req.method, `accessrequests/${name}/approval`);
+      const guard = guardOf(req, r);
+      guard.scope('update', name, 'approval');
+      const w = writeQuery(req.query, 'UpdateOptions');
+      const object = await concealing(r, guard, 'update', name, undefined, () => decideRequest(r, auth.teams, guard, name, objectBody(req), { fieldManager: w.fieldManager ?? agentOf(req), now: auth.now ?? (() => new Date()), ...(w.dryRun ? { dryRun: true } : {}) }));
+      return send(req, reply, 200, object);
+    }
     throw pathNotFound();
   });
 }

@@ -1,0 +1,117 @@
+/**
+ * The rules of an AccessRequest that need no server: its duration (metav1.Duration strings), the
+ * team's limits, and the status an approval or the end of its time gives it. The registry, the
+ * authorizer and the expiry sweep all ask here, so each rule is written once.
+ */
+import type { AccessRequest, Team } from './types.js';
+
+/** The default duration, and the default maximum a Team allows (spec.accessRequests.maxDuration). */
+export const defaultRequestMs = 8 * 3_600_000;
+/**
+ * No request lasts less. The issue asks for no minimum above 10s; one second refuses only the
+ * meaningless (a zero or sub-second grant) and keeps a 3s request possible.
+ */
+export const minRequestMs = 1_000;
+
+const goUnits: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, 'µs': 0.001, ns: 0.000001 };
+
+/** Milliseconds of a Go duration string as metav1.Duration writes it (4h, 30m, 1h30m0s, 1.5h), or undefined. */
+export function goDurationMs(text: string): number | undefined {
+  if (!/^(\d+(\.\d+)?(h|ms|m|s|us|µs|ns))+$/.test(text)) return undefined;
+  let total = 0;
+  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)) total += Number(m[1]) * goUnits[m[2]!]!;
+  return Math.round(total);
+}
+
+/** The longest a request for `team` may last. */
+export function teamMaxMs(team: Team | undefined): number {
+  const declared = team?.spec?.accessRequests?.maxDuration;
+  return (declared !== undefined ? goDurationMs(declared) : undefined) ?? defaultRequestMs;
+}
+
+/** How many different approvers a request for `team` needs. */
+export const requiredApprovals = (team: Team | undefined): number => team?.spec?.accessRequests?.requiredApprovals ?? 1;
+
+/** Who may approve requests for `team`: its owner user and its declared approvers (an owner team's members through `teams`). */
+export function isApprover(team: Team | undefined, user: string | undefined, teams: readonly string[]): boolean {
+  if (!team || user === undefined) return false;
+  const owner = team.spec?.owner;
+  if (owner?.user === user || (owner?.team !== undefined && teams.includes(owner.team))) return true;
+  return (team.spec?.accessRequests?.approvers ?? []).includes(user);
+}
+
+/** The duration a request lasts once active: spec.duration, else the default capped by the team's maximum. */
+export function requestMs(req: AccessRequest, team: Team | undefined): number {
+  const asked = req.spec.duration;
+  return asked !== undefined ? (goDurationMs(asked) ?? 0) : Math.min(defaultRequestMs, teamMaxMs(team));
+}
+
+/** Why a request's duration is not allowed for `team`, or undefined. */
+export function durationRefusal(req: AccessRequest, team: Team | undefined): string | undefined {
+  const asked = req.spec.duration;
+  if (asked !== undefined && goDurationMs(asked) === undefined) return `spec.duration "${asked}" is not a duration such as 4h, 30m or 20s`;
+  const ms = requestMs(req, team);
+  if (ms < minRequestMs) return `spec.duration ${asked} is shorter than the minimum of 1s`;
+  const max = teamMaxMs(team);
+  if (ms > max) return `spec.duration ${asked} is longer than team "${req.spec.team}" allows (maxDuration ${team?.spec?.accessRequests?.maxDuration ?? '8h'})`;
+  return undefined;
+}
+
+/** The epoch ms the request's access ends, when it is Active; an Active request past it grants nothing. */
+export function activeUntil(req: AccessRequest, now: Date): number | undefined {
+  const s = req.status;
+  if (s?.phase !== 'Active' || !s.expiresAt || req.metadata.deletionTimestamp) return undefined;
+  const end = Date.parse(s.expiresAt);
+  return now.getTime() < end ? end : undefined;
+}
+
+/** RFC 3339 with second precision, as kube writes metav1.Time. */
+const time = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+type Condition = NonNullable<NonNullable<AccessRequest['status']>['conditions']>[number];
+
+function withCondition(conditions: Condition[] | undefined, c: Condition): Condition[] {
+  return [...(conditions ?? []).filter((x) => x.type !== c.type), c];
+}
+
+/** The status a new request starts with. */
+export const pendingStatus = (): NonNullable<AccessRequest['status']> => ({ phase: 'Pending', approvals: [] });
+
+/**
+ * The status after `approver` approves at `now`: the same approver twice counts once; once the team's
+ * required number is reached the request is Active until now + its duration. Only a Pending request changes.
+ */
+export function approved(req: AccessRequest, team: Team | undefined, approver: string, now: Date): NonNullable<AccessRequest['status']> {
+  const status = structuredClone(req.status ?? pendingStatus());
+  if (status.phase !== 'Pending') return status;
+  const approvals = status.approvals ?? [];
+  if (!approvals.some((a) => a.user === approver)) approvals.push({ user: approver, time: time(now) });
+  status.approvals = approvals;
+  const needed = requiredApprovals(team);
+  if (approvals.length < needed) return status;
+  const message = `approved by ${approvals.map((a) => a.user).join(', ')}`;
+  status.conditions = withCondition(status.conditions, { type: 'Approved', status: 'True', reason: 'Approved', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
+  status.phase = 'Active';
+  status.activatedAt = time(now);
+  status.expiresAt = time(new Date(now.getTime() + requestMs(req, team)));
+  return status;
+}
+
+/** The status after `approver` denies a Pending request. */
+export function denied(req: AccessRequest, approver: string, reason: string, now: Date): NonNullable<AccessRequest['status']> {
+  const status = structuredClone(req.status ?? pendingStatus());
+  if (status.phase !== 'Pending') return status;
+  status.phase = 'Denied';
+  status.conditions = withCondition(status.conditions, { type: 'Denied', status: 'True', reason: 'Denied', message: `denied by ${approver}${reason ? `: ${reason}` : ''}`, lastTransitionTime: time(now), lastUpdateTime: time(now) });
+  return status;
+}
+
+/** The status of an Active request whose time is over at `now`, or undefined when it is not over. */
+export function expired(req: AccessRequest, now: Date): NonNullable<AccessRequest['status']> | undefined {
+  const s = req.status;
+  if (s?.phase !== 'Active' || !s.expiresAt || now.getTime() < Date.parse(s.expiresAt)) return undefined;
+  const status = structuredClone(s);
+  status.phase = 'Expired';
+  status.conditions = withCondition(status.conditions, { type: 'Expired', status: 'True', reason: 'Expired', message: `access ended at ${s.expiresAt}`, lastTransitionTime: time(now), lastUpdateTime: time(now) });
+  return status;
+}

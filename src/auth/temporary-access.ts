@@ -1,0 +1,54 @@
+/**
+ * Temporary team membership from Active AccessRequests: added to an identity on every request,
+ * never written into the Team, and judged against `now` each time, so nothing outlives expiresAt
+ * on any replica (no sweep, no sync needed; the expiry sweep only records the phase).
+ */
+import { activeUntil } from '../api/access-request.js';
+import type { AccessRequest, KubeObject } from '../api/types.js';
+import { grantsAnything, type TeamWorld } from './grants.js';
+import type { Identity } from './identity.js';
+
+/** One Active request behind an identity's membership. */
+export interface TemporaryGrant {
+  request: string;
+  team: string;
+  /** The subset of the team's roles granted; absent: the whole membership. */
+  roles?: string[];
+  /** Epoch ms the grant ends. */
+  expiresAt: number;
+}
+
+/** The grants of the Active requests among `requests` for `user` at `now`. */
+export function activeGrants(requests: readonly KubeObject[], user: string | undefined, now: Date): TemporaryGrant[] {
+  if (user === undefined) return [];
+  const out: TemporaryGrant[] = [];
+  for (const obj of requests) {
+    const req = obj as AccessRequest;
+    if (req.spec?.user !== user) continue;
+    const end = activeUntil(req, now);
+    if (end === undefined) continue;
+    out.push({ request: req.metadata.name!, team: req.spec.team, ...(req.spec.roles ? { roles: [...req.spec.roles] } : {}), expiresAt: end });
+  }
+  return out;
+}
+
+/**
+ * The identity with each grant's membership: the team itself (its access rules and ownership
+ * naming it) and all its roles, or, for a roles subset, only those of the team's roles.
+ */
+export function withTemporaryAccess(identity: Identity, grants: readonly TemporaryGrant[], world: Pick<TeamWorld, 'get'>): Identity {
+  if (grants.length === 0) return identity;
+  const teams = new Set(identity.teams);
+  const roles = new Set(identity.clusterRoles);
+  const kept: TemporaryGrant[] = [];
+  for (const g of grants) {
+    const team = world.get(g.team);
+    if (!grantsAnything(team)) continue;
+    kept.push(g);
+    const teamRoles = (team.spec?.clusterRoles ?? []).map((r) => r.name);
+    if (g.roles === undefined) teams.add(g.team);
+    for (const r of teamRoles) if (g.roles === undefined || g.roles.includes(r)) roles.add(r);
+  }
+  if (kept.length === 0) return identity;
+  return { ...identity, teams: [...teams].sort(), clusterRoles: roles, temporary: kept };
+}

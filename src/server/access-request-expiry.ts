@@ -1,0 +1,50 @@
+/**
+ * Records the end of Active AccessRequests: phase Expired with an Expired condition, once their
+ * expiresAt has passed. Authorization never waits for it (it checks expiresAt on every request,
+ * auth/temporary-access.ts); this only makes the end visible, on the leader, every `intervalMs`.
+ */
+import type { Logger } from 'pino';
+import { expired } from '../api/access-request.js';
+import { ApiError } from '../api/errors.js';
+import type { AccessRequest } from '../api/types.js';
+import type { Registry } from '../registry/registry.js';
+import { mentions } from '../registry/mentions.js';
+
+export class AccessRequestExpiry {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly log: Logger,
+    private readonly now: () => Date,
+    private readonly intervalMs = 1000,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.sweep().catch((err: unknown) => this.log.warn({ err }, 'access request expiry sweep failed')), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Marks every Active request past its expiresAt Expired; returns their names. */
+  async sweep(): Promise<string[]> {
+    const r = this.registry.accessrequests;
+    const ended: string[] = [];
+    for await (const obj of r.scan(mentions('Active'))) {
+      const req = obj as AccessRequest;
+      if (!expired(req, this.now())) continue;
+      try {
+        await r.writeStatus(req.metadata.name!, (current) => expired(current as AccessRequest, this.now()) ?? current.status, { fieldManager: 'teamkeys-access-expiry' });
+        ended.push(req.metadata.name!);
+        this.log.info({ accessRequest: req.metadata.name, user: req.spec.user, team: req.spec.team }, 'access request expired');
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 404)) throw err;
+      }
+    }
+    return ended;
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * AccessRequests (api/access-request.ts): a new request names a team that exists, a duration the
+ * team allows and roles the team has; an approval is judged as adding a member to the team is
+ * (auth/escalation.ts): its approver must hold the roles the membership brings.
+ */
+import { durationRefusal } from '../../api/access-request.js';
+import { invalid } from '../../api/errors.js';
+import type { AccessRequest } from '../../api/types.js';
+import { grantsAnything, lacking, type Atom } from '../../auth/grants.js';
+import type { AdmissionPlugin } from './chain.js';
+
+export const accessRequestsPlugin: AdmissionPlugin = {
+  name: 'access-requests',
+  admit: ({ who, verb, resource, subresource, object }, ctx) => {
+    if (resource !== 'accessrequests' || !object) return undefined;
+    const req = object as AccessRequest;
+    const team = ctx.teams.get(req.spec.team);
+    const gk = { group: ctx.authorizer.group, kind: 'AccessRequest' };
+    if (verb === 'create') {
+      if (!grantsAnything(team)) return invalid(gk, req.metadata.name ?? '', [{ type: 'Invalid', field: 'spec.team', value: req.spec.team, detail: 'no such team' }]);
+      const tooLong = durationRefusal(req, team);
+      if (tooLong) return invalid(gk, req.metadata.name ?? '', [{ type: 'Invalid', field: 'spec.duration', value: req.spec.duration ?? '', detail: tooLong }]);
+      const teamRoles = new Set((team.spec?.clusterRoles ?? []).map((r) => r.name));
+      const foreign = (req.spec.roles ?? []).filter((r) => !teamRoles.has(r));
+      if (foreign.length > 0) return invalid(gk, req.metadata.name ?? '', [{ type: 'Invalid', field: 'spec.roles', value: foreign, detail: `team "${req.spec.team}" does not grant these roles` }]);
+      return undefined;
+    }
+    if (subresource !== 'approval') return undefined;
+    if (req.spec.user !== undefined && req.spec.user === who.user) return 'a request may not be approved by its own requester';
+    // The approval adds a member for a while, and is judged as adding one is (escalation.ts
+    // teamEscalation): the approver must hold the roles the membership brings (all the team's, or the subset).
+    const roles = req.spec.roles ?? (team?.spec?.clusterRoles ?? []).map((r) => r.name);
+    const atoms: Atom[] = [...new Set(roles)].sort().map((role) => ({ kind: 'role', role }));
+    const missing = lacking(who, atoms, ctx.teams, ctx.authorizer, true);
+    return missing ? `approving this request grants ${missing}, which requires holding them` : undefined;
+  },
+};

@@ -1,0 +1,39 @@
+/**
+ * PUT accessrequests/<name>/approval, as kube approves a CertificateSigningRequest: the body is the
+ * object with an `Approved` or `Denied` condition added. The server records the caller (never the
+ * body's word) once, however often they approve, and turns the request Active once the team's
+ * required approvals are in (api/access-request.ts). Authorization (the team's approvers, never the
+ * requester) and the admission chain judge it inside the write (guard.ts admit('approval')).
+ */
+import { approved, denied } from '../../api/access-request.js';
+import { badRequest } from '../../api/errors.js';
+import type { AccessRequest, KubeObject } from '../../api/types.js';
+import { isJsonMap } from '../../api/types.js';
+import type { ResourceRegistry } from '../../registry/resource-registry.js';
+import type { TeamIndex } from '../../auth/team-index.js';
+import type { Guard } from '../auth/guard.js';
+
+/** The decision a body asks for: the Denied condition wins over Approved, as kube's CSR approver reads them. */
+export function decisionOf(body: unknown): { approve: boolean; reason: string } {
+  const conditions = isJsonMap(body) && isJsonMap(body.status) && Array.isArray(body.status.conditions) ? body.status.conditions : [];
+  const find = (type: string) => conditions.find((c): c is Record<string, unknown> => isJsonMap(c) && c.type === type && c.status === 'True');
+  const deny = find('Denied');
+  if (deny) return { approve: false, reason: typeof deny.message === 'string' ? deny.message : '' };
+  if (find('Approved')) return { approve: true, reason: '' };
+  throw badRequest('an approval must add a status.conditions entry of type Approved or Denied with status "True"');
+}
+
+/** Records the caller's approval or denial of `name`. */
+export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, guard: Guard, name: string, body: unknown, opts: { fieldManager: string; now: () => Date; dryRun?: boolean }): Promise<KubeObject> {
+  const { approve, reason } = decisionOf(body);
+  const approver = guard.who.name;
+  return r.writeStatus(
+    name,
+    (current) => {
+      const req = current as AccessRequest;
+      const now = opts.now();
+      return approve ? approved(req, teams.get(req.spec.team), approver, now) : denied(req, approver, reason, now);
+    },
+    { fieldManager: opts.fieldManager, observedAs: 'approval', admit: guard.admit('approval'), ...(opts.dryRun ? { dryRun: true } : {}) },
+  );
+}
