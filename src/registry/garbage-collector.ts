@@ -2,6 +2,13 @@
  * The garbage collector: deletes objects whose every owner is gone (Background), deletes the
  * dependents of an owner deleted in the foreground and lets the owner go once none blocks it, and
  * strips the owner reference from the dependents of an owner deleted with Orphan.
+ *
+ * Its first pass (and any pass after its watch had a gap, or a pass failed) reads every object
+ * with an owner or being deleted. While it follows every change, a pass reads only what the
+ * changes concern, as kube's graph builder does: the objects being deleted (the `lifecycle`
+ * index), the dependents of each object deleted or being deleted (the `owner` index), and the
+ * objects with owners written since the last pass. A team key has an owner (its Team), so a full
+ * pass costs every team key; a targeted one costs what changed.
  */
 import type { Logger } from 'pino';
 import { isLoginKey } from '../api/key-types.js';
@@ -35,6 +42,11 @@ export class GarbageCollector {
   private running: Promise<CollectionReport> | undefined;
   private again = false;
   private stopped = false;
+  /** Whether the next pass must read every object with an owner (no watch yet, a gap in it, or a failed pass). */
+  private full = true;
+  /** Since the last pass began: uids of objects deleted, store keys of objects with owners written. */
+  private goneUids = new Set<string>();
+  private written = new Set<string>();
 
   constructor(
     private readonly registry: Registry,
@@ -65,12 +77,19 @@ export class GarbageCollector {
         this.watch = this.registry.informerWatch(revision);
         for await (const e of this.watch) {
           revision = e.revision;
-          if (concernsCollector(e)) this.schedule();
+          if (!concernsCollector(e)) continue;
+          const meta = (e.object as Partial<KubeObject>).metadata;
+          if (e.type === 'DELETED') {
+            if (meta?.uid) this.goneUids.add(meta.uid);
+          } else this.written.add(e.key);
+          this.schedule();
         }
         return;
       } catch (err) {
         if (this.stopped) return;
         this.log.warn({ err }, 'garbage collector watch ended; resuming from the current revision');
+        this.full = true; // changes in the gap are unseen: the next pass reads everything
+        this.schedule();
         await new Promise((r) => setTimeout(r, 200));
         revision = await this.registry.currentRevision().catch(() => revision);
       }
@@ -91,13 +110,18 @@ export class GarbageCollector {
       this.again = true;
       return this.running;
     }
-    this.running = this.sweep().finally(() => {
-      this.running = undefined;
-      if (this.again) {
-        this.again = false;
-        this.schedule();
-      }
-    });
+    this.running = this.sweep()
+      .catch((err: unknown) => {
+        this.full = true; // what the failed pass took from the change sets is read again
+        throw err;
+      })
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.schedule();
+        }
+      });
     return this.running;
   }
 
@@ -107,14 +131,7 @@ export class GarbageCollector {
 
   private async sweep(): Promise<CollectionReport> {
     const report: CollectionReport = { deleted: [], orphaned: [], released: [] };
-    // Only objects with owners or being deleted can need the collector; the scan parses no others,
-    // so a sweep over a large store costs a read of it, not a decode of every object.
-    const objects: KubeObject[] = [];
-    for (const r of servedPlurals.map((p) => this.registry.byPlural(p)!)) {
-      for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) {
-        if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) objects.push(o);
-      }
-    }
+    const objects = await this.concerned();
     const alive = new Map<string, Promise<boolean>>();
     const ownerAlive = (ref: OwnerReference) => {
       const id = `${ref.kind}/${ref.name}/${ref.uid}`;
@@ -190,6 +207,42 @@ export class GarbageCollector {
     }
     if (report.deleted.length + report.orphaned.length + report.released.length > 0) this.log.info(report, 'garbage collected');
     return report;
+  }
+
+  /**
+   * What a pass examines: every object with an owner or being deleted on a full pass, else only
+   * what the changes since the last pass concern (see the file's comment). Only objects with owners
+   * or being deleted can need the collector.
+   */
+  private async concerned(): Promise<KubeObject[]> {
+    const kinds = servedPlurals.map((p) => this.registry.byPlural(p)!);
+    const full = this.full || !this.watch;
+    const gone = this.goneUids;
+    const written = this.written;
+    this.full = false;
+    this.goneUids = new Set();
+    this.written = new Set();
+    const byUid = new Map<string, KubeObject>();
+    const add = (o: KubeObject) => {
+      if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) byUid.set(o.metadata.uid!, o);
+    };
+    if (full) {
+      // The scan parses only objects whose JSON mentions either: a read of the store, not a decode of every object.
+      for (const r of kinds) for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) add(o);
+      return [...byUid.values()];
+    }
+    for (const r of kinds) for (const o of await r.byField('lifecycle', 'terminating')) add(o);
+    for (const key of written) {
+      const r = kinds.find((k) => key.startsWith(k.ctx.prefix));
+      const o = await r?.get(key.slice(r.ctx.prefix.length)).catch((err: unknown) => {
+        if ((err as { reason?: string }).reason === 'NotFound') return undefined;
+        throw err;
+      });
+      if (o) add(o);
+    }
+    const owners = [...gone, ...[...byUid.values()].filter((o) => o.metadata.deletionTimestamp).map((o) => o.metadata.uid!)];
+    for (const uid of owners) for (const r of kinds) for (const o of await r.byField('owner', uid)) add(o);
+    return [...byUid.values()];
   }
 
   /** Whether the object an owner reference names still exists (a name lookup, then the uid). */
