@@ -42,6 +42,9 @@ describe('the tools of a GitOps operator', () => {
     expect(first.stdout).toContain('--- /dev/null\n+++ git/Team/platform\n@@ -0,0 +1,');
     expect(first.stdout).toContain('+  displayName: Platform\n');
     expect(first.stdout).not.toContain(escape);
+    // Who gains what, beside the patch (on stderr: stdout stays a patch).
+    expect(first.stderr).toContain('  + ana gains cluster role management-admin (via team platform)\n');
+    expect(first.stdout).not.toContain('Access:');
     expect(teamkeys(['apply', ...source(), ...target()]).code).toBe(0);
     const none = teamkeys(['diff', ...source(), ...target()]);
     expect(none).toMatchObject({ code: 0, stdout: '' });

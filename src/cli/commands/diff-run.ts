@@ -4,6 +4,8 @@ import { stringify } from 'yaml';
 import type { KubeObject } from '../../api/types.js';
 import { mergedObjects, type ObjectDiff } from '../../gitops/plan/merged.js';
 import { reconcile } from '../../gitops/reconcile.js';
+import { accessChangeText } from '../../gitops/report/access-change.js';
+import { visible } from '../../gitops/report/hidden-text.js';
 import { renderText } from '../../gitops/report/text.js';
 import { colourOn, paintLines } from '../colour.js';
 import { CliError } from '../errors.js';
@@ -48,6 +50,9 @@ export async function runDiff(f: DiffFlags): Promise<number> {
     for (const d of diffs) if (d.note) process.stderr.write(`${d.kind}/${d.name}: ${d.note}\n`);
     const shown = diffs.filter((d) => text(d.live) !== text(d.merged));
     process.stdout.write(paintLines(shown.map(unifiedDiff).join(''), colourOn(process.stdout)));
+    // Who gains and loses what: beside the diff, on stderr, so the diff itself stays a patch.
+    const access = accessChangeText(report.accessChange);
+    if (access.length > 0) process.stderr.write(`${access.map(visible).join('\n')}\n`);
     return diffs.length > 0 ? 1 : 0;
   } finally {
     await client.close();
