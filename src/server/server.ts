@@ -41,6 +41,7 @@ import { registerSignInRoutes } from './routes/signin.js';
 import type { SignIn } from '../signin/sign-in.js';
 import { DeviceSignIn } from '../signin/device.js';
 import { IdentityRefresher } from '../signin/refresh.js';
+import { registerLeakReportRoutes, type LeakReportOptions } from './routes/leak-reports.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -75,6 +76,8 @@ export interface ServerOptions {
   signIn?: SignIn;
   /** The key health sweep (expiry gauges and warnings, --disable-unused-after); false: none. */
   keyHealth?: KeyHealthSweepOptions | false;
+  /** POST /auth/revoke and GitHub's secret scanning alerts (routes/leak-reports.ts). */
+  leakReports?: LeakReportOptions;
 }
 
 declare module 'fastify' {
@@ -135,6 +138,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
   registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
+  registerLeakReportRoutes(app, registry, { ...(opts.auth.now ? { now: opts.auth.now } : {}), ...opts.leakReports });
   const authorizeEndpoint = endpointAuthorizer(opts.auth);
   const metrics = new ServerMetrics();
   registerMetrics(app, metrics, (req, reply) => authorizeEndpoint(req, reply, 'metrics'), opts.moreMetrics);
