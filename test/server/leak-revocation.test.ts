@@ -34,7 +34,7 @@ const annotationsOf = async (s: InProcess, name: string) =>
 describe('POST /auth/revoke', () => {
   let s: InProcess;
   beforeAll(async () => {
-    s = await startInProcess({ audit: true, leakReports: { limit: { burst: 12, perSecond: 0.001 } } });
+    s = await startInProcess({ audit: true, leakReports: { limit: { burst: 14, perSecond: 0.001 } } });
     const team = await s.fetch(`${s.api}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'readers' }, spec: { users: ['rita'], clusterRoles: [{ name: 'teams-viewer' }] } }) });
     expect(team.status).toBe(201);
   });
@@ -98,6 +98,24 @@ describe('POST /auth/revoke', () => {
     expect((await use(s, old)).status).toBe(200);
     expect((await revoke(s, `token=${old}`)).status).toBe(200);
     expect(await use(s, old)).toEqual({ status: 401, message: 'access key is disabled' });
+  });
+
+  it("a previous value still in its rotation's overlap disables the key; one past it leaves the key alone", async () => {
+    const rotate = async (name: string, overlapSeconds: number) => {
+      const res = await s.fetch(`${s.api}/ownedaccesskeys/${name}/rotation`, { method: 'POST', headers: json, body: JSON.stringify({ kind: 'KeyRotation', spec: { overlapSeconds } }) });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { spec: { key: string } }).spec.key;
+    };
+    const inOverlap = await makeKey(s, 'rita-overlap', { user: 'rita' });
+    const overlapCurrent = await rotate('rita-overlap', 600);
+    expect((await revoke(s, `token=${inOverlap}`)).status).toBe(200);
+    expect(await use(s, overlapCurrent)).toEqual({ status: 401, message: 'access key is disabled' });
+
+    const past = await makeKey(s, 'rita-past', { user: 'rita' });
+    const pastCurrent = await rotate('rita-past', 0);
+    expect((await revoke(s, `token=${past}`)).status).toBe(200);
+    expect((await use(s, pastCurrent)).status).toBe(200);
+    expect((await annotationsOf(s, 'rita-past'))['management.service/disabled-reason']).toBeUndefined();
   });
 
   it('a form without token, or a body that is not a form, is 400; the answer never carries the value', async () => {
