@@ -33,7 +33,7 @@ describe('the Action refuses a change holding a key value', () => {
   });
 
   it('a key planted in a changed non-manifest file: the run fails, annotated at file:line:col, the value never printed', async () => {
-    const r = await runner.run({ workspace: repo.dir, event: 'pull_request', payload: pullRequestPayload({ sha: base }), inputs: { command: 'validate', source: 'gitops', comment: 'false' } });
+    const r = await runner.run({ workspace: repo.dir, event: 'pull_request', payload: pullRequestPayload({ sha: base }), inputs: { command: 'validate', source: 'gitops', comment: 'false' }, apiUrl: 'http://127.0.0.1:9' });
     expect(r.code, r.log).not.toBe(0);
     expect(r.outputs.outcome).toBe('invalid');
     expect(r.log).toMatch(/::error title=teamkeys,file=deploy\/ci\.env,line=3,col=16::holds an access key value \(teamkeys format; the value is not shown\)/);

@@ -36,9 +36,10 @@ export interface LeakReport {
   username: string;
 }
 
-/** What became of a reported value: `known`: it is (or was) a value of a stored key. */
+/** What became of a reported value: `known`: it is (or was) a value of a stored key; `disabled`: the key this disabled. */
 export interface LeakOutcome {
   known: boolean;
+  disabled?: string;
 }
 
 /** A source URL as recorded: an http(s) URL of bounded length, else nothing (never the reporter's raw text). */
@@ -85,5 +86,5 @@ export async function reportLeakedKey(registry: Registry, value: string, report:
     if (err instanceof ApiError && err.code === 404) return { known: true };
     throw err;
   }
-  return { known: true };
+  return { known: true, disabled: name };
 }

@@ -66,7 +66,8 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
     const feedback = [];
     for (const m of matchesOf(req.body as Buffer)) {
       const sourceUrl = recordedSourceUrl(m.url);
-      const { known } = await reportLeakedKey(registry, m.token, { address, via: 'github-secret-scanning', username: gitHubReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now());
+      const { known, disabled } = await reportLeakedKey(registry, m.token, { address, via: 'github-secret-scanning', username: gitHubReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now());
+      if (disabled) req.log.warn({ key: disabled, via: 'github-secret-scanning', ...(sourceUrl ? { sourceUrl } : {}) }, `disabled access key "${disabled}": reported leaked`);
       feedback.push({ token_raw: m.token, token_type: m.type, label: known ? 'true_positive' : 'false_positive' });
     }
     req.log.info({ tokens: feedback.length, truePositives: feedback.filter((f) => f.label === 'true_positive').length }, 'GitHub secret scanning alert handled');

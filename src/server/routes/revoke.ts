@@ -35,7 +35,8 @@ export function registerRevokeRoute(app: FastifyInstance, registry: Registry, bu
     const token = form.get('token');
     if (!token) throw badRequest('the form must carry token=<the key> (RFC 7009)');
     const sourceUrl = recordedSourceUrl(form.get('source_url'));
-    await reportLeakedKey(registry, token, { address, via: 'revoke', username: anonymousReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now());
+    const { disabled } = await reportLeakedKey(registry, token, { address, via: 'revoke', username: anonymousReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now());
+    if (disabled) req.log.warn({ key: disabled, reporter: address, via: 'revoke', ...(sourceUrl ? { sourceUrl } : {}) }, `disabled access key "${disabled}": reported leaked`);
     return reply.code(200).header('Cache-Control', 'no-store').type('application/json').send(revokeAnswer);
   });
 }
