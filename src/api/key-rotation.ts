@@ -13,6 +13,7 @@
 import { badRequest, invalid, type GroupKind } from './errors.js';
 import type { FieldError } from './field-errors.js';
 import type { Decoding } from './decode.js';
+import { isAcceptedKeyValue, keyValueRule } from './key-format.js';
 import type { AccessKeyRotationStatus } from './generated/schema-types.js';
 import type { StoredApiObject } from './secrets.js';
 import { isJsonMap } from './types.js';
@@ -34,7 +35,7 @@ export interface RotationPlan {
 
 /** The spec of a KeyRotation body, as a client sends it. */
 export interface KeyRotationSpec {
-  /** The new value (32 to 256 of [A-Za-z0-9]); the server generates 64 characters when absent. */
+  /** The new value (key-format.ts: isAcceptedKeyValue); the server generates one in the format when absent. */
   key?: string;
   /** 0 to 2592000 (30 days); default 0. */
   overlapSeconds?: number;
@@ -52,8 +53,6 @@ export interface KeyRotationSpec {
  */
 export type KeyRotationRequest = (({ kind: 'rotate'; key?: string } & RotationPlan) | { kind: 'confirm' }) & { resourceVersion?: string };
 
-/** A key value's shape, as authentication accepts it (and the schema's spec.key pattern). */
-const keyShape = /^[A-Za-z0-9]{32,256}$/;
 
 /** An idempotency key's shape: a UUID fits, and nothing a header or a log line could misread. */
 const idempotencyKeyShape = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -96,8 +95,8 @@ export function decodeKeyRotation(
   if (s.idempotencyKey !== undefined && (typeof s.idempotencyKey !== 'string' || !idempotencyKeyShape.test(s.idempotencyKey))) {
     errs.push({ type: 'Invalid', field: 'spec.idempotencyKey', value: s.idempotencyKey, detail: 'must be 1 to 128 characters of [A-Za-z0-9._:-] (a UUID, say)' });
   }
-  if (s.key !== undefined && (typeof s.key !== 'string' || !keyShape.test(s.key))) {
-    errs.push({ type: 'Invalid', field: 'spec.key', detail: 'must be 32 to 256 characters of [A-Za-z0-9]' });
+  if (s.key !== undefined && (typeof s.key !== 'string' || !isAcceptedKeyValue(s.key))) {
+    errs.push({ type: 'Invalid', field: 'spec.key', detail: keyValueRule });
   }
   const overlap = s.overlapSeconds;
   if (overlap !== undefined && (typeof overlap !== 'number' || !Number.isInteger(overlap) || overlap < 0 || overlap > maxOverlapSeconds)) {

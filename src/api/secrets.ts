@@ -4,7 +4,7 @@
  * a SHA-256 hash, the others encrypted (field-cipher.ts), and every read path drops `sealed`, so no
  * API response ever carries them and the database never holds them in plain text.
  */
-import { createHash, randomInt } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { FieldCipher } from './field-cipher.js';
 import { isJsonMap, type KubeObject } from './types.js';
 
@@ -27,16 +27,6 @@ export interface Sealed {
 export type StoredApiObject = KubeObject & { sealed?: Sealed };
 
 const keyPath = 'spec.key';
-const keyAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-export const generatedKeyLength = 64;
-
-/** A new access key: 64 characters of [A-Za-z0-9] from the CSPRNG. */
-export function generateKey(): string {
-  let key = '';
-  for (let i = 0; i < generatedKeyLength; i++) key += keyAlphabet[randomInt(keyAlphabet.length)];
-  return key;
-}
-
 export function hashKey(key: string): string {
   return `sha256:${createHash('sha256').update(key).digest('hex')}`;
 }

@@ -1,4 +1,5 @@
 /** Label and field selectors: parsed once per request into matchers, errors as 400 BadRequest. */
+import type { StoredApiObject } from './secrets.js';
 import { badRequest } from './errors.js';
 import { labelValueErrors, qualifiedNameErrors } from './names.js';
 import type { KubeObject } from './types.js';
@@ -83,32 +84,48 @@ export interface FieldSelector {
   matcher: Matcher;
   /** Set when the selector pins one name, so the list can be a single lookup. */
   exactName?: string;
+  /** Set when the selector reads sealed fields (keyHash): matched on stored objects, never on their API form. */
+  readsSealed?: true;
 }
 
-/** A Map, not an object: `fieldSelector=__proto__=x` or `valueOf=x` must find no getter. */
-const fieldGetters = new Map<string, (obj: KubeObject) => string>([
-  ['metadata.name', (obj) => obj.metadata.name ?? ''],
-  ['metadata.namespace', (obj) => obj.metadata.namespace ?? ''],
+/**
+ * A Map, not an object: `fieldSelector=__proto__=x` or `valueOf=x` must find no getter. A getter
+ * gives every value the field has: `keyHash` is an access key's current and previous value's
+ * SHA-256 (`sha256:<hex>`, never shown), so `teamkeys scan` names a key it found without sending
+ * its value, and only among the keys the caller may list.
+ */
+const fieldGetters = new Map<string, (obj: KubeObject) => string[]>([
+  ['metadata.name', (obj) => [obj.metadata.name ?? '']],
+  ['metadata.namespace', (obj) => [obj.metadata.namespace ?? '']],
+  ['keyHash', (obj) => keyHashesOf(obj)],
 ]);
 
-/** A matcher for a field selector over metadata.name and metadata.namespace. */
+function keyHashesOf(obj: KubeObject): string[] {
+  const sealed = (obj as StoredApiObject).sealed;
+  return [sealed?.keyHash, sealed?.previousKeyHash].filter((h): h is string => h !== undefined);
+}
+
+/** A matcher for a field selector over metadata.name, metadata.namespace and keyHash. */
 export function parseFieldSelector(selector: string | undefined): FieldSelector | undefined {
   if (selector === undefined || selector.trim() === '') return undefined;
   const tests: Matcher[] = [];
   let exactName: string | undefined;
+  let readsSealed = false;
   for (const part of splitTopLevel(selector)) {
     const m = part.match(/^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/);
     if (!m) throw badRequest(`invalid field selector: '${part}': expected field=value, field==value or field!=value`);
     const [, field, op, value] = m as unknown as [string, string, string, string];
     const get = fieldGetters.get(field);
-    if (!get) throw badRequest(`"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
-    if (op === '!=') tests.push((obj) => get(obj) !== value);
+    if (field === 'keyHash') readsSealed = true;
+    if (!get) throw badRequest(`"${field}" is not a known field selector: only "metadata.name", "metadata.namespace", "keyHash"`);
+    if (op === '!=') tests.push((obj) => !get(obj).includes(value));
     else {
-      tests.push((obj) => get(obj) === value);
+      tests.push((obj) => get(obj).includes(value));
       if (field === 'metadata.name') exactName = value;
     }
   }
   const result: FieldSelector = { matcher: (obj) => tests.every((t) => t(obj)) };
   if (exactName !== undefined) result.exactName = exactName;
+  if (readsSealed) result.readsSealed = true;
   return result;
 }

@@ -3,6 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { ApiError, serviceUnavailable } from '../api/errors.js';
 import { previousValueRefusal, rotationOf } from '../api/key-rotation.js';
 import { hashKey, type StoredApiObject } from '../api/secrets.js';
+import { isAcceptedKeyValue } from '../api/key-format.js';
 import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
 import type { ActivityRecorder } from './activity.js';
@@ -37,13 +38,11 @@ function sameHash(stored: string | undefined, hash: string): boolean {
   return a.length === hash.length && timingSafeEqual(a, Buffer.from(hash));
 }
 
-/** Anything else cannot be a key: refused without touching the store. */
-const keyShape = /^[A-Za-z0-9]{32,256}$/;
 
 /** The key an Authorization header carries, if it has the shape of one. */
 function bearerKey(authorization: string | undefined): string | undefined {
   const key = authorization?.match(/^Bearer +(\S+)$/i)?.[1];
-  return key && keyShape.test(key) ? key : undefined;
+  return key && isAcceptedKeyValue(key) ? key : undefined;
 }
 
 /** How long a key that authenticated counts as known-good to the failure limit. */

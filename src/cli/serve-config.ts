@@ -52,6 +52,8 @@ export interface ServeConfig {
   signIn: SignInSettings;
   /** The sidecar's settings, when --sync-source is given. */
   sync?: DaemonSettings;
+  /** --github-secret-scanning-keys-url. */
+  gitHubKeysUrl: string;
 }
 
 /** BURST/PER_SECOND, e.g. 50/2, or "off". */
@@ -62,6 +64,13 @@ function failureLimit(value: string): FailureLimitOptions | false {
     throw new CliError(`--auth-failure-limit must be BURST/PER_SECOND (like 50/2) or off, not "${value}"`);
   }
   return { burst: Number(m[1]), perSecond: Number(m[2]) };
+}
+
+/** An http(s) URL flag, else a CLI error naming it. */
+function httpUrl(flag: string, value: string): string {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (url?.protocol !== 'https:' && url?.protocol !== 'http:') throw new CliError(`${flag} must be an http(s) URL, not "${value}"`);
+  return url.href;
 }
 
 /** A time flag the server keeps in whole seconds: a part of a second counts as a whole one. */
@@ -149,5 +158,6 @@ export function serveConfig(f: ServeFlags, env: NodeJS.ProcessEnv = process.env)
     watchLimits,
     signIn,
     ...(sync ? { sync } : {}),
+    gitHubKeysUrl: httpUrl('--github-secret-scanning-keys-url', f.githubSecretScanningKeysUrl),
   };
 }

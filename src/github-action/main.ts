@@ -24,6 +24,7 @@ import { defaultReconcileOptions as defaults } from '../gitops/reconcile-default
 import { visible } from '../gitops/report/hidden-text.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
 import { baseCommitOf, isTrustedEvent, parseTrustedEvents } from './trust.js';
+import { changeOf, keysInChangedFiles } from './changed-files.js';
 
 /** GitHub shows at most this many error annotations per step. */
 const maxAnnotations = 10;
@@ -150,6 +151,26 @@ async function comment(report: Report, markdown: string): Promise<void> {
   }
 }
 
+/**
+ * A change holding a key value is refused before anything is planned or applied: the report of a
+ * validation with those files' errors added (so the run is `invalid`, annotated at each file:line).
+ */
+async function refuseKeysInChanges(workspace: string, trusted: boolean): Promise<Report | undefined> {
+  const change = changeOf(github.context.payload, trusted);
+  if (!change) return undefined;
+  const { errors, scope } = await keysInChangedFiles(workspace, change.base, change.fallback);
+  core.info(`scanned ${scope} for access keys: ${errors.length} found`);
+  if (errors.length === 0) return undefined;
+  const group = input('api-group', defaultGroup);
+  const sourceDir = resolve(workspace, input('source', '.'));
+  const source = { source: sourceDir, ...(input('path') ? { path: input('path') } : {}), ...(input('source-id') ? { sourceId: input('source-id') } : {}) };
+  const { report } = await validateSource(source, `${group}/v1`);
+  // A manifest's own finding (named from the source folder) is not repeated.
+  const where = (path: string, e: { line: number; column: number }) => `${path}:${e.line}:${e.column}`;
+  const known = new Set(report.errors.map((e) => where(resolve(sourceDir, e.file), e)));
+  return { ...report, outcome: 'invalid', errors: [...errors.filter((e) => !known.has(where(resolve(workspace, e.file), e))), ...report.errors] };
+}
+
 /** Why a failed run failed, as the step's failure names it. */
 function failureMessage(report: Report): string {
   if (report.outcome === 'invalid') return `${report.errors.length} error(s) in the manifests or policies`;
@@ -171,7 +192,7 @@ async function run(): Promise<void> {
   }
   if (!trusted) core.info(`the ${event || '(unnamed)'} event is not in trusted-events: pull-request mode (policies from the base commit, live values withheld, no apply)`);
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
-  const report = await runCommand(command, workspace, trusted);
+  const report = await refuseKeysInChanges(workspace, trusted) ?? (await runCommand(command, workspace, trusted));
   const reportDir = reportDirOf(workspace);
   await writeReports(report, reportDir);
   const markdown = renderMarkdown(report);

@@ -54,7 +54,7 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   if (!(store instanceof CachedStore)) return undefined;
   const { filter, ...rest } = opts;
   const plan = await planList(ctx, seesAll ? rest : opts);
-  if (plan.selection.exactName !== undefined) return undefined;
+  if (plan.selection.exactName !== undefined || plan.selection.readsSealed) return undefined;
   const range = await readList(ctx, plan, () => store.cachedRange(ctx.prefix, { after: plan.after, ...(plan.revision === undefined ? {} : { revision: plan.revision }) }));
   if (!range) return undefined;
   const match = plan.selection.match;

@@ -34,6 +34,8 @@ export interface Selection {
   match: Matcher | undefined;
   /** Set when a field selector pins one name: the list is then one keyed read, not a scan. */
   exactName: string | undefined;
+  /** Set when a field selector reads sealed fields (keyHash): the cache's API-form bytes cannot answer it. */
+  readsSealed?: boolean;
 }
 
 /** Both selectors and the visibility filter as one matcher. */
@@ -43,7 +45,7 @@ export function parseSelection(opts: { labelSelector?: string; fieldSelector?: s
   const filter = opts.filter;
   const match: Matcher | undefined =
     label || field || filter ? (obj) => (!label || label(obj)) && (!field || field.matcher(obj)) && (!filter || filter(obj)) : undefined;
-  return { match, exactName: field?.exactName };
+  return { match, exactName: field?.exactName, ...(field?.readsSealed ? { readsSealed: true } : {}) };
 }
 
 /** The one object a name-pinned selection can match, read at the current revision. */

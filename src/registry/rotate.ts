@@ -7,7 +7,8 @@
 import type { Decoding } from '../api/decode.js';
 import { conflict } from '../api/errors.js';
 import { decodeKeyRotation, keyRotationKind, replayOf } from '../api/key-rotation.js';
-import { generateKey, hashKey, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
+import { generateKey } from '../api/key-format.js';
+import { hashKey, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import { isJsonMap } from '../api/types.js';
 import type { Admit } from './admission.js';
 import { managerOf, present, type RegistryContext, type WriteResult, type Writer } from './context.js';

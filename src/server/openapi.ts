@@ -3,6 +3,7 @@
  * how kubectl learns that this server validates fields (the fieldValidation parameter on PATCH).
  */
 import { createHash } from 'node:crypto';
+import { keyFormatSource } from '../api/key-format.js';
 import type { ResourceModel } from '../api/model.js';
 import type { StructuralSchema } from '../api/schema/load.js';
 
@@ -134,7 +135,7 @@ const keyRotationSchema = {
     spec: {
       type: 'object',
       properties: {
-        key: { type: 'string', pattern: '^[A-Za-z0-9]{32,256}$', description: 'The new value; generated (64 characters) when absent.' },
+        key: { type: 'string', pattern: `^(?:${keyFormatSource}|[A-Za-z0-9]{32,256})$`, description: 'The new value; generated in the format tk_... (docs/keys.md) when absent.' },
         overlapSeconds: { type: 'integer', minimum: 0, maximum: 2592000, description: 'How long the previous value keeps working.' },
         awaitConfirmation: { type: 'boolean', description: 'The previous value works until the rotation is confirmed; the overlap starts then.' },
         confirm: { type: 'boolean', description: 'Confirms a rotation that awaits confirmation; nothing else may be set.' },

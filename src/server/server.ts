@@ -42,6 +42,7 @@ import type { SignIn } from '../signin/sign-in.js';
 import { DeviceSignIn } from '../signin/device.js';
 import { IdentityRefresher } from '../signin/refresh.js';
 import { AccessRequestExpiry } from './access-request-expiry.js';
+import { registerLeakReportRoutes, type LeakReportOptions } from './routes/leak-reports.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -76,6 +77,8 @@ export interface ServerOptions {
   signIn?: SignIn;
   /** The key health sweep (expiry gauges and warnings, --disable-unused-after); false: none. */
   keyHealth?: KeyHealthSweepOptions | false;
+  /** POST /auth/revoke and GitHub's secret scanning alerts (routes/leak-reports.ts). */
+  leakReports?: LeakReportOptions;
 }
 
 declare module 'fastify' {
@@ -138,6 +141,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
   registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
+  registerLeakReportRoutes(app, registry, { ...(opts.auth.now ? { now: opts.auth.now } : {}), ...opts.leakReports });
   const authorizeEndpoint = endpointAuthorizer(opts.auth);
   const metrics = new ServerMetrics();
   registerMetrics(app, metrics, (req, reply) => authorizeEndpoint(req, reply, 'metrics'), opts.moreMetrics);

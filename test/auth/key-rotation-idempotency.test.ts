@@ -41,7 +41,7 @@ describe('rotation with an idempotency key', () => {
     const first = await rotate('idem-a', spec, { resourceVersion: before.metadata.resourceVersion });
     expect(first.status).toBe(201);
     const made = (await first.json()) as Key;
-    expect(made.spec.key).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(made.spec.key).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     expect(made.status?.rotation?.idempotencyKey).toBe(spec.idempotencyKey);
 
     // The answer was lost; the client sends the very same request again (same precondition too).
@@ -64,7 +64,7 @@ describe('rotation with an idempotency key', () => {
     const next = await rotate('idem-a', { ...spec, idempotencyKey: 'second-attempt' });
     expect(next.status).toBe(201);
     const newer = (await next.json()) as Key;
-    expect(newer.spec.key).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(newer.spec.key).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     expect(newer.spec.key).not.toBe(made.spec.key);
     expect(await authenticates(newer.spec.key!)).toBe(true);
     expect(await authenticates(made.spec.key!)).toBe(false);

@@ -64,7 +64,7 @@ describe('rotating an access key with an overlap', () => {
     clock.advance(hour);
     const answer = await rotated(s, 'ci', { overlapSeconds: 3600 });
     const fresh = answer.spec.key!;
-    expect(fresh).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(fresh).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     expect(answer.status?.rotation).toEqual({ rotatedAt: '2026-11-27T11:00:00Z', overlapSeconds: 3600, previousValidUntil: '2026-11-27T12:00:00Z' });
     // The new value is shown once: a read has neither value.
     expect((await read(s, 'ci')).spec.key).toBeUndefined();

@@ -33,7 +33,7 @@ describe('secrets never leak', () => {
         false,
       );
       keyA = (JSON.parse(createdA.text) as { spec: { key: string } }).spec.key;
-      expect(keyA).toMatch(/^[A-Za-z0-9]{64}$/);
+      expect(keyA).toMatch(/^tk_[0-9A-Za-z]{49}$/);
       expect(createdA.text).not.toContain(connectorData);
       const createdB = await call('/ownedaccesskeys', { method: 'POST', body: JSON.stringify({ metadata: { name: 'ci' }, spec: { user: 'bo', key: suppliedKey } }) }, false);
       expect(createdB.status).toBe(201);
@@ -82,7 +82,7 @@ describe('secrets never leak', () => {
     expect(logs.split('\n').filter(Boolean).length).toBeGreaterThan(3);
     expect(scanned.length).toBeGreaterThan(15);
     const secrets = [keyA, connectorData, ...Object.values(oidc), suppliedKey, rotatedKey, badShortKey, served.adminKey, 'sha256:', 'previousKeyHash', '"sealed"'];
-    expect(keyA).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(keyA).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     // A failure names the secret by number and the text by place, so it leaks nothing itself.
     const texts = [...scanned, logs, served.stdout()];
     secrets.forEach((secret, i) => texts.forEach((text, j) => expect(text.includes(secret), `secret #${i} found in text #${j} of ${texts.length}`).toBe(false)));
@@ -94,7 +94,7 @@ describe('secrets never leak', () => {
       const keyFile = join(served.dir, 'admin.key');
       expect(statSync(keyFile).mode & 0o777).toBe(0o600);
       expect(statSync(join(served.dir, 'kubeconfig')).mode & 0o777).toBe(0o600);
-      expect(served.adminKey).toMatch(/^[A-Za-z0-9]{64}$/);
+      expect(served.adminKey).toMatch(/^tk_[0-9A-Za-z]{49}$/);
       expect(served.stdout()).toContain(`created the administrator key (user admin) in ${keyFile}, mode 0600`);
     } finally {
       await served.stop();

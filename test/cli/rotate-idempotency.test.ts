@@ -21,7 +21,7 @@ describe('teamkeys rotate with an idempotency key', () => {
 
     const first = teamkeys(['rotate', 'ci', '--await-confirmation', '--idempotency-key', 'nightly-42', '--store', store], { cwd: dir });
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/^[A-Za-z0-9]{64}\n$/);
+    expect(first.stdout).toMatch(/^tk_[0-9A-Za-z]{49}\n$/);
     const after = rotation();
     expect(after.status.rotation.idempotencyKey).toBe('nightly-42');
 

@@ -39,7 +39,7 @@ describe('teamkeys rotate against a served process', () => {
     const old = await newKey('ci');
     const r = rotate(['ci', '--overlap', '1h']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^[A-Za-z0-9]{64}\n$/);
+    expect(r.stdout).toMatch(/^tk_[0-9A-Za-z]{49}\n$/);
     const fresh = r.stdout.trim();
     expect(r.stderr).toMatch(/^ownedaccesskey\.management\.service\/ci rotated; the previous value works until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/);
     expect(await works(old)).toBe(200);
@@ -65,7 +65,7 @@ describe('teamkeys rotate against a served process', () => {
     const r = rotate(['filed', '--overlap', '5m', '--key-file', file]);
     expect(r.code, r.stderr).toBe(0);
     const value = readFileSync(file, 'utf8').trim();
-    expect(value).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(value).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(r.stdout).toBe(`ownedaccesskey.management.service/filed rotated; the previous value works until ${(await call('/apis/management.service/v1/ownedaccesskeys/filed', served.adminKey)).body.status!.rotation!.previousValidUntil as string}; the new value is in ${file}\n`);
     expect(r.stderr + r.stdout).not.toContain(value);
@@ -151,7 +151,7 @@ describe('teamkeys rotate on the embedded store', () => {
     expect(teamkeys(['create', '-f', manifest, '--store', store]).code).toBe(0);
     const r = teamkeys(['rotate', 'local', '--overlap', '5m', '--store', store]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^[A-Za-z0-9]{64}\n$/);
+    expect(r.stdout).toMatch(/^tk_[0-9A-Za-z]{49}\n$/);
     const shown = teamkeys(['get', 'oak', 'local', '-o', 'yaml', '--store', store]);
     const obj = parse(shown.stdout) as { spec: Record<string, unknown>; status: { rotation: Record<string, unknown> } };
     expect(obj.spec.key).toBeUndefined();

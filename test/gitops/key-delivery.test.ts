@@ -53,7 +53,7 @@ describe('keys delivered to GitHub Actions secrets', () => {
   const whoami = (token: string, name: string) => kubectl(served, ['auth', 'whoami'], { kubeconfig: kubeconfigWithToken(served, token, name) });
   const noKeyIn = (text: string) => {
     for (const value of github.secrets.values()) expect(text).not.toContain(value);
-    expect(text).not.toMatch(/\b[A-Za-z0-9]{64}\b/);
+    expect(text).not.toMatch(/\btk_[0-9A-Za-z]{49}\b/);
   };
 
   beforeAll(async () => {
@@ -77,7 +77,7 @@ describe('keys delivered to GitHub Actions secrets', () => {
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('key delivered to github:acme/payments/TEAMKEYS_KEY');
     const delivered = github.secrets.get('acme/payments/TEAMKEYS_KEY')!;
-    expect(delivered).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(delivered).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     noKeyIn(r.out + r.files + served.stdout() + served.stderr());
     const me = whoami(delivered, 'delivered');
     expect(me.code, me.stderr).toBe(0);

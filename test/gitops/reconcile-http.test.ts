@@ -51,8 +51,8 @@ describe('the reconciler against a running server, from a git repository', () =>
     };
     expect(team.metadata.managedFields.map((m) => [m.manager, m.operation])).toEqual([['gitops', 'Update']]);
     expect(team.metadata.annotations['gitops.management.service/source']).toBe('team-repo');
-    expect(readFileSync(join(served.dir, 'keys/payments-ci.key'), 'utf8')).toMatch(/^[A-Za-z0-9]{64}\n$/);
-    expect(JSON.stringify(r.report)).not.toMatch(/[A-Za-z0-9]{64}/);
+    expect(readFileSync(join(served.dir, 'keys/payments-ci.key'), 'utf8')).toMatch(/^tk_[0-9A-Za-z]{49}\n$/);
+    expect(JSON.stringify(r.report)).not.toMatch(/tk_[0-9A-Za-z]{49}/);
   });
 
   it('a second plan reports no changes and writes nothing', () => {

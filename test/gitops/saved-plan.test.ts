@@ -52,7 +52,7 @@ describe('saved plans: plan --out, apply --plan', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Created 5, updated 0');
-    expect(readFileSync(join(work, 'keys/payments-ci.key'), 'utf8')).toMatch(/^[A-Za-z0-9]{64}\n$/);
+    expect(readFileSync(join(work, 'keys/payments-ci.key'), 'utf8')).toMatch(/^tk_[0-9A-Za-z]{49}\n$/);
     expect(readFileSync(join(work, 'report/report.json'), 'utf8')).toContain(revision);
     expect(k('get', 'team', 'platform', '-o', 'jsonpath={.metadata.annotations.gitops\\.management\\.service/source}').stdout).toBe('saved');
   });

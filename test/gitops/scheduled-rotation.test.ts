@@ -51,7 +51,7 @@ spec:
 /** No key value in any output: the delivered values, and nothing shaped like a key. */
 function noKeyIn(text: string, values: Iterable<string>) {
   for (const v of values) expect(text).not.toContain(v);
-  expect(text).not.toMatch(/\b[A-Za-z0-9]{64}\b/);
+  expect(text).not.toMatch(/\btk_[0-9A-Za-z]{49}\b/);
 }
 
 describe('scheduled rotation against a served API and the GitHub stand-in', () => {

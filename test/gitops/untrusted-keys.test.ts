@@ -45,7 +45,7 @@ describe('key files and saved plans in a folder a pull request controls', () => 
       const r = apply(db);
       expect(r.code).toBe(1);
       expect(r.stdout).toContain(`OwnedAccessKey/ci2: not created: ${join(keys, 'ci2.key')} is a symbolic link: refusing to write a key through it (remove the link)`);
-      expect(`${r.stdout}${r.stderr}`).not.toMatch(/[A-Za-z0-9]{64}/);
+      expect(`${r.stdout}${r.stderr}`).not.toMatch(/tk_[0-9A-Za-z]{49}/);
       expect(readFileSync(join(work, 'attacker-reads-this.txt'), 'utf8')).toBe('');
       expect(readlinkSync(join(keys, 'ci2.key'))).toBe(target());
       // Nothing was made that nobody holds the key of.
@@ -61,7 +61,7 @@ describe('key files and saved plans in a folder a pull request controls', () => 
     const file = join(keys, 'ci2.key');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const first = readFileSync(file, 'utf8');
-    expect(first).toMatch(/^[A-Za-z0-9]{64}\n$/);
+    expect(first).toMatch(/^tk_[0-9A-Za-z]{49}\n$/);
     expect(await writeKeyFile(keys, 'ci2', 'rotated')).toBe(file);
     expect(readFileSync(file, 'utf8')).toBe('rotated\n');
     expect(statSync(file).mode & 0o777).toBe(0o600);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/api/key-format.js';
 import { hashKey } from '../../src/api/secrets.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { accessKey, newRegistry, spec, statusOf } from './helpers.js';
@@ -11,11 +12,11 @@ function storedHash(obj: unknown): string | undefined {
 }
 
 describe('access key secrets', () => {
-  it('generates a 64-character key when none is given and shows it once, in the create response', async () => {
+  it('generates a key in the tk_ format when none is given and shows it once, in the create response', async () => {
     const { registry, store } = newRegistry();
     const { object } = await registry.ownedaccesskeys.create(accessKey('ci', { user: 'ana' }));
     const key = spec(object).key as string;
-    expect(key).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(key).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     expect(spec(await registry.ownedaccesskeys.get('ci')).key).toBeUndefined();
     expect(spec((await registry.ownedaccesskeys.list()).items[0]!).key).toBeUndefined();
     // Stored only as a hash.
@@ -32,6 +33,17 @@ describe('access key secrets', () => {
     const s = await statusOf(registry.ownedaccesskeys.create(accessKey('short', { user: 'ana', key: 'tooShort123' })));
     expect(s.details?.causes?.[0]?.field).toBe('spec.key');
     expect(JSON.stringify(s)).not.toContain('tooShort123');
+  });
+
+  it('accepts a supplied tk_ value whose checksum matches and refuses one whose checksum does not, without echoing it', async () => {
+    const { registry } = newRegistry();
+    const good = generateKey();
+    expect(spec((await registry.ownedaccesskeys.create(accessKey('formatted', { user: 'ana', key: good }))).object).key).toBe(good);
+    const bad = `${good.slice(0, -1)}${good.endsWith('0') ? '1' : '0'}`;
+    const s = await statusOf(registry.ownedaccesskeys.create(accessKey('mistyped', { user: 'ana', key: bad })));
+    expect(s.code).toBe(422);
+    expect(s.details?.causes?.[0]).toMatchObject({ field: 'spec.key', message: expect.stringContaining('valid checksum') });
+    expect(JSON.stringify(s)).not.toContain(bad);
   });
 
   it('a PUT or patch without spec.key keeps the key; one that sets it rotates it and shows the new value once', async () => {

@@ -69,7 +69,7 @@ describe('@kubernetes/client-node against teamkeys serve over TLS', () => {
       plural: 'ownedaccesskeys',
       body: { apiVersion: `${group}/${version}`, kind: 'OwnedAccessKey', metadata: { name: 'ci' }, spec: { user: 'ana', ttl: 3600 } },
     })) as Obj;
-    expect(created.spec.key).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(created.spec.key).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     const got = (await api.getClusterCustomObject({ group, version, plural: 'ownedaccesskeys', name: 'ci' })) as Obj;
     expect(got.spec.key).toBeUndefined();
     expect(got.spec.ttl).toBe(3600);

@@ -70,7 +70,7 @@ describe('kubectl auth whoami / can-i / can-i --list', () => {
     expect(info.extra['management.service/access-key']).toEqual(['dan-ro']);
     expect(info.extra['management.service/scope']).toEqual(['{"roles":[{"role":"cli"}]}']);
     // The key value never comes back.
-    expect(readOnly.stdout).not.toMatch(/[A-Za-z0-9]{64}/);
+    expect(readOnly.stdout).not.toMatch(/tk_[0-9A-Za-z]{49}/);
   });
 
   it('can-i answers yes (exit 0) or no (exit 1) exactly as the request itself is decided', () => {

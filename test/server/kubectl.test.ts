@@ -163,7 +163,7 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     expect(k('create', '-f', readers).code).toBe(0);
     const keyFile = file('kim.yaml', 'apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata:\n  name: kim-laptop\nspec:\n  user: kim\n  ttl: 3600\n');
     const created = k('create', '-f', keyFile, '-o', 'jsonpath={.spec.key}');
-    expect(created.stdout).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(created.stdout).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     const kubeconfig = kubeconfigWithToken(served, created.stdout, 'kim');
     const asKim = (...args: string[]) => kubectl(served, args, { kubeconfig });
     const teams = asKim('get', 'teams', '-o', 'name');

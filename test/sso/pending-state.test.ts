@@ -82,7 +82,7 @@ describe('sign-ins in progress hold no server memory (issue 33 path 8)', () => {
     expect(code, received.searchParams.get('error_description') ?? '').toBeTruthy();
     const res = await fetch(`${origin}/auth/token`, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code, code_verifier: verifier, redirect_uri: redirectUri }) });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { key?: string }).key).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(((await res.json()) as { key?: string }).key).toMatch(/^tk_[0-9A-Za-z]{49}$/);
   }, 120_000);
 
   it('the sign-in travels sealed in a short-lived cookie of the browser; the callback in another browser is refused as unknown', async () => {

@@ -111,7 +111,7 @@ describe('sign-in refusals', () => {
     const code = received.searchParams.get('code');
     const first = await exchange({ code, code_verifier: verifier, redirect_uri: redirectUri });
     expect(first.status).toBe(200);
-    expect(first.body.key).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(first.body.key).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     const replay = await exchange({ code, code_verifier: verifier, redirect_uri: redirectUri });
     expect(replay.status).toBe(400);
     const key = JSON.parse(kubectl(served, ['get', 'ownedaccesskeys', first.body.name!, '-o', 'json']).stdout) as { spec: { identity: { groups: string[] } } };

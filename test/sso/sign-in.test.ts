@@ -85,7 +85,7 @@ describe('sign-in with SSO, end to end', () => {
     expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
     // The key travelled in no URL the browser saw.
     const { key } = cachedLogin();
-    expect(key).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(key).toMatch(/^tk_[0-9A-Za-z]{49}$/);
     expect(browser.urls.some((u) => u.includes(key))).toBe(false);
   });
 

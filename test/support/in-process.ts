@@ -16,6 +16,7 @@ import type { RouteEntry } from '../../src/server/auth/request-gate.js';
 import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key-health-sweep.js';
 import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
 import type { AccessRequestExpiry } from '../../src/server/access-request-expiry.js';
+import type { LeakReportOptions } from '../../src/server/routes/leak-reports.js';
 
 /** The administrator key every test server starts with. */
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
@@ -57,6 +58,8 @@ export interface InProcessOptions {
   watchLimits?: Partial<WatchLimits>;
   /** The budget of failed authentications per client address (serve's --auth-failure-limit). */
   failureLimit?: FailureLimitOptions | false;
+  /** POST /auth/revoke's budget and where GitHub's secret scanning keys are fetched (serve --github-secret-scanning-keys-url). */
+  leakReports?: LeakReportOptions;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -80,6 +83,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.garbageCollector === false ? { garbageCollector: false } : {}),
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
     ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
+    ...(opts.leakReports ? { leakReports: opts.leakReports } : {}),
     ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -356,7 +356,7 @@ export interface OwnedAccessKeySpec {
    */
   groups?: string[];
   /**
-   * The access key itself, used as a bearer token: at least 32 characters of [A-Za-z0-9]. Generated (64 characters) when a create leaves it out. Stored only as a SHA-256 hash and returned once, in the response to the request that set it.
+   * The access key itself, used as a bearer token: a key in the format tk_ + 49 characters of [0-9A-Za-z] whose last six are a CRC-32 checksum (docs/keys.md), or at least 32 characters of [A-Za-z0-9]. Generated in the format when a create leaves it out. Stored only as a SHA-256 hash and returned once, in the response to the request that set it.
    */
   key?: string;
   /**

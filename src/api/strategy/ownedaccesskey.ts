@@ -1,6 +1,6 @@
 import type { FieldError } from '../field-errors.js';
 import type { ResourceInfo } from '../resources.js';
-import { generateKey } from '../secrets.js';
+import { generateKey, isAcceptedKeyValue, keyValueRule } from '../key-format.js';
 import { isJsonMap, type KubeObject } from '../types.js';
 import type { Strategy } from './strategy.js';
 
@@ -18,9 +18,20 @@ export function ownedAccessKeyStrategy(info: ResourceInfo, policy: AccessKeyPoli
     prepareForCreate(obj) {
       if (isJsonMap(obj.spec) && obj.spec.key === undefined) obj.spec.key = generateKey();
     },
-    validate: (obj, old) => [...validateSubject(obj), ...validateTtl(obj, old, policy)],
+    validate: (obj, old) => [...validateKeyValue(obj), ...validateSubject(obj), ...validateTtl(obj, old, policy)],
     validateUpdate: () => [],
   };
+}
+
+/**
+ * The checksum of a supplied value in the key format (the schema checks only its shape): a `tk_`
+ * value that fails it is refused, so every value with the prefix is one a scanner can confirm.
+ * The value is never echoed.
+ */
+function validateKeyValue(obj: KubeObject): FieldError[] {
+  const key = isJsonMap(obj.spec) ? obj.spec.key : undefined;
+  if (typeof key !== 'string' || isAcceptedKeyValue(key)) return [];
+  return [{ type: 'Invalid', field: 'spec.key', detail: keyValueRule }];
 }
 
 const ttlOf = (obj: KubeObject | undefined) => (isJsonMap(obj?.spec) && typeof obj.spec.ttl === 'number' ? obj.spec.ttl : 0);

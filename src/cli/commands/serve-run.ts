@@ -113,6 +113,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     lease,
     maintenance: { expiredKeyRetentionSeconds: config.expiredKeyRetentionSeconds },
     keyHealth: config.keyHealth,
+    leakReports: { gitHubKeysUrl: config.gitHubKeysUrl },
     audit,
     requestTimeoutMs: config.requestTimeoutMs,
     watchLimits: config.watchLimits,

@@ -8,6 +8,7 @@ import { formatDuration } from '../../duration.js';
 import { defaultAuditRetentionMs } from '../../server/audit/audit-recorder.js';
 import { defaultFailureLimit } from '../../server/auth/auth-context.js';
 import { defaultMaxKeysPerUser } from '../../server/key-quota.js';
+import { defaultGitHubKeysUrl } from '../../server/leaks/github-keys.js';
 import { defaultRequestTimeoutMs, maxHeadersTimeoutMs } from '../../server/request-timeouts.js';
 import { defaultShutdownGraceMs } from '../../server/shutdown.js';
 import { defaultLeaseTtlMs } from '../../store/lease.js';
@@ -67,6 +68,12 @@ export const serveFlags = [
     name: 'disable-unused-after',
     arg: '<duration>',
     help: 'disable access keys (Login keys too) last used, or never used and created, longer ago than this (like 90d), with the reason in the management.service/disabled-reason annotation and the audit trail; never the last working management-admin key (default: off)',
+  },
+  {
+    name: 'github-secret-scanning-keys-url',
+    arg: '<url>',
+    help: "where the public keys that sign GitHub's secret scanning alerts (POST /auth/secret-scanning/github) are fetched; fetched when an alert comes, cached for an hour",
+    default: defaultGitHubKeysUrl,
   },
 ] as const satisfies readonly FlagSpec[];
 

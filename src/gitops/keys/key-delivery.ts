@@ -11,7 +11,7 @@
  * rotates again (planned as `unconfirmed`) and delivers.
  */
 import { randomUUID } from 'node:crypto';
-import { generateKey } from '../../api/secrets.js';
+import { generateKey } from '../../api/key-format.js';
 import { isJsonMap } from '../../api/types.js';
 import { ClientError, type ApiClient } from '../../client/types.js';
 import type { KubeObject } from '../../api/types.js';

@@ -1,6 +1,7 @@
 /** Parses YAML/JSON manifests (several documents a file), keeping each object's file:line:column. */
 import { isNode, LineCounter, type Document } from 'yaml';
 import { maxDepth, maxExpansion, maxNodes, readYamlDocuments, type YamlProblem } from '../../api/yaml-reader.js';
+import { findKeys, keyInFileMessage } from '../../api/key-scan.js';
 
 export interface Location {
   file: string;
@@ -51,6 +52,8 @@ export function parseManifests(text: string, file: string): { manifests: Manifes
     return { file, line: pos.line, column: pos.col };
   };
   for (const p of problems) errors.push({ ...at(p.offset), message: describe(p) });
+  // Anywhere in the file (a comment, an annotation, a field of any kind): the pull request must never carry a key.
+  for (const k of findKeys(text)) errors.push({ file, line: k.line, column: k.column, message: keyInFileMessage });
   for (const { doc, value, offset, duplicates } of documents) {
     if (doc.contents === null) continue; // an empty document between separators
     // A key given twice is an error in a manifest: which value the author meant is unknown.

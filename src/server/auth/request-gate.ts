@@ -11,16 +11,21 @@ import { badRequest, pathNotFound } from '../../api/errors.js';
 import { apiPrefix } from '../../api/resources.js';
 import { authPrefix } from '../../signin/options.js';
 import { pathOf } from '../canonical-path.js';
+import { gitHubScanningPath } from '../routes/github-secret-scanning.js';
+import { revokePath } from '../routes/revoke.js';
 import { authenticateRequest } from './endpoint-auth.js';
 import type { AuthContext } from './guard.js';
 
 /** What kube-apiserver serves to anyone (system:public-info-viewer), as exact canonical paths. */
 const publicPaths = ['/healthz', '/livez', '/readyz', '/version', `${apiPrefix}/version`];
+/** Whoever finds a key may revoke it with the key alone (routes/revoke.ts): a small form, bounded per address. */
+const reportPaths = [revokePath];
 /**
  * The sidecar's webhook authenticates itself, by its signature over the body or else by a key in its
- * route (daemon/routes.ts): it must read the body before it can know who sent it.
+ * route (daemon/routes.ts), and so do GitHub's secret scanning alerts (by GitHub's signature): each
+ * must read the body before it can know who sent it.
  */
-const selfAuthenticating = ['/sync'];
+const selfAuthenticating = ['/sync', gitHubScanningPath];
 
 /** The bodies a caller without a key may send (sign-in's small JSON forms): no more is buffered. */
 export const anonymousBodyLimit = 64 * 1024;
@@ -32,7 +37,7 @@ export interface GateOptions {
 
 /** The explicit list of what needs no key, by canonical path. */
 export function anonymousPath(path: string, opts: GateOptions): boolean {
-  if (publicPaths.includes(path) || selfAuthenticating.includes(path)) return true;
+  if (publicPaths.includes(path) || reportPaths.includes(path) || selfAuthenticating.includes(path)) return true;
   return opts.signIn && path.startsWith(`${authPrefix}/`);
 }
 

@@ -1,0 +1,90 @@
+/**
+ * What happens to a key value someone reports as leaked (POST /auth/revoke, GitHub's secret
+ * scanning): the key it belongs to is disabled at once, through the store (so every replica refuses
+ * it on its next request and ends its open watches), with the reason in the
+ * management.service/disabled-reason annotation as the unused-key sweep records its own, and an
+ * audit event naming the reporter's address and the source URL. docs/keys.md, "Revoking a leaked key".
+ */
+import { ApiError } from '../../api/errors.js';
+import { isAcceptedKeyValue } from '../../api/key-format.js';
+import { previousValueRefusal } from '../../api/key-rotation.js';
+import { hashKey, type StoredApiObject } from '../../api/secrets.js';
+import type { OwnedAccessKey } from '../../api/types.js';
+import type { Registry } from '../../registry/registry.js';
+import { disabledReasonAnnotation } from '../key-health-sweep.js';
+
+/** The disabled-reason of a key reported leaked (notifications match on it). */
+export const reportedLeakedReason = 'reported-leaked';
+/** The field manager of the disabling write. */
+export const leakReportManager = 'teamkeys-leak-report';
+/** Audit annotations of the disabling write: who reported it, through what, and where it was found. */
+export const reportedByAnnotation = 'management.service/reported-by';
+export const reportedViaAnnotation = 'management.service/reported-via';
+export const leakSourceAnnotation = 'management.service/leak-source-url';
+
+/** The longest source URL recorded (a reporter's string, kept bounded). */
+const maxSourceUrl = 2048;
+
+export interface LeakReport {
+  /** The reporter's client address (for GitHub's alerts, GitHub's). */
+  address: string;
+  /** How the report came: `revoke` (POST /auth/revoke) or `github-secret-scanning`. */
+  via: string;
+  /** Where the value was found, if the reporter said (an http(s) URL). */
+  sourceUrl?: string;
+  /** The audit event's user. */
+  username: string;
+}
+
+/** What became of a reported value: `known`: it is (or was) a value of a stored key; `disabled`: the key this disabled. */
+export interface LeakOutcome {
+  known: boolean;
+  disabled?: string;
+}
+
+/** A source URL as recorded: an http(s) URL of bounded length, else nothing (never the reporter's raw text). */
+export function recordedSourceUrl(raw: unknown): string | undefined {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > maxSourceUrl) return undefined;
+  try {
+    const url = new URL(raw);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Disables the key `value` belongs to, if any. A value that cannot be a key (wrong shape, a `tk_`
+ * value whose checksum fails) is answered without a look at the store. A previous value past its
+ * overlap is known but already refused: the key itself is left as it is (its current value did not leak).
+ */
+export async function reportLeakedKey(registry: Registry, value: string, report: LeakReport, now: Date): Promise<LeakOutcome> {
+  if (!isAcceptedKeyValue(value)) return { known: false };
+  const hash = hashKey(value);
+  const { items } = await registry.ownedaccesskeys.findByIndex(hash);
+  const stored = items[0] as (Readonly<StoredApiObject> & OwnedAccessKey) | undefined;
+  if (!stored || items.length !== 1) return { known: false };
+  const previous = stored.sealed?.keyHash !== hash;
+  if (previous && previousValueRefusal(stored, now) !== undefined) return { known: true };
+  const name = stored.metadata.name!;
+  const audit = {
+    [disabledReasonAnnotation]: reportedLeakedReason,
+    [reportedByAnnotation]: report.address,
+    [reportedViaAnnotation]: report.via,
+    ...(report.sourceUrl ? { [leakSourceAnnotation]: report.sourceUrl } : {}),
+  };
+  try {
+    // No resourceVersion precondition: the key is disabled whatever else changed meanwhile.
+    await registry.ownedaccesskeys.patch(
+      name,
+      'merge',
+      { metadata: { annotations: { [disabledReasonAnnotation]: reportedLeakedReason } }, spec: { disabled: true } },
+      { fieldManager: leakReportManager, requester: { username: report.username, sourceIP: report.address }, auditAnnotations: audit },
+    );
+  } catch (err) {
+    // Deleted since the read: nothing is left to disable.
+    if (err instanceof ApiError && err.code === 404) return { known: true };
+    throw err;
+  }
+  return { known: true, disabled: name };
+}

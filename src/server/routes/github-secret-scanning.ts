@@ -1,0 +1,76 @@
+/**
+ * GitHub's secret scanning partner endpoint (POST /auth/secret-scanning/github): GitHub (or a
+ * GitHub Enterprise custom pattern's webhook) posts a JSON list of `{token, type, url, source}`
+ * signed with `Github-Public-Key-Identifier` / `Github-Public-Key-Signature`; every token that is a
+ * key is disabled as POST /auth/revoke disables it, and the answer is GitHub's feedback list,
+ * `{token_raw, token_type, label}` with `true_positive` or `false_positive`. A request whose
+ * signature does not verify is 401 and changes nothing; such failures spend the client address's
+ * budget, as failed authentications do.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, badRequest, serviceUnavailable, tooManyRequests } from '../../api/errors.js';
+import type { FailureLimiter } from '../../auth/failure-limit.js';
+import type { Registry } from '../../registry/registry.js';
+import type { GitHubKeys } from '../leaks/github-keys.js';
+import { verifiesBody } from '../leaks/github-keys.js';
+import { recordedSourceUrl, reportLeakedKey } from '../leaks/leaked-keys.js';
+
+export const gitHubScanningPath = '/auth/secret-scanning/github';
+/** The audit event's user of a report GitHub made. */
+export const gitHubReporter = 'system:github-secret-scanning';
+/** Tokens one alert may carry: GitHub batches, but never this many. */
+const maxTokens = 1000;
+
+interface Match {
+  token: string;
+  type: string;
+  url?: unknown;
+}
+
+function matchesOf(body: Buffer): Match[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw badRequest('the body must be a JSON list of {token, type, url, source}');
+  }
+  if (!Array.isArray(parsed)) throw badRequest('the body must be a JSON list of {token, type, url, source}');
+  if (parsed.length > maxTokens) throw badRequest(`at most ${maxTokens} tokens per request`);
+  return parsed.map((m: unknown, i) => {
+    const o = m as Record<string, unknown> | null;
+    if (!o || typeof o !== 'object' || typeof o.token !== 'string') throw badRequest(`entry ${i}: token must be a string`);
+    return { token: o.token, type: typeof o.type === 'string' ? o.type : '', url: o.url };
+  });
+}
+
+async function verified(req: FastifyRequest, keys: GitHubKeys): Promise<boolean> {
+  const id = req.headers['github-public-key-identifier'];
+  const signature = req.headers['github-public-key-signature'];
+  if (typeof id !== 'string' || typeof signature !== 'string' || !Buffer.isBuffer(req.body)) return false;
+  const key = await keys.keyFor(id).catch((err: unknown) => {
+    req.log.warn({ err }, "GitHub's secret scanning keys cannot be fetched");
+    throw serviceUnavailable("GitHub's secret scanning keys cannot be fetched; try again", 60);
+  });
+  return key !== undefined && verifiesBody(key, req.body, signature);
+}
+
+export function registerGitHubScanningRoute(app: FastifyInstance, registry: Registry, keys: GitHubKeys, budget: FailureLimiter, now: () => Date): void {
+  app.post(gitHubScanningPath, async (req, reply) => {
+    const address = req.socket.remoteAddress ?? '';
+    const wait = budget.retryAfter(address);
+    if (wait !== undefined) throw tooManyRequests('too many unverified secret scanning alerts from this address; try again later', wait);
+    if (!(await verified(req, keys))) {
+      budget.fail(address);
+      throw new ApiError(401, 'Unauthorized', 'the alert is not signed by a key GitHub publishes for secret scanning');
+    }
+    const feedback = [];
+    for (const m of matchesOf(req.body as Buffer)) {
+      const sourceUrl = recordedSourceUrl(m.url);
+      const { known, disabled } = await reportLeakedKey(registry, m.token, { address, via: 'github-secret-scanning', username: gitHubReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now());
+      if (disabled) req.log.warn({ key: disabled, via: 'github-secret-scanning', ...(sourceUrl ? { sourceUrl } : {}) }, `disabled access key "${disabled}": reported leaked`);
+      feedback.push({ token_raw: m.token, token_type: m.type, label: known ? 'true_positive' : 'false_positive' });
+    }
+    req.log.info({ tokens: feedback.length, truePositives: feedback.filter((f) => f.label === 'true_positive').length }, 'GitHub secret scanning alert handled');
+    return reply.code(200).header('Cache-Control', 'no-store').type('application/json').send(JSON.stringify(feedback));
+  });
+}
