@@ -41,6 +41,8 @@ import { registerSignInRoutes } from './routes/signin.js';
 import type { SignIn } from '../signin/sign-in.js';
 import { DeviceSignIn } from '../signin/device.js';
 import { IdentityRefresher } from '../signin/refresh.js';
+import { notifierWork, type NotificationsOptions } from '../notify/work.js';
+import type { Notifier } from '../notify/notifier.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -75,12 +77,16 @@ export interface ServerOptions {
   signIn?: SignIn;
   /** The key health sweep (expiry gauges and warnings, --disable-unused-after); false: none. */
   keyHealth?: KeyHealthSweepOptions | false;
+  /** Owner notifications (serve --notifications): receivers, routes, and the outbox the leader sends. */
+  notifications?: NotificationsOptions;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The key health sweep, when the server runs one (tests run a sweep at a time they choose). */
     keyHealthSweep?: KeyHealthSweep;
+    /** The notifier, when the server sends notifications (tests run a pass after moving their clock). */
+    notifier?: Notifier;
   }
 }
 
@@ -166,6 +172,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   if (sweep) {
     app.decorate('keyHealthSweep', sweep);
     work.push({ name: 'key-health', start: () => void sweep.sweep(), stop: () => {} });
+  }
+  if (opts.notifications) {
+    const { notifier, work: notifying } = notifierWork(registry, opts.auth.activity, opts.logger, metrics.registry, opts.notifications, opts.keyHealth || {});
+    app.decorate('notifier', notifier);
+    work.push(notifying);
   }
   opts.auth.activity.start();
   const replica = opts.replica ?? `${hostname()}/${process.pid}`;

@@ -15,6 +15,8 @@ import type { FailureLimitOptions } from '../../src/auth/failure-limit.js';
 import type { RouteEntry } from '../../src/server/auth/request-gate.js';
 import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key-health-sweep.js';
 import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
+import type { Notifier } from '../../src/notify/notifier.js';
+import type { NotificationsOptions } from '../../src/notify/work.js';
 
 /** The administrator key every test server starts with. */
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
@@ -30,6 +32,8 @@ export interface InProcess {
   routes: RouteEntry[];
   /** The key health sweep (tests run one with `await keyHealthSweep.sweep()`). */
   keyHealthSweep?: KeyHealthSweep;
+  /** The notifier, with `notifications` (tests run a pass with `await notifier.run()`). */
+  notifier?: Notifier;
   /** fetch with the administrator's key, unless the call sets its own Authorization. */
   fetch(url: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -54,6 +58,8 @@ export interface InProcessOptions {
   watchLimits?: Partial<WatchLimits>;
   /** The budget of failed authentications per client address (serve's --auth-failure-limit). */
   failureLimit?: FailureLimitOptions | false;
+  /** Owner notifications (serve's --notifications file, parsed). */
+  notifications?: NotificationsOptions;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -77,6 +83,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.garbageCollector === false ? { garbageCollector: false } : {}),
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
     ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
+    ...(opts.notifications ? { notifications: opts.notifications } : {}),
     ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -90,6 +97,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     routes: app.routeTable,
     activity: auth.activity,
     ...(app.keyHealthSweep ? { keyHealthSweep: app.keyHealthSweep } : {}),
+    ...(app.notifier ? { notifier: app.notifier } : {}),
     fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),
     close: async () => {
       await app.close();
