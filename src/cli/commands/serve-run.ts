@@ -34,6 +34,8 @@ import { checkListen, isLoopback, urlHost } from '../listen.js';
 import { readDaemonConfig, type DaemonConfig } from '../daemon-setup.js';
 import { readSignIn } from '../signin-flags.js';
 import { serveConfig, type ServeConfig } from '../serve-config.js';
+import { loadNotificationConfig, NotificationConfigError, type NotificationConfig } from '../../notify/config.js';
+import { CliError } from '../errors.js';
 import type { ServeFlags } from './serve.js';
 
 /** Time the store and the last timers get after the connections are closed, before the process exits anyway. */
@@ -63,6 +65,16 @@ interface Assembled {
   app: Awaited<ReturnType<typeof buildServer>>;
 }
 
+/** The --notifications file, checked; its problems (each at file:line:col) end the command before anything starts. */
+function readNotifications(file: string): NotificationConfig {
+  try {
+    return loadNotificationConfig(file);
+  } catch (err) {
+    if (err instanceof NotificationConfigError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
 /** Step two: opens the store, bootstraps the administrator key and builds the server (and its sidecar) from the config. */
 async function assemble(config: ServeConfig): Promise<Assembled> {
   // A port in use ends the command before it makes any state, in one fatal line of the log format.
@@ -74,6 +86,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
   const syncConfig = config.sync ? await readDaemonConfig(config.sync) : undefined;
   const tls = await loadTls(config);
   const signInOptions = config.signIn.signIn ? await readSignIn(config.signIn.signIn) : undefined;
+  const notifications = config.notificationsFile ? readNotifications(config.notificationsFile) : undefined;
   // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
   const logger = createLogger(config.logLevel, config.logFormat);
   if (!tls && !isLoopback(config.listen.host)) {
@@ -113,6 +126,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     lease,
     maintenance: { expiredKeyRetentionSeconds: config.expiredKeyRetentionSeconds },
     keyHealth: config.keyHealth,
+    ...(notifications ? { notifications: { config: notifications } } : {}),
     audit,
     requestTimeoutMs: config.requestTimeoutMs,
     watchLimits: config.watchLimits,

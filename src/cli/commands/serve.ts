@@ -68,6 +68,7 @@ export const serveFlags = [
     arg: '<duration>',
     help: 'disable access keys (Login keys too) last used, or never used and created, longer ago than this (like 90d), with the reason in the management.service/disabled-reason annotation and the audit trail; never the last working management-admin key (default: off)',
   },
+  { name: 'notifications', arg: '<file>', help: 'owner notifications: the receivers and routes file kept in Git (docs/notifications.md); checked at start, a problem stops the server at its file:line:col' },
 ] as const satisfies readonly FlagSpec[];
 
 /** Everything `teamkeys serve` is given: its own flags, sign-in's, and the sidecar's (`--sync-*`). */
