@@ -14,14 +14,16 @@ import type { OwnedAccessKey } from '../api/types.js';
 import { defaultWarnExpiryMs, keyHealth } from '../auth/key-health.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Registry } from '../registry/registry.js';
+import { mentions } from '../registry/mentions.js';
+import { annotations } from '../gitops/plan/annotations.js';
 import type { StoreWatch } from '../store/types.js';
 import type { NotificationConfig, Receiver } from './config.js';
 import { immediateEvents, warningEvents, type KeyEvent } from './events.js';
-import { eventOf, messageItem } from './messages.js';
+import { messageItem } from './messages.js';
 import type { NotificationMetrics } from './metrics.js';
-import { backoffMs, digestRecordName, eventRecordName, Outbox, type OutboxRecord } from './outbox.js';
+import { digestRecordName, eventRecordName, Outbox, type OutboxRecord } from './outbox.js';
 import { receiversOf } from './routing.js';
-import { deliver } from './send.js';
+import { Dispatcher } from './dispatch.js';
 
 export interface NotifierOptions {
   config: NotificationConfig;
@@ -47,12 +49,14 @@ export class Notifier {
   private readonly outbox: Outbox;
   private readonly now: Clock;
   private readonly receivers: Map<string, Receiver>;
-  private readonly failures = new Map<string, number>();
+  private readonly dispatcher: Dispatcher;
   private timer: NodeJS.Timeout | undefined;
   private watch: StoreWatch | undefined;
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
   private stopped = true;
+  /** Bumped by every start: a watch loop of an earlier hold (lost, then taken again) ends instead of running twice. */
+  private generation = 0;
 
   constructor(
     private readonly registry: Registry,
@@ -64,15 +68,17 @@ export class Notifier {
     this.outbox = new Outbox(registry.store);
     this.now = opts.now ?? systemClock;
     this.receivers = new Map(opts.config.receivers.map((r) => [r.name, r]));
+    this.dispatcher = new Dispatcher(this.outbox, this.receivers, metrics, log, opts);
   }
 
   /** Started by the leader (inside its fence): a sweep now, then every interval, and the key watch. */
   start(): void {
     this.stopped = false;
+    const generation = ++this.generation;
     void this.run();
     this.timer = setInterval(() => void this.run(), this.opts.intervalMs ?? 60_000);
     this.timer.unref();
-    void this.follow();
+    void this.follow(generation);
   }
 
   async stop(): Promise<void> {
@@ -87,8 +93,9 @@ export class Notifier {
     return !this.stopped;
   }
 
-  /** One whole pass (every key, the digest, the retries due); tests call it after moving their clock. */
+  /** One whole pass (every key, the digest, the retries due); tests call it after moving their clock. Nothing while not leading. */
   run(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     return this.serialised(() => this.sweep());
   }
 
@@ -107,18 +114,19 @@ export class Notifier {
   }
 
   /** Follows the keys: each change is looked at at once (a leak is sent without waiting for the sweep). */
-  private async follow(): Promise<void> {
+  private async follow(generation: number): Promise<void> {
     const store = this.registry.store;
-    while (!this.stopped) {
+    const current = () => !this.stopped && generation === this.generation;
+    while (current()) {
       try {
         const w = (this.watch = store.watch<OwnedAccessKey>('/ownedaccesskeys/', await store.currentRevision()));
         await w.started;
         for await (const ev of w) if (ev.type !== 'DELETED') void this.serialised(() => this.keysChanged([ev.object]));
       } catch (err) {
-        if (!this.stopped) this.log.warn({ err }, 'notifications: the key watch ended; following again');
+        if (current()) this.log.warn({ err }, 'notifications: the key watch ended; following again');
       }
       // Whatever changed while the watch was down is found by the next sweep.
-      if (!this.stopped) await new Promise((r) => setTimeout(r, 1000).unref());
+      if (current()) await new Promise((r) => setTimeout(r, 1000).unref());
     }
   }
 
@@ -128,7 +136,7 @@ export class Notifier {
     if (events.length === 0) return;
     const known = new Set((await this.outbox.all()).map((r) => `${r.receiver}/${r.metadata.name}`));
     await this.enqueue(events, known, now);
-    await this.deliverDue(now);
+    await this.dispatcher.deliverDue(now, () => this.stopped);
   }
 
   private async sweep(): Promise<void> {
@@ -136,7 +144,9 @@ export class Notifier {
     const options = { warnExpiryMs: this.opts.warnExpiryMs ?? defaultWarnExpiryMs, ...this.opts };
     const immediate: KeyEvent[] = [];
     const warnings: KeyEvent[] = [];
-    for await (const o of this.registry.ownedaccesskeys.scan()) {
+    // Without the unused-key rule only keys that say something are read: a ttl, a disable, a rotation, a delivery mark.
+    const says = this.opts.disableUnusedAfterMs === undefined ? mentions('ttl', 'disabled', 'rotation', annotations.keyDelivered) : undefined;
+    for await (const o of this.registry.ownedaccesskeys.scan(says)) {
       const key = o as OwnedAccessKey;
       immediate.push(...immediateEvents(key, now, this.opts));
       warnings.push(...warningEvents(key, keyHealth(key, now, this.lastUsed(key.metadata.name!)), now, options));
@@ -146,7 +156,7 @@ export class Notifier {
     const sources = await this.enqueue(immediate, known, now);
     await this.digest(warnings, records, now);
     await this.collect(records, sources, now, options.warnExpiryMs);
-    await this.deliverDue(now);
+    await this.dispatcher.deliverDue(now, () => this.stopped);
   }
 
   private record(receiver: string, name: string, now: Date, message: OutboxRecord['message'], extra: Partial<OutboxRecord> = {}): OutboxRecord {
@@ -204,55 +214,5 @@ export class Notifier {
         (r.message.kind === 'digest' && done && now.getTime() - Date.parse(r.createdAt) > windowMs + dayMs);
       if (stale) await this.outbox.remove(r);
     }
-  }
-
-  /** Sends every record due, oldest first; a receiver that fails is not tried again in this pass. */
-  private async deliverDue(now: Date): Promise<void> {
-    const due = (await this.outbox.all())
-      .filter((r) => !r.deliveredAt && !r.gaveUpAt && this.receivers.has(r.receiver) && Date.parse(r.nextAttemptAt ?? r.createdAt) <= now.getTime())
-      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.metadata.name.localeCompare(b.metadata.name));
-    const down = new Set<string>();
-    for (const r of due) {
-      if (down.has(r.receiver) || this.stopped) continue;
-      if (!(await this.attempt(this.receivers.get(r.receiver)!, r, now))) down.add(r.receiver);
-    }
-  }
-
-  private async attempt(receiver: Receiver, r: OutboxRecord, now: Date): Promise<boolean> {
-    const event = eventOf(r.message);
-    try {
-      await deliver(receiver, r);
-    } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      const attempts = r.attempts + 1;
-      const giveUp = now.getTime() - Date.parse(r.createdAt) >= (this.opts.maxAgeMs ?? 3 * dayMs);
-      await this.outbox.update(r, (cur) => ({ ...cur, attempts, lastError: error, ...(giveUp ? { gaveUpAt: now.toISOString(), nextAttemptAt: undefined } : { nextAttemptAt: new Date(now.getTime() + backoffMs(attempts)).toISOString() }) }));
-      this.metrics.attempt(receiver.name, event, giveUp ? 'gave_up' : 'failed');
-      if (giveUp) this.log.error({ receiver: receiver.name, event, notification: r.metadata.name, attempts }, `gave up a notification to ${receiver.name} after ${attempts} attempts: ${error}`);
-      else this.log.warn({ receiver: receiver.name, event, notification: r.metadata.name, attempts }, `notification to ${receiver.name} failed (${error}); retrying in ${Math.round(backoffMs(attempts) / 1000)}s`);
-      this.failed(receiver.name, error);
-      return false;
-    }
-    await this.outbox.update(r, (cur) => ({ ...cur, attempts: cur.attempts + 1, deliveredAt: now.toISOString(), nextAttemptAt: undefined, lastError: undefined }));
-    this.metrics.attempt(receiver.name, event, 'delivered');
-    this.answered(receiver.name);
-    return true;
-  }
-
-  /** Counts a failure in a row; the receiver itself is reported once it reaches failingAfter. */
-  private failed(receiver: string, error: string): void {
-    const n = (this.failures.get(receiver) ?? 0) + 1;
-    this.failures.set(receiver, n);
-    if (n === (this.opts.failingAfter ?? 5)) {
-      this.metrics.failing(receiver, true);
-      this.log.error({ receiver, failedAttempts: n }, `notification receiver ${receiver} keeps failing (${n} attempts in a row, last: ${error}): its notifications wait in the outbox`);
-    }
-  }
-
-  private answered(receiver: string): void {
-    const n = this.failures.get(receiver) ?? 0;
-    this.failures.delete(receiver);
-    this.metrics.failing(receiver, false);
-    if (n >= (this.opts.failingAfter ?? 5)) this.log.info({ receiver }, `notification receiver ${receiver} answers again`);
   }
 }
