@@ -34,7 +34,7 @@ import { checkListen, isLoopback, urlHost } from '../listen.js';
 import { readDaemonConfig, type DaemonConfig } from '../daemon-setup.js';
 import { readSignIn } from '../signin-flags.js';
 import { serveConfig, type ServeConfig } from '../serve-config.js';
-import { loadNotificationConfig, NotificationConfigError, type NotificationConfig } from '../../notify/config.js';
+import type { NotificationConfig } from '../../notify/config.js';
 import { CliError } from '../errors.js';
 import type { ServeFlags } from './serve.js';
 
@@ -65,8 +65,13 @@ interface Assembled {
   app: Awaited<ReturnType<typeof buildServer>>;
 }
 
-/** The --notifications file, checked; its problems (each at file:line:col) end the command before anything starts. */
-function readNotifications(file: string): NotificationConfig {
+/**
+ * The --notifications file, checked; its problems (each at file:line:col) end the command before
+ * anything starts. Loaded only when asked for: the check compiles a schema with ajv, which a
+ * server without notifications need not load.
+ */
+async function readNotifications(file: string): Promise<NotificationConfig> {
+  const { loadNotificationConfig, NotificationConfigError } = await import('../../notify/config.js');
   try {
     return loadNotificationConfig(file);
   } catch (err) {
@@ -86,7 +91,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
   const syncConfig = config.sync ? await readDaemonConfig(config.sync) : undefined;
   const tls = await loadTls(config);
   const signInOptions = config.signIn.signIn ? await readSignIn(config.signIn.signIn) : undefined;
-  const notifications = config.notificationsFile ? readNotifications(config.notificationsFile) : undefined;
+  const notifications = config.notificationsFile ? await readNotifications(config.notificationsFile) : undefined;
   // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
   const logger = createLogger(config.logLevel, config.logFormat);
   if (!tls && !isLoopback(config.listen.host)) {
