@@ -17,7 +17,10 @@ export const notificationEvents = ['KeyExpiring', 'KeyUnused', 'KeyDisabled', 'K
 export type NotificationEvent = (typeof notificationEvents)[number];
 
 /** Where messages go. Secrets (the HMAC key, a Slack URL) come from the server's environment, never from Git. */
-export type Receiver = { name: string; kind: 'webhook'; url: string; secret: string } | { name: string; kind: 'slack'; url: string };
+export type Receiver =
+  | { name: string; kind: 'webhook'; url: string; secret: string }
+  | { name: string; kind: 'slack'; url: string }
+  | { name: string; kind: 'github'; apiUrl: string; repository: string; token: string };
 
 /** Each list narrows (absent: any); every route that matches an event sends it to its receiver. */
 export interface Route {
@@ -82,14 +85,18 @@ export function parseNotificationConfig(text: string, file: string, env: NodeJS.
     names.add(name);
     const webhook = r.webhook as { url: string; secretEnv: string } | undefined;
     const slack = r.slack as { urlEnv: string } | undefined;
-    if (Boolean(webhook) === Boolean(slack)) return at(where, `receiver "${name}" needs exactly one of webhook or slack`);
+    const github = r.github as { repository: string; tokenEnv: string; apiUrl?: string } | undefined;
+    if ([webhook, slack, github].filter(Boolean).length !== 1) return at(where, `receiver "${name}" needs exactly one of webhook, slack or github`);
     const fromEnv = (field: string, variable: string) => {
       const value = env[variable];
       if (!value) at(field, `environment variable ${variable} is not set (receiver "${name}" reads its secret from it)`);
       return value ?? '';
     };
     if (webhook) receivers.push({ name, kind: 'webhook', url: webhook.url, secret: fromEnv(`${where}.webhook.secretEnv`, webhook.secretEnv) });
-    else {
+    else if (github) {
+      const apiUrl = (github.apiUrl ?? 'https://api.github.com').replace(/\/+$/, '');
+      receivers.push({ name, kind: 'github', apiUrl, repository: github.repository, token: fromEnv(`${where}.github.tokenEnv`, github.tokenEnv) });
+    } else {
       const url = fromEnv(`${where}.slack.urlEnv`, slack!.urlEnv);
       if (url && !/^https?:\/\//.test(url)) at(`${where}.slack.urlEnv`, `environment variable ${slack!.urlEnv} must hold an http(s) URL`);
       receivers.push({ name, kind: 'slack', url });

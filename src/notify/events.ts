@@ -9,6 +9,7 @@ import type { OwnedAccessKey } from '../api/types.js';
 import { reEnabledAtAnnotation } from '../api/re-enable.js';
 import { expiresWithin, isoSeconds, ownerOf, type KeyHealth } from '../auth/key-health.js';
 import { annotations } from '../gitops/plan/annotations.js';
+import { parseSecretTarget } from '../gitops/keys/sinks.js';
 import { disabledReasonAnnotation } from '../server/key-health-sweep.js';
 import type { NotificationEvent } from './config.js';
 
@@ -26,6 +27,8 @@ export interface KeyRef {
   owner: string;
   team?: string;
   user?: string;
+  /** OWNER/REPO of the repository that holds the key's secret (its key-secret annotation), if one does. */
+  repository?: string;
 }
 
 export interface KeyEvent {
@@ -47,7 +50,10 @@ export interface EventOptions {
 
 export function keyRef(key: OwnedAccessKey): KeyRef {
   const spec = key.spec ?? {};
-  return { name: key.metadata.name ?? '', uid: key.metadata.uid ?? '', owner: ownerOf(key), ...(spec.team ? { team: spec.team } : {}), ...(spec.user ? { user: spec.user } : {}) };
+  const sink = key.metadata.annotations?.[annotations.keySecret];
+  const target = sink ? parseSecretTarget(sink) : undefined;
+  const repository = typeof target === 'object' && (target.type === 'repo' || target.type === 'environment') ? `${target.owner}/${target.repo}` : undefined;
+  return { name: key.metadata.name ?? '', uid: key.metadata.uid ?? '', owner: ownerOf(key), ...(spec.team ? { team: spec.team } : {}), ...(spec.user ? { user: spec.user } : {}), ...(repository ? { repository } : {}) };
 }
 
 const ms = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);

@@ -76,3 +76,14 @@ export function slackBody(m: Message): string {
   const text = m.kind === 'event' ? line(m.item) : [`teamkeys daily digest for ${m.day}: ${m.items.length} warning${m.items.length === 1 ? '' : 's'}`, ...m.items.map(line)].join('\n\n');
   return JSON.stringify({ text });
 }
+
+/** A GitHub issue: in the repository holding the key's secret, else (and for a digest) the receiver's. */
+export function githubIssue(m: Message, fallback: string): { repository: string; body: string } {
+  const line = (i: MessageItem) => `**${i.event}**: ${i.summary}\n\nWhat to do: \`${i.action}\``;
+  if (m.kind === 'event') {
+    const title = `teamkeys: ${m.item.event} of access key ${m.item.key.name}`;
+    return { repository: m.item.key.repository ?? fallback, body: JSON.stringify({ title, body: line(m.item) }) };
+  }
+  const title = `teamkeys: ${m.items.length} access key warning${m.items.length === 1 ? '' : 's'} on ${m.day}`;
+  return { repository: fallback, body: JSON.stringify({ title, body: m.items.map(line).join('\n\n---\n\n') }) };
+}

@@ -47,7 +47,7 @@ describe('the notifications file', () => {
     ['an unknown event', good.replace('KeyLeaked]', 'KeyLeak]'), ['n.yaml:15:29: spec.routes[0].events[1] must be one of KeyExpiring, KeyUnused, KeyDisabled, KeyLeaked, RotationFailed, DeliveryFailed']],
     ['a route to an undeclared receiver', good.replace('- receiver: chat', '- receiver: chats'), ['n.yaml:16:17: no receiver named "chats" (declared: hook, chat)']],
     ['a receiver named twice', good.replace('name: chat', 'name: hook'), ['n.yaml:9:13: receiver "hook" is declared twice', 'n.yaml:16:17: no receiver named "chat" (declared: hook)']],
-    ['a receiver with both kinds', good.replace('      slack:\n', '      webhook: {url: "https://x", secretEnv: HOOK_SECRET}\n      slack:\n'), ['n.yaml:9:7: receiver "chat" needs exactly one of webhook or slack']],
+    ['a receiver with both kinds', good.replace('      slack:\n', '      webhook: {url: "https://x", secretEnv: HOOK_SECRET}\n      slack:\n'), ['n.yaml:9:7: receiver "chat" needs exactly one of webhook, slack or github']],
     ['a webhook url that is no http(s) URL', good.replace('https://example.com/hook', 'ftp://example.com'), ['n.yaml:7:14: spec.receivers[0].webhook.url must match pattern "^https?://"']],
     ['a missing kind', good.replace('kind: Notifications\n', ''), ['n.yaml:1:1: kind is required']],
     ['two documents', `${good}---\n${good}`, ['n.yaml:1:1: expected one Notifications document, found 2']],

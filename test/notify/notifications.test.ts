@@ -158,6 +158,38 @@ describe('owner notifications', () => {
     expect(receiver.bodies('/slack')).toHaveLength(1); // Slack's route takes leaks only
   });
 
+  it("a GitHub receiver opens an issue in the repository that holds the key's secret, else in its own", async () => {
+    const clock = new ManualClock('2026-08-01T09:00:00Z');
+    const text = `apiVersion: notifications.management.service/v1
+kind: Notifications
+spec:
+  receivers:
+    - name: repo-issues
+      github: {repository: acme/ops, tokenEnv: GH_TOKEN, apiUrl: "${receiver.url}/api/"}
+  routes:
+    - receiver: repo-issues
+      events: [KeyLeaked]
+`;
+    const { config: github } = parseNotificationConfig(text, 'n.yaml', { GH_TOKEN: 'gh-test-token' });
+    server = await serverAt(clock, { notifications: { config: github!, intervalMs: day } });
+    const value = await newKey(server, 'shipped', { team: 'platform' });
+    await patch(server, 'shipped', { metadata: { annotations: { 'gitops.management.service/key-secret': 'github-env:acme/app/production/SHIPPED_KEY' } } });
+    await newKey(server, 'org-wide', { team: 'platform' });
+    await patch(server, 'org-wide', { metadata: { annotations: { 'gitops.management.service/key-secret': 'github-org:acme/ORG_KEY' } } });
+    await patch(server, 'shipped', leaked);
+    await eventually('the issue is opened', () => receiver.received.length === 1);
+    await patch(server, 'org-wide', leaked);
+    await eventually('the second issue is opened', () => receiver.received.length === 2);
+    expect(receiver.received.map((r) => [r.path, r.headers.authorization])).toEqual([
+      ['/api/repos/acme/app/issues', 'Bearer gh-test-token'],
+      ['/api/repos/acme/ops/issues', 'Bearer gh-test-token'],
+    ]);
+    const issue = JSON.parse(receiver.received[0]!.body) as { title: string; body: string };
+    expect(issue.title).toBe('teamkeys: KeyLeaked of access key shipped');
+    expect(issue.body).toContain('What to do: `rotate it at once and replace the value wherever it is used: teamkeys rotate shipped;');
+    expect(receiver.received[0]!.body).not.toContain(value);
+  });
+
   describe('on SQLite', () => {
     let dir: string;
     beforeAll(() => {
