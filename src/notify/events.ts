@@ -40,6 +40,8 @@ export interface KeyEvent {
   detail: string;
   /** When it happens or happened (RFC 3339), where there is such a time. */
   at?: string;
+  /** An expiring key's spec.ttl (seconds), for the command that extends it. */
+  ttlSeconds?: number;
 }
 
 export interface EventOptions {
@@ -94,7 +96,7 @@ export function warningEvents(key: OwnedAccessKey, h: KeyHealth, now: Date, opts
   const out: KeyEvent[] = [];
   if (expiresWithin(h, opts.warnExpiryMs)) {
     const at = isoSeconds(h.expiresAt!);
-    out.push({ event: 'KeyExpiring', key: keyRef(key), occurrence: at, detail: `expires at ${at}`, at });
+    out.push({ event: 'KeyExpiring', key: keyRef(key), occurrence: at, detail: `expires at ${at}`, at, ...(key.spec?.ttl ? { ttlSeconds: key.spec.ttl } : {}) });
   }
   const after = opts.disableUnusedAfterMs;
   if (after !== undefined) {

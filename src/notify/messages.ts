@@ -43,7 +43,8 @@ function actionOf(e: KeyEvent): string {
   const n = e.key.name;
   switch (e.event) {
     case 'KeyExpiring':
-      return `raise spec.ttl of OwnedAccessKey/${n} in Git (the reconciler applies it), or replace the key before then; see it with: teamkeys get ownedaccesskeys ${n}`;
+      // Git is the truth for a managed key (a patch would be drift); the command is for the others.
+      return `raise spec.ttl of OwnedAccessKey/${n} in Git (the reconciler applies it) or, for a key not managed from Git, give it 30 days more: kubectl patch ownedaccesskey ${n} --type merge -p '{"spec":{"ttl":${(e.ttlSeconds ?? 0) + 30 * 86_400}}}'`;
     case 'KeyUnused':
       return `use it before then if it is needed; if nobody needs it, delete it: teamkeys delete ownedaccesskeys ${n}`;
     case 'KeyDisabled':

@@ -114,7 +114,7 @@ describe('owner notifications', () => {
     expect(digest).toMatchObject({ event: 'Digest', day: '2026-08-08' });
     expect(digest.items.map((i) => [i.event, i.key.name])).toEqual([['KeyExpiring', 'deploy']]);
     expect(digest.items[0]!.summary).toBe('access key "deploy" of team:platform expires at 2026-08-21T09:00:00Z');
-    expect(digest.items[0]!.action).toContain('teamkeys get ownedaccesskeys deploy');
+    expect(digest.items[0]!.action).toContain(`kubectl patch ownedaccesskey deploy --type merge -p '{"spec":{"ttl":${50 * 86_400}}}'`);
 
     // A key entering the window later the same day waits for tomorrow's digest, which repeats nothing.
     await newKey(server, 'later', { team: 'platform', ttl: 10 * 86_400 });
@@ -130,6 +130,13 @@ describe('owner notifications', () => {
     ]);
     expect(receiver.received.every(verifies)).toBe(true);
     expect(metric(await metrics(server), 'teamkeys_notifications_total', 'receiver="platform-hook",event="Digest",outcome="delivered"')).toBe(2);
+
+    // What the message said to do works: the key leaves the window, and a later ttl is warned of again only once it is near.
+    await patch(server, 'deploy', { spec: { ttl: 50 * 86_400 } });
+    await patch(server, 'later', { spec: { ttl: 40 * 86_400 } });
+    clock.advance(day);
+    await server.notifier!.run();
+    expect(receiver.received).toHaveLength(2);
   });
 
   it('a key disabled as reported leaked, or by the unused-key sweep, is sent at once to every route that matches', async () => {
