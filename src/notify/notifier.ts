@@ -57,6 +57,9 @@ export class Notifier {
   private stopped = true;
   /** Bumped by every start: a watch loop of an earlier hold (lost, then taken again) ends instead of running twice. */
   private generation = 0;
+  /** Keys changed since the last pass that have something to say now, by store key (the latest version). */
+  private readonly changed = new Map<string, OwnedAccessKey>();
+  private sweepWanted = false;
 
   constructor(
     private readonly registry: Registry,
@@ -96,21 +99,34 @@ export class Notifier {
   /** One whole pass (every key, the digest, the retries due); tests call it after moving their clock. Nothing while not leading. */
   run(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    return this.serialised(() => this.sweep());
+    this.sweepWanted = true;
+    return this.kick();
   }
 
-  private serialised(pass: () => Promise<void>): Promise<void> {
+  /** One pass at a time; what is asked for meanwhile (a sweep, changed keys) is done by the one that follows. */
+  private kick(): Promise<void> {
     if (this.running) {
       this.queued ??= this.running.then(() => {
         this.queued = undefined;
-        return this.serialised(pass);
+        return this.kick();
       });
       return this.queued;
     }
-    this.running = pass()
+    this.running = this.pass()
       .catch((err: unknown) => this.log.warn({ err }, 'notification pass failed; will retry at the next sweep'))
       .finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  /** A sweep when one is wanted (it reads every key, the changed ones too), else the changed keys alone. */
+  private async pass(): Promise<void> {
+    const keys = [...this.changed.values()];
+    this.changed.clear();
+    if (this.sweepWanted) {
+      this.sweepWanted = false;
+      return this.sweep();
+    }
+    if (keys.length) await this.keysChanged(keys);
   }
 
   /** Follows the keys: each change is looked at at once (a leak is sent without waiting for the sweep). */
@@ -121,7 +137,11 @@ export class Notifier {
       try {
         const w = (this.watch = store.watch<OwnedAccessKey>('/ownedaccesskeys/', await store.currentRevision()));
         await w.started;
-        for await (const ev of w) if (ev.type !== 'DELETED') void this.serialised(() => this.keysChanged([ev.object]));
+        for await (const ev of w) {
+          if (ev.type === 'DELETED' || immediateEvents(ev.object, this.now(), this.opts).length === 0) continue;
+          this.changed.set(ev.key, ev.object);
+          void this.kick();
+        }
       } catch (err) {
         if (current()) this.log.warn({ err }, 'notifications: the key watch ended; following again');
       }
@@ -133,7 +153,6 @@ export class Notifier {
   private async keysChanged(keys: OwnedAccessKey[]): Promise<void> {
     const now = this.now();
     const events = keys.flatMap((k) => immediateEvents(k, now, this.opts));
-    if (events.length === 0) return;
     const known = new Set((await this.outbox.all()).map((r) => `${r.receiver}/${r.metadata.name}`));
     await this.enqueue(events, known, now);
     await this.dispatcher.deliverDue(now, () => this.stopped);

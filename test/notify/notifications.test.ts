@@ -165,6 +165,24 @@ describe('owner notifications', () => {
     expect(receiver.bodies('/slack')).toHaveLength(1); // Slack's route takes leaks only
   });
 
+  it('keys leaked while a delivery is in flight are all sent after it, without a sweep', async () => {
+    const clock = new ManualClock('2026-08-01T09:00:00Z');
+    server = await serverAt(clock);
+    for (const name of ['one', 'two', 'three']) await newKey(server, name, { team: 'platform' });
+    const release = receiver.hold();
+    await patch(server, 'one', leaked);
+    await eventually('the first leak is being delivered (the receiver holds its answer)', () => receiver.bodies('/hook').length === 1);
+    const watch = server.registry.store.watch('/ownedaccesskeys/', await server.registry.store.currentRevision());
+    await patch(server, 'two', leaked);
+    await patch(server, 'three', leaked);
+    const seen = new Set<string>();
+    for await (const e of watch) if (seen.add(e.key).size === 2) break; // both changes reached the store's watchers
+    watch.stop();
+    release();
+    await eventually('every leak reaches the webhook', () => receiver.bodies('/hook').length === 3);
+    expect(receiver.bodies('/hook').map((b) => (b.key as { name: string }).name).sort()).toEqual(['one', 'three', 'two']);
+  });
+
   it("a GitHub receiver opens an issue in the repository that holds the key's secret, else in its own", async () => {
     const clock = new ManualClock('2026-08-01T09:00:00Z');
     const text = `apiVersion: notifications.management.service/v1

@@ -16,6 +16,8 @@ export interface TestReceiver {
   received: Received[];
   /** The JSON bodies of the requests to `path`. */
   bodies(path?: string): Record<string, unknown>[];
+  /** Answers nothing until the returned release is called (requests are recorded as they arrive). */
+  hold(): () => void;
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -25,6 +27,7 @@ export async function startReceiver(): Promise<TestReceiver> {
   const received: Received[] = [];
   let server: Server | undefined;
   let port = 0;
+  let gate: Promise<void> = Promise.resolve();
   const listen = async () => {
     if (server) return;
     server = createServer((req, res) => {
@@ -32,7 +35,7 @@ export async function startReceiver(): Promise<TestReceiver> {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(204).end();
+        void gate.then(() => res.writeHead(204).end());
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -53,6 +56,11 @@ export async function startReceiver(): Promise<TestReceiver> {
     url: `http://127.0.0.1:${port}`,
     received,
     bodies: (path) => received.filter((r) => path === undefined || r.path === path).map((r) => JSON.parse(r.body) as Record<string, unknown>),
+    hold: () => {
+      let release = () => {};
+      gate = new Promise<void>((r) => (release = r));
+      return release;
+    },
     down: stop,
     up: listen,
     close: stop,
