@@ -46,6 +46,8 @@ export interface ServeConfig {
   keyHealth: { warnExpiryMs: number; disableUnusedAfterMs?: number };
   auditRetentionMs: number;
   auditLogFile?: string;
+  /** --notifications: the receivers and routes file (read and checked by assemble). */
+  notificationsFile?: string;
   shutdownGraceMs: number;
   maxKeysPerUser: number;
   watchLimits: { maxPerKey: number; maxPerUser: number; maxTotal: number; minRequestTimeoutSeconds: number };
@@ -153,6 +155,7 @@ export function serveConfig(f: ServeFlags, env: NodeJS.ProcessEnv = process.env)
     keyHealth,
     auditRetentionMs: parseDuration('--audit-retention', f.auditRetention),
     ...(f.auditLog ? { auditLogFile: resolve(f.auditLog) } : {}),
+    ...(f.notifications ? { notificationsFile: resolve(f.notifications) } : {}),
     shutdownGraceMs,
     maxKeysPerUser,
     watchLimits,

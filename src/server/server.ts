@@ -43,6 +43,8 @@ import { DeviceSignIn } from '../signin/device.js';
 import { IdentityRefresher } from '../signin/refresh.js';
 import { AccessRequestExpiry } from './access-request-expiry.js';
 import { registerLeakReportRoutes, type LeakReportOptions } from './routes/leak-reports.js';
+import { notifierWork, type NotificationsOptions } from '../notify/work.js';
+import type { Notifier } from '../notify/notifier.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -79,6 +81,8 @@ export interface ServerOptions {
   keyHealth?: KeyHealthSweepOptions | false;
   /** POST /auth/revoke and GitHub's secret scanning alerts (routes/leak-reports.ts). */
   leakReports?: LeakReportOptions;
+  /** Owner notifications (serve --notifications): receivers, routes, and the outbox the leader sends. */
+  notifications?: NotificationsOptions;
 }
 
 declare module 'fastify' {
@@ -87,6 +91,8 @@ declare module 'fastify' {
     keyHealthSweep?: KeyHealthSweep;
     /** Records Active AccessRequests past their time as Expired (tests sweep at a time they choose). */
     accessRequestExpiry: AccessRequestExpiry;
+    /** The notifier, when the server sends notifications (tests run a pass after moving their clock). */
+    notifier?: Notifier;
   }
 }
 
@@ -176,6 +182,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   if (sweep) {
     app.decorate('keyHealthSweep', sweep);
     work.push({ name: 'key-health', start: () => void sweep.sweep(), stop: () => {} });
+  }
+  if (opts.notifications) {
+    const { notifier, work: notifying } = notifierWork(registry, opts.auth.activity, opts.logger, metrics.registry, opts.notifications, opts.keyHealth || {});
+    app.decorate('notifier', notifier);
+    work.push(notifying);
   }
   opts.auth.activity.start();
   const replica = opts.replica ?? `${hostname()}/${process.pid}`;

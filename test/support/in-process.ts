@@ -17,6 +17,8 @@ import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key
 import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
 import type { AccessRequestExpiry } from '../../src/server/access-request-expiry.js';
 import type { LeakReportOptions } from '../../src/server/routes/leak-reports.js';
+import type { Notifier } from '../../src/notify/notifier.js';
+import type { NotificationsOptions } from '../../src/notify/work.js';
 
 /** The administrator key every test server starts with. */
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
@@ -34,6 +36,8 @@ export interface InProcess {
   keyHealthSweep?: KeyHealthSweep;
   /** Marks Active AccessRequests past their time Expired (`await accessRequestExpiry.sweep()`). */
   accessRequestExpiry: AccessRequestExpiry;
+  /** The notifier, with `notifications` (tests run a pass with `await notifier.run()`). */
+  notifier?: Notifier;
   /** fetch with the administrator's key, unless the call sets its own Authorization. */
   fetch(url: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -60,6 +64,8 @@ export interface InProcessOptions {
   failureLimit?: FailureLimitOptions | false;
   /** POST /auth/revoke's budget and where GitHub's secret scanning keys are fetched (serve --github-secret-scanning-keys-url). */
   leakReports?: LeakReportOptions;
+  /** Owner notifications (serve's --notifications file, parsed). */
+  notifications?: NotificationsOptions;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -84,6 +90,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
     ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
     ...(opts.leakReports ? { leakReports: opts.leakReports } : {}),
+    ...(opts.notifications ? { notifications: opts.notifications } : {}),
     ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -98,6 +105,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     activity: auth.activity,
     ...(app.keyHealthSweep ? { keyHealthSweep: app.keyHealthSweep } : {}),
     accessRequestExpiry: app.accessRequestExpiry,
+    ...(app.notifier ? { notifier: app.notifier } : {}),
     fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),
     close: async () => {
       await app.close();

@@ -34,6 +34,8 @@ import { checkListen, isLoopback, urlHost } from '../listen.js';
 import { readDaemonConfig, type DaemonConfig } from '../daemon-setup.js';
 import { readSignIn } from '../signin-flags.js';
 import { serveConfig, type ServeConfig } from '../serve-config.js';
+import type { NotificationConfig } from '../../notify/config.js';
+import { CliError } from '../errors.js';
 import type { ServeFlags } from './serve.js';
 
 /** Time the store and the last timers get after the connections are closed, before the process exits anyway. */
@@ -63,6 +65,21 @@ interface Assembled {
   app: Awaited<ReturnType<typeof buildServer>>;
 }
 
+/**
+ * The --notifications file, checked; its problems (each at file:line:col) end the command before
+ * anything starts. Loaded only when asked for: the check compiles a schema with ajv, which a
+ * server without notifications need not load.
+ */
+async function readNotifications(file: string): Promise<NotificationConfig> {
+  const { loadNotificationConfig, NotificationConfigError } = await import('../../notify/config.js');
+  try {
+    return loadNotificationConfig(file);
+  } catch (err) {
+    if (err instanceof NotificationConfigError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
 /** Step two: opens the store, bootstraps the administrator key and builds the server (and its sidecar) from the config. */
 async function assemble(config: ServeConfig): Promise<Assembled> {
   // A port in use ends the command before it makes any state, in one fatal line of the log format.
@@ -74,6 +91,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
   const syncConfig = config.sync ? await readDaemonConfig(config.sync) : undefined;
   const tls = await loadTls(config);
   const signInOptions = config.signIn.signIn ? await readSignIn(config.signIn.signIn) : undefined;
+  const notifications = config.notificationsFile ? await readNotifications(config.notificationsFile) : undefined;
   // Logs go to stderr; stdout carries the lines that say where things are (src/cli/logging.ts).
   const logger = createLogger(config.logLevel, config.logFormat);
   if (!tls && !isLoopback(config.listen.host)) {
@@ -114,6 +132,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     maintenance: { expiredKeyRetentionSeconds: config.expiredKeyRetentionSeconds },
     keyHealth: config.keyHealth,
     leakReports: { gitHubKeysUrl: config.gitHubKeysUrl },
+    ...(notifications ? { notifications: { config: notifications } } : {}),
     audit,
     requestTimeoutMs: config.requestTimeoutMs,
     watchLimits: config.watchLimits,

@@ -75,6 +75,7 @@ export const serveFlags = [
     help: "where the public keys that sign GitHub's secret scanning alerts (POST /auth/secret-scanning/github) are fetched; fetched when an alert comes, cached for an hour",
     default: defaultGitHubKeysUrl,
   },
+  { name: 'notifications', arg: '<file>', help: 'owner notifications: the receivers and routes file kept in Git (docs/notifications.md); checked at start, a problem stops the server at its file:line:col' },
 ] as const satisfies readonly FlagSpec[];
 
 /** Everything `teamkeys serve` is given: its own flags, sign-in's, and the sidecar's (`--sync-*`). */

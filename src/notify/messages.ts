@@ -1,0 +1,90 @@
+/**
+ * What a notification says: one line of what happened and the exact command that deals with it,
+ * then the body each receiver kind takes (a generic webhook's JSON, a Slack incoming webhook's
+ * text). Built only from a KeyRef and the event's detail: no key value can reach a payload.
+ */
+import type { NotificationEvent } from './config.js';
+import type { KeyEvent, KeyRef } from './events.js';
+
+/** One event as stored in the outbox and sent: what happened and what to do. */
+export interface MessageItem {
+  event: NotificationEvent;
+  key: KeyRef;
+  summary: string;
+  /** The exact command (or change) that deals with it. */
+  action: string;
+  at?: string;
+}
+
+/** What one outbox record sends: a single event, or the day's digest of warnings. */
+export type Message = { kind: 'event'; item: MessageItem } | { kind: 'digest'; day: string; items: MessageItem[] };
+
+const enable = (name: string) => `kubectl patch ownedaccesskey ${name} --type merge -p '{"spec":{"disabled":false}}'`;
+
+function summaryOf(e: KeyEvent): string {
+  const k = `access key "${e.key.name}" of ${e.key.owner}`;
+  switch (e.event) {
+    case 'KeyExpiring':
+      return `${k} ${e.detail}`;
+    case 'KeyUnused':
+      return `${k} is ${e.detail}`;
+    case 'KeyDisabled':
+      return `${k} was disabled: ${e.detail}`;
+    case 'KeyLeaked':
+      return `${k} was reported leaked and is disabled (${e.detail}): whoever found it could use it`;
+    case 'RotationFailed':
+      return `${k}: its scheduled rotation failed (${e.detail}); the previous value keeps working`;
+    case 'DeliveryFailed':
+      return `${k}: ${e.detail}`;
+  }
+}
+
+function actionOf(e: KeyEvent): string {
+  const n = e.key.name;
+  switch (e.event) {
+    case 'KeyExpiring':
+      // Git is the truth for a managed key (a patch would be drift); the command is for the others.
+      return `raise spec.ttl of OwnedAccessKey/${n} in Git (the reconciler applies it) or, for a key not managed from Git, give it 30 days more: kubectl patch ownedaccesskey ${n} --type merge -p '{"spec":{"ttl":${(e.ttlSeconds ?? 0) + 30 * 86_400}}}'`;
+    case 'KeyUnused':
+      return `use it before then if it is needed; if nobody needs it, delete it: teamkeys delete ownedaccesskeys ${n}`;
+    case 'KeyDisabled':
+      return `if it is still needed, enable it again (or set spec.disabled: false in Git): ${enable(n)}`;
+    case 'KeyLeaked':
+      return `rotate it at once and replace the value wherever it is used: teamkeys rotate ${n}; then enable it again: ${enable(n)}`;
+    case 'RotationFailed':
+    case 'DeliveryFailed':
+      return `fix the key's delivery (its key-secret target, GITHUB_TOKEN) and run the reconciler again: teamkeys apply (or teamkeys sync --server URL for the sidecar)`;
+  }
+}
+
+export function messageItem(e: KeyEvent): MessageItem {
+  return { event: e.event, key: e.key, summary: summaryOf(e), action: actionOf(e), ...(e.at ? { at: e.at } : {}) };
+}
+
+/** The event label of a message, on /metrics and in the X-Teamkeys-Event header. */
+export const eventOf = (m: Message): string => (m.kind === 'digest' ? 'Digest' : m.item.event);
+
+/** The generic webhook's JSON body. */
+export function webhookBody(id: string, receiver: string, createdAt: string, m: Message): string {
+  const common = { id, receiver, createdAt };
+  if (m.kind === 'event') return JSON.stringify({ ...common, ...m.item });
+  return JSON.stringify({ ...common, event: 'Digest', day: m.day, items: m.items });
+}
+
+/** A Slack-compatible incoming webhook's body: plain mrkdwn text. */
+export function slackBody(m: Message): string {
+  const line = (i: MessageItem) => `*${i.event}*: ${i.summary}\nWhat to do: \`${i.action}\``;
+  const text = m.kind === 'event' ? line(m.item) : [`teamkeys daily digest for ${m.day}: ${m.items.length} warning${m.items.length === 1 ? '' : 's'}`, ...m.items.map(line)].join('\n\n');
+  return JSON.stringify({ text });
+}
+
+/** A GitHub issue: in the repository holding the key's secret, else (and for a digest) the receiver's. */
+export function githubIssue(m: Message, fallback: string): { repository: string; body: string } {
+  const line = (i: MessageItem) => `**${i.event}**: ${i.summary}\n\nWhat to do: \`${i.action}\``;
+  if (m.kind === 'event') {
+    const title = `teamkeys: ${m.item.event} of access key ${m.item.key.name}`;
+    return { repository: m.item.key.repository ?? fallback, body: JSON.stringify({ title, body: line(m.item) }) };
+  }
+  const title = `teamkeys: ${m.items.length} access key warning${m.items.length === 1 ? '' : 's'} on ${m.day}`;
+  return { repository: fallback, body: JSON.stringify({ title, body: m.items.map(line).join('\n\n---\n\n') }) };
+}
