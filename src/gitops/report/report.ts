@@ -6,6 +6,7 @@ import type { PlanStep, Plan } from '../plan/plan.js';
 import { formatAge } from '../../duration.js';
 import type { ManifestError } from '../source/manifests.js';
 import type { KeyHealthReport } from './key-health.js';
+import type { ApprovalReport } from '../approvals/check.js';
 
 /**
  * clean: live equals git; changes: a plan with work to do; drifted: someone else's change is
@@ -78,6 +79,8 @@ export interface Report {
   keyHealth?: KeyHealthReport;
   /** The GitHub owners key-secret may deliver keys to; absent when any may be named. */
   keySecretOwners?: string[];
+  /** A pull request's plan (or a saved plan's apply): the approvals the Teams ask for, given and missing. */
+  approvals?: ApprovalReport;
 }
 
 const secretNames = new Set(secretFieldNames());
