@@ -8,6 +8,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
 import type { SavedPlan } from '../../src/gitops/saved/saved-plan.js';
@@ -32,6 +34,10 @@ metadata: {name: platform}
 spec:
   owner: {user: dora}
 `;
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+(addFormatsModule as unknown as (a: Ajv) => Ajv)(ajv);
+const validReport = ajv.compile(JSON.parse(readFileSync(join(root, 'schemas/report.schema.json'), 'utf8')) as object);
 
 const head = 'c0ffee0000000000000000000000000000000001';
 const older = 'c0ffee0000000000000000000000000000000000';
@@ -84,6 +90,7 @@ describe('approvals from the Teams: plan --pull-request, apply --plan', () => {
     expect(r.code, r.stderr).toBe(0);
     // The author is alice, the owner: only the other approver, carol, can approve.
     expect(r.stdout).toContain('approval missing: team "payments" (update Team/payments): needs an approval from one of @carol');
+    expect(validReport(report('report-none.json')), JSON.stringify(validReport.errors)).toBe(true);
     expect(report('report-none.json').approvals).toMatchObject({ pullRequest: 'acme/teams#7', author: 'alice', teams: [{ team: 'payments', approvers: ['alice', 'carol'], approvedBy: [] }] });
     expect(readFileSync(join(work, 'report-none.json', 'report.md'), 'utf8')).toContain('**approval missing**');
     expect(github.requests.every((q) => q.endsWith(`Bearer ${github.token}`))).toBe(true);
@@ -106,6 +113,7 @@ describe('approvals from the Teams: plan --pull-request, apply --plan', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('refused: approval missing on pull request acme/teams#7: team "payments" (update Team/payments): needs an approval from one of @carol');
     expect(report('applied-none.json').outcome).toBe('refused');
+    expect(validReport(report('applied-none.json')), JSON.stringify(validReport.errors)).toBe(true);
     expect(users()).toBe('["ana"]');
     const saved = JSON.parse(readFileSync(join(work, 'none.json'), 'utf8')) as SavedPlan;
     expect(saved.approvals).toEqual({ pullRequest: { owner: 'acme', repo: 'teams', number: 7 }, requirements: [{ team: 'payments', approvers: ['alice', 'carol'], changes: ['update Team/payments'] }] });
