@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../src/api/audit-event.js';
-import { startInProcess, type InProcess } from './in-process.js';
+import { readEvents, startInProcess, type InProcess } from './in-process.js';
 
 describe('Impersonate-* headers over HTTP', () => {
   let server: InProcess;
@@ -34,5 +34,19 @@ describe('Impersonate-* headers over HTTP', () => {
     const [event] = ((await res.json()) as { items: AuditEvent[] }).items;
     expect(event!.user).toMatchObject({ username: 'admin' });
     expect(event!.impersonatedUser).toEqual({ username: 'dana', uid: 'u-42', extra: { 'example.com/reason': ['ticket-7'] } });
+  });
+
+  it('a watch opened as another user is kept as that user: it sees what they may, and is not ended as if its rights changed', async () => {
+    const controller = new AbortController();
+    const res = await server.fetch(`${server.api}/teams?watch=true`, { headers: { 'Impersonate-User': 'carla' }, signal: controller.signal });
+    expect(res.status).toBe(200);
+    // Made after the watch began: the first carla may not read, the second she owns.
+    for (const [name, owner] of [['not-carlas', 'zed'], ['carlas', 'carla']]) {
+      const made = await server.fetch(`${server.api}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name }, spec: { owner: { user: owner } } }) });
+      expect(made.status).toBe(201);
+    }
+    const [event] = await readEvents(res, 1);
+    controller.abort();
+    expect({ type: event!.type, name: (event!.object.metadata as { name?: string } | undefined)?.name }).toEqual({ type: 'ADDED', name: 'carlas' });
   });
 });
