@@ -25,6 +25,8 @@ export interface AuditEvent {
   verb: 'create' | 'update' | 'patch' | 'delete';
   /** kube's UserInfo, plus the name of the access key the request authenticated with. */
   user: { username: string; keyName?: string; groups?: string[] };
+  /** Whom `user` acted as, by the Impersonate-* headers (kube's `impersonatedUser`). */
+  impersonatedUser?: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
   sourceIPs?: string[];
   userAgent?: string;
   objectRef: AuditObjectRef;

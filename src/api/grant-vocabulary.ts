@@ -9,7 +9,7 @@ export const verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'dele
 /** The access-rule verb that stands for every verb. */
 export const allVerbs = '*';
 
-export const managementRoleNames = ['management-admin', 'teams-admin', 'teams-viewer', 'teams-creator', 'accesskeys-admin'] as const;
+export const managementRoleNames = ['management-admin', 'teams-admin', 'teams-viewer', 'teams-creator', 'accesskeys-admin', 'impersonator'] as const;
 export type ManagementRole = (typeof managementRoleNames)[number];
 
 /** A word in a grant that means nothing on this API, at its field path. */

@@ -157,3 +157,15 @@ export function keyEscalation(
 /** The key as admission sees it, typed. */
 export const asKey = (o: KubeObject | undefined) => o as OwnedAccessKey | undefined;
 
+
+/**
+ * Impersonation: acting as `user` with `groups` gives the impersonator, for the request, whatever
+ * that user holds, and through it everything a key for that user would (it could make one). So it
+ * may hold nothing the impersonator does not; scope and expiry are settled by the impersonated
+ * identity keeping the impersonator's (auth/impersonation.ts).
+ */
+export function impersonationEscalation(who: Identity, authz: Authorizer, world: TeamWorld, user: string, groups: string[]): string | undefined {
+  const teams = world.teamsOf(user, groups);
+  const missing = lacking(who, grantsOf({ user, teams }, world, authz), world, authz, false, mayNameFor(who, authz, world, undefined, teams));
+  return missing ? `impersonating "${user}" would give you ${missing}, which you do not hold` : undefined;
+}

@@ -6,7 +6,8 @@
 import type { Team } from '../api/types.js';
 import type { Authorizer } from './authorize.js';
 import type { Identity } from './identity.js';
-import { managementRole, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
+import { impersonatingRoles, managementRole, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
+import { scopeAllowsImpersonation } from './impersonation-rights.js';
 import { scopeDenial } from './scope.js';
 
 /** The teams a decision may look at: the team index, or the index with one team replaced. */
@@ -126,6 +127,8 @@ export function holds(writer: Identity, atom: Atom, world: TeamWorld, authz: Aut
       // management-admin confers more than its verbs (the audit trail, POST /sync are checked by its
       // name), so only a holder of the role itself holds it: equivalent verbs are not enough.
       if (atom.role === 'management-admin' && !superuser) return false;
+      // A role that lets one act as anyone is held only by whoever may impersonate (its scope allowing).
+      if (impersonatingRoles.includes(atom.role) && !(impersonatingRoles.some((r) => writer.clusterRoles.has(r)) && (!scoped || scopeAllowsImpersonation(writer.scope)))) return false;
       const grants = managementRole(atom.role);
       if (!grants) {
         // A role for clusters elsewhere: a scope cannot be read for it, so only an unscoped holder counts.

@@ -32,6 +32,12 @@ export interface Identity {
   previousValue?: { rotatedAt: string };
   /** Active AccessRequests behind some of `teams` and `clusterRoles` (auth/temporary-access.ts). */
   temporary?: readonly { request: string; team: string; roles?: string[]; expiresAt: number }[];
+  /**
+   * Set when the request impersonates this identity (Impersonate-* headers, auth/impersonation.ts):
+   * who really sent it, and the uid and extra it asked for, which the audit trail records. The key's
+   * scope, expiry, sign-in and previous value above stay the impersonator's: they only narrow.
+   */
+  impersonation?: { by: Pick<Identity, 'name' | 'keyName' | 'groups'>; uid?: string; extra?: Record<string, string[]> };
 }
 
 /** The fields of the key that say whom it acts for. */

@@ -16,6 +16,8 @@ export const managementRoles: Record<string, Partial<Record<Resource, readonly V
   'teams-viewer': { teams: readVerbs },
   'teams-creator': { teams: ['create'] },
   'accesskeys-admin': { ownedaccesskeys: verbs },
+  // Nothing on this API's kinds: the `impersonate` verb on users, groups, uids and userextras (below).
+  impersonator: {},
 } satisfies Record<ManagementRole, Partial<Record<Resource, readonly Verb[]>>>;
 
 /**
@@ -37,3 +39,15 @@ export function isAdminFor(roles: ReadonlySet<string>, resource: Resource): bool
   if (roles.has('management-admin')) return true;
   return resource === 'teams' ? roles.has('teams-admin') : resource === 'ownedaccesskeys' && roles.has('accesskeys-admin');
 }
+
+/**
+ * The `impersonate` verb, as kube RBAC grants it on the core group's users, groups, uids and
+ * userextras (the Impersonate-* headers: auth/impersonation.ts). Held by these roles, on every
+ * name: kube's `system:` built-ins aside, no finer rule is needed here.
+ */
+export const impersonationResources = ['users', 'groups', 'uids', 'userextras'] as const;
+export type ImpersonationResource = (typeof impersonationResources)[number];
+export const impersonatingRoles: readonly string[] = ['management-admin', 'impersonator'];
+
+/** Whether held roles grant `impersonate` (scope aside: impersonation.ts asks that too). */
+export const rolesImpersonate = (roles: ReadonlySet<string>): boolean => impersonatingRoles.some((r) => roles.has(r));

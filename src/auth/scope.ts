@@ -3,15 +3,16 @@
  * identity's permissions as they are.
  */
 import type { OwnedAccessKeySpec } from '../api/types.js';
-import { readVerbs, type Resource, type Verb } from './roles.js';
+import { readVerbs, type ImpersonationResource, type Resource, type Verb } from './roles.js';
 
 export type Scope = NonNullable<OwnedAccessKeySpec['scope']>;
 type Rule = NonNullable<Scope['rules']>[number];
 
 export interface ScopedRequest {
-  verb: Verb;
+  /** A verb of this API, or `impersonate` on a kind of kube's user info (auth/impersonation.ts). */
+  verb: Verb | 'impersonate';
   group: string;
-  resource: Resource;
+  resource: Resource | ImpersonationResource;
   subresource?: string;
   name?: string;
 }
@@ -53,7 +54,7 @@ function ruleMatches(rule: Rule, req: ScopedRequest): boolean {
 export function scopeDenial(scope: Scope | undefined, req: ScopedRequest): string | undefined {
   if (!scopeNarrows(scope)) return undefined;
   const cli = scopeAllowsCliReads(scope);
-  if (cli && readVerbs.includes(req.verb)) return undefined;
+  if (cli && (readVerbs as readonly string[]).includes(req.verb)) return undefined;
   if ((scope.rules ?? []).some((rule) => ruleMatches(rule, req))) return undefined;
   if (cli) return "the access key's scope (role cli) allows only read requests";
   return "the access key's scope does not allow this management request";

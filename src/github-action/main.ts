@@ -12,7 +12,8 @@ import * as github from '@actions/github';
 import { defaultGroup } from '../api/resources.js';
 import { HttpClient } from '../client/http.js';
 import { applyPlanFile, writeSavedPlan } from '../gitops/saved/plan-file.js';
-import { reconcile, validateSource } from '../gitops/reconcile.js';
+import { reconcile, validateSource, type Reconciled } from '../gitops/reconcile.js';
+import { approvePlan, type SavedApprovals } from '../gitops/approvals/plan-approvals.js';
 import { renderMarkdown } from '../gitops/report/markdown.js';
 import { isFailedOutcome, workCount, type Report } from '../gitops/report/report.js';
 import { writeReports } from '../gitops/report/write.js';
@@ -109,8 +110,9 @@ async function runCommand(command: string, workspace: string, trusted: boolean):
       ...(policyDir ? { policyDir } : {}),
       ...keyDelivery(),
     });
+    const approvals = command === 'plan' ? await pullRequestApprovals(reconciled) : undefined;
     if (command === 'plan' && planFile) {
-      const unsaved = await writeSavedPlan(planFile, reconciled, client);
+      const unsaved = await writeSavedPlan(planFile, reconciled, client, approvals);
       if (unsaved) core.warning(unsaved);
       else core.setOutput('plan-file', planFile);
     }
@@ -118,6 +120,17 @@ async function runCommand(command: string, workspace: string, trusted: boolean):
   } finally {
     await client.close();
   }
+}
+
+/**
+ * require-approvals on a pull request: the approvals the changed Teams ask for, read from the pull
+ * request's reviews through the runner's GitHub API (GITHUB_API_URL) with github-token.
+ */
+async function pullRequestApprovals(reconciled: Reconciled): Promise<SavedApprovals | undefined> {
+  const pr = github.context.payload.pull_request;
+  if (!flag('require-approvals') || !pr) return undefined;
+  const token = input('github-token') || process.env.GITHUB_TOKEN;
+  return approvePlan(reconciled, { ...github.context.repo, number: pr.number }, { url: github.context.apiUrl, ...(token ? { token } : {}) });
 }
 
 /**
@@ -217,6 +230,7 @@ async function run(): Promise<void> {
   core.setOutput('report-markdown', join(reportDir, 'report.md'));
   core.info(`teamkeys ${command}: ${report.outcome}; ${changes} change(s), ${s.drifted} drifted, report in ${shownPath(workspace, reportDir)}`);
   if (isFailedOutcome(report.outcome)) core.setFailed(visible(failureMessage(report)));
+  else if (report.approvals && report.approvals.missing.length > 0) core.setFailed(visible(`approval missing on pull request ${report.approvals.pullRequest}: ${report.approvals.missing.join('; ')}`));
   else if (flag('fail-on-drift') && s.drifted > 0) core.setFailed(`${s.drifted} object(s) drifted from git (see the job summary)`);
 }
 

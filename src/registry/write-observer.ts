@@ -8,6 +8,14 @@ import type { AuditEvent } from '../api/audit-event.js';
 import type { KubeObject } from '../api/types.js';
 
 /** Who sent a write, as the server authenticated it; absent for the server's own writes. */
+/** kube's audit UserInfo of an impersonated user. */
+export interface ImpersonatedUser {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
 export interface Requester {
   /** The key's user (or `team:<name>`, or its subject). */
   username: string;
@@ -18,6 +26,8 @@ export interface Requester {
   userAgent?: string;
   /** Set when the request was authenticated by the key's previous value (a rotation's overlap). */
   previousValue?: boolean;
+  /** Whom the requester acted as (Impersonate-* headers): kube's audit `impersonatedUser`. */
+  impersonatedUser?: ImpersonatedUser;
 }
 
 /** Field paths (kube's fieldpath notation) a write added, changed or removed; never values of secrets. */

@@ -11,8 +11,17 @@ import { addGitopsFlags, addSourceFlags, checkOutput, formatReport, openClient, 
 import { addPolicyFlag, type WorkflowFlags } from '../workflow-flags.js';
 import { camelName, policyFlag, pruneFlags, sourceFlags } from '../flag-specs.js';
 import { keyDeliveryFromEnv } from '../../gitops/keys/github-secrets.js';
+import { approvePlan, githubApiFromEnv } from '../../gitops/approvals/plan-approvals.js';
+import { parsePullRequest, type PullRequestRef } from '../../gitops/approvals/reviews.js';
 
-type Flags = GitopsFlags & WorkflowFlags;
+type Flags = GitopsFlags & WorkflowFlags & { pullRequest?: string };
+
+/** --pull-request: owner/repo#N or the pull request's URL. */
+function pullRequestFlag(text: string): PullRequestRef {
+  const pr = parsePullRequest(text);
+  if (!pr) throw new CliError(`--pull-request must be owner/repo#NUMBER or the pull request's URL, not ${JSON.stringify(text)}`);
+  return pr;
+}
 
 async function finish(report: Report, f: Flags): Promise<void> {
   process.stdout.write(formatReport(report, f.output, colourOn(process.stdout)));
@@ -100,7 +109,10 @@ export function registerGitops(program: Command): void {
           .description(mode === 'plan' ? 'show what apply would change, and who changed what drifted' : 'make the live objects equal to the manifests'),
       ),
     );
-    if (mode === 'plan') cmd.option('--out <file>', 'save the plan, for apply --plan to apply exactly it (or nothing, if anything it read changed)');
+    if (mode === 'plan') {
+      cmd.option('--out <file>', 'save the plan, for apply --plan to apply exactly it (or nothing, if anything it read changed)');
+      cmd.option('--pull-request <owner/repo#N>', "check the approvals the changed Teams ask for against this pull request's reviews (GITHUB_API_URL, GITHUB_TOKEN); a saved plan checks them again at apply");
+    }
     else cmd.option('--plan <file>', 'apply this saved plan (from plan --out) instead of reading --source');
     cmd.action(async (f: Flags) => {
       if (f.plan) {
@@ -145,9 +157,11 @@ export function registerGitops(program: Command): void {
         // Nothing was written for an empty source unless --allow-empty; a refusal says more than this.
         const { loaded } = reconciled;
         if (loaded.manifests.length === 0 && reconciled.report.outcome === 'clean' && f.allowEmpty !== true) throw noManifests(loaded.description, mode);
+        const pr = f.pullRequest ? pullRequestFlag(f.pullRequest) : undefined;
+        const approvals = pr ? await approvePlan(reconciled, pr, githubApiFromEnv()) : undefined;
         await finish(reconciled.report, f);
         if (f.out) {
-          const unsaved = await writeSavedPlan(f.out, reconciled, client);
+          const unsaved = await writeSavedPlan(f.out, reconciled, client, approvals);
           process.stderr.write(unsaved ? `${unsaved}\n` : `Saved the plan to ${f.out}; apply exactly it with: teamkeys apply --plan ${f.out}\n`);
         }
       } finally {

@@ -7,6 +7,7 @@ import { codeText, codeValue as code, md, mdCell as cell, mdJoin, mdWithCode, ty
 import { suspiciousTexts } from './hidden-text.js';
 import { accessChangeMarkdown } from './access-change.js';
 import { keyHealthMarkdown } from './key-health.js';
+import { approvalsMarkdown } from './approvals.js';
 import { settingPaths } from '../plan/ignore-fields.js';
 import type { Report, ReportObject } from './report.js';
 import { attributionUnavailableText, countsText, rotationText, whoText as byText, withheldText } from './who.js';
@@ -100,6 +101,7 @@ function renderLines(r: Report): Md[] {
   if (r.keySecretOwners) lines.push(md`Keys are delivered (key-secret) only to GitHub owners: ${mdJoin(r.keySecretOwners.map(codeText), ', ')}`, md``);
   lines.push(...suspiciousSection(r));
   if (r.refused) lines.push(md`> **Refused:** ${r.refused}`, md``);
+  lines.push(...approvalsMarkdown(r));
   if (r.attributionUnavailable) lines.push(md`> ${attributionUnavailableText(r.attributionUnavailable)}`, md``);
   if (r.errors.length > 0) lines.push(md`### Errors`, md``, ...r.errors.map((e) => md`- ${at(e)}: ${e.message}`), md``);
   if (r.warnings?.length) lines.push(md`### Warnings`, md``, ...r.warnings.map((w) => md`- ${at(w)}: ${w.message}`), md``);

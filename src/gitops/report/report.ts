@@ -7,6 +7,7 @@ import type { PlanStep, Plan } from '../plan/plan.js';
 import { formatAge } from '../../duration.js';
 import type { ManifestError } from '../source/manifests.js';
 import type { KeyHealthReport } from './key-health.js';
+import type { ApprovalReport } from '../approvals/check.js';
 
 /**
  * clean: live equals git; changes: a plan with work to do; drifted: someone else's change is
@@ -81,6 +82,8 @@ export interface Report {
   keySecretOwners?: string[];
   /** Who gains and loses which rights once the plan is applied (plan/access-change.ts); every entry, however many. */
   accessChange?: AccessChange;
+  /** A pull request's plan (or a saved plan's apply): the approvals the Teams ask for, given and missing. */
+  approvals?: ApprovalReport;
 }
 
 const secretNames = new Set(secretFieldNames());

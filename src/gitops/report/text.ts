@@ -3,6 +3,7 @@ import { suspiciousTexts, visible } from './hidden-text.js';
 import { accessChangeText } from './access-change.js';
 import { keyHealthText } from './key-health.js';
 import type { Report } from './report.js';
+import { approvalsText } from './approvals.js';
 import { attributionUnavailableText, countsText, driftText, rotationText, withheldText } from './who.js';
 
 const symbol: Record<string, string> = { create: '+', update: '~', replace: '±', delete: '-', rotate: '↻', skip: ' ' };
@@ -29,6 +30,7 @@ export function renderText(r: Report): string {
   for (const e of r.errors) lines.push(`${lineStart(e.file)}:${e.line}:${e.column}: ${e.message}`);
   for (const w of r.warnings ?? []) lines.push(`${lineStart(w.file)}:${w.line}:${w.column}: warning: ${w.message}`);
   if (r.refused) lines.push(`refused: ${r.refused}`);
+  lines.push(...approvalsText(r));
   if (r.attributionUnavailable) lines.push(attributionUnavailableText(r.attributionUnavailable));
   for (const o of r.objects) {
     const where = o.file ? `  (${o.file}:${o.line}:${o.column})` : '';

@@ -6,18 +6,19 @@ import { applySavedPlan, type SavedApplyOptions } from './saved-apply.js';
 import { sourceFolders } from '../keys/file-sink.js';
 import { parseSavedPlan, savePlan } from './saved-plan.js';
 import type { Reconciled } from '../reconcile.js';
+import type { SavedApprovals } from '../approvals/plan-approvals.js';
 import { buildReport, isFailedOutcome, type Report } from '../report/report.js';
 
 /**
  * Writes the saved plan when there is one to save: a plan with errors, or refused, is not saved
  * (it could not be applied), and the file is not left behind from an earlier run.
  */
-export async function writeSavedPlan(file: string, r: Reconciled, client: ApiClient): Promise<string | undefined> {
+export async function writeSavedPlan(file: string, r: Reconciled, client: ApiClient, approvals?: SavedApprovals): Promise<string | undefined> {
   if (!r.plan || !r.desired || !r.live || isFailedOutcome(r.report.outcome)) {
     await removeNoFollow(file);
     return `no plan was saved to ${file}: the plan is ${r.report.outcome}`;
   }
-  const saved = savePlan({ plan: r.plan, desired: r.desired, live: r.live, source: r.report.source, target: client.target, targetApiVersion: client.apiVersion, withheld: r.withheld === true });
+  const saved = savePlan({ plan: r.plan, desired: r.desired, live: r.live, source: r.report.source, target: client.target, targetApiVersion: client.apiVersion, withheld: r.withheld === true, ...(approvals ? { approvals } : {}) });
   await writeNoFollow(file, `${JSON.stringify(saved, null, 2)}\n`, 0o600);
   return undefined;
 }

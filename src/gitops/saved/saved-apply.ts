@@ -10,9 +10,15 @@ import { buildReport, type Report } from '../report/report.js';
 import { contentDigest, type ObjectRead, type SavedPlan } from './saved-plan.js';
 import type { PlanStep } from '../plan/plan.js';
 import { applyPlan, type ApplyOptions } from '../apply/apply.js';
+import { approvalRefusal } from '../approvals/check.js';
+import { approvalsOf, githubApiFromEnv } from '../approvals/plan-approvals.js';
+import type { GitHubApi } from '../approvals/reviews.js';
 
 /** A saved plan is applied as planned: a conflict refuses it rather than planning again. */
-export type SavedApplyOptions = Omit<ApplyOptions, 'replan'>;
+export type SavedApplyOptions = Omit<ApplyOptions, 'replan'> & {
+  /** Where a plan made for a pull request reads its approvals again (default: gitops/approvals/plan-approvals.ts). */
+  github?: GitHubApi;
+};
 
 /** Why one object no longer matches what the plan read, or undefined when it still does. */
 function staleness(read: ObjectRead, live: Awaited<ReturnType<ApiClient['get']>>): string | undefined {
@@ -40,6 +46,13 @@ export async function applySavedPlan(client: ApiClient, saved: SavedPlan, opts: 
   const refuse = (why: string) => buildReport({ ...base, errors: [], plan: { sourceId: saved.source.id, actions: saved.actions, refused: why } });
   if (saved.targetApiVersion !== client.apiVersion) return refuse(`the plan was made for ${saved.targetApiVersion}, not ${client.apiVersion} (--api-group)`);
   if (saved.target !== client.target) return refuse(`the plan was made against ${saved.target}, not ${client.target}: apply it to the target it was made for`);
+  // A plan made for a pull request is applied only with the approvals the Teams ask for, read now.
+  let approvals: Report['approvals'];
+  if (saved.approvals) {
+    approvals = await approvalsOf(saved.approvals.pullRequest, opts.github ?? githubApiFromEnv(), saved.approvals.requirements);
+    const missing = approvalRefusal(approvals);
+    if (missing) return { ...refuse(`${missing}. Nothing was written`), approvals };
+  }
   const stale: string[] = [];
   const versions = new Map<string, string | undefined>();
   for (const read of saved.reads) {
@@ -53,5 +66,6 @@ export async function applySavedPlan(client: ApiClient, saved: SavedPlan, opts: 
   }
   const actions = saved.actions.map((a) => reguard(a, versions.get(`${a.plural}/${a.name}`)));
   const changeSet = await applyPlan(client, actions, opts);
-  return buildReport({ ...base, errors: [], plan: { sourceId: saved.source.id, actions }, changeSet });
+  const report = buildReport({ ...base, errors: [], plan: { sourceId: saved.source.id, actions }, changeSet });
+  return approvals ? { ...report, approvals } : report;
 }

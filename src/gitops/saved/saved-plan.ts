@@ -15,6 +15,7 @@ import type { DesiredObject } from '../validate.js';
 import { coreOf } from '../plan/diff.js';
 import type { PlanStep, Plan } from '../plan/plan.js';
 import { savedPlanNameErrors } from './saved-names.js';
+import type { SavedApprovals } from '../approvals/plan-approvals.js';
 import { withheldAction, withheldPlanRefusal, withheldRead } from './saved-withheld.js';
 
 export const savedPlanFormat = 1;
@@ -45,6 +46,8 @@ export interface SavedPlan {
   actions: PlanStep[];
   /** Saved in pull-request mode: live values withheld (saved-withheld.ts), never applied. */
   withheld?: true;
+  /** Made for a pull request: the approvals its apply checks again (gitops/approvals/). */
+  approvals?: SavedApprovals;
   checksum: string;
 }
 
@@ -65,7 +68,7 @@ function checksumOf(plan: Omit<SavedPlan, 'checksum'>): string {
 }
 
 /** Builds the file's content from a plan and what it was made from. */
-export function savePlan(input: { plan: Plan; desired: DesiredObject[]; live: Record<Plural, KubeObject[]>; source: Report['source']; target: string; targetApiVersion: string; now?: Date; withheld?: boolean }): SavedPlan {
+export function savePlan(input: { plan: Plan; desired: DesiredObject[]; live: Record<Plural, KubeObject[]>; source: Report['source']; target: string; targetApiVersion: string; now?: Date; withheld?: boolean; approvals?: SavedApprovals }): SavedPlan {
   const find = (plural: Plural, name: string) => input.live[plural].find((o) => o.metadata.name === name);
   const reads = new Map<string, ObjectRead>();
   for (const a of input.plan.actions) reads.set(`${a.plural}/${a.name}`, readOf(a.kind, a.plural, a.name, find(a.plural, a.name)));
@@ -89,6 +92,7 @@ export function savePlan(input: { plan: Plan; desired: DesiredObject[]; live: Re
     reads: input.withheld ? [...reads.values()].map(withheldRead) : [...reads.values()],
     actions,
     ...(input.withheld ? { withheld: true as const } : {}),
+    ...(input.approvals ? { approvals: input.approvals } : {}),
   };
   return { ...body, checksum: checksumOf(body) };
 }

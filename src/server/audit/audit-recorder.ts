@@ -65,6 +65,7 @@ export class AuditRecorder {
       stage: 'ResponseComplete',
       verb: w.verb,
       user: { username: r?.username ?? this.opts.localUser ?? serverUser, ...(r?.keyName ? { keyName: r.keyName } : {}), ...(r?.groups?.length ? { groups: r.groups } : {}) },
+      ...(r?.impersonatedUser ? { impersonatedUser: r.impersonatedUser } : {}),
       ...(r?.sourceIP ? { sourceIPs: [r.sourceIP] } : {}),
       ...(r?.userAgent ? { userAgent: r.userAgent } : {}),
       objectRef: {

@@ -11,6 +11,7 @@ import type { Identity } from '../../auth/identity.js';
 import { allows, authorize, subresources } from '../../auth/decision.js';
 import { verbs as allVerbs, type Resource, type Verb } from '../../auth/roles.js';
 import type { Registry } from '../../registry/registry.js';
+import { impersonationDenial, impersonationQuestion, impersonationRules } from '../../auth/impersonation-rights.js';
 
 export interface AccessQuestion {
   verb: string;
@@ -84,6 +85,11 @@ export class AccessAdvisor {
 
   /** Whether `who` may make the request; `*` as verb or resource means every one of them. */
   async decide(who: Identity, q: AccessQuestion): Promise<AccessAnswer> {
+    const impersonated = impersonationQuestion(q);
+    if (impersonated) {
+      const denied = impersonationDenial(who, impersonated);
+      return { allowed: denied === undefined, ...(denied ? { reason: denied } : {}) };
+    }
     if (q.group === reviewGroups.authentication || q.group === reviewGroups.authorization) {
       const allowed = selfReviews.some((r) => r.apiGroups.includes(q.group) && r.resources.includes(q.resource) && (q.verb === 'create' || q.verb === '*') && !q.name && !q.subresource);
       return { allowed };
@@ -107,7 +113,7 @@ export class AccessAdvisor {
 
   /** What `who` may do: rules for every object of a kind, then for named objects; incomplete past the cap. */
   async rules(who: Identity): Promise<{ rules: ResourceRule[]; incomplete: boolean }> {
-    const rules: ResourceRule[] = [...selfReviews];
+    const rules: ResourceRule[] = [...selfReviews, ...impersonationRules(who)];
     let incomplete = false;
     for (const resource of apiPlurals) {
       const everywhere = await this.heldVerbs(who, resource, undefined);

@@ -11,6 +11,8 @@ import type { Identity } from '../../auth/identity.js';
 import { allows, authorize } from '../../auth/decision.js';
 import { endpointPaths, type EndpointAction } from '../../auth/non-resource.js';
 import type { AuthContext } from './guard.js';
+import { impersonate } from '../../auth/impersonation.js';
+import { impersonationAsked } from './impersonate-headers.js';
 
 /** Authenticates the request's bearer key and records the identity on it; throws 401 / 429 / 503. */
 export async function authenticateRequest(req: FastifyRequest, reply: FastifyReply, auth: AuthContext): Promise<Identity> {
@@ -26,9 +28,9 @@ export async function authenticateRequest(req: FastifyRequest, reply: FastifyRep
   // Reserved before the lookup, which may wait for the store: guesses in flight together share one budget.
   const taken = failures?.reserve(client) ?? 0;
   let failed = false;
+  let who: Identity;
   try {
-    req.identity = await authenticator.authenticate(req.headers.authorization);
-    return req.identity;
+    who = await authenticator.authenticate(req.headers.authorization);
   } catch (err) {
     if (err instanceof ApiError && err.code === 401) {
       failed = true;
@@ -38,6 +40,10 @@ export async function authenticateRequest(req: FastifyRequest, reply: FastifyRep
   } finally {
     failures?.settle(client, taken, failed);
   }
+  // Authenticated: now, before anything is authorized, whom it acts as (kube's impersonation filter).
+  const asked = impersonationAsked(req.raw);
+  req.identity = asked ? impersonate(who, asked, auth.authorizer, auth.teams) : who;
+  return req.identity;
 }
 
 /** The check the sidecar's routes run: authenticates, then 403 unless the key may do `action`. */

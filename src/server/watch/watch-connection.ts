@@ -11,6 +11,7 @@ import { ApiError, internalError, type Status } from '../../api/errors.js';
 import type { KubeObject, WatchEvent } from '../../api/types.js';
 import type { Resource } from '../../auth/roles.js';
 import { identityOf } from '../auth/guard.js';
+import { impersonationAsked } from '../auth/impersonate-headers.js';
 import type { WatchHub } from './watch-hub.js';
 import type { KeptWatch } from './watch-keeper.js';
 import { watchDurationMs } from './watch-limits.js';
@@ -87,7 +88,7 @@ export class WatchConnection {
   ) {
     const who = identityOf(req);
     this.release = hub.slots.take(who);
-    this.kept = hub.keeper.keep(req.headers.authorization, spec.resource, who);
+    this.kept = hub.keeper.keep(req.headers.authorization, spec.resource, who, impersonationAsked(req.raw));
     hub.add(this);
     this.kept.whenEnded((status) => this.end({ why: 'key-refused', status }));
   }

@@ -15,6 +15,7 @@ import { ApiError, expired, type Status } from '../../api/errors.js';
 import type { Identity } from '../../auth/identity.js';
 import type { Resource } from '../../auth/roles.js';
 import { authorizeScope, forbiddenBy } from '../../auth/decision.js';
+import { impersonate, type ImpersonationAsked } from '../../auth/impersonation.js';
 import type { AuthContext } from '../auth/guard.js';
 
 /** How often an open watch's key is checked when no event asks: a key expires, a watch ends within this (and a check). */
@@ -82,7 +83,8 @@ export class KeptWatch {
       ({ identity, revision } = await this.reauthenticate());
     } catch (err) {
       // The same 401 a GET with this key would get now; a store or index out of reach decides nothing.
-      if (err instanceof ApiError && err.code === 401) return { ok: false, status: err.toStatus() };
+      // (403: the impersonation it was opened with is no longer allowed.)
+      if (err instanceof ApiError && (err.code === 401 || err.code === 403)) return { ok: false, status: err.toStatus() };
       return undefined;
     }
     if (this.resource === undefined) return { ok: true, revision };
@@ -116,9 +118,14 @@ export class WatchKeeper {
   ) {}
 
   /** Keeps a watch that `who` opens now with the key in `authorization`; `resource` undefined: a kind outside this API. */
-  keep(authorization: string | undefined, resource: Resource | undefined, who: Identity): KeptWatch {
+  keep(authorization: string | undefined, resource: Resource | undefined, who: Identity, asked?: ImpersonationAsked): KeptWatch {
     const basis = resource === undefined ? undefined : this.auth.authorizer.readBasis(who, resource);
-    const kept = new KeptWatch(this.auth, () => this.reauthenticate(authorization ?? ''), resource, who, basis);
+    // A watch opened as someone else is checked as that someone, the impersonation itself judged again.
+    const again = async () => {
+      const answer = await this.reauthenticate(authorization ?? '');
+      return asked ? { ...answer, identity: impersonate(answer.identity, asked, this.auth.authorizer, this.auth.teams) } : answer;
+    };
+    const kept = new KeptWatch(this.auth, again, resource, who, basis);
     this.kept.add(kept);
     if (!this.timer) {
       this.timer = setInterval(() => {

@@ -11,6 +11,7 @@ import { Authenticator } from '../../../src/auth/authenticate.js';
 import type { Identity } from '../../../src/auth/identity.js';
 import type { Verb } from '../../../src/auth/roles.js';
 import { scopeDenial } from '../../../src/auth/scope.js';
+import { impersonationDenial } from '../../../src/auth/impersonation-rights.js';
 import { bootstrapAdmin } from '../../../src/auth/bootstrap.js';
 import type { KubeObject } from '../../../src/api/types.js';
 import type { ResourceRegistry } from '../../../src/registry/resource-registry.js';
@@ -145,6 +146,8 @@ export async function permissions(m: Model, at: Date, keyNames: string[]): Promi
     }
     // Management roles are their verbs (probed below); a role for clusters elsewhere is probed by name.
     for (const role of opaqueRoles) if (who.clusterRoles.has(role) || who.clusterRoles.has('management-admin')) held.add(`role ${role}`);
+    // Acting as any user (the impersonator role), probed as the Impersonate-User headers are decided.
+    if (impersonationDenial(who, { resource: 'users', name: 'u1' }) === undefined) held.add('impersonate users');
     const probe = (resource: 'teams' | 'ownedaccesskeys', objName: string, obj: KubeObject | undefined) => {
       const target = obj ?? { apiVersion: 'management.service/v1', kind: resource === 'teams' ? 'Team' : 'OwnedAccessKey', metadata: { name: objName } };
       for (const verb of verbs) {

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 export const users = ['u1', 'u2', 'u3', 'u4'];
 export const groups = ['g1', 'g2'];
 export const teamNames = ['t1', 't2', 't3', 't4'];
-export const roles = ['management-admin', 'teams-admin', 'teams-viewer', 'teams-creator', 'accesskeys-admin', 'cluster-admin'];
+export const roles = ['management-admin', 'teams-admin', 'teams-viewer', 'teams-creator', 'accesskeys-admin', 'impersonator', 'cluster-admin'];
 /** Roles this API does not interpret (they grant access to clusters elsewhere). */
 export const opaqueRoles = ['cluster-admin'];
 export const verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];

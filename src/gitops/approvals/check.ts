@@ -1,0 +1,33 @@
+/** Requirements (requirements.ts) against a pull request's counted approvals (reviews.ts): what the report says. */
+import type { ApprovalRequirement } from './requirements.js';
+import { pullRequestName, type PullRequestApprovals, type PullRequestRef } from './reviews.js';
+
+/** The report's approvals section. */
+export interface ApprovalReport {
+  pullRequest: string;
+  author: string;
+  headSha: string;
+  teams: (ApprovalRequirement & { approvedBy: string[] })[];
+  /** One sentence per missing approval; empty when every team's is there. */
+  missing: string[];
+}
+
+const list = (logins: string[]) => logins.map((l) => `@${l}`).join(', ');
+
+export function checkApprovals(pr: PullRequestRef, given: PullRequestApprovals, requirements: readonly ApprovalRequirement[]): ApprovalReport {
+  const teams = requirements.map((r) => ({ ...r, approvedBy: r.approvers.filter((a) => given.approvedBy.includes(a)) }));
+  const missing = teams
+    .filter((t) => t.approvedBy.length === 0)
+    .map((t) => {
+      const what = t.changes.join(', ');
+      const eligible = t.approvers.filter((a) => a !== given.author.toLowerCase());
+      if (eligible.length === 0) return `team "${t.team}" (${what}): needs an approval from its owners or approvers, and it declares none but the author (spec.owner, or the ${'gitops.management.service/approvers'} annotation)`;
+      return `team "${t.team}" (${what}): needs an approval from one of ${list(eligible)}`;
+    });
+  return { pullRequest: pullRequestName(pr), author: given.author, headSha: given.headSha, teams, missing };
+}
+
+/** The refusal a missing approval is, for a saved plan's apply; undefined when none is missing. */
+export function approvalRefusal(a: ApprovalReport): string | undefined {
+  return a.missing.length > 0 ? `approval missing on pull request ${a.pullRequest}: ${a.missing.join('; ')}` : undefined;
+}
