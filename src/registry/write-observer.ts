@@ -18,6 +18,8 @@ export interface Requester {
   userAgent?: string;
   /** Set when the request was authenticated by the key's previous value (a rotation's overlap). */
   previousValue?: boolean;
+  /** The request's audit id (its Audit-Id response header), which its audit events carry. */
+  auditID?: string;
 }
 
 /** Field paths (kube's fieldpath notation) a write added, changed or removed; never values of secrets. */
