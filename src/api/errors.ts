@@ -128,9 +128,10 @@ export function conflict(gr: GroupResource, name: string, detail: string = confl
 
 export function invalid(gk: GroupKind, name: string, errs: FieldError[]): ApiError {
   const prefix = gk.group ? `${gk.kind}.${gk.group}` : gk.kind;
+  // kube's StatusDetails omit an empty name (an options kind has none) and an empty group.
   return new ApiError(422, 'Invalid', `${prefix} "${name}" is invalid: ${aggregateMessage(errs)}`, {
-    name,
-    group: gk.group,
+    ...(name ? { name } : {}),
+    ...(gk.group ? { group: gk.group } : {}),
     kind: gk.kind,
     causes: errs.map(fieldErrorToCause),
   });

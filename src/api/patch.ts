@@ -1,6 +1,7 @@
 /** JSON patch (RFC 6902, via fast-json-patch) and JSON merge patch (RFC 7386) over plain objects. */
 import fastJsonPatch from 'fast-json-patch';
-import { ApiError, badRequest, tooLarge, unprocessable } from './errors.js';
+import { ApiError, badRequest, tooLarge } from './errors.js';
+import { plainIndices } from './json-patch-index.js';
 import { isJsonMap, setField } from './types.js';
 
 export const maxJsonPatchOperations = 10_000;
@@ -15,11 +16,11 @@ export const maxJsonPatchOperations = 10_000;
 export const maxJsonPatchCopyBytes = 3 * 1024 * 1024;
 const copyExpansion = 4;
 
-const { applyOperation, getValueByPointer, JsonPatchError } = fastJsonPatch;
+const { applyOperation, getValueByPointer } = fastJsonPatch;
 
 /** The bytes a `copy` operation adds to the document; 0 when it names nothing to copy (applyOperation reports that). */
-function copySize(doc: unknown, op: unknown): number {
-  if (!isJsonMap(op) || op.op !== 'copy' || typeof op.from !== 'string') return 0;
+function copySize(doc: unknown, op: Record<string, unknown>): number {
+  if (op.op !== 'copy' || typeof op.from !== 'string') return 0;
   try {
     return JSON.stringify(getValueByPointer(doc, op.from))?.length ?? 0;
   } catch {
@@ -27,24 +28,32 @@ function copySize(doc: unknown, op: unknown): number {
   }
 }
 
-const reasons: Record<string, string> = {
-  TEST_OPERATION_FAILED: 'test failed',
-  OPERATION_PATH_UNRESOLVABLE: 'the path does not exist',
-  OPERATION_FROM_UNRESOLVABLE: 'the from path does not exist',
-  OPERATION_PATH_CANNOT_ADD: 'cannot add at this path',
-  OPERATION_PATH_ILLEGAL_ARRAY_INDEX: 'illegal array index',
-  OPERATION_VALUE_OUT_OF_BOUNDS: 'array index out of bounds',
-  OPERATION_OP_INVALID: 'unknown op',
-  OPERATION_PATH_INVALID: 'path must be a string starting with /',
-  OPERATION_VALUE_REQUIRED: 'value is required',
-  OPERATION_FROM_REQUIRED: 'from is required',
-  OPERATION_NOT_AN_OBJECT: 'operation must be an object',
-  OPERATION_VALUE_CANNOT_CONTAIN_UNDEFINED: 'value must not contain undefined',
-};
+/**
+ * What kube-apiserver answers when an operation does not apply (a failed `test`, a missing path, an
+ * index past the end): its generic 422, which names no operation, and empty details.
+ */
+export function jsonPatchFailed(): ApiError {
+  return new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
+}
 
-/** Applies a JSON patch to a copy of doc. A malformed patch is 400; one that does not apply is 422. */
+type Op = Record<string, unknown>;
+const apply = (document: unknown, op: Op, index: number) => applyOperation(document, op as unknown as fastJsonPatch.Operation, true, true, true, index);
+
+/** One operation, its paths' indices read as kube reads them (json-patch-index.ts). */
+function applyOne(document: unknown, op: Op, index: number): unknown {
+  const from = typeof op.from === 'string' ? plainIndices(document, op.from, false) : op.from;
+  if (op.op === 'move' && typeof from === 'string' && typeof op.path === 'string') {
+    // As json-patch moves: remove, then add where the path points in what is left.
+    const { newDocument, removed } = apply(document, { op: 'remove', path: from }, index);
+    return apply(newDocument, { op: 'add', path: plainIndices(newDocument, op.path, true), value: removed }, index).newDocument;
+  }
+  const path = typeof op.path === 'string' ? plainIndices(document, op.path, op.op === 'add' || op.op === 'copy') : op.path;
+  return apply(document, { ...op, path, ...(from === undefined ? {} : { from }) }, index).newDocument;
+}
+
+/** Applies a JSON patch to a copy of doc. A malformed patch is 400; one that does not apply is kube's generic 422. */
 export function applyJsonPatch(doc: unknown, patch: unknown): unknown {
-  if (!Array.isArray(patch)) throw badRequest('the JSON patch must be a JSON array of operations');
+  if (!Array.isArray(patch) || !patch.every(isJsonMap)) throw badRequest('the JSON patch must be a JSON array of operations');
   if (patch.length > maxJsonPatchOperations) {
     throw tooLarge(`the JSON patch has ${patch.length} operations, more than the limit of ${maxJsonPatchOperations}`);
   }
@@ -57,18 +66,12 @@ export function applyJsonPatch(doc: unknown, patch: unknown): unknown {
       if (copied > budget) {
         throw tooLarge(`the copy operations of the JSON patch copy more than ${budget} bytes (${copyExpansion} times the patch, at most ${maxJsonPatchCopyBytes}), at operation ${index}`);
       }
-      document = applyOperation(document, op as fastJsonPatch.Operation, true, true, true, index).newDocument;
+      document = applyOne(document, op, index);
     });
     return document;
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    if (err instanceof JsonPatchError) {
-      const op = isJsonMap(err.operation) ? err.operation : {};
-      const what = `${String(op.op ?? '?')} ${String(op.path ?? '?')}`;
-      const reason = reasons[err.name] ?? err.name;
-      throw unprocessable(`json patch operation ${err.index ?? 0} (${what}) failed: ${reason}`);
-    }
-    throw unprocessable(`json patch failed: ${err instanceof Error ? err.message : String(err)}`);
+    throw jsonPatchFailed();
   }
 }
 

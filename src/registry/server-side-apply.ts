@@ -8,6 +8,7 @@ import { ApiError, badRequest, conflict } from '../api/errors.js';
 import { leavesOf, pathString, pathsOf } from '../api/fields/fieldset.js';
 import { recordApply, type Conflict } from '../api/fields/managed.js';
 import { mergeApplied } from '../api/fields/merge.js';
+import { invalidPatchOptions, patchOptionsErrors } from '../api/patch-options.js';
 import { withoutSecrets } from '../api/secrets.js';
 import { isJsonMap, type ManagedFieldsEntry } from '../api/types.js';
 import type { Admit } from './admission.js';
@@ -96,7 +97,8 @@ function syncLastApplied(obj: Record<string, unknown>, config: Record<string, un
 
 export async function apply(ctx: RegistryContext, name: string, body: unknown, opts: ApplyOptions): Promise<WriteResult & { created: boolean }> {
   const manager = opts.fieldManager;
-  if (!manager) throw badRequest('fieldManager is required for apply requests: set the fieldManager query parameter');
+  const refused = patchOptionsErrors('apply', { fieldManager: manager, forceGiven: opts.force !== undefined });
+  if (!manager || refused.length > 0) throw invalidPatchOptions(refused);
   const { obj: config, warnings } = decodeObject(ctx.model, body, opts);
   if (!config.metadata.name) config.metadata.name = name;
   if (config.metadata.name !== name) {

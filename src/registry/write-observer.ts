@@ -28,6 +28,8 @@ export interface Requester {
   previousValue?: boolean;
   /** Whom the requester acted as (Impersonate-* headers): kube's audit `impersonatedUser`. */
   impersonatedUser?: ImpersonatedUser;
+  /** The request's audit id (its Audit-Id response header), which its audit events carry. */
+  auditID?: string;
 }
 
 /** Field paths (kube's fieldpath notation) a write added, changed or removed; never values of secrets. */

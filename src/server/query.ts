@@ -6,6 +6,7 @@
 import type { FieldValidation } from '../api/decode.js';
 import { badRequest, invalid } from '../api/errors.js';
 import type { FieldError } from '../api/field-errors.js';
+import { patchOptionsErrors, type PatchKind } from '../api/patch-options.js';
 import { isJsonMap } from '../api/types.js';
 import type { DeleteOptions } from '../registry/delete.js';
 import type { ListOptions } from '../registry/list.js';
@@ -63,10 +64,15 @@ export interface WriteQuery {
 
 const fieldValidations = ['Ignore', 'Strict', 'Warn'] as const;
 
-/** The options of a create (POST), update (PUT) or patch (PATCH); values they do not allow are 422 on `kind`. */
-export function writeQuery(q: Query, kind: OptionsKind): WriteQuery {
-  const errs = dryRunErrors(all(q, 'dryRun'));
+/**
+ * The options of a create (POST), update (PUT) or patch (PATCH); values they do not allow are 422 on
+ * `kind`. A patch's options are judged by its type too (an apply needs a fieldManager; no other
+ * patch takes `force`), first, as kube's ValidatePatchOptions reports them.
+ */
+export function writeQuery(q: Query, kind: OptionsKind, patch?: PatchKind): WriteQuery {
   const fieldManager = one(q, 'fieldManager');
+  const errs = patch ? patchOptionsErrors(patch, { fieldManager, forceGiven: one(q, 'force') !== undefined }) : [];
+  errs.push(...dryRunErrors(all(q, 'dryRun')));
   if (fieldManager !== undefined && Buffer.byteLength(fieldManager) > 128) {
     errs.push({ type: 'TooLong', field: 'fieldManager', detail: 'may not be more than 128 bytes' });
   }

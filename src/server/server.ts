@@ -33,6 +33,7 @@ import { endpointAuthorizer } from './auth/endpoint-auth.js';
 import { registerRequestGate } from './auth/request-gate.js';
 import { canonicalUrl } from './canonical-path.js';
 import { callerOf } from './yaml-thread.js';
+import { registerResponseConventions } from './response-conventions.js';
 import { registerMetrics, ServerMetrics } from './metrics.js';
 import { KeyHealthSweep, type KeyHealthSweepOptions } from './key-health-sweep.js';
 import type { Registry as MetricsRegistry } from 'prom-client';
@@ -127,6 +128,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return body;
   });
   app.setErrorHandler(handleError);
+  // Before compression registers its own onSend: the newline is added to the body it compresses.
+  registerResponseConventions(app);
   // As kube-apiserver: gzip, and only responses of 128 KiB or more (smaller ones gain too little for
   // the CPU). Request bodies are never decompressed (kube takes none compressed). Watches write to
   // the raw socket after hijacking the reply, so they stream uncompressed, as kube's do.

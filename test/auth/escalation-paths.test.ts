@@ -59,6 +59,20 @@ describe('no escalation: each path of issue 13 over HTTP', () => {
     expect((await call('PATCH', '/ownedaccesskeys/from-narrow', ana, { spec: { ttl: null } }, merge)).status).toBe(200);
   });
 
+  it('re-enabling a disabled key is judged as setting a key: a narrowed key may not re-enable a wider one', async () => {
+    const rules = { rules: [{ verbs: ['get', 'patch'], resources: [{ group: 'management.service', resources: ['ownedaccesskeys'] }] }] };
+    expect((await key('ana-patcher', { user: 'ana', ttl: 3600, scope: rules })).status).toBe(201);
+    expect((await key('ana-dormant', { user: 'ana', disabled: true })).status).toBe(201);
+    const patcher = value('ana-patcher');
+    // A change that gives the key nothing is no escalation: the narrowed key may make it.
+    expect((await call('PATCH', '/ownedaccesskeys/ana-dormant', patcher, { metadata: { labels: { note: 'x' } } }, merge)).status).toBe(200);
+    const enabled = await call('PATCH', '/ownedaccesskeys/ana-dormant', patcher, { spec: { disabled: false } }, merge);
+    expect(enabled.status).toBe(403);
+    expect(enabled.body.message).toContain("a key made or widened by a scoped key needs a scope within that key's scope");
+    // Ana's unscoped key holds all the key holds: she may.
+    expect((await call('PATCH', '/ownedaccesskeys/ana-dormant', value('ana'), { spec: { disabled: false } }, merge)).status).toBe(200);
+  });
+
   it('2. membership confers ownership: an access rule on auditors does not let mallory join it and delete payments', async () => {
     const mallory = value('mallory');
     expect((await call('DELETE', '/teams/payments?dryRun=All', mallory)).status).toBe(403);

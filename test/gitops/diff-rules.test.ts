@@ -87,6 +87,31 @@ describe('the diff rules', () => {
     expect(a.changes.find((c) => c.path === 'spec.description')).toMatchObject({ drift: true, lastChangedBy: { manager: 'kubectl-patch', time: '2026-01-05T00:00:00Z' } });
   });
 
+  it('a field git stops naming but another manager also holds is left alone; one only gitops held goes', () => {
+    const co = entry('kubectl-patch', '2026-01-02T00:00:00Z', { 'f:spec': { 'f:description': {} } });
+    const current = live({ displayName: 'T', description: 'both', username: 'mine' }, [gitopsOwns({ 'f:displayName': {}, 'f:description': {}, 'f:username': {} }), co]);
+    const a = planObject(models.teams, want({ displayName: 'T' }), current, opts);
+    expect(a.type).toBe('update');
+    expect(a.changes.map((c) => [c.path, c.before, c.after])).toEqual([['spec.username', 'mine', undefined]]);
+  });
+
+  it('a map git stops naming keeps what another manager applied in it (an Apply entry names no node for the map)', () => {
+    const gitops = entry('gitops', '2026-01-01T00:00:00Z', { 'f:metadata': { 'f:annotations': { '.': {}, 'f:gitops.management.service/source': {} }, 'f:labels': { '.': {}, 'f:tier': {} } }, 'f:spec': { 'f:displayName': {} } });
+    const bot: ManagedFieldsEntry = { ...entry('bot', '2026-01-02T00:00:00Z', { 'f:metadata': { 'f:labels': { 'f:owner': {} } } }), operation: 'Apply' };
+    const a = planObject(models.teams, want({ displayName: 'T' }), live({ displayName: 'T' }, [gitops, bot], { labels: { tier: 'one', owner: 'bot' } }), opts);
+    expect(a.changes.map((c) => [c.path, c.before, c.after])).toEqual([['metadata.labels.tier', 'one', undefined]]);
+  });
+
+  it.each([
+    ['another manager wrote it after gitops: drift, named by that manager', '2026-01-01T00:00:00Z', '2026-01-03T00:00:00Z', true, 'kubectl-patch'],
+    ['gitops wrote it after the other manager: git changed it, not drift', '2026-01-03T00:00:00Z', '2026-01-01T00:00:00Z', false, 'gitops'],
+  ])('a field gitops co-owns with another manager: %s', (_label, gitopsTime, otherTime, drift, manager) => {
+    const gitops = { ...gitopsOwns({ 'f:displayName': {} }), time: gitopsTime };
+    const other = entry('kubectl-patch', otherTime, { 'f:spec': { 'f:displayName': {} } });
+    const a = planObject(models.teams, want({ displayName: 'From git' }), live({ displayName: 'Live' }, [gitops, other]), opts);
+    expect(a.changes).toEqual([expect.objectContaining({ path: 'spec.displayName', before: 'Live', after: 'From git', drift, lastChangedBy: expect.objectContaining({ manager }) })]);
+  });
+
   it('the person behind an added member is the write that added it, not the latest by that manager', () => {
     const other = entry('kubectl-patch', '2026-01-04T00:00:00Z', { 'f:spec': { 'f:users': { 'v:"mallory"': {} } } });
     const history = [event(2, 'kubectl-patch', 'olga', { added: ['.spec.users[="mallory"]'] }), event(3, 'kubectl-patch', 'admin', { changed: ['.spec.displayName'] })];

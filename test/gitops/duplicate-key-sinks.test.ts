@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { teamkeys } from '../cli/run.js';
+import { resourceModels } from '../../src/api/model.js';
+import { validateManifests } from '../../src/gitops/validate.js';
 
 describe('one sink, two keys', () => {
   it('validate refuses two keys delivered to the same sink', () => {
@@ -21,5 +23,20 @@ describe('one sink, two keys', () => {
     expect(r.stdout + r.stderr).toContain('github:acme/payments/DEPLOY_KEY');
     // At the second key's annotation, naming the first.
     expect(r.stdout + r.stderr).toContain('b.yaml:6:43: gitops.management.service/key-secret github:acme/payments/DEPLOY_KEY is also the sink of OwnedAccessKey/key-a (a.yaml:1:1)');
+  });
+
+  it('refuses two keys naming one GitHub secret in different letter case (GitHub compares names without case)', () => {
+    const key = (name: string, file: string, sink: string) => {
+      const object = { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name, annotations: { 'gitops.management.service/key-secret': sink } }, spec: { user: `user-${name}` } };
+      return { file, line: 1, column: 1, object, locate: () => ({ file, line: 6, column: 43 }) };
+    };
+    const { desired, errors } = validateManifests(
+      [key('key-a', 'a.yaml', 'github:acme/payments/DEPLOY_KEY'), key('key-b', 'b.yaml', 'github:ACME/Payments/deploy_key')],
+      Object.values(resourceModels()),
+    );
+    expect(errors.map((e) => `${e.file}:${e.line}:${e.column}: ${e.message}`)).toEqual([
+      'b.yaml:6:43: gitops.management.service/key-secret github:ACME/Payments/deploy_key is also the sink of OwnedAccessKey/key-a (a.yaml:1:1): one sink holds one key\'s value',
+    ]);
+    expect(desired.map((d) => d.obj.metadata.name)).toEqual(['key-a']);
   });
 });

@@ -108,6 +108,19 @@ describe('garbage collection and propagation policies', () => {
     expect((await exists('ownedaccesskeys', 'shared'))?.metadata.ownerReferences).toEqual([refTo(other)]);
   });
 
+  it('Background: an object with two owners survives the deletion of one and is collected only after the last', async () => {
+    const { registry, owner, gc, exists } = await ownedKey();
+    const { object: other } = await registry.teams.create(team('other'));
+    const refTo = (o: typeof owner) => ({ apiVersion: 'management.service/v1', kind: 'Team', name: o.metadata.name!, uid: o.metadata.uid! });
+    await registry.ownedaccesskeys.create({ metadata: { name: 'shared', ownerReferences: [refTo(owner), refTo(other)] }, spec: { user: 'u' } });
+    await registry.teams.delete('owner');
+    expect((await gc.pass()).deleted).toEqual([]);
+    expect((await exists('ownedaccesskeys', 'shared'))?.metadata.ownerReferences).toEqual([refTo(owner), refTo(other)]);
+    await registry.teams.delete('other');
+    expect((await gc.pass()).deleted).toEqual(['OwnedAccessKey/shared']);
+    expect(await exists('ownedaccesskeys', 'shared')).toBeUndefined();
+  });
+
   it('finalizers are only removable while deleting, and the last one removes the object', async () => {
     const { registry } = newRegistry();
     await registry.teams.create(team('t', {}, { finalizers: ['example.com/a'] }));

@@ -19,7 +19,7 @@ describe('Impersonate-* headers over HTTP', () => {
   });
 
   it('groups, a uid or extras without Impersonate-User are 400', async () => {
-    for (const headers of [{ 'Impersonate-Group': 'eng' }, { 'Impersonate-Uid': '42' }, { 'Impersonate-Extra-Scopes': 'view' }]) {
+    for (const headers of [{ 'Impersonate-Group': 'eng' }, { 'Impersonate-Uid': '42' }, { 'Impersonate-Extra-Scopes': 'view' }] as Record<string, string>[]) {
       const res = await server.fetch(`${server.api}/teams`, { headers });
       expect(res.status).toBe(400);
       expect(((await res.json()) as { message: string }).message).toBe('Impersonate-Group, Impersonate-Uid and Impersonate-Extra-* require Impersonate-User');

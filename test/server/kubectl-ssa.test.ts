@@ -34,7 +34,7 @@ describe('kubectl apply --server-side', () => {
   it('records the applier as manager kubectl with operation Apply', () => {
     const r = k('apply', '--server-side', '-f', manifest('a.yaml', 'First'));
     expect(r.stdout.trim()).toBe('team.management.service/ssa serverside-applied');
-    expect(managed()).toEqual([['kubectl', 'Apply', { 'f:spec': { 'f:displayName': {}, 'f:users': { '.': {}, 'v:"ana"': {}, 'v:"bo"': {} } } }]]);
+    expect(managed()).toEqual([['kubectl', 'Apply', { 'f:spec': { 'f:displayName': {}, 'f:users': { 'v:"ana"': {}, 'v:"bo"': {} } } }]]);
   });
 
   it('a second manager applying another value gets a conflict naming the field and the first manager', () => {
@@ -49,8 +49,8 @@ describe('kubectl apply --server-side', () => {
     expect(r.code).toBe(0);
     expect(k('get', 'team', 'ssa', '-o', 'jsonpath={.spec.displayName}').stdout).toBe('Second');
     expect(managed()).toEqual([
-      ['kubectl', 'Apply', { 'f:spec': { 'f:users': { '.': {}, 'v:"ana"': {}, 'v:"bo"': {} } } }],
-      ['platform-bot', 'Apply', { 'f:spec': { 'f:displayName': {}, 'f:users': { '.': {}, 'v:"ana"': {}, 'v:"bo"': {} } } }],
+      ['kubectl', 'Apply', { 'f:spec': { 'f:users': { 'v:"ana"': {}, 'v:"bo"': {} } } }],
+      ['platform-bot', 'Apply', { 'f:spec': { 'f:displayName': {}, 'f:users': { 'v:"ana"': {}, 'v:"bo"': {} } } }],
     ]);
   });
 

@@ -41,6 +41,13 @@ teams = dyn.resources.get(api_version=f'{GROUP}/{VERSION}', kind='Team')
 assert teams.name == 'teams' and not teams.namespaced, teams
 ok('discovery')
 
+# The typed discovery calls ask with a trailing slash (/version/, /apis/, /api/), as kube serves both spellings.
+assert client.VersionApi(api).get_code().git_version.startswith('v1.'), 'version'
+groups = client.ApisApi(api).get_api_versions()
+assert f'{GROUP}/{VERSION}' in [v.group_version for g in groups.groups for v in g.versions], groups
+assert client.CoreApi(api).get_api_versions().versions == ['v1']
+ok('discovery with a trailing slash')
+
 labels = {'client': 'python'}
 for name in ['py-a', 'py-b', 'py-c']:
     created = teams.create(body={'apiVersion': f'{GROUP}/{VERSION}', 'kind': 'Team', 'metadata': {'name': name, 'labels': labels}, 'spec': {'displayName': name}})

@@ -45,6 +45,7 @@ describe('the Kubernetes Python client', () => {
     expect(r.stderr, r.stderr).not.toContain('Traceback');
     expect(steps).toEqual([
       'discovery',
+      'discovery with a trailing slash',
       'create',
       'get',
       'list with a label selector, paged',

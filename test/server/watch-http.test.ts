@@ -85,4 +85,16 @@ describe('watch over HTTP', () => {
     expect(events[0]!.type).toBe('ERROR');
     expect(events[0]!.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
   });
+
+  it('a watch from exactly one revision before the compacted one is 410 Expired; from the compacted one it streams what follows', async () => {
+    await post(server, 'edge-a');
+    await post(server, 'edge-b');
+    const compacted = await server.registry.store.currentRevision();
+    await server.registry.store.compact(compacted);
+    await post(server, 'edge-c');
+    const behind = await readEvents(await server.fetch(`${server.api}/teams?watch=true&resourceVersion=${compacted - 1}`), 2, 2000);
+    expect(behind.map((e) => [e.type, (e.object as { code?: number; reason?: string }).code, (e.object as { reason?: string }).reason])).toEqual([['ERROR', 410, 'Expired']]);
+    const at = await readEvents(await server.fetch(`${server.api}/teams?watch=true&resourceVersion=${compacted}`), 1, 2000);
+    expect(at.map((e) => [e.type, (e.object.metadata as { name: string }).name])).toEqual([['ADDED', 'edge-c']]);
+  });
 });

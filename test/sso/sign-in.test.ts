@@ -198,6 +198,21 @@ describe('sign-in with SSO, end to end', () => {
     expect(JSON.parse(whoami.stdout)).toMatchObject({ status: { userInfo: { username: signedInName(provider, 'ana') } } });
   }, 60_000);
 
+  it('a refresh that names the person differently is refused: 401 with the reason, and the reason on the key', async () => {
+    const { key, name } = cachedLogin();
+    const withKey = () => kubectl(served, ['get', 'teams', '--token', key], { kubeconfig: served.kubeconfig });
+    expect(withKey().code).toBe(0);
+    await provider.setUser('ana', { groups: ['payments-devs'], username: 'ana-renamed' });
+    try {
+      await eventually('the key is refused', () => withKey().code !== 0);
+      expect(withKey().stderr).toContain('the identity provider refused to refresh this sign-in: run teamkeys login');
+      const refused = JSON.parse(asAdmin(['get', 'ownedaccesskeys', name, '-o', 'json']).stdout) as { metadata: { annotations: Record<string, string> } };
+      expect(refused.metadata.annotations['signin.management.service/refresh-refused']).toMatch(/the identity provider now names this person \S*ana-renamed$/);
+    } finally {
+      await provider.setUser('ana', { groups: ['payments-devs'] });
+    }
+  });
+
   it('teamkeys credential with no valid key in an interactive kubectl session signs in first, talking on stderr', async () => {
     const fresh = { XDG_CONFIG_HOME: join(home, 'config-credential'), KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: { interactive: true } }), PATH: '/nonexistent' };
     const run = await startCli(['credential', '--server', served.url, '--ca-file', serverCa], fresh, /^https:\/\/\S+$/, 'stderr');

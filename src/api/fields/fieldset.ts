@@ -98,6 +98,59 @@ export function changedPaths(old: Leaves, next: Leaves): FieldSet {
   return new Set([...next].filter(([p, v]) => old.get(p) !== v).map(([p]) => p));
 }
 
+/** The container (JSON of its keys) whose own node `path` is: a map's or list's `.`, not a list item's. */
+function containerOf(path: string): string | undefined {
+  const keys = JSON.parse(path) as string[];
+  if (keys.length < 2 || keys[keys.length - 1] !== '.') return undefined;
+  const parent = keys[keys.length - 2]!;
+  return parent.startsWith('k:') || parent.startsWith('v:') ? undefined : JSON.stringify(keys.slice(0, -1));
+}
+
+/** Every container that holds a path of `set` other than its own node. */
+function holders(set: FieldSet): Set<string> {
+  const out = new Set<string>();
+  for (const p of set) {
+    const keys = JSON.parse(p) as string[];
+    const own = containerOf(p) !== undefined ? 1 : 0;
+    for (let i = 1; i < keys.length - own; i++) out.add(JSON.stringify(keys.slice(0, i)));
+  }
+  return out;
+}
+
+/**
+ * An Apply entry's set as structured-merge-diff writes it: a map or a list owns no node of its own,
+ * only what it holds (a list item keeps its `.`). One applied empty keeps its node, as nothing else
+ * would say it was applied.
+ */
+export function appliedForm(set: FieldSet): FieldSet {
+  const held = holders(set);
+  return new Set([...set].filter((p) => {
+    const container = containerOf(p);
+    return container === undefined || !held.has(container);
+  }));
+}
+
+/** An Apply entry read back: with the node of each map or list of `present` it owns something in. */
+export function withContainers(set: FieldSet, present: Iterable<string>): FieldSet {
+  const held = holders(set);
+  const out = new Set(set);
+  for (const p of present) {
+    const container = containerOf(p);
+    if (container !== undefined && held.has(container)) out.add(p);
+  }
+  return out;
+}
+
+/** Whether `set` owns a path; a map's or list's node counts as owned by whoever owns something in it. */
+export function owns(set: FieldSet): (path: string) => boolean {
+  const held = holders(set);
+  return (path) => {
+    if (set.has(path)) return true;
+    const container = containerOf(path);
+    return container !== undefined && held.has(container);
+  };
+}
+
 /** A FieldsV1 tree: `{"f:spec": {"f:users": {".": {}, "v:\"ana\"": {}}}}`. */
 export function toFieldsV1(set: FieldSet): Record<string, unknown> {
   const root: Record<string, unknown> = {};

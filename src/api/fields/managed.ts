@@ -5,6 +5,7 @@
 import type { StructuralSchema } from '../schema/load.js';
 import type { ManagedFieldsEntry } from '../types.js';
 import {
+  appliedForm,
   changedPaths,
   difference,
   fromFieldsV1,
@@ -15,6 +16,7 @@ import {
   union,
   type FieldSet,
   type Leaves,
+  withContainers,
 } from './fieldset.js';
 import { parseFieldPath } from './field-path.js';
 import { removePath } from './merge.js';
@@ -52,7 +54,7 @@ function encode(entries: Entry[]): ManagedFieldsEntry[] {
     .filter((e) => e.set.size > 0)
     .map((e) => {
       const { fieldsV1: _old, ...rest } = e.meta;
-      return { ...rest, fieldsType: 'FieldsV1', fieldsV1: toFieldsV1(e.set) };
+      return { ...rest, fieldsType: 'FieldsV1', fieldsV1: toFieldsV1(e.meta.operation === 'Apply' ? appliedForm(e.set) : e.set) };
     });
 }
 
@@ -156,6 +158,8 @@ export function recordApply(
 
   // What the applier applied before and not now goes, unless someone else still owns it.
   const mine = entryFor(entries, manager, apiVersion, time);
+  // Stored without the nodes of maps and lists (appliedForm): what was applied before holds them again.
+  mine.set = withContainers(mine.set, liveLeaves.keys());
   const dropped = difference(mine.set, appliedSet);
   // A leaf is kept if another manager owns it; a container (a `.` path) if another owns anything in it.
   const ownedElsewhere = (path: string) => {

@@ -3,8 +3,7 @@ import { ApiError } from '../../api/errors.js';
 import { defaultGroup, type ApiPlural } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { TargetFlags } from '../gitops-flags.js';
-import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
-import { flagOption } from '../flag-specs.js';
+import { addFlags, targetFlags } from '../flag-specs.js';
 import { parseOutputFormat, render } from '../output.js';
 import { resolveResource } from '../resource-names.js';
 
@@ -36,17 +35,14 @@ async function fromServer(opts: Options, plural: ApiPlural, names: string[]): Pr
 
 /** `teamkeys get teams [NAME...]`: reads a server (--server) or the embedded store, as kubectl get reads a server. */
 export function registerGet(program: Command): void {
-  program
-    .command('get')
-    .description('list or show Teams and OwnedAccessKeys, from a server (--server) or the embedded store')
-    .argument('<resource>', 'teams, ownedaccesskeys (or team, tm, ownedaccesskey, oak)')
-    .argument('[names...]', 'names to show; all when none')
-    .option('--server <url>', 'a teamkeys server, e.g. https://host:8080 (the path /kubernetes/management is added when none is given)')
-    .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
-    .option('--ca-file <file>', 'PEM certificate to trust for --server')
-    .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
-    .addOption(flagOption(storeFlag))
-    .addOption(flagOption(encryptionKeyFileFlag))
+  addFlags(
+    program
+      .command('get')
+      .description('list or show Teams and OwnedAccessKeys, from a server (--server) or the embedded store')
+      .argument('<resource>', 'teams, ownedaccesskeys (or team, tm, ownedaccesskey, oak)')
+      .argument('[names...]', 'names to show; all when none'),
+    targetFlags,
+  )
     .option('-o, --output <format>', 'table (default), wide, yaml, json or name')
     .option('-l, --selector <selector>', 'label selector, e.g. env=prod,tier in (gold)')
     .action(async (resource: string, names: string[], opts: Options) => {

@@ -1,9 +1,7 @@
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
-import { defaultGroup } from '../../api/resources.js';
-import { storeFlag } from '../store-flags.js';
-import { flagOption } from '../flag-specs.js';
+import { addFlags, targetFlags } from '../flag-specs.js';
 import { CliError } from '../errors.js';
 import { openClient, type GitopsFlags } from '../gitops-flags.js';
 
@@ -24,17 +22,15 @@ function skippedText(skipped: { reason: string }[], listed: boolean): string {
 
 /** `teamkeys import --out DIR`: one manifest per live object, for a repository to start from. */
 export function registerImport(program: Command): void {
-  program
-    .command('import')
-    .description('write manifests of the live objects no GitOps source manages (teams/NAME.yaml, ownedaccesskeys/NAME.yaml); applying them changes nothing')
-    .requiredOption('--out <dir>', 'folder to write the manifests into (existing files are never overwritten)')
-    .option('--all', 'import objects managed by a GitOps source too')
-    .option('-v, --verbose', 'list each object skipped, with why (by default one line counts them by reason)')
-    .addOption(flagOption(storeFlag))
-    .option('--server <url>', 'a teamkeys (or compatible) server, e.g. https://host:8080/kubernetes/management')
-    .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
-    .option('--ca-file <file>', 'PEM certificate to trust for --server')
-    .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
+  addFlags(
+    program
+      .command('import')
+      .description('write manifests of the live objects no GitOps source manages (teams/NAME.yaml, ownedaccesskeys/NAME.yaml); applying them changes nothing')
+      .requiredOption('--out <dir>', 'folder to write the manifests into (existing files are never overwritten)')
+      .option('--all', 'import objects managed by a GitOps source too')
+      .option('-v, --verbose', 'list each object skipped, with why (by default one line counts them by reason)'),
+    targetFlags,
+  )
     .action(async (f: ImportFlags) => {
       const client = await openClient(f);
       try {

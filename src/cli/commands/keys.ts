@@ -1,26 +1,21 @@
 /** `teamkeys keys`: the access keys, with owner, age, last use, expiry, scope and rotation, from a server or the embedded store. */
 import type { Command } from 'commander';
-import { defaultGroup } from '../../api/resources.js';
-import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
-import { flagOption } from '../flag-specs.js';
+import { addFlags, targetFlags } from '../flag-specs.js';
 import type { KeysFlags } from './keys-run.js';
 
 export function registerKeys(program: Command): void {
-  program
-    .command('keys')
-    .description('list access keys: type, owner, age, last use, expiry, scope and rotation; filter by expiry, disuse or owner')
-    .option('--expiring <duration>', 'only keys that expire within this time, e.g. 14d (expired keys not yet removed included)')
-    .option('--unused <duration>', 'only keys not used for this long (never used: since created), e.g. 90d')
-    .option('--user <user>', "only this user's own keys (sign-in keys included)")
-    .option('--team <team>', "only this team's keys (not its members' own keys)")
-    .option('--subject <subject>', 'only the keys of this subject (e.g. a robot account)')
-    .option('-o, --output <format>', 'table, json or markdown (default: table)')
-    .option('--server <url>', 'a teamkeys server, e.g. https://host:8080 (the path /kubernetes/management is added when none is given)')
-    .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
-    .option('--ca-file <file>', 'PEM certificate to trust for --server')
-    .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
-    .addOption(flagOption(storeFlag))
-    .addOption(flagOption(encryptionKeyFileFlag))
+  addFlags(
+    program
+      .command('keys')
+      .description('list access keys: type, owner, age, last use, expiry, scope and rotation; filter by expiry, disuse or owner')
+      .option('--expiring <duration>', 'only keys that expire within this time, e.g. 14d (expired keys not yet removed included)')
+      .option('--unused <duration>', 'only keys not used for this long (never used: since created), e.g. 90d')
+      .option('--user <user>', "only this user's own keys (sign-in keys included)")
+      .option('--team <team>', "only this team's keys (not its members' own keys)")
+      .option('--subject <subject>', 'only the keys of this subject (e.g. a robot account)')
+      .option('-o, --output <format>', 'table, json or markdown (default: table)'),
+    targetFlags,
+  )
     .action(async (opts: KeysFlags) => {
       const { runKeys } = await import('./keys-run.js');
       await runKeys(opts);

@@ -7,13 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { ClientError, type ApiClient, type KeyRotationSpec, type RotateOptions } from '../../client/types.js';
-import { defaultGroup } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { TargetFlags } from '../gitops-flags.js';
 import { CliError } from '../errors.js';
 import { parseDuration } from '../duration.js';
-import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
-import { flagOption } from '../flag-specs.js';
+import { addFlags, targetFlags } from '../flag-specs.js';
 
 interface Options extends TargetFlags {
   overlap?: string;
@@ -51,21 +49,18 @@ function summary(name: string, key: KubeObject, opts: Options): string {
 }
 
 export function registerRotate(program: Command): void {
-  program
-    .command('rotate')
-    .description('rotate an access key: a new value, the previous one working for --overlap (on a server with --server, or the embedded store)')
-    .argument('<name>', 'the OwnedAccessKey to rotate')
-    .option('--overlap <duration>', 'how long the previous value keeps working: 0 or 0s (default: none), 30s, 5m, 1h, 30d at most')
-    .option('--await-confirmation', 'keep the previous value working until `teamkeys rotate NAME --confirm`; the overlap starts then')
-    .option('--confirm', 'confirm a rotation made with --await-confirmation: its overlap starts now')
-    .option('--resource-version <rv>', 'a precondition: act only if the key is still at this resourceVersion (409 otherwise); with --confirm, the one the rotation printed, so only that rotation is confirmed')
-    .option('--key-file <path>', 'write the new value to this file (mode 0600) instead of printing it')
-    .option('--server <url>', 'a teamkeys server, e.g. https://host:8080 (the path /kubernetes/management is added when none is given)')
-    .option('--token-file <file>', 'file holding the access key for --server (or set TEAMKEYS_TOKEN)')
-    .option('--ca-file <file>', 'PEM certificate to trust for --server')
-    .option('--api-group <group>', 'API group the kinds are served under', defaultGroup)
-    .addOption(flagOption(storeFlag))
-    .addOption(flagOption(encryptionKeyFileFlag))
+  addFlags(
+    program
+      .command('rotate')
+      .description('rotate an access key: a new value, the previous one working for --overlap (on a server with --server, or the embedded store)')
+      .argument('<name>', 'the OwnedAccessKey to rotate')
+      .option('--overlap <duration>', 'how long the previous value keeps working: 0 or 0s (default: none), 30s, 5m, 1h, 30d at most')
+      .option('--await-confirmation', 'keep the previous value working until `teamkeys rotate NAME --confirm`; the overlap starts then')
+      .option('--confirm', 'confirm a rotation made with --await-confirmation: its overlap starts now')
+      .option('--resource-version <rv>', 'a precondition: act only if the key is still at this resourceVersion (409 otherwise); with --confirm, the one the rotation printed, so only that rotation is confirmed')
+      .option('--key-file <path>', 'write the new value to this file (mode 0600) instead of printing it'),
+    targetFlags,
+  )
     .option('--dry-run', 'validate and show what would happen without rotating')
     .option('--idempotency-key <key>', 'names this rotation (1 to 128 of A-Z a-z 0-9 . _ : -): the same command again with it rotates no second time (default: a new one per run)')
     .action(async (name: string, opts: Options) => {

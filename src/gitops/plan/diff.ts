@@ -10,7 +10,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { isDeepStrictEqual } from 'node:util';
 import type { AuditEvent } from '../../api/audit-event.js';
 import { dottedPath, fieldNames, fieldPath, fieldSetMember, hasPrefix, innermost, parseFieldPath, type FieldPath } from '../../api/fields/field-path.js';
-import { fromFieldsV1, leavesOf, type FieldSet, type Leaves } from '../../api/fields/fieldset.js';
+import { fromFieldsV1, leavesOf, owns, type FieldSet, type Leaves } from '../../api/fields/fieldset.js';
 import { mergeApplied, removePath } from '../../api/fields/merge.js';
 import type { ResourceModel } from '../../api/model.js';
 import { isJsonMap, type KubeObject, type ManagedFieldsEntry } from '../../api/types.js';
@@ -113,12 +113,13 @@ export function diffObject(model: ResourceModel, desired: KubeObject, live: Kube
   remove(desiredCore, [...leavesOf(schema, desiredCore).keys()].filter((p) => !counts(p)));
   const wanted = new Set([...leavesOf(schema, desiredCore).keys()]);
   const mine = ownedBy(entries, (m) => m === gitopsManager);
-  const others = ownedBy(entries, (m) => m !== gitopsManager);
+  // Another manager holds a map or list when it holds something in it (an Apply entry names no node of its own).
+  const others = owns(ownedBy(entries, (m) => m !== gitopsManager));
   const liveCore = coreOf(live);
   // A copy: the removals below must not reach into the live object through shared structs.
   const targetCore = mergeApplied(schema, structuredClone(liveCore), desiredCore) as Record<string, unknown>;
   // What gitops wrote before and git no longer has goes, unless another manager holds it too.
-  remove(targetCore, [...mine].filter((p) => counts(p) && !wanted.has(p) && !others.has(p)));
+  remove(targetCore, [...mine].filter((p) => counts(p) && !wanted.has(p) && !others(p)));
   // Where git's value is the whole value, whatever else is live goes, whoever added it.
   const whole = opts.replace ? replaced : model.authoritativePaths.map((names) => fieldPath(...names));
   remove(targetCore, [...leavesOf(schema, targetCore).keys()].filter((p) => counts(p) && !wanted.has(p) && whole.some((f) => hasPrefix(pathOf(p), f))));

@@ -61,7 +61,7 @@ export class AuditRecorder {
       apiVersion: auditApiVersion,
       kind: 'Event',
       level: 'Metadata',
-      auditID: randomUUID(),
+      auditID: r?.auditID ?? randomUUID(),
       stage: 'ResponseComplete',
       verb: w.verb,
       user: { username: r?.username ?? this.opts.localUser ?? serverUser, ...(r?.keyName ? { keyName: r.keyName } : {}), ...(r?.groups?.length ? { groups: r.groups } : {}) },

@@ -15,6 +15,7 @@ import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
 import { authorizeBeforeBody } from '../auth/before-body.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
+import { auditIdOf } from '../response-conventions.js';
 import type { WatchHub } from '../watch/watch-hub.js';
 import { serveResourceWatch } from './watch.js';
 import { decideRequest } from './access-request-approval.js';
@@ -44,8 +45,8 @@ function objectWrite(req: Request, r: ResourceRegistry) {
 }
 
 /** The write options of a request; its manager is fieldManager, else the User-Agent up to its first "/". */
-function writeOptions(req: Request) {
-  const w = writeQuery(req.query, optionsKind(req.method));
+function writeOptions(req: Request, patch?: 'json' | 'merge') {
+  const w = writeQuery(req.query, optionsKind(req.method), patch);
   return { ...w, fieldManager: w.fieldManager ?? agentOf(req), requester: requesterOf(req), ...signInOf(req) };
 }
 
@@ -63,7 +64,7 @@ const agentOf = (req: Request) => req.headers['user-agent']?.split('/')[0]?.trim
 function requesterOf(req: Request): Requester {
   const who = identityOf(req);
   const agent = req.headers['user-agent'];
-  const sent = { ...(agent ? { userAgent: agent } : {}), ...(who.previousValue ? { previousValue: true } : {}) };
+  const sent = { ...(agent ? { userAgent: agent } : {}), ...(who.previousValue ? { previousValue: true } : {}), auditID: auditIdOf(req) };
   const by = who.impersonation?.by;
   if (!by) return { username: who.name, keyName: who.keyName, ...(who.groups.length ? { groups: who.groups } : {}), sourceIP: req.ip, ...sent };
   // As kube's audit: `user` is who sent the request, `impersonatedUser` whom it acted as.
@@ -208,16 +209,18 @@ async function patchItem(req: Request, reply: FastifyReply, r: ResourceRegistry,
   const duplicates = duplicateFields(req.body, type);
   if (type === 'apply-patch') {
     if (subresource) throw unsupportedMediaType(String(req.headers['content-type']), patchTypes.slice(0, 2));
-    const w = writeQuery(req.query, 'PatchOptions');
+    const w = writeQuery(req.query, 'PatchOptions', 'apply');
     const { object, warnings, created } = await concealing(r, guard, 'patch', name, undefined, () =>
       guard.probing(() => r.apply(name, body, { ...w, duplicateFields: duplicates, requester: requesterOf(req), ...signInOf(req), admit: guard.admit() })),
     );
     return send(req, reply, created ? 201 : 200, object, warnings);
   }
+  const kind = type === 'json-patch' ? 'json' : 'merge';
+  const options = writeOptions(req, kind);
   const { object, warnings } = await concealing(r, guard, 'patch', name, subresource, () =>
     guard.probing(() =>
-      r.patch(name, type === 'json-patch' ? 'json' : 'merge', body, {
-        ...writeOptions(req),
+      r.patch(name, kind, body, {
+        ...options,
         duplicateFields: duplicates,
         ...(subresource ? { subresource } : {}),
         admit: guard.admit(),

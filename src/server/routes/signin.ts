@@ -5,6 +5,7 @@
  * response bodies, never in a URL or a redirect.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { auditIdOf } from '../response-conventions.js';
 import { ApiError, badRequest, serviceUnavailable } from '../../api/errors.js';
 import type { DeviceSignIn } from '../../signin/device.js';
 import { authPrefix } from '../../signin/options.js';
@@ -27,7 +28,7 @@ function jsonBody(req: FastifyRequest): Record<string, unknown> {
   throw badRequest('the body must be a JSON object');
 }
 
-const requesterOf = (req: FastifyRequest) => ({ ...(req.socket.remoteAddress ? { sourceIP: req.socket.remoteAddress } : {}), ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}) });
+const requesterOf = (req: FastifyRequest) => ({ ...(req.socket.remoteAddress ? { sourceIP: req.socket.remoteAddress } : {}), ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}), auditID: auditIdOf(req) });
 
 /** The provider could not be reached (discovery, token endpoint): 503, the person may retry. */
 function unreachable(err: unknown): ApiError {
