@@ -56,7 +56,11 @@ export class FieldIndex {
 /** Width of a time bucket: lookups visit whole buckets, then test each key's own instant. */
 const bucketMs = 60_000;
 
-/** Keys by instant, in buckets of a minute: `upTo(t)` visits the buckets up to t, not every key. */
+/**
+ * Keys by instant, in buckets of a minute: `upTo(t)` visits the buckets up to t, not every key.
+ * A bucket keeps each key's offset into its minute (a small integer, held without a heap number
+ * per key, as an epoch-ms instant would be).
+ */
 export class TimeIndex {
   private readonly buckets = new Map<number, Map<string, number>>();
   /** Bucket numbers in ascending order (new instants are mostly recent: appends, rarely inserts). */
@@ -69,7 +73,7 @@ export class TimeIndex {
       this.buckets.set(b, (bucket = new Map()));
       this.order.splice(this.position(b), 0, b);
     }
-    bucket.set(key, at);
+    bucket.set(key, Math.floor(at) - b * bucketMs);
   }
 
   delete(key: string, at: number): void {
@@ -85,7 +89,8 @@ export class TimeIndex {
     const last = Math.floor(at / bucketMs);
     for (const b of this.order) {
       if (b > last) return;
-      for (const [key, t] of this.buckets.get(b)!) if (t <= at) yield key;
+      const start = b * bucketMs;
+      for (const [key, offset] of this.buckets.get(b)!) if (start + offset <= at) yield key;
     }
   }
 
