@@ -60,6 +60,10 @@ const verifies = (r: { headers: Record<string, unknown>; body: string }) => {
   return got.length === expected.length && timingSafeEqual(got, expected);
 };
 
+// Each test takes 1-3 s on a quiet machine; the bounds below are 20x that, for a loaded one.
+const slow = { timeout: 60_000 };
+const wait = 30_000;
+
 describe('owner notifications', () => {
   let receiver: TestReceiver;
   let server: InProcess | undefined;
@@ -72,6 +76,7 @@ describe('owner notifications', () => {
   afterEach(async () => {
     await server?.close();
     server = undefined;
+    receiver.release();
     receiver.received.length = 0;
     await receiver.up();
   });
@@ -93,7 +98,7 @@ describe('owner notifications', () => {
   const patch = async (s: InProcess, name: string, body: unknown) => expect((await s.fetch(`${s.api}/ownedaccesskeys/${name}`, { method: 'PATCH', headers: json, body: JSON.stringify(body) })).status).toBe(200);
   const metrics = async (s: InProcess) => (await s.fetch(`${s.base}/metrics`)).text();
 
-  it("an expiring key's owner gets one digest a day, signed, saying what to do, without the key", async () => {
+  it("an expiring key's owner gets one digest a day, signed, saying what to do, without the key", slow, async () => {
     const clock = new ManualClock('2026-08-01T09:00:00Z');
     server = await serverAt(clock);
     const value = await newKey(server, 'deploy', { team: 'platform', ttl: 20 * 86_400 });
@@ -139,17 +144,17 @@ describe('owner notifications', () => {
     expect(receiver.received).toHaveLength(2);
   });
 
-  it('a key disabled as reported leaked, or by the unused-key sweep, is sent at once to every route that matches', async () => {
+  it('a key disabled as reported leaked, or by the unused-key sweep, is sent at once to every route that matches', slow, async () => {
     const clock = new ManualClock('2026-08-01T09:00:00Z');
     server = await serverAt(clock, { keyHealth: { disableUnusedAfterMs: 30 * day } });
     const value = await newKey(server, 'leaky', { team: 'platform' });
     await newKey(server, 'idle', { team: 'platform' });
 
     await patch(server, 'leaky', leaked); // as POST /auth/revoke records it
-    const [hook] = await eventually('the leak reaches the webhook', () => receiver.bodies('/hook').length === 1 && receiver.bodies('/hook'));
+    const [hook] = await eventually('the leak reaches the webhook', () => receiver.bodies('/hook').length === 1 && receiver.bodies('/hook'), wait);
     expect(hook).toMatchObject({ event: 'KeyLeaked', key: { name: 'leaky', owner: 'team:platform', team: 'platform' } });
     expect(String(hook!.action)).toContain('teamkeys rotate leaky');
-    const slack = await eventually('the leak reaches Slack', () => receiver.bodies('/slack')[0]);
+    const slack = await eventually('the leak reaches Slack', () => receiver.bodies('/slack')[0], wait);
     expect(Object.keys(slack)).toEqual(['text']);
     expect(String(slack.text)).toContain('*KeyLeaked*: access key "leaky" of team:platform was reported leaked');
     expect(receiver.received.some((r) => r.body.includes(value))).toBe(false);
@@ -158,20 +163,20 @@ describe('owner notifications', () => {
 
     clock.advance(31 * day);
     await server.keyHealthSweep!.sweep();
-    const disabled = await eventually('the unused key is reported disabled', () => receiver.bodies('/hook').find((b) => b.event === 'KeyDisabled'));
+    const disabled = await eventually('the unused key is reported disabled', () => receiver.bodies('/hook').find((b) => b.event === 'KeyDisabled'), wait);
     expect(disabled).toMatchObject({ key: { name: 'idle' } });
     expect(String(disabled.summary)).toMatch(/^access key "idle" of team:platform was disabled: never used since its creation at 2026-08-01T09:00:00Z/);
     expect(String(disabled.action)).toContain(`kubectl patch ownedaccesskey idle --type merge -p '{"spec":{"disabled":false}}'`);
     expect(receiver.bodies('/slack')).toHaveLength(1); // Slack's route takes leaks only
   });
 
-  it('keys leaked while a delivery is in flight are all sent after it, without a sweep', async () => {
+  it('keys leaked while a delivery is in flight are all sent after it, without a sweep', slow, async () => {
     const clock = new ManualClock('2026-08-01T09:00:00Z');
     server = await serverAt(clock);
     for (const name of ['one', 'two', 'three']) await newKey(server, name, { team: 'platform' });
     const release = receiver.hold();
     await patch(server, 'one', leaked);
-    await eventually('the first leak is being delivered (the receiver holds its answer)', () => receiver.bodies('/hook').length === 1);
+    await eventually('the first leak is being delivered (the receiver holds its answer)', () => receiver.bodies('/hook').length === 1, wait);
     const watch = server.registry.store.watch('/ownedaccesskeys/', await server.registry.store.currentRevision());
     await patch(server, 'two', leaked);
     await patch(server, 'three', leaked);
@@ -179,11 +184,11 @@ describe('owner notifications', () => {
     for await (const e of watch) if (seen.add(e.key).size === 2) break; // both changes reached the store's watchers
     watch.stop();
     release();
-    await eventually('every leak reaches the webhook', () => receiver.bodies('/hook').length === 3);
+    await eventually('every leak reaches the webhook', () => receiver.bodies('/hook').length === 3, wait);
     expect(receiver.bodies('/hook').map((b) => (b.key as { name: string }).name).sort()).toEqual(['one', 'three', 'two']);
   });
 
-  it("a GitHub receiver opens an issue in the repository that holds the key's secret, else in its own", async () => {
+  it("a GitHub receiver opens an issue in the repository that holds the key's secret, else in its own", slow, async () => {
     const clock = new ManualClock('2026-08-01T09:00:00Z');
     const text = `apiVersion: notifications.management.service/v1
 kind: Notifications
@@ -202,9 +207,9 @@ spec:
     await newKey(server, 'org-wide', { team: 'platform' });
     await patch(server, 'org-wide', { metadata: { annotations: { 'gitops.management.service/key-secret': 'github-org:acme/ORG_KEY' } } });
     await patch(server, 'shipped', leaked);
-    await eventually('the issue is opened', () => receiver.received.length === 1);
+    await eventually('the issue is opened', () => receiver.received.length === 1, wait);
     await patch(server, 'org-wide', leaked);
-    await eventually('the second issue is opened', () => receiver.received.length === 2);
+    await eventually('the second issue is opened', () => receiver.received.length === 2, wait);
     expect(receiver.received.map((r) => [r.path, r.headers.authorization])).toEqual([
       ['/api/repos/acme/app/issues', 'Bearer gh-test-token'],
       ['/api/repos/acme/ops/issues', 'Bearer gh-test-token'],
@@ -222,7 +227,7 @@ spec:
     });
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('a receiver that is down is retried with backoff, reported while it keeps failing, and gets the message once after it is back, across a restart', async () => {
+    it('a receiver that is down is retried with backoff, reported while it keeps failing, and gets the message once after it is back, across a restart', slow, async () => {
       const clock = new ManualClock('2026-08-01T09:00:00Z');
       const path = join(dir, 'restart.db');
       const lines: Record<string, unknown>[] = [];
@@ -232,7 +237,7 @@ spec:
       await newKey(server, 'leaky', { team: 'platform' });
       await patch(server, 'leaky', leaked);
       const failed = async () => metric(await metrics(server!), 'teamkeys_notifications_total', 'receiver="platform-hook",event="KeyLeaked",outcome="failed"');
-      await eventually('the first attempt fails', async () => (await failed()) === 1);
+      await eventually('the first attempt fails', async () => (await failed()) === 1, wait);
       // Not due again before its backoff; then 30 s, 1, 2, 4 minutes.
       await server.notifier!.run();
       expect(await failed()).toBe(1);

@@ -18,6 +18,8 @@ export interface TestReceiver {
   bodies(path?: string): Record<string, unknown>[];
   /** Answers nothing until the returned release is called (requests are recorded as they arrive). */
   hold(): () => void;
+  /** Answers again (what a hold kept waiting included). */
+  release(): void;
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -28,6 +30,7 @@ export async function startReceiver(): Promise<TestReceiver> {
   let server: Server | undefined;
   let port = 0;
   let gate: Promise<void> = Promise.resolve();
+  let release = () => {};
   const listen = async () => {
     if (server) return;
     server = createServer((req, res) => {
@@ -57,10 +60,12 @@ export async function startReceiver(): Promise<TestReceiver> {
     received,
     bodies: (path) => received.filter((r) => path === undefined || r.path === path).map((r) => JSON.parse(r.body) as Record<string, unknown>),
     hold: () => {
-      let release = () => {};
-      gate = new Promise<void>((r) => (release = r));
-      return release;
+      let open = () => {};
+      gate = new Promise<void>((r) => (open = r));
+      release = open;
+      return open;
     },
+    release: () => release(),
     down: stop,
     up: listen,
     close: stop,

@@ -39,8 +39,8 @@ describe('notifications with two replicas on one SQLite file', () => {
     const env = { TEAMKEYS_ADMIN_KEY: adminKey, HOOK_SECRET: secret };
     a = await startServe(shared, { env });
     b = await startServe(shared, { env });
-    await eventually('one replica holds the lease', () => acquired(a) + acquired(b) === 1);
-  }, 60_000);
+    await eventually('one replica holds the lease', () => acquired(a) + acquired(b) === 1, 30_000);
+  }, 90_000);
   afterAll(async () => {
     for (const s of [a, b]) if (s && !stopped.has(s)) await s.stop();
     await receiver?.close();
@@ -52,7 +52,7 @@ describe('notifications with two replicas on one SQLite file', () => {
     const other = leader === a ? b : a;
     for (const name of ['first', 'second']) expect((await api(other, 'ownedaccesskeys', { method: 'POST', body: JSON.stringify({ metadata: { name }, spec: { user: 'alice' } }) })).status).toBe(201);
     expect((await api(other, 'ownedaccesskeys/first', { method: 'PATCH', body: JSON.stringify(leaked) })).status).toBe(200);
-    const [first] = await eventually('the leader sends the leak', () => receiver.received.length > 0 && receiver.received);
+    const [first] = await eventually('the leader sends the leak', () => receiver.received.length > 0 && receiver.received, 30_000);
     expect(JSON.parse(first!.body)).toMatchObject({ event: 'KeyLeaked', key: { name: 'first', owner: 'alice' } });
     expect(first!.headers['x-teamkeys-signature']).toBe(`sha256=${createHmac('sha256', secret).update(first!.body).digest('hex')}`);
 
@@ -61,7 +61,7 @@ describe('notifications with two replicas on one SQLite file', () => {
     await eventually('the other replica takes the lease over', () => acquired(other) === 1, 30_000);
     // Its first sweep (which finds "first" again) runs before it looks at this change.
     expect((await api(other, 'ownedaccesskeys/second', { method: 'PATCH', body: JSON.stringify(leaked) })).status).toBe(200);
-    await eventually('the new leader sends the second leak', () => receiver.received.some((r) => r.body.includes('"second"')));
+    await eventually('the new leader sends the second leak', () => receiver.received.some((r) => r.body.includes('"second"')), 30_000);
     expect(receiver.received.map((r) => (JSON.parse(r.body) as { key: { name: string } }).key.name)).toEqual(['first', 'second']);
-  });
+  }, 90_000);
 });
