@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 import { defaultGroup } from '../../src/api/resources.js';
 import { formatDuration } from '../../src/duration.js';
 import { defaultReconcileOptions } from '../../src/gitops/reconcile-defaults.js';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 
 const inputs = (parse(readFileSync(join(root, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }> }).inputs;
 

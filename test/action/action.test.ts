@@ -3,7 +3,7 @@ import { parse } from 'yaml';
 import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { actionRunner, actionYml, pullRequestPayload, type ActionRunner } from '../support/action-runner.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Report } from '../../src/gitops/report/report.js';
-import { root, teamkeys } from '../cli/run.js';
+import { root, teamkeys } from '../support/cli.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { eventually } from '../support/eventually.js';
 import { startServe, type Served } from '../support/serve-process.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 
 interface Step {
   name?: string;

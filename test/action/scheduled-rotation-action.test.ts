@@ -9,6 +9,7 @@ import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { startGitHubStandIn, type GitHubStandIn } from '../gitops/github-standin.js';
 import { adminKey, startInProcess, type InProcess } from '../server/in-process.js';
 import { day, ManualClock } from '../support/clock.js';
+import { monthlyKeyYaml } from '../support/manifests.js';
 
 
 describe('the Action rotates keys on a schedule', () => {
@@ -32,17 +33,7 @@ describe('the Action rotates keys on a schedule', () => {
     repo = await newRepo({ withExamples: false });
     repo.write(
       'gitops/deploy.yaml',
-      `apiVersion: management.service/v1
-kind: OwnedAccessKey
-metadata:
-  name: deploy-ci
-  annotations:
-    gitops.management.service/key-secret: github:acme/payments/DEPLOY_KEY
-    gitops.management.service/rotate-every: 30d
-    gitops.management.service/rotation-overlap: 6h
-spec:
-  user: ci-bot
-`,
+      monthlyKeyYaml({ overlap: '6h' }),
     );
     await repo.commit('a monthly key');
     Object.assign(inputs, { server: server.base, 'github-token': github.token });

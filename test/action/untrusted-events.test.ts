@@ -13,7 +13,7 @@ import { actionRunner, type ActionRunner } from '../support/action-runner.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { startGitHubStandIn, type GitHubStandIn } from '../gitops/github-standin.js';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 
 const team = (name: string, spec: string, annotations = '') =>
   `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ${name}\n${annotations ? `  annotations:\n${annotations}` : ''}spec:\n${spec}`;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredApiObject } from '../../src/api/secrets.js';
 import { loadCipher } from '../../src/cli/encryption-key-file.js';
 import { SqliteStore } from '../../src/store/backends/sqlite.js';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 import { startServe, type Served } from '../server/serve-process.js';
 
 const secrets = {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../src/daemon/webhook.js';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { startServe, type Served } from '../server/serve-process.js';
 import { eventually } from '../support/eventually.js';
 

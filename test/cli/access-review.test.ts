@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReviewDocument } from '../../src/review/model.js';
 import { startServe, type Served } from '../server/serve-process.js';
-import { bin, root, teamkeys } from './run.js';
+import { bin, root, teamkeys } from '../support/cli.js';
 
 type WithSince = ReviewDocument & { since?: { granted: { identity: string; verb: string; object: string; path: string }[]; revoked: { identity: string; verb: string; object: string; path: string }[]; keys: { key: string; change: string }[] } };
 

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { teamkeys } from './run.js';
+import { teamkeys } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'teamkeys-deep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

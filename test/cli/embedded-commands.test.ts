@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { root, teamkeys } from './run.js';
+import { root, teamkeys } from '../support/cli.js';
 
 describe('teamkeys create / get / delete on the embedded store', () => {
   const dir = mkdtempSync(join(tmpdir(), 'teamkeys-cli-'));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type Served } from '../server/serve-process.js';
-import { bin, root, teamkeys, type Run } from './run.js';
+import { bin, root, teamkeys, type Run } from '../support/cli.js';
 
 /**
  * The lines on stderr that are messages to the user: serve's JSON log lines (it logs before it

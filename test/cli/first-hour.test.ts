@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { root, teamkeys } from './run.js';
+import { root, teamkeys } from '../support/cli.js';
 
 describe('first messages', () => {
   const dir = mkdtempSync(join(tmpdir(), 'teamkeys-first-'));

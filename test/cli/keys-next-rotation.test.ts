@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { teamkeys } from './run.js';
+import { teamkeys } from '../support/cli.js';
+import { monthlyKeyYaml } from '../support/manifests.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'teamkeys-keys-next-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -15,16 +16,7 @@ describe('teamkeys keys and scheduled rotation', () => {
   it('shows when a scheduled rotation is next due: the value set time plus rotate-every', () => {
     const store = `sqlite:${join(dir, 'store.db')}`;
     const file = join(dir, 'keys.yaml');
-    writeFileSync(file, `apiVersion: management.service/v1
-kind: OwnedAccessKey
-metadata:
-  name: monthly
-  annotations:
-    gitops.management.service/key-secret: github:acme/payments/DEPLOY_KEY
-    gitops.management.service/rotate-every: 30d
-spec:
-  user: ci-bot
----
+    writeFileSync(file, `${monthlyKeyYaml({ name: 'monthly' })}---
 apiVersion: management.service/v1
 kind: OwnedAccessKey
 metadata:

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyRow } from '../../src/auth/key-listing.js';
 import { startServe, type Served } from '../server/serve-process.js';
-import { teamkeys } from './run.js';
+import { teamkeys } from '../support/cli.js';
 
 describe('teamkeys keys shows where each rotation stands', () => {
   const dir = mkdtempSync(join(tmpdir(), 'teamkeys-keys-rot-'));

@@ -17,7 +17,7 @@ import { openEmbedded } from '../../src/cli/embedded.js';
 import { day as dayMs, ManualClock } from '../support/clock.js';
 import { accessKey, team as teamObject } from '../support/manifests.js';
 import { startServe, type Served } from '../support/serve-process.js';
-import { teamkeys } from './run.js';
+import { teamkeys } from '../support/cli.js';
 
 const day = 86_400;
 const adminKey = 'A'.repeat(24) + 'dmin'.repeat(4) + 'x'.repeat(8);

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bin, root } from './run.js';
+import { bin, root } from '../support/cli.js';
 
 /** What only serve, watch, plan/apply or the embedded store need. */
 const serverOnly = ['openid-client', 'undici', 'oidc-provider', 'fastify', 'better-sqlite3', 'pg', 'pino', 'pino-pretty', 'simple-git', '@bufbuild/cel', '@bufbuild/protobuf', 'prom-client', 'libsodium-wrappers', '@actions/core', '@actions/github', 'chokidar', 'selfsigned', 'fast-json-patch'];

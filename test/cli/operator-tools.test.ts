@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import type { Report } from '../../src/gitops/report/report.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { kubectl, kubectlPath, startServe, type Served } from '../server/serve-process.js';
-import { bin, root, teamkeys } from './run.js';
+import { bin, root, teamkeys } from '../support/cli.js';
 
 const escape = '\u001b[';
 const team = (name: string, displayName = name) => `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ${name}\nspec:\n  displayName: ${displayName}\n`;

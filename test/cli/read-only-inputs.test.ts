@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 
 describe('access-review and keys inputs', () => {
   const dir = mkdtempSync(join(tmpdir(), 'review-ops-cli-'));

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 
 describe('teamkeys rotate --key-file', () => {
   it('a key file that cannot be written leaves the key unrotated (or awaiting confirmation), not without a working value', () => {

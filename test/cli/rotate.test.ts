@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startServe, type Served } from '../server/serve-process.js';
-import { teamkeys } from './run.js';
+import { teamkeys } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'teamkeys-rotate-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { registerServe, type ServeFlags } from '../../src/cli/commands/serve.js';
 import { serveConfig } from '../../src/cli/serve-config.js';
-import { teamkeys } from './run.js';
+import { teamkeys } from '../support/cli.js';
 
 /** The options commander gives serve's handler for `args` (the handler itself is replaced: nothing runs). */
 function parse(args: string[]): ServeFlags {

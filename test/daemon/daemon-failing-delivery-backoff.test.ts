@@ -15,6 +15,7 @@ import { reconcile } from '../../src/gitops/reconcile.js';
 import { adminKey, startInProcess, type InProcess } from '../server/in-process.js';
 import { startGitHubStandIn, type GitHubStandIn } from '../gitops/github-standin.js';
 import { day, ManualClock } from '../support/clock.js';
+import { monthlyKeyYaml } from '../support/manifests.js';
 
 describe('daemon with a delivery that keeps failing', () => {
   const clock = new ManualClock(Date.now() - 40 * day);
@@ -27,7 +28,7 @@ describe('daemon with a delivery that keeps failing', () => {
     github = await startGitHubStandIn();
     source = mkdtempSync(join(tmpdir(), 'review-ops-daemon-'));
     client = new HttpClient({ server: server.base, token: adminKey });
-    writeFileSync(join(source, 'k.yaml'), 'apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata:\n  name: d\n  annotations:\n    gitops.management.service/key-secret: github:acme/payments/D\n    gitops.management.service/rotate-every: 30d\n    gitops.management.service/rotation-overlap: 1h\nspec:\n  user: ci-bot\n');
+    writeFileSync(join(source, 'k.yaml'), monthlyKeyYaml({ name: 'd', sink: 'github:acme/payments/D', overlap: '1h' }));
     await reconcile({ mode: 'apply', client, source: { source, sourceId: 's' }, prune: false, allowEmpty: false, maxPrune: 10, concurrency: 2, now: clock.now, keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }) });
   });
   afterAll(async () => {

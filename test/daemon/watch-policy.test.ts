@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { eventually, startWatch, type Watcher } from './watch-process.js';
 

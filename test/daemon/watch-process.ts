@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { bin } from '../cli/run.js';
+import { bin } from '../support/cli.js';
 
 export interface Watcher {
   url: string;

@@ -14,7 +14,7 @@ import { HttpClient } from '../../src/client/http.js';
 import { buildDaemon } from '../../src/cli/daemon-build.js';
 import { registerDaemonRoutes } from '../../src/daemon/routes.js';
 import { sign } from '../../src/daemon/webhook.js';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 import { eventually, metric, startWatch, type Watcher } from './watch-process.js';
 
 describe('teamkeys watch with a webhook secret', () => {

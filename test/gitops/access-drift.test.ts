@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Report, ReportObject } from '../../src/gitops/report/report.js';
 import { eventually, startWatch, type Watcher } from '../daemon/watch-process.js';
-import { root, teamkeys } from '../cli/run.js';
+import { root, teamkeys } from '../support/cli.js';
 import { kubectl, kubectlPath, kubeconfigWithToken, startServe, type Served } from '../server/serve-process.js';
 import { newRepo, type Repo } from './git-repo.js';
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resourceModels } from '../../src/api/model.js';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 
 describe('the authoritative fields', () => {
   it('docs/gitops.md lists the fields the schemas mark, kind by kind', () => {

@@ -3,14 +3,13 @@
  * an apply, another writer changes an object between plan and write, the git remote disappears.
  * A forwarding proxy on loopback decides the exact moment each fault happens.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
-import { bin, root, type Run } from '../cli/run.js';
+import { teamkeysAsync } from '../support/cli.js';
 import { teamYaml } from '../support/manifests.js';
 import { startServe, type Served } from '../support/serve-process.js';
 import { newRepo } from './git-repo.js';
@@ -19,17 +18,6 @@ const adminKey = `Reconciler${'f'.repeat(50)}`;
 const auth = { Authorization: `Bearer ${adminKey}` };
 
 /** The built CLI, asynchronously: the proxy in this process must keep serving meanwhile. */
-function teamkeysAsync(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, TEAMKEYS_STORE: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 /** Forwards to `target()`; `before` runs ahead of each request and may decide to drop it. */
 async function proxy(target: () => string, before: (req: IncomingMessage) => Promise<'forward' | 'drop'>): Promise<{ url: string; server: Server }> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {

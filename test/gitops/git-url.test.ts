@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isGitUrl, normalizeGitUrl, redactCredentials, withoutCredentials } from '../../src/gitops/source/git-url.js';
 import { isGitSource } from '../../src/gitops/source/load.js';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 
 describe('which --source values are git remotes (the loader and the daemon share this test)', () => {
   it.each([

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 
 const team = (ignore: string) =>
   `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: platform\n${ignore ? `  annotations:\n    gitops.management.service/ignore-fields: "${ignore}"\n` : ''}spec:\n  users: [ana]\n  description: Platform\n`;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { KubeObject } from '../../src/api/types.js';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { newRepo, type Repo } from './git-repo.js';
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin, root } from '../cli/run.js';
+import { bin, root } from '../support/cli.js';
 import { kubeconfigWithToken, kubectl, kubectlPath, startServe, type Served } from '../server/serve-process.js';
 import { startGitHubStandIn, type GitHubStandIn } from './github-standin.js';
 

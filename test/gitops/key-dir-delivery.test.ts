@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
-import { bin, root, type Run } from '../cli/run.js';
+import { bin, root, type Run } from '../support/cli.js';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
 import { accessKeyYaml } from '../support/manifests.js';
 import { seededRandom, testSeed } from '../support/seeded-random.js';

@@ -15,7 +15,7 @@ import { renderMarkdown } from '../../src/gitops/report/markdown.js';
 import type { Report } from '../../src/gitops/report/report.js';
 import { renderText } from '../../src/gitops/report/text.js';
 import { mintLoginKey } from '../../src/signin/mint.js';
-import { root, teamkeys } from '../cli/run.js';
+import { root, teamkeys } from '../support/cli.js';
 import { eventually, startWatch } from '../daemon/watch-process.js';
 import { ManualClock, day } from '../support/clock.js';
 import { adminKey, startInProcess } from '../support/in-process.js';

@@ -12,7 +12,7 @@ import { HttpClient } from '../../src/client/http.js';
 import { reconcile } from '../../src/gitops/reconcile.js';
 import { renderMarkdown } from '../../src/gitops/report/markdown.js';
 import { renderText } from '../../src/gitops/report/text.js';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { ManualClock, day } from '../support/clock.js';
 import { adminKey, startInProcess } from '../support/in-process.js';
 import { teamYaml } from '../support/manifests.js';

@@ -5,7 +5,7 @@
  * the attribute's file:line:col; without it both read the same objects.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 import { newRepo, type Repo } from './git-repo.js';
 
 describe('one reader of bytes', () => {

@@ -8,7 +8,7 @@ import { runPolicies } from '../../src/gitops/policy/evaluate.js';
 import { loadPolicies } from '../../src/gitops/policy/load.js';
 import { parseFiles } from '../../src/gitops/source/files.js';
 import { validateManifests } from '../../src/gitops/validate.js';
-import { root, teamkeys } from '../cli/run.js';
+import { root, teamkeys } from '../support/cli.js';
 
 /** The pull request of issue 42, scaled: `teams` Teams listing `users` users each, `keys` keys of users listed only in the last team. */
 function pullRequest(teams: number, users: number, keys: number): string {

@@ -6,7 +6,7 @@ import type { Report } from '../../src/gitops/report/report.js';
 import { createRegistry } from '../../src/registry/registry.js';
 import { SqliteStore } from '../../src/store/backends/sqlite.js';
 import { SqliteAuditTrail } from '../../src/store/audit/sqlite-audit-trail.js';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 import { startServe } from '../server/serve-process.js';
 import { newRepo, type Repo } from './git-repo.js';
 

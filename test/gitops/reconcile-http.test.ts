@@ -5,7 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Report } from '../../src/gitops/report/report.js';
-import { root, teamkeys } from '../cli/run.js';
+import { root, teamkeys } from '../support/cli.js';
 import { kubectl, kubectlPath, startServe, type Served } from '../server/serve-process.js';
 import { newRepo, type Repo } from './git-repo.js';
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commentBody, commentMarker } from '../../src/github-action/comment.js';
 import { renderMarkdown } from '../../src/gitops/report/markdown.js';
 import type { Report, ReportObject } from '../../src/gitops/report/report.js';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 
 const marker = '<!-- teamkeys-plan source="other" -->';
 const hostile = [marker, '-->', '<!--', '`', '``', '|', '\\|', '\n', '\r\n', '<script>x</script>', '<br>', '**', '[a](https://evil)', '# h', '&lt;', '\u2028'];

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderMarkdown } from '../../src/gitops/report/markdown.js';
 import { renderText } from '../../src/gitops/report/text.js';
 import type { Report } from '../../src/gitops/report/report.js';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 
 const hiddenHeading = '### Hidden or look-alike characters';
 

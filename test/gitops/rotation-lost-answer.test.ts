@@ -6,16 +6,16 @@
  * A loopback proxy between the real CLI and the server forwards the first rotation and then cuts
  * the connection before the answer reaches the CLI.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
-import { bin, root } from '../cli/run.js';
+import { teamkeysAsync } from '../support/cli.js';
 import { day, ManualClock } from '../support/clock.js';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
+import { monthlyKeyYaml } from '../support/manifests.js';
 
 describe('a scheduled rotation whose answer is lost', () => {
   const clock = new ManualClock(Date.now() - 31 * day);
@@ -58,16 +58,7 @@ describe('a scheduled rotation whose answer is lost', () => {
     mkdirSync(join(work, 'src'));
     writeFileSync(
       join(work, 'src', 'deploy.yaml'),
-      `apiVersion: management.service/v1
-kind: OwnedAccessKey
-metadata:
-  name: deploy-ci
-  annotations:
-    gitops.management.service/key-secret: file:deploy.key
-    gitops.management.service/rotate-every: 30d
-spec:
-  user: ci-bot
-`,
+      monthlyKeyYaml({ sink: 'file:deploy.key' }),
     );
   });
   afterAll(async () => {
@@ -76,12 +67,10 @@ spec:
     rmSync(work, { recursive: true, force: true });
   });
 
-  const apply = () =>
-    new Promise<{ code: number | null; report: Report }>((resolve) => {
-      const args = [bin, 'apply', '--source', join(work, 'src'), '--source-id', 'lost', '--server', proxyUrl, '--token-file', join(work, 'token'), '--report-dir', join(work, 'reports'), '--key-dir', keyDir];
-      const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, TEAMKEYS_STORE: '' }, stdio: 'ignore' });
-      child.on('exit', (code) => resolve({ code, report: JSON.parse(readFileSync(join(work, 'reports', 'report.json'), 'utf8')) as Report }));
-    });
+  const apply = async () => {
+    const { code } = await teamkeysAsync(['apply', '--source', join(work, 'src'), '--source-id', 'lost', '--server', proxyUrl, '--token-file', join(work, 'token'), '--report-dir', join(work, 'reports'), '--key-dir', keyDir]);
+    return { code, report: JSON.parse(readFileSync(join(work, 'reports', 'report.json'), 'utf8')) as Report };
+  };
   const works = async (value: string) => (await fetch(`${server.api}/ownedaccesskeys/deploy-ci`, { headers: { Authorization: `Bearer ${value}` } })).status !== 401;
   const rotation = async () => ((await (await server.fetch(`${server.api}/ownedaccesskeys/deploy-ci`)).json()) as { status?: { rotation?: Record<string, unknown> } }).status?.rotation ?? {};
 

@@ -3,16 +3,16 @@
  * server: created while the in-process server's clock stood 31 days back, then the server's
  * clock set to now. A refused delivery exits 1 and names the secret; the retry exits 0.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
-import { bin, root } from '../cli/run.js';
+import { teamkeysAsync } from '../support/cli.js';
 import { adminKey, startInProcess, type InProcess } from '../server/in-process.js';
 import { day, ManualClock } from '../support/clock.js';
 import { startGitHubStandIn, type GitHubStandIn } from './github-standin.js';
+import { monthlyKeyYaml } from '../support/manifests.js';
 
 describe('teamkeys plan and apply rotate keys that fell due', () => {
   const clock = new ManualClock(Date.now() - 31 * day);
@@ -21,21 +21,12 @@ describe('teamkeys plan and apply rotate keys that fell due', () => {
   let work: string;
 
   /** The CLI, spawned without blocking: the server and the stand-in answer from this process. */
-  const run = (command: 'plan' | 'apply') =>
-    new Promise<{ code: number | null; out: string; report: Report; markdown: string }>((resolve, reject) => {
-      const args = [bin, command, '--source', join(work, 'src'), '--source-id', 'ci-keys', '--server', server.base, '--token-file', join(work, 'token'), '--report-dir', join(work, 'reports')];
-      const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, GITHUB_TOKEN: github.token, GITHUB_API_URL: github.url }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      child.on('error', reject);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        const report = JSON.parse(readFileSync(join(work, 'reports', 'report.json'), 'utf8')) as Report;
-        resolve({ code, out, report, markdown: readFileSync(join(work, 'reports', 'report.md'), 'utf8') });
-      });
-    });
+  const run = async (command: 'plan' | 'apply') => {
+    const args = [command, '--source', join(work, 'src'), '--source-id', 'ci-keys', '--server', server.base, '--token-file', join(work, 'token'), '--report-dir', join(work, 'reports')];
+    const { code, stdout, stderr } = await teamkeysAsync(args, { env: { GITHUB_TOKEN: github.token, GITHUB_API_URL: github.url } });
+    const report = JSON.parse(readFileSync(join(work, 'reports', 'report.json'), 'utf8')) as Report;
+    return { code, out: stdout + stderr, report, markdown: readFileSync(join(work, 'reports', 'report.md'), 'utf8') };
+  };
   const works = async (value: string) => (await fetch(`${server.api}/ownedaccesskeys/deploy-ci`, { headers: { Authorization: `Bearer ${value}` } })).status;
 
   beforeAll(async () => {
@@ -47,17 +38,7 @@ describe('teamkeys plan and apply rotate keys that fell due', () => {
     mkdirSync(join(work, 'src'));
     writeFileSync(
       join(work, 'src', 'deploy.yaml'),
-      `apiVersion: management.service/v1
-kind: OwnedAccessKey
-metadata:
-  name: deploy-ci
-  annotations:
-    gitops.management.service/key-secret: github:acme/payments/DEPLOY_KEY
-    gitops.management.service/rotate-every: 30d
-    gitops.management.service/rotation-overlap: 2h
-spec:
-  user: ci-bot
-`,
+      monthlyKeyYaml({ overlap: '2h' }),
     );
   });
   afterAll(async () => {

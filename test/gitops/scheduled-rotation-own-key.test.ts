@@ -13,6 +13,7 @@ import { reconcile } from '../../src/gitops/reconcile.js';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
 import { day, hour, ManualClock } from '../support/clock.js';
 import { startGitHubStandIn, type GitHubStandIn } from './github-standin.js';
+import { monthlyKeyYaml } from '../support/manifests.js';
 
 const manifests = `apiVersion: management.service/v1
 kind: Team
@@ -23,17 +24,7 @@ spec:
   clusterRoles:
   - name: management-admin
 ---
-apiVersion: management.service/v1
-kind: OwnedAccessKey
-metadata:
-  name: reconciler
-  annotations:
-    gitops.management.service/key-secret: github:acme/platform/TEAMKEYS_TOKEN
-    gitops.management.service/rotate-every: 30d
-    gitops.management.service/rotation-overlap: 1h
-spec:
-  user: ci-bot
-`;
+${monthlyKeyYaml({ name: 'reconciler', sink: 'github:acme/platform/TEAMKEYS_TOKEN', overlap: '1h' })}`;
 
 describe("the reconciler rotating its own key", () => {
   const clock = new ManualClock(Date.now() - 31 * day);

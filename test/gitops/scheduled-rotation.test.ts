@@ -29,24 +29,15 @@ import { MemoryStore } from '../../src/store/backends/memory.js';
 import { adminKey, startInProcess, type InProcess } from '../server/in-process.js';
 import { day, hour, ManualClock } from '../support/clock.js';
 import { startGitHubStandIn, type GitHubStandIn } from './github-standin.js';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { eventually } from '../support/eventually.js';
+import { monthlyKeyYaml } from '../support/manifests.js';
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 (addFormatsModule as unknown as (a: Ajv) => Ajv)(ajv);
 const validReport = ajv.compile(JSON.parse(readFileSync(join(root, 'schemas/report.schema.json'), 'utf8')) as object);
 
-const key = (name: string, sink: string, overlap = '1h') => `apiVersion: management.service/v1
-kind: OwnedAccessKey
-metadata:
-  name: ${name}
-  annotations:
-    gitops.management.service/key-secret: ${sink}
-    gitops.management.service/rotate-every: 30d
-    gitops.management.service/rotation-overlap: ${overlap}
-spec:
-  user: ci-bot
-`;
+const key = (name: string, sink: string, overlap = '1h') => monthlyKeyYaml({ name, sink, overlap });
 
 /** No key value in any output: the delivered values, and nothing shaped like a key. */
 function noKeyIn(text: string, values: Iterable<string>) {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/api/canonical-json.js';
 import { checkKeyFile, writeKeyFile } from '../../src/gitops/keys/key-file.js';
 import type { SavedPlan } from '../../src/gitops/saved/saved-plan.js';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 
 const key = (name: string) => `apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata:\n  name: ${name}\nspec:\n  user: ana\n  type: User\n`;
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { startServe, type Served } from '../server/serve-process.js';
 
 const seconds = Number(process.env.LOAD_SECONDS ?? 30);

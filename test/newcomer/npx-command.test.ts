@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 
 const children = (pid: number) => (spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.match(/\d+/g) ?? []).map(Number);
 const alive = (pid: number) => {

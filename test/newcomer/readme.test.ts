@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { kubectlPath } from '../server/serve-process.js';
 
 function shellBlocks(markdown: string): string[][] {

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 
 const work = mkdtempSync(join(tmpdir(), 'teamkeys-tarball-'));
 const install = join(work, 'install');

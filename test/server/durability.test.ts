@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { buildSyncLog, powerCutEnv } from '../fixtures/fsync-shims.js';
 import { testSeed, seededRandom } from '../support/seeded-random.js';
 import { startServe, type Served } from '../support/serve-process.js';

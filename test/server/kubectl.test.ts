@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { kubeconfigWithToken, kubectl, kubectlPath, servedFile, startServe, type Served } from './serve-process.js';
 import { eventually } from '../support/eventually.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 import { readEvents } from './in-process.js';
 import { startServe, type Served } from './serve-process.js';
 

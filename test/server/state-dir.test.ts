@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bin } from '../cli/run.js';
+import { bin } from '../support/cli.js';
 
 interface Running {
   child: ChildProcess;

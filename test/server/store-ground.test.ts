@@ -14,7 +14,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeS
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bin } from '../cli/run.js';
+import { bin } from '../support/cli.js';
 import { eventually } from '../support/eventually.js';
 import { startServe, type Served } from '../support/serve-process.js';
 

@@ -3,7 +3,7 @@
  * Retry-After, other keys are not affected, and a closed watch frees its place.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 import { startServe, type Served } from './serve-process.js';
 
 const adminKey = `WatchCap${'w'.repeat(52)}`;

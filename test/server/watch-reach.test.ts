@@ -7,7 +7,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 import { startServe, type Served } from './serve-process.js';
 import { openWatch, type Watching } from './watch-client.js';
 

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin } from '../cli/run.js';
+import { bin } from '../support/cli.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { openWatch } from '../server/watch-client.js';
 import { Browser, eventually, oidcFlags, signedInName, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { bin } from '../cli/run.js';
+import { bin } from '../support/cli.js';
 import { Agent, fetch } from 'undici';
 import { selfSignedCert } from '../support/serve-process.js';
 import { eventually as pollUntil } from '../support/eventually.js';

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin } from '../cli/run.js';
+import { bin } from '../support/cli.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { openWatch, type Watching } from '../server/watch-client.js';
 import { Browser, eventually, literally, oidcFlags, signedInName, startCli, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';

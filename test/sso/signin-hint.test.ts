@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin } from '../cli/run.js';
+import { bin } from '../support/cli.js';
 import { startServe, type Served } from '../server/serve-process.js';
 import { Browser, oidcFlags, signedInName, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
 

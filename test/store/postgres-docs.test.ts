@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin, root } from '../cli/run.js';
+import { bin, root } from '../support/cli.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 /** The page's first sh block, as commands (continuation lines joined, comments dropped). */

@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { root } from '../cli/run.js';
+import { root } from './cli.js';
 
 export interface ActionYml {
   inputs: Record<string, { default?: string; description?: string; required?: boolean }>;

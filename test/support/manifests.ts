@@ -33,3 +33,29 @@ export const teamYaml = (name: string, spec: Fields = {}, metadata: Fields = {})
 
 /** An OwnedAccessKey manifest file's text. */
 export const accessKeyYaml = (name: string, spec: Fields, metadata: Fields = {}): string => toYaml(accessKey(name, spec, metadata));
+
+export interface MonthlyKey {
+  name?: string;
+  /** Where the reconciler delivers the value (the key-secret annotation). */
+  sink?: string;
+  /** rotation-overlap; none: the reconciler's default. */
+  overlap?: string;
+}
+
+/**
+ * The scheduled-rotation tests' key: delivered to one sink and rotated every 30 days, for ci-bot,
+ * as the YAML a GitOps folder holds.
+ */
+export function monthlyKeyYaml({ name = 'deploy-ci', sink = 'github:acme/payments/DEPLOY_KEY', overlap }: MonthlyKey = {}): string {
+  const overlapLine = overlap === undefined ? '' : `    gitops.management.service/rotation-overlap: ${overlap}\n`;
+  return `apiVersion: ${apiVersion}
+kind: OwnedAccessKey
+metadata:
+  name: ${name}
+  annotations:
+    gitops.management.service/key-secret: ${sink}
+    gitops.management.service/rotate-every: 30d
+${overlapLine}spec:
+  user: ci-bot
+`;
+}

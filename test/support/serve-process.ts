@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { bin } from '../cli/run.js';
+import { bin } from './cli.js';
 
 export interface Served {
   url: string;
