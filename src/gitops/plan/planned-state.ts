@@ -19,9 +19,10 @@ export interface PlannedObject {
 export function plannedObjects(plan: Plan, live: Record<Plural, KubeObject[]>): Record<Plural, Map<string, PlannedObject>> {
   const out = { teams: new Map(), ownedaccesskeys: new Map() } as Record<Plural, Map<string, PlannedObject>>;
   // A refused plan writes nothing: nobody's access changes.
-  if (plan.refused) return out;
+  const writes = plan.actions.filter((a) => a.type === 'create' || a.type === 'update' || a.type === 'replace' || a.type === 'delete');
+  if (plan.refused || writes.length === 0) return out;
   const byName = { teams: new Map(live.teams.map((o) => [o.metadata.name!, o])), ownedaccesskeys: new Map(live.ownedaccesskeys.map((o) => [o.metadata.name!, o])) };
-  for (const a of plan.actions) {
+  for (const a of writes) {
     const before = byName[a.plural].get(a.name);
     if (a.type === 'create' || a.type === 'replace') out[a.plural].set(a.name, { before, after: a.body, created: a.type === 'create' });
     else if (a.type === 'update') out[a.plural].set(a.name, { before, after: applyJsonPatch(before, a.patch ?? []) as KubeObject, created: false });
