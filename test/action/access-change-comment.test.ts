@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root } from '../cli/run.js';
+import { root } from '../support/cli.js';
 import { actionRunner, pullRequestPayload, type ActionRunner } from '../support/action-runner.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';

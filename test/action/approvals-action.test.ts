@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 import { actionRunner, pullRequestPayload, type ActionRunner } from '../support/action-runner.js';
 import { newRepo, type Repo } from '../gitops/git-repo.js';
 import { startReviewsStandIn, type ReviewsStandIn } from '../gitops/github-reviews-standin.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/api/key-format.js';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
-import { bin, teamkeys } from './run.js';
+import { bin, teamkeys } from '../support/cli.js';
 
 /** The CLI run without blocking this process: the in-process server must answer it meanwhile. */
 function teamkeysAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

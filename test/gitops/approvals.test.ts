@@ -13,7 +13,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
 import type { SavedPlan } from '../../src/gitops/saved/saved-plan.js';
-import { bin, root, type Run } from '../cli/run.js';
+import { bin, root, type Run } from '../support/cli.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { newRepo, type Repo } from './git-repo.js';
 import { startReviewsStandIn, type ReviewsStandIn, type StandInReview } from './github-reviews-standin.js';

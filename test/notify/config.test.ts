@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseNotificationConfig } from '../../src/notify/config.js';
 import { formatError } from '../../src/gitops/source/manifests.js';
-import { teamkeys } from '../cli/run.js';
+import { teamkeys } from '../support/cli.js';
 
 const env = { HOOK_SECRET: 's3cret', SLACK_URL: 'https://hooks.slack.example/T/B/x' };
 const head = 'apiVersion: notifications.management.service/v1\nkind: Notifications\nspec:\n';
