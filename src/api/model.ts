@@ -2,6 +2,7 @@
 import { structuralSchema, type StructuralSchema } from './schema/load.js';
 import { authoritativePaths, writeOnlyPaths } from './schema/walk.js';
 import { defaultGroup, resourcesFor, type ResourceInfo } from './resources.js';
+import { federatedCredentialStrategy } from './strategy/federatedcredential.js';
 import { ownedAccessKeyStrategy, type AccessKeyPolicy } from './strategy/ownedaccesskey.js';
 import type { Strategy } from './strategy/strategy.js';
 import { teamStrategy } from './strategy/team.js';
@@ -19,7 +20,7 @@ export interface ResourceModel {
 export function resourceModels(
   group: string = defaultGroup,
   keyPolicy: AccessKeyPolicy = {},
-): { teams: ResourceModel; ownedaccesskeys: ResourceModel } {
+): { teams: ResourceModel; ownedaccesskeys: ResourceModel; federatedcredentials: ResourceModel } {
   const infos = resourcesFor(group);
   const model = (info: ResourceInfo, strategy: Strategy): ResourceModel => {
     const schema = structuralSchema(info.schemaId);
@@ -28,5 +29,6 @@ export function resourceModels(
   return {
     teams: model(infos.teams, teamStrategy(infos.teams)),
     ownedaccesskeys: model(infos.ownedaccesskeys, ownedAccessKeyStrategy(infos.ownedaccesskeys, keyPolicy)),
+    federatedcredentials: model(infos.federatedcredentials, federatedCredentialStrategy(infos.federatedcredentials)),
   };
 }

@@ -81,7 +81,18 @@ export const ownedAccessKeyColumns: Column[] = [
   { name: 'TTL', type: 'integer', description: 'Time to live in seconds; 0 means never expires.', priority: 1, cell: (o) => Number(spec(o).ttl ?? 0) },
 ];
 
-const columnsByKind: Record<Kind, Column[]> = { Team: teamColumns, OwnedAccessKey: ownedAccessKeyColumns };
+export const federatedCredentialColumns: Column[] = [
+  name,
+  displayName,
+  { name: 'Issuer', type: 'string', description: 'The issuer whose job tokens the rule trusts.', priority: 0, cell: (o) => text(spec(o).issuer) },
+  { name: 'User', type: 'string', description: 'User the minted keys act for.', priority: 0, cell: (o) => text(spec(o).user) },
+  { name: 'Team', type: 'string', description: 'Team the minted keys act for.', priority: 0, cell: (o) => text(spec(o).team) },
+  { name: 'TTL', type: 'integer', description: 'Longest life of a minted key, in seconds.', priority: 0, cell: (o) => Number(spec(o).ttl ?? 3600) },
+  age,
+  { name: 'Audiences', type: 'string', description: 'Audiences a job token may be issued for.', priority: 1, cell: (o) => joined(spec(o).audiences) },
+];
+
+const columnsByKind: Record<Kind, Column[]> = { Team: teamColumns, OwnedAccessKey: ownedAccessKeyColumns, FederatedCredential: federatedCredentialColumns };
 
 /** The printer columns of a served kind (kubectl get's table); name and age for any other, as kubectl prints. */
 export function columnsFor(kind: string): Column[] {

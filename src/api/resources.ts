@@ -1,4 +1,4 @@
-/** The two kinds this API serves, and the names kube clients know them by. */
+/** The kinds this API serves, and the names kube clients know them by. */
 
 export const defaultGroup = 'management.service';
 export const version = 'v1';
@@ -12,23 +12,23 @@ export function apiRoot(server: string): string {
   return `${url.origin}${path === '' ? apiPrefix : path}`;
 }
 
-export type SchemaId = 'team.schema.json' | 'ownedaccesskey.schema.json';
+export type SchemaId = 'team.schema.json' | 'ownedaccesskey.schema.json' | 'federatedcredential.schema.json';
 
 export interface ResourceInfo {
   group: string;
   version: string;
   /** `group/version`, as objects carry it. */
   apiVersion: string;
-  kind: 'Team' | 'OwnedAccessKey';
+  kind: 'Team' | 'OwnedAccessKey' | 'FederatedCredential';
   listKind: string;
-  plural: 'teams' | 'ownedaccesskeys';
+  plural: 'teams' | 'ownedaccesskeys' | 'federatedcredentials';
   singular: string;
   shortNames: string[];
   schemaId: SchemaId;
 }
 
 /** The resources, served under `group` (a setting, so the same code can serve another group name). */
-export function resourcesFor(group: string = defaultGroup): { teams: ResourceInfo; ownedaccesskeys: ResourceInfo } {
+export function resourcesFor(group: string = defaultGroup): { teams: ResourceInfo; ownedaccesskeys: ResourceInfo; federatedcredentials: ResourceInfo } {
   const apiVersion = `${group}/${version}`;
   return {
     teams: {
@@ -52,6 +52,18 @@ export function resourcesFor(group: string = defaultGroup): { teams: ResourceInf
       singular: 'ownedaccesskey',
       shortNames: ['oak'],
       schemaId: 'ownedaccesskey.schema.json',
+    },
+    // Trust rules for CI job tokens (docs/federated.md): after the keys, as they mint keys.
+    federatedcredentials: {
+      group,
+      version,
+      apiVersion,
+      kind: 'FederatedCredential',
+      listKind: 'FederatedCredentialList',
+      plural: 'federatedcredentials',
+      singular: 'federatedcredential',
+      shortNames: ['fedcred'],
+      schemaId: 'federatedcredential.schema.json',
     },
   };
 }

@@ -2,6 +2,8 @@
 import type { ObjectMeta, OwnedAccessKey, Team } from './generated/schema-types.js';
 
 export type {
+  FederatedCredential,
+  FederatedCredentialSpec,
   ManagedFieldsEntry,
   ObjectMeta,
   OwnedAccessKey,

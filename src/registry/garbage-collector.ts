@@ -131,7 +131,7 @@ export class GarbageCollector {
     const refsTo = (d: KubeObject, owner: KubeObject) => (d.metadata.ownerReferences ?? []).filter((r) => names(r, owner));
     const dependentsOf = (owner: KubeObject) => objects.filter((d) => d !== owner && refsTo(d, owner).length > 0);
     const waiting = (o: KubeObject | undefined) => Boolean(o?.metadata.deletionTimestamp) && (o?.metadata.finalizers ?? []).includes('foregroundDeletion');
-    const boundTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && owner.kind === 'Team' && teamOf(d) === owner.metadata.name;
+    const boundTo = (d: KubeObject, owner: KubeObject) => d.kind !== 'Team' && owner.kind === 'Team' && teamOf(d) === owner.metadata.name;
     // Keys made with a Login key end with that sign-in, whatever the deletion asked (sign-in-tie.ts):
     // orphaning them would let a signed-out person keep what they made.
     const tiedTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && owner.kind === 'OwnedAccessKey' && isLoginKey(owner);

@@ -1,4 +1,4 @@
-/** The registry of both kinds over one Store. */
+/** The registry of every served kind over one Store. */
 import { FieldCipher } from '../api/field-cipher.js';
 import { resourceModels } from '../api/model.js';
 import { defaultGroup, pluralOfKind, servedPlurals, type Plural } from '../api/resources.js';
@@ -12,6 +12,7 @@ import { bindToTeam } from './team-binding.js';
 export interface Registry {
   teams: ResourceRegistry;
   ownedaccesskeys: ResourceRegistry;
+  federatedcredentials: ResourceRegistry;
   /** The registry of a resource by its plural name, or undefined. */
   byPlural(plural: string): ResourceRegistry | undefined;
   /** The registry of a served kind (`Team`), or undefined for any other kind. */
@@ -49,7 +50,10 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
   const teams = new ResourceRegistry(store, models.teams, shared);
   const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, shared);
   ownedaccesskeys.ctx.prepareWrite = bindToTeam(teams.ctx);
-  const registries: Record<Plural, ResourceRegistry> = { teams, ownedaccesskeys };
+  const federatedcredentials = new ResourceRegistry(store, models.federatedcredentials, shared);
+  // A rule for a team is bound to it as a team key is: a team re-created under the name inherits no trust.
+  federatedcredentials.ctx.prepareWrite = bindToTeam(teams.ctx);
+  const registries: Record<Plural, ResourceRegistry> = { teams, ownedaccesskeys, federatedcredentials };
   const byPlural = (p: string) => ((servedPlurals as readonly string[]).includes(p) ? registries[p as Plural] : undefined);
   const byKind = (kind: string) => {
     const plural = pluralOfKind(kind);
@@ -58,5 +62,5 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
     const informerWatch = (from: number) => store.watch('/', from);
   const currentRevision = () => store.currentRevision();
   const drained = (timeoutMs: number) => inFlight.drained(timeoutMs);
-  return { teams, ownedaccesskeys, byPlural, byKind, informerWatch, currentRevision, store, drained };
+  return { teams, ownedaccesskeys, federatedcredentials, byPlural, byKind, informerWatch, currentRevision, store, drained };
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ApiError } from '../../api/errors.js';
-import { defaultGroup } from '../../api/resources.js';
+import { defaultGroup, type Plural } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import type { TargetFlags } from '../gitops-flags.js';
 import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
@@ -14,7 +14,7 @@ interface Options extends TargetFlags {
 }
 
 /** The objects asked for, from a server over HTTP (the selector applied here, as the server would). */
-async function fromServer(opts: Options, plural: 'teams' | 'ownedaccesskeys', names: string[]): Promise<KubeObject[]> {
+async function fromServer(opts: Options, plural: Plural, names: string[]): Promise<KubeObject[]> {
   const [{ openClient }, { parseLabelSelector }] = await Promise.all([import('../gitops-flags.js'), import('../../api/selectors.js')]);
   const client = await openClient(opts);
   try {
