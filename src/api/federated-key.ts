@@ -6,6 +6,14 @@
 import { federatedKeyType } from './key-types.js';
 import type { FederatedCredential, OwnedAccessKey, OwnedAccessKeySpec } from './types.js';
 
+/** The job a key was minted for, as people read it (audit, keys, whoami): repository, ref, workflow, run. */
+export const jobAnnotation = 'federation.management.service/job';
+/** The rule and its generation when the key was minted. */
+export const ruleAnnotation = 'federation.management.service/rule';
+
+/** The job a Federated key was minted for, if it is one. */
+export const jobOf = (key: OwnedAccessKey): string | undefined => (key.spec.type === federatedKeyType ? key.metadata.annotations?.[jobAnnotation] : undefined);
+
 /** A minted key's ttl when the rule names none. */
 export const defaultFederatedTtlSeconds = 3600;
 

@@ -30,6 +30,8 @@ export interface Identity {
    * in the audit trail.
    */
   previousValue?: { rotatedAt: string };
+  /** The CI job a Federated key was minted for (src/federation): requests are attributed to it. */
+  job?: string;
 }
 
 /** The fields of the key that say whom it acts for. */

@@ -41,6 +41,9 @@ import { registerSignInRoutes } from './routes/signin.js';
 import type { SignIn } from '../signin/sign-in.js';
 import { DeviceSignIn } from '../signin/device.js';
 import { IdentityRefresher } from '../signin/refresh.js';
+import { TokenExchange, type TokenExchangeOptions } from '../federation/exchange.js';
+import { registerTokenRoute } from './routes/token.js';
+import { tokenUsesCollection } from '../federation/collection.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -73,6 +76,8 @@ export interface ServerOptions {
   moreMetrics?: MetricsRegistry[];
   /** Sign-in through an OpenID Connect provider (serve --oidc-*): its endpoints, and the identity refresh on the leader. */
   signIn?: SignIn;
+  /** The token exchange of CI job tokens (src/federation): the CA its issuers are trusted with, the clock. */
+  federation?: TokenExchangeOptions;
   /** The key health sweep (expiry gauges and warnings, --disable-unused-after); false: none. */
   keyHealth?: KeyHealthSweepOptions | false;
 }
@@ -154,6 +159,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const collector = new GarbageCollector(registry, opts.logger);
     work.push({ name: 'garbage-collector', start: () => collector.start(), stop: () => collector.stop() });
   }
+  const exchange = new TokenExchange(registry, opts.auth, opts.federation);
+  registerTokenRoute(app, exchange, opts.signIn);
+  work.push(tokenUsesCollection(exchange, opts.logger));
   if (opts.signIn) {
     registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn));
     const refresher = new IdentityRefresher(registry, opts.signIn, opts.logger, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency });

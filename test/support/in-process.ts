@@ -17,6 +17,7 @@ import type { KeyHealthSweep, KeyHealthSweepOptions } from '../../src/server/key
 import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
 
 /** The administrator key every test server starts with. */
+import type { TokenExchangeOptions } from '../../src/federation/exchange.js';
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
 export const adminHeaders = { Authorization: `Bearer ${adminKey}` };
 
@@ -54,6 +55,8 @@ export interface InProcessOptions {
   watchLimits?: Partial<WatchLimits>;
   /** The budget of failed authentications per client address (serve's --auth-failure-limit). */
   failureLimit?: FailureLimitOptions | false;
+  /** The token exchange's options (the CA of a test's job-token issuer: test/federation/issuer.ts). */
+  federation?: TokenExchangeOptions;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -77,6 +80,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.garbageCollector === false ? { garbageCollector: false } : {}),
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
     ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
+    ...(opts.federation || opts.now ? { federation: { ...(opts.now ? { now: opts.now } : {}), ...opts.federation } } : {}),
     ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
