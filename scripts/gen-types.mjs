@@ -17,6 +17,7 @@ export async function generate() {
     properties: {
       team: { $ref: 'team.schema.json' },
       ownedAccessKey: { $ref: 'ownedaccesskey.schema.json' },
+      federatedCredential: { $ref: 'federatedcredential.schema.json' },
       accessRequest: { $ref: 'accessrequest.schema.json' },
     },
   };

@@ -11,10 +11,10 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const target = `${root}src/api/schema/validators.generated.ts`;
 
 /** The schema files, in the order they are added (ObjectMeta first: the kinds refer to it). */
-export const schemaFiles = ['objectmeta.schema.json', 'team.schema.json', 'ownedaccesskey.schema.json', 'accessrequest.schema.json'];
+export const schemaFiles = ['objectmeta.schema.json', 'team.schema.json', 'ownedaccesskey.schema.json', 'federatedcredential.schema.json', 'accessrequest.schema.json'];
 
 /** The exported name of each kind's validator, by schema id (SchemaId in src/api/resources.ts). */
-const exported = { 'team.schema.json': 'teamValidator', 'ownedaccesskey.schema.json': 'ownedAccessKeyValidator', 'accessrequest.schema.json': 'accessRequestValidator' };
+const exported = { 'team.schema.json': 'teamValidator', 'ownedaccesskey.schema.json': 'ownedAccessKeyValidator', 'federatedcredential.schema.json': 'federatedCredentialValidator', 'accessrequest.schema.json': 'accessRequestValidator' };
 
 /**
  * The one set of ajv options: the generated code and the test that compares it with ajv at run time

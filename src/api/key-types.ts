@@ -6,5 +6,14 @@ export const defaultKeyType = 'User';
 /** A key minted by signing in (SSO): made only by the server's sign-in path, never kept in git. */
 export const loginKeyType = 'Login';
 
+/** A key minted for a CI job by a FederatedCredential (src/federation): made only by the token exchange, never kept in git. */
+export const federatedKeyType = 'Federated';
+
+export const isFederatedKey = (key: { spec?: unknown } | undefined): boolean =>
+  typeof key?.spec === 'object' && key.spec !== null && (key.spec as { type?: unknown }).type === federatedKeyType;
+
+/** Keys the server mints (sign-in, token exchange): never planned, pruned, imported or reported as drift. */
+export const isServerMintedKey = (key: { spec?: unknown } | undefined): boolean => isLoginKey(key) || isFederatedKey(key);
+
 export const isLoginKey = (key: { spec?: unknown } | undefined): boolean =>
   typeof key?.spec === 'object' && key.spec !== null && (key.spec as { type?: unknown }).type === loginKeyType;

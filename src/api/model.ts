@@ -3,6 +3,7 @@ import { structuralSchema, type StructuralSchema } from './schema/load.js';
 import { authoritativePaths, writeOnlyPaths } from './schema/walk.js';
 import { defaultGroup, resourcesFor, type DeclaredInfo, type ResourceInfo } from './resources.js';
 import { accessRequestStrategy } from './strategy/accessrequest.js';
+import { federatedCredentialStrategy } from './strategy/federatedcredential.js';
 import { ownedAccessKeyStrategy, type AccessKeyPolicy } from './strategy/ownedaccesskey.js';
 import type { Strategy } from './strategy/strategy.js';
 import { teamStrategy } from './strategy/team.js';
@@ -29,16 +30,17 @@ function model<I extends ResourceInfo>(info: I, strategy: Strategy): ResourceMod
 export function resourceModels(
   group: string = defaultGroup,
   keyPolicy: AccessKeyPolicy = {},
-): { teams: DeclaredModel; ownedaccesskeys: DeclaredModel } {
+): { teams: DeclaredModel; ownedaccesskeys: DeclaredModel; federatedcredentials: DeclaredModel } {
   const infos = resourcesFor(group);
   return {
     teams: model(infos.teams as DeclaredInfo, teamStrategy(infos.teams)),
     ownedaccesskeys: model(infos.ownedaccesskeys as DeclaredInfo, ownedAccessKeyStrategy(infos.ownedaccesskeys, keyPolicy)),
+    federatedcredentials: model(infos.federatedcredentials as DeclaredInfo, federatedCredentialStrategy(infos.federatedcredentials)),
   };
 }
 
 /** Every kind the server serves: the declared ones and AccessRequest, which lives only on the server. */
-export function servedModels(group: string = defaultGroup, keyPolicy: AccessKeyPolicy = {}): { teams: DeclaredModel; ownedaccesskeys: DeclaredModel; accessrequests: ResourceModel } {
+export function servedModels(group: string = defaultGroup, keyPolicy: AccessKeyPolicy = {}): { teams: DeclaredModel; ownedaccesskeys: DeclaredModel; federatedcredentials: DeclaredModel; accessrequests: ResourceModel } {
   const info = resourcesFor(group).accessrequests;
   return { ...resourceModels(group, keyPolicy), accessrequests: model(info, accessRequestStrategy(info)) };
 }

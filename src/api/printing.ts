@@ -81,6 +81,18 @@ export const ownedAccessKeyColumns: Column[] = [
   { name: 'TTL', type: 'integer', description: 'Time to live in seconds; 0 means never expires.', priority: 1, cell: (o) => Number(spec(o).ttl ?? 0) },
 ];
 
+export const federatedCredentialColumns: Column[] = [
+  name,
+  displayName,
+  { name: 'Issuer', type: 'string', description: 'The issuer whose job tokens the rule trusts.', priority: 0, cell: (o) => text(spec(o).issuer) },
+  { name: 'User', type: 'string', description: 'User the minted keys act for.', priority: 0, cell: (o) => text(spec(o).user) },
+  { name: 'Team', type: 'string', description: 'Team the minted keys act for.', priority: 0, cell: (o) => text(spec(o).team) },
+  { name: 'TTL', type: 'integer', description: 'Longest life of a minted key, in seconds.', priority: 0, cell: (o) => Number(spec(o).ttl ?? 3600) },
+  age,
+  { name: 'Audiences', type: 'string', description: 'Audiences a job token may be issued for.', priority: 1, cell: (o) => joined(spec(o).audiences) },
+];
+
+
 const status = (o: KubeObject) => (o.status ?? {}) as Record<string, unknown>;
 
 /** kubectl get accessrequests: requester, team, phase, expires. */
@@ -94,7 +106,7 @@ export const accessRequestColumns: Column[] = [
   { name: 'Reason', type: 'string', description: 'Why the access is needed.', priority: 1, cell: (o) => text(spec(o).reason) },
 ];
 
-const columnsByKind: Record<ApiKind, Column[]> = { Team: teamColumns, OwnedAccessKey: ownedAccessKeyColumns, AccessRequest: accessRequestColumns };
+const columnsByKind: Record<ApiKind, Column[]> = { Team: teamColumns, OwnedAccessKey: ownedAccessKeyColumns, FederatedCredential: federatedCredentialColumns, AccessRequest: accessRequestColumns };
 
 /** The printer columns of a served kind (kubectl get's table); name and age for any other, as kubectl prints. */
 export function columnsFor(kind: string): Column[] {

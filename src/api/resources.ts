@@ -1,4 +1,4 @@
-/** The two kinds this API serves, and the names kube clients know them by. */
+/** The kinds this API serves, and the names kube clients know them by. */
 
 export const defaultGroup = 'management.service';
 export const version = 'v1';
@@ -12,23 +12,23 @@ export function apiRoot(server: string): string {
   return `${url.origin}${path === '' ? apiPrefix : path}`;
 }
 
-export type SchemaId = 'team.schema.json' | 'ownedaccesskey.schema.json' | 'accessrequest.schema.json';
+export type SchemaId = 'team.schema.json' | 'ownedaccesskey.schema.json' | 'federatedcredential.schema.json' | 'accessrequest.schema.json';
 
 export interface ResourceInfo {
   group: string;
   version: string;
   /** `group/version`, as objects carry it. */
   apiVersion: string;
-  kind: 'Team' | 'OwnedAccessKey' | 'AccessRequest';
+  kind: 'Team' | 'OwnedAccessKey' | 'FederatedCredential' | 'AccessRequest';
   listKind: string;
-  plural: 'teams' | 'ownedaccesskeys' | 'accessrequests';
+  plural: 'teams' | 'ownedaccesskeys' | 'federatedcredentials' | 'accessrequests';
   singular: string;
   shortNames: string[];
   schemaId: SchemaId;
 }
 
 /** The resources, served under `group` (a setting, so the same code can serve another group name). */
-export function resourcesFor(group: string = defaultGroup): { teams: ResourceInfo; ownedaccesskeys: ResourceInfo; accessrequests: ResourceInfo } {
+export function resourcesFor(group: string = defaultGroup): { teams: ResourceInfo; ownedaccesskeys: ResourceInfo; federatedcredentials: ResourceInfo; accessrequests: ResourceInfo } {
   const apiVersion = `${group}/${version}`;
   return {
     teams: {
@@ -52,6 +52,18 @@ export function resourcesFor(group: string = defaultGroup): { teams: ResourceInf
       singular: 'ownedaccesskey',
       shortNames: ['oak'],
       schemaId: 'ownedaccesskey.schema.json',
+    },
+    // Trust rules for CI job tokens (docs/federated.md): after the keys, as they mint keys.
+    federatedcredentials: {
+      group,
+      version,
+      apiVersion,
+      kind: 'FederatedCredential',
+      listKind: 'FederatedCredentialList',
+      plural: 'federatedcredentials',
+      singular: 'federatedcredential',
+      shortNames: ['fedcred'],
+      schemaId: 'federatedcredential.schema.json',
     },
     accessrequests: {
       group,
@@ -81,11 +93,12 @@ export type Plural = Exclude<ApiPlural, 'accessrequests'>;
 /**
  * The kind table of the declared kinds: owners before what they own (teams before their keys), so
  * a loop over it creates in a safe order and deletes in the reverse. Code that needs "which
- * plural", "which kind" or "every kind" reads it here instead of naming the two kinds.
+ * plural", "which kind" or "every kind" reads it here instead of naming the kinds.
  */
 export const servedKinds: readonly { kind: Kind; plural: Plural }[] = [
   { kind: 'Team', plural: 'teams' },
   { kind: 'OwnedAccessKey', plural: 'ownedaccesskeys' },
+  { kind: 'FederatedCredential', plural: 'federatedcredentials' },
 ];
 
 /** The info of a kind declared in Git. */

@@ -4,6 +4,8 @@ import type { ObjectMeta, OwnedAccessKey, Team } from './generated/schema-types.
 export type {
   AccessRequest,
   AccessRequestSpec,
+  FederatedCredential,
+  FederatedCredentialSpec,
   ManagedFieldsEntry,
   ObjectMeta,
   OwnedAccessKey,

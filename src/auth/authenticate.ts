@@ -8,6 +8,7 @@ import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
+import { jobOf } from '../api/federated-key.js';
 import { isLoginKey, loginKeyRefusal } from './login-keys.js';
 import { identityFor, type Identity } from './identity.js';
 import { activeGrants, withTemporaryAccess } from './temporary-access.js';
@@ -184,7 +185,9 @@ export class Authenticator {
 
   /** The identity without its expiry. */
   private baseIdentity(key: OwnedAccessKey): Identity {
-    return identityFor(key.spec, this.teams, key.metadata.name!);
+    const identity = identityFor(key.spec, this.teams, key.metadata.name!);
+    const job = jobOf(key);
+    return job === undefined ? identity : { ...identity, job };
   }
 }
 

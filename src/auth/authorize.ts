@@ -83,10 +83,13 @@ export class Authorizer {
     return collect((emit) => this.teamGrants(who, team, subresource, emit));
   }
 
-  /** Every grant `who` holds on one access key (see teamGrants). */
-  keyGrants(who: Identity, key: KubeObject | undefined, emit: Emit): void {
+  /**
+   * Every grant `who` holds on one access key (see teamGrants), or on one FederatedCredential: a
+   * rule acting for a user or team is held as a key of theirs would be (it mints such keys).
+   */
+  keyGrants(who: Identity, key: KubeObject | undefined, emit: Emit, resource: Exclude<Resource, 'teams'> = 'ownedaccesskeys'): void {
     for (const role of who.clusterRoles) {
-      const vs = managementRole(role)?.ownedaccesskeys;
+      const vs = managementRole(role)?.[resource];
       if (vs && vs.length > 0 && emit(vs, { kind: 'role', role })) return;
     }
     // Lists are filtered to what the caller may see.
@@ -128,7 +131,7 @@ export class Authorizer {
   /** Every grant on an object of `resource` (or, without one, on all of them), as teamGrants. */
   grantsOn(who: Identity, resource: Resource, obj: KubeObject | undefined, subresource: string | undefined, emit: Emit): void {
     if (resource === 'accessrequests') return this.requestGrants(who, obj, subresource, emit);
-    if (resource !== 'teams') return this.keyGrants(who, obj, emit);
+    if (resource !== 'teams') return this.keyGrants(who, obj, emit, resource);
     let done = false;
     this.teamGrants(who, obj as Team | undefined, subresource, (vs, g) => (done = emit(vs, g)));
     // Listing teams is open to all; the list shows only the teams the caller may get.
@@ -171,7 +174,7 @@ export class Authorizer {
     const at = (t: string) => `${t}@${this.teams.get(t)?.metadata.resourceVersion ?? ''}`;
     const basis: Record<string, unknown> = { user: who.user ?? null, teams: [...who.teams].sort().map(at), roles: [...who.clusterRoles].sort() };
     // A team key is visible to whoever may update its team: that is a team's content, not the key's.
-    if (resource === 'ownedaccesskeys') basis.keysOf = [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update')).sort().map(at);
+    if (resource !== 'teams') basis.keysOf = [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update')).sort().map(at);
     return JSON.stringify(basis);
   }
 

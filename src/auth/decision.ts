@@ -53,6 +53,7 @@ export interface Decision {
 export const subresources: Record<Resource, Record<string, readonly Verb[]>> = {
   teams: { status: ['get', 'patch', 'update'], accesskeys: ['get'] },
   ownedaccesskeys: { status: ['get', 'patch', 'update'], rotation: ['update'] },
+  federatedcredentials: { status: ['get', 'patch', 'update'] },
   accessrequests: { status: ['get', 'patch', 'update'], approval: ['update'] },
 };
 

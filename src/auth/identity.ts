@@ -38,6 +38,8 @@ export interface Identity {
    * scope, expiry, sign-in and previous value above stay the impersonator's: they only narrow.
    */
   impersonation?: { by: Pick<Identity, 'name' | 'keyName' | 'groups'>; uid?: string; extra?: Record<string, string[]> };
+  /** The CI job a Federated key was minted for (src/federation): requests are attributed to it. */
+  job?: string;
 }
 
 /** The fields of the key that say whom it acts for. */

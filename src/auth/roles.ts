@@ -11,11 +11,12 @@ export type Resource = ApiPlural;
 
 /** Role name -> resource -> verbs. Other cluster role names grant nothing on this API. */
 export const managementRoles: Record<string, Partial<Record<Resource, readonly Verb[]>>> = {
-  'management-admin': { teams: verbs, ownedaccesskeys: verbs, accessrequests: verbs },
+  'management-admin': { teams: verbs, ownedaccesskeys: verbs, federatedcredentials: verbs, accessrequests: verbs },
   'teams-admin': { teams: verbs },
   'teams-viewer': { teams: readVerbs },
   'teams-creator': { teams: ['create'] },
-  'accesskeys-admin': { ownedaccesskeys: verbs },
+  // A trust rule mints keys: whoever may make any key may write any rule (escalation.ts judges both alike).
+  'accesskeys-admin': { ownedaccesskeys: verbs, federatedcredentials: verbs },
   // Nothing on this API's kinds: the `impersonate` verb on users, groups, uids and userextras (below).
   impersonator: {},
 } satisfies Record<ManagementRole, Partial<Record<Resource, readonly Verb[]>>>;

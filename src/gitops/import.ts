@@ -4,7 +4,7 @@
  * timestamps, managedFields, status) and every secret (the key, connectorData, OIDC tokens), so
  * that applying the files adopts the objects without changing a field.
  */
-import { isLoginKey } from '../api/key-types.js';
+import { isFederatedKey, isLoginKey } from '../api/key-types.js';
 import { stringify } from 'yaml';
 import { servedPlurals } from '../api/resources.js';
 import { secretFieldPaths } from '../api/secret-fields.js';
@@ -50,7 +50,7 @@ export function manifestOf(live: KubeObject): KubeObject {
   return { apiVersion: live.apiVersion, kind: live.kind, metadata, spec };
 }
 
-/** Reads every Team and OwnedAccessKey and renders those no GitOps source manages (all of them with `all`). */
+/** Reads every object of every served kind and renders those no GitOps source manages (all of them with `all`). */
 export async function importObjects(client: ApiClient, opts: { all: boolean }): Promise<ImportResult> {
   const result: ImportResult = { files: [], skipped: [] };
   for (const plural of servedPlurals) {
@@ -58,6 +58,7 @@ export async function importObjects(client: ApiClient, opts: { all: boolean }): 
       const name = live.metadata.name!;
       const managedBy = live.metadata.annotations?.[annotations.source];
       if (isLoginKey(live)) result.skipped.push({ kind: live.kind, name, reason: 'a Login key: made by signing in, not kept in git' });
+      else if (isFederatedKey(live)) result.skipped.push({ kind: live.kind, name, reason: 'a Federated key: minted for a CI job by a FederatedCredential, not kept in git' });
       else if (live.metadata.deletionTimestamp) result.skipped.push({ kind: live.kind, name, reason: 'being deleted' });
       else if (managedBy && !opts.all) result.skipped.push({ kind: live.kind, name, reason: `managed by GitOps source ${managedBy} (--all imports it too)` });
       else result.files.push({ path: `${plural}/${name}.yaml`, text: `# Imported from ${client.target} by teamkeys import.\n${stringify(manifestOf(live))}` });

@@ -1,8 +1,9 @@
 /** One reconciliation: source -> validate -> plan -> apply -> report. */
-import { isLoginKey } from '../api/key-types.js';
+import { isServerMintedKey } from '../api/key-types.js';
 import { defaultWarnExpiryMs, defaultWarnUnusedMs } from '../auth/key-health.js';
 import { systemClock, type Clock } from '../clock.js';
 import { resourceModels } from '../api/model.js';
+import { servedPlurals } from '../api/resources.js';
 import type { KubeObject, OwnedAccessKey, Team } from '../api/types.js';
 import { accessChange, namedIn } from './plan/access-change.js';
 import { ClientError, type ApiClient, type Plural } from '../client/types.js';
@@ -118,15 +119,18 @@ async function withHistory(client: ApiClient, plan: Plan, byKey: Map<string, Des
 }
 
 /**
- * Both kinds' live objects, read at once (one round trip of waiting, not two); a failure reports
- * the teams' first, as a sequential read would. `allKeys` keeps the Login keys for the key health section.
+ * Every kind's live objects, read at once (one round trip of waiting, not one per kind); a failure
+ * reports the first kind's (teams), as a sequential read would. `allKeys` keeps the Login keys for
+ * the key health section.
  */
 async function listBoth(client: ApiClient): Promise<{ live: Record<Plural, KubeObject[]>; allKeys: KubeObject[] }> {
-  const [teams, keys] = await Promise.allSettled([client.list('teams'), client.list('ownedaccesskeys')]);
-  if (teams.status === 'rejected') throw teams.reason;
-  if (keys.status === 'rejected') throw keys.reason;
-  // Login keys belong to sign-in: never planned, pruned or reported as drift.
-  return { live: { teams: teams.value, ownedaccesskeys: keys.value.filter((k) => !isLoginKey(k)) }, allKeys: keys.value };
+  const read = await Promise.allSettled(servedPlurals.map((p) => client.list(p)));
+  const failed = read.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  const live = Object.fromEntries(servedPlurals.map((p, i) => [p, (read[i] as PromiseFulfilledResult<KubeObject[]>).value])) as Record<Plural, KubeObject[]>;
+  const allKeys = live.ownedaccesskeys;
+  // Keys the server mints (sign-in's, the token exchange's) are its own: never planned, pruned or reported as drift.
+  return { live: { ...live, ownedaccesskeys: allKeys.filter((k) => !isServerMintedKey(k)) }, allKeys };
 }
 
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {

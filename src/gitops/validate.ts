@@ -11,7 +11,7 @@ import { fieldErrorBody } from '../api/field-errors.js';
 import type { DeclaredModel } from '../api/model.js';
 import { pruneUnknownFields } from '../api/schema/walk.js';
 import { secretFieldPaths } from '../api/secret-fields.js';
-import { isLoginKey } from '../api/key-types.js';
+import { isFederatedKey, isLoginKey } from '../api/key-types.js';
 import { isJsonMap, type KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import type { Plural } from '../client/types.js';
@@ -62,6 +62,7 @@ export function validateManifests(manifests: Manifest[], models: DeclaredModel[]
       at(m, `metadata.annotations[${annotations.ignoreFields}]`, `${annotations.ignoreFields} may not name ${JSON.stringify(entry)}: ${field} defines access, so a change to it (drift included) is always shown and written`);
     }
     if (model.info.kind === 'OwnedAccessKey' && isLoginKey(raw)) at(m, 'spec.type', 'spec.type Login is for keys made by signing in (teamkeys login); they are not kept in git');
+    if (model.info.kind === 'OwnedAccessKey' && isFederatedKey(raw)) at(m, 'spec.type', 'spec.type Federated is for keys the token exchange mints for a CI job; declare a FederatedCredential in git instead');
     const copy = structuredClone(raw);
     for (const unknown of pruneUnknownFields(model.schema, copy)) at(m, unknown, `unknown field "${unknown}"`);
     let obj: KubeObject;

@@ -148,10 +148,11 @@ export class GarbageCollector {
     const refsTo = (d: KubeObject, owner: KubeObject) => (d.metadata.ownerReferences ?? []).filter((r) => names(r, owner));
     const dependentsOf = (owner: KubeObject) => objects.filter((d) => d !== owner && refsTo(d, owner).length > 0);
     const waiting = (o: KubeObject | undefined) => Boolean(o?.metadata.deletionTimestamp) && (o?.metadata.finalizers ?? []).includes('foregroundDeletion');
-    const boundTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && owner.kind === 'Team' && teamOf(d) === owner.metadata.name;
+    const boundTo = (d: KubeObject, owner: KubeObject) => d.kind !== 'Team' && owner.kind === 'Team' && teamOf(d) === owner.metadata.name;
     // Keys made with a Login key end with that sign-in, whatever the deletion asked (sign-in-tie.ts):
     // orphaning them would let a signed-out person keep what they made.
-    const tiedTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && owner.kind === 'OwnedAccessKey' && isLoginKey(owner);
+    // Keys a FederatedCredential minted end with it, though their team lives on (src/federation/mint.ts).
+    const tiedTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && ((owner.kind === 'OwnedAccessKey' && isLoginKey(owner)) || owner.kind === 'FederatedCredential');
     const byUid = new Map(objects.map((o) => [o.metadata.uid, o]));
     /** Whether another owner than `owner` keeps `d` (kube's "solid" owner: live, not waiting for its dependents). */
     const keptByAnother = async (d: KubeObject, owner: KubeObject) => {
@@ -200,9 +201,9 @@ export class GarbageCollector {
       // Owners of kinds this server does not serve cannot be checked, so such objects are left alone.
       if (refs.length === 0 || d.metadata.deletionTimestamp || !refs.every(ours)) continue;
       const live = await Promise.all(refs.map(ownerAlive));
-      // A key whose owner key is gone (a sign-in ended) no longer authenticates, whatever else owns it
-      // (its team): it goes too.
-      const deadKey = d.kind === 'OwnedAccessKey' && refs.some((r, i) => r.kind === 'OwnedAccessKey' && !live[i]);
+      // A key whose owner key is gone (a sign-in ended), or whose FederatedCredential is (the rule that
+      // minted it), no longer authenticates, whatever else owns it (its team): it goes too.
+      const deadKey = d.kind === 'OwnedAccessKey' && refs.some((r, i) => (r.kind === 'OwnedAccessKey' || r.kind === 'FederatedCredential') && !live[i]);
       if ((deadKey || live.every((a) => !a)) && (await this.remove(d))) report.deleted.push(label(d));
     }
     if (report.deleted.length + report.orphaned.length + report.released.length > 0) this.log.info(report, 'garbage collected');

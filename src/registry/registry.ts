@@ -1,4 +1,4 @@
-/** The registry of both kinds over one Store. */
+/** The registry of every served kind over one Store. */
 import { FieldCipher } from '../api/field-cipher.js';
 import { servedModels } from '../api/model.js';
 import { apiPlurals, defaultGroup, type ApiPlural } from '../api/resources.js';
@@ -14,6 +14,7 @@ import { cacheIndexers } from './indexes.js';
 export interface Registry {
   teams: ResourceRegistry;
   ownedaccesskeys: ResourceRegistry;
+  federatedcredentials: ResourceRegistry;
   /** Temporary team membership (AccessRequest): served, never declared in Git. */
   accessrequests: ResourceRegistry;
   /** The registry of a resource by its plural name, or undefined. */
@@ -54,12 +55,15 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
   const teams = new ResourceRegistry(store, models.teams, shared);
   const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, shared);
   ownedaccesskeys.ctx.prepareWrite = bindToTeam(teams.ctx);
+  const federatedcredentials = new ResourceRegistry(store, models.federatedcredentials, shared);
+  // A rule for a team is bound to it as a team key is: a team re-created under the name inherits no trust.
+  federatedcredentials.ctx.prepareWrite = bindToTeam(teams.ctx);
   const accessrequests = new ResourceRegistry(store, models.accessrequests, shared);
-  const registries: Record<ApiPlural, ResourceRegistry> = { teams, ownedaccesskeys, accessrequests };
+  const registries: Record<ApiPlural, ResourceRegistry> = { teams, ownedaccesskeys, federatedcredentials, accessrequests };
   const byPlural = (p: string) => ((apiPlurals as readonly string[]).includes(p) ? registries[p as ApiPlural] : undefined);
   const byKind = (kind: string) => Object.values(registries).find((r) => r.info.kind === kind);
     const informerWatch = (from: number) => store.watch('/', from);
   const currentRevision = () => store.currentRevision();
   const drained = (timeoutMs: number) => inFlight.drained(timeoutMs);
-  return { teams, ownedaccesskeys, accessrequests, byPlural, byKind, informerWatch, currentRevision, store, drained };
+  return { teams, ownedaccesskeys, federatedcredentials, accessrequests, byPlural, byKind, informerWatch, currentRevision, store, drained };
 }

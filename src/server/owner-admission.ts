@@ -40,10 +40,10 @@ export interface OwnerAdmission {
 
 const refsOf = (o: KubeObject | undefined): OwnerReference[] => o?.metadata.ownerReferences ?? [];
 
-/** Whether a reference is the server-set binding of an access key to its team. */
+/** Whether a reference is the server-set binding of an access key (or a FederatedCredential) to its team. */
 function isTeamBinding(resource: Resource, obj: KubeObject, ref: OwnerReference): boolean {
   const team = (obj.spec as { team?: unknown } | undefined)?.team;
-  return resource === 'ownedaccesskeys' && ref.kind === 'Team' && typeof team === 'string' && ref.name === team;
+  return resource !== 'teams' && ref.kind === 'Team' && typeof team === 'string' && ref.name === team;
 }
 
 /** The tie the server sets on a key made with the caller's Login key (registry/sign-in-tie.ts), if the caller signed in. */

@@ -46,6 +46,9 @@ import { AccessRequestExpiry } from './access-request-expiry.js';
 import { registerLeakReportRoutes, type LeakReportOptions } from './routes/leak-reports.js';
 import { notifierWork, type NotificationsOptions } from '../notify/work.js';
 import type { Notifier } from '../notify/notifier.js';
+import { TokenExchange, type TokenExchangeOptions } from '../federation/exchange.js';
+import { registerTokenRoute } from './routes/token.js';
+import { tokenUsesCollection } from '../federation/collection.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -78,6 +81,8 @@ export interface ServerOptions {
   moreMetrics?: MetricsRegistry[];
   /** Sign-in through an OpenID Connect provider (serve --oidc-*): its endpoints, and the identity refresh on the leader. */
   signIn?: SignIn;
+  /** The token exchange of CI job tokens (src/federation): the CA its issuers are trusted with, the clock. */
+  federation?: TokenExchangeOptions;
   /** The key health sweep (expiry gauges and warnings, --disable-unused-after); false: none. */
   keyHealth?: KeyHealthSweepOptions | false;
   /** POST /auth/revoke and GitHub's secret scanning alerts (routes/leak-reports.ts). */
@@ -173,6 +178,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const collector = new GarbageCollector(registry, opts.logger);
     work.push({ name: 'garbage-collector', start: () => collector.start(), stop: () => collector.stop() });
   }
+  const exchange = new TokenExchange(registry, opts.auth, opts.federation);
+  registerTokenRoute(app, exchange, opts.signIn);
+  work.push(tokenUsesCollection(exchange, opts.logger));
   if (opts.signIn) {
     registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn));
     const refresher = new IdentityRefresher(registry, opts.signIn, opts.logger, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency });

@@ -21,7 +21,7 @@ function recipes(): Recipe[] {
     for (const m of text.matchAll(/^( *)```ya?ml\n([\s\S]*?)^ *```/gm)) {
       // A block inside a list item is indented; its YAML is not.
       const yaml = m[2]!.split('\n').map((l) => l.slice(m[1]!.length)).join('\n');
-      if (!/^apiVersion: management\.service\/v1$/m.test(yaml) || !/^kind: (Team|OwnedAccessKey)$/m.test(yaml)) continue;
+      if (!/^apiVersion: management\.service\/v1$/m.test(yaml) || !/^kind: (Team|OwnedAccessKey|FederatedCredential)$/m.test(yaml)) continue;
       found.push({ where: `docs/${page}:${text.slice(0, m.index).split('\n').length}`, yaml });
     }
   }

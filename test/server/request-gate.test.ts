@@ -63,7 +63,8 @@ describe('1: without a key, no body is read or decoded, whatever the path', () =
     const yaml = Buffer.from('- a\n'.repeat(250_000)); // 1 MB, about 3 s of the old shared decoder each
     const from = freshAddress();
     // Only the first 4 KiB are sent: the answer comes without the rest.
-    const flood = [`/nope`, `/auth/token`, `${v1}/teams`].map((path) => rawRequest(server.base, path, { method: 'POST', from, headers: { 'Content-Type': 'application/yaml' }, body: yaml, sendOnly: 4096 }));
+    // (/auth/token is anonymous always: the token exchange of CI jobs, bounded to anonymousBodyLimit.)
+    const flood = [`/nope`, `/auth/device`, `${v1}/teams`].map((path) => rawRequest(server.base, path, { method: 'POST', from, headers: { 'Content-Type': 'application/yaml' }, body: yaml, sendOnly: 4096 }));
     const apply = await server.fetch(`${server.api}/teams/applied?fieldManager=gate-test`, { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: applied\n' });
     expect(apply.status).toBe(201);
     const answers = await Promise.all(flood);

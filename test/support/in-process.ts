@@ -21,6 +21,7 @@ import type { Notifier } from '../../src/notify/notifier.js';
 import type { NotificationsOptions } from '../../src/notify/work.js';
 
 /** The administrator key every test server starts with. */
+import type { TokenExchangeOptions } from '../../src/federation/exchange.js';
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
 export const adminHeaders = { Authorization: `Bearer ${adminKey}` };
 
@@ -66,6 +67,8 @@ export interface InProcessOptions {
   leakReports?: LeakReportOptions;
   /** Owner notifications (serve's --notifications file, parsed). */
   notifications?: NotificationsOptions;
+  /** The token exchange's options (the CA of a test's job-token issuer: test/federation/issuer.ts). */
+  federation?: TokenExchangeOptions;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -91,6 +94,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
     ...(opts.leakReports ? { leakReports: opts.leakReports } : {}),
     ...(opts.notifications ? { notifications: opts.notifications } : {}),
+    ...(opts.federation || opts.now ? { federation: { ...(opts.now ? { now: opts.now } : {}), ...opts.federation } } : {}),
     ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

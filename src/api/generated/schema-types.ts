@@ -3,6 +3,7 @@
 export interface SchemaTypes {
   team?: Team;
   ownedAccessKey?: OwnedAccessKey;
+  federatedCredential?: FederatedCredential;
   accessRequest?: AccessRequest;
 }
 /**
@@ -373,9 +374,18 @@ export interface OwnedAccessKeySpec {
   ttlAfterLastActivity?: boolean;
   scope?: AccessKeyScope;
   /**
-   * Kind of key: user-managed (User) or managed by the service itself.
+   * Kind of key: user-managed (User) or managed by the service itself (Login: minted by signing in; Federated: minted for a CI job by a FederatedCredential).
    */
-  type?: '' | 'Login' | 'User' | 'Other' | 'Reset' | 'OIDCRefreshToken' | 'NetworkPeer' | 'Workspace';
+  type?:
+    | ''
+    | 'Login'
+    | 'User'
+    | 'Other'
+    | 'Reset'
+    | 'OIDCRefreshToken'
+    | 'NetworkPeer'
+    | 'Workspace'
+    | 'Federated';
   identity?: AccessKeyIdentity;
   /**
    * Time of the last refresh of the identity.
@@ -711,6 +721,116 @@ export interface AccessKeyRotationStatus {
    */
   idempotencyKey?: string;
 }
+/**
+ * Trust for a CI job's OpenID Connect ID token: a job whose token comes from the issuer, for one of the audiences, with claims matching every entry of spec.claims, may exchange it (POST /auth/token, RFC 8693) for a short-lived access key acting for the team or user, with at most the scope, for at most ttl seconds and never past the token's expiry.
+ */
+export interface FederatedCredential {
+  /**
+   * management.service/v1
+   */
+  apiVersion: string;
+  /**
+   * FederatedCredential
+   */
+  kind: 'FederatedCredential';
+  metadata: ObjectMeta;
+  spec: FederatedCredentialSpec;
+  status?: FederatedCredentialStatus;
+}
+/**
+ * The trust rule. Exactly one of team and user is set.
+ */
+export interface FederatedCredentialSpec {
+  /**
+   * Name shown in the UI.
+   */
+  displayName?: string;
+  /**
+   * What the rule is for (which pipeline). Free text.
+   */
+  description?: string;
+  /**
+   * The token issuer (its iss claim), an https URL: its discovery document (/.well-known/openid-configuration) names the JWKS the token's signature is checked with.
+   */
+  issuer: string;
+  /**
+   * The token's aud must name one of these.
+   *
+   * @minItems 1
+   * @maxItems 64
+   */
+  audiences: [string, ...string[]];
+  /**
+   * Claim name -> the value it must have: an exact string, or a glob where * matches any run of characters. Every entry must match; a claim the token lacks (or holds as an object) matches nothing.
+   */
+  claims: {
+    [k: string]: string;
+  };
+  /**
+   * The team the minted key acts for.
+   */
+  team?: string;
+  /**
+   * The user the minted key acts for.
+   */
+  user?: string;
+  scope?: AccessKeyScope1;
+  /**
+   * The longest life of a minted key, in seconds (default 3600); it never outlives the job token.
+   */
+  ttl?: number;
+}
+/**
+ * Limits the key. A scope only narrows what the key's identity may do.
+ */
+export interface AccessKeyScope1 {
+  /**
+   * Managed permissions applied to the key.
+   *
+   * @maxItems 64
+   */
+  roles?: AccessKeyScopeRole[];
+  /**
+   * Projects the key may access.
+   *
+   * @maxItems 1000
+   */
+  projects?: AccessKeyScopeProject[];
+  /**
+   * Spaces the key may access.
+   *
+   * @maxItems 1000
+   */
+  spaces?: AccessKeyScopeSpace[];
+  /**
+   * Virtual clusters the key may access.
+   *
+   * @maxItems 1000
+   */
+  virtualClusters?: AccessKeyScopeVirtualCluster[];
+  /**
+   * Project clusters the key may access.
+   *
+   * @maxItems 1000
+   */
+  clusters?: AccessKeyScopeCluster[];
+  /**
+   * @deprecated
+   * Deprecated, use projects, spaces and virtualClusters.
+   *
+   * @maxItems 256
+   */
+  rules?: AccessKeyScopeRule[];
+  /**
+   * @deprecated
+   * Deprecated, use roles with the role 'cli'. Allows the read-only management requests the command-line client needs.
+   */
+  allowServiceCli?: boolean;
+}
+/**
+ * Observed state of the rule. It has no fields.
+ */
+export interface FederatedCredentialStatus {}
 /**
  * A request for temporary membership of a team: asked by a user, approved by the team's approvers, active for its duration and then ended by itself. It is never written into the Team.
  */

@@ -6,7 +6,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { SchemaId } from '../resources.js';
 import { readSchemaFile } from './files.js';
-import { accessRequestValidator, ownedAccessKeyValidator, teamValidator } from './validators.generated.js';
+import { accessRequestValidator, federatedCredentialValidator, ownedAccessKeyValidator, teamValidator } from './validators.generated.js';
 
 /** The subset of JSON Schema the structural walkers read. */
 export interface StructuralSchema {
@@ -28,7 +28,7 @@ export interface StructuralSchema {
   [keyword: string]: unknown;
 }
 
-const files = ['objectmeta.schema.json', 'team.schema.json', 'ownedaccesskey.schema.json', 'accessrequest.schema.json'] as const;
+const files = ['objectmeta.schema.json', 'team.schema.json', 'ownedaccesskey.schema.json', 'federatedcredential.schema.json', 'accessrequest.schema.json'] as const;
 
 let raw: Map<string, StructuralSchema> | undefined;
 
@@ -49,6 +49,7 @@ export function rawSchemas(): Map<string, StructuralSchema> {
 const validators: Record<SchemaId, ValidateFunction> = {
   'team.schema.json': teamValidator as ValidateFunction,
   'ownedaccesskey.schema.json': ownedAccessKeyValidator as ValidateFunction,
+  'federatedcredential.schema.json': federatedCredentialValidator as ValidateFunction,
   'accessrequest.schema.json': accessRequestValidator as ValidateFunction,
 };
 

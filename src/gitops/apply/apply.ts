@@ -4,6 +4,7 @@
  * (the object changed since it was planned: 409 Conflict) re-reads the object and re-plans it, a few times at most.
  * Failures are results, not exceptions.
  */
+import { servedPlurals } from '../../api/resources.js';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClientError, type ApiClient } from '../../client/types.js';
@@ -210,7 +211,8 @@ async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>
 export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: ApplyOptions): Promise<ChangeSetEntry[]> {
   const writes = (plural: string) => actions.filter((a) => a.plural === plural && a.type !== 'delete');
   const deletes = (plural: string) => actions.filter((a) => a.plural === plural && a.type === 'delete');
-  const stages = [writes('teams'), writes('ownedaccesskeys'), deletes('ownedaccesskeys'), deletes('teams')];
+  // Owners first (the kind table's order: teams, then what refers to them), deletes in reverse.
+  const stages = [...servedPlurals.map(writes), ...[...servedPlurals].reverse().map(deletes)];
   const total = actions.length;
   let done = 0;
   const entries: ChangeSetEntry[] = [];

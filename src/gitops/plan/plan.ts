@@ -67,7 +67,7 @@ export interface PlanOptions {
   now?: Clock;
 }
 
-const kindOrder: Record<Plural, number> = { teams: 0, ownedaccesskeys: 1 };
+const kindOrder: Record<Plural, number> = { teams: 0, ownedaccesskeys: 1, federatedcredentials: 2 };
 
 /** Why an object carrying one of this source's former ids is not pruned, and what to do. */
 function formerIdReason(former: string, current: string): string {
@@ -137,14 +137,15 @@ export function planObject(model: DeclaredModel, desired: DesiredObject | undefi
 
 export function planReconcile(
   desired: DesiredObject[],
-  live: Record<Plural, KubeObject[]>,
+  /** Live objects by kind; a kind left out has none. */
+  live: Partial<Record<Plural, KubeObject[]>>,
   models: Record<Plural, DeclaredModel>,
   opts: PlanOptions,
 ): Plan {
   const actions: PlanStep[] = [];
   for (const plural of servedPlurals) {
     const want = new Map(desired.filter((d) => d.plural === plural).map((d) => [d.obj.metadata.name!, d]));
-    const have = new Map(live[plural].map((o) => [o.metadata.name!, o]));
+    const have = new Map((live[plural] ?? []).map((o) => [o.metadata.name!, o]));
     for (const name of new Set([...want.keys(), ...have.keys()])) {
       const live = have.get(name);
       // Live objects this source neither describes nor manages are none of its business.
@@ -153,12 +154,12 @@ export function planReconcile(
       actions.push(planObject(models[plural], want.get(name), live, opts));
     }
   }
-  // Creates and updates: teams before keys (keys refer to teams). Deletes: keys before teams.
-  const rank = (a: PlanStep) => (a.type === 'delete' ? 10 + (1 - kindOrder[a.plural]) : kindOrder[a.plural]);
+  // Creates and updates: owners before what refers to them (kindOrder). Deletes: the reverse.
+  const rank = (a: PlanStep) => (a.type === 'delete' ? 10 + (servedPlurals.length - kindOrder[a.plural]) : kindOrder[a.plural]);
   actions.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
   const plan: Plan = { sourceId: opts.sourceId, actions };
   const deletes = actions.filter((a) => a.type === 'delete').length;
-  const managed = [...live.teams, ...live.ownedaccesskeys].filter((o) => o.metadata.annotations?.[annotations.source] === opts.sourceId).length;
+  const managed = servedPlurals.flatMap((p) => live[p] ?? []).filter((o) => o.metadata.annotations?.[annotations.source] === opts.sourceId).length;
   if (opts.prune && desired.length === 0 && managed > 0 && !opts.allowEmpty) {
     plan.refused = `the source holds no objects but ${managed} live object(s) are managed by it: refusing to prune them all (use --allow-empty if that is intended)`;
   } else if (deletes > opts.maxPrune) {

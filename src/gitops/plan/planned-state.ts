@@ -16,14 +16,19 @@ export interface PlannedObject {
 }
 
 /** The objects each writing action changes (create, update, replace, delete), by plural and name. */
-export function plannedObjects(plan: Plan, live: Record<Plural, KubeObject[]>): Record<Plural, Map<string, PlannedObject>> {
-  const out = { teams: new Map(), ownedaccesskeys: new Map() } as Record<Plural, Map<string, PlannedObject>>;
+export function plannedObjects(plan: Plan, live: Partial<Record<Plural, KubeObject[]>>): Record<Plural, Map<string, PlannedObject>> {
+  const out = { teams: new Map(), ownedaccesskeys: new Map(), federatedcredentials: new Map() } as Record<Plural, Map<string, PlannedObject>>;
   // A refused plan writes nothing: nobody's access changes.
   const writes = plan.actions.filter((a) => a.type === 'create' || a.type === 'update' || a.type === 'replace' || a.type === 'delete');
   if (plan.refused || writes.length === 0) return out;
-  const byName = { teams: new Map(live.teams.map((o) => [o.metadata.name!, o])), ownedaccesskeys: new Map(live.ownedaccesskeys.map((o) => [o.metadata.name!, o])) };
+  const byName = new Map<Plural, Map<string, KubeObject>>();
+  const liveOf = (plural: Plural) => {
+    let m = byName.get(plural);
+    if (!m) byName.set(plural, (m = new Map((live[plural] ?? []).map((o) => [o.metadata.name!, o]))));
+    return m;
+  };
   for (const a of writes) {
-    const before = byName[a.plural].get(a.name);
+    const before = liveOf(a.plural).get(a.name);
     if (a.type === 'create' || a.type === 'replace') out[a.plural].set(a.name, { before, after: a.body, created: a.type === 'create' });
     else if (a.type === 'update') out[a.plural].set(a.name, { before, after: applyJsonPatch(before, a.patch ?? []) as KubeObject, created: false });
     else if (a.type === 'delete') out[a.plural].set(a.name, { before, after: undefined, created: false });

@@ -1,8 +1,11 @@
 /**
  * No escalation (auth/escalation.ts): no identity gains what the writer does not hold. A status
  * write of a key is judged too (a later lastActivity keeps a key alive longer), never as setting it.
+ * A FederatedCredential is judged as the key it mints, created anew at every write of its spec: a
+ * changed rule (another claim, a wider audience) hands the key to other jobs, so it is a new grant.
  */
-import type { Team } from '../../api/types.js';
+import { keyJudgedForRule } from '../../api/federated-key.js';
+import type { FederatedCredential, Team } from '../../api/types.js';
 import { asKey, keyEscalation, teamEscalation } from '../../auth/escalation.js';
 import { nowOf, type AdmissionPlugin } from './chain.js';
 
@@ -13,6 +16,11 @@ export const escalationPlugin: AdmissionPlugin = {
     if (!object || resource === 'accessrequests') return undefined;
     if (resource === 'teams') return subresource === 'status' ? undefined : teamEscalation(who, ctx.authorizer, ctx.teams, old as Team | undefined, object as Team);
     const status = subresource === 'status';
+    if (resource === 'federatedcredentials') {
+      if (status) return undefined;
+      const refusal = keyEscalation(who, ctx.authorizer, ctx.teams, undefined, keyJudgedForRule(object as FederatedCredential), { setsKey: true, now: nowOf(ctx) });
+      return refusal && `a FederatedCredential mints keys for its team or user with its scope, so writing one needs the rights to create such a key: ${refusal}`;
+    }
     if (status && !old) return undefined;
     return keyEscalation(who, ctx.authorizer, ctx.teams, asKey(old), asKey(object)!, { setsKey: !status && setsKey === true, now: nowOf(ctx) });
   },

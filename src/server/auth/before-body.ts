@@ -28,7 +28,7 @@ export function writeAttributes(method: string, name: string | undefined, subres
 function mayCreateSome(auth: AuthContext, guard: Guard, resource: string): boolean {
   const who = guard.who;
   if (resource === 'teams') return roleVerbs(who.clusterRoles, 'teams').has('create');
-  if (roleVerbs(who.clusterRoles, 'ownedaccesskeys').has('create') || who.user !== undefined) return true;
+  if (roleVerbs(who.clusterRoles, resource as 'ownedaccesskeys' | 'federatedcredentials').has('create') || who.user !== undefined) return true;
   // A team's keys, for whoever may update the team (auth/authorize.ts keyGrants).
   for (const team of auth.teams.referencing(who.user, who.teams)) {
     if (auth.authorizer.teamVerbs(who, auth.teams.get(team)).has('update')) return true;

@@ -162,7 +162,7 @@ export class Guard {
         const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
         if (!allows(authorizeObject(this.auth.authorizer, this.attributes(verb, name, undefined, target)))) {
           // A new key is refused for the reason its content gives.
-          throw this.forbidden(verb, name, undefined, verb === 'create' && object ? await reasonAmong(req, this.auth, ['login-keys', 'escalation']) : undefined);
+          throw this.forbidden(verb, name, undefined, verb === 'create' && object ? await reasonAmong(req, this.auth, ['login-keys', 'federated-keys', 'escalation']) : undefined);
         }
       }
       const refused = await runAdmission(req, this.auth);

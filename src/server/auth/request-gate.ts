@@ -27,6 +27,9 @@ const reportPaths = [revokePath];
  */
 const selfAuthenticating = ['/sync', gitHubScanningPath];
 
+/** The token endpoint: a CI job trades its ID token there for a key (src/federation), so it needs none. */
+const tokenPath = `${authPrefix}/token`;
+
 /** The bodies a caller without a key may send (sign-in's small JSON forms): no more is buffered. */
 export const anonymousBodyLimit = 64 * 1024;
 
@@ -37,7 +40,7 @@ export interface GateOptions {
 
 /** The explicit list of what needs no key, by canonical path. */
 export function anonymousPath(path: string, opts: GateOptions): boolean {
-  if (publicPaths.includes(path) || reportPaths.includes(path) || selfAuthenticating.includes(path)) return true;
+  if (publicPaths.includes(path) || reportPaths.includes(path) || selfAuthenticating.includes(path) || path === tokenPath) return true;
   return opts.signIn && path.startsWith(`${authPrefix}/`);
 }
 

@@ -39,6 +39,7 @@ export function userInfo(who: Identity, group: string): object {
   if (who.teams.length > 0) extra[`${group}/teams`] = [...who.teams];
   if (who.clusterRoles.size > 0) extra[`${group}/roles`] = [...who.clusterRoles].sort();
   if (who.scope && Object.keys(who.scope).length > 0) extra[`${group}/scope`] = [JSON.stringify(who.scope)];
+  if (who.job) extra[`${group}/job`] = [who.job];
   return { username: who.name, groups: [...who.groups, 'system:authenticated'], extra };
 }
 

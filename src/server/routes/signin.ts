@@ -1,6 +1,6 @@
 /**
  * The sign-in endpoints (outside the API prefix: no key is needed to get one):
- * GET /auth/login and /auth/callback for the browser, POST /auth/token for the CLI's one-time code,
+ * GET /auth/login and /auth/callback for the browser (POST /auth/token, the CLI's one-time code, is token.ts's),
  * POST /auth/device and /auth/device/token for headless sign-in. Keys travel only in POST
  * response bodies, never in a URL or a redirect.
  */
@@ -18,7 +18,7 @@ export function page(title: string, message: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>\n`;
 }
 
-function jsonBody(req: FastifyRequest): Record<string, unknown> {
+export function jsonBody(req: FastifyRequest): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
@@ -28,7 +28,7 @@ function jsonBody(req: FastifyRequest): Record<string, unknown> {
   throw badRequest('the body must be a JSON object');
 }
 
-const requesterOf = (req: FastifyRequest) => ({ ...(req.socket.remoteAddress ? { sourceIP: req.socket.remoteAddress } : {}), ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}), auditID: auditIdOf(req) });
+export const requesterOf = (req: FastifyRequest) => ({ ...(req.socket.remoteAddress ? { sourceIP: req.socket.remoteAddress } : {}), ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}), auditID: auditIdOf(req) });
 
 /** The provider could not be reached (discovery, token endpoint): 503, the person may retry. */
 function unreachable(err: unknown): ApiError {
@@ -58,11 +58,6 @@ export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, devic
     if (state) noStore(reply).header('Set-Cookie', signIn.clearStart(state));
     if ('redirect' in next) return noStore(reply).redirect(next.redirect, 302);
     return html(reply, next.status, 'Cannot sign in', next.message);
-  });
-
-  app.post(`${authPrefix}/token`, async (req, reply) => {
-    const minted = await signIn.exchange(jsonBody(req), requesterOf(req));
-    return noStore(reply).code(200).type('application/json').send(JSON.stringify(minted));
   });
 
   app.post(`${authPrefix}/device`, async (req, reply) => {

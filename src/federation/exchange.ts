@@ -1,0 +1,165 @@
+/**
+ * The token exchange (RFC 8693): a CI job's OpenID Connect ID token, verified with jose against its
+ * issuer's published keys, traded for a short-lived key on the FederatedCredential its claims
+ * match. Checks, in order: the request's form, a rule trusting the token's issuer, the failure
+ * budget of the issuer and subject, signature/iss/aud/exp/nbf/iat (jose), the rule's claims, the
+ * token's single use (token-uses.ts), then the mint (mint.ts). docs/federated.md.
+ */
+import { decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { ApiError } from '../api/errors.js';
+import type { FederatedCredential } from '../api/types.js';
+import { FailureLimiter } from '../auth/failure-limit.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { Registry } from '../registry/registry.js';
+import type { AdmissionContext } from '../server/admission/chain.js';
+import { claimsMismatch } from './claims-match.js';
+import { IssuerKeys } from './issuer-keys.js';
+import { mintFederatedKey } from './mint.js';
+import { invalidGrant, invalidRequest, invalidTarget, OAuthError } from './oauth-error.js';
+import { describeJob } from './job.js';
+import { TokenUses } from './token-uses.js';
+
+export const tokenExchangeGrant = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const subjectTokenTypes = ['urn:ietf:params:oauth:token-type:id_token', 'urn:ietf:params:oauth:token-type:jwt'];
+const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
+/** The parameter naming the FederatedCredential to use (optional when exactly one rule matches). */
+export const credentialParameter = 'federated_credential';
+/** Clock skew allowed on exp, nbf and iat. */
+export const clockSkewSeconds = 60;
+/** Signature algorithms accepted: asymmetric only (a shared secret would be a stored secret again). */
+const algorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+export interface TokenExchangeOptions {
+  /** PEM certificates to trust for issuers (serve --federation-ca-file). */
+  ca?: Buffer | string;
+  now?: Clock;
+  /** How soon after a JWKS fetch a token with an unknown kid may cause another (jose's cooldown; default 30 s). */
+  jwksCooldownMs?: number;
+  /** Failed exchanges allowed per issuer and subject before 429: 5 in 10 minutes by default. */
+  failureBurst?: number;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  issued_token_type: typeof accessTokenType;
+  token_type: 'Bearer';
+  expires_in: number;
+}
+
+export interface ExchangeRequester {
+  sourceIP?: string;
+  userAgent?: string;
+}
+
+const param = (p: Record<string, unknown>, name: string): string | undefined => (typeof p[name] === 'string' ? (p[name] as string) : undefined);
+
+export class TokenExchange {
+  private readonly keys: IssuerKeys;
+  private readonly uses: TokenUses;
+  private readonly now: Clock;
+  private readonly failures: FailureLimiter;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly admission: AdmissionContext | undefined,
+    opts: TokenExchangeOptions = {},
+  ) {
+    this.now = opts.now ?? systemClock;
+    this.keys = new IssuerKeys({ ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.jwksCooldownMs !== undefined ? { cooldownMs: opts.jwksCooldownMs } : {}), now: () => this.now().getTime() });
+    this.uses = new TokenUses(registry.store);
+    const burst = opts.failureBurst ?? 5;
+    this.failures = new FailureLimiter({ burst, perSecond: burst / 600, now: () => this.now().getTime() });
+  }
+
+  async exchange(params: Record<string, unknown>, requester: ExchangeRequester): Promise<TokenResponse> {
+    const token = param(params, 'subject_token');
+    if (!token) throw invalidRequest('subject_token is required');
+    const type = param(params, 'subject_token_type');
+    if (!type || !subjectTokenTypes.includes(type)) throw invalidRequest(`subject_token_type must be ${subjectTokenTypes.join(' or ')}`);
+    const requested = param(params, 'requested_token_type');
+    if (requested !== undefined && requested !== accessTokenType) throw invalidRequest(`requested_token_type must be ${accessTokenType}`);
+    let unverified: JWTPayload;
+    try {
+      unverified = decodeJwt(token);
+    } catch {
+      throw invalidRequest('subject_token is not a JWT');
+    }
+    if (typeof unverified.iss !== 'string') throw invalidGrant('the token names no issuer (iss)');
+    const named = param(params, credentialParameter);
+    const rules = await this.rulesFor(unverified.iss, named);
+    if (rules.length === 0) {
+      throw named !== undefined ? invalidTarget(`no FederatedCredential named ${JSON.stringify(named)} trusts tokens of this issuer`) : invalidGrant('no FederatedCredential trusts tokens of this issuer');
+    }
+    const budgetKey = `${unverified.iss}\0${typeof unverified.sub === 'string' ? unverified.sub : ''}`;
+    const wait = this.failures.retryAfter(budgetKey);
+    if (wait !== undefined) throw new OAuthError(429, 'slow_down', `too many failed exchanges for this issuer and subject; retry after ${wait} seconds`, wait);
+    try {
+      return await this.verifyAndMint(token, unverified.iss, rules, named !== undefined, requester);
+    } catch (err) {
+      if (err instanceof OAuthError && err.status === 400) this.failures.fail(budgetKey);
+      throw err;
+    }
+  }
+
+  /** The live rules trusting `issuer` (only the named one, when a name is given). */
+  private async rulesFor(issuer: string, named: string | undefined): Promise<FederatedCredential[]> {
+    const { items } = await this.registry.federatedcredentials.list({ filter: (o) => (o.spec as { issuer?: string } | undefined)?.issuer === issuer && (named === undefined || o.metadata.name === named) });
+    return (items as FederatedCredential[]).filter((r) => !r.metadata.deletionTimestamp);
+  }
+
+  private async verifyAndMint(token: string, issuer: string, rules: FederatedCredential[], named: boolean, requester: ExchangeRequester): Promise<TokenResponse> {
+    const keys = await this.keys.keysOf(issuer).catch(() => {
+      throw new OAuthError(503, 'temporarily_unavailable', "the issuer's discovery document or keys could not be fetched; retry later");
+    });
+    const now = this.now();
+    const audiences = [...new Set(rules.flatMap((r) => r.spec.audiences))];
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, keys, { issuer, audience: audiences, algorithms, clockTolerance: clockSkewSeconds, currentDate: now, requiredClaims: ['exp', 'iat', 'jti'] }));
+    } catch (err) {
+      throw verificationRefusal(err);
+    }
+    if (payload.iat! > now.getTime() / 1000 + clockSkewSeconds) throw invalidGrant('the token was issued in the future (iat)');
+    const tokenAud = [payload.aud ?? []].flat();
+    const candidates = rules.filter((r) => r.spec.audiences.some((a) => tokenAud.includes(a)));
+    const matching = candidates.filter((r) => claimsMismatch(r.spec.claims, payload) === undefined);
+    if (matching.length === 0) {
+      // The caller named the rule: the check that failed is about the token it holds, not news of other rules.
+      const why = named && candidates.length === 1 ? claimsMismatch(candidates[0]!.spec.claims, payload)! : 'the token\'s claims match no FederatedCredential';
+      throw invalidGrant(why);
+    }
+    if (matching.length > 1) throw invalidTarget(`the token matches more than one FederatedCredential: name one with ${credentialParameter}`);
+    const rule = matching[0]!;
+    const ttl = Math.min(rule.spec.ttl ?? 3600, Math.floor(payload.exp! - now.getTime() / 1000));
+    if (ttl < 1) throw invalidGrant('the token has expired');
+    if (!(await this.uses.claim(issuer, payload.jti!, payload.exp! * 1000))) throw invalidGrant('the token was exchanged already: a job token is exchanged once (jti)');
+    const job = describeJob(payload);
+    const minted = await mintFederatedKey(this.registry, rule, job, ttl, { username: `job:${job}`, ...requester }, this.admission).catch((err: unknown) => {
+      // The rule went (or changed) while the exchange ran: nothing is minted on it.
+      if (err instanceof ApiError && err.code === 422) throw invalidGrant('the FederatedCredential is gone');
+      throw err;
+    });
+    return { access_token: minted.key, issued_token_type: accessTokenType, token_type: 'Bearer', expires_in: minted.ttlSeconds };
+  }
+
+  /** Forgets the records of tokens that have expired (the leader's maintenance). */
+  collectUses(): Promise<number> {
+    return this.uses.collect(this.now().getTime(), clockSkewSeconds * 1000);
+  }
+}
+
+/** jose's refusal, as the check that failed. */
+function verificationRefusal(err: unknown): OAuthError {
+  if (err instanceof joseErrors.JWTExpired) return invalidGrant('the token has expired');
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    if (err.claim === 'aud') return invalidGrant("the token's audience is not one a FederatedCredential of this issuer accepts");
+    if (err.claim === 'nbf') return invalidGrant('the token is not valid yet (nbf)');
+    if (err.claim === 'iss') return invalidGrant("the token's issuer does not match");
+    return invalidGrant(`the token's ${err.claim} claim is missing or invalid`);
+  }
+  if (err instanceof joseErrors.JWKSNoMatchingKey || err instanceof joseErrors.JWSSignatureVerificationFailed) return invalidGrant("the token's signature does not verify with the issuer's published keys");
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return invalidGrant("the token's signature algorithm is not accepted");
+  if (err instanceof joseErrors.JWKSTimeout || !(err instanceof joseErrors.JOSEError)) return new OAuthError(503, 'temporarily_unavailable', "the issuer's keys could not be fetched; retry later");
+  return invalidGrant('the token does not verify');
+}
+

@@ -1,0 +1,65 @@
+/**
+ * The signing keys of each trusted issuer, found through its discovery document and fetched with
+ * jose's remote JWKS (cached; refetched on an unknown kid, at most once per cooldown). Only issuers
+ * a FederatedCredential names are ever fetched, so a token naming any issuer costs no request.
+ */
+import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
+import { Agent, fetch as undiciFetch } from 'undici';
+
+/** How long one request to an issuer may take. */
+const issuerTimeoutMs = 5_000;
+/** How long a discovery document is kept before it is read again. */
+const discoveryMaxAgeMs = 3600_000;
+/** Issuers kept at once: rules name few; this bounds the memory should they name many. */
+const maxIssuers = 256;
+
+export interface IssuerKeysOptions {
+  /** PEM certificates to trust for issuers besides the system's (a private CI's CA). */
+  ca?: Buffer | string;
+  /** jose's cooldown between JWKS fetches caused by an unknown kid. */
+  cooldownMs?: number;
+  now?: () => number;
+}
+
+interface Entry {
+  keys: Promise<JWTVerifyGetKey>;
+  at: number;
+}
+
+export class IssuerKeys {
+  private readonly entries = new Map<string, Entry>();
+  private readonly fetch: typeof globalThis.fetch;
+  private readonly now: () => number;
+  private readonly cooldownMs: number | undefined;
+
+  constructor(opts: IssuerKeysOptions = {}) {
+    this.cooldownMs = opts.cooldownMs;
+    const dispatcher = new Agent({ connect: { ...(opts.ca ? { ca: opts.ca } : {}), timeout: issuerTimeoutMs }, headersTimeout: issuerTimeoutMs, bodyTimeout: issuerTimeoutMs });
+    this.fetch = ((url: string, init?: object) => undiciFetch(url, { ...(init ?? {}), dispatcher } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch;
+    this.now = opts.now ?? (() => Date.now());
+  }
+
+  /** The key resolver of an issuer; a failed discovery is forgotten, so the next exchange tries again. */
+  keysOf(issuer: string): Promise<JWTVerifyGetKey> {
+    const known = this.entries.get(issuer);
+    if (known && this.now() - known.at < discoveryMaxAgeMs) return known.keys;
+    if (this.entries.size >= maxIssuers) this.entries.delete(this.entries.keys().next().value!);
+    const keys = this.discover(issuer);
+    this.entries.set(issuer, { keys, at: this.now() });
+    keys.catch(() => {
+      if (this.entries.get(issuer)?.keys === keys) this.entries.delete(issuer);
+    });
+    return keys;
+  }
+
+  private async discover(issuer: string): Promise<JWTVerifyGetKey> {
+    const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    const res = await this.fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(issuerTimeoutMs) });
+    if (res.status !== 200) throw new Error(`the issuer's discovery document answered ${res.status}`);
+    const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
+    // OpenID Connect Discovery 4.3: the document must name the issuer it was fetched for.
+    if (doc.issuer !== issuer) throw new Error("the issuer's discovery document names another issuer");
+    if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri.startsWith('https://')) throw new Error("the issuer's discovery document names no https jwks_uri");
+    return createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: issuerTimeoutMs, ...(this.cooldownMs !== undefined ? { cooldownDuration: this.cooldownMs } : {}), [customFetch]: this.fetch as never });
+  }
+}

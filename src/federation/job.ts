@@ -1,0 +1,22 @@
+/**
+ * The job a token was issued to, in words: what the audit trail, `teamkeys keys` and whoami show
+ * instead of a key name. GitHub's and GitLab's claims read as "repository acme/app on
+ * refs/heads/main, workflow ci, run 42"; any other issuer's as its subject.
+ */
+import type { JWTPayload } from 'jose';
+
+const text = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v).slice(0, 200) : undefined);
+
+export function describeJob(p: JWTPayload): string {
+  const repository = text(p.repository) ?? text(p.project_path);
+  const parts: string[] = [];
+  if (repository) parts.push(`repository ${repository}`);
+  const ref = text(p.ref);
+  if (repository && ref) parts[0] += ` on ${ref}`;
+  const workflow = text(p.workflow) ?? text(p.pipeline_source);
+  if (workflow) parts.push(`workflow ${workflow}`);
+  const run = text(p.run_id) ?? text(p.pipeline_id) ?? text(p.build_number);
+  if (run) parts.push(`run ${run}`);
+  if (parts.length === 0) parts.push(`subject ${text(p.sub) ?? '(none)'}`);
+  return parts.join(', ');
+}

@@ -1,0 +1,67 @@
+/**
+ * The one place a Federated key is made: through the registry and the admission chain every write
+ * meets, exempt only from what it declares below, acting for the rule's team or user with exactly
+ * the rule's scope, owned by the rule (deleting the rule ends it: registry/garbage-collector.ts),
+ * and saying in annotations which job it was minted for.
+ */
+import { ApiError } from '../api/errors.js';
+import { jobAnnotation, mintedKeySpec, ruleAnnotation } from '../api/federated-key.js';
+import type { FederatedCredential, OwnedAccessKey } from '../api/types.js';
+import type { Admit } from '../registry/admission.js';
+import type { Registry } from '../registry/registry.js';
+import type { Requester } from '../registry/write-observer.js';
+import { runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
+
+
+/** The field manager of every write the exchange makes. */
+export const exchangeManager = 'teamkeys-token-exchange';
+
+/**
+ * The plugins a mint is exempt from, and why: escalation judged the rule when it was written (as
+ * the key it mints, never expiring: server/admission/escalation.ts), and no key writes here;
+ * federated-keys refuses type Federated to every API write (the exchange is its one writer);
+ * ownership asks the writer for delete on the key it sets an owner on, and the job holds no key.
+ * owner-references still checks the rule reference names the live rule, so a rule deleted while
+ * the exchange ran mints nothing.
+ */
+export const exchangeExemptions: readonly PluginName[] = ['escalation', 'federated-keys', 'ownership'];
+
+export interface MintedFederatedKey {
+  name: string;
+  key: string;
+  ttlSeconds: number;
+}
+
+export async function mintFederatedKey(
+  registry: Registry,
+  rule: FederatedCredential,
+  job: string,
+  ttlSeconds: number,
+  requester: Requester,
+  admission?: AdmissionContext,
+): Promise<MintedFederatedKey> {
+  const keys = registry.ownedaccesskeys;
+  const name = rule.metadata.name!;
+  const admit: Admit | undefined = admission && (async (write) => {
+    const who = { name: requester.username, groups: [], teams: [], clusterRoles: new Set<string>(), keyName: '' };
+    const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys' }, admission, exchangeExemptions);
+    if (!refused) return;
+    if (typeof refused.refusal !== 'string') throw refused.refusal;
+    throw new ApiError(403, 'Forbidden', refused.refusal);
+  });
+  const { object } = await keys.create(
+    {
+      apiVersion: keys.info.apiVersion,
+      kind: 'OwnedAccessKey',
+      metadata: {
+        generateName: `fed-${name.slice(0, 40)}-`,
+        annotations: { [jobAnnotation]: job, [ruleAnnotation]: `${name}@${rule.metadata.generation ?? 1}` },
+        ownerReferences: [{ apiVersion: rule.apiVersion, kind: 'FederatedCredential', name, uid: rule.metadata.uid! }],
+      },
+      spec: { ...mintedKeySpec(rule), displayName: `${job} (via FederatedCredential ${name})`, ttl: ttlSeconds },
+    },
+    { fieldManager: exchangeManager, requester, ...(admit ? { admit } : {}) },
+  );
+  const created = object as OwnedAccessKey;
+  return { name: created.metadata.name!, key: created.spec.key!, ttlSeconds };
+}

@@ -1,0 +1,117 @@
+/**
+ * The FederatedCredential kind served like the others: discovery, create/get/list with the table,
+ * schema and rule validation (422 naming fields), and writing a rule judged as creating the key it
+ * mints (403 for a writer who could not create that key).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcess, type InProcess } from '../support/in-process.js';
+import { create } from '../auth/fixture.js';
+
+const value = (name: string) => `Value${name.replace(/[^A-Za-z0-9]/g, '')}${'q'.repeat(40)}`;
+export const rule = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'management.service/v1',
+  kind: 'FederatedCredential',
+  metadata: { name },
+  spec: { issuer: 'https://token.actions.githubusercontent.com', audiences: ['teamkeys'], claims: { repository: 'acme/app' }, ...spec },
+});
+
+const rulesOnly = { rules: [{ verbs: ['create'], resources: [{ group: 'management.service', resources: ['federatedcredentials'] }] }] };
+
+describe('FederatedCredential served as a kind', () => {
+  let server: InProcess;
+  const write = async (body: unknown, token?: string) => {
+    const res = await create(server, 'federatedcredentials', body, token);
+    return { status: res.status, body: (await res.json()) as { message?: string; reason?: string; details?: { causes?: { field: string; message: string }[] }; metadata?: { ownerReferences?: { kind: string; name: string }[] } } };
+  };
+
+  beforeAll(async () => {
+    server = await startInProcess();
+    for (const [name, spec] of Object.entries({ payments: { users: ['ana'] }, ops: { users: ['ana'], access: [{ verbs: ['get'], users: ['bob'] }] } })) {
+      expect((await create(server, 'teams', { metadata: { name }, spec })).status).toBe(201);
+    }
+    // bob may update payments (so manage its keys), not ops; ana may update neither.
+    expect((await server.fetch(`${server.api}/teams/payments`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { access: [{ verbs: ['get', 'update'], users: ['bob'] }] } }) })).status).toBe(200);
+    for (const user of ['ana', 'bob']) expect((await create(server, 'ownedaccesskeys', { metadata: { name: user }, spec: { user, key: value(user) } })).status).toBe(201);
+    const narrow = { user: 'bob', ttl: 3600, scope: rulesOnly, key: value('bob-narrow') };
+    expect((await create(server, 'ownedaccesskeys', { metadata: { name: 'bob-narrow' }, spec: narrow })).status).toBe(201);
+  });
+  afterAll(() => server.close());
+
+  it('is listed by discovery with its short name', async () => {
+    const res = (await (await server.fetch(`${server.api}`)).json()) as { resources: { name: string; kind: string; shortNames?: string[]; verbs: string[] }[] };
+    const fc = res.resources.find((r) => r.name === 'federatedcredentials');
+    expect(fc).toMatchObject({ kind: 'FederatedCredential', shortNames: ['fedcred'] });
+    expect(fc!.verbs).toEqual(expect.arrayContaining(['create', 'get', 'list', 'watch', 'patch', 'delete']));
+  });
+
+  it('is created, read back bound to its team, and listed as a table', async () => {
+    const made = await write(rule('payments-ci', { team: 'payments', scope: { roles: [{ role: 'cli' }] }, ttl: 900 }));
+    expect(made.status).toBe(201);
+    expect(made.body.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'Team', name: 'payments' })]);
+    const got = await server.fetch(`${server.api}/federatedcredentials/payments-ci`);
+    expect(got.status).toBe(200);
+    expect(((await got.json()) as { spec: { ttl: number } }).spec.ttl).toBe(900);
+    const table = (await (await server.fetch(`${server.api}/federatedcredentials`, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } })).json()) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+    expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Display Name', 'Issuer', 'User', 'Team', 'TTL', 'Age', 'Audiences']);
+    expect(table.rows[0]!.cells.slice(0, 6)).toEqual(['payments-ci', null, 'https://token.actions.githubusercontent.com', null, 'payments', 900]);
+  });
+
+  it('refuses a rule that is not one, naming each field (422)', async () => {
+    const bad = await write(rule('bad', { issuer: 'http://issuer.example', claims: { aud: 'x', ref: '' }, team: 'payments', user: 'ana', ttl: 5 }));
+    expect(bad.status).toBe(422);
+    const causes = bad.body.details!.causes!.map((c) => `${c.field}: ${c.message}`);
+    expect(causes).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^spec\.ttl: .*60/),
+        expect.stringMatching(/^spec\.issuer: Invalid value: "http:\/\/issuer\.example": must be an https URL/),
+        expect.stringMatching(/^spec\.user: .*exactly one of spec\.team or spec\.user/),
+        expect.stringMatching(/^spec\.claims\.aud: Forbidden: aud is checked by the exchange itself/),
+        expect.stringMatching(/^spec\.claims\.ref: .*may not be empty/),
+      ]),
+    );
+    const pinsNothing = await write(rule('loose', { claims: { repository: '*' }, team: 'payments' }));
+    expect(pinsNothing.status).toBe(422);
+    expect(pinsNothing.body.details!.causes![0]!.message).toContain('must pin at least one claim');
+    const noTeam = await write(rule('orphan', { team: 'nowhere' }));
+    expect(noTeam.status).toBe(422);
+    expect(noTeam.body.details!.causes![0]!.message).toContain('team "nowhere" does not exist');
+  });
+
+  it('a writer who may create the key it mints may write the rule; one who may not is refused (403)', async () => {
+    // bob may update payments, so he may make its keys, and rules minting them.
+    expect((await write(rule('bob-payments', { team: 'payments' }), value('bob'))).status).toBe(201);
+    // He may not update ops: no key of ops, and no rule for it.
+    const ops = await write(rule('bob-ops', { team: 'ops' }), value('bob'));
+    expect(ops.status).toBe(403);
+    expect(ops.body.message).toContain('keys of team "ops" are managed by those who may update the team');
+    // ana is a member of payments, not its manager: she may make none of its keys.
+    const ana = await write(rule('ana-payments', { team: 'payments' }), value('ana'));
+    expect(ana.status).toBe(403);
+    expect(ana.body.message).toContain('keys of team "payments" are managed by those who may update the team');
+    // Her own keys she may make: a rule minting keys for her is hers to write, for no one else.
+    expect((await write(rule('ana-self', { user: 'ana' }), value('ana'))).status).toBe(201);
+    const other = await write(rule('ana-for-bob', { user: 'bob' }), value('ana'));
+    expect(other.status).toBe(403);
+    expect(other.body.message).toContain('keys for another user ("bob") require the accesskeys-admin role');
+  });
+
+  it('a scoped, expiring key writes no rule minting wider or longer-lived keys than itself', async () => {
+    const wider = await write(rule('narrow-wide', { user: 'bob' }), value('bob-narrow'));
+    expect(wider.status).toBe(403);
+    expect(wider.body.message).toContain("needs a scope within that key's scope");
+    // Within its scope, and each minted key lives 10 minutes, but the rule mints them for as long as
+    // it exists: after the writer's key has expired too.
+    const longer = await write(rule('narrow-long', { user: 'bob', scope: rulesOnly, ttl: 600 }), value('bob-narrow'));
+    expect(longer.status).toBe(403);
+    expect(longer.body.message).toContain('must expire no later');
+  });
+
+  it('a change to a rule is judged as a new grant: widening its claims needs the rights again', async () => {
+    const res = await server.fetch(`${server.api}/federatedcredentials/payments-ci`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${value('ana')}`, 'Content-Type': 'application/merge-patch+json' },
+      body: JSON.stringify({ spec: { claims: { repository: 'acme/*' } } }),
+    });
+    expect(res.status).toBe(403);
+  });
+});
