@@ -12,6 +12,7 @@ import { registerImport } from './commands/import.js';
 import { registerKeys } from './commands/keys.js';
 import { registerLogin } from './commands/login.js';
 import { registerRotate } from './commands/rotate.js';
+import { registerRequest } from './commands/request.js';
 import { registerServe } from './commands/serve.js';
 import { registerSync } from './commands/sync.js';
 import { registerVersion } from './commands/version.js';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerKeys(program);
   registerDelete(program);
   registerRotate(program);
+  registerRequest(program);
   registerLogin(program);
   registerAccessReview(program);
   registerVersion(program);
