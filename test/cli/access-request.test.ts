@@ -25,7 +25,7 @@ describe('teamkeys request and approve', () => {
     served = await startServe(['--insecure-http', '--log-level', 'warn']);
     const make = async (path: string, body: unknown) => expect((await api(path, undefined, { method: 'POST', body: JSON.stringify(body) })).status).toBe(201);
     await make('teams', { metadata: { name: 'payments' }, spec: { owner: { user: 'bob' } } });
-    await make('teams', { metadata: { name: 'ledger' }, spec: { access: [{ verbs: ['get', 'update'], teams: ['payments'] }] } });
+    await make('teams', { metadata: { name: 'ledger' }, spec: { access: [{ verbs: ['get', 'update'], teams: ['payments'], users: ['bob'] }] } });
     for (const who of ['alice', 'bob']) {
       await make('ownedaccesskeys', { metadata: { name: `${who}-key` }, spec: { user: who, key: keyOf(who) } });
       writeFileSync(join(dir, `${who}.key`), keyOf(who));

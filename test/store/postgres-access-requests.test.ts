@@ -19,7 +19,7 @@ describe('AccessRequest on two replicas of one PostgreSQL database', () => {
     const [a, b] = replicas();
     const make = async (path: string, body: unknown) => expect((await call(a, path, undefined, { method: 'POST', body: JSON.stringify(body) })).status).toBe(201);
     await make('teams', { metadata: { name: 'payments' }, spec: { owner: { user: 'bob' } } });
-    await make('teams', { metadata: { name: 'ledger' }, spec: { access: [{ verbs: ['get'], teams: ['payments'] }] } });
+    await make('teams', { metadata: { name: 'ledger' }, spec: { access: [{ verbs: ['get'], teams: ['payments'], users: ['bob'] }] } });
     for (const who of ['alice', 'bob']) await make('ownedaccesskeys', { metadata: { name: `${who}-key` }, spec: { user: who, key: keyOf(who) } });
     const asked = await call(b, 'accessrequests', 'alice', { method: 'POST', body: JSON.stringify({ apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name: 'alice-payments' }, spec: { team: 'payments', duration: '4s', reason: 'INC-1234' } }) });
     expect(asked.status).toBe(201);
