@@ -24,12 +24,13 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     expect(await served.stop()).toBe(0);
   });
 
-  it('api-resources lists both kinds with short names, cluster-scoped', () => {
+  it('api-resources lists every kind with short names, cluster-scoped', () => {
     const r = k('api-resources', '--api-group=management.service');
     expect(r.code).toBe(0);
     const rows = r.stdout.trim().split('\n').map((l) => l.split(/\s+/));
     expect(rows[0]).toEqual(['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND']);
     expect(rows.slice(1)).toEqual([
+      ['accessrequests', 'areq', 'management.service/v1', 'false', 'AccessRequest'],
       ['ownedaccesskeys', 'oak', 'management.service/v1', 'false', 'OwnedAccessKey'],
       ['teams', 'tm', 'management.service/v1', 'false', 'Team'],
     ]);
