@@ -98,7 +98,12 @@ export class Authenticator {
   private async withRequests(identity: Identity, now: Date): Promise<Identity> {
     const user = identity.user;
     if (user === undefined) return identity;
-    const { items } = await this.registry.accessrequests.list({ filter: (o) => (o.spec as { user?: string } | undefined)?.user === user });
+    // Temporary access only adds: a store that cannot list requests now gives the identity its
+    // standing rights alone (fail closed), rather than taking every request down with it.
+    const items = await this.registry.accessrequests
+      .list({ filter: (o) => (o.spec as { user?: string } | undefined)?.user === user })
+      .then((l) => l.items)
+      .catch(() => []);
     return withTemporaryAccess(identity, activeGrants(items, user, now), this.teams);
   }
 

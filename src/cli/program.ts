@@ -13,6 +13,7 @@ import { registerKeys } from './commands/keys.js';
 import { registerLogin } from './commands/login.js';
 import { registerRotate } from './commands/rotate.js';
 import { registerScan } from './commands/scan.js';
+import { registerRequest } from './commands/request.js';
 import { registerServe } from './commands/serve.js';
 import { registerSync } from './commands/sync.js';
 import { registerVersion } from './commands/version.js';
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerDelete(program);
   registerRotate(program);
   registerScan(program);
+  registerRequest(program);
   registerLogin(program);
   registerAccessReview(program);
   registerVersion(program);

@@ -167,6 +167,11 @@ export class HttpClient implements ApiClient {
   }
 
   /** The name of the access key this client authenticates with (SelfSubjectReview's extra), or undefined when the server does not say. */
+  /** PUT accessrequests/NAME/approval: the object with an Approved or Denied condition added (as kube approves a CSR). */
+  async decideAccessRequest(name: string, obj: KubeObject): Promise<KubeObject> {
+    return (await this.send('PUT', `accessrequests/${encodeURIComponent(name)}/approval`, { type: 'application/json', value: obj })) as KubeObject;
+  }
+
   private accessKeyName(): Promise<string | undefined> {
     this.ownKeyName ??= (async () => {
       const review = { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' };

@@ -6,10 +6,11 @@
  * nothing written with a Login key works once that sign-in has ended. test/long runs many more cases.
  */
 import { describe, it } from 'vitest';
-import { assertNoEscalation, assertSignInEnds } from './model/property.js';
+import { assertNoEscalation, assertRequestsBounded, assertSignInEnds } from './model/property.js';
 
 const modelRuns = Number(process.env.ESCALATION_MODEL_RUNS ?? 120);
 const signInRuns = Number(process.env.ESCALATION_SIGNIN_RUNS ?? 60);
+const requestRuns = Number(process.env.ESCALATION_REQUEST_RUNS ?? 60);
 
 describe('no key ever holds more than its maker (model-based)', () => {
   it(`holds over ${modelRuns} random worlds and write sequences`, async () => {
@@ -18,5 +19,9 @@ describe('no key ever holds more than its maker (model-based)', () => {
 
   it(`nothing written with a Login key works once its sign-in ends, over ${signInRuns} random worlds of sign-ins and key-setting writes`, async () => {
     await assertSignInEnds(signInRuns, { endOnFailure: process.env.ESCALATION_MODEL_SHRINK !== '1' });
+  }, 120_000);
+
+  it(`no AccessRequest approval gives more than its approver holds, and nothing outlives expiresAt, over ${requestRuns} random worlds of requests and approvals`, async () => {
+    await assertRequestsBounded(requestRuns, { endOnFailure: process.env.ESCALATION_MODEL_SHRINK !== '1' });
   }, 120_000);
 });

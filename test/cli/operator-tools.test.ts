@@ -143,7 +143,7 @@ describe('the tools of a GitOps operator', () => {
       expect(r.stderr).toBe('');
       return r.stdout.split('\n').filter(Boolean).sort();
     };
-    expect(complete('d')).toEqual(['delete', 'diff']);
+    expect(complete('d')).toEqual(['delete', 'deny', 'diff']);
     expect(complete('plan', '--so')).toEqual(['--source', '--source-id']);
     expect(complete('plan', '-o', '')).toEqual(['json', 'markdown', 'text', 'yaml']);
     expect(complete('get', 'o')).toEqual(['oak', 'ownedaccesskey', 'ownedaccesskeys']);

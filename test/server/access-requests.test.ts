@@ -32,7 +32,7 @@ describe('AccessRequest', () => {
     server = await startInProcess({ now: clock.now });
     // payments' members may update team ledger, and so manage its keys.
     await make('teams', { metadata: { name: 'payments' }, spec: { owner: { user: 'bob' }, users: ['carol'], accessRequests: { approvers: ['erin'] } } });
-    await make('teams', { metadata: { name: 'ledger' }, spec: { access: [{ verbs: ['get', 'update'], teams: ['payments'] }] } });
+    await make('teams', { metadata: { name: 'ledger' }, spec: { access: [{ verbs: ['get', 'update'], teams: ['payments'], users: ['bob', 'erin'] }] } });
     await make('teams', { metadata: { name: 'vault' }, spec: { owner: { user: 'bob' }, accessRequests: { maxDuration: '1h', requiredApprovals: 2, approvers: ['erin'] } } });
     for (const who of ['alice', 'bob', 'eve', 'erin']) await make('ownedaccesskeys', { metadata: { name: `${who}-key` }, spec: { user: who, key: keyOf(who) } });
     await make('ownedaccesskeys', { metadata: { name: 'ledger-ci' }, spec: { team: 'ledger' } });
@@ -111,6 +111,18 @@ describe('AccessRequest', () => {
     const short = await ask('alice', { team: 'payments', duration: '500ms', reason: 'INC-9' });
     expect(short.status).toBe(422);
     expect((await ask('alice', { team: 'payments', duration: '90m', reason: 'INC-9' })).status).toBe(201);
+  });
+
+  it('refuses an approval that would grant the requester what the approver does not hold', async () => {
+    // gina owns team ops, which ledger's access rule names: approving a request for ops would give update on ledger.
+    await make('teams', { metadata: { name: 'ops' }, spec: { owner: { user: 'gina' } } });
+    const patched = await server.fetch(url('teams/ledger'), { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { access: [{ verbs: ['get', 'update'], teams: ['payments', 'ops'], users: ['bob', 'erin'] }] } }) });
+    expect(patched.status).toBe(200);
+    await make('ownedaccesskeys', { metadata: { name: 'gina-key' }, spec: { user: 'gina', key: keyOf('gina') } });
+    const name = ((await (await ask('alice', { team: 'ops', duration: '1h', reason: 'INC-6' })).json()) as { metadata: { name: string } }).metadata.name;
+    const refused = await decide('gina', name);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { message: string }).message).toContain('approving this request would grant "get", "update" on team "ledger"');
   });
 
   it('refuses a request for someone else without the right to add them, and allows it to the team owner', async () => {

@@ -30,6 +30,7 @@ describe('kubectl v1.32 against teamkeys serve', () => {
     const rows = r.stdout.trim().split('\n').map((l) => l.split(/\s+/));
     expect(rows[0]).toEqual(['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND']);
     expect(rows.slice(1)).toEqual([
+      ['accessrequests', 'areq', 'management.service/v1', 'false', 'AccessRequest'],
       ['federatedcredentials', 'fedcred', 'management.service/v1', 'false', 'FederatedCredential'],
       ['ownedaccesskeys', 'oak', 'management.service/v1', 'false', 'OwnedAccessKey'],
       ['teams', 'tm', 'management.service/v1', 'false', 'Team'],

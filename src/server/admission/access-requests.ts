@@ -1,12 +1,12 @@
 /**
  * AccessRequests (api/access-request.ts): a new request names a team that exists, a duration the
  * team allows and roles the team has; an approval is judged as adding a member to the team is
- * (auth/escalation.ts): its approver must hold the roles the membership brings.
+ * (auth/escalation.ts): its approver must hold what the membership confers.
  */
 import { durationRefusal } from '../../api/access-request.js';
 import { invalid } from '../../api/errors.js';
 import type { AccessRequest } from '../../api/types.js';
-import { grantsAnything, lacking, type Atom } from '../../auth/grants.js';
+import { grantsAnything, lacking, membershipGrants, type Atom } from '../../auth/grants.js';
 import type { AdmissionPlugin } from './chain.js';
 
 export const accessRequestsPlugin: AdmissionPlugin = {
@@ -27,11 +27,11 @@ export const accessRequestsPlugin: AdmissionPlugin = {
     }
     if (subresource !== 'approval') return undefined;
     if (req.spec.user !== undefined && req.spec.user === who.user) return 'a request may not be approved by its own requester';
-    // The approval adds a member for a while, and is judged as adding one is (escalation.ts
-    // teamEscalation): the approver must hold the roles the membership brings (all the team's, or the subset).
-    const roles = req.spec.roles ?? (team?.spec?.clusterRoles ?? []).map((r) => r.name);
-    const atoms: Atom[] = [...new Set(roles)].sort().map((role) => ({ kind: 'role', role }));
+    // The approval adds a member for a while, and is judged as adding one is (auth/escalation.ts
+    // teamEscalation): the approver must hold what membership confers (the team's roles, and
+    // ownership of and access to other teams naming it), or the roles of the subset.
+    const atoms: Atom[] = req.spec.roles ? [...new Set(req.spec.roles)].sort().map((role) => ({ kind: 'role', role })) : membershipGrants(req.spec.team, ctx.teams, ctx.authorizer);
     const missing = lacking(who, atoms, ctx.teams, ctx.authorizer, true);
-    return missing ? `approving this request grants ${missing}, which requires holding them` : undefined;
+    return missing ? `approving this request would grant ${missing}, which you do not hold` : undefined;
   },
 };

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { describeFindings, play } from './run.js';
-import { scenario, signInScenario, type Scenario } from './world.js';
+import { requestScenario, scenario, signInScenario, type Scenario } from './world.js';
 
 /**
  * Plays `numRuns` generated worlds; after each accepted write nobody may hold what the writer did
@@ -25,3 +25,6 @@ export async function assertNoEscalation(numRuns: number, opts: { endOnFailure?:
  * nothing written with a Login key works once that sign-in has ended.
  */
 export const assertSignInEnds = (numRuns: number, opts: { endOnFailure?: boolean } = {}) => assertNoEscalation(numRuns, { ...opts, scenarios: signInScenario });
+
+/** The same property over access-request scenarios (world.ts requestScenario): requests, approvals and their expiry. */
+export const assertRequestsBounded = (numRuns: number, opts: { endOnFailure?: boolean } = {}) => assertNoEscalation(numRuns, { ...opts, scenarios: requestScenario });

@@ -3,6 +3,7 @@ import { keyValue, later, permissions, seed, settled, startModel, terminatingGra
 import { collect, reachViolations, resolveMeta, snapshot, type Stored } from './reach.js';
 import { disabledKeys, keySettingWrite, loginKeys, outlivingSignIn, serverAct, signInOf, type Written } from './sign-in.js';
 import { teamNames, type Scenario, type Write } from './world.js';
+import { isApprover } from '../../../src/api/access-request.js';
 
 export interface Finding extends Violation {
   writer: string;
@@ -55,6 +56,21 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
     case 'deleteKey': {
       const key = choose(perms, 'delete', 'ownedaccesskeys', keys, w.pick);
       return { status: (await m.request('DELETE', `/ownedaccesskeys/${key}?propagationPolicy=${w.policy}`, undefined, as)).status };
+    }
+    case 'requestAccess': {
+      const spec = { team: w.team, duration: w.duration, reason: 'model', ...(w.forUser ? { user: w.forUser } : {}) };
+      return { status: (await m.request('POST', '/accessrequests', { apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name: `r${n}` }, spec }, as)).status };
+    }
+    case 'approveRequest': {
+      const pending = (await m.registry.accessrequests.list()).items.filter((r) => (r.status as { phase?: string } | undefined)?.phase === 'Pending');
+      if (pending.length === 0) return { status: 404 };
+      // Among the requests the writer may approve, if any (as choose() does), so approvals get tried.
+      const who = await m.auth.authenticator.reauthenticate(`Bearer ${as}`).then((r) => r.identity, () => undefined);
+      const mine = pending.filter((r) => who && isApprover(m.auth.teams.get((r.spec as { team: string }).team), who.user, who.teams));
+      const from = mine.length > 0 ? mine : pending;
+      const req = from[w.pick % from.length]!;
+      const body = { ...req, status: { conditions: [{ type: 'Approved', status: 'True' }] } };
+      return { status: (await m.request('PUT', `/accessrequests/${req.metadata.name}/approval`, body, as)).status };
     }
     case 'setKeyValue':
     case 'reEnable':
@@ -129,6 +145,10 @@ export async function play(s: Scenario): Promise<Finding[]> {
         ...(key ? violations(writer, beforeLater, afterLater, { when: 'later', onlyKeys: [key], ...(created ? { created } : {}) }) : []),
       ];
       findings.push(...found.map((f) => ({ ...f, writer, write, status })));
+      // Nothing outlives expiresAt: an approval (every request in the model ends within 2h) adds nothing at `then`.
+      if (write.op === 'approveRequest') {
+        for (const [k, held] of afterLater) for (const probe of held) if (!beforeLater.get(k)?.has(probe)) findings.push({ key: k, probe, when: 'later', writer, write, status });
+      }
       findings.push(...(await ending(write, writer, status)));
       if (findings.length > 0) break;
     }

@@ -136,6 +136,9 @@ export type Write =
   | { op: 'deleteKey'; pick: number; policy: Policy }
   /** A merge patch of metadata only: ownerReferences and finalizers, on a team or a key. */
   | { op: 'patchMeta'; plural: 'teams' | 'ownedaccesskeys'; pick: number; meta: MetaDraw; dropFinalizers: boolean }
+  /** An AccessRequest for a team, for the writer's own user or another one, and its approval by the writer. */
+  | { op: 'requestAccess'; team: string; forUser?: string | undefined; duration: '30s' | '1h' }
+  | { op: 'approveRequest'; pick: number }
   | SignInWrite;
 
 /**
@@ -171,6 +174,11 @@ const keyPatch = fc.oneof(
 
 const policy = fc.constantFrom(...propagationPolicies);
 
+const requestWrites = {
+  request: fc.record({ op: fc.constant('requestAccess' as const), team: fc.constantFrom(...teamNames), forUser: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, fc.constantFrom(...users)), duration: fc.constantFrom('30s' as const, '1h' as const) }),
+  approve: fc.record({ op: fc.constant('approveRequest' as const), pick: fc.nat(9) }),
+};
+
 export const write: fc.Arbitrary<Write> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('createTeam' as const), pick: fc.nat(9), spec: teamSpec, ownsItself: fc.boolean(), meta: maybeMeta }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('patchTeam' as const), pick: fc.nat(9), patch: teamField.map((f) => ({ spec: f })) }) },
@@ -178,6 +186,8 @@ export const write: fc.Arbitrary<Write> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ op: fc.constant('createKey' as const), spec: keySpec, forSelf: fc.boolean(), meta: maybeMeta }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('patchKey' as const), pick: fc.nat(9), patch: keyPatch.map((p) => ({ spec: p })) }) },
   fc.record({ op: fc.constant('deleteKey' as const), pick: fc.nat(9), policy }),
+  { weight: 2, arbitrary: requestWrites.request },
+  { weight: 2, arbitrary: requestWrites.approve },
   {
     weight: 3,
     arbitrary: fc.record({ op: fc.constant('patchMeta' as const), plural: fc.constantFrom('teams' as const, 'ownedaccesskeys' as const), pick: fc.nat(9), meta: metaDraw, dropFinalizers: fc.boolean() }),
@@ -220,4 +230,14 @@ export const signInScenario: fc.Arbitrary<Scenario> = fc.record({
     }),
     { minLength: 2, maxLength: 10 },
   ),
+});
+
+/**
+ * Scenarios about temporary access: mostly AccessRequests (for oneself or another user) and their
+ * approvals, among the other writes; every step is judged by the same property, and an approval
+ * must add nothing at a time past every request's expiresAt (run.ts).
+ */
+export const requestScenario: fc.Arbitrary<Scenario> = fc.record({
+  world,
+  writes: fc.array(fc.record({ by: fc.nat(9), write: fc.oneof({ weight: 3, arbitrary: requestWrites.request }, { weight: 4, arbitrary: requestWrites.approve }, { weight: 1, arbitrary: write }) }), { minLength: 3, maxLength: 10 }),
 });
