@@ -22,6 +22,9 @@ import { KeyIndex, touchedIdentities } from './access-identities.js';
 import { viaText } from './access-via.js';
 import type { Plan } from './plan.js';
 import { plannedObjects } from './planned-state.js';
+import { rank } from './access-rank.js';
+
+export { rank };
 
 /** One verb on one object (or one cluster role) an identity gains or loses. */
 export interface AccessEntry {
@@ -248,16 +251,6 @@ function objectNames(object: string): string[] {
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const writes = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
-
-/** Most powerful first: management-admin, then writes on keys and other roles, writes on Teams, reads. */
-export function rank(e: Pick<AccessEntry, 'resource' | 'name' | 'verb'>): number {
-  if (e.resource === 'clusterroles') return e.name === 'management-admin' ? 0 : 1;
-  if (e.resource === 'ownedaccesskeys' && writes.has(e.verb)) return 1;
-  if (writes.has(e.verb)) return 2;
-  return 3;
-}
-
 /** The names a source's objects hold (names, members, owners, rules, keys' users and teams): what a pull request may show. */
 export function namedIn(desired: { obj: KubeObject }[]): (name: string) => boolean {
   const names = new Set<string>();

@@ -5,7 +5,7 @@
  * holds every entry.
  */
 import type { AccessChange, AccessEntry } from '../plan/access-change.js';
-import { rank } from '../plan/access-change.js';
+import { rank } from '../plan/access-rank.js';
 import { verbs as allVerbs } from '../../auth/roles.js';
 import { codeValue, md, mdJoin, type Md } from './markdown-escape.js';
 
