@@ -32,7 +32,7 @@ export async function answers(s: Served, askers: Asker[], keys: OwnedAccessKey[]
 }
 
 /** What disagrees between the plan's change and the answers that moved (empty: they agree). */
-export function disagreements(change: AccessChange, askers: Asker[], before: Answers, after: Answers, keys: Map<string, OwnedAccessKey>): string[] {
+export function disagreements(change: AccessChange, askers: Asker[], before: Answers, after: Answers, keys: Map<string, OwnedAccessKey>, goneKeys: ReadonlySet<string> = new Set()): string[] {
   const out: string[] = [];
   const entries = (list: AccessEntry[], identity: string) => list.filter((e) => e.identity === identity && e.resource !== 'clusterroles');
   const witnessed = new Set<AccessEntry>();
@@ -48,6 +48,8 @@ export function disagreements(change: AccessChange, askers: Asker[], before: Ans
       const speaks = (e: AccessEntry) => !(q.name && e.via.length > 0 && e.via.every((v) => v === 'the open list'));
       const matching = (list: AccessEntry[]) => entries(list, a.identity).filter((e) => e.verb === verb && objects.includes(e.object) && speaks(e));
       if (now === undefined || was === now) continue;
+      // A key deleted with its team: the object is gone, no one's right to it moved.
+      if (resource === 'ownedaccesskeys' && goneKeys.has(name)) continue;
       const lines = matching(now ? change.gains : change.losses);
       lines.forEach((e) => witnessed.add(e));
       if (lines.length === 0) out.push(`${a.keyName} (${a.identity}): can-i ${verb} ${target} went ${was} -> ${now}, the plan lists no ${now ? 'gain' : 'loss'} for it`);
@@ -57,6 +59,12 @@ export function disagreements(change: AccessChange, askers: Asker[], before: Ans
   const asks = new Set(askers.map((a) => a.identity));
   for (const e of [...change.gains, ...change.losses]) {
     if (!asks.has(e.identity) || e.resource === 'clusterroles' || witnessed.has(e)) continue;
+    // A create of a key is asked without its content and judged as one of the asker's own, which a
+    // user may always create: no answer can show a right to create everyone's keys come or go.
+    if (e.verb === 'create' && e.object === 'ownedaccesskeys/*') continue;
+    // The keys of a team (or user) all deleted with it, or of every team (`*`): no key by name answers for them all.
+    const whose = /^ownedaccesskeys\[(team|user)=(.+)\]$/.exec(e.object);
+    if (whose && ![...keys.values()].some((k) => k.spec?.[whose[1] as 'team' | 'user'] === whose[2] && !goneKeys.has(k.metadata.name!))) continue;
     out.push(`the plan lists ${change.gains.includes(e) ? 'a gain' : 'a loss'} no answer shows: ${e.identity} ${e.verb} ${e.object} (via ${e.via.join('; ')})`);
   }
   return out;

@@ -19,6 +19,7 @@ import { grantsFor } from '../../review/compute.js';
 import type { Step } from '../../review/model.js';
 import { waysIn } from '../../review/paths.js';
 import { KeyIndex, touchedIdentities } from './access-identities.js';
+import { namedIn, objectNames, stepNames } from './access-names.js';
 import { viaText } from './access-via.js';
 import type { Plan } from './plan.js';
 import { plannedObjects } from './planned-state.js';
@@ -45,6 +46,8 @@ export interface AccessEntry {
   /** Each way the identity holds it (in the world that has it): `team payments-admins (group eng-leads), access rule 0 of team payments`. */
   via: string[];
 }
+
+export { namedIn };
 
 export interface AccessChange {
   /** Identities asked (touched by the plan) and identities whose rights moved. */
@@ -238,30 +241,4 @@ function refused(key: OwnedAccessKey, world: World, now: Date, created: boolean)
   return keyRefusal(bound, now, undefined, world) !== undefined;
 }
 
-/** The names a path shows: teams, users and keys of its steps. */
-function stepNames(path: Step[]): string[] {
-  return path.flatMap((s) => [s.step === 'member' || s.step === 'role' || s.step === 'teamKeys' ? s.team : undefined, s.step === 'owner' || s.step === 'access' ? s.of : undefined, 'user' in s ? s.user : undefined, 'team' in s && s.step !== 'teamKeys' ? s.team : undefined, s.step === 'scope' ? s.key : undefined, s.step === 'member' && s.by.startsWith('group:') ? s.by.slice(6) : undefined].filter((n): n is string => n !== undefined && n !== '*'));
-}
-
-/** The names an object shows: a Team's, or the team or user whose keys it is. */
-function objectNames(object: string): string[] {
-  const m = /^teams\/(.+)$|^ownedaccesskeys\[(?:team|user)=(.+)\]$/.exec(object);
-  const n = m?.[1] ?? m?.[2];
-  return n && n !== '*' ? [n] : [];
-}
-
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-/** The names a source's objects hold (names, members, owners, rules, keys' users and teams): what a pull request may show. */
-export function namedIn(desired: { obj: KubeObject }[]): (name: string) => boolean {
-  const names = new Set<string>();
-  const walk = (v: unknown): void => {
-    if (typeof v === 'string') names.add(v);
-    else if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
-  };
-  for (const d of desired) {
-    names.add(d.obj.metadata.name!);
-    walk(d.obj.spec);
-  }
-  return (name) => names.has(name);
-}
