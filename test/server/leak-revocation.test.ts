@@ -48,7 +48,7 @@ describe('POST /auth/revoke', () => {
 
     const res = await revoke(s, new URLSearchParams({ token: key, token_type_hint: 'access_token', source_url: 'https://github.com/acme/app/blob/main/.env#L3' }).toString());
     expect(res.status).toBe(200);
-    expect(await res.text()).toBe('{}');
+    expect(await res.text()).toBe('{}\n'); // JSON bodies end in a newline, as kube-apiserver's do
 
     expect(await use(s, key)).toEqual({ status: 401, message: 'access key is disabled' });
     const error = await w.next((e) => e.type === 'ERROR', 5000);
@@ -85,7 +85,7 @@ describe('POST /auth/revoke', () => {
     for (const token of ['not-a-key-at-all', generateKey(), mistyped]) {
       const res = await revoke(s, new URLSearchParams({ token }).toString());
       expect(res.status).toBe(200);
-      expect(await res.text()).toBe('{}');
+      expect(await res.text()).toBe('{}\n'); // JSON bodies end in a newline, as kube-apiserver's do
     }
     expect((await use(s, key)).status).toBe(200);
     expect(await annotationsOf(s, 'rita-other')).toEqual(before);
