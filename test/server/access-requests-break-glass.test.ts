@@ -113,6 +113,18 @@ describe('break-glass AccessRequest', () => {
     expect(((await (await get('bob', 'accessrequests')).json()) as { items: unknown[] }).items).toHaveLength(1);
   });
 
+  it('still owes its review once Expired, and takes it then', async () => {
+    const name = ((await (await ask('alice', { team: 'payments', breakGlass: true, duration: '10m', reason: 'INC-3' })).json()) as Request).metadata.name;
+    clock.advance(10 * 60_000);
+    await server.accessRequestExpiry.sweep();
+    expect(((await (await get('bob', `accessrequests/${name}`)).json()) as Request).status.phase).toBe('Expired');
+    expect(await owing()).toEqual([name]);
+    const reviewed = (await (await review('bob', name)).json()) as Request;
+    expect(reviewed.status.phase).toBe('Expired');
+    expect(reviewed.status.conditions).toContainEqual(expect.objectContaining({ type: 'NeedsReview', status: 'False', message: 'reviewed by bob' }));
+    expect(await owing()).toEqual([]);
+  });
+
   it('judges naming a break-glass user as adding a member: the writer must hold what membership confers', async () => {
     // gina owns ops, which ledger's access rule names, and holds nothing on ledger herself.
     const patch = (spec: unknown) => server.fetch(url('teams/ops'), { method: 'PATCH', headers: { ...as('gina'), 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec }) });
