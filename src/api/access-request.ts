@@ -23,10 +23,19 @@ export function goDurationMs(text: string): number | undefined {
   return Math.round(total);
 }
 
-/** The longest a request for `team` may last. */
-export function teamMaxMs(team: Team | undefined): number {
+/** The longest a request for `team` may last; a break-glass one at most the shorter of the team's two maximums. */
+export function teamMaxMs(team: Team | undefined, breakGlass = false): number {
   const declared = team?.spec?.accessRequests?.maxDuration;
-  return (declared !== undefined ? goDurationMs(declared) : undefined) ?? defaultRequestMs;
+  const max = (declared !== undefined ? goDurationMs(declared) : undefined) ?? defaultRequestMs;
+  return breakGlass ? Math.min(max, breakGlassMaxMs(team)) : max;
+}
+
+/** The default length of a break-glass request, and its default maximum: short, as it needs no approval. */
+export const defaultBreakGlassMs = 3_600_000;
+
+function breakGlassMaxMs(team: Team | undefined): number {
+  const declared = team?.spec?.accessRequests?.breakGlass?.maxDuration;
+  return (declared !== undefined ? goDurationMs(declared) : undefined) ?? defaultBreakGlassMs;
 }
 
 /** How many different approvers a request for `team` needs. */
@@ -40,10 +49,14 @@ export function isApprover(team: Team | undefined, user: string | undefined, tea
   return (team.spec?.accessRequests?.approvers ?? []).includes(user);
 }
 
-/** The duration a request lasts once active: spec.duration, else the default capped by the team's maximum. */
+/**
+ * The duration a request lasts once active: spec.duration, else the default capped by the team's
+ * maximum; a break-glass one, activated before the Team is read (breakGlassStatus), 1h by default.
+ */
 export function requestMs(req: AccessRequest, team: Team | undefined): number {
   const asked = req.spec.duration;
-  return asked !== undefined ? (goDurationMs(asked) ?? 0) : Math.min(defaultRequestMs, teamMaxMs(team));
+  if (asked !== undefined) return goDurationMs(asked) ?? 0;
+  return req.spec.breakGlass ? defaultBreakGlassMs : Math.min(defaultRequestMs, teamMaxMs(team));
 }
 
 /** Why a request's duration is not allowed for `team`, or undefined. */
@@ -52,7 +65,8 @@ export function durationRefusal(req: AccessRequest, team: Team | undefined): str
   if (asked !== undefined && goDurationMs(asked) === undefined) return `spec.duration "${asked}" is not a duration such as 4h, 30m or 20s`;
   const ms = requestMs(req, team);
   if (ms < minRequestMs) return `spec.duration ${asked} is shorter than the minimum of 1s`;
-  const max = teamMaxMs(team);
+  const max = teamMaxMs(team, req.spec.breakGlass === true);
+  if (ms > max && req.spec.breakGlass) return `a break-glass request lasts at most ${max / 1000}s on team "${req.spec.team}" (breakGlass.maxDuration ${team?.spec?.accessRequests?.breakGlass?.maxDuration ?? '1h'}, maxDuration ${team?.spec?.accessRequests?.maxDuration ?? '8h'}); ask for less with spec.duration`;
   if (ms > max) return `spec.duration ${asked} is longer than team "${req.spec.team}" allows (maxDuration ${team?.spec?.accessRequests?.maxDuration ?? '8h'})`;
   return undefined;
 }
@@ -76,6 +90,39 @@ function withCondition(conditions: Condition[] | undefined, c: Condition): Condi
 
 /** The status a new request starts with. */
 export const pendingStatus = (): NonNullable<AccessRequest['status']> => ({ phase: 'Pending', approvals: [] });
+
+/** Whether a break-glass request still owes its review. */
+export const owesReview = (req: AccessRequest): boolean => req.status?.conditions?.some((c) => c.type === 'NeedsReview' && c.status === 'True') === true;
+
+/**
+ * The status a break-glass request starts with: Active at once from its creation (`now`), owing a
+ * review. Whether its team allows it, for whom and how long, is the admission chain's to judge
+ * (server/admission/access-requests.ts), on this very status.
+ */
+export function breakGlassStatus(req: AccessRequest, now: Date): NonNullable<AccessRequest['status']> {
+  const at = time(now);
+  return {
+    phase: 'Active',
+    approvals: [],
+    activatedAt: at,
+    expiresAt: time(new Date(now.getTime() + requestMs(req, undefined))),
+    conditions: [
+      { type: 'BreakGlass', status: 'True', reason: 'BreakGlass', message: 'active at once without approval', lastTransitionTime: at, lastUpdateTime: at },
+      { type: 'NeedsReview', status: 'True', reason: 'BreakGlass', message: `break-glass use of team "${req.spec.team}" owes a review by one of its approvers`, lastTransitionTime: at, lastUpdateTime: at },
+    ],
+  };
+}
+
+/**
+ * The status after `reviewer` reviews a break-glass request at `now` (its approval subresource,
+ * whether it is still Active or already Expired): the review is owed no more. Nothing else changes.
+ */
+export function reviewed(req: AccessRequest, reviewer: string, now: Date): NonNullable<AccessRequest['status']> {
+  const status = structuredClone(req.status ?? pendingStatus());
+  if (!owesReview(req)) return status;
+  status.conditions = withCondition(status.conditions, { type: 'NeedsReview', status: 'False', reason: 'Reviewed', message: `reviewed by ${reviewer}`, lastTransitionTime: time(now), lastUpdateTime: time(now) });
+  return status;
+}
 
 /**
  * The status after `approver` approves at `now`: the same approver twice counts once; once the team's

@@ -3,7 +3,8 @@
  * and `teamkeys get` show. Priority 1 columns appear only with `-o wide`.
  */
 import type { ApiKind } from './resources.js';
-import type { KubeObject } from './types.js';
+import type { AccessRequest, KubeObject } from './types.js';
+import { owesReview } from './access-request.js';
 
 export interface Column {
   name: string;
@@ -102,6 +103,7 @@ export const accessRequestColumns: Column[] = [
   { name: 'Team', type: 'string', description: 'The team asked for.', priority: 0, cell: (o) => text(spec(o).team) },
   { name: 'Phase', type: 'string', description: 'Pending, Active, Denied, Expired or Revoked.', priority: 0, cell: (o) => text(status(o).phase) },
   { name: 'Expires', type: 'string', description: 'When an active request ends.', priority: 0, cell: (o) => text(status(o).expiresAt) },
+  { name: 'Review', type: 'string', description: 'A break-glass request: Owed until an approver reviews it, then Done.', priority: 0, cell: (o) => (spec(o).breakGlass === true ? (owesReview(o as AccessRequest) ? 'Owed' : 'Done') : '') },
   age,
   { name: 'Reason', type: 'string', description: 'Why the access is needed.', priority: 1, cell: (o) => text(spec(o).reason) },
 ];

@@ -2,7 +2,8 @@
 import type { StoredApiObject } from './secrets.js';
 import { badRequest } from './errors.js';
 import { labelValueErrors, qualifiedNameErrors } from './names.js';
-import type { KubeObject } from './types.js';
+import type { AccessRequest, KubeObject } from './types.js';
+import { owesReview } from './access-request.js';
 
 export type Matcher = (obj: KubeObject) => boolean;
 
@@ -98,6 +99,8 @@ const fieldGetters = new Map<string, (obj: KubeObject) => string[]>([
   ['metadata.name', (obj) => [obj.metadata.name ?? '']],
   ['metadata.namespace', (obj) => [obj.metadata.namespace ?? '']],
   ['keyHash', (obj) => keyHashesOf(obj)],
+  // An AccessRequest's owed review (break-glass use no approver has reviewed yet): `needsReview=true` lists them.
+  ['needsReview', (obj) => (obj.kind === 'AccessRequest' ? [String(owesReview(obj as AccessRequest))] : [])],
 ]);
 
 function keyHashesOf(obj: KubeObject): string[] {
@@ -105,7 +108,7 @@ function keyHashesOf(obj: KubeObject): string[] {
   return [sealed?.keyHash, sealed?.previousKeyHash].filter((h): h is string => h !== undefined);
 }
 
-/** A matcher for a field selector over metadata.name, metadata.namespace and keyHash. */
+/** A matcher for a field selector over metadata.name, metadata.namespace, keyHash and needsReview. */
 export function parseFieldSelector(selector: string | undefined): FieldSelector | undefined {
   if (selector === undefined || selector.trim() === '') return undefined;
   const tests: Matcher[] = [];
@@ -117,7 +120,7 @@ export function parseFieldSelector(selector: string | undefined): FieldSelector 
     const [, field, op, value] = m as unknown as [string, string, string, string];
     const get = fieldGetters.get(field);
     if (field === 'keyHash') readsSealed = true;
-    if (!get) throw badRequest(`"${field}" is not a known field selector: only "metadata.name", "metadata.namespace", "keyHash"`);
+    if (!get) throw badRequest(`"${field}" is not a known field selector: only "metadata.name", "metadata.namespace", "keyHash", "needsReview"`);
     if (op === '!=') tests.push((obj) => !get(obj).includes(value));
     else {
       tests.push((obj) => get(obj).includes(value));

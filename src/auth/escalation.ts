@@ -50,7 +50,9 @@ export function teamEscalation(who: Identity, authz: Authorizer, world: TeamWorl
     const missing = roleAtoms(widened).filter((a) => !holds(who, a, world, authz, true));
     if (missing.length > 0) return `granting cluster role(s) ${quoted(missing.map((a) => (a as { role: string }).role))} requires holding them`;
   }
-  const newMembers = [...addedItems(next.spec?.users, old?.spec?.users), ...addedItems(next.spec?.groups, old?.spec?.groups)];
+  // A break-glass user takes the membership at will (api/access-request.ts): naming one adds a member.
+  const breakGlass = (t: Team | undefined) => t?.spec?.accessRequests?.breakGlass?.users;
+  const newMembers = [...addedItems(next.spec?.users, old?.spec?.users), ...addedItems(next.spec?.groups, old?.spec?.groups), ...addedItems(breakGlass(next), breakGlass(old))];
   if (newMembers.length > 0) {
     const missing = roleAtoms(roles).filter((a) => !holds(who, a, world, authz, true));
     // Roles the team already had are named only to a caller who may read it (a patch needs no get).

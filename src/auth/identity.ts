@@ -31,7 +31,7 @@ export interface Identity {
    */
   previousValue?: { rotatedAt: string };
   /** Active AccessRequests behind some of `teams` and `clusterRoles` (auth/temporary-access.ts). */
-  temporary?: readonly { request: string; team: string; roles?: string[]; expiresAt: number }[];
+  temporary?: readonly { request: string; team: string; roles?: string[]; expiresAt: number; breakGlass?: true }[];
   /**
    * Set when the request impersonates this identity (Impersonate-* headers, auth/impersonation.ts):
    * who really sent it, and the uid and extra it asked for, which the audit trail records. The key's

@@ -16,6 +16,8 @@ export interface TemporaryGrant {
   roles?: string[];
   /** Epoch ms the grant ends. */
   expiresAt: number;
+  /** Active without approval: every request made with it carries a Warning (server/auth/endpoint-auth.ts). */
+  breakGlass?: true;
 }
 
 /** The grants of the Active requests among `requests` for `user` at `now`. */
@@ -27,7 +29,7 @@ export function activeGrants(requests: readonly KubeObject[], user: string | und
     if (req.spec?.user !== user) continue;
     const end = activeUntil(req, now);
     if (end === undefined) continue;
-    out.push({ request: req.metadata.name!, team: req.spec.team, ...(req.spec.roles ? { roles: [...req.spec.roles] } : {}), expiresAt: end });
+    out.push({ request: req.metadata.name!, team: req.spec.team, ...(req.spec.roles ? { roles: [...req.spec.roles] } : {}), expiresAt: end, ...(req.spec.breakGlass ? { breakGlass: true as const } : {}) });
   }
   return out;
 }

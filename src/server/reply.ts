@@ -31,9 +31,16 @@ export function warningHeader(warnings: string[]): string[] {
   return out;
 }
 
+/** The Warning header values set on `reply` before its body. */
+export function earlierWarnings(reply: FastifyReply): string[] {
+  const set = reply.getHeader('warning');
+  return set === undefined ? [] : Array.isArray(set) ? set.map(String) : [String(set)];
+}
+
 export function send(req: FastifyRequest, reply: FastifyReply, code: number, value: unknown, warnings: string[] = []): FastifyReply {
   const { body, contentType } = serialize(value, negotiate(req.headers.accept, false) === 'yaml' ? 'yaml' : 'json');
-  if (warnings.length > 0) reply.header('Warning', warningHeader(warnings));
+  // Beside any set earlier (break-glass, server/auth/endpoint-auth.ts), never in place of them.
+  if (warnings.length > 0) reply.header('Warning', [...earlierWarnings(reply), ...warningHeader(warnings)]);
   return reply.code(code).type(contentType).send(body);
 }
 

@@ -82,7 +82,7 @@ describe('list', () => {
     ['labelSelector', 'env=prod=x', 'unable to parse requirement'],
     ['labelSelector', 'bad key=1', 'unable to parse requirement'],
     ['labelSelector', 'env=not a value', 'unable to parse requirement'],
-    ['fieldSelector', 'spec.users=x', '"spec.users" is not a known field selector: only "metadata.name", "metadata.namespace", "keyHash"'],
+    ['fieldSelector', 'spec.users=x', '"spec.users" is not a known field selector: only "metadata.name", "metadata.namespace", "keyHash", "needsReview"'],
     ['fieldSelector', 'metadata.name', 'invalid field selector'],
   ])('a bad %s %j is 400', async (param, selector, message) => {
     const { registry } = await seeded();

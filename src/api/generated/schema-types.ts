@@ -218,6 +218,22 @@ export interface TeamSpec {
      * How many different approvers must approve. Default 1.
      */
     requiredApprovals?: number;
+    /**
+     * Allows break-glass requests: active at once without approval, loudly (a Warning header on every request made with them), and owing a review by an approver afterwards. Absent: refused.
+     */
+    breakGlass?: {
+      /**
+       * The users who may ask for break-glass membership of this team, each for themselves. Naming a user here is judged as adding a member.
+       *
+       * @minItems 1
+       * @maxItems 1000
+       */
+      users: [string, ...string[]];
+      /**
+       * The longest a break-glass request may last, as metav1.Duration writes it; also its default. Default 1h, and never past maxDuration.
+       */
+      maxDuration?: string;
+    };
   };
   /**
    * Access rights for users and teams on this team.
@@ -873,6 +889,10 @@ export interface AccessRequestSpec {
    * Why the access is needed (an incident or ticket reference). Required.
    */
   reason: string;
+  /**
+   * Break-glass: active at once without approval, for at most the team's accessRequests.breakGlass.maxDuration (default 1h), only on a team that allows it and only for a user it names, asking for themselves. Every request made with it carries a Warning header, and it owes a review (condition NeedsReview) until an approver of the team reviews it through the approval subresource.
+   */
+  breakGlass?: boolean;
 }
 /**
  * Written by the server: the approvals and the request's phase.
@@ -900,7 +920,7 @@ export interface AccessRequestStatus {
    */
   expiresAt?: string;
   /**
-   * Kube-style conditions: Approved, Denied, Expired.
+   * Kube-style conditions: Approved, Denied, Expired, and for break-glass BreakGlass and NeedsReview (True until an approver reviews it).
    *
    * @maxItems 32
    */

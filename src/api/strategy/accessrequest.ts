@@ -1,12 +1,12 @@
-import { pendingStatus, goDurationMs } from '../access-request.js';
+import { breakGlassStatus, pendingStatus, goDurationMs } from '../access-request.js';
 import type { FieldError } from '../field-errors.js';
 import type { ResourceInfo } from '../resources.js';
-import { isJsonMap, type KubeObject } from '../types.js';
+import { isJsonMap, type AccessRequest, type KubeObject } from '../types.js';
 import type { Strategy } from './strategy.js';
 import { isDeepStrictEqual } from 'node:util';
 
 /**
- * AccessRequests: a new one is Pending; what it asks is fixed once asked (an approver approves
+ * AccessRequests: a new one is Pending (a break-glass one Active, owing a review); what it asks is fixed once asked (an approver approves
  * what they read). The team's own limits (maxDuration, roles) are the admission chain's to judge,
  * as they need the Team.
  */
@@ -14,7 +14,9 @@ export function accessRequestStrategy(info: ResourceInfo): Strategy {
   return {
     info,
     prepareForCreate(obj) {
-      obj.status = pendingStatus();
+      // Break-glass is Active from its creation, in the same write: there is no moment it waits.
+      const breakGlass = isJsonMap(obj.spec) && obj.spec.breakGlass === true;
+      obj.status = breakGlass ? breakGlassStatus(obj as AccessRequest, new Date(obj.metadata.creationTimestamp!)) : pendingStatus();
     },
     validate: (obj) => validateDuration(obj),
     validateUpdate: (obj, old) => (isDeepStrictEqual(obj.spec, old.spec) ? [] : [{ type: 'Forbidden', field: 'spec', detail: 'an AccessRequest is immutable once asked: create a new one' }]),

@@ -1,9 +1,10 @@
 /**
  * AccessRequests (api/access-request.ts): a new request names a team that exists, a duration the
- * team allows and roles the team has; an approval is judged as adding a member to the team is
- * (auth/escalation.ts): its approver must hold what the membership confers.
+ * team allows and roles the team has, and is break-glass only where the Team allows it and for whom
+ * it names; an approval is judged as adding a member to the team is (auth/escalation.ts): its
+ * approver must hold what the membership confers.
  */
-import { durationRefusal } from '../../api/access-request.js';
+import { durationRefusal, owesReview } from '../../api/access-request.js';
 import { invalid } from '../../api/errors.js';
 import type { AccessRequest } from '../../api/types.js';
 import { grantsAnything, lacking, membershipGrants, type Atom } from '../../auth/grants.js';
@@ -11,13 +12,22 @@ import type { AdmissionPlugin } from './chain.js';
 
 export const accessRequestsPlugin: AdmissionPlugin = {
   name: 'access-requests',
-  admit: ({ who, verb, resource, subresource, object }, ctx) => {
-    if (resource !== 'accessrequests' || !object) return undefined;
+  admit: ({ who, verb, resource, subresource, old, object }, ctx) => {
+    if (resource !== 'accessrequests') return undefined;
+    // Deleting would erase the record that a review is owed; reviewed, a request may go.
+    if (verb === 'delete' && old && owesReview(old as AccessRequest)) return `break-glass request "${old.metadata.name}" owes a review by an approver of team "${(old as AccessRequest).spec.team}" and cannot be deleted before it`;
+    if (!object) return undefined;
     const req = object as AccessRequest;
     const team = ctx.teams.get(req.spec.team);
     const gk = { group: ctx.authorizer.group, kind: 'AccessRequest' };
     if (verb === 'create') {
       if (!grantsAnything(team)) return invalid(gk, req.metadata.name ?? '', [{ type: 'Invalid', field: 'spec.team', value: req.spec.team, detail: 'no such team' }]);
+      if (req.spec.breakGlass) {
+        const allowed = team.spec?.accessRequests?.breakGlass?.users;
+        if (!allowed) return invalid(gk, req.metadata.name ?? '', [{ type: 'Forbidden', field: 'spec.breakGlass', detail: `team "${req.spec.team}" does not allow break-glass requests (spec.accessRequests.breakGlass)` }]);
+        // Active without approval, so only for whom the Team names, each for themselves: no one hands it out.
+        if (who.user === undefined || req.spec.user !== who.user || !allowed.includes(who.user)) return `break-glass access to team "${req.spec.team}" is only for the users its spec.accessRequests.breakGlass.users names, each asking for themselves`;
+      }
       const tooLong = durationRefusal(req, team);
       if (tooLong) return invalid(gk, req.metadata.name ?? '', [{ type: 'Invalid', field: 'spec.duration', value: req.spec.duration ?? '', detail: tooLong }]);
       const teamRoles = new Set((team.spec?.clusterRoles ?? []).map((r) => r.name));
@@ -27,6 +37,8 @@ export const accessRequestsPlugin: AdmissionPlugin = {
     }
     if (subresource !== 'approval') return undefined;
     if (req.spec.user !== undefined && req.spec.user === who.user) return 'a request may not be approved by its own requester';
+    // The approval of a break-glass request is its review: it grants nothing (it is active already).
+    if (req.spec.breakGlass) return undefined;
     // The approval adds a member for a while, and is judged as adding one is (auth/escalation.ts
     // teamEscalation): the approver must hold what membership confers (the team's roles, and
     // ownership of and access to other teams naming it), or the roles of the subset.

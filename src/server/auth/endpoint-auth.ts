@@ -13,6 +13,7 @@ import { endpointPaths, type EndpointAction } from '../../auth/non-resource.js';
 import type { AuthContext } from './guard.js';
 import { impersonate } from '../../auth/impersonation.js';
 import { impersonationAsked } from './impersonate-headers.js';
+import { warningHeader } from '../reply.js';
 
 /** Authenticates the request's bearer key and records the identity on it; throws 401 / 429 / 503. */
 export async function authenticateRequest(req: FastifyRequest, reply: FastifyReply, auth: AuthContext): Promise<Identity> {
@@ -40,10 +41,23 @@ export async function authenticateRequest(req: FastifyRequest, reply: FastifyRep
   } finally {
     failures?.settle(client, taken, failed);
   }
+  warnBreakGlass(reply, who);
   // Authenticated: now, before anything is authorized, whom it acts as (kube's impersonation filter).
   const asked = impersonationAsked(req.raw);
   req.identity = asked ? impersonate(who, asked, auth.authorizer, auth.teams) : who;
   return req.identity;
+}
+
+/**
+ * Break-glass is loud: every request authenticated with access it confers says so in a Warning
+ * header (kubectl prints it), whatever the request does, until the access ends. send() and the
+ * watch stream keep it beside their own warnings.
+ */
+function warnBreakGlass(reply: FastifyReply, who: Identity): void {
+  const used = (who.temporary ?? []).filter((g) => g.breakGlass);
+  if (used.length === 0) return;
+  const warnings = used.map((g) => `break-glass access to team "${g.team}" (AccessRequest ${g.request}) until ${new Date(g.expiresAt).toISOString()}: this request is recorded and owes a review`);
+  void reply.header('Warning', warningHeader(warnings));
 }
 
 /** The check the sidecar's routes run: authenticates, then 403 unless the key may do `action`. */

@@ -3,9 +3,10 @@
  * object with an `Approved` or `Denied` condition added. The server records the caller (never the
  * body's word) once, however often they approve, and turns the request Active once the team's
  * required approvals are in (api/access-request.ts). Authorization (the team's approvers, never the
- * requester) and the admission chain judge it inside the write (guard.ts admit('approval')).
+ * requester) and the admission chain judge it inside the write (guard.ts admit('approval')). On a
+ * break-glass request, Active already, an approval is its review (the NeedsReview condition turns False).
  */
-import { approved, denied } from '../../api/access-request.js';
+import { approved, denied, reviewed } from '../../api/access-request.js';
 import { badRequest } from '../../api/errors.js';
 import type { AccessRequest, KubeObject } from '../../api/types.js';
 import { isJsonMap } from '../../api/types.js';
@@ -32,6 +33,7 @@ export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, guard
     (current) => {
       const req = current as AccessRequest;
       const now = opts.now();
+      if (req.spec.breakGlass) return approve ? reviewed(req, approver, now) : req.status;
       return approve ? approved(req, teams.get(req.spec.team), approver, now) : denied(req, approver, reason, now);
     },
     { fieldManager: opts.fieldManager, observedAs: 'approval', admit: guard.admit('approval'), ...(opts.dryRun ? { dryRun: true } : {}) },

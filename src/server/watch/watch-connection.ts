@@ -16,6 +16,7 @@ import type { WatchHub } from './watch-hub.js';
 import type { KeptWatch } from './watch-keeper.js';
 import { watchDurationMs } from './watch-limits.js';
 import { drained, finishStream, openStream, writeLine } from './watch-response.js';
+import { earlierWarnings } from '../reply.js';
 
 export type WatchEventOut = WatchEvent<KubeObject | Status>;
 
@@ -136,7 +137,8 @@ export class WatchConnection {
   private respond(): ServerResponse {
     this.reply.hijack();
     const res = this.reply.raw;
-    openStream(res);
+    // A hijacked reply sends none of fastify's headers: the Warning set at authentication goes along here.
+    openStream(res, earlierWarnings(this.reply));
     res.on('close', () => this.end({ why: 'client-gone' }));
     // A client gone while the watch started sent its 'close' before anyone listened: without this,
     // a watch with nothing to send would hold its places until its time ends.

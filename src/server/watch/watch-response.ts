@@ -3,8 +3,8 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 
 /** Answers 200 and sends the head at once: a client sees its watch open before the first event. */
-export function openStream(res: ServerResponse): void {
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+export function openStream(res: ServerResponse, warnings: string[] = []): void {
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked', ...(warnings.length > 0 ? { Warning: warnings } : {}) });
   res.flushHeaders();
 }
 
