@@ -28,6 +28,8 @@ export function plannedObjects(plan: Plan, live: Partial<Record<Plural, KubeObje
     return m;
   };
   for (const a of writes) {
+    // A kind the caller gave no live objects of is not asked about (the access change reads Teams and keys).
+    if (!live[a.plural]) continue;
     const before = liveOf(a.plural).get(a.name);
     if (a.type === 'create' || a.type === 'replace') out[a.plural].set(a.name, { before, after: a.body, created: a.type === 'create' });
     else if (a.type === 'update') out[a.plural].set(a.name, { before, after: applyJsonPatch(before, a.patch ?? []) as KubeObject, created: false });
