@@ -33,11 +33,14 @@ export interface Model {
   /** Key name -> value, for every key the model made. */
   values: Map<string, string>;
   request(method: string, path: string, body: unknown, key: string, type?: string): Promise<{ status: number; body: { message?: string } }>;
+  /** Runs `fn` with the registry's clock `ms` ahead (a key minted then is created then), and back. */
+  ahead<T>(ms: number, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
 export async function startModel(): Promise<Model> {
-  const registry = createRegistry(new MemoryStore());
+  let shift = 0;
+  const registry = createRegistry(new MemoryStore(), { now: () => new Date(Date.now() + shift) });
   await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null' });
   const auth = await createAuthContext(registry, log, { failureLimit: false });
   // The model runs the garbage collector itself, after each write (reach.ts collect).
@@ -56,6 +59,14 @@ export async function startModel(): Promise<Model> {
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
       return { status: res.status, body: (await res.json()) as { message?: string } };
+    },
+    async ahead(ms, fn) {
+      shift = ms;
+      try {
+        return await fn();
+      } finally {
+        shift = 0;
+      }
     },
     close: async () => {
       await app.close();
@@ -129,13 +140,13 @@ export async function terminatingGrants(m: Model, at: Date): Promise<string[]> {
 
 const stubTeam = (name: string): KubeObject => ({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name } });
 
-/** Every key's permissions over the probe set at `at`: key name -> probes it holds. */
-export async function permissions(m: Model, at: Date, keyNames: string[]): Promise<Map<string, Set<Probe>>> {
+/** Every key's permissions over the probe set at `at` (or only the keys `only` names): key name -> probes it holds. */
+export async function permissions(m: Model, at: Date, keyNames: string[], only?: string[]): Promise<Map<string, Set<Probe>>> {
   const authn = authenticatorAt(m, at);
   const teams = await objects(m.registry.teams);
   const keys = await objects(m.registry.ownedaccesskeys);
   const out = new Map<string, Set<Probe>>();
-  for (const name of new Set([...m.values.keys(), ...keyNames])) {
+  for (const name of only ?? new Set([...m.values.keys(), ...keyNames])) {
     const held = new Set<Probe>();
     out.set(name, held);
     let who: Identity;

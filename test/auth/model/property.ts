@@ -2,7 +2,8 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { describeFindings, play } from './run.js';
-import { requestScenario, scenario, signInScenario, type Scenario } from './world.js';
+import { ruleStats } from './federation.js';
+import { requestScenario, ruleScenario, scenario, signInScenario, type Scenario } from './world.js';
 
 /**
  * Plays `numRuns` generated worlds; after each accepted write nobody may hold what the writer did
@@ -28,3 +29,14 @@ export const assertSignInEnds = (numRuns: number, opts: { endOnFailure?: boolean
 
 /** The same property over access-request scenarios (world.ts requestScenario): requests, approvals and their expiry. */
 export const assertRequestsBounded = (numRuns: number, opts: { endOnFailure?: boolean } = {}) => assertNoEscalation(numRuns, { ...opts, scenarios: requestScenario });
+
+/**
+ * The same property over FederatedCredential scenarios (world.ts ruleScenario): after each accepted
+ * rule write, what the rule mints (now, and later) holds nothing its writer did not. Returns how
+ * many rule writes were accepted and keys minted and judged, so a run that judged none shows.
+ */
+export async function assertRulesBounded(numRuns: number, opts: { endOnFailure?: boolean } = {}): Promise<typeof ruleStats> {
+  const from = { ...ruleStats };
+  await assertNoEscalation(numRuns, { ...opts, scenarios: ruleScenario });
+  return { accepted: ruleStats.accepted - from.accepted, minted: ruleStats.minted - from.minted };
+}

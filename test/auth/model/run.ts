@@ -4,6 +4,7 @@ import { collect, reachViolations, resolveMeta, snapshot, type Stored } from './
 import { disabledKeys, keySettingWrite, loginKeys, outlivingSignIn, serverAct, signInOf, type Written } from './sign-in.js';
 import { teamNames, type Scenario, type Write } from './world.js';
 import { isApprover } from '../../../src/api/access-request.js';
+import { mintedBeyondWriter, seedRules, sendRuleWrite } from './federation.js';
 
 export interface Finding extends Violation {
   writer: string;
@@ -21,7 +22,7 @@ function choose(perms: Set<string>, verb: string, resource: string, all: string[
 }
 
 /** Sends one write; returns its status and which key it created or changed (if any). */
-async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: number, live: Map<string, Stored>): Promise<{ status: number; key?: string; created?: string }> {
+async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: number, live: Map<string, Stored>): Promise<{ status: number; key?: string; created?: string; rule?: string }> {
   const as = m.values.get(writer)!;
   const keys = [...m.values.keys()];
   switch (w.op) {
@@ -72,6 +73,10 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
       const body = { ...req, status: { conditions: [{ type: 'Approved', status: 'True' }] } };
       return { status: (await m.request('PUT', `/accessrequests/${req.metadata.name}/approval`, body, as)).status };
     }
+    case 'createRule':
+    case 'patchRule':
+    case 'deleteRule':
+      return sendRuleWrite(m, writer, w, perms, n);
     case 'setKeyValue':
     case 'reEnable':
       return keySettingWrite(m, writer, w, perms, n);
@@ -96,6 +101,7 @@ export async function play(s: Scenario): Promise<Finding[]> {
   const m = await startModel();
   try {
     await seed(m, s.world.teams, s.world.keys);
+    await seedRules(m, s.world.rules ?? []);
     const findings: Finding[] = [];
     /** The keys written with a sign-in by a key-setting write, and the Login keys they must end with. */
     const tied: Written = new Map();
@@ -126,7 +132,7 @@ export async function play(s: Scenario): Promise<Finding[]> {
       const tie = logins.length > 0 ? await signInOf(m, writer) : undefined;
       const teamKeysBefore = write.op === 'createTeam' ? await teamKeysOf(m) : [];
       const disabledBefore = tie ? await disabledKeys(m) : [];
-      const { status, key, created } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i, live);
+      const { status, key, created, rule } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i, live);
       if (status < 200 || status > 299) continue;
       // A key-setting write with a sign-in ties the key to it; a metadata patch may cut a tie (an accesskeys-admin's right).
       if (key && write.op === 'patchMeta') tied.delete(key);
@@ -148,6 +154,11 @@ export async function play(s: Scenario): Promise<Finding[]> {
       // Nothing outlives expiresAt: an approval (every request in the model ends within 2h) adds nothing at `then`.
       if (write.op === 'approveRequest') {
         for (const [k, held] of afterLater) for (const probe of held) if (!beforeLater.get(k)?.has(probe)) findings.push({ key: k, probe, when: 'later', writer, write, status });
+      }
+      // What the rule now mints holds nothing its writer did not (issue 34).
+      if (rule && write.op !== 'deleteRule') {
+        const before = { now: beforeNow.get(writer) ?? new Set<string>(), later: beforeLater.get(writer) ?? new Set<string>() };
+        findings.push(...(await mintedBeyondWriter(m, writer, rule, before)).map((f) => ({ ...f, writer, write, status })));
       }
       findings.push(...(await ending(write, writer, status)));
       if (findings.length > 0) break;

@@ -139,7 +139,18 @@ export type Write =
   /** An AccessRequest for a team, for the writer's own user or another one, and its approval by the writer. */
   | { op: 'requestAccess'; team: string; forUser?: string | undefined; duration: '30s' | '1h' }
   | { op: 'approveRequest'; pick: number }
+  | RuleWrite
   | SignInWrite;
+
+/**
+ * FederatedCredentials in the model (federation.ts): a rule written by a key for a team, for the
+ * writer's own user or another, with a scope and ttl; a merge patch of its spec; its deletion.
+ * After every accepted create or patch the model mints what the rule mints, as the exchange does.
+ */
+export type RuleWrite =
+  | { op: 'createRule'; spec: Spec; forSelf: boolean }
+  | { op: 'patchRule'; pick: number; patch: Spec }
+  | { op: 'deleteRule'; pick: number; policy: Policy };
 
 /**
  * Sign-in in the model (sign-in.ts): the server mints a Login key for a user with provider groups,
@@ -179,6 +190,38 @@ const requestWrites = {
   approve: fc.record({ op: fc.constant('approveRequest' as const), pick: fc.nat(9) }),
 };
 
+/** A key's scope that lets it write rules and keys, and nothing else. */
+const ruleWriterScope = { rules: [{ verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'], resources: [{ group: 'management.service', resources: ['federatedcredentials', 'ownedaccesskeys'] }] }] };
+
+/** Scopes a rule may carry: a key's (scope above), or one naming what rules and keys need. */
+const ruleScope = fc.oneof(
+  { weight: 2, arbitrary: scope },
+  fc.constant({ rules: [{ verbs: ['get', 'list', 'create', 'update', 'patch'], resources: [{ group: 'management.service', resources: ['federatedcredentials', 'ownedaccesskeys'] }] }] }),
+);
+
+/** A FederatedCredential's spec: whom its keys act for, their scope and ttl; the trust fields are the same throughout (the exchange is not what the model judges). */
+export const ruleSpec: fc.Arbitrary<Spec> = fc
+  .tuple(
+    fc.oneof(fc.constantFrom(...users).map((user) => ({ user })), { weight: 2, arbitrary: fc.constantFrom(...teamNames).map((team) => ({ team })) }),
+    ruleScope.map((s) => (s ? { scope: s } : {})),
+    fc.constantFrom({}, { ttl: 600 }, { ttl: 86_400 }),
+  )
+  .map((parts) => ({ issuer: 'https://ci.example', audiences: ['teamkeys'], claims: { repository: 'acme/app' }, ...Object.assign({}, ...parts) }) as Spec);
+
+const rulePatch = fc.oneof(
+  ruleScope.map((s) => ({ scope: s ?? null })),
+  fc.constantFrom({ ttl: 86_400 }, { ttl: null }),
+  fc.constantFrom(...users).map((user) => ({ user, team: null })),
+  fc.constantFrom(...teamNames).map((team) => ({ team, user: null })),
+  fc.constantFrom({ claims: { repository: 'acme/*' } }, { audiences: ['teamkeys', 'other'] }, { displayName: 'renamed' }),
+);
+
+const ruleWrites = {
+  create: fc.record({ op: fc.constant('createRule' as const), spec: ruleSpec, forSelf: fc.boolean() }),
+  patch: fc.record({ op: fc.constant('patchRule' as const), pick: fc.nat(9), patch: rulePatch.map((p) => ({ spec: p })) }),
+  delete: fc.record({ op: fc.constant('deleteRule' as const), pick: fc.nat(9), policy: fc.constantFrom(...propagationPolicies) }),
+};
+
 export const write: fc.Arbitrary<Write> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('createTeam' as const), pick: fc.nat(9), spec: teamSpec, ownsItself: fc.boolean(), meta: maybeMeta }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('patchTeam' as const), pick: fc.nat(9), patch: teamField.map((f) => ({ spec: f })) }) },
@@ -188,6 +231,9 @@ export const write: fc.Arbitrary<Write> = fc.oneof(
   fc.record({ op: fc.constant('deleteKey' as const), pick: fc.nat(9), policy }),
   { weight: 2, arbitrary: requestWrites.request },
   { weight: 2, arbitrary: requestWrites.approve },
+  { weight: 2, arbitrary: ruleWrites.create },
+  { weight: 1, arbitrary: ruleWrites.patch },
+  { weight: 1, arbitrary: ruleWrites.delete },
   {
     weight: 3,
     arbitrary: fc.record({ op: fc.constant('patchMeta' as const), plural: fc.constantFrom('teams' as const, 'ownedaccesskeys' as const), pick: fc.nat(9), meta: metaDraw, dropFinalizers: fc.boolean() }),
@@ -196,7 +242,7 @@ export const write: fc.Arbitrary<Write> = fc.oneof(
 
 /** A scenario: the world, then writes, each by the key at `by` (an index into the live keys; `bySignIn`: among the signed-in ones, if any). */
 export interface Scenario {
-  world: { teams: TeamSeed[]; keys: KeySeed[] };
+  world: { teams: TeamSeed[]; keys: KeySeed[]; rules?: { name: string; spec: Spec }[] };
   writes: { by: number; bySignIn?: boolean; write: Write }[];
 }
 
@@ -240,4 +286,26 @@ export const signInScenario: fc.Arbitrary<Scenario> = fc.record({
 export const requestScenario: fc.Arbitrary<Scenario> = fc.record({
   world,
   writes: fc.array(fc.record({ by: fc.nat(9), write: fc.oneof({ weight: 3, arbitrary: requestWrites.request }, { weight: 4, arbitrary: requestWrites.approve }, { weight: 1, arbitrary: write }) }), { minLength: 3, maxLength: 10 }),
+});
+
+/**
+ * Scenarios about FederatedCredentials: a world with rules the administrator wrote, and mostly
+ * rule writes (create, patch, delete) by random keys, among AccessRequests and the other writes.
+ * After each accepted rule write, what the rule mints (now, and at a time past every ttl) holds
+ * nothing its writer did not (run.ts, federation.ts).
+ */
+export const ruleScenario: fc.Arbitrary<Scenario> = fc.record({
+  // Some keys are scoped to rules and keys only: a narrowed writer of rules.
+  world: fc.tuple(world, fc.array(ruleSpec, { maxLength: 2 }), fc.array(fc.boolean(), { minLength: 6, maxLength: 6 })).map(([w, rules, narrowed]) => ({
+    ...w,
+    keys: w.keys.map((k, i) => (narrowed[i] ? { ...k, spec: { ...k.spec, scope: ruleWriterScope } } : k)),
+    rules: rules.map((spec, i) => ({ name: `fc${i}`, spec })),
+  })),
+  writes: fc.array(
+    fc.record({
+      by: fc.nat(9),
+      write: fc.oneof({ weight: 5, arbitrary: ruleWrites.create }, { weight: 3, arbitrary: ruleWrites.patch }, { weight: 1, arbitrary: ruleWrites.delete }, { weight: 1, arbitrary: requestWrites.request }, { weight: 1, arbitrary: requestWrites.approve }, { weight: 2, arbitrary: write }),
+    }),
+    { minLength: 3, maxLength: 8 },
+  ),
 });
