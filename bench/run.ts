@@ -11,6 +11,7 @@ import { lockHealthz } from './figures-worker.js';
 import { accessReview } from './figures-review.js';
 import { policy5mb } from './figures-policy.js';
 import { scaleSweep } from './figures-scale.js';
+import { federationExchange } from './figures-federation.js';
 import { met, type Figure, type Settings } from './lib.js';
 
 const quick = process.argv.includes('--quick');
@@ -31,6 +32,7 @@ const steps: [string, () => Promise<Figure | Figure[]>][] = [
   ['lock.healthz', () => lockHealthz(settings)],
   ['policy.5mb', () => policy5mb(settings)],
   ['scale.sweep', () => scaleSweep(settings, scaleSizes)],
+  ['federation.exchange', () => federationExchange(settings)],
 ];
 
 const figures: Figure[] = [];

@@ -12,6 +12,12 @@ export function apiRoot(server: string): string {
   return `${url.origin}${path === '' ? apiPrefix : path}`;
 }
 
+/** Where /auth (sign-in, the token exchange) lives on a server: the origin (and any path before the API prefix). */
+export function authBase(server: string): string {
+  const root = apiRoot(server);
+  return root.endsWith(apiPrefix) ? root.slice(0, -apiPrefix.length) : new URL(root).origin;
+}
+
 export type SchemaId = 'team.schema.json' | 'ownedaccesskey.schema.json' | 'federatedcredential.schema.json' | 'accessrequest.schema.json';
 
 export interface ResourceInfo {

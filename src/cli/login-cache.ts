@@ -6,7 +6,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { apiPrefix, apiRoot } from '../api/resources.js';
+import { apiRoot } from '../api/resources.js';
 
 export interface CachedLogin {
   /** The server's API root, as kubeconfig names it. */
@@ -27,11 +27,7 @@ export function configDir(): string {
   return join(xdg && xdg.startsWith('/') ? xdg : join(homedir(), '.config'), 'teamkeys');
 }
 
-/** Where sign-in lives on a server: the origin (and any path before the API prefix). */
-export function authBase(server: string): string {
-  const root = apiRoot(server);
-  return root.endsWith(apiPrefix) ? root.slice(0, -apiPrefix.length) : new URL(root).origin;
-}
+export { authBase } from '../api/resources.js';
 
 export function cacheFile(server: string): string {
   return join(configDir(), 'logins', `${apiRoot(server).replace(/[^A-Za-z0-9.-]+/g, '_')}.json`);

@@ -19,11 +19,9 @@ import { invalidGrant, invalidRequest, invalidTarget, OAuthError } from './oauth
 import { describeJob } from './job.js';
 import { TokenUses } from './token-uses.js';
 
-export const tokenExchangeGrant = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const subjectTokenTypes = ['urn:ietf:params:oauth:token-type:id_token', 'urn:ietf:params:oauth:token-type:jwt'];
-const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
-/** The parameter naming the FederatedCredential to use (optional when exactly one rule matches). */
-export const credentialParameter = 'federated_credential';
+import { accessTokenType, credentialParameter, subjectTokenTypes, tokenExchangeGrant } from '../api/token-exchange.js';
+
+export { credentialParameter, tokenExchangeGrant };
 /** Clock skew allowed on exp, nbf and iat. */
 export const clockSkewSeconds = 60;
 /** Signature algorithms accepted: asymmetric only (a shared secret would be a stored secret again). */

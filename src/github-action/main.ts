@@ -24,6 +24,7 @@ import { durationError, durationMs, formatDuration } from '../duration.js';
 import { defaultReconcileOptions as defaults } from '../gitops/reconcile-defaults.js';
 import { visible } from '../gitops/report/hidden-text.js';
 import { commentBody, commentMarker, upsertComment } from './comment.js';
+import { authMode, serverKey } from './auth.js';
 import { baseCommitOf, isTrustedEvent, parseTrustedEvents } from './trust.js';
 import { changeOf, keysInChangedFiles } from './changed-files.js';
 
@@ -46,13 +47,13 @@ function duration(name: string, fallback: string): number {
 
 const flag = (name: string, fallback = 'false') => ['true', 'yes', '1'].includes(input(name, fallback).toLowerCase());
 
-function openServer(group: string): HttpClient {
+/** A client of the server input, with the token input's key or, with auth: oidc, one minted for this job (auth.ts). */
+async function openServer(group: string): Promise<HttpClient> {
   const server = input('server');
   if (!server) throw new Error('the server input is required for plan and apply (the management API URL)');
-  const token = input('token');
-  if (!token) throw new Error('the server input needs the token input (an access key, from a secret)');
-  const ca = input('ca-cert');
-  return new HttpClient({ server, token, group, ...(ca ? { ca: Buffer.from(ca) } : {}) });
+  const ca = input('ca-cert') ? Buffer.from(input('ca-cert')) : undefined;
+  const token = await serverKey({ auth: input('auth', 'token'), server, token: input('token'), audience: input('oidc-audience', 'teamkeys'), credential: input('federated-credential'), ...(ca ? { ca } : {}) });
+  return new HttpClient({ server, token, group, ...(ca ? { ca } : {}) });
 }
 
 /** Keys the server generates go to the GitHub secrets their manifests name, with the github-token input. */
@@ -92,7 +93,7 @@ async function runCommand(command: string, workspace: string, trusted: boolean):
   };
   if (command === 'validate') return (await validateSource(source, `${group}/v1`, policyDir)).report;
   const warn = { warnExpiryMs: duration('warn-expiry', formatDuration(defaults.warnExpiryMs)), warnUnusedMs: duration('warn-unused', formatDuration(defaults.warnUnusedMs)) };
-  const client = openServer(group);
+  const client = await openServer(group);
   try {
     if (command === 'apply' && planFile) return await applyPlanFile(planFile, client, { concurrency: defaults.concurrency, ...keyDelivery() });
     const reconciled = await reconcile({
@@ -195,6 +196,7 @@ async function run(): Promise<void> {
   // Masked before anything can print them.
   for (const secret of [input('token'), input('github-token'), process.env.GITHUB_TOKEN]) if (secret) core.setSecret(secret);
   const command = input('command', 'plan');
+  authMode(input('auth', 'token')); // a typo in auth is refused before anything runs, validate too
   if (!['validate', 'plan', 'apply'].includes(command)) throw new Error(`command must be validate, plan or apply, not "${command}"`);
   // A pull request's manifests are its author's: applying them would rotate keys and send their
   // values wherever the pull request says. Apply runs only on a trusted event (push, schedule).

@@ -1,0 +1,60 @@
+/**
+ * The client side of the token exchange (RFC 8693, docs/federated.md): a CI job's ID token posted
+ * to the server's POST /auth/token, form-encoded as RFC 6749 asks, for a short-lived key. Used by
+ * the GitHub Action's `auth: oidc`. node:https rather than fetch, so a private CA can be trusted.
+ * Neither the job token nor the key ever appears in an error: a refusal names the server's
+ * RFC 6749 error and its description only.
+ */
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { authBase } from '../api/resources.js';
+import { credentialParameter, subjectTokenTypes, tokenExchangeGrant } from '../api/token-exchange.js';
+
+export interface JobTokenExchange {
+  /** The management API URL (as the server input or --server names it). */
+  server: string;
+  /** The job's OpenID Connect ID token. */
+  idToken: string;
+  /** The FederatedCredential to use (federated_credential); without it exactly one rule must match. */
+  credential?: string;
+  /** PEM of a CA (or self-signed certificate) to trust for the server. */
+  ca?: Buffer;
+  userAgent?: string;
+}
+
+export interface ExchangedKey {
+  key: string;
+  expiresInSeconds: number;
+}
+
+/** Trades the job token for a key; throws an Error saying why the server refused (never a token). */
+export async function exchangeJobToken(opts: JobTokenExchange): Promise<ExchangedKey> {
+  const target = new URL(`${authBase(opts.server)}/auth/token`);
+  const form = new URLSearchParams({ grant_type: tokenExchangeGrant, subject_token: opts.idToken, subject_token_type: subjectTokenTypes[0]! });
+  if (opts.credential) form.set(credentialParameter, opts.credential);
+  const payload = Buffer.from(form.toString());
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const headers = { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': payload.length, Accept: 'application/json', 'User-Agent': opts.userAgent ?? 'teamkeys' };
+    const req = send(target, { method: 'POST', headers, ...(opts.ca ? { ca: opts.ca } : {}), timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err) => reject(new Error(`the token exchange could not reach ${target.origin}: ${err.message}`)));
+    req.end(payload);
+  });
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // Not JSON (a proxy's page): named by its status below.
+  }
+  if (status === 200 && typeof body.access_token === 'string' && body.access_token) {
+    return { key: body.access_token, expiresInSeconds: typeof body.expires_in === 'number' ? body.expires_in : 0 };
+  }
+  const error = typeof body.error === 'string' ? body.error : 'no RFC 6749 error';
+  const description = typeof body.error_description === 'string' ? `: ${body.error_description}` : '';
+  throw new Error(`the server refused the token exchange at ${target.origin}/auth/token (${status} ${error}${description})`);
+}
