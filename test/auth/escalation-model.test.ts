@@ -4,7 +4,10 @@
  * that it did not hold before and the writer did not hold; and with sign-in (Login keys minted,
  * ended by logout or the provider's refusal, keys rotated, PUT, patched or re-enabled with them),
  * nothing written with a Login key works once that sign-in has ended; and no FederatedCredential, once
- * written, mints a key holding what its writer did not (issue 34). test/long runs many more cases.
+ * written, mints a key holding what its writer did not (issue 34); and in worlds whose Teams declare
+ * approvers (often lacking what the team confers), required approvals and break-glass users, no
+ * approval gives more than its approver holds or counts twice or by its requester, and once the
+ * model's clock passes expiresAt nothing the request granted works (issue 36, model/requests.ts). test/long runs many more cases.
  */
 import { describe, expect, it } from 'vitest';
 import { assertNoEscalation, assertRequestsBounded, assertRulesBounded, assertSignInEnds } from './model/property.js';

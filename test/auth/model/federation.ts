@@ -89,7 +89,7 @@ export async function mintedBeyondWriter(m: Model, writer: string, rule: string,
   if (soon) {
     ruleStats.minted++;
     m.values.set(soon.name, soon.key);
-    const after = await permissions(m, new Date(), [], [soon.name, writer]);
+    const after = await permissions(m, m.now(), [], [soon.name, writer]);
     found.push(...beyond(after.get(soon.name)!, before.now, after.get(writer)!, [soon.name]).map((probe) => ({ key: soon.name, probe, when: 'now' as const })));
   }
   const then = await m.ahead(later, () => mint(m, obj));
@@ -97,7 +97,7 @@ export async function mintedBeyondWriter(m: Model, writer: string, rule: string,
     ruleStats.minted++;
     m.values.set(then.name, then.key);
     try {
-      const after = await permissions(m, new Date(Date.now() + later), [], [then.name, writer]);
+      const after = await permissions(m, new Date(m.now().getTime() + later), [], [then.name, writer]);
       const minted = [then.name, ...(soon ? [soon.name] : [])];
       found.push(...beyond(after.get(then.name)!, before.later, after.get(writer)!, minted).map((probe) => ({ key: then.name, probe, when: 'later' as const })));
     } finally {

@@ -33,16 +33,23 @@ export interface Model {
   /** Key name -> value, for every key the model made. */
   values: Map<string, string>;
   request(method: string, path: string, body: unknown, key: string, type?: string): Promise<{ status: number; body: { message?: string } }>;
-  /** Runs `fn` with the registry's clock `ms` ahead (a key minted then is created then), and back. */
+  /** The model's clock: the registry's and the server's (request times, authentication); the wall clock until advanced. */
+  now(): Date;
+  /** Moves the model's clock `ms` on, for good: what ends by time (expiresAt, ttls) ends. */
+  advance(ms: number): void;
+  /** Runs `fn` with the model's clock `ms` further ahead (a key minted then is created then), and back. */
   ahead<T>(ms: number, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
 export async function startModel(): Promise<Model> {
+  // `advanced` moves for good (advance), `shift` for the length of one ahead().
+  let advanced = 0;
   let shift = 0;
-  const registry = createRegistry(new MemoryStore(), { now: () => new Date(Date.now() + shift) });
+  const now = () => new Date(Date.now() + advanced + shift);
+  const registry = createRegistry(new MemoryStore(), { now });
   await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null' });
-  const auth = await createAuthContext(registry, log, { failureLimit: false });
+  const auth = await createAuthContext(registry, log, { failureLimit: false, now });
   // The model runs the garbage collector itself, after each write (reach.ts collect).
   const app = await buildServer({ registry, auth, logger: log, maintenance: false, garbageCollector: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -59,6 +66,10 @@ export async function startModel(): Promise<Model> {
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
       return { status: res.status, body: (await res.json()) as { message?: string } };
+    },
+    now,
+    advance(ms) {
+      advanced += ms;
     },
     async ahead(ms, fn) {
       shift = ms;

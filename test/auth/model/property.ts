@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import { describeFindings, play } from './run.js';
 import { ruleStats } from './federation.js';
-import { requestScenario, ruleScenario, scenario, signInScenario, type Scenario } from './world.js';
+import { ruleScenario, scenario, signInScenario, type Scenario } from './world.js';
+import { requestScenario } from './requests.js';
 
 /**
  * Plays `numRuns` generated worlds; after each accepted write nobody may hold what the writer did
@@ -27,7 +28,7 @@ export async function assertNoEscalation(numRuns: number, opts: { endOnFailure?:
  */
 export const assertSignInEnds = (numRuns: number, opts: { endOnFailure?: boolean } = {}) => assertNoEscalation(numRuns, { ...opts, scenarios: signInScenario });
 
-/** The same property over access-request scenarios (world.ts requestScenario): requests, approvals and their expiry. */
+/** The same property over access-request scenarios (requests.ts requestScenario): requests, approvals, break-glass and the clock moving past expiresAt. */
 export const assertRequestsBounded = (numRuns: number, opts: { endOnFailure?: boolean } = {}) => assertNoEscalation(numRuns, { ...opts, scenarios: requestScenario });
 
 /**

@@ -3,7 +3,8 @@ import { keyValue, later, permissions, seed, settled, startModel, terminatingGra
 import { collect, reachViolations, resolveMeta, snapshot, type Stored } from './reach.js';
 import { disabledKeys, keySettingWrite, loginKeys, outlivingSignIn, serverAct, signInOf, type Written } from './sign-in.js';
 import { teamNames, type Scenario, type Write } from './world.js';
-import { isApprover } from '../../../src/api/access-request.js';
+import { outlivingExpiry, pendingRequests, preferredWriters, requestFindings, sendRequestWrite, type Approvals } from './requests.js';
+import type { Identity } from '../../../src/auth/identity.js';
 import { mintedBeyondWriter, seedRules, sendRuleWrite } from './federation.js';
 
 export interface Finding extends Violation {
@@ -22,7 +23,7 @@ function choose(perms: Set<string>, verb: string, resource: string, all: string[
 }
 
 /** Sends one write; returns its status and which key it created or changed (if any). */
-async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: number, live: Map<string, Stored>): Promise<{ status: number; key?: string; created?: string; rule?: string }> {
+async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: number, live: Map<string, Stored>): Promise<{ status: number; key?: string; created?: string; rule?: string; request?: string; by?: Identity }> {
   const as = m.values.get(writer)!;
   const keys = [...m.values.keys()];
   switch (w.op) {
@@ -58,21 +59,9 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
       const key = choose(perms, 'delete', 'ownedaccesskeys', keys, w.pick);
       return { status: (await m.request('DELETE', `/ownedaccesskeys/${key}?propagationPolicy=${w.policy}`, undefined, as)).status };
     }
-    case 'requestAccess': {
-      const spec = { team: w.team, duration: w.duration, reason: 'model', ...(w.forUser ? { user: w.forUser } : {}) };
-      return { status: (await m.request('POST', '/accessrequests', { apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name: `r${n}` }, spec }, as)).status };
-    }
-    case 'approveRequest': {
-      const pending = (await m.registry.accessrequests.list()).items.filter((r) => (r.status as { phase?: string } | undefined)?.phase === 'Pending');
-      if (pending.length === 0) return { status: 404 };
-      // Among the requests the writer may approve, if any (as choose() does), so approvals get tried.
-      const who = await m.auth.authenticator.reauthenticate(`Bearer ${as}`).then((r) => r.identity, () => undefined);
-      const mine = pending.filter((r) => who && isApprover(m.auth.teams.get((r.spec as { team: string }).team), who.user, who.teams));
-      const from = mine.length > 0 ? mine : pending;
-      const req = from[w.pick % from.length]!;
-      const body = { ...req, status: { conditions: [{ type: 'Approved', status: 'True' }] } };
-      return { status: (await m.request('PUT', `/accessrequests/${req.metadata.name}/approval`, body, as)).status };
-    }
+    case 'requestAccess':
+    case 'approveRequest':
+      return sendRequestWrite(m, writer, w, n);
     case 'createRule':
     case 'patchRule':
     case 'deleteRule':
@@ -82,6 +71,7 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
       return keySettingWrite(m, writer, w, perms, n);
     case 'signIn':
     case 'endSignIn':
+    case 'tick':
       throw new Error(`${w.op} is the server's act, not a key's write`);
     case 'patchMeta': {
       // Where the writer may patch (not necessarily delete): the writes issue 24 is about.
@@ -97,6 +87,9 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
 const keySetting = (w: Write, key: string, disabledBefore: string[]) =>
   w.op === 'createKey' || w.op === 'setKeyValue' || w.op === 'reEnable' || (w.op === 'patchKey' && (w.patch.spec as { disabled?: boolean } | undefined)?.disabled === false && disabledBefore.includes(key));
 
+/** The writes whose judgement looks at `later` (the key they wrote, what a request or rule gives after every ttl). */
+const laterJudged = new Set<Write['op']>(['createKey', 'patchKey', 'setKeyValue', 'reEnable', 'patchMeta', 'requestAccess', 'approveRequest', 'createRule', 'patchRule']);
+
 export async function play(s: Scenario): Promise<Finding[]> {
   const m = await startModel();
   try {
@@ -105,6 +98,8 @@ export async function play(s: Scenario): Promise<Finding[]> {
     const findings: Finding[] = [];
     /** The keys written with a sign-in by a key-setting write, and the Login keys they must end with. */
     const tied: Written = new Map();
+    /** Who the model saw approve each request. */
+    const approvals: Approvals = new Map();
     const ending = async (write: Write, writer: string, status: number) =>
       (await outlivingSignIn(m, tied)).map((probe) => ({ key: writer, probe, when: 'now' as const, writer, write, status }));
     for (const [i, { by, bySignIn, write }] of s.writes.entries()) {
@@ -116,23 +111,37 @@ export async function play(s: Scenario): Promise<Finding[]> {
         if (findings.length > 0) break;
         continue;
       }
-      const now = new Date();
+      if (write.op === 'tick') {
+        // The clock moves past some expiresAt (or every one): what they granted is gone at once.
+        m.advance(write.ms);
+        findings.push(...(await outlivingExpiry(m, m.now())).map((v) => ({ ...v, writer: 'clock', write, status: 200 })));
+        if (findings.length > 0) break;
+        continue;
+      }
+      // An approval with nothing pending is a plain 404: not worth the probes.
+      if (write.op === 'approveRequest' && (await pendingRequests(m)).length === 0) continue;
+      const now = m.now();
       const then = new Date(now.getTime() + later);
       const names = [`n${i}`];
-      const [beforeNow, beforeLater] = [await permissions(m, now, names), await permissions(m, then, names)];
+      // What keys hold `later` is judged only after the writes below that use it (the others: skip the probes).
+      const judgedLater = laterJudged.has(write.op);
+      const beforeNow = await permissions(m, now, names);
+      const beforeLater = judgedLater ? await permissions(m, then, names) : new Map<string, Set<string>>();
       // Writers are keys that still work (the administrator holds everything and proves nothing).
       const keys = [...m.values.keys()].filter((k) => k !== 'admin' && (beforeNow.get(k)?.size ?? 0) > 0);
       if (keys.length === 0) break;
       const live = await snapshot(m);
       const logins = await loginKeys(m);
       const signedIn = bySignIn ? keys.filter((k) => logins.includes(k) || tied.has(k)) : [];
-      const pool = signedIn.length > 0 ? signedIn : keys;
+      // An approval by an approver (or a requester, or one who approved already), break-glass by its users: so they are tried.
+      const preferred = signedIn.length > 0 ? [] : await preferredWriters(m, write, keys);
+      const pool = signedIn.length > 0 ? signedIn : preferred.length > 0 ? preferred : keys;
       const writer = pool[by % pool.length]!;
       // Without a Login key in the world (the plain scenarios) no write is made with a sign-in.
       const tie = logins.length > 0 ? await signInOf(m, writer) : undefined;
       const teamKeysBefore = write.op === 'createTeam' ? await teamKeysOf(m) : [];
       const disabledBefore = tie ? await disabledKeys(m) : [];
-      const { status, key, created, rule } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i, live);
+      const { status, key, created, rule, ...sent } = await send(m, writer, write, beforeNow.get(writer) ?? new Set(), i, live);
       if (status < 200 || status > 299) continue;
       // A key-setting write with a sign-in ties the key to it; a metadata patch may cut a tie (an accesskeys-admin's right).
       if (key && write.op === 'patchMeta') tied.delete(key);
@@ -140,19 +149,23 @@ export async function play(s: Scenario): Promise<Finding[]> {
       const written = await snapshot(m);
       await collect(m);
       await settled(m);
-      const [afterNow, afterLater] = [await permissions(m, now, names), await permissions(m, then, names)];
+      const afterNow = await permissions(m, now, names);
+      const afterLater = judgedLater ? await permissions(m, then, names) : new Map<string, Set<string>>();
       const reach = reachViolations(live, written, await snapshot(m), beforeNow.get(writer), afterNow.get(writer));
       findings.push(...reach.map((r) => ({ key: writer, probe: r.probe, when: 'now' as const, writer, write, status })));
       // A terminating team grants nothing, to anyone (issue 24).
       findings.push(...(await terminatingGrants(m, now)).map((probe) => ({ key: writer, probe, when: 'now' as const, writer, write, status })));
       const createdKey = write.op === 'createKey' ? await createdKeyOf(m, key!) : undefined;
+      const asked = write.op === 'requestAccess' || write.op === 'approveRequest' ? await requestFindings(m, writer, write, sent, approvals) : undefined;
+      findings.push(...(asked?.found ?? []).map((f) => ({ ...f, writer, write, status })));
       const found = [
-        ...violations(writer, beforeNow, afterNow, { when: 'now', ...(created ? { created } : {}), revivedTeamKeys: teamKeysBefore, ...(createdKey ? { createdKey } : {}) }),
+        // A break-glass user's gains were granted by whoever named them on the Team (judged then as adding a member).
+        ...(asked?.breakGlass ? [] : violations(writer, beforeNow, afterNow, { when: 'now', ...(created ? { created } : {}), revivedTeamKeys: teamKeysBefore, ...(createdKey ? { createdKey } : {}) })),
         ...(key ? violations(writer, beforeLater, afterLater, { when: 'later', onlyKeys: [key], ...(created ? { created } : {}) }) : []),
       ];
       findings.push(...found.map((f) => ({ ...f, writer, write, status })));
-      // Nothing outlives expiresAt: an approval (every request in the model ends within 2h) adds nothing at `then`.
-      if (write.op === 'approveRequest') {
+      // Nothing outlives expiresAt: a request or an approval (every request in the model ends within 2h) adds nothing at `then`.
+      if (write.op === 'approveRequest' || write.op === 'requestAccess') {
         for (const [k, held] of afterLater) for (const probe of held) if (!beforeLater.get(k)?.has(probe)) findings.push({ key: k, probe, when: 'later', writer, write, status });
       }
       // What the rule now mints holds nothing its writer did not (issue 34).
