@@ -6,6 +6,12 @@
 export const auditGroup = 'audit.management.service';
 export const auditApiVersion = `${auditGroup}/v1`;
 
+/** The key of `user.extra` naming the CI job a Federated key was minted for (whoami's key too). */
+export const auditJobExtra = 'management.service/job';
+
+/** The CI job an event's writer acted for, if it wrote with a Federated key. */
+export const auditJobOf = (e: AuditEvent): string | undefined => e.user.extra?.[auditJobExtra]?.[0];
+
 export interface AuditObjectRef {
   apiGroup: string;
   apiVersion: string;
@@ -23,8 +29,12 @@ export interface AuditEvent {
   auditID: string;
   stage: 'ResponseComplete';
   verb: 'create' | 'update' | 'patch' | 'delete';
-  /** kube's UserInfo, plus the name of the access key the request authenticated with. */
-  user: { username: string; keyName?: string; groups?: string[] };
+  /**
+   * kube's UserInfo, plus the name of the access key the request authenticated with. `extra`
+   * holds what kube's UserInfo.extra would: for a Federated key, the CI job it was minted for
+   * under `management.service/job` (as `kubectl auth whoami` shows it).
+   */
+  user: { username: string; keyName?: string; groups?: string[]; extra?: Record<string, string[]> };
   /** Whom `user` acted as, by the Impersonate-* headers (kube's `impersonatedUser`). */
   impersonatedUser?: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
   sourceIPs?: string[];

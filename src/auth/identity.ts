@@ -37,7 +37,7 @@ export interface Identity {
    * who really sent it, and the uid and extra it asked for, which the audit trail records. The key's
    * scope, expiry, sign-in and previous value above stay the impersonator's: they only narrow.
    */
-  impersonation?: { by: Pick<Identity, 'name' | 'keyName' | 'groups'>; uid?: string; extra?: Record<string, string[]> };
+  impersonation?: { by: Pick<Identity, 'name' | 'keyName' | 'groups' | 'job'>; uid?: string; extra?: Record<string, string[]> };
   /** The CI job a Federated key was minted for (src/federation): requests are attributed to it. */
   job?: string;
 }

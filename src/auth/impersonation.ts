@@ -63,6 +63,6 @@ export function impersonate(who: Identity, asked: ImpersonationAsked, authz: Aut
     ...(who.expiresAt !== undefined ? { expiresAt: who.expiresAt } : {}),
     ...(who.signIn ? { signIn: who.signIn } : {}),
     ...(who.previousValue ? { previousValue: who.previousValue } : {}),
-    impersonation: { by: { name: who.name, keyName: who.keyName, groups: who.groups }, ...(asked.uid !== undefined ? { uid: asked.uid } : {}), ...extra },
+    impersonation: { by: { name: who.name, keyName: who.keyName, groups: who.groups, ...(who.job ? { job: who.job } : {}) }, ...(asked.uid !== undefined ? { uid: asked.uid } : {}), ...extra },
   };
 }

@@ -22,6 +22,8 @@ export interface Requester {
   /** The name of the OwnedAccessKey the request authenticated with. */
   keyName?: string;
   groups?: string[];
+  /** The CI job the key was minted for (a Federated key): the audit event's `user.extra`. */
+  job?: string;
   sourceIP?: string;
   userAgent?: string;
   /** Set when the request was authenticated by the key's previous value (a rotation's overlap). */

@@ -84,4 +84,37 @@ describe('keyless CI end to end', () => {
     expect(write.code).not.toBe(0);
     expect(write.stderr).toContain('Forbidden');
   });
+
+  it('a write by a job\'s key shows in the audit trail and in a drift report as the job', async () => {
+    const job = 'repository acme/app on refs/heads/main, workflow ci, run 42';
+    const tls = ['--server', served.url, '--token-file', join(served.dir, 'admin.key'), '--ca-file', join(served.dir, 'tls/cert.pem')];
+    repo.write('teams/payments.yaml', 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: payments\nspec:\n  displayName: Payments\n  clusterRoles:\n    - name: teams-admin\n');
+    // A second rule for the same job without a scope: the job may write what the team may.
+    repo.write('federated/payments-deploy.yaml', ['apiVersion: management.service/v1', 'kind: FederatedCredential', 'metadata:', '  name: payments-deploy', 'spec:', `  issuer: ${issuer.url}`, '  audiences: [teamkeys]', '  claims:', '    repository_id: "1001"', '  team: payments', ''].join('\n'));
+    await repo.commit('payments deploys may write');
+    expect(teamkeys(['apply', '--source', repo.dir, '--source-id', 'ci', ...tls]).code).toBe(0);
+
+    const dispatcher = new Agent({ connect: { ca: readFileSync(join(served.dir, 'tls/cert.pem')) } });
+    const res = await undiciFetch(`${new URL(served.url).origin}/auth/token`, {
+      method: 'POST',
+      dispatcher,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: await issuer.token(), subject_token_type: 'urn:ietf:params:oauth:token-type:id_token', federated_credential: 'payments-deploy' }).toString(),
+    });
+    expect(res.status).toBe(200);
+    const kubeconfig = kubeconfigWithToken(served, ((await res.json()) as { access_token: string }).access_token, 'deploy');
+    const whoami = JSON.parse(kubectl(served, ['auth', 'whoami', '-o', 'json'], { kubeconfig }).stdout) as { status: { userInfo: { extra: Record<string, string[]> } } };
+    const keyName = whoami.status.userInfo.extra['management.service/access-key']![0]!;
+    expect(kubectl(served, ['patch', 'teams.management.service', 'payments', '--type=merge', '-p', '{"spec":{"displayName":"By CI"}}'], { kubeconfig }).code).toBe(0);
+
+    const trail = JSON.parse(kubectl(served, ['get', '--raw', '/kubernetes/management/apis/audit.management.service/v1/events?resource=teams&name=payments']).stdout) as { items: { verb: string; fieldManager: string; user: Record<string, unknown> }[] };
+    const patched = trail.items.find((e) => e.verb === 'patch' && e.fieldManager === 'kubectl-patch');
+    expect(patched?.user).toEqual({ username: 'team:payments', keyName, extra: { 'management.service/job': [job] } });
+
+    const reports = join(caDir, 'reports');
+    const plan = teamkeys(['plan', '--source', repo.dir, '--source-id', 'ci', ...tls, '--report-dir', reports]);
+    const line = new RegExp(`changed spec\\.displayName: team:payments \\(key ${keyName}\\) via kubectl-patch, job ${job.replace(/[.,]/g, '\\$&')} at \\d{4}-`);
+    expect(plan.stdout).toMatch(line);
+    expect(readFileSync(join(reports, 'report.md'), 'utf8')).toContain(`team:payments (key ${keyName}) via kubectl-patch, job ${job} at `);
+  });
 });

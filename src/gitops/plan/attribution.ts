@@ -3,7 +3,7 @@
  * audit trail, when it can be read, says which person and key that write came from and, for a
  * field someone removed (which managedFields cannot show), who removed it.
  */
-import type { AuditEvent } from '../../api/audit-event.js';
+import { auditJobOf, type AuditEvent } from '../../api/audit-event.js';
 import { fromFieldsV1, pathString } from '../../api/fields/fieldset.js';
 import type { ManagedFieldsEntry } from '../../api/types.js';
 import { gitopsManager } from '../../client/types.js';
@@ -15,6 +15,8 @@ export interface Attribution {
   /** From the audit trail: the user of the key that made the write, and the key's name. */
   user?: string;
   keyName?: string;
+  /** From the audit trail: the CI job a Federated key that made the write was minted for. */
+  job?: string;
 }
 
 /** The latest managedFields entry owning any of these leaves. */
@@ -29,8 +31,14 @@ const rv = (e: AuditEvent) => Number(e.objectRef.resourceVersion ?? 0);
 const isGitops = (e: AuditEvent) => e.fieldManager === gitopsManager;
 const seconds = (t: string) => t.replace(/\.\d+Z$/, 'Z');
 
+/** The person, key and (a Federated key's) job of an event: one rule for both lookups below. */
+function writerOf(e: AuditEvent): Pick<Attribution, 'user' | 'keyName' | 'job'> {
+  const job = auditJobOf(e);
+  return { user: e.user.username, ...(e.user.keyName ? { keyName: e.user.keyName } : {}), ...(job ? { job } : {}) };
+}
+
 function fromEvent(e: AuditEvent): Attribution {
-  return { manager: e.fieldManager, operation: 'Update', time: seconds(e.stageTimestamp), user: e.user.username, ...(e.user.keyName ? { keyName: e.user.keyName } : {}) };
+  return { manager: e.fieldManager, operation: 'Update', time: seconds(e.stageTimestamp), ...writerOf(e) };
 }
 
 /** Whether an event's touched paths cover one of these (a removed container covers its items). */
@@ -80,5 +88,5 @@ export function withPerson(by: Attribution, leaves: string[], history: AuditEven
   const paths = leaves.map(pathString);
   const byManager = [...history].filter((e) => e.fieldManager === by.manager).sort((a, b) => rv(b) - rv(a));
   const event = byManager.find((e) => touches(e, paths, ['added', 'changed'])) ?? byManager[0];
-  return event ? { ...by, user: event.user.username, ...(event.user.keyName ? { keyName: event.user.keyName } : {}) } : by;
+  return event ? { ...by, ...writerOf(event) } : by;
 }

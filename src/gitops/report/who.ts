@@ -1,11 +1,14 @@
 /** How reports name who made a drift: the person and key from the audit trail, else the manager. */
 import type { Attribution } from '../plan/attribution.js';
 
-/** `olga (key olga-laptop) via kubectl-patch at T`, or `kubectl-patch (Update) at T` without the trail. */
+/**
+ * `olga (key olga-laptop) via kubectl-patch at T`, `team:payments (key K) via kubectl-patch, job J
+ * at T` for a Federated key's write, or `kubectl-patch (Update) at T` without the trail.
+ */
 export function whoText(by: Attribution | undefined): string {
   if (!by) return 'unknown';
   const at = by.time ? ` at ${by.time}` : '';
-  if (by.user) return `${by.user}${by.keyName ? ` (key ${by.keyName})` : ''} via ${by.manager}${at}`;
+  if (by.user) return `${by.user}${by.keyName ? ` (key ${by.keyName})` : ''} via ${by.manager}${by.job ? `, job ${by.job}` : ''}${at}`;
   return `${by.manager}${by.operation ? ` (${by.operation})` : ''}${at}`;
 }
 

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Logger } from 'pino';
-import { auditApiVersion, type AuditEvent, type AuditFilter } from '../../api/audit-event.js';
+import { auditApiVersion, auditJobExtra, type AuditEvent, type AuditFilter } from '../../api/audit-event.js';
 import type { ObservedWrite, WriteObserver } from '../../registry/write-observer.js';
 import type { AuditTrail } from '../../store/audit/audit-trail.js';
 
@@ -64,7 +64,7 @@ export class AuditRecorder {
       auditID: r?.auditID ?? randomUUID(),
       stage: 'ResponseComplete',
       verb: w.verb,
-      user: { username: r?.username ?? this.opts.localUser ?? serverUser, ...(r?.keyName ? { keyName: r.keyName } : {}), ...(r?.groups?.length ? { groups: r.groups } : {}) },
+      user: { username: r?.username ?? this.opts.localUser ?? serverUser, ...(r?.keyName ? { keyName: r.keyName } : {}), ...(r?.groups?.length ? { groups: r.groups } : {}), ...(r?.job ? { extra: { [auditJobExtra]: [r.job] } } : {}) },
       ...(r?.impersonatedUser ? { impersonatedUser: r.impersonatedUser } : {}),
       ...(r?.sourceIP ? { sourceIPs: [r.sourceIP] } : {}),
       ...(r?.userAgent ? { userAgent: r.userAgent } : {}),

@@ -66,11 +66,11 @@ function requesterOf(req: Request): Requester {
   const agent = req.headers['user-agent'];
   const sent = { ...(agent ? { userAgent: agent } : {}), ...(who.previousValue ? { previousValue: true } : {}), auditID: auditIdOf(req) };
   const by = who.impersonation?.by;
-  if (!by) return { username: who.name, keyName: who.keyName, ...(who.groups.length ? { groups: who.groups } : {}), sourceIP: req.ip, ...sent };
+  if (!by) return { username: who.name, keyName: who.keyName, ...(who.groups.length ? { groups: who.groups } : {}), ...(who.job ? { job: who.job } : {}), sourceIP: req.ip, ...sent };
   // As kube's audit: `user` is who sent the request, `impersonatedUser` whom it acted as.
   const { uid, extra } = who.impersonation!;
   const impersonatedUser = { username: who.name, ...(uid !== undefined ? { uid } : {}), ...(who.groups.length ? { groups: who.groups } : {}), ...(extra ? { extra } : {}) };
-  return { username: by.name, keyName: by.keyName, ...(by.groups.length ? { groups: by.groups } : {}), sourceIP: req.ip, ...sent, impersonatedUser };
+  return { username: by.name, keyName: by.keyName, ...(by.groups.length ? { groups: by.groups } : {}), ...(by.job ? { job: by.job } : {}), sourceIP: req.ip, ...sent, impersonatedUser };
 }
 
 async function collection(req: Request, reply: FastifyReply, r: ResourceRegistry, guard: Guard, watches: WatchHub) {
