@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeconfigWithToken, kubectl, kubectlPath, startServe, type Served } from './serve-process.js';
+import { kubeconfigsForKeys, kubectl, kubectlPath, startServe, type Served } from './serve-process.js';
 
 const objects = `apiVersion: management.service/v1
 kind: Team
@@ -42,13 +42,7 @@ describe('kubectl auth whoami / can-i / can-i --list', () => {
     const path = join(served.dir, 'objects.yaml');
     writeFileSync(path, objects);
     expect(kubectl(served, ['create', '-f', path]).code).toBe(0);
-    for (const [name, spec] of Object.entries(keys)) {
-      const created = kubectl(served, ['create', '-f', '-', '-o', 'jsonpath={.spec.key}'], {
-        input: `apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata: {name: ${name}}\nspec: ${spec}\n`,
-      });
-      expect(created.code, created.stderr).toBe(0);
-      kubeconfigs[name] = kubeconfigWithToken(served, created.stdout.trim(), name);
-    }
+    Object.assign(kubeconfigs, kubeconfigsForKeys(served, keys));
   });
   afterAll(async () => {
     expect(await served.stop()).toBe(0);

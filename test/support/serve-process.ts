@@ -165,3 +165,19 @@ export function selfSignedCert(): { cert: string; key: string; dir: string } {
   if (r.status !== 0) throw new Error(`openssl could not make a test certificate (is openssl installed?): ${r.stderr}`);
   return { cert, key, dir };
 }
+
+/**
+ * Creates each key with kubectl (its name and its spec as inline YAML) and returns, per key name, a
+ * kubeconfig that authenticates with the value the server generated.
+ */
+export function kubeconfigsForKeys(served: Served, keys: Record<string, string>): Record<string, string> {
+  const kubeconfigs: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(keys)) {
+    const created = kubectl(served, ['create', '-f', '-', '-o', 'jsonpath={.spec.key}'], {
+      input: `apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata: {name: ${name}}\nspec: ${spec}\n`,
+    });
+    if (created.code !== 0) throw new Error(`kubectl create of key ${name} exited ${created.code}: ${created.stderr}`);
+    kubeconfigs[name] = kubeconfigWithToken(served, created.stdout.trim(), name);
+  }
+  return kubeconfigs;
+}
