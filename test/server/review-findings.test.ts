@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 import { startServe, type Served } from '../support/serve-process.js';
-import { apiCaller, cliStandIn, type CliStandIn } from '../sso/cli-stand-in.js';
-import { oidcFlags, signedInName, startProvider, type TestProvider } from '../sso/fixture.js';
+import { apiCaller, cliStandIn, type CliStandIn } from '../signin/cli-stand-in.js';
+import { oidcFlags, signedInName, startProvider, type TestProvider } from '../signin/fixture.js';
 import { rawRequest, type RawAnswer } from './raw-path.js';
 
 const prefix = '/kubernetes/management';

@@ -1,5 +1,5 @@
 /**
- * The CLI's side of a browser sign-in, played over HTTP by a test (as test/sso/refusals.test.ts
+ * The CLI's side of a browser sign-in, played over HTTP by a test (as test/signin/refusals.test.ts
  * does by hand): a loopback listener for the redirect, a PKCE pair, the provider's forms filled in
  * by a fresh Browser, then the exchange of the one-time code for the Login key.
  */

@@ -2,7 +2,7 @@
  * A real OpenID provider for the sign-in tests: oidc-provider 8 (OpenID-certified; 9 warns on
  * Node 20) over HTTPS on loopback with a throwaway certificate, run as its own process:
  *
- *   node test/sso/provider.mjs <port> <cert.pem> <key.pem> <client-secret>
+ *   node test/signin/provider.mjs <port> <cert.pem> <key.pem> <client-secret>
  *
  * It prints `issuer <url>` once listening. Its dev interactions serve the login and consent forms
  * (any password). Users and their state are changed between test steps through a tiny admin
