@@ -3,29 +3,16 @@
  * value; the key is named only with --server and a caller's key that may list it.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/api/key-format.js';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
-import { bin, teamkeys } from '../support/cli.js';
+import { bin, teamkeys, teamkeysAsync } from '../support/cli.js';
 
-/** The CLI run without blocking this process: the in-process server must answer it meanwhile. */
-function teamkeysAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, TEAMKEYS_STORE: '', TEAMKEYS_TOKEN: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => child.kill(), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
+/** The CLI run without blocking this process (the in-process server must answer it meanwhile), with no caller's key from the environment. */
+const scanAsync = (args: string[]) => teamkeysAsync(args, { env: { TEAMKEYS_TOKEN: '' } });
 
 describe('teamkeys scan', () => {
   const dir = mkdtempSync(join(tmpdir(), 'teamkeys-scan-'));
@@ -74,10 +61,10 @@ describe('teamkeys scan', () => {
 
   it('names the key for a caller whose key may list it, and only for that caller', async () => {
     const file = join(dir, 'config.env');
-    const admin = await teamkeysAsync(['scan', file, '--server', server.base, '--token-file', join(dir, 'admin.token')]);
+    const admin = await scanAsync(['scan', file, '--server', server.base, '--token-file', join(dir, 'admin.token')]);
     expect(admin.code, admin.stderr).toBe(1);
     expect(admin.stdout).toContain(`${file}:3:18: a teamkeys access key (ownedaccesskey "deploy-bot");`);
-    const nobody = await teamkeysAsync(['scan', file, '--server', server.base, '--token-file', join(dir, 'nobody.token')]);
+    const nobody = await scanAsync(['scan', file, '--server', server.base, '--token-file', join(dir, 'nobody.token')]);
     expect(nobody.code, nobody.stderr).toBe(1);
     expect(nobody.stdout).not.toContain('deploy-bot');
     expect(nobody.stdout).toContain(`${file}:3:18: a teamkeys access key;`);

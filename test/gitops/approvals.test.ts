@@ -4,7 +4,6 @@
  * approval, a dismissed one and one of an older commit do not count; `apply --plan` of the saved
  * plan asks again and refuses (exit 1, nothing written) while the approval is missing.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
 import type { SavedPlan } from '../../src/gitops/saved/saved-plan.js';
-import { bin, root, type Run } from '../support/cli.js';
+import { root, teamkeysAsync } from '../support/cli.js';
 import { kubectl, startServe, type Served } from '../server/serve-process.js';
 import { newRepo, type Repo } from './git-repo.js';
 import { startReviewsStandIn, type ReviewsStandIn, type StandInReview } from './github-reviews-standin.js';
@@ -50,15 +49,7 @@ describe('approvals from the Teams: plan --pull-request, apply --plan', () => {
   let work: string;
   const target = () => ['--server', served.url, '--token-file', join(served.dir, 'admin.key'), '--ca-file', join(served.dir, 'tls/cert.pem')];
   /** The built CLI, asynchronously: the stand-in in this process must answer meanwhile. */
-  const run = (args: string[]): Promise<Run> =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, TEAMKEYS_STORE: '', GITHUB_API_URL: github.url, GITHUB_TOKEN: github.token } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  const run = (args: string[]) => teamkeysAsync(args, { env: { GITHUB_API_URL: github.url, GITHUB_TOKEN: github.token } });
   const source = () => ['--source', repo.dir, '--ref', 'main', '--source-id', 'approvals'];
   const plan = (file: string) => run(['plan', ...source(), ...target(), '--pull-request', 'acme/teams#7', '--out', join(work, file), '--report-dir', join(work, `report-${file}`)]);
   const apply = (file: string) => run(['apply', '--plan', join(work, file), ...target(), '--report-dir', join(work, `applied-${file}`)]);

@@ -4,11 +4,10 @@
  * authenticates. A refused delivery is an error naming the secret (exit 1) that leaves the key,
  * and the next run rotates it and delivers it. The key is in no output or report.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin, root } from '../support/cli.js';
+import { teamkeysAsync } from '../support/cli.js';
 import { kubeconfigWithToken, kubectl, kubectlPath, startServe, type Served } from '../server/serve-process.js';
 import { startGitHubStandIn, type GitHubStandIn } from './github-standin.js';
 
@@ -22,33 +21,18 @@ spec:
   user: ci-bot
 `;
 
-interface Run {
-  code: number | null;
-  out: string;
-}
-
 describe('keys delivered to GitHub Actions secrets', () => {
   let served: Served;
   let github: GitHubStandIn;
   let source: string;
   let reports: string;
 
-  /** The CLI, spawned without blocking: the stand-in answers from this process. */
-  const run = (command: string, env: Record<string, string> = { GITHUB_TOKEN: github.token, GITHUB_API_URL: github.url }) =>
-    new Promise<Run & { files: string }>((resolve, reject) => {
-      const target = ['--source-id', 'ci-keys', '--server', served.url, '--token-file', join(served.dir, 'admin.key'), '--ca-file', join(served.dir, 'tls/cert.pem')];
-      const args = [bin, command, '--source', source, '--report-dir', reports, ...(command === 'validate' ? [] : target)];
-      const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, GITHUB_TOKEN: '', GITHUB_API_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      child.on('error', reject);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code, out, files: readFileSync(join(reports, 'report.json'), 'utf8') + readFileSync(join(reports, 'report.md'), 'utf8') });
-      });
-    });
+  /** The CLI, spawned without blocking (the stand-in answers from this process); its output and reports in one text each. */
+  const run = async (command: string, env: Record<string, string> = { GITHUB_TOKEN: github.token, GITHUB_API_URL: github.url }) => {
+    const target = ['--source-id', 'ci-keys', '--server', served.url, '--token-file', join(served.dir, 'admin.key'), '--ca-file', join(served.dir, 'tls/cert.pem')];
+    const r = await teamkeysAsync([command, '--source', source, '--report-dir', reports, ...(command === 'validate' ? [] : target)], { env: { GITHUB_TOKEN: '', GITHUB_API_URL: '', ...env } });
+    return { code: r.code, out: r.stdout + r.stderr, files: readFileSync(join(reports, 'report.json'), 'utf8') + readFileSync(join(reports, 'report.md'), 'utf8') };
+  };
   const annotationsOf = (name: string) => JSON.parse(kubectl(served, ['get', 'oak', name, '-o', 'jsonpath={.metadata.annotations}']).stdout || '{}') as Record<string, string>;
   const whoami = (token: string, name: string) => kubectl(served, ['auth', 'whoami'], { kubeconfig: kubeconfigWithToken(served, token, name) });
   const noKeyIn = (text: string) => {

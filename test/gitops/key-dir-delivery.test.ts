@@ -8,7 +8,6 @@
  * a value that authenticates. A write that fails (a file-size limit standing in for a full disk)
  * is reported and retried the same way.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/gitops/report/report.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
-import { bin, root, type Run } from '../support/cli.js';
+import { teamkeysAsync } from '../support/cli.js';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
 import { accessKeyYaml } from '../support/manifests.js';
 import { seededRandom, testSeed } from '../support/seeded-random.js';
@@ -75,21 +74,6 @@ describe(`apply --key-dir killed at random points (seed ${seed}; replay with TEA
     rmSync(work, { recursive: true, force: true });
   });
 
-  /** The CLI, spawned without blocking this process (it serves the API). */
-  function cli(args: string[], opts: { onSpawn?: (pid: number) => void; shell?: string } = {}): Promise<Run> {
-    return new Promise((resolve) => {
-      const child = opts.shell
-        ? spawn('sh', ['-c', `${opts.shell}; exec "$@"`, 'sh', process.execPath, bin, ...args], { cwd: root, env: { ...process.env, TEAMKEYS_STORE: '' } })
-        : spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, TEAMKEYS_STORE: '' } });
-      opts.onSpawn?.(child.pid!);
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (code, signal) => resolve({ code: code ?? (signal ? -1 : null), stdout, stderr }));
-    });
-  }
-
   /** A source of `count` keys named `<prefix>0..`, and the flags plan and apply share for it. */
   function fixture(prefix: string, count: number) {
     const dir = join(work, prefix);
@@ -125,8 +109,8 @@ describe(`apply --key-dir killed at random points (seed ${seed}; replay with TEA
 
   it.each(points.map((p, i) => [i, p] as const))('kill %i (%o): the next plan reports every stranded key and the next apply delivers it', async (i, point) => {
     const { names, keyDir, flags, report } = fixture(`r${i}-k`, keysPerRun);
-    const killed = await cli(['apply', ...flags, '--key-dir', keyDir], { onSpawn: (pid) => (killing.armed = { point, prefix: `r${i}-k`, pid, seen: 0 }) });
-    expect(killed.code, 'the apply was killed').toBe(-1);
+    const killed = await teamkeysAsync(['apply', ...flags, '--key-dir', keyDir], { onSpawn: (pid) => (killing.armed = { point, prefix: `r${i}-k`, pid, seen: 0 }) });
+    expect(killed.signal, 'the apply was killed').toBe('SIGKILL');
     const live = (await (await server.fetch(`${server.api}/ownedaccesskeys`)).json()) as { items: { metadata: { name: string; annotations?: Record<string, string> } }[] };
     const made = live.items.filter((k) => names.includes(k.metadata.name));
     const pending = made.filter((k) => k.metadata.annotations?.['gitops.management.service/key-delivered']?.startsWith('pending:')).map((k) => k.metadata.name);
@@ -137,19 +121,19 @@ describe(`apply --key-dir killed at random points (seed ${seed}; replay with TEA
     // Never silently unchanged: every key without a working file is marked pending.
     for (const n of stranded) expect(pending, `${n} has no working file`).toContain(n);
 
-    const plan = await cli(['plan', ...flags]);
+    const plan = await teamkeysAsync(['plan', ...flags]);
     expect(plan.code, plan.stderr).toBe(0);
     const planned = report();
     // Every key whose delivery is pending is reported, to be rotated and delivered again.
     for (const n of pending) expect(planned.objects.find((o) => o.name === n)?.rotation?.reason, n).toBe('unrecorded');
 
-    const again = await cli(['apply', ...flags, '--key-dir', keyDir]);
+    const again = await teamkeysAsync(['apply', ...flags, '--key-dir', keyDir]);
     expect(again.code, again.stdout + again.stderr).toBe(0);
     const applied = report();
     for (const n of pending) expect(applied.objects.find((o) => o.name === n)?.rotation?.sink, n).toBe(`file:${n}.key`);
     for (const n of names) expect(await delivered(keyDir, n), `${n}: its file holds a working value`).toBe(true);
     // And the run after that has nothing left to deliver.
-    const settled = await cli(['plan', ...flags, '--detailed-exitcode']);
+    const settled = await teamkeysAsync(['plan', ...flags, '--detailed-exitcode']);
     expect(settled.code, settled.stdout).toBe(0);
   });
 
@@ -158,7 +142,7 @@ describe(`apply --key-dir killed at random points (seed ${seed}; replay with TEA
     mkdirSync(keyDir, { recursive: true });
     // RLIMIT_FSIZE 0: every write of a non-empty file fails with EFBIG (Node ignores SIGXFSZ), as on a full disk.
     // (The report goes to stdout: no file can be written in this run.)
-    const failed = await cli(['apply', ...withoutReports, '--key-dir', keyDir, '-o', 'json'], { shell: 'ulimit -f 0' });
+    const failed = await teamkeysAsync(['apply', ...withoutReports, '--key-dir', keyDir, '-o', 'json'], { shell: 'ulimit -f 0' });
     expect(failed.code, failed.stderr).toBe(1);
     const first = JSON.parse(failed.stdout) as Report;
     for (const n of names) {
@@ -167,10 +151,10 @@ describe(`apply --key-dir killed at random points (seed ${seed}; replay with TEA
       expect(entry.error).toMatch(/its key was not written: .*the next plan reports it and the next apply rotates it and writes it again/);
       expect(await delivered(keyDir, n)).toBe(false);
     }
-    const plan = await cli(['plan', ...flags, '--detailed-exitcode']);
+    const plan = await teamkeysAsync(['plan', ...flags, '--detailed-exitcode']);
     expect(plan.code, 'changes pending').toBe(2);
     for (const n of names) expect(report().objects.find((o) => o.name === n)?.rotation?.reason).toBe('unrecorded');
-    const again = await cli(['apply', ...flags, '--key-dir', keyDir]);
+    const again = await teamkeysAsync(['apply', ...flags, '--key-dir', keyDir]);
     expect(again.code, again.stdout + again.stderr).toBe(0);
     for (const n of names) expect(await delivered(keyDir, n)).toBe(true);
   });
