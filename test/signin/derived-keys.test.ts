@@ -6,35 +6,26 @@
  * an orphaning delete of the Login key removes it. The steps share one server and provider and run
  * in order.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin } from '../support/cli.js';
-import { kubectl, startServe, type Served } from '../server/serve-process.js';
+import { kubectl } from '../support/serve-process.js';
+import { startSignInWorld, type SignInWorld } from '../support/signin-world.js';
 import { openWatch } from '../server/watch-client.js';
-import { Browser, eventually, oidcFlags, signedInName, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { eventually, signedInName } from './fixture.js';
 
-let provider: TestProvider;
-let served: Served;
-let browser: Browser;
-const home = mkdtempSync(join(tmpdir(), 'teamkeys-sso-derived-'));
-const env = { XDG_CONFIG_HOME: join(home, 'config') };
-let serverCa: string;
+let world: SignInWorld;
 const ended = 'the sign-in this key was made with has ended: run teamkeys login';
 
 const login = async () => {
-  const r = await teamkeysLogin(browser, 'cy', ['--server', served.url, '--ca-file', serverCa], env);
+  const r = await world.login('cy');
   expect(r.code, r.stderr).toBe(0);
-  const dir = join(home, 'config/teamkeys/logins');
-  return JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')) as { key: string; name: string; uid?: string };
+  return world.cachedLogin();
 };
 const withToken = (token: string | undefined, args: string[], input?: string) =>
-  kubectl(served, token ? [...args, '--token', token] : args, input === undefined ? {} : { input });
+  kubectl(world.served, token ? [...args, '--token', token] : args, input === undefined ? {} : { input });
 /** Creates a plain key for cy with `token` (the admin's when undefined), expiring no later than the key that makes it. */
 function makeKey(token: string | undefined, name: string, ttl = 3600): { key: string; ownerReferences?: { kind: string; name: string; uid: string }[] } {
-  const body = JSON.stringify({ apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name }, spec: { user: signedInName(provider, 'cy'), ttl } });
+  const body = JSON.stringify({ apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name }, spec: { user: signedInName(world.provider, 'cy'), ttl } });
   const r = withToken(token, ['create', '-f', '-', '-o', 'json'], body);
   expect(r.code, r.stderr).toBe(0);
   const made = JSON.parse(r.stdout) as { spec: { key: string }; metadata: { ownerReferences?: { kind: string; name: string; uid: string }[] } };
@@ -48,22 +39,9 @@ describe('keys made with a Login key end with the sign-in', () => {
   let plain: string;
 
   beforeAll(async () => {
-    provider = await startProvider();
-    await provider.setUser('cy', { groups: ['everyone'] });
-    served = await startServe([
-      ...oidcFlags(provider),
-      '--identity-refresh-interval', '1s',
-    ]);
-    serverCa = join(served.dir, 'tls', 'cert.pem');
-    browser = new Browser([readFileSync(provider.caFile), readFileSync(serverCa)]);
+    world = await startSignInWorld({ users: { cy: { groups: ['everyone'] } }, serve: () => ['--identity-refresh-interval', '1s'] });
   }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await served?.stop();
-    await provider?.stop();
-    rmSync(home, { recursive: true, force: true });
-  });
+  afterAll(() => world?.stop());
 
   it('a key created with the Login key is tied to it by an ownerReference and works; so is a key made with that key; an admin-made key is not', async () => {
     first = await login();
@@ -86,10 +64,10 @@ describe('keys made with a Login key end with the sign-in', () => {
   });
 
   it('the user disabled at the provider: the key made with the Login key gets 401 saying why after a refresh, and its open watch ends', async () => {
-    const watch = await openWatch(`${served.url}/apis/management.service/v1/teams?watch=true`, plain, { ca: readFileSync(serverCa) });
+    const watch = await openWatch(`${world.served.url}/apis/management.service/v1/teams?watch=true`, plain, { ca: readFileSync(world.serverCa) });
     try {
       expect(watch.status).toBe(200);
-      await provider.setUser('cy', { groups: ['everyone'], disabled: true });
+      await world.provider.setUser('cy', { groups: ['everyone'], disabled: true });
       await eventually('the plain key is refused', () => withToken(plain, ['get', 'teams']).code !== 0);
       expect(withToken(plain, ['get', 'teams']).stderr).toContain(ended);
       await watch.ended(5_000);
@@ -102,7 +80,7 @@ describe('keys made with a Login key end with the sign-in', () => {
   });
 
   it('logging in again replaces the Login key: the keys made with the old one are garbage-collected (404 for an admin)', async () => {
-    await provider.setUser('cy', { groups: ['everyone'] });
+    await world.provider.setUser('cy', { groups: ['everyone'] });
     const second = await login();
     expect(second.name).not.toBe(first.name);
     await eventually('the keys made with the replaced Login key are gone', () => gone('cy-plain') && gone('cy-chained'));
@@ -111,7 +89,7 @@ describe('keys made with a Login key end with the sign-in', () => {
 
   it('logout: the key made with the Login key is garbage-collected', async () => {
     makeKey((await login()).key, 'cy-until-logout');
-    const out = spawnSync(process.execPath, [bin, 'logout', '--server', served.url, '--ca-file', serverCa], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    const out = world.cli(['logout']);
     expect(out.stdout + out.stderr).toContain('deleted access key');
     await eventually('the key made with the Login key is gone', () => gone('cy-until-logout'));
   });

@@ -4,27 +4,26 @@
  * following the provider's groups; a disabled user's key refused; the provider down; logout. The
  * steps share one server and provider and run in order.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin } from '../support/cli.js';
-import { kubectl, startServe, type Served } from '../server/serve-process.js';
+import { kubectl, type Served } from '../support/serve-process.js';
+import { startSignInWorld, type SignInWorld } from '../support/signin-world.js';
 import { openWatch, type Watching } from '../server/watch-client.js';
-import { Browser, eventually, literally, oidcFlags, signedInName, startCli, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { Browser, eventually, literally, signedInName, startCli, type TestProvider } from './fixture.js';
 
+let world: SignInWorld;
 let provider: TestProvider;
 let served: Served;
 let browser: Browser;
-const home = mkdtempSync(join(tmpdir(), 'teamkeys-sso-home-'));
-const kubeconfig = join(home, 'kubeconfig');
-const auditLog = join(home, 'audit.jsonl');
-const env = { XDG_CONFIG_HOME: join(home, 'config') };
+let home: string;
+let kubeconfig: string;
+let auditLog: string;
+let env: SignInWorld['env'];
 let serverCa: string;
 
 /** `teamkeys login --no-browser` with the person signing in as `user` in the shared browser. */
-const login = (user: string, extra: string[] = []) => teamkeysLogin(browser, user, ['--server', served.url, '--ca-file', serverCa, ...extra], env);
+const login = (user: string, extra: string[] = []) => world.login(user, extra);
 
 /** A watch on teams opened with `key`, as kubectl get teams -w would. */
 const watchTeams = (key: string) => openWatch(`${served.url}/apis/management.service/v1/teams?watch=true`, key, { ca: readFileSync(serverCa) });
@@ -42,35 +41,26 @@ const asAdmin = (args: string[], input?: string) => kubectl(served, args, input 
 /** Every Login key value the CLI was given, to look for where none may be. */
 const seenKeys = new Set<string>();
 function cachedLogin(): { key: string; name: string } {
-  const dir = join(home, 'config/teamkeys/logins');
-  const login = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')) as { key: string; name: string };
+  const login = world.cachedLogin();
   seenKeys.add(login.key);
   return login;
 }
 
 describe('sign-in with SSO, end to end', () => {
   beforeAll(async () => {
-    provider = await startProvider();
-    await provider.setUser('ana', { groups: ['payments-devs', 'everyone'], name: 'Ana Lima' });
-    served = await startServe([
-      '--store', `sqlite:${join(home, 'db', 'teamkeys.db')}`,
-      ...oidcFlags(provider),
-      '--identity-refresh-interval', '1s',
-      '--audit-log', auditLog,
-    ]);
-    serverCa = join(served.dir, 'tls', 'cert.pem');
-    browser = new Browser([readFileSync(provider.caFile), readFileSync(serverCa)]);
+    world = await startSignInWorld({
+      users: { ana: { groups: ['payments-devs', 'everyone'], name: 'Ana Lima' } },
+      serve: (dir) => ['--store', `sqlite:${join(dir, 'db', 'teamkeys.db')}`, '--identity-refresh-interval', '1s', '--audit-log', join(dir, 'audit.jsonl')],
+    });
+    ({ provider, served, browser, home, env, serverCa } = world);
+    kubeconfig = join(home, 'kubeconfig');
+    auditLog = join(home, 'audit.jsonl');
     const team = (name: string, groups: string[], roles: string[]) =>
       JSON.stringify({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name }, spec: { groups, clusterRoles: roles.map((r) => ({ name: r })) } });
     expect(asAdmin(['apply', '-f', '-'], team('payments', ['payments-devs'], ['teams-viewer', 'teams-creator'])).code).toBe(0);
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await served?.stop();
-    await provider?.stop();
-    rmSync(home, { recursive: true, force: true });
-  });
+  afterAll(() => world?.stop());
 
   it('teamkeys login --no-browser prints the address, and the browser round trip gives the CLI its key', async () => {
     const r = await login('ana', ['--kubeconfig', kubeconfig]);
@@ -249,6 +239,6 @@ describe('sign-in with SSO, end to end', () => {
 });
 
 function spawnLogout(): string {
-  const r = spawnSync(process.execPath, [bin, 'logout', '--server', served.url, '--ca-file', serverCa], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  const r = world.cli(['logout']);
   return r.stdout + r.stderr;
 }
