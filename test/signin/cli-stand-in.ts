@@ -19,15 +19,26 @@ export interface CliStandIn {
   close(): Promise<void>;
 }
 
-export async function cliStandIn(serverOrigin: string, cas: Buffer[]): Promise<CliStandIn> {
-  const dispatcher = new Agent({ connect: { ca: cas } });
+/** A PKCE verifier and its S256 challenge, as the CLI makes them. */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** The CLI's loopback listener, where the server sends the browser back: it answers any request with a small page. */
+export async function loopbackRedirect(): Promise<{ redirectUri: string; close(): void }> {
   const loopback: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>received</p>'));
   await new Promise<void>((r) => loopback.listen(0, '127.0.0.1', r));
-  const redirectUri = `http://127.0.0.1:${(loopback.address() as { port: number }).port}/callback`;
+  return { redirectUri: `http://127.0.0.1:${(loopback.address() as { port: number }).port}/callback`, close: () => loopback.close() };
+}
+
+export async function cliStandIn(serverOrigin: string, cas: Buffer[]): Promise<CliStandIn> {
+  const dispatcher = new Agent({ connect: { ca: cas } });
+  const loopback = await loopbackRedirect();
+  const { redirectUri } = loopback;
   return {
     async signIn(login, replaces) {
-      const verifier = randomBytes(32).toString('base64url');
-      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const { verifier, challenge } = pkcePair();
       const start = new URL(`${serverOrigin}/auth/login`);
       for (const [k, v] of Object.entries({ redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: randomBytes(16).toString('base64url') })) start.searchParams.set(k, v);
       const browser = new Browser(cas);

@@ -5,27 +5,20 @@
  * The started sign-in travels sealed in that browser's cookie (src/signin/sealed-start.ts); without
  * the cookie (another browser) the callback is refused.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServe, type Served } from '../support/serve-process.js';
-import { Browser, oidcFlags, startProvider, type TestProvider } from './fixture.js';
+import { startSignInWorld, type SignInWorld } from '../support/signin-world.js';
+import { loopbackRedirect, pkcePair as pkce } from './cli-stand-in.js';
+import { Browser } from './fixture.js';
 
-let provider: TestProvider;
-let served: Served;
+let world: SignInWorld;
 let cas: Buffer[];
 let dispatcher: Agent;
-let loopback: Server;
+let loopback: { redirectUri: string; close(): void };
 let redirectUri: string;
 let origin: string;
 
-const pkce = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
 const loginUrl = (challenge: string) => {
   const url = new URL(`${origin}/auth/login`);
   for (const [k, v] of Object.entries({ redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: randomBytes(16).toString('base64url') })) url.searchParams.set(k, v);
@@ -41,22 +34,18 @@ async function startByHand(challenge: string): Promise<{ location: string; setCo
 
 describe('sign-ins in progress hold no server memory (issue 33 path 8)', () => {
   beforeAll(async () => {
-    provider = await startProvider();
-    await provider.setUser('bob', { groups: ['everyone'] });
-    served = await startServe(oidcFlags(provider));
-    origin = new URL(served.url).origin;
-    cas = [readFileSync(provider.caFile), readFileSync(join(served.dir, 'tls', 'cert.pem'))];
+    world = await startSignInWorld({ users: { bob: { groups: ['everyone'] } } });
+    origin = new URL(world.served.url).origin;
+    cas = world.cas;
     dispatcher = new Agent({ connect: { ca: cas }, connections: 16 });
-    loopback = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>received</p>'));
-    await new Promise<void>((r) => loopback.listen(0, '127.0.0.1', r));
-    redirectUri = `http://127.0.0.1:${(loopback.address() as { port: number }).port}/callback`;
+    loopback = await loopbackRedirect();
+    redirectUri = loopback.redirectUri;
   }, 60_000);
 
   afterAll(async () => {
     loopback?.close();
     await dispatcher?.close();
-    await served?.stop();
-    await provider?.stop();
+    await world?.stop();
   });
 
   it('a sign-in started before 10,001 anonymous /auth/login requests still finishes, and the CLI gets its key', async () => {

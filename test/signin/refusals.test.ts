@@ -4,28 +4,24 @@
  * verifier that does not match, a redirect that is not a loopback address. The test plays the CLI
  * here, with its own loopback listener, to send what a real CLI never would.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubectl, startServe, type Served } from '../server/serve-process.js';
-import { Browser, oidcFlags, signedInName, startProvider, teamkeysLogin, type TestProvider } from './fixture.js';
+import { kubectl, type Served } from '../support/serve-process.js';
+import { startSignInWorld, type SignInWorld } from '../support/signin-world.js';
+import { loopbackRedirect, pkcePair as verifierPair } from './cli-stand-in.js';
+import { Browser, signedInName, type TestProvider } from './fixture.js';
 
+let world: SignInWorld;
 let provider: TestProvider;
 let served: Served;
 let cas: Buffer[];
 let dispatcher: Agent;
-let loopback: Server;
+let loopback: { redirectUri: string; close(): void };
 let redirectUri: string;
 let base: string;
-
-const verifierPair = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
 
 /** Signs `user` in through the browser as a CLI would start it; the code (or error) the loopback received. */
 async function signIn(user: string, challenge: string): Promise<{ page: { status: number; body: string }; received: URL }> {
@@ -47,27 +43,21 @@ const exchange = async (body: Record<string, unknown>) => {
 
 describe('sign-in refusals', () => {
   beforeAll(async () => {
-    provider = await startProvider();
-    await provider.setUser('ana', { groups: ['payments-devs', 'everyone'] });
-    await provider.setUser('eve', { groups: ['marketing'] });
-    served = await startServe([
-      ...oidcFlags(provider),
-      '--oidc-allowed-groups', 'payments-devs,platform',
-      '--oidc-groups-prefix', 'oidc:',
-    ]);
+    world = await startSignInWorld({
+      users: { ana: { groups: ['payments-devs', 'everyone'] }, eve: { groups: ['marketing'] } },
+      serve: () => ['--oidc-allowed-groups', 'payments-devs,platform', '--oidc-groups-prefix', 'oidc:'],
+    });
+    ({ provider, served, cas } = world);
     base = new URL(served.url).origin;
-    cas = [readFileSync(provider.caFile), readFileSync(join(served.dir, 'tls', 'cert.pem'))];
     dispatcher = new Agent({ connect: { ca: cas } });
-    loopback = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>received</p>'));
-    await new Promise<void>((r) => loopback.listen(0, '127.0.0.1', r));
-    redirectUri = `http://127.0.0.1:${(loopback.address() as { port: number }).port}/callback`;
+    loopback = await loopbackRedirect();
+    redirectUri = loopback.redirectUri;
   }, 60_000);
 
   afterAll(async () => {
     loopback?.close();
     await dispatcher?.close();
-    await served?.stop();
-    await provider?.stop();
+    await world?.stop();
   });
 
   it('a person in none of the allowed groups is sent back with a refusal and gets no key', async () => {
@@ -79,19 +69,13 @@ describe('sign-in refusals', () => {
   });
 
   it('teamkeys login shows that person a refusal page and exits 1 with the reason', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'teamkeys-refused-'));
-    const browser = new Browser(cas);
-    try {
-      const r = await teamkeysLogin(browser, 'eve', ['--server', served.url, '--ca-file', join(served.dir, 'tls', 'cert.pem')], { XDG_CONFIG_HOME: home });
-      expect(r.code).toBe(1);
-      expect(r.stderr).toBe('error: sign-in refused: eve is in none of the groups allowed to sign in (payments-devs, platform)\n');
-      expect(r.page.status).toBe(403);
-      expect(r.page.body).toContain('<h1>Sign-in refused</h1><p>eve is in none of the groups allowed to sign in (payments-devs, platform)</p>');
-      expect(existsSync(join(home, 'teamkeys'))).toBe(false);
-    } finally {
-      await browser.close();
-      rmSync(home, { recursive: true, force: true });
-    }
+    // The world's browser has signed no one in yet: eve's own.
+    const r = await world.login('eve');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('error: sign-in refused: eve is in none of the groups allowed to sign in (payments-devs, platform)\n');
+    expect(r.page.status).toBe(403);
+    expect(r.page.body).toContain('<h1>Sign-in refused</h1><p>eve is in none of the groups allowed to sign in (payments-devs, platform)</p>');
+    expect(existsSync(join(world.env.XDG_CONFIG_HOME, 'teamkeys'))).toBe(false);
   });
 
   it('a verifier that does not match spends the code; the right one then finds it used', async () => {

@@ -29,6 +29,8 @@ export interface SignInWorld {
   env: { XDG_CONFIG_HOME: string };
   /** The server's certificate, as `teamkeys login --ca-file` takes it. */
   serverCa: string;
+  /** The provider's and the server's certificates, for another Browser or an undici Agent. */
+  cas: Buffer[];
   /** `--server URL --ca-file CA`: how the CLI reaches this server. */
   target: string[];
   /** `teamkeys login --no-browser` to this server, the person signing in as `user` in the shared browser. */
@@ -61,7 +63,8 @@ export async function startSignInWorld(opts: SignInWorldOptions): Promise<SignIn
   }
   const server = served;
   const serverCa = join(server.dir, 'tls', 'cert.pem');
-  const browser = new Browser([readFileSync(provider.caFile), readFileSync(serverCa)]);
+  const cas = [readFileSync(provider.caFile), readFileSync(serverCa)];
+  const browser = new Browser(cas);
   const env = { XDG_CONFIG_HOME: join(home, 'config') };
   const target = ['--server', server.url, '--ca-file', serverCa];
   return {
@@ -71,6 +74,7 @@ export async function startSignInWorld(opts: SignInWorldOptions): Promise<SignIn
     home,
     env,
     serverCa,
+    cas,
     target,
     login: (user, extra = []) => teamkeysLogin(browser, user, [...target, ...extra], env),
     cachedLogin: () => {
