@@ -45,14 +45,18 @@ const open: Watching[] = [];
 const tracked = (w: Watching) => (open.push(w), w);
 afterAll(() => open.forEach((w) => w.close()));
 
+/** The server of the two describes with the default flags (their objects' names do not meet): one process, not two. */
+let defaults: Served;
+beforeAll(async () => {
+  defaults = await startServe(['--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
+});
+afterAll(() => defaults?.stop());
+
 describe('a watch follows its key (point 3)', () => {
-  let served: Served;
-  const c = client(() => served);
+  const c = client(() => defaults);
   beforeAll(async () => {
-    served = await startServe(['--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
     await c.makeTeam('readers', { users: ['rita', 'ross'], clusterRoles: [{ name: 'teams-viewer' }] });
   });
-  afterAll(() => served?.stop());
 
   const endsWith = async (w: Watching, code: number, reason: string, message: string | RegExp) => {
     const error = await w.next((e) => e.type === 'ERROR', 5000);
@@ -154,13 +158,10 @@ describe('a watch follows its key (point 3)', () => {
 });
 
 describe('what a watch and a past revision show (points 4 and 6)', () => {
-  let served: Served;
-  const c = client(() => served);
+  const c = client(() => defaults);
   beforeAll(async () => {
-    served = await startServe(['--insecure-http'], { env: { TEAMKEYS_ADMIN_KEY: adminKey } });
     await c.makeTeam('creators', { users: ['cleo'], clusterRoles: [{ name: 'teams-creator' }] });
   });
-  afterAll(() => served?.stop());
 
   it('an update that takes access away sends DELETED with the previous object; one that grants it, ADDED with the new', async () => {
     const { value } = await c.makeKey('una', { user: 'una' });
