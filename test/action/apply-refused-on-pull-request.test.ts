@@ -7,46 +7,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionRunner, pullRequestPayload, schedulePayload, type ActionRunner } from '../support/action-runner.js';
-import { newRepo, type Repo } from '../gitops/git-repo.js';
-import { startGitHubStandIn, type GitHubStandIn } from '../gitops/github-standin.js';
-import { adminKey, startInProcess, type InProcess } from '../server/in-process.js';
+import type { Repo } from '../gitops/git-repo.js';
+import type { GitHubStandIn } from '../gitops/github-standin.js';
+import type { InProcess } from '../server/in-process.js';
 import { day, ManualClock } from '../support/clock.js';
-import { monthlyKeyYaml } from '../support/manifests.js';
-
+import { startMonthlyKeyAction, type MonthlyKeyAction } from '../support/monthly-key-action.js';
 
 describe('the Action on a pull request', () => {
   const clock = new ManualClock(Date.now() - 31 * day);
   let server: InProcess;
   let github: GitHubStandIn;
   let repo: Repo;
-  let runner: ActionRunner;
-
-  /** The action for a schedule or a pull_request event. */
-  const runAction = async (inputs: Record<string, string>, event = 'schedule') => {
-    const r = await runner.run({ workspace: repo.dir, event, payload: event === 'pull_request' ? pullRequestPayload() : schedulePayload, inputs, apiUrl: github.url });
-    return { ...r, stdout: r.log };
-  };
-  const inputs = { command: 'apply', server: '', token: adminKey, source: 'gitops', 'source-id': 'ci-keys', 'github-token': '' };
+  let world: MonthlyKeyAction;
+  let inputs: Record<string, string>;
+  const runAction = (given: Record<string, string>, event: 'schedule' | 'pull_request' = 'schedule') => world.run(given, event);
 
   beforeAll(async () => {
-    server = await startInProcess({ now: clock.now });
-    github = await startGitHubStandIn();
-    runner = actionRunner();
-    repo = await newRepo({ withExamples: false });
-    repo.write(
-      'gitops/deploy.yaml',
-      monthlyKeyYaml({ overlap: '6h' }),
-    );
-    await repo.commit('a monthly key');
-    Object.assign(inputs, { server: server.base, 'github-token': github.token });
+    world = await startMonthlyKeyAction(clock);
+    ({ server, github, repo, inputs } = world);
   });
-  afterAll(async () => {
-    await server.close();
-    await github.close();
-    repo.cleanup();
-    runner.cleanup();
-  });
+  afterAll(() => world?.stop());
 
   it('never rotates or delivers a key on a pull_request event, whatever the command input says', async () => {
     const created = await runAction({ ...inputs, comment: 'false' });

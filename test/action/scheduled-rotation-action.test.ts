@@ -4,46 +4,24 @@
  * still holds keeps working through the overlap.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionRunner, schedulePayload, type ActionRunner } from '../support/action-runner.js';
-import { newRepo, type Repo } from '../gitops/git-repo.js';
-import { startGitHubStandIn, type GitHubStandIn } from '../gitops/github-standin.js';
-import { adminKey, startInProcess, type InProcess } from '../server/in-process.js';
+import type { GitHubStandIn } from '../gitops/github-standin.js';
+import type { InProcess } from '../server/in-process.js';
 import { day, ManualClock } from '../support/clock.js';
-import { monthlyKeyYaml } from '../support/manifests.js';
-
+import { startMonthlyKeyAction, type MonthlyKeyAction } from '../support/monthly-key-action.js';
 
 describe('the Action rotates keys on a schedule', () => {
   const clock = new ManualClock(Date.now() - 31 * day);
   let server: InProcess;
   let github: GitHubStandIn;
-  let repo: Repo;
-  let runner: ActionRunner;
-
-  /** The action as a runner starts it for a `schedule` event. */
-  const runAction = async (inputs: Record<string, string>) => {
-    const r = await runner.run({ workspace: repo.dir, event: 'schedule', payload: schedulePayload, inputs, apiUrl: github.url });
-    return { ...r, stdout: r.log };
-  };
-  const inputs = { command: 'apply', server: '', token: adminKey, source: 'gitops', 'source-id': 'ci-keys', 'github-token': '' };
+  let world: MonthlyKeyAction;
+  let inputs: Record<string, string>;
+  const runAction = (given: Record<string, string>) => world.run(given);
 
   beforeAll(async () => {
-    server = await startInProcess({ now: clock.now });
-    github = await startGitHubStandIn();
-    runner = actionRunner();
-    repo = await newRepo({ withExamples: false });
-    repo.write(
-      'gitops/deploy.yaml',
-      monthlyKeyYaml({ overlap: '6h' }),
-    );
-    await repo.commit('a monthly key');
-    Object.assign(inputs, { server: server.base, 'github-token': github.token });
+    world = await startMonthlyKeyAction(clock);
+    ({ server, github, inputs } = world);
   });
-  afterAll(async () => {
-    await server.close();
-    await github.close();
-    repo.cleanup();
-    runner.cleanup();
-  });
+  afterAll(() => world?.stop());
 
   it('delivers the rotated value and shows the rotation in the job summary', async () => {
     const created = await runAction(inputs);
