@@ -37,11 +37,12 @@ export interface RegistryWatch extends AsyncIterable<WatchEvent<KubeObject | Sta
    */
   started: Promise<void>;
   /**
-   * Resolves, with the 410 Status the watch ends on, once its reader fell more than 10,000 events
-   * behind (its queue overflowed). The events still queued are moot then: the reader lists again.
-   * The iteration ends on the same error after them, for a reader that does not look here.
+   * Calls `end`, with the 410 Status the watch ends on, once its reader fell more than 10,000
+   * events behind (its queue overflowed): synchronously, in the push that overflowed, so whoever
+   * orders end reasons sees it when it happened. The events still queued are moot then: the
+   * reader lists again. The iteration ends on the same error after them, for a reader that does not look here.
    */
-  overflowed: Promise<Status>;
+  whenOverflowed(end: (status: Status) => void): void;
 }
 
 const maxPendingEvents = 10_000;
@@ -97,12 +98,13 @@ export function watch(ctx: RegistryContext, opts: WatchOptions = {}): RegistryWa
 class ApiWatch implements RegistryWatch {
   private state: RegistryWatchState = { name: 'Starting' };
   readonly started: Promise<void>;
-  readonly overflowed: Promise<Status>;
   private readonly out: WatchQueue<WatchEvent<KubeObject | Status>>;
   private readonly match: Matcher | undefined;
   private readonly from: number | undefined;
   private settle!: { ok(): void; fail(err: unknown): void };
-  private overflow!: (status: Status) => void;
+  /** Set once, by the overflow; `onOverflow` hears of it. */
+  private overflowStatus: Status | undefined;
+  private onOverflow: (status: Status) => void = () => {};
 
   constructor(
     private readonly ctx: RegistryContext,
@@ -111,7 +113,6 @@ class ApiWatch implements RegistryWatch {
     ({ match: this.match } = parseSelection(opts));
     this.from = parseResourceVersion(opts.resourceVersion);
     this.out = new WatchQueue(maxPendingEvents, () => this.enter({ name: 'Ended' }));
-    this.overflowed = new Promise<Status>((resolve) => (this.overflow = resolve));
     this.started = new Promise<void>((ok, fail) => (this.settle = { ok, fail }));
     // Whoever does not look at `started` hears of a failure from the iteration instead.
     this.started.catch(() => {});
@@ -120,6 +121,11 @@ class ApiWatch implements RegistryWatch {
 
   stop(): void {
     this.out.end();
+  }
+
+  whenOverflowed(end: (status: Status) => void): void {
+    this.onOverflow = end;
+    if (this.overflowStatus) end(this.overflowStatus);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<WatchEvent<KubeObject | Status>> {
@@ -216,7 +222,9 @@ class ApiWatch implements RegistryWatch {
   private send(event: WatchEvent<KubeObject | Status>): void {
     if (this.out.closed || this.out.push(event)) return;
     const status = toApiError(new StorageError('WatchOverflow', '', `watcher fell more than ${maxPendingEvents} events behind`), this.ctx, '');
-    if (status instanceof ApiError) this.overflow(status.toStatus());
+    if (!(status instanceof ApiError) || this.overflowStatus) return;
+    this.overflowStatus = status.toStatus();
+    this.onOverflow(this.overflowStatus);
   }
 
   /**

@@ -1,5 +1,4 @@
 /** The source of a watch that never has anything to send (a kind listed for kubectl's defaults, listed-kinds.ts). */
-import type { Status } from '../../api/errors.js';
 import type { WatchSource } from './watch-connection.js';
 
 /** Started at once, never overflows, and ends only when stopped: the connection around it still ends with its key, its time or its client. */
@@ -8,7 +7,7 @@ export function emptyWatch(): WatchSource {
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   return {
     started: Promise.resolve(),
-    overflowed: new Promise<Status>(() => {}),
+    whenOverflowed: () => {},
     stop: () => stop(),
     async *[Symbol.asyncIterator]() {
       await stopped;

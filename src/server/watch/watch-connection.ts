@@ -24,8 +24,12 @@ export type WatchEventOut = WatchEvent<KubeObject | Status>;
 export interface WatchSource extends AsyncIterable<WatchEventOut> {
   /** Settles once the watch has started; a rejection is answered as an HTTP error, not a stream. */
   started: Promise<void>;
-  /** Resolves with a 410 Status once the reader fell too far behind: what is still queued is moot. */
-  overflowed: Promise<Status>;
+  /**
+   * Calls `end` with a 410 Status when the reader fell too far behind (what is still queued is
+   * moot), at once, in the call that found the overflow: a reason given later, even in the same
+   * tick, comes second.
+   */
+  whenOverflowed(end: (status: Status) => void): void;
   stop(): void;
 }
 
@@ -130,7 +134,7 @@ export class WatchConnection {
       this.end({ why: 'refused' });
       throw err;
     }
-    void this.source.overflowed.then((status) => this.end({ why: 'overflow', status }));
+    this.source.whenOverflowed((status) => this.end({ why: 'overflow', status }));
   }
 
   /** Takes over the response (200, streamed) and starts the watch's time; a watch ended while starting still answers, with its Status. */

@@ -2,13 +2,15 @@
  * Watch fan-out shared by every backend: one reader follows the log (woken by local writes, and
  * polling for other processes' writes, as kine does) and hands each record to every watcher it
  * concerns. A watcher starting in the past catches up first (log-catch-up.ts); records are decoded
- * once for all watchers (log-record.ts); pages are read as log-source.ts trusts them.
+ * once for all watchers (log-record.ts); pages are read as log-source.ts trusts them; what was
+ * read is kept in a span (log-span.ts).
  */
 import { StorageError, expired, isStorageError } from '../errors.js';
 import { silentLog, type LogRecord, type StoreEvent, type StoreLog, type StoreWatch, type StoredObject } from '../types.js';
 import { WatchQueue } from '../watch-queue.js';
 import { catchUp, deliver, type CatchUpTail, type Subscriber } from './log-catch-up.js';
 import { pageSize, readComplete, type LogSource } from './log-source.js';
+import { appendRecord, rewriteWindow, spanFrom, type Span } from './log-span.js';
 
 export interface LogTailOptions {
   /** How often to look for writes made by other processes; 0 when this process is the only writer. */
@@ -16,25 +18,6 @@ export interface LogTailOptions {
   windowSize?: number;
   maxPendingPerWatcher?: number;
   log?: StoreLog;
-}
-
-/**
- * What the tail has read since it last started following the log. A restart replaces it, never
- * edits it: a read begun for the old one sees `this.span` changed and is thrown away.
- */
-interface Span {
-  /** The last revision read; until `checked`, the first subscriber's revision instead. */
-  head: number;
-  /** Every record with a revision above this one is in `window`. */
-  windowStart: number;
-  /** The last records read, at most windowSize, ascending. */
-  window: LogRecord[];
-  /**
-   * False while `head` is a subscriber's revision, not read from the log: it may be one the store
-   * has not reached (a watch from the future), so the next poll reads the store's current revision
-   * first and follows from there when `head` is beyond it. The window is empty until then.
-   */
-  checked: boolean;
 }
 
 /**
@@ -108,7 +91,7 @@ export class LogTail {
     if (this.state.name === 'Idle') {
       // Nobody was following the log: start following it from here (no further than the store's
       // current revision, which the next poll checks before it reads).
-      this.span = { head: fromRevision, windowStart: fromRevision, window: [], checked: false };
+      this.span = spanFrom(fromRevision);
       this.enter({ name: 'Following' });
     }
     this.subs.add(sub);
@@ -124,24 +107,9 @@ export class LogTail {
     };
   }
 
-  /**
-   * The store rewrote the key's history (scrubHistory): the window's copies of those rows are
-   * rewritten too, or a watch replaying from the window would hand out what the log no longer
-   * holds (old sealed secrets). The key's last row stays as it is when it is live, as in the log.
-   */
+  /** The store rewrote the key's history (scrubHistory): so does the window a watch may replay from. */
   rewrite(key: string, rewrite: (value: string) => string): void {
-    const window = this.span.window;
-    let last = -1;
-    for (let i = 0; i < window.length; i++) if (window[i]!.key === key) last = i;
-    for (let i = 0; i <= last; i++) {
-      const r = window[i]!;
-      if (r.key !== key) continue;
-      // A new record, not an edit: the decoded event cached for the old one must not be reused.
-      const keepLive = i === last && r.type !== 'DELETED';
-      const next: LogRecord = { ...r, value: keepLive ? r.value : rewrite(r.value) };
-      if (r.prevValue !== undefined) next.prevValue = rewrite(r.prevValue);
-      window[i] = next;
-    }
+    rewriteWindow(this.span, key, rewrite);
   }
 
   /** Ends every watch, as when the store closes. */
@@ -257,14 +225,7 @@ export class LogTail {
   }
 
   private append(r: LogRecord): void {
-    const span = this.span;
-    if (r.revision <= span.head) return;
-    span.head = r.revision;
-    span.window.push(r);
-    if (span.window.length > this.windowSize) {
-      const dropped = span.window.splice(0, span.window.length - this.windowSize);
-      span.windowStart = dropped[dropped.length - 1]!.revision;
-    }
+    if (!appendRecord(this.span, r, this.windowSize)) return;
     for (const sub of this.subs) if (sub.live) deliver(sub, r);
   }
 
