@@ -5,6 +5,7 @@
  * Failures are results, not exceptions.
  */
 import { servedPlurals } from '../../api/resources.js';
+import { pool } from '../pool.js';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClientError, type ApiClient } from '../../client/types.js';
@@ -193,19 +194,6 @@ async function run(client: ApiClient, first: PlanStep, opts: ApplyOptions): Prom
       return { action, result: 'Failed', error: `${action.kind}/${action.name}: ${action.type} failed: ${why}` };
     }
   }
-}
-
-async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(workers);
-  return out;
 }
 
 export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: ApplyOptions): Promise<ChangeSetEntry[]> {
