@@ -14,7 +14,8 @@ import type { KeyDelivery } from '../keys/github-secrets.js';
 import { checkKeyFile, KeyFileError, keyNameError, writeKeyFile } from '../keys/key-file.js';
 import { annotations, keyDirSink } from '../plan/annotations.js';
 import type { PlanStep } from '../plan/plan.js';
-import { deliver, deliveryTarget, pendingDelivery, recordDelivery, rotateAndDeliver, rotation, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
+import { deliveryTarget, pendingDelivery, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
+import { deliverAndRecord, recordDelivery, rotateAndDeliver, setAndDeliver } from './key-writes.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 
@@ -116,7 +117,7 @@ async function execute(client: ApiClient, action: PlanStep, opts: ApplyOptions):
         }
       }
       else if (!target) entry.note = 'the server generated a key; it was not kept (give --key-dir to receive new keys)';
-      return target ? withDelivery(entry, await deliver(client, action, target, key, opts)) : entry;
+      return target ? withDelivery(entry, await deliverAndRecord(client, action, target, key, opts)) : entry;
     }
     case 'update': {
       if (action.rotation) {
@@ -132,9 +133,7 @@ async function execute(client: ApiClient, action: PlanStep, opts: ApplyOptions):
         await client.patch(action.plural, action.name, action.patch!);
         return { action, result: 'Updated' };
       }
-      const { patch, key } = rotation(action);
-      await client.patch(action.plural, action.name, patch);
-      return withDelivery({ action, result: 'Updated' }, await deliver(client, action, target, key, opts));
+      return withDelivery({ action, result: 'Updated' }, await setAndDeliver(client, action, target, opts));
     }
     case 'replace': {
       const target = action.rotation ? await checkedTarget(action, opts) : undefined;
