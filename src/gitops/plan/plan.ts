@@ -115,6 +115,7 @@ function draftObject(model: DeclaredModel, desired: DesiredObject | undefined, l
   return 'diff' in step ? { step: step.step, evidence: { fields: step.diff.fields, managedFields: live!.metadata.managedFields ?? [] } } : { step };
 }
 
+/** The step, with its diff when it changes fields (update, replace): the only place an object is diffed. */
 function stepOf(model: DeclaredModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): PlanStep | { step: PlanStep; diff: Diff } {
   const { kind, plural } = model.info;
   const name = (desired?.obj ?? live)!.metadata.name!;
