@@ -1,18 +1,17 @@
 /** One reconciliation: source -> validate -> plan -> apply -> report. */
-import { isServerMintedKey } from '../api/key-types.js';
 import { defaultWarnExpiryMs, defaultWarnUnusedMs } from '../auth/key-health.js';
 import { systemClock, type Clock } from '../clock.js';
 import { resourceModels } from '../api/model.js';
-import { servedPlurals } from '../api/resources.js';
 import type { KubeObject, OwnedAccessKey, Team } from '../api/types.js';
 import { accessChange, namedIn } from './plan/access-change.js';
-import { ClientError, type ApiClient, type Plural } from '../client/types.js';
+import type { ApiClient, Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
 import { sourceFolders } from './keys/file-sink.js';
 import { keySecretOwnerErrors, ownersFromSourceId } from './keys/owner-allow-list.js';
 import type { KeyDelivery } from './keys/github-secrets.js';
 import type { PolicySource } from './policy/at-ref.js';
-import { planObject, planReconcile, type Plan, type PlanOptions } from './plan/plan.js';
+import { draftReconcile, planObject, type Plan, type PlanOptions } from './plan/plan.js';
+import { attributeFromTrail, listLive } from './read-live.js';
 import { nextRotation } from './plan/rotation.js';
 import { withholdUnnamed } from './plan/withheld.js';
 import { keyHealthSection } from './report/key-health.js';
@@ -95,44 +94,6 @@ export async function validateSource(source: SourceOptions, apiVersion: string, 
   return { report, loaded };
 }
 
-/**
- * Plans the objects that differ from git again with their audit events, so a field someone
- * removed is told from one git added and drift is named by person. A server whose trail cannot be
- * read leaves the plan as managedFields made it, and the plan says why (never quietly: a report
- * naming only `kubectl-patch` where it could name a person must say it could not).
- */
-async function withHistory(client: ApiClient, plan: Plan, byKey: Map<string, DesiredObject>, live: Record<Plural, KubeObject[]>, models: ReturnType<typeof modelsFor>, opts: PlanOptions): Promise<void> {
-  for (const [i, a] of plan.actions.entries()) {
-    if (a.type !== 'update' && a.type !== 'replace') continue;
-    const obj = live[a.plural].find((o) => o.metadata.name === a.name)!;
-    let history;
-    try {
-      history = await client.auditEvents({ resource: a.plural, name: a.name, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) });
-    } catch (err) {
-      if (!(err instanceof ClientError)) throw err;
-      plan.attributionUnavailable = err.message;
-      return;
-    }
-    if (!history) return;
-    plan.actions[i] = planObject(models[a.plural], byKey.get(`${a.plural}/${a.name}`), obj, opts, history);
-  }
-}
-
-/**
- * Every kind's live objects, read at once (one round trip of waiting, not one per kind); a failure
- * reports the first kind's (teams), as a sequential read would. `allKeys` keeps the Login keys for
- * the key health section.
- */
-async function listBoth(client: ApiClient): Promise<{ live: Record<Plural, KubeObject[]>; allKeys: KubeObject[] }> {
-  const read = await Promise.allSettled(servedPlurals.map((p) => client.list(p)));
-  const failed = read.find((r) => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  const live = Object.fromEntries(servedPlurals.map((p, i) => [p, (read[i] as PromiseFulfilledResult<KubeObject[]>).value])) as Record<Plural, KubeObject[]>;
-  const allKeys = live.ownedaccesskeys;
-  // Keys the server mints (sign-in's, the token exchange's) are its own: never planned, pruned or reported as drift.
-  return { live: { ...live, ownedaccesskeys: allKeys.filter((k) => !isServerMintedKey(k)) }, allKeys };
-}
-
 export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const { client } = opts;
   const loaded = opts.loaded ?? (await loadSource(opts.source));
@@ -140,7 +101,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(models));
   const base: Pick<ReportInput, 'mode' | 'source' | 'target' | 'warnings' | 'keyHealth' | 'now' | 'keySecretOwners' | 'accessChange'> = { mode: opts.mode, source: sourceInfo(loaded), target: client.target, now: (opts.now ?? systemClock)() };
   if (loaded.errors.length + errors.length > 0) return { report: buildReport({ ...base, errors: [...loaded.errors, ...errors] }), loaded };
-  const { live, allKeys } = await listBoth(client);
+  const { live, allKeys } = await listLive(client);
   const owners = opts.keySecretOwners ?? ownersFromSourceId(loaded.id);
   if (owners) base.keySecretOwners = owners;
   const policyRun = opts.policyDir ? await (await import('./policy/evaluate.js')).runPolicyDir(opts.policyDir, desired, live) : undefined;
@@ -149,7 +110,8 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   Object.assign(base, { warnings });
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };
   const planOpts: PlanOptions = { sourceId: loaded.id, formerSourceIds: loaded.formerIds, prune: opts.prune, allowEmpty: opts.allowEmpty, maxPrune: opts.maxPrune, now: opts.now ?? systemClock };
-  const plan = planReconcile(desired, live, models, planOpts);
+  // Planned once: the audit trail read below names the changes again from this one diff.
+  const { plan, drafted } = draftReconcile(desired, live, models, planOpts);
   // Keys this run deletes are not worth a warning; Login keys (never planned) are.
   const deleted = new Set(plan.actions.filter((a) => a.plural === 'ownedaccesskeys' && a.type === 'delete').map((a) => a.name));
   // Pull-request mode shows nothing live the manifests do not name: no key list in its comment.
@@ -160,7 +122,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   if (orphans.refused && !plan.refused) plan.refused = orphans.refused;
   if (opts.prune && !loaded.identified) plan.refused = unidentifiedPrune(loaded);
   const byKey = new Map(desired.map((d) => [`${d.plural}/${d.obj.metadata.name}`, d]));
-  await withHistory(client, plan, byKey, live, models, planOpts);
+  await attributeFromTrail(client, plan, drafted, live);
   if (opts.withholdUnnamedLiveValues) plan.actions = plan.actions.map((a) => withholdUnnamed(a, byKey.get(`${a.plural}/${a.name}`)?.obj));
   if (opts.reportDriftOnly && opts.mode === 'apply') {
     // A due rotation stays on the skipped action: the drift is left, the key is still rotated.

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { KubeObject } from '../../src/api/types.js';
 import type { Status } from '../../src/api/errors.js';
 import { ClientError, type ApiClient } from '../../src/client/types.js';
-import { confirmOwn } from '../../src/gitops/keys/key-delivery.js';
+import { confirmOwn } from '../../src/gitops/apply/key-writes.js';
 import { ManualClock, hour } from '../support/clock.js';
 import { startInProcess, type InProcess } from '../server/in-process.js';
 import { create, json } from './fixture.js';

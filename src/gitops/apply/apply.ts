@@ -5,6 +5,7 @@
  * Failures are results, not exceptions.
  */
 import { servedPlurals } from '../../api/resources.js';
+import { pool } from '../pool.js';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClientError, type ApiClient } from '../../client/types.js';
@@ -13,7 +14,8 @@ import type { KeyDelivery } from '../keys/github-secrets.js';
 import { checkKeyFile, KeyFileError, keyNameError, writeKeyFile } from '../keys/key-file.js';
 import { annotations, keyDirSink } from '../plan/annotations.js';
 import type { PlanStep } from '../plan/plan.js';
-import { deliver, deliveryTarget, pendingDelivery, recordDelivery, rotateAndDeliver, rotation, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
+import { deliveryTarget, pendingDelivery, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
+import { deliverAndRecord, recordDelivery, rotateAndDeliver, setAndDeliver } from './key-writes.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 
@@ -115,7 +117,7 @@ async function execute(client: ApiClient, action: PlanStep, opts: ApplyOptions):
         }
       }
       else if (!target) entry.note = 'the server generated a key; it was not kept (give --key-dir to receive new keys)';
-      return target ? withDelivery(entry, await deliver(client, action, target, key, opts)) : entry;
+      return target ? withDelivery(entry, await deliverAndRecord(client, action, target, key, opts)) : entry;
     }
     case 'update': {
       if (action.rotation) {
@@ -131,9 +133,7 @@ async function execute(client: ApiClient, action: PlanStep, opts: ApplyOptions):
         await client.patch(action.plural, action.name, action.patch!);
         return { action, result: 'Updated' };
       }
-      const { patch, key } = rotation(action);
-      await client.patch(action.plural, action.name, patch);
-      return withDelivery({ action, result: 'Updated' }, await deliver(client, action, target, key, opts));
+      return withDelivery({ action, result: 'Updated' }, await setAndDeliver(client, action, target, opts));
     }
     case 'replace': {
       const target = action.rotation ? await checkedTarget(action, opts) : undefined;
@@ -193,19 +193,6 @@ async function run(client: ApiClient, first: PlanStep, opts: ApplyOptions): Prom
       return { action, result: 'Failed', error: `${action.kind}/${action.name}: ${action.type} failed: ${why}` };
     }
   }
-}
-
-async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(workers);
-  return out;
 }
 
 export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: ApplyOptions): Promise<ChangeSetEntry[]> {

@@ -1,20 +1,23 @@
 /**
- * Keys that go to a sink (annotation gitops.management.service/key-secret): after the server
- * made a key (create) or the reconciler rotated one, the key is delivered, and only then is the
- * delivery recorded on the object (annotation key-delivered = the target). A failed delivery
- * leaves the object unrecorded, so the next run's plan rotates the key and delivers it again.
+ * Keys that go to a sink (annotation gitops.management.service/key-secret): what a step must do
+ * to get a key's value there, decided here as data, and the sending itself. Every API write it
+ * implies (the new value, the confirmation, the record) is made by apply/key-writes.ts, in the
+ * order these rules need:
  *
- * Scheduled rotations (rotate-every) go through the server's rotation subresource instead: the
- * new value is made awaiting confirmation (the previous one keeps working, with no deadline), it
- * is delivered, and only then confirmed, which starts the overlap. A delivery that fails leaves
- * the rotation unconfirmed: every holder of the previous value keeps working, and the next run
- * rotates again (planned as `unconfirmed`) and delivers.
+ * - after the server made a key (create) or the reconciler set a new one, the key is delivered,
+ *   and only then is the delivery recorded on the object (annotation key-delivered = the target). A
+ *   failed delivery leaves the object unrecorded, so the next run's plan rotates the key and
+ *   delivers it again;
+ * - scheduled rotations (rotate-every) go through the server's rotation subresource instead: the
+ *   new value is made awaiting confirmation (the previous one keeps working, with no deadline), it
+ *   is delivered, and only then confirmed, which starts the overlap. A delivery that fails leaves
+ *   the rotation unconfirmed: every holder of the previous value keeps working, and the next run
+ *   rotates again (planned as `unconfirmed`) and delivers.
  */
 import { randomUUID } from 'node:crypto';
 import { generateKey } from '../../api/key-format.js';
-import { isJsonMap } from '../../api/types.js';
-import { ClientError, type ApiClient } from '../../client/types.js';
-import type { KubeObject } from '../../api/types.js';
+import type { KeyRotationSpec } from '../../api/key-rotation.js';
+import { isJsonMap, type KubeObject } from '../../api/types.js';
 import { sinkFile, writeSink, type FileSinkOptions } from './file-sink.js';
 import { describeTarget, KeyDeliveryError, parseSecretTarget, type KeyDelivery, type SecretTarget } from './github-secrets.js';
 import { annotations } from '../plan/annotations.js';
@@ -33,6 +36,8 @@ export interface Sinks {
 
 /** A JSON pointer segment: `/` and `~` escaped. */
 const pointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+export const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The target of an action, or why the key cannot go there (before anything is written). */
 export function deliveryTarget(action: PlanStep, sinks: Sinks): SecretTarget | { error: string } {
@@ -55,10 +60,44 @@ const deliveredPath = `/metadata/annotations/${pointer(annotations.keyDelivered)
  */
 export const pendingDelivery = (keySecret: string) => `pending:${keySecret}`;
 
-/** The patch that rotates a key: the planned one plus a new key (marked pending delivery), which it returns alongside. */
-export function rotation(action: PlanStep): { patch: unknown[]; key: string } {
+/** The patch that records on an object that its current value reached `sink` (key-delivered, replacing `pending:`). */
+export const deliveryRecord = (sink: string): unknown[] => [{ op: 'add', path: deliveredPath, value: sink }];
+
+/** The patch that sets a new key at once: the planned one plus a new value (marked pending delivery), which it returns alongside. */
+export function newKeyPatch(action: PlanStep): { patch: unknown[]; key: string } {
   const key = generateKey();
   return { patch: [...(action.patch ?? []), { op: 'add', path: '/spec/key', value: key }, { op: 'add', path: deliveredPath, value: pendingDelivery(action.keySecret!) }], key };
+}
+
+/**
+ * The rotation a scheduled rotation asks the server for: awaiting confirmation, with the planned
+ * overlap, named by an idempotency key so that a request sent again rotates at most once.
+ */
+export function rotationRequest(action: PlanStep): KeyRotationSpec {
+  return { overlapSeconds: action.rotation!.overlapSeconds, awaitConfirmation: true, idempotencyKey: randomUUID() };
+}
+
+/** The new value a rotation answered with; none when the answer was a replay (a value is shown once). */
+export function rotatedValue(rotated: KubeObject): string | undefined {
+  return isJsonMap(rotated.spec) && typeof rotated.spec.key === 'string' ? rotated.spec.key : undefined;
+}
+
+/** When the previous value stops working, as the server set it on confirmation. */
+export function previousValidUntil(confirmed: KubeObject): string | undefined {
+  const status = isJsonMap(confirmed.status) && isJsonMap(confirmed.status.rotation) ? confirmed.status.rotation : {};
+  return typeof status.previousValidUntil === 'string' ? status.previousValidUntil : undefined;
+}
+
+/** A key moved to a new sink (or never recorded) is recorded only once its rotation is confirmed: a failure before that rotates again with the overlap. */
+export const recordsAfterConfirm = (action: PlanStep) => action.rotation?.reason === 'moved' || action.rotation?.reason === 'unrecorded';
+
+/**
+ * Whether a confirmation that lost a race (409) may be made again at the key's current version:
+ * only when its generation is still the rotation's (no value or spec change since, only status
+ * writes such as the server's record of the key's use).
+ */
+export function mayConfirmAgain(made: KubeObject['metadata'], now: KubeObject | undefined): now is KubeObject {
+  return made.generation !== undefined && !!now?.metadata.resourceVersion && now.metadata.generation === made.generation;
 }
 
 const fileOptions = (sinks: Sinks): FileSinkOptions => ({ ...(sinks.keyDir ? { base: sinks.keyDir } : {}), ...sinks.fileSinks });
@@ -77,106 +116,13 @@ export async function sinkRefusal(action: PlanStep, target: SecretTarget, sinks:
   );
 }
 
-/** Sends a value to its sink; throws KeyDeliveryError (naming the sink, never the value). */
-async function send(target: SecretTarget, key: string, sinks: Sinks): Promise<void> {
+/** Sends a value to its sink (never the API); throws KeyDeliveryError (naming the sink, never the value). */
+export async function sendKey(target: SecretTarget, key: string, sinks: Sinks): Promise<void> {
   try {
     if (target.type === 'file') await writeSink(target, key, fileOptions(sinks));
     else await sinks.keyDelivery!.deliver(target, key);
   } catch (err) {
     if (err instanceof KeyDeliveryError) throw err;
-    throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-/** Sends the key, then records the delivery; the key is in no message. */
-export async function deliver(client: ApiClient, action: PlanStep, target: SecretTarget, key: string, sinks: Sinks): Promise<Delivered> {
-  try {
-    await send(target, key, sinks);
-  } catch (err) {
-    return { error: `${action.kind}/${action.name}: ${(err as Error).message}; the next run rotates the key and delivers it again` };
-  }
-  try {
-    await record(client, action);
-  } catch (err) {
-    return { error: `${action.kind}/${action.name}: the key reached ${describeTarget(target)} but recording that failed (${err instanceof Error ? err.message : String(err)}); the next run rotates it again, keeping this value working for the overlap` };
-  }
-  return { keySecret: action.keySecret! };
-}
-
-/** Records on the object that its current value reached action.keySecret. */
-async function record(client: ApiClient, action: PlanStep): Promise<void> {
-  await recordDelivery(client, action.plural, action.name, action.keySecret!);
-}
-
-/** Records on an object that its current value reached `sink` (key-delivered, replacing `pending:`). */
-export async function recordDelivery(client: ApiClient, plural: PlanStep['plural'], name: string, sink: string): Promise<void> {
-  await client.patch(plural, name, [{ op: 'add', path: deliveredPath, value: sink }]);
-}
-
-const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-/**
- * A scheduled rotation: rotate awaiting confirmation, deliver, confirm. Failures are results; the
- * previous value keeps working after any of them.
- */
-export async function rotateAndDeliver(client: ApiClient, action: PlanStep, target: SecretTarget, sinks: Sinks): Promise<Delivered> {
-  const id = `${action.kind}/${action.name}`;
-  const planned = action.rotation!;
-  let key: string | undefined;
-  let made: KubeObject['metadata'] | undefined;
-  try {
-    // Named by an idempotency key and sent once more if no answer came: the server rotates at most
-    // once, and a replay (no value in it) ends below as "no new value", the previous value working.
-    const spec = { overlapSeconds: planned.overlapSeconds, awaitConfirmation: true, idempotencyKey: randomUUID() };
-    const rotated = await client.rotate(action.name, spec).catch((err: unknown) => {
-      if (err instanceof ClientError && !err.fromServer) return client.rotate(action.name, spec);
-      throw err;
-    });
-    key = isJsonMap(rotated.spec) && typeof rotated.spec.key === 'string' ? rotated.spec.key : undefined;
-    made = rotated.metadata;
-  } catch (err) {
-    return { error: `${id}: not rotated: the server refused the rotation: ${messageOf(err)}; the current value keeps working` };
-  }
-  if (!key) return { error: `${id}: rotated, but the server returned no new value (the answer to the first request was lost, and a value the server made is not shown twice); the previous value keeps working (the rotation awaits confirmation) and the next run rotates again` };
-  try {
-    await send(target, key, sinks);
-  } catch (err) {
-    return { error: `${id}: rotated, but ${messageOf(err)}; the previous value keeps working (the rotation awaits confirmation) and the next run rotates again and delivers` };
-  }
-  let confirmed;
-  try {
-    confirmed = await confirmOwn(client, action.name, made!);
-  } catch (err) {
-    return { error: `${id}: the new value reached ${describeTarget(target)} but confirming the rotation failed (${messageOf(err)}); the previous value keeps working and the next run rotates again` };
-  }
-  const status = isJsonMap(confirmed.status) && isJsonMap(confirmed.status.rotation) ? confirmed.status.rotation : {};
-  const until = typeof status.previousValidUntil === 'string' ? status.previousValidUntil : undefined;
-  // A key moved to a new sink: recorded only now, so a failure before this rotates again with the overlap.
-  if (planned.reason === 'moved' || planned.reason === 'unrecorded') {
-    try {
-      await record(client, action);
-    } catch (err) {
-      return { error: `${id}: the new value reached ${describeTarget(target)} and the rotation was confirmed, but recording the delivery failed (${messageOf(err)}); the next run rotates again with the overlap` };
-    }
-  }
-  return { keySecret: action.keySecret!, ...(until ? { previousValidUntil: until } : {}) };
-}
-
-/**
- * Confirms the rotation this run made, and no other: the confirmation names the resourceVersion
- * the rotation returned (409 once the key changed). The server's own record of the key's use is a
- * write too; so on a 409 the key is read again, and confirmed at its new version only if its
- * generation is still the rotation's (no value or spec change since, only status writes).
- */
-export async function confirmOwn(client: ApiClient, name: string, made: KubeObject['metadata']): Promise<KubeObject> {
-  try {
-    return await client.rotate(name, { confirm: true }, made.resourceVersion ? { resourceVersion: made.resourceVersion } : {});
-  } catch (err) {
-    if (!(err instanceof ClientError && err.code === 409) || made.generation === undefined) throw err;
-    const now = await client.get('ownedaccesskeys', name);
-    if (!now?.metadata.resourceVersion || now.metadata.generation !== made.generation) {
-      throw new Error('the key was rotated or changed by someone else since this rotation; not confirming a rotation this run did not make');
-    }
-    return client.rotate(name, { confirm: true }, { resourceVersion: now.metadata.resourceVersion });
+    throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: ${messageOf(err)}`);
   }
 }

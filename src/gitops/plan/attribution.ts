@@ -5,7 +5,9 @@
  */
 import { auditJobOf, type AuditEvent } from '../../api/audit-event.js';
 import { fromFieldsV1, pathString } from '../../api/fields/fieldset.js';
+import { isDeepStrictEqual } from 'node:util';
 import type { ManagedFieldsEntry } from '../../api/types.js';
+import type { FieldChange } from './diff.js';
 import { gitopsManager } from '../../client/types.js';
 
 export interface Attribution {
@@ -89,4 +91,55 @@ export function withPerson(by: Attribution, leaves: string[], history: AuditEven
   const byManager = [...history].filter((e) => e.fieldManager === by.manager).sort((a, b) => rv(b) - rv(a));
   const event = byManager.find((e) => touches(e, paths, ['added', 'changed'])) ?? byManager[0];
   return event ? { ...by, ...writerOf(event) } : by;
+}
+
+/** One changed field as the diff found it, before anyone is named: what attribution reads. */
+export interface FieldEvidence {
+  path: string;
+  before?: unknown;
+  after?: unknown;
+  /** FieldsV1 leaves of the live value that changes or goes. */
+  liveLeaves: string[];
+  /** FieldsV1 leaves git wants that are not live (added in git, or removed by someone). */
+  missing: string[];
+}
+
+/** What another writer did to a field, told from git's value (target) and the live one. */
+function describe(path: string, live: unknown, target: unknown): string {
+  // Backticks delimit the values, so none may appear inside one (reports split on them).
+  const show = (v: unknown) => `\`${JSON.stringify(v).replace(/`/g, '\\u0060')}\``;
+  if (Array.isArray(live) || Array.isArray(target)) {
+    const l = Array.isArray(live) ? live : [];
+    const t = Array.isArray(target) ? target : [];
+    const added = l.filter((x) => !t.some((y) => isDeepStrictEqual(x, y)));
+    const removed = t.filter((x) => !l.some((y) => isDeepStrictEqual(x, y)));
+    const parts = [added.length ? `added ${added.map(show).join(', ')} to ${path}` : '', removed.length ? `removed ${removed.map(show).join(', ')} from ${path}` : ''];
+    const text = parts.filter(Boolean).join(' and ');
+    if (text) return text;
+  }
+  if (live === undefined) return `removed ${path}`;
+  if (target === undefined) return `added ${path}`;
+  return `changed ${path}`;
+}
+
+/**
+ * The changes of one diff, each named after who last wrote the live value; with the audit trail,
+ * the person behind it and who removed a field git holds. Pure: the diff is not made again.
+ */
+export function attributeFields(fields: FieldEvidence[], entries: ManagedFieldsEntry[], history: AuditEvent[] | undefined): FieldChange[] {
+  return fields.map(({ path, before: b, after: a, liveLeaves, missing }) => {
+    let by = ownerOf(entries, liveLeaves);
+    let drift = by !== undefined && by.manager !== gitopsManager;
+    if (!drift && missing.length > 0) {
+      const remover = removedBy(missing, entries, history);
+      if (remover) [by, drift] = [remover, true];
+    }
+    if (drift && by && !by.user) by = withPerson(by, liveLeaves, history);
+    const change: FieldChange = { path, drift };
+    if (b !== undefined) change.before = b;
+    if (a !== undefined) change.after = a;
+    if (by) change.lastChangedBy = by;
+    if (drift) change.description = describe(path, b, a);
+    return change;
+  });
 }

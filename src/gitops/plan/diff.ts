@@ -7,7 +7,6 @@
  * fields laid over it and what git does not hold removed, so a write touches nothing else.
  */
 import fastJsonPatch from 'fast-json-patch';
-import { isDeepStrictEqual } from 'node:util';
 import type { AuditEvent } from '../../api/audit-event.js';
 import { dottedPath, fieldNames, fieldPath, fieldSetMember, hasPrefix, innermost, parseFieldPath, type FieldPath } from '../../api/fields/field-path.js';
 import { fromFieldsV1, leavesOf, owns, type FieldSet, type Leaves } from '../../api/fields/fieldset.js';
@@ -15,9 +14,9 @@ import { mergeApplied, removePath } from '../../api/fields/merge.js';
 import type { ResourceModel } from '../../api/model.js';
 import { isJsonMap, type KubeObject, type ManagedFieldsEntry } from '../../api/types.js';
 import { gitopsManager } from '../../client/types.js';
-import { ownerOf, removedBy, withPerson, type Attribution } from './attribution.js';
+import { attributeFields, type Attribution, type FieldEvidence } from './attribution.js';
 
-export type { Attribution } from './attribution.js';
+export type { Attribution, FieldEvidence } from './attribution.js';
 
 export interface FieldChange {
   /** Where, as a user writes it: `spec.users`, `metadata.labels.team`. */
@@ -38,6 +37,8 @@ export interface Diff {
   target: KubeObject;
   patch: unknown[];
   changes: FieldChange[];
+  /** What the changes were attributed from: attributed again, without a second diff, once the audit trail is read. */
+  fields: FieldEvidence[];
 }
 
 export interface DiffOptions {
@@ -74,24 +75,6 @@ function ownedBy(entries: ManagedFieldsEntry[], manager: (m: string) => boolean)
 
 /** Containers before what they hold: removing a container first leaves nothing inside to find. */
 const shortestFirst = (a: FieldPath, b: FieldPath) => a.length - b.length;
-
-/** What another writer did to a field, told from git's value (target) and the live one. */
-function describe(path: string, live: unknown, target: unknown): string {
-  // Backticks delimit the values, so none may appear inside one (reports split on them).
-  const show = (v: unknown) => `\`${JSON.stringify(v).replace(/`/g, '\\u0060')}\``;
-  if (Array.isArray(live) || Array.isArray(target)) {
-    const l = Array.isArray(live) ? live : [];
-    const t = Array.isArray(target) ? target : [];
-    const added = l.filter((x) => !t.some((y) => isDeepStrictEqual(x, y)));
-    const removed = t.filter((x) => !l.some((y) => isDeepStrictEqual(x, y)));
-    const parts = [added.length ? `added ${added.map(show).join(', ')} to ${path}` : '', removed.length ? `removed ${removed.map(show).join(', ')} from ${path}` : ''];
-    const text = parts.filter(Boolean).join(' and ');
-    if (text) return text;
-  }
-  if (live === undefined) return `removed ${path}`;
-  if (target === undefined) return `added ${path}`;
-  return `changed ${path}`;
-}
 
 /** The write that makes live equal to git where git decides, and each field change with who made it. */
 export function diffObject(model: ResourceModel, desired: KubeObject, live: KubeObject, opts: DiffOptions): Diff {
@@ -145,33 +128,21 @@ export function diffObject(model: ResourceModel, desired: KubeObject, live: Kube
     group.leaves.push(p);
     byField.set(key, group);
   }
-  const changes: FieldChange[] = [...byField.values()]
+  const fields: FieldEvidence[] = [...byField.values()]
     .map(({ names: parts, leaves }) => {
-      const path = parts.join('.');
-      // Live content that changes or goes: whoever last wrote it. Content git wants that is not
-      // live: someone removed it since gitops applied it, or git added it.
-      const liveLeaves = leaves.filter((p) => before.has(p));
-      const missing = leaves.filter((p) => !before.has(p));
-      let by = ownerOf(entries, liveLeaves);
-      let drift = by !== undefined && by.manager !== gitopsManager;
-      if (!drift && missing.length > 0) {
-        const remover = removedBy(missing, entries, opts.history);
-        if (remover) [by, drift] = [remover, true];
-      }
-      if (drift && by && !by.user) by = withPerson(by, liveLeaves, opts.history);
       const b = valueAt(liveCore, parts);
       const a = valueAt(targetCore, parts);
-      const change: FieldChange = { path, drift };
-      if (b !== undefined) change.before = b;
-      if (a !== undefined) change.after = a;
-      if (by) change.lastChangedBy = by;
-      if (drift) change.description = describe(path, b, a);
-      return change;
+      // Live content that changes or goes, and content git wants that is not live: what attribution reads.
+      const field: FieldEvidence = { path: parts.join('.'), liveLeaves: leaves.filter((p) => before.has(p)), missing: leaves.filter((p) => !before.has(p)) };
+      if (b !== undefined) field.before = b;
+      if (a !== undefined) field.after = a;
+      return field;
     })
     .sort((x, y) => x.path.localeCompare(y.path));
+  const changes = attributeFields(fields, entries, opts.history);
   const target = { ...live, metadata: { ...live.metadata, ...(targetCore.metadata as object) }, spec: targetCore.spec } as KubeObject;
   for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
     if ((targetCore.metadata as Record<string, unknown>)[k] === undefined) delete (target.metadata as Record<string, unknown>)[k];
   }
-  return { target, patch, changes };
+  return { target, patch, changes, fields };
 }

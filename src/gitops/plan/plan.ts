@@ -6,12 +6,13 @@
 import type { AuditEvent } from '../../api/audit-event.js';
 import type { DeclaredModel } from '../../api/model.js';
 import { servedPlurals } from '../../api/resources.js';
-import type { KubeObject } from '../../api/types.js';
+import type { KubeObject, ManagedFieldsEntry } from '../../api/types.js';
 import type { Plural } from '../../client/types.js';
 import type { Location } from '../source/manifests.js';
 import type { DesiredObject } from '../validate.js';
 import { annotations, keyDirSink } from './annotations.js';
-import { diffObject, type FieldChange } from './diff.js';
+import { attributeFields, type FieldEvidence } from './attribution.js';
+import { diffObject, type Diff, type FieldChange } from './diff.js';
 import { ignoredFields } from './ignore-fields.js';
 import { awaitingConfirmation, dueRotation, type PlannedRotation } from './rotation.js';
 import { systemClock, type Clock } from '../../clock.js';
@@ -87,8 +88,35 @@ function strandedKeyFile(live: KubeObject): string | undefined {
   return live.metadata.annotations?.[annotations.keyDelivered] === `pending:${sink}` ? sink : undefined;
 }
 
+/**
+ * An action and what its changes were attributed from: the diff is made once, and the changes are
+ * named again from the audit trail once it is read (withTrail), without planning the object again.
+ */
+export interface Drafted {
+  step: PlanStep;
+  /** update and replace: the changed fields, and the live managedFields they were attributed from. */
+  evidence?: { fields: FieldEvidence[]; managedFields: ManagedFieldsEntry[] };
+}
+
 /** The action for one object: used for the whole plan and to re-plan after a conflict. */
 export function planObject(model: DeclaredModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): PlanStep {
+  return draftObject(model, desired, live, opts, history).step;
+}
+
+/** The step with its changes named from the object's audit trail (pure: no second diff). */
+export function withTrail(drafted: Drafted, history: AuditEvent[]): PlanStep {
+  if (!drafted.evidence) return drafted.step;
+  const changes = attributeFields(drafted.evidence.fields, drafted.evidence.managedFields, history);
+  return { ...drafted.step, changes, drift: changes.some((c) => c.drift) };
+}
+
+function draftObject(model: DeclaredModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): Drafted {
+  const step = stepOf(model, desired, live, opts, history);
+  return 'diff' in step ? { step: step.step, evidence: { fields: step.diff.fields, managedFields: live!.metadata.managedFields ?? [] } } : { step };
+}
+
+/** The step, with its diff when it changes fields (update, replace): the only place an object is diffed. */
+function stepOf(model: DeclaredModel, desired: DesiredObject | undefined, live: KubeObject | undefined, opts: PlanOptions, history?: AuditEvent[]): PlanStep | { step: PlanStep; diff: Diff } {
   const { kind, plural } = model.info;
   const name = (desired?.obj ?? live)!.metadata.name!;
   const base = { kind, plural, name, changes: [], drift: false, ...(desired ? { location: { file: desired.manifest.file, line: desired.manifest.line, column: desired.manifest.column } } : {}) };
@@ -112,7 +140,8 @@ export function planObject(model: DeclaredModel, desired: DesiredObject | undefi
   if (managedBy && managedBy !== opts.sourceId && !formerly) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})`, reasonWithheld: 'managed by another source (which one is not shown in a pull request)' };
   if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
   const replace = wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace';
-  const { target, patch, changes } = diffObject(model, wanted, live, { ignore: ignoredFields(wanted), replace, ...(history ? { history } : {}) });
+  const diff = diffObject(model, wanted, live, { ignore: ignoredFields(wanted), replace, ...(history ? { history } : {}) });
+  const { target, patch, changes } = diff;
   // A resourceVersion in a patch is a precondition: a write racing another one loses with 409 Conflict.
   const guard = { op: 'replace', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion };
   // A key never delivered anywhere (no key-delivered, no rotation in flight): nobody holds its value,
@@ -131,18 +160,24 @@ export function planObject(model: DeclaredModel, desired: DesiredObject | undefi
     if (rotate.rotateKey) return { ...base, type: 'update', patch: [guard], ...rotate };
     return due ? { ...base, type: 'update', patch: [guard], ...scheduled } : { ...base, type: 'unchanged' };
   }
-  if (replace && !rotate.rotateKey) return { ...base, type: 'replace', body: target, changes, drift, ...scheduled };
-  return { ...base, type: 'update', patch: [guard, ...patch], changes, drift, ...rotate, ...scheduled };
+  if (replace && !rotate.rotateKey) return { step: { ...base, type: 'replace', body: target, changes, drift, ...scheduled }, diff };
+  return { step: { ...base, type: 'update', patch: [guard, ...patch], changes, drift, ...rotate, ...scheduled }, diff };
 }
 
-export function planReconcile(
+/** The plan, its changes named from managedFields alone (see draftReconcile for the audit trail's). */
+export function planReconcile(desired: DesiredObject[], live: Partial<Record<Plural, KubeObject[]>>, models: Record<Plural, DeclaredModel>, opts: PlanOptions): Plan {
+  return draftReconcile(desired, live, models, opts).plan;
+}
+
+/** The plan, and beside each action (same order) what its changes were attributed from. */
+export function draftReconcile(
   desired: DesiredObject[],
   /** Live objects by kind; a kind left out has none. */
   live: Partial<Record<Plural, KubeObject[]>>,
   models: Record<Plural, DeclaredModel>,
   opts: PlanOptions,
-): Plan {
-  const actions: PlanStep[] = [];
+): { plan: Plan; drafted: Drafted[] } {
+  const drafted: Drafted[] = [];
   for (const plural of servedPlurals) {
     const want = new Map(desired.filter((d) => d.plural === plural).map((d) => [d.obj.metadata.name!, d]));
     const have = new Map((live[plural] ?? []).map((o) => [o.metadata.name!, o]));
@@ -151,12 +186,13 @@ export function planReconcile(
       // Live objects this source neither describes nor manages are none of its business.
       const managedBy = live?.metadata.annotations?.[annotations.source];
       if (!want.has(name) && managedBy !== opts.sourceId && !(managedBy && opts.formerSourceIds?.includes(managedBy))) continue;
-      actions.push(planObject(models[plural], want.get(name), live, opts));
+      drafted.push(draftObject(models[plural], want.get(name), live, opts));
     }
   }
   // Creates and updates: owners before what refers to them (kindOrder). Deletes: the reverse.
   const rank = (a: PlanStep) => (a.type === 'delete' ? 10 + (servedPlurals.length - kindOrder[a.plural]) : kindOrder[a.plural]);
-  actions.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+  drafted.sort(({ step: a }, { step: b }) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+  const actions = drafted.map((d) => d.step);
   const plan: Plan = { sourceId: opts.sourceId, actions };
   const deletes = actions.filter((a) => a.type === 'delete').length;
   const managed = servedPlurals.flatMap((p) => live[p] ?? []).filter((o) => o.metadata.annotations?.[annotations.source] === opts.sourceId).length;
@@ -165,5 +201,5 @@ export function planReconcile(
   } else if (deletes > opts.maxPrune) {
     plan.refused = `the plan would delete ${deletes} object(s), more than --max-prune ${opts.maxPrune}: refusing (raise --max-prune if that is intended)`;
   }
-  return plan;
+  return { plan, drafted };
 }
