@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import * as client from 'openid-client';
 import { ApiError } from '../api/errors.js';
-import type { OwnedAccessKey } from '../api/types.js';
+import type { ConnectorIdentity, OwnedAccessKey } from '../api/types.js';
 import { isLoginKey, refreshErrorAnnotation, refusedAnnotation } from '../auth/login-keys.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
@@ -181,7 +181,7 @@ export class IdentityRefresher {
   }
 }
 
-type Attempt = { outcome: 'refreshed'; identity: NonNullable<OwnedAccessKey['spec']['identity']> } | { outcome: 'refused' | 'unreachable'; reason: string };
+type Attempt = { outcome: 'refreshed'; identity: ConnectorIdentity } | { outcome: 'refused' | 'unreachable'; reason: string };
 
 function hash(s: string): number {
   let h = 0;

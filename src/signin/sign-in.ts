@@ -18,7 +18,8 @@ import { badRequest } from '../api/errors.js';
 import type { Registry } from '../registry/registry.js';
 import type { AdmissionContext } from '../server/admission/chain.js';
 import type { Requester } from '../registry/write-observer.js';
-import { identityFromClaims, mergeClaims, type Identity } from './claims.js';
+import type { ConnectorIdentity } from '../api/types.js';
+import { identityFromClaims, mergeClaims } from './claims.js';
 import { mintLoginKey, type MintedKey } from './mint.js';
 import type { SignInMetrics } from './metrics.js';
 import type { SignInOptions } from './options.js';
@@ -43,7 +44,7 @@ interface Started extends CliRequest {
 /** A person the provider vouched for, waiting for the CLI to exchange its code. */
 export interface Vouched {
   username: string;
-  identity: Identity;
+  identity: ConnectorIdentity;
   refreshToken?: string;
   challenge: string;
   redirectUri: string;
