@@ -183,7 +183,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   work.push(tokenUsesCollection(exchange, opts.logger));
   if (opts.signIn) {
     registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn));
-    const refresher = new IdentityRefresher(registry, opts.signIn, opts.logger, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency });
+    const refresher = new IdentityRefresher(registry, opts.signIn.provider, opts.logger, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency });
     work.push({ name: 'identity-refresh', start: () => refresher.start(), stop: () => refresher.stop() });
   }
   // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
