@@ -10,7 +10,7 @@ import type { OwnedAccessKey, OwnedAccessKeySpec } from '../api/types.js';
 import { isLoginKey } from '../api/key-types.js';
 import { subjectOf } from '../auth/identity.js';
 import { expiresAt } from '../auth/expiry.js';
-import type { CacheIndexers } from '../store/cache/field-index.js';
+import type { CacheIndexers } from '../store/cache-reads.js';
 
 const keysPrefix = '/ownedaccesskeys/';
 const isKey = (key: string) => key.startsWith(keysPrefix);

@@ -5,7 +5,6 @@
  */
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
-import { CachedStore } from '../store/cache/cached-store.js';
 import { fieldValues } from '../store/cache/field-index.js';
 import { keyOf, present, type RegistryContext } from './context.js';
 import { fieldIndexes, timeIndexes, type FieldIndexName, type TimeIndexName } from './indexes.js';
@@ -23,8 +22,7 @@ async function filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiOb
 /** The objects of the kind whose value in the field index `index` is `value`, in name order. */
 export function byField(ctx: RegistryContext, index: FieldIndexName, value: string): Promise<KubeObject[]> {
   return storeCall(ctx, '', async () => {
-    const store = ctx.store;
-    const cached = store instanceof CachedStore ? await store.byField<StoredApiObject>(ctx.prefix, index, value) : undefined;
+    const cached = await ctx.store.cache?.().byField<StoredApiObject>(ctx.prefix, index, value);
     if (cached) return cached.map((o) => present(o));
     return filtered(ctx, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value));
   });
@@ -33,8 +31,7 @@ export function byField(ctx: RegistryContext, index: FieldIndexName, value: stri
 /** The objects of the kind whose instant in the time index `index` is at or before `at` (epoch ms), in name order. */
 export function dueBy(ctx: RegistryContext, index: TimeIndexName, at: number): Promise<KubeObject[]> {
   return storeCall(ctx, '', async () => {
-    const store = ctx.store;
-    const cached = store instanceof CachedStore ? await store.dueBy<StoredApiObject>(ctx.prefix, index, at) : undefined;
+    const cached = await ctx.store.cache?.().dueBy<StoredApiObject>(ctx.prefix, index, at);
     if (cached) return cached.map((o) => present(o));
     return filtered(ctx, (key, o) => {
       const t = timeIndexes[index](key, o);

@@ -4,7 +4,6 @@ import type { ResourceModel } from '../api/model.js';
 import { generateName } from '../api/names.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
-import { CachedStore } from '../store/cache/cached-store.js';
 import type { ListOptions as StoreListOptions, ListResult, Store, StoreWatch } from '../store/types.js';
 import { keyOf, makeContext, present, type RegistryContext, type WriteResult } from './context.js';
 import { create, type CreateOptions } from './create.js';
@@ -179,7 +178,7 @@ export class ResourceRegistry {
   findByIndex(value: string): Promise<{ items: readonly Readonly<StoredApiObject>[]; revision: number }> {
     const store = this.ctx.store;
     return storeCall(this.ctx, '', async () => {
-      const cached = store instanceof CachedStore ? await store.cachedByIndex<StoredApiObject>(this.ctx.prefix, value) : undefined;
+      const cached = await store.cache?.().cachedByIndex<StoredApiObject>(this.ctx.prefix, value);
       if (cached) return cached;
       // Read before the objects, so they are at least as new as the revision said.
       const revision = await store.currentRevision();
