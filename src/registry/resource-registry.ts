@@ -16,11 +16,9 @@ import { patch, update, type PatchType, type UpdateOptions } from './update.js';
 import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
 import { apply, type ApplyOptions } from './server-side-apply.js';
 import { rotate, type RotateOptions } from './rotate.js';
-import { writeServerStatus, type ServerStatusOptions } from './server-status.js';
-import { recordKeyUse, type KeyUse } from './key-use.js';
+import { recordKeyUse, writeServerStatus, type KeyUse, type ServerStatusOptions } from './server-status.js';
 import { InFlight } from './in-flight.js';
-import { byField, dueBy } from './lookups.js';
-import type { FieldIndexName, TimeIndexName } from './indexes.js';
+import { byField, dueBy, type FieldIndexName, type TimeIndexName } from './indexes.js';
 
 export interface RegistryOptions {
   /** The clock; tests pass their own to step through grace periods and TTLs. */
@@ -113,7 +111,7 @@ export class ResourceRegistry {
     return this.writes.track(writeServerStatus(this.ctx, name, next, opts));
   }
 
-  /** The server's record of a key's use in its status (key-use.ts); never a client's write. */
+  /** The server's record of a key's use in its status (server-status.ts); never a client's write. */
   recordUse(name: string, use: KeyUse): Promise<KubeObject> {
     return this.writes.track(recordKeyUse(this.ctx, name, use));
   }

@@ -11,7 +11,7 @@ import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
 import { runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
-import type { Admit } from '../registry/admission.js';
+import type { Admit } from '../registry/context.js';
 
 /**
  * The admission plugins a mint is exempt from, and why: the Login-key rules refuse type Login to
@@ -90,7 +90,7 @@ function mintAdmission(ctx: AdmissionContext, req: MintRequest): Admit {
 /** Mints a Login key; `admission` is the server's chain (absent only where a test builds a registry alone). */
 /**
  * Whether a key outside sign-in acts for `username`: a key that is neither a Login key nor tied to
- * one (registry/sign-in-tie.ts), the bootstrap administrator's included. Such a name is someone's
+ * one (registry/keys.ts), the bootstrap administrator's included. Such a name is someone's
  * already, and an unprefixed sign-in may not take it.
  */
 async function heldOutsideSignIn(registry: Registry, username: string): Promise<boolean> {
