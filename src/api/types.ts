@@ -1,5 +1,5 @@
 /** The object types of the API. The kinds' types are generated from schemas/ (see generated/). */
-import type { ObjectMeta, OwnedAccessKey, Team } from './generated/schema-types.js';
+import type { ObjectMeta, OwnedAccessKey, OwnedAccessKeySpec, Team } from './generated/schema-types.js';
 
 export type {
   AccessRequest,
@@ -28,6 +28,13 @@ export type KubeObject = {
 };
 
 export type ApiObject = Team | OwnedAccessKey;
+
+/**
+ * A Login key's `spec.identity`: the person as the identity provider vouched for them (Dex's
+ * connector Identity: userId, username, groups, claims, connectorData). Not who a request acts for:
+ * that is auth/identity.ts's Identity, which reads these groups among others.
+ */
+export type ConnectorIdentity = NonNullable<OwnedAccessKeySpec['identity']>;
 
 export interface ListMeta {
   resourceVersion: string;

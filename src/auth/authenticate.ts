@@ -140,7 +140,7 @@ export class Authenticator {
   }
 
   /**
-   * The Login key `key` is, or is tied to (src/registry/sign-in-tie.ts); 401 when that sign-in
+   * The Login key `key` is, or is tied to (src/registry/keys.ts); 401 when that sign-in
    * has ended. Each owner is one get by name, a consistent read as the key's own was: a sign-in
    * refused or ended through another replica ends the keys made with it at once. An owner key that
    * is gone (or has another uid) refuses too: the garbage collector is about to remove this key.

@@ -57,7 +57,7 @@ export class Authorizer {
   /**
    * Every grant `who` holds on one Team, each with the verbs it gives, passed to `emit` until it
    * returns true (enough). The one statement of the rules: teamVerbs asks it for verbs, the access
-   * review for the reasons (src/review), so a review's path is the decision's own.
+   * review for the reasons (src/review), so an access review's path is the decision's own.
    */
   teamGrants(who: Identity, team: Team | undefined, subresource: string | undefined, emit: Emit): void {
     for (const role of who.clusterRoles) {

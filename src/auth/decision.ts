@@ -2,13 +2,13 @@
  * The one authorization decision, as kube-apiserver's `Authorize(attributes)`: who asks, which verb,
  * on which resource, subresource and name (or which non-resource path). The request path
  * (server/auth/guard.ts), the endpoints outside the resource API (server/auth/endpoint-auth.ts),
- * the access reviews (SelfSubjectAccessReview, SelfSubjectRulesReview) and `teamkeys access-review`
- * all ask it, so a review's answer is the request's answer by construction, not by a test.
+ * kubectl's SelfSubjectAccessReview and SelfSubjectRulesReview and the access review (`teamkeys
+ * access-review`, src/review) all ask it, so their answers are the request's by construction, not by a test.
  *
  * The order: the key's scope first (it needs no object, so the request path asks it before reading
  * anything), then whether the subresource serves the verb, then the verbs the identity holds on the
  * object, status writes and deletecollection only for holders of the verb everywhere. Each answer
- * carries the grants it rests on (Authorizer.grantsOn), so a review's "path" is the decision's own.
+ * carries the grants it rests on (Authorizer.grantsOn), so an access review's "path" is the decision's own.
  * What the write itself reaches (escalation, quota, owners) is admission, in server/auth/guard.ts.
  */
 import type { ApiError } from '../api/errors.js';

@@ -89,7 +89,7 @@ const identityFields = ['user', 'team', 'subject', 'groups', 'identity'] as cons
 
 /**
  * Whether a key write gives more than the key had: another identity, a wider scope, a longer life,
- * or a key-setting write (a new value, a re-enable: src/registry/key-setting.ts decides which).
+ * or a key-setting write (a new value, a re-enable: src/registry/keys.ts decides which).
  */
 function widens(old: OwnedAccessKey | undefined, next: OwnedAccessKey, setsKey: boolean, now: Date): boolean {
   if (!old || setsKey) return true;

@@ -18,7 +18,7 @@ export interface Identity {
   scope?: OwnedAccessKeySpec['scope'];
   keyName: string;
   /**
-   * The Login key this key is, or is tied to by the server (src/registry/sign-in-tie.ts): keys this
+   * The Login key this key is, or is tied to by the server (src/registry/keys.ts): keys this
    * identity creates are tied to it, and end with it.
    */
   signIn?: { name: string; uid: string };

@@ -2,7 +2,7 @@
  * Who may impersonate, the one statement of it: the `impersonate` verb on kube's user-info kinds
  * (users and groups in the core group, uids and userextras in authentication.k8s.io), held through
  * an impersonating role (roles.ts) and allowed by the key's scope. The Impersonate-* headers
- * (impersonation.ts) and the access reviews (server/auth/access.ts) both ask it.
+ * (impersonation.ts) and kubectl's SelfSubject*Reviews (server/auth/access.ts) both ask it.
  */
 import type { Identity } from './identity.js';
 import { impersonationResources, rolesImpersonate, type ImpersonationResource } from './roles.js';
@@ -19,7 +19,7 @@ export const impersonationGroups: Record<ImpersonationResource, string> = {
 /** One thing asked to be impersonated: a user, a group, a uid, or an extra's value (its key as subresource). */
 export interface ImpersonatedAttribute {
   resource: ImpersonationResource;
-  /** Absent only in a review asking about every name. */
+  /** Absent only in a SelfSubjectRulesReview asking about every name. */
   name?: string;
   subresource?: string;
 }
@@ -42,7 +42,7 @@ export function impersonationRules(who: Pick<Identity, 'clusterRoles' | 'scope'>
   return groups.map((group) => ({ verbs: ['impersonate'], apiGroups: [group], resources: held.filter((r) => impersonationGroups[r] === group) }));
 }
 
-/** A review's question about impersonation, as the attribute it asks of impersonationDenial; undefined when it asks another thing. */
+/** A SelfSubjectAccessReview's question about impersonation, as the attribute it asks of impersonationDenial; undefined when it asks another thing. */
 export function impersonationQuestion(q: { verb: string; group: string; resource: string; subresource?: string; name?: string }): ImpersonatedAttribute | undefined {
   const resource = impersonationResources.find((r) => r === q.resource);
   if (!resource || impersonationGroups[resource] !== q.group || (q.verb !== 'impersonate' && q.verb !== '*')) return undefined;

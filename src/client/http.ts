@@ -8,7 +8,7 @@ import { auditApiVersion, type AuditEvent, type AuditFilter } from '../api/audit
 import type { Status } from '../api/errors.js';
 import { apiPrefix, apiRoot, defaultGroup } from '../api/resources.js';
 import { isJsonMap, type KubeObject, type ObjectList } from '../api/types.js';
-import { WatchQueue } from '../store/watch-queue.js';
+import { BoundedQueue } from '../api/bounded-queue.js';
 import { connectionFailure } from './connection-errors.js';
 import { ClientError, gitopsManager, type ApiClient, type ClientEvent, type ClientWatch, type DeleteOptions, type KeyRotationSpec, type ApiPlural, type Plural, type RotateOptions, type WriteOptions } from './types.js';
 
@@ -189,7 +189,7 @@ export class HttpClient implements ApiClient {
   }
 
   watch(plural: ApiPlural): ClientWatch {
-    const queue = new WatchQueue<ClientEvent>(10_000);
+    const queue = new BoundedQueue<ClientEvent>(10_000);
     let req: ReturnType<typeof httpRequest> | undefined;
     const start = async () => {
       // Watch from the current revision, so the objects that exist are not replayed.

@@ -7,7 +7,7 @@
 import { ApiError } from '../api/errors.js';
 import { jobAnnotation, mintedKeySpec, ruleAnnotation } from '../api/federated-key.js';
 import type { FederatedCredential, OwnedAccessKey } from '../api/types.js';
-import type { Admit } from '../registry/admission.js';
+import type { Admit } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
 import { runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';

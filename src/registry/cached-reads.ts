@@ -4,8 +4,8 @@
  * when the caller sees every object and no selector is given. Undefined answers send the caller
  * to the ordinary path (no cache, a cache that cannot vouch, an older revision).
  */
-import { CachedStore } from '../store/cache/cached-store.js';
-import { decodeEntry, jsonOf, type Entry } from '../store/cache/cache-state.js';
+import type { CacheReads, CachedEntry } from '../store/cache-reads.js';
+import { decodeEntry, jsonOf } from '../store/cache/cache-state.js';
 import { sealedField, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { notFound } from '../api/errors.js';
@@ -18,7 +18,7 @@ import { storeCall } from './storage-errors.js';
  * The API's JSON of a cached version (secrets dropped, resourceVersion set): the entry's own JSON
  * when the cache keeps the sealed secrets apart (as it does by default), else made here.
  */
-function presented(store: CachedStore, entry: Entry): Buffer {
+function presented(store: CacheReads, entry: CachedEntry): Buffer {
   if (store.apart === sealedField) return jsonOf(entry);
   return Buffer.from(JSON.stringify(present(decodeEntry<StoredApiObject>(entry, store.apart))));
 }
@@ -35,8 +35,8 @@ export interface CachedObject {
 
 /** GET from the cache: the object's JSON, or undefined when the cache cannot answer. */
 export async function getJson(ctx: RegistryContext, name: string): Promise<CachedObject | undefined> {
-  const store = ctx.store;
-  if (!(store instanceof CachedStore)) return undefined;
+  const store = ctx.store.cache?.();
+  if (!store) return undefined;
   const entry = await storeCall(ctx, name, () => store.cachedEntry(keyOf(ctx, name)));
   if (entry === undefined) return undefined;
   if (entry === null) throw notFound(ctx.gr, name);
@@ -50,8 +50,8 @@ export async function getJson(ctx: RegistryContext, name: string): Promise<Cache
  * `seesAll` tells that the caller's filter passes every object, so none needs decoding.
  */
 export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll: boolean): Promise<Buffer | undefined> {
-  const store = ctx.store;
-  if (!(store instanceof CachedStore)) return undefined;
+  const store = ctx.store.cache?.();
+  if (!store) return undefined;
   const { filter, ...rest } = opts;
   const plan = await planList(ctx, seesAll ? rest : opts);
   if (plan.selection.exactName !== undefined || plan.selection.readsSealed) return undefined;

@@ -1,4 +1,7 @@
-/** What every registry verb works with: the store, the kind's model, the clock, and key naming. */
+/**
+ * What every registry verb works with: the store, the kind's model, the clock, key naming, who
+ * writes, and the admission hook each write runs.
+ */
 import type { GroupKind, GroupResource } from '../api/errors.js';
 import type { FieldCipher } from '../api/field-cipher.js';
 import type { FieldError } from '../api/field-errors.js';
@@ -6,7 +9,6 @@ import type { ResourceModel } from '../api/model.js';
 import { withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import type { Store } from '../store/types.js';
-import type { SignInTie } from './sign-in-tie.js';
 import type { Requester, WriteObserver } from './write-observer.js';
 
 export interface RegistryContext {
@@ -72,8 +74,33 @@ export interface Writer {
   requester?: Requester;
   /** Recorded with the write in the audit trail (kube's audit annotations): the outcome of an identity refresh. */
   auditAnnotations?: Record<string, string>;
-  /** The Login key the request's key is or is tied to: a key this write creates is tied to it (sign-in-tie.ts). */
+  /** The Login key the request's key is or is tied to: a key this write creates is tied to it (keys.ts). */
   signIn?: SignInTie;
 }
 
 export const managerOf = (w: Writer) => w.fieldManager || 'unknown';
+
+/** The Login key a request's key is, or is tied to (keys.ts tieToSignIn). */
+export interface SignInTie {
+  name: string;
+  uid: string;
+}
+
+/**
+ * Admission: a check the caller (the HTTP server's authorization) runs inside every write, on the
+ * exact objects being written, so no decision is made on a stale read. It throws to refuse.
+ */
+export interface Admission {
+  verb: 'create' | 'update' | 'patch' | 'delete';
+  subresource?: 'status';
+  /** The object as stored before the write (absent on create). */
+  old?: KubeObject;
+  /** The object as it will be stored (absent on delete). */
+  object?: KubeObject;
+  /** A key-setting write (keys.ts: a value set, or a disabled key enabled): whoever wrote it can use the key. */
+  setsKey?: boolean;
+  /** A delete's propagationPolicy as asked (absent: Background). */
+  propagationPolicy?: string;
+}
+
+export type Admit = (a: Admission) => void | Promise<void>;

@@ -7,11 +7,9 @@ import { generateNamePrefixErrors } from '../api/names.js';
 import { sealSecrets, type StoredApiObject } from '../api/secrets.js';
 import { validateObject } from '../api/validate.js';
 import { recordUpdate, type Operation } from '../api/fields/managed.js';
-import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer, type WriteResult } from './context.js';
-import type { Admit } from './admission.js';
-import { assertKeyUnused } from './key-uniqueness.js';
+import { keyOf, managerOf, present, timestamp, type Admit, type RegistryContext, type Writer, type WriteResult } from './context.js';
+import { assertKeyUnused, tieToSignIn } from './keys.js';
 import { auditOf, fieldsTouched } from './observe.js';
-import { tieToSignIn } from './sign-in-tie.js';
 import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
 async function exists(ctx: RegistryContext, name: string): Promise<boolean> {

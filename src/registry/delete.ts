@@ -9,12 +9,17 @@ import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { checkPreconditions } from '../store/preconditions.js';
 import type { Preconditions, WriteAudit } from '../store/types.js';
-import { keyOf, present, timestamp, type RegistryContext, type Writer } from './context.js';
-import type { Admit } from './admission.js';
-import { isRemovable } from './lifecycle.js';
-import { auditOf, describeDelete } from './observe.js';
-import { scrubReplacedSecrets } from './scrub.js';
+import { keyOf, present, timestamp, type Admit, type RegistryContext, type Writer } from './context.js';
+import { auditOf, describeDelete, scrubReplacedSecrets } from './observe.js';
 import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
+
+/** When a terminating object may finally go: deletion requested, no finalizer left, and its grace period over. */
+export function isRemovable(obj: KubeObject, now: Date): boolean {
+  const meta = obj.metadata;
+  if (!meta.deletionTimestamp) return false;
+  if ((meta.finalizers ?? []).length > 0) return false;
+  return Date.parse(meta.deletionTimestamp) <= now.getTime();
+}
 
 export const propagationPolicies = ['Foreground', 'Background', 'Orphan'] as const;
 export type PropagationPolicy = (typeof propagationPolicies)[number];

@@ -149,7 +149,7 @@ export class GarbageCollector {
     const dependentsOf = (owner: KubeObject) => objects.filter((d) => d !== owner && refsTo(d, owner).length > 0);
     const waiting = (o: KubeObject | undefined) => Boolean(o?.metadata.deletionTimestamp) && (o?.metadata.finalizers ?? []).includes('foregroundDeletion');
     const boundTo = (d: KubeObject, owner: KubeObject) => d.kind !== 'Team' && owner.kind === 'Team' && teamOf(d) === owner.metadata.name;
-    // Keys made with a Login key end with that sign-in, whatever the deletion asked (sign-in-tie.ts):
+    // Keys made with a Login key end with that sign-in, whatever the deletion asked (keys.ts):
     // orphaning them would let a signed-out person keep what they made.
     // Keys a FederatedCredential minted end with it, though their team lives on (src/federation/mint.ts).
     const tiedTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && ((owner.kind === 'OwnedAccessKey' && isLoginKey(owner)) || owner.kind === 'FederatedCredential');

@@ -1,16 +1,19 @@
 /**
  * The lookups the watch cache keeps for the registry's readers (kube's cacher indexers), each
  * defined once here: the cache maintains them on every write, and a store without a cache answers
- * the same lookup by filtering a full read of the kind with the same function (lookups.ts). A
- * field index gives an object's values, a time index one instant; an object outside an index
- * gives none.
+ * the same lookup by filtering a full read of the kind with the same function (byField and dueBy
+ * below), so both paths answer alike (test/store/cache-indexes.test.ts holds them to it). A field
+ * index gives an object's values, a time index one instant; an object outside an index gives none.
  */
 import type { StoredApiObject } from '../api/secrets.js';
-import type { OwnedAccessKey, OwnedAccessKeySpec } from '../api/types.js';
+import type { KubeObject, OwnedAccessKey, OwnedAccessKeySpec } from '../api/types.js';
 import { isLoginKey } from '../api/key-types.js';
 import { subjectOf } from '../auth/identity.js';
 import { expiresAt } from '../auth/expiry.js';
-import type { CacheIndexers } from '../store/cache/field-index.js';
+import type { CacheIndexers } from '../store/cache-reads.js';
+import { fieldValues } from '../store/cache/field-index.js';
+import { keyOf, present, type RegistryContext } from './context.js';
+import { storeCall } from './storage-errors.js';
 
 const keysPrefix = '/ownedaccesskeys/';
 const isKey = (key: string) => key.startsWith(keysPrefix);
@@ -56,3 +59,33 @@ export type TimeIndexName = keyof typeof timeIndexes;
 
 /** The indexes as the watch cache takes them. */
 export const cacheIndexers: CacheIndexers = { fields: fieldIndexes, times: timeIndexes };
+
+const nameOf = (o: StoredApiObject) => o.metadata.name!;
+
+/** Every object of the kind, read from the store a page at a time (the path without a cache). */
+async function filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiObject) => boolean): Promise<KubeObject[]> {
+  const found: KubeObject[] = [];
+  for await (const o of ctx.store.scan<StoredApiObject>(ctx.prefix, () => true)) if (keep(keyOf(ctx, nameOf(o)), o)) found.push(present(o));
+  return found;
+}
+
+/** The objects of the kind whose value in the field index `index` is `value`, in name order. */
+export function byField(ctx: RegistryContext, index: FieldIndexName, value: string): Promise<KubeObject[]> {
+  return storeCall(ctx, '', async () => {
+    const cached = await ctx.store.cache?.().byField<StoredApiObject>(ctx.prefix, index, value);
+    if (cached) return cached.map((o) => present(o));
+    return filtered(ctx, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value));
+  });
+}
+
+/** The objects of the kind whose instant in the time index `index` is at or before `at` (epoch ms), in name order. */
+export function dueBy(ctx: RegistryContext, index: TimeIndexName, at: number): Promise<KubeObject[]> {
+  return storeCall(ctx, '', async () => {
+    const cached = await ctx.store.cache?.().dueBy<StoredApiObject>(ctx.prefix, index, at);
+    if (cached) return cached.map((o) => present(o));
+    return filtered(ctx, (key, o) => {
+      const t = timeIndexes[index](key, o);
+      return t !== undefined && Number.isFinite(t) && t <= at;
+    });
+  });
+}

@@ -1,9 +1,16 @@
-/** The audit of a write, handed to the store to keep with it: the one place verbs call. */
+/**
+ * What a write leaves in the store's history, the one place verbs call for it: its audit event,
+ * handed to the store to keep with the write, and no superseded secrets. When a write replaces or
+ * removes an object's sealed values, the older revisions lose theirs at once (the store rewrites
+ * them) instead of keeping them until compaction; history keeps its events, only the secrets go.
+ */
+import { isDeepStrictEqual } from 'node:util';
 import { leavesOf, pathString } from '../api/fields/fieldset.js';
-import type { StoredApiObject } from '../api/secrets.js';
+import { sealedField, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import type { PendingWrite, WriteAudit } from '../store/types.js';
-import { managerOf, present, type RegistryContext, type Writer } from './context.js';
+import { keyOf, managerOf, present, type RegistryContext, type Writer } from './context.js';
+import { storeCall } from './storage-errors.js';
 import type { FieldsTouched, ObservedWrite } from './write-observer.js';
 
 /** The field paths between two versions of an object (managedFields aside). */
@@ -41,3 +48,9 @@ export function auditOf(ctx: RegistryContext, opts: Writer & { dryRun?: boolean 
 
 /** A delete's record: the object as it goes (or as it now terminates). */
 export const describeDelete: DescribeWrite = (w) => ({ verb: 'delete', object: present(w.object) });
+
+/** After a write from `before` to `after` (undefined: removed), scrubs the key's history if its secrets changed. */
+export async function scrubReplacedSecrets(ctx: RegistryContext, name: string, before: StoredApiObject | undefined, after: StoredApiObject | undefined): Promise<void> {
+  if (!before?.sealed || isDeepStrictEqual(before.sealed, after?.sealed)) return;
+  await storeCall(ctx, name, () => ctx.store.scrubHistory(keyOf(ctx, name), sealedField));
+}

@@ -8,7 +8,6 @@ import type { Indexer, Store, StoreWatch } from '../store/types.js';
 import { InFlight } from './in-flight.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
 import { bindToTeam } from './team-binding.js';
-import { CachedStore } from '../store/cache/cached-store.js';
 import { cacheIndexers } from './indexes.js';
 
 export interface Registry {
@@ -48,7 +47,7 @@ export const accessKeyIndexer: Indexer = (key, obj) => {
 
 export function createRegistry(store: Store, opts: RegistryOptions & { group?: string; keyPolicy?: AccessKeyPolicy } = {}): Registry {
   store.setIndexer(accessKeyIndexer);
-  if (store instanceof CachedStore) store.setCacheIndexers(cacheIndexers);
+  store.cache?.().setCacheIndexers(cacheIndexers);
   const models = servedModels(opts.group ?? defaultGroup, opts.keyPolicy);
   const inFlight = new InFlight();
   const shared = { ...opts, cipher: opts.cipher ?? FieldCipher.ephemeral(), inFlight };
@@ -62,7 +61,7 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
   const registries: Record<ApiPlural, ResourceRegistry> = { teams, ownedaccesskeys, federatedcredentials, accessrequests };
   const byPlural = (p: string) => ((apiPlurals as readonly string[]).includes(p) ? registries[p as ApiPlural] : undefined);
   const byKind = (kind: string) => Object.values(registries).find((r) => r.info.kind === kind);
-    const informerWatch = (from: number) => store.watch('/', from);
+  const informerWatch = (from: number) => store.watch('/', from);
   const currentRevision = () => store.currentRevision();
   const drained = (timeoutMs: number) => inFlight.drained(timeoutMs);
   return { teams, ownedaccesskeys, federatedcredentials, accessrequests, byPlural, byKind, informerWatch, currentRevision, store, drained };

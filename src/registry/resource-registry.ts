@@ -4,7 +4,6 @@ import type { ResourceModel } from '../api/model.js';
 import { generateName } from '../api/names.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, ObjectList } from '../api/types.js';
-import { CachedStore } from '../store/cache/cached-store.js';
 import type { ListOptions as StoreListOptions, ListResult, Store, StoreWatch } from '../store/types.js';
 import { keyOf, makeContext, present, type RegistryContext, type WriteResult } from './context.js';
 import { create, type CreateOptions } from './create.js';
@@ -17,11 +16,9 @@ import { patch, update, type PatchType, type UpdateOptions } from './update.js';
 import { watch, type RegistryWatch, type WatchOptions } from './watch.js';
 import { apply, type ApplyOptions } from './server-side-apply.js';
 import { rotate, type RotateOptions } from './rotate.js';
-import { writeServerStatus, type ServerStatusOptions } from './server-status.js';
-import { recordKeyUse, type KeyUse } from './key-use.js';
+import { recordKeyUse, writeServerStatus, type KeyUse, type ServerStatusOptions } from './server-status.js';
 import { InFlight } from './in-flight.js';
-import { byField, dueBy } from './lookups.js';
-import type { FieldIndexName, TimeIndexName } from './indexes.js';
+import { byField, dueBy, type FieldIndexName, type TimeIndexName } from './indexes.js';
 
 export interface RegistryOptions {
   /** The clock; tests pass their own to step through grace periods and TTLs. */
@@ -114,7 +111,7 @@ export class ResourceRegistry {
     return this.writes.track(writeServerStatus(this.ctx, name, next, opts));
   }
 
-  /** The server's record of a key's use in its status (key-use.ts); never a client's write. */
+  /** The server's record of a key's use in its status (server-status.ts); never a client's write. */
   recordUse(name: string, use: KeyUse): Promise<KubeObject> {
     return this.writes.track(recordKeyUse(this.ctx, name, use));
   }
@@ -179,7 +176,7 @@ export class ResourceRegistry {
   findByIndex(value: string): Promise<{ items: readonly Readonly<StoredApiObject>[]; revision: number }> {
     const store = this.ctx.store;
     return storeCall(this.ctx, '', async () => {
-      const cached = store instanceof CachedStore ? await store.cachedByIndex<StoredApiObject>(this.ctx.prefix, value) : undefined;
+      const cached = await store.cache?.().cachedByIndex<StoredApiObject>(this.ctx.prefix, value);
       if (cached) return cached;
       // Read before the objects, so they are at least as new as the revision said.
       const revision = await store.currentRevision();

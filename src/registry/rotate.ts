@@ -10,8 +10,7 @@ import { decodeKeyRotation, keyRotationKind, replayOf } from '../api/key-rotatio
 import { generateKey } from '../api/key-format.js';
 import { hashKey, withoutSecrets, type StoredApiObject } from '../api/secrets.js';
 import { isJsonMap } from '../api/types.js';
-import type { Admit } from './admission.js';
-import { managerOf, present, type RegistryContext, type WriteResult, type Writer } from './context.js';
+import { managerOf, present, type Admit, type RegistryContext, type WriteResult, type Writer } from './context.js';
 import { runUpdate } from './update.js';
 
 export interface RotateOptions extends Writer, Decoding {

@@ -11,17 +11,15 @@ import { mergeApplied } from '../api/fields/merge.js';
 import { invalidPatchOptions, patchOptionsErrors } from '../api/patch-options.js';
 import { withoutSecrets } from '../api/secrets.js';
 import { isJsonMap, type ManagedFieldsEntry } from '../api/types.js';
-import type { Admit } from './admission.js';
 import type { Requester } from './write-observer.js';
-import { timestamp, type RegistryContext, type WriteResult } from './context.js';
+import { timestamp, type Admit, type RegistryContext, type SignInTie, type WriteResult } from './context.js';
 import { create } from './create.js';
-import type { SignInTie } from './sign-in-tie.js';
 import { runUpdate } from './update.js';
 
 export interface ApplyOptions extends Decoding {
   fieldManager?: string;
   requester?: Requester;
-  /** A key that server-side apply creates is tied to this Login key (sign-in-tie.ts). */
+  /** A key that server-side apply creates is tied to this Login key (keys.ts). */
   signIn?: SignInTie;
   force?: boolean;
   dryRun?: boolean;

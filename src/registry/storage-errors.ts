@@ -1,8 +1,7 @@
 /** The one place storage errors become API errors. */
-import { ApiError, conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout, tooLargeResourceVersion } from '../api/errors.js';
+import { ApiError, conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout, tooLargeResourceVersion, type GroupKind } from '../api/errors.js';
 import { isStorageError, type StorageError, type StorageErrorCode } from '../store/errors.js';
 import type { RegistryContext } from './context.js';
-import { keyValueInUse } from './key-value-in-use.js';
 
 /**
  * The API error for a storage error (anything else is returned as it is). `expiredMessage` words
@@ -83,3 +82,21 @@ export async function storeCallUnless<T>(ctx: RegistryContext, name: string, exp
 export function lostRace(err: unknown): boolean {
   return err instanceof ApiError && (err.code === 404 || err.code === 409 || err.code === 422);
 }
+
+/**
+ * The answer that an access key's value is already another key's: 422 on spec.key. It tells the
+ * caller the value is someone's key, as much as authenticating with it would, so the server counts
+ * it against the failed-authentication budget (src/server/auth/guard.ts probing): revealsKeyValue
+ * recognises the errors made here, whether the check before the write (keys.ts) or the store's
+ * unique index (a concurrent create with the same value, IndexConflict above) gave it.
+ */
+const keyValueErrors = new WeakSet<object>();
+
+export function keyValueInUse(gk: GroupKind, name: string): ApiError {
+  const err = invalid(gk, name, [{ type: 'Invalid', field: 'spec.key', detail: 'this key value is already in use; choose another' }]);
+  keyValueErrors.add(err);
+  return err;
+}
+
+/** Whether a write failed because the key value it chose is another key's. */
+export const revealsKeyValue = (err: unknown): boolean => typeof err === 'object' && err !== null && keyValueErrors.has(err);

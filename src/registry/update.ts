@@ -10,16 +10,11 @@ import { sealSecrets, withoutSecrets, type StoredApiObject } from '../api/secret
 import type { KubeObject } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import { recordUpdate } from '../api/fields/managed.js';
-import { keyOf, managerOf, present, timestamp, type RegistryContext, type Writer, type WriteResult } from './context.js';
-import type { Admit } from './admission.js';
-import { assertKeyUnused } from './key-uniqueness.js';
-import { keyValueInUse } from './key-value-in-use.js';
-import { isKeySetting } from './key-setting.js';
-import { isRemovable } from './lifecycle.js';
-import { tieToSignIn } from './sign-in-tie.js';
-import { auditOf, describeDelete, fieldsTouched } from './observe.js';
-import { scrubReplacedSecrets } from './scrub.js';
-import { storeCall } from './storage-errors.js';
+import { keyOf, managerOf, present, timestamp, type Admit, type RegistryContext, type Writer, type WriteResult } from './context.js';
+import { isRemovable } from './delete.js';
+import { assertKeyUnused, isKeySetting, tieToSignIn } from './keys.js';
+import { auditOf, describeDelete, fieldsTouched, scrubReplacedSecrets } from './observe.js';
+import { keyValueInUse, storeCall } from './storage-errors.js';
 import { Removal } from '../store/types.js';
 
 export interface UpdateOptions extends Writer, Decoding {

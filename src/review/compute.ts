@@ -18,7 +18,7 @@ import { hasScope } from '../auth/grants.js';
 import { identityFor, type Identity } from '../auth/identity.js';
 import { verbs as allVerbs, type Resource, type Verb } from '../auth/roles.js';
 import { teamWorldOf } from '../auth/team-index.js';
-import { scopeSummary } from './scope-summary.js';
+import { scopeSummary } from '../auth/scope-summary.js';
 import { reviewKind, reviewVersion, type GrantEntry, type IdentityEntry, type KeyEntry, type ReviewDocument, type Step } from './model.js';
 import { pathsOf, pathText, waysIn } from './paths.js';
 

@@ -34,11 +34,11 @@ export function apiGroup(group: string) {
 }
 
 /** The groups of kubectl's access questions (auth whoami, auth can-i). */
-export const reviewGroupNames = ['authentication.k8s.io', 'authorization.k8s.io'];
+export const selfSubjectReviewGroupNames = ['authentication.k8s.io', 'authorization.k8s.io'];
 
 /** The kinds' group first, then the groups of kinds listed for kubectl's defaults (listed-kinds.ts), then the review groups. */
 export function apiGroupList(group: string) {
-  const groups = [group, ...listedGroupNames, ...reviewGroupNames].map((g) => {
+  const groups = [group, ...listedGroupNames, ...selfSubjectReviewGroupNames].map((g) => {
     const { kind: _kind, apiVersion: _apiVersion, ...groupBody } = apiGroup(g);
     return groupBody;
   });
@@ -67,7 +67,7 @@ export function apiResourceList(group: string, resources: ResourceInfo[]) {
 }
 
 /** The review resources, as kube-apiserver lists them: created, never stored or read. */
-export function reviewResourceList(group: string) {
+export function selfSubjectReviewResourceList(group: string) {
   const review = (name: string, kind: string): ApiResource => ({ name, singularName: name.slice(0, -1), namespaced: false, kind, verbs: ['create'] });
   const resources =
     group === 'authentication.k8s.io'

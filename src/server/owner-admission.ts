@@ -14,7 +14,7 @@
  * - setting blockOwnerDeletion needs `delete` on the owner, the object that uid names (422, as the
  *   API document says).
  * A key's reference to its own team is the server's (team-binding.ts), not the client's change; so is the
- * tie of a key made with a Login key (sign-in-tie.ts), which only an accesskeys-admin may remove.
+ * tie of a key made with a Login key (registry/keys.ts), which only an accesskeys-admin may remove.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { invalid, type ApiError } from '../api/errors.js';
@@ -46,7 +46,7 @@ function isTeamBinding(resource: Resource, obj: KubeObject, ref: OwnerReference)
   return resource !== 'teams' && ref.kind === 'Team' && typeof team === 'string' && ref.name === team;
 }
 
-/** The tie the server sets on a key made with the caller's Login key (registry/sign-in-tie.ts), if the caller signed in. */
+/** The tie the server sets on a key made with the caller's Login key (registry/keys.ts), if the caller signed in. */
 export function signInTieOf(a: OwnerAdmission): OwnerReference | undefined {
   const tie = a.who.signIn;
   return tie && { apiVersion: `${a.authorizer.group}/v1`, kind: 'OwnedAccessKey', name: tie.name, uid: tie.uid };
@@ -78,7 +78,7 @@ export function mayDelete(a: OwnerAdmission, resource: Resource, obj: KubeObject
 /**
  * Why the write may not change what it changes of ownerReferences and finalizers (a 403 reason),
  * or undefined. `target` is the object delete is judged on: the new one on create, else the old.
- * `keySetting`: the server tied the key to the writer's sign-in (registry/sign-in-tie.ts), which
+ * `keySetting`: the server tied the key to the writer's sign-in (registry/keys.ts), which
  * is not the client's change.
  */
 export function ownershipDenial(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject, target: KubeObject, keySetting = false): string | undefined {

@@ -21,7 +21,7 @@ import { registerResourceRoutes } from './routes/resources.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import type { AuditRecorder } from './audit/audit-recorder.js';
 import { auditTrimming } from './audit/audit-trimming.js';
-import { registerReviewRoutes } from './routes/reviews.js';
+import { registerSelfSubjectReviewRoutes } from './routes/self-subject-reviews.js';
 import { AccessAdvisor } from './auth/access.js';
 import { WatchHub } from './watch/watch-hub.js';
 import type { WatchLimits } from './watch/watch-limits.js';
@@ -154,7 +154,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerListedKindRoutes(app, apiPrefix, group, registry.store, hub);
   registerResourceRoutes(app, `${apiPrefix}/apis/${group}/v1`, registry, hub, opts.auth);
   if (opts.audit) registerAuditRoutes(app, apiPrefix, opts.audit);
-  registerReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
+  registerSelfSubjectReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
   registerLeakReportRoutes(app, registry, { ...(opts.auth.now ? { now: opts.auth.now } : {}), ...opts.leakReports });
   const authorizeEndpoint = endpointAuthorizer(opts.auth);
   const metrics = new ServerMetrics();
@@ -183,7 +183,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   work.push(tokenUsesCollection(exchange, opts.logger));
   if (opts.signIn) {
     registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn));
-    const refresher = new IdentityRefresher(registry, opts.signIn, opts.logger, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency });
+    const refresher = new IdentityRefresher(registry, opts.signIn.provider, opts.logger, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency });
     work.push({ name: 'identity-refresh', start: () => refresher.start(), stop: () => refresher.stop() });
   }
   // On every replica (each one's /metrics is whole); it logs and disables only while leading, and

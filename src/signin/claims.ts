@@ -3,15 +3,13 @@
  * Login key carries: the username claim, the groups (kept only where allowed, then prefixed), and
  * every other string claim as extraClaims. Pure, so every rule is tested as a table.
  */
-import type { OwnedAccessKeySpec } from '../api/types.js';
+import type { ConnectorIdentity } from '../api/types.js';
 import type { SignInOptions } from './options.js';
-
-export type Identity = NonNullable<OwnedAccessKeySpec['identity']>;
 
 /** Claims that describe the token, not the person: never copied into extraClaims. */
 const protocolClaims = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'nonce', 'at_hash', 'c_hash', 's_hash', 'auth_time', 'azp', 'sid', 'acr', 'amr', 'email', 'email_verified']);
 
-export type ClaimsOutcome = { username: string; identity: Identity } | { refusal: string };
+export type ClaimsOutcome = { username: string; identity: ConnectorIdentity } | { refusal: string };
 
 type Mapping = Pick<SignInOptions, 'usernameClaim' | 'usernamePrefix' | 'groupsClaim' | 'groupsPrefix' | 'allowedGroups' | 'connectorName'>;
 
@@ -45,7 +43,7 @@ export function identityFromClaims(claims: Record<string, unknown>, opts: Mappin
   for (const [name, value] of Object.entries(claims)) {
     if (typeof value === 'string' && !protocolClaims.has(name) && name !== opts.usernameClaim && name !== opts.groupsClaim) extraClaims[name] = value;
   }
-  const identity: Identity = {
+  const identity: ConnectorIdentity = {
     userId: String(claims.sub ?? ''),
     username,
     groups: [...new Set(groups.map((g) => `${opts.groupsPrefix}${g}`))].sort(),

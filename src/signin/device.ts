@@ -8,7 +8,8 @@ import * as client from 'openid-client';
 import { ApiError, badRequest, tooManyRequests } from '../api/errors.js';
 import type { Requester } from '../registry/write-observer.js';
 import { Expiring, randomToken, verifierMatches } from './pending.js';
-import { describeError, type SignIn, type Vouched } from './sign-in.js';
+import { describeError } from './provider.js';
+import type { SignIn, Vouched } from './sign-in.js';
 import type { MintedKey } from './mint.js';
 
 type Session = { challenge: string } & ({ state: 'pending' } | { state: 'vouched'; vouched: Omit<Vouched, 'challenge' | 'redirectUri'> } | { state: 'refused'; message: string });
@@ -95,7 +96,7 @@ export class DeviceSignIn {
     };
     try {
       const tokens = await client.pollDeviceAuthorizationGrant(config, response);
-      const outcome = await this.signIn.identityOf(config, tokens);
+      const outcome = await this.signIn.provider.identityOf(config, tokens);
       if ('refusal' in outcome) return settle({ state: 'refused', message: outcome.refusal, challenge: '' });
       settle({ state: 'vouched', challenge: '', vouched: { ...outcome, via: 'with teamkeys login --device', ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) } });
     } catch (err) {
@@ -110,7 +111,7 @@ export class DeviceSignIn {
     if (session.state === 'pending') return { status: 'pending' };
     this.sessions.take(body.session);
     if (session.state === 'refused') {
-      this.signIn.metrics.signIns.inc({ result: 'refused' });
+      this.signIn.provider.metrics.signIns.inc({ result: 'refused' });
       throw new ApiError(403, 'Forbidden', session.message);
     }
     return { status: 'done', ...(await this.signIn.mint(session.vouched, body.replaces, requester)) };

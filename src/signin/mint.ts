@@ -5,14 +5,13 @@
  * the last use. Logging in again from the same CLI replaces its previous Login key.
  */
 import { ApiError } from '../api/errors.js';
-import type { OwnedAccessKey } from '../api/types.js';
+import type { ConnectorIdentity, OwnedAccessKey } from '../api/types.js';
 import { isLoginKey, loginKeyType, refusedAnnotation } from '../auth/login-keys.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
 import { runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
-import type { Admit } from '../registry/admission.js';
-import type { Identity } from './claims.js';
+import type { Admit } from '../registry/context.js';
 
 /**
  * The admission plugins a mint is exempt from, and why: the Login-key rules refuse type Login to
@@ -32,7 +31,7 @@ export interface ConnectorData {
 
 export interface MintRequest {
   username: string;
-  identity: Identity;
+  identity: ConnectorIdentity;
   refreshToken?: string;
   ttlSeconds: number;
   /** The CLI's previous Login key, deleted once the new one exists (only a Login key of the same user). */
@@ -68,7 +67,7 @@ export function namePrefixFor(username: string): string {
  * may edit), so the first account signed in under a name keeps it. A key whose refresh the provider
  * refused (the account gone) binds nothing.
  */
-async function heldByAnotherAccount(registry: Registry, username: string, identity: Identity): Promise<boolean> {
+async function heldByAnotherAccount(registry: Registry, username: string, identity: ConnectorIdentity): Promise<boolean> {
   for (const obj of await registry.ownedaccesskeys.byField('holder', username)) {
     const key = obj as OwnedAccessKey;
     if (!isLoginKey(key) || key.spec.user !== username || key.metadata.deletionTimestamp || key.metadata.annotations?.[refusedAnnotation] !== undefined) continue;
@@ -91,7 +90,7 @@ function mintAdmission(ctx: AdmissionContext, req: MintRequest): Admit {
 /** Mints a Login key; `admission` is the server's chain (absent only where a test builds a registry alone). */
 /**
  * Whether a key outside sign-in acts for `username`: a key that is neither a Login key nor tied to
- * one (registry/sign-in-tie.ts), the bootstrap administrator's included. Such a name is someone's
+ * one (registry/keys.ts), the bootstrap administrator's included. Such a name is someone's
  * already, and an unprefixed sign-in may not take it.
  */
 async function heldOutsideSignIn(registry: Registry, username: string): Promise<boolean> {
@@ -121,7 +120,7 @@ export async function mintLoginKey(registry: Registry, req: MintRequest, now: Da
   // Only a live Login key of this user is replaced, so only such a key may be left out of the
   // quota: naming another key (a CI key of the same user) would count it out and keep it.
   if (req.replaces && !(await replaceableLoginKey(registry, req.replaces, req.username))) req = withoutReplaces(req);
-  const identity: Identity = { ...req.identity };
+  const identity: ConnectorIdentity = { ...req.identity };
   if (req.refreshToken) identity.connectorData = JSON.stringify({ refreshToken: req.refreshToken } satisfies ConnectorData);
   const { object } = await keys.create(
     {

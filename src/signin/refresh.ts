@@ -9,15 +9,14 @@
  *   the refresh is retried with backoff.
  */
 import type { Logger } from 'pino';
-import * as client from 'openid-client';
 import { ApiError } from '../api/errors.js';
-import type { OwnedAccessKey } from '../api/types.js';
+import type { ConnectorIdentity, OwnedAccessKey } from '../api/types.js';
 import { isLoginKey, refreshErrorAnnotation, refusedAnnotation } from '../auth/login-keys.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { RefreshOutcome } from './metrics.js';
 import { signInManager, type ConnectorData } from './mint.js';
-import { describeError, type SignIn } from './sign-in.js';
+import { describeError, type Provider } from './provider.js';
 
 /** The audit annotation naming a refresh's outcome. */
 export const refreshOutcomeAuditAnnotation = 'signin.management.service/refresh-outcome';
@@ -41,7 +40,7 @@ export class IdentityRefresher {
 
   constructor(
     private readonly registry: Registry,
-    private readonly signIn: SignIn,
+    private readonly provider: Provider,
     private readonly log: Logger,
     private readonly opts: RefreshOptions,
   ) {
@@ -111,7 +110,7 @@ export class IdentityRefresher {
     const name = key.metadata.name!;
     const uid = key.metadata.uid ?? '';
     const outcome = await this.attempt(key);
-    this.signIn.metrics.refreshes.inc({ outcome: outcome.outcome });
+    this.provider.metrics.refreshes.inc({ outcome: outcome.outcome });
     if (outcome.outcome === 'unreachable') {
       const failures = (this.backoff.get(uid)?.failures ?? 0) + 1;
       this.backoff.set(uid, { failures, nextAt: this.now().getTime() + Math.min(this.opts.intervalMs, firstRetryMs * 2 ** (failures - 1)), name });
@@ -121,7 +120,7 @@ export class IdentityRefresher {
       await this.write(name, uid, outcome);
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return outcome.outcome;
-      this.signIn.metrics.refreshes.inc({ outcome: 'failed' });
+      this.provider.metrics.refreshes.inc({ outcome: 'failed' });
       this.log.warn({ err, keyName: name }, 'could not write the outcome of an identity refresh');
       return 'failed';
     }
@@ -137,23 +136,11 @@ export class IdentityRefresher {
       return { outcome: 'unreachable', reason: `cannot read the sign-in's refresh token: ${describeError(err)}` };
     }
     if (!refreshToken) return { outcome: 'unreachable', reason: 'the identity provider gave no refresh token at sign-in (is offline_access allowed?)' };
-    let tokens: Awaited<ReturnType<typeof client.refreshTokenGrant>>;
-    let config: client.Configuration;
-    try {
-      config = await this.signIn.provider.configuration();
-      tokens = await client.refreshTokenGrant(config, refreshToken);
-    } catch (err) {
-      if (err instanceof client.ResponseBodyError && err.error === 'invalid_grant') return { outcome: 'refused', reason: describeError(err) };
-      return { outcome: 'unreachable', reason: describeError(err) };
-    }
-    try {
-      const found = await this.signIn.identityOf(config, tokens, key.spec.identity?.userId);
-      if ('refusal' in found) return { outcome: 'refused', reason: found.refusal };
-      if (found.username !== key.spec.user) return { outcome: 'refused', reason: `the identity provider now names this person ${found.username}` };
-      return { outcome: 'refreshed', identity: { ...found.identity, connectorData: JSON.stringify({ refreshToken: tokens.refresh_token ?? refreshToken } satisfies ConnectorData) } };
-    } catch (err) {
-      return { outcome: 'unreachable', reason: describeError(err) };
-    }
+    const answer = await this.provider.refresh(refreshToken, key.spec.identity?.userId);
+    if (answer.outcome !== 'refreshed') return answer;
+    // A key acts for one user: a provider that now names the person otherwise ends the key, never renames it.
+    if (answer.username !== key.spec.user) return { outcome: 'refused', reason: `the identity provider now names this person ${answer.username}` };
+    return { outcome: 'refreshed', identity: { ...answer.identity, connectorData: JSON.stringify({ refreshToken: answer.refreshToken } satisfies ConnectorData) } };
   }
 
   /** Writes the outcome to the key (a read-modify-write, retried when someone wrote the key meanwhile). */
@@ -181,7 +168,7 @@ export class IdentityRefresher {
   }
 }
 
-type Attempt = { outcome: 'refreshed'; identity: NonNullable<OwnedAccessKey['spec']['identity']> } | { outcome: 'refused' | 'unreachable'; reason: string };
+type Attempt = { outcome: 'refreshed'; identity: ConnectorIdentity } | { outcome: 'refused' | 'unreachable'; reason: string };
 
 function hash(s: string): number {
   let h = 0;

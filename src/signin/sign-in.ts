@@ -18,14 +18,13 @@ import { badRequest } from '../api/errors.js';
 import type { Registry } from '../registry/registry.js';
 import type { AdmissionContext } from '../server/admission/chain.js';
 import type { Requester } from '../registry/write-observer.js';
-import { identityFromClaims, mergeClaims, type Identity } from './claims.js';
+import type { ConnectorIdentity } from '../api/types.js';
 import { mintLoginKey, type MintedKey } from './mint.js';
-import type { SignInMetrics } from './metrics.js';
 import type { SignInOptions } from './options.js';
 import { FieldCipher } from '../api/field-cipher.js';
 import { Expiring, randomToken, verifierMatches } from './pending.js';
 import { SealedStarts } from './sealed-start.js';
-import { Provider } from './provider.js';
+import { describeError, type Provider } from './provider.js';
 
 /** What the CLI asked for when it started a sign-in. */
 interface CliRequest {
@@ -43,7 +42,7 @@ interface Started extends CliRequest {
 /** A person the provider vouched for, waiting for the CLI to exchange its code. */
 export interface Vouched {
   username: string;
-  identity: Identity;
+  identity: ConnectorIdentity;
   refreshToken?: string;
   challenge: string;
   redirectUri: string;
@@ -86,7 +85,6 @@ const cliRedirect = (to: string, params: Record<string, string>): Next => {
 };
 
 export class SignIn {
-  readonly provider: Provider;
   private readonly started: SealedStarts<Started>;
   private readonly vouched = new Expiring<Vouched>(codeTtlMs);
   /** The server's admission chain, which every mint meets (mint.ts names what it is exempt from). */
@@ -94,16 +92,23 @@ export class SignIn {
 
   constructor(
     private readonly registry: Registry,
-    readonly opts: SignInOptions,
+    /** The provider the flows sign in with: it makes every identity and counts every sign-in. */
+    readonly provider: Provider,
     private readonly log: Logger,
-    readonly metrics: SignInMetrics,
     private readonly now: () => Date = () => new Date(),
     services: SignInServices = {},
   ) {
-    this.provider = new Provider(opts);
     this.admission = services.admission;
     // Without the server's key (a test's SignIn), a key of this process's own: one replica only.
     this.started = new SealedStarts(services.cipher ?? FieldCipher.ephemeral(), startTtlMs, () => this.now().getTime());
+  }
+
+  get opts(): SignInOptions {
+    return this.provider.opts;
+  }
+
+  private get metrics() {
+    return this.provider.metrics;
   }
 
   /** Step 1: the provider's authorization URL for this CLI's request, and the cookie that carries the sign-in sealed (sealed-start.ts). */
@@ -160,7 +165,7 @@ export class SignIn {
         expectedNonce: started.nonce,
         idTokenExpected: true,
       }, { redirect_uri: started.callbackUrl });
-      const outcome = await this.identityOf(config, tokens);
+      const outcome = await this.provider.identityOf(config, tokens);
       if ('refusal' in outcome) {
         this.metrics.signIns.inc({ result: 'refused' });
         this.log.info({ refusal: outcome.refusal }, 'sign-in refused');
@@ -210,22 +215,4 @@ export class SignIn {
     this.log.info({ user: minted.user, keyName: minted.name, groups: vouched.identity.groups }, 'signed in');
     return minted;
   }
-
-  /** The identity the tokens carry: the validated ID token's claims, completed by userinfo. */
-  async identityOf(config: client.Configuration, tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers, expectedSubject?: string) {
-    const idClaims = (tokens.claims() ?? {}) as Record<string, unknown>;
-    const subject = (idClaims.sub as string | undefined) ?? expectedSubject;
-    if (expectedSubject !== undefined && subject !== expectedSubject) return { refusal: 'the identity provider answered for another subject' };
-    const userinfo = config.serverMetadata().userinfo_endpoint && subject
-      ? ((await client.fetchUserInfo(config, tokens.access_token, subject)) as Record<string, unknown>)
-      : undefined;
-    return identityFromClaims(mergeClaims(idClaims, userinfo), this.opts);
-  }
-}
-
-/** An error of the provider or of validation, in words safe to log and show (no token, no body). */
-export function describeError(err: unknown): string {
-  if (err instanceof client.ResponseBodyError) return `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`;
-  if (err instanceof Error) return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
-  return String(err);
 }

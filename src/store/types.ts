@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../api/audit-event.js';
+import type { CacheReads } from './cache-reads.js';
 
 /**
  * The Store interface, modelled on kube-apiserver's storage.Interface: objects are JSON values under
@@ -139,6 +140,8 @@ export interface Store {
   /** Cheap liveness check used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** The reads a layer keeping every object in memory answers (cache-reads.ts); absent without one. */
+  cache?(): CacheReads;
 }
 
 /** One row of the log as the backends hand it to the watch fan-out. */

@@ -50,9 +50,9 @@ describe('teamkeys access-review on the embedded store', () => {
     expect(ana.keys).toEqual([expect.objectContaining({ name: 'ana-laptop', type: 'User', state: 'active', rights: 'identity', scope: null, lastUsedAt: null })]);
     expect(ana.keys[0]!.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT/);
     const ci = doc.identities.find((i) => i.id === 'key:payments-ci')!;
-    expect(ci.keys[0]).toMatchObject({ rights: 'own', scope: 'role cli (reads only)' });
+    expect(ci.keys[0]).toMatchObject({ rights: 'own', scope: 'cli (read-only)' });
     expect(ci.grants.flatMap((g) => g.verbs).every((v) => ['get', 'list', 'watch'].includes(v))).toBe(true);
-    expect(ci.grants[0]!.path).toBe('key payments-ci scope: role cli (reads only) > is team payments > cluster role teams-viewer of team payments');
+    expect(ci.grants[0]!.path).toBe('key payments-ci scope: cli (read-only) > is team payments > cluster role teams-viewer of team payments');
   });
 
   it('prints markdown sections and an RFC 4180 CSV whose cells a spreadsheet cannot run', () => {
@@ -174,7 +174,7 @@ describe('teamkeys access-review against a served process', () => {
     expect(grantOf(doc, 'user:finn', 'teams/payments')).toEqual([
       { object: 'teams/payments', verbs: ['get', 'update'], path: 'access rule 0 of team payments (user)', via: [{ step: 'access', of: 'payments', rule: 0, user: 'finn' }] },
     ]);
-    expect(grantOf(doc, 'key:finn-ci', 'teams/payments').map((g) => [g.verbs, g.path])).toEqual([[['get'], 'key finn-ci scope: role cli (reads only) > access rule 0 of team payments (user)']]);
+    expect(grantOf(doc, 'key:finn-ci', 'teams/payments').map((g) => [g.verbs, g.path])).toEqual([[['get'], 'key finn-ci scope: cli (read-only) > access rule 0 of team payments (user)']]);
     expect(doc.identities.find((i) => i.id === 'user:admin')?.roles).toEqual(['management-admin']);
     expect(doc.identities.find((i) => i.id === 'group:pay-devs')?.memberOf).toEqual([{ team: 'payments', by: ['group:pay-devs'] }]);
   });

@@ -9,20 +9,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
 import type { Registry } from '../../src/registry/registry.js';
 import { DeviceSignIn } from '../../src/signin/device.js';
-import { SignInMetrics } from '../../src/signin/metrics.js';
 import { defaultConnectorName, defaultGroupsClaim, defaultUsernameClaim } from '../../src/signin/options.js';
 import { s256 } from '../../src/signin/pending.js';
+import { Provider } from '../../src/signin/provider.js';
 import { SignIn } from '../../src/signin/sign-in.js';
 import { startProvider, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
 
 const signInFor = (provider: TestProvider) =>
-  new SignIn({} as Registry, {
+  new SignIn({} as Registry, new Provider({
     issuerUrl: provider.issuer, clientId: 'teamkeys', clientSecret: readFileSync(provider.clientSecretFile, 'utf8').trim(), ca: readFileSync(provider.caFile),
     usernameClaim: defaultUsernameClaim, usernamePrefix: '', groupsClaim: defaultGroupsClaim, groupsPrefix: '', allowedGroups: [], extraScopes: [], connectorName: defaultConnectorName,
     loginKeyTtlSeconds: 60, refreshIntervalMs: 60_000, refreshConcurrency: 1,
-  }, pino({ level: 'silent' }), new SignInMetrics());
+  }), pino({ level: 'silent' }));
 
 describe('device sign-ins waiting for approval', () => {
   beforeAll(async () => {

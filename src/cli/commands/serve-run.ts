@@ -28,7 +28,7 @@ import type { Registry } from '../../registry/registry.js';
 import { buildDaemon } from '../daemon-build.js';
 import { withoutCredentials } from '../../gitops/source/git-url.js';
 import { SignIn } from '../../signin/sign-in.js';
-import { SignInMetrics } from '../../signin/metrics.js';
+import { Provider } from '../../signin/provider.js';
 import { createLogger } from '../logging.js';
 import { checkListen, isLoopback, urlHost } from '../listen.js';
 import { readDaemonConfig, type DaemonConfig } from '../daemon-setup.js';
@@ -119,7 +119,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     maxKeysPerUser: config.maxKeysPerUser,
     identityMaxStalenessMs: config.signIn.maxStalenessMs,
   });
-  const signIn = signInOptions ? new SignIn(registry, signInOptions, logger, new SignInMetrics(), undefined, { admission: auth, cipher }) : undefined;
+  const signIn = signInOptions ? new SignIn(registry, new Provider(signInOptions), logger, undefined, { admission: auth, cipher }) : undefined;
   // Processes sharing a database (PostgreSQL replicas, servers on one SQLite file) take turns at
   // background work: one garbage collector, one sweeper, one sidecar sync; a memory store has one process.
   const lease = store instanceof PostgresStore || store instanceof SqliteStore ? store.lease({ ttlMs: config.leaseTtlMs }) : new LocalLease();
@@ -138,7 +138,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     watchLimits: config.watchLimits,
     ...(signIn ? { signIn } : {}),
     // The API server's /metrics also serves the sidecar's and sign-in's.
-    moreMetrics: [...(daemon ? [daemon.metrics.registry] : []), ...(signIn ? [signIn.metrics.registry] : [])],
+    moreMetrics: [...(daemon ? [daemon.metrics.registry] : []), ...(signIn ? [signIn.provider.metrics.registry] : [])],
     ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
   });

@@ -13,7 +13,7 @@ import type { Authorizer } from '../../auth/authorize.js';
 import type { Identity } from '../../auth/identity.js';
 import type { Resource } from '../../auth/roles.js';
 import type { TeamIndex } from '../../auth/team-index.js';
-import type { Admission } from '../../registry/admission.js';
+import type { Admission } from '../../registry/context.js';
 import type { KeyQuota } from '../key-quota.js';
 import { accessRequestsPlugin } from './access-requests.js';
 import { cascadePlugin } from './cascade.js';

@@ -1,8 +1,10 @@
 /**
- * The access reviews (can-i, can-i --list): kube's review attributes turned into authorize()'s
- * (auth/decision.ts), which the request path asks too, so an answer here is the answer a real
- * request gets. What is the reviews' own: which object a request would be judged on, the review
- * groups every caller may use, `*` for every verb or resource, and the rules list's grouping.
+ * kubectl's questions about its own access (can-i, can-i --list: kube's SelfSubjectAccessReview
+ * and SelfSubjectRulesReview; "review" here is kube's kind name, not teamkeys' access review in
+ * src/review): their attributes turned into authorize()'s (auth/decision.ts), which the request
+ * path asks too, so an answer here is the answer a real request gets. What is these kinds' own:
+ * which object a request would be judged on, the two groups every caller may use them in, `*` for
+ * every verb or resource, and the rules list's grouping.
  */
 import { apiPlurals, kindOfPlural } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
@@ -34,16 +36,16 @@ export interface ResourceRule {
   resourceNames?: string[];
 }
 
-export const reviewGroups = { authentication: 'authentication.k8s.io', authorization: 'authorization.k8s.io' } as const;
+export const selfSubjectReviewGroups = { authentication: 'authentication.k8s.io', authorization: 'authorization.k8s.io' } as const;
 
 /** Every authenticated caller may ask about itself, as in Kubernetes. */
 const selfReviews: ResourceRule[] = [
-  { verbs: ['create'], apiGroups: [reviewGroups.authentication], resources: ['selfsubjectreviews'] },
-  { verbs: ['create'], apiGroups: [reviewGroups.authorization], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] },
+  { verbs: ['create'], apiGroups: [selfSubjectReviewGroups.authentication], resources: ['selfsubjectreviews'] },
+  { verbs: ['create'], apiGroups: [selfSubjectReviewGroups.authorization], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] },
 ];
 
 /** How many objects of a kind the rules review looks at before it says it is incomplete. */
-export const maxReviewedObjects = 500;
+export const maxRulesReviewObjects = 500;
 
 const isVerb = (v: string): v is Verb => (allVerbs as readonly string[]).includes(v);
 const isResource = (r: string): r is Resource => (apiPlurals as readonly string[]).includes(r);
@@ -90,7 +92,7 @@ export class AccessAdvisor {
       const denied = impersonationDenial(who, impersonated);
       return { allowed: denied === undefined, ...(denied ? { reason: denied } : {}) };
     }
-    if (q.group === reviewGroups.authentication || q.group === reviewGroups.authorization) {
+    if (q.group === selfSubjectReviewGroups.authentication || q.group === selfSubjectReviewGroups.authorization) {
       const allowed = selfReviews.some((r) => r.apiGroups.includes(q.group) && r.resources.includes(q.resource) && (q.verb === 'create' || q.verb === '*') && !q.name && !q.subresource);
       return { allowed };
     }
@@ -124,8 +126,8 @@ export class AccessAdvisor {
         if (held.length > 0) rules.push(rule(this.group, `${resource}/${sub}`, held));
       }
       // Verbs held on particular objects beyond those held on all, grouped by identical verb sets.
-      const { items } = await this.registry.byPlural(resource)!.list({ limit: maxReviewedObjects });
-      if (items.length >= maxReviewedObjects) incomplete = true;
+      const { items } = await this.registry.byPlural(resource)!.list({ limit: maxRulesReviewObjects });
+      if (items.length >= maxRulesReviewObjects) incomplete = true;
       const byVerbs = new Map<string, string[]>();
       for (const obj of items) {
         const name = obj.metadata.name!;

@@ -14,8 +14,8 @@ import { allows, authorizeObject, authorizeScope, forbiddenBy, type ResourceAttr
 import { roleVerbs, type Resource, type Verb } from '../../auth/roles.js';
 import type { TeamIndex } from '../../auth/team-index.js';
 import { tooManyRequests } from '../../api/errors.js';
-import type { Admit } from '../../registry/admission.js';
-import { revealsKeyValue } from '../../registry/key-value-in-use.js';
+import type { Admit } from '../../registry/context.js';
+import { revealsKeyValue } from '../../registry/storage-errors.js';
 import type { KeyQuota } from '../key-quota.js';
 import { reasonAmong, runAdmission, type AdmissionRequest } from '../admission/chain.js';
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ResourceModel } from '../../api/model.js';
 import { ApiError } from '../../api/errors.js';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, reviewGroupNames, reviewResourceList, versionInfo } from '../discovery.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, selfSubjectReviewGroupNames, selfSubjectReviewResourceList, versionInfo } from '../discovery.js';
 import { listedGroupNames, listedResourceList } from '../listed-kinds.js';
 import { openApiDocument, openApiIndex } from '../openapi.js';
 import { swaggerDocument, swaggerProtobuf, swaggerProtobufType } from '../openapi-v2.js';
@@ -40,7 +40,7 @@ export function registerDiscoveryRoutes(app: FastifyInstance, prefix: string, mo
   serve(`${prefix}/apis/${group}/v1`, documents.resources);
   const otherGroups = [
     ...listedGroupNames.map((g) => [g, listedResourceList(g)] as const),
-    ...reviewGroupNames.map((g) => [g, reviewResourceList(g)] as const),
+    ...selfSubjectReviewGroupNames.map((g) => [g, selfSubjectReviewResourceList(g)] as const),
   ];
   for (const [g, resources] of otherGroups) {
     serve(`${prefix}/apis/${g}`, json(apiGroup(g)));

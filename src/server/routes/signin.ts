@@ -9,7 +9,8 @@ import { auditIdOf } from '../response-conventions.js';
 import { ApiError, badRequest, serviceUnavailable } from '../../api/errors.js';
 import type { DeviceSignIn } from '../../signin/device.js';
 import { authPrefix } from '../../signin/options.js';
-import { describeError, type SignIn } from '../../signin/sign-in.js';
+import { describeError } from '../../signin/provider.js';
+import type { SignIn } from '../../signin/sign-in.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

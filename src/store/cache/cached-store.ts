@@ -25,6 +25,7 @@ import { CacheState, bytesOf, decodeEntry, type Entry } from './cache-state.js';
 import { deepFreeze, fill } from './fill.js';
 import type { CacheIndexers } from './field-index.js';
 import { RevisionGate } from './revision-gate.js';
+import type { CacheReads } from '../cache-reads.js';
 
 /** What the cache needs of the store beyond Store: pages of stored rows with their keys (LogStore). */
 export type CacheableStore = Store & Pick<LogStore, 'listRows'> & { notifyWatchers?(): void };
@@ -43,7 +44,7 @@ export interface CachedStoreOptions {
 }
 
 
-export class CachedStore implements Store {
+export class CachedStore implements Store, CacheReads {
   private state: CacheState;
   private indexer: Indexer = () => undefined;
   private indexers: CacheIndexers = {};
@@ -76,6 +77,11 @@ export class CachedStore implements Store {
   /** Starts filling the cache; reads before it is filled go to the store. Idempotent. */
   start(): this {
     this.running ??= this.run();
+    return this;
+  }
+
+  /** Its reads from memory, for the registry (cache-reads.ts): the cache is its own reader. */
+  cache(): CacheReads {
     return this;
   }
 

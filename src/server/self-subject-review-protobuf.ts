@@ -1,5 +1,5 @@
 /**
- * kubectl sends its access reviews (auth whoami, auth can-i) as Kubernetes protobuf, not JSON:
+ * kubectl sends its SelfSubject*Reviews (auth whoami, auth can-i) as Kubernetes protobuf, not JSON:
  * the envelope is the magic `k8s\0` and a runtime.Unknown holding the object's own message. This
  * decodes just the fields the three review kinds carry (the field numbers of
  * k8s.io/api/authorization/v1 and authentication/v1 generated.proto) into their JSON shape.
@@ -82,7 +82,7 @@ function strings(m: Message, names: [number, string][]): Record<string, string> 
 const resourceAttributes: [number, string][] = [[1, 'namespace'], [2, 'verb'], [3, 'group'], [4, 'version'], [5, 'resource'], [6, 'subresource'], [7, 'name']];
 
 /** A review sent as protobuf, as the object JSON would have carried. */
-export function decodeReview(body: Buffer | undefined): Record<string, unknown> {
+export function decodeSelfSubjectReview(body: Buffer | undefined): Record<string, unknown> {
   if (!body || body.length < 4 || body.subarray(0, 4).toString('latin1') !== 'k8s\0') throw malformed();
   const unknown = decode(body, [4, body.length]);
   const typeMeta = sub(unknown, 1);

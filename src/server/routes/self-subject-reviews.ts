@@ -8,9 +8,9 @@ import { badRequest, methodNotAllowed } from '../../api/errors.js';
 import { isJsonMap } from '../../api/types.js';
 import type { Identity } from '../../auth/identity.js';
 import { nonResourceRules } from '../../auth/non-resource.js';
-import { reviewGroups, type AccessAdvisor } from '../auth/access.js';
+import { selfSubjectReviewGroups, type AccessAdvisor } from '../auth/access.js';
 import { bodyTypeOf, mediaType, parseBody } from '../content.js';
-import { decodeReview, protobufMediaType } from '../review-protobuf.js';
+import { decodeSelfSubjectReview, protobufMediaType } from '../self-subject-review-protobuf.js';
 import { identityOf } from '../auth/guard.js';
 import { send } from '../reply.js';
 
@@ -20,7 +20,7 @@ type Request = FastifyRequest<{ Body: Buffer | undefined }>;
 function review(req: Request, kind: string): Record<string, unknown> & { spec?: Record<string, unknown> } {
   const body =
     mediaType(req.headers['content-type']) === protobufMediaType
-      ? decodeReview(req.body)
+      ? decodeSelfSubjectReview(req.body)
       : parseBody(req.body, bodyTypeOf(req.headers['content-type'], ['json', 'yaml']));
   if (!isJsonMap(body)) throw badRequest(`the request body must be a ${kind} object`);
   if (body.kind !== undefined && body.kind !== kind) throw badRequest(`the request body must be a ${kind}, not ${JSON.stringify(body.kind)}`);
@@ -45,7 +45,7 @@ export function userInfo(who: Identity, group: string): object {
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
 
-export function registerReviewRoutes(app: FastifyInstance, prefix: string, advisor: AccessAdvisor): void {
+export function registerSelfSubjectReviewRoutes(app: FastifyInstance, prefix: string, advisor: AccessAdvisor): void {
   const post = (url: string, handler: (req: Request) => Promise<object> | object) =>
     app.route<{ Body: Buffer | undefined }>({
       method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
@@ -57,12 +57,12 @@ export function registerReviewRoutes(app: FastifyInstance, prefix: string, advis
         return send(req, reply, 201, await handler(req));
       },
     });
-  const authn = `${prefix}/apis/${reviewGroups.authentication}/v1`;
-  const authz = `${prefix}/apis/${reviewGroups.authorization}/v1`;
+  const authn = `${prefix}/apis/${selfSubjectReviewGroups.authentication}/v1`;
+  const authz = `${prefix}/apis/${selfSubjectReviewGroups.authorization}/v1`;
 
   post(`${authn}/selfsubjectreviews`, (req) => {
     const body = review(req, 'SelfSubjectReview');
-    return answer(reviewGroups.authentication, 'SelfSubjectReview', body, { userInfo: userInfo(identityOf(req), advisor.group) });
+    return answer(selfSubjectReviewGroups.authentication, 'SelfSubjectReview', body, { userInfo: userInfo(identityOf(req), advisor.group) });
   });
 
   post(`${authz}/selfsubjectaccessreviews`, async (req) => {
@@ -73,7 +73,7 @@ export function registerReviewRoutes(app: FastifyInstance, prefix: string, advis
       const url = isJsonMap(body.spec?.nonResourceAttributes) ? text(body.spec.nonResourceAttributes.path) : '';
       if (!url) throw badRequest('spec.resourceAttributes or spec.nonResourceAttributes is required');
       const { allowed } = advisor.decidePath(identityOf(req), text((body.spec!.nonResourceAttributes as Record<string, unknown>).verb), url);
-      return answer(reviewGroups.authorization, 'SelfSubjectAccessReview', body, { allowed });
+      return answer(selfSubjectReviewGroups.authorization, 'SelfSubjectAccessReview', body, { allowed });
     }
     const verb = text(attrs.verb);
     const resource = text(attrs.resource);
@@ -87,13 +87,13 @@ export function registerReviewRoutes(app: FastifyInstance, prefix: string, advis
       ...(name ? { name } : {}),
       ...(subresource ? { subresource } : {}),
     });
-    return answer(reviewGroups.authorization, 'SelfSubjectAccessReview', body, { allowed: decision.allowed, ...(decision.reason ? { reason: decision.reason } : {}) });
+    return answer(selfSubjectReviewGroups.authorization, 'SelfSubjectAccessReview', body, { allowed: decision.allowed, ...(decision.reason ? { reason: decision.reason } : {}) });
   });
 
   post(`${authz}/selfsubjectrulesreviews`, async (req) => {
     const body = review(req, 'SelfSubjectRulesReview');
     const { rules, incomplete } = await advisor.rules(identityOf(req));
-    return answer(reviewGroups.authorization, 'SelfSubjectRulesReview', body, {
+    return answer(selfSubjectReviewGroups.authorization, 'SelfSubjectRulesReview', body, {
       resourceRules: rules,
       nonResourceRules: nonResourceRules(advisor.group, identityOf(req)),
       incomplete,
