@@ -1,6 +1,6 @@
 /** Background work on the leader: forgets, every 10 minutes, the single-use records of expired job tokens. */
 import type { Logger } from 'pino';
-import type { BackgroundWork } from '../server/leader.js';
+import type { BackgroundWork } from '../server/background/leader.js';
 import type { TokenExchange } from './exchange.js';
 
 const intervalMs = 600_000;

@@ -1,6 +1,6 @@
 /** Background work that trims the audit trail to its retention period, at start and then hourly. */
 import type { Logger } from 'pino';
-import type { BackgroundWork } from '../leader.js';
+import type { BackgroundWork } from '../background/leader.js';
 import type { AuditRecorder } from './audit-recorder.js';
 
 /** How often to trim: hourly, or sooner for a retention shorter than two hours (tests use seconds). */
