@@ -13,6 +13,8 @@ export interface Controller {
   name: string;
   start(): void | Promise<void>;
   stop(): void | Promise<void>;
+  /** Its own bound, for a controller that supervises others (the leader: one bound per work, then the lease). */
+  stopBoundMs?: number;
 }
 
 /**
@@ -57,6 +59,7 @@ export class Supervisor {
   private readonly entries: Entry[];
   /** Bumped by every stop: a start loop of an earlier run leaves the rest of its controllers alone. */
   private generation = 0;
+  private stopping: Promise<void> | undefined;
 
   constructor(
     controllers: Controller[],
@@ -99,8 +102,14 @@ export class Supervisor {
   }
 
   /** Stops the running controllers in reverse order, waiting for each at most the bound; never throws. */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.generation++;
+    // A second stop (the lease lost while the server closes) waits for the first, keeping the order.
+    this.stopping ??= this.stopAll().finally(() => (this.stopping = undefined));
+    return this.stopping;
+  }
+
+  private async stopAll(): Promise<void> {
     for (const e of [...this.entries].reverse()) {
       if (e.state === 'idle') e.state = 'stopped';
       if (e.state !== 'running') continue;
@@ -110,7 +119,7 @@ export class Supervisor {
 
   private async stopOne(e: Entry): Promise<void> {
     const name = e.controller.name;
-    const bound = this.opts.stopBoundMs ?? defaultStopBoundMs;
+    const bound = e.controller.stopBoundMs ?? this.opts.stopBoundMs ?? defaultStopBoundMs;
     const began = Date.now();
     e.state = 'stopping';
     e.stopped = e.started

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { ActivityRecorder } from '../../auth/activity.js';
-import { Supervisor } from '../../background/supervisor.js';
+import { defaultStopBoundMs, Supervisor, type Controller } from '../../background/supervisor.js';
 import type { TokenExchange } from '../../federation/exchange.js';
 import { tokenUsesCollection } from '../../federation/collection.js';
 import type { Notifier } from '../../notify/notifier.js';
@@ -87,10 +87,11 @@ export function serverBackground(opts: BackgroundOptions, metrics: ServerMetrics
   const replica = opts.replica ?? `${hostname()}/${process.pid}`;
   leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], log, undefined, leaderMetrics(metrics.registry, replica), opts.stopBoundMs);
   const leading = leader;
-  const everyReplica = [
+  const workCount = work.length + (opts.background ?? []).length;
+  const everyReplica: Controller[] = [
     { name: 'key-activity', start: () => opts.auth.activity.start(), stop: () => opts.auth.activity.stop() },
-    // Each of the leader's work is bounded on its own; the leader's stop also releases the lease.
-    { name: 'leader', start: () => leading.start(), stop: () => leading.stop() },
+    // Each of the leader's work is bounded on its own (and named when late); then the lease is released.
+    { name: 'leader', start: () => leading.start(), stop: () => leading.stop(), stopBoundMs: (workCount + 1) * (opts.stopBoundMs ?? defaultStopBoundMs) },
     ...(keyHealthSweep ? [keyHealthSweep] : []),
   ];
   const supervisor = new Supervisor(everyReplica, log, bound);
