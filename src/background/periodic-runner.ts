@@ -55,6 +55,12 @@ export class PeriodicRunner<T = void> {
     return this.current.name;
   }
 
+  /** Started and not stopped since (a pass asked for before any start does not count). */
+  get started(): boolean {
+    const s = this.current;
+    return (s.name === 'Waiting' || s.name === 'Running') && s.periodic;
+  }
+
   /** Stopping or stopped: a long pass checks this to end early (no new write once stop was asked). */
   get stopping(): boolean {
     return this.current.name === 'Stopping' || this.current.name === 'Stopped';
