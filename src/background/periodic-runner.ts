@@ -70,6 +70,8 @@ export class PeriodicRunner<T = void> {
   start(firstDelayMs?: number): void {
     const s = this.current;
     if (s.name === 'Running' || s.name === 'Waiting') s.periodic = true;
+    // Asked for a pass now while an unstarted one runs: the start's own pass follows it.
+    if (s.name === 'Running' && firstDelayMs !== undefined && firstDelayMs <= 0) this.soon(0);
     if (s.name !== 'Idle' && s.name !== 'Stopped') return;
     const delay = firstDelayMs ?? this.interval();
     if (delay <= 0) void this.begin('timer', true).catch(this.opts.onError);
