@@ -22,6 +22,7 @@ import { isGitSource, openSource, type LoadedSource, type SourceOptions } from '
 import { ApiFollower } from './api-follower.js';
 import { cycleLog } from './cycle-log.js';
 import type { DaemonMetrics } from './metrics.js';
+import { PeriodicRunner } from '../background/periodic-runner.js';
 
 export interface DaemonOptions {
   source: SourceOptions;
@@ -52,20 +53,29 @@ export interface DaemonOptions {
 }
 
 const maxBackoffMs = 5 * 60_000;
+/** Changes (files, API events) within this long of the first are reconciled together. */
+const gatherMs = 300;
+
+/**
+ * The daemon's state; start and stop move it. Invariants:
+ * - Idle: never started (a cycle asked for, as a CLI's one-off trigger, still runs).
+ * - Running: started; `abort` is the signal the cycles write under, `fsWatcher` follows a folder
+ *   source. Cycles run on the runner: at start, on every interval (or backoff), and when triggered.
+ * - Stopped: the signal aborted, the watchers closed, no cycle in flight (stop waited for it).
+ *   Start makes it Running again (a replica may lose the lease and win it back).
+ */
+type DaemonState = { name: 'Idle' } | { name: 'Running'; abort: AbortController; fsWatcher: FSWatcher | undefined } | { name: 'Stopped' };
 
 export class SyncDaemon {
   lastReport: Report | undefined;
   lastGoodReport: Report | undefined;
   lastError: string | undefined;
   cycles = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private debounce: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
+  private state: DaemonState = { name: 'Idle' };
+  /** The cycles: one at a time; triggers during one coalesce into one more. */
+  private readonly runner: PeriodicRunner;
+  /** Failed cycles in a row: the backoff. */
   private failures = 0;
-  private stopped = false;
-  private abort = new AbortController();
-  private fsWatcher: FSWatcher | undefined;
   private readonly follower: ApiFollower;
   /** The source as last read: reused while its revision (or, for a folder, its files) stays the same. */
   private loaded: LoadedSource | undefined;
@@ -84,6 +94,16 @@ export class SyncDaemon {
         this.soon(reason);
       },
     });
+    this.runner = new PeriodicRunner({
+      intervalMs: () => this.nextDelay(),
+      pass: () => this.cycle(),
+      onError: (err) => opts.log.warn({ err }, 'reconcile cycle failed'),
+    });
+  }
+
+  /** A cycle is in flight. */
+  get cycling(): boolean {
+    return this.runner.state === 'Running' || this.runner.state === 'Stopping';
   }
 
   get ready(): boolean {
@@ -92,16 +112,18 @@ export class SyncDaemon {
 
   /** Starts (or, after stop, restarts: a replica may lose the lease and win it back). */
   start(): void {
-    this.stopped = false;
-    this.abort = new AbortController();
+    if (this.state.name === 'Running') return;
+    const running: DaemonState = { name: 'Running', abort: new AbortController(), fsWatcher: undefined };
+    this.state = running;
     this.filesChanged = true;
     this.apiChanged = true;
-    this.trigger('start');
+    this.opts.log.debug({ reason: 'start' }, 'reconcile triggered');
+    this.runner.start(0);
     const { source } = this.opts;
     if (!isGitSource(source)) {
       const folder = resolve(source.source, source.path ?? '.');
-      this.fsWatcher = chokidar.watch(folder, watchOptions(folder));
-      this.fsWatcher.on('all', () => {
+      running.fsWatcher = chokidar.watch(folder, watchOptions(folder));
+      running.fsWatcher.on('all', () => {
         this.filesChanged = true;
         this.soon('source files changed');
       });
@@ -111,43 +133,29 @@ export class SyncDaemon {
 
   /** Runs a cycle now, or right after the one in progress. */
   trigger(reason: string): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    clearTimeout(this.timer);
     this.opts.log.debug({ reason }, 'reconcile triggered');
-    this.running = this.cycle().finally(() => {
-      this.running = undefined;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        this.trigger('triggered during the last cycle');
-      }
-    });
+    void this.runner.run();
   }
 
   /** Stops: no new cycle, no new write; the write in flight completes. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.abort.abort();
-    clearTimeout(this.timer);
-    clearTimeout(this.debounce);
+    const was = this.state;
+    this.state = { name: 'Stopped' };
+    if (was.name === 'Running') was.abort.abort();
     this.follower.stop();
-    await this.fsWatcher?.close();
-    await this.running;
+    await (was.name === 'Running' ? was.fsWatcher?.close() : undefined);
+    await this.runner.stop();
   }
 
   private soon(reason: string): void {
-    clearTimeout(this.debounce);
-    this.debounce = setTimeout(() => this.trigger(reason), 300);
+    this.opts.log.debug({ reason }, 'reconcile asked for');
+    this.runner.soon(gatherMs);
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.trigger('interval'), ms);
-    this.timer.unref();
+  /** The wait after a cycle: the backoff after failures, else the interval with jitter. */
+  private nextDelay(): number {
+    if (this.failures > 0) return Math.min(maxBackoffMs, 1000 * 2 ** (this.failures - 1));
+    return this.opts.intervalMs * (0.9 + Math.random() * 0.2);
   }
 
   /** The source to plan from: read anew only when it changed since it was last read. */
@@ -177,7 +185,6 @@ export class SyncDaemon {
       if (!sourceChanged && !apiChanged && !rotationDue && this.failures === 0 && this.lastReport) {
         o.metrics.unchanged.inc();
         o.log.debug({ revision: loaded.revision }, 'source and managed objects unchanged since the last cycle: nothing to plan');
-        this.schedule(o.intervalMs * (0.9 + Math.random() * 0.2));
         return;
       }
       const { report, nextRotationAt } = await reconcile({
@@ -190,7 +197,7 @@ export class SyncDaemon {
         maxPrune: o.maxPrune,
         concurrency: o.concurrency,
         reportDriftOnly: !o.selfHeal,
-        signal: this.abort.signal,
+        signal: this.signal(),
         ...(o.keyDir ? { keyDir: o.keyDir } : {}),
         ...(o.policyDir ? { policyDir: o.policyDir } : {}),
         ...(o.keyDelivery ? { keyDelivery: o.keyDelivery } : {}),
@@ -224,8 +231,11 @@ export class SyncDaemon {
       o.log.warn({ error: this.lastError }, 'reconcile failed; the last good state stays applied');
       o.onCycle?.(undefined, this.lastError);
     }
-    if (this.failures > 0) this.schedule(Math.min(maxBackoffMs, 1000 * 2 ** (this.failures - 1)));
-    else this.schedule(o.intervalMs * (0.9 + Math.random() * 0.2));
+  }
+
+  /** The signal a cycle writes under: aborted by stop (a cycle before any start runs unaborted). */
+  private signal(): AbortSignal {
+    return this.state.name === 'Running' ? this.state.abort.signal : this.state.name === 'Stopped' ? AbortSignal.abort() : new AbortController().signal;
   }
 
   private async writeReport(report: Report): Promise<void> {

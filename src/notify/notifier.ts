@@ -24,6 +24,7 @@ import type { NotificationMetrics } from './metrics.js';
 import { digestRecordName, eventRecordName, Outbox, type OutboxRecord } from './outbox.js';
 import { receiversOf } from './routing.js';
 import { Dispatcher } from './dispatch.js';
+import { PeriodicRunner } from '../background/periodic-runner.js';
 
 export interface NotifierOptions {
   config: NotificationConfig;
@@ -50,11 +51,9 @@ export class Notifier {
   private readonly now: Clock;
   private readonly receivers: Map<string, Receiver>;
   private readonly dispatcher: Dispatcher;
-  private timer: NodeJS.Timeout | undefined;
   private watch: StoreWatch | undefined;
-  private running: Promise<void> | undefined;
-  private queued: Promise<void> | undefined;
-  private stopped = true;
+  /** The passes: one at a time, a sweep every interval, changed keys as they come. */
+  private readonly runner: PeriodicRunner;
   /** Bumped by every start: a watch loop of an earlier hold (lost, then taken again) ends instead of running twice. */
   private generation = 0;
   /** Keys changed since the last pass that have something to say now, by store key (the latest version). */
@@ -72,50 +71,43 @@ export class Notifier {
     this.now = opts.now ?? systemClock;
     this.receivers = new Map(opts.config.receivers.map((r) => [r.name, r]));
     this.dispatcher = new Dispatcher(this.outbox, this.receivers, metrics, log, opts);
+    this.runner = new PeriodicRunner({
+      intervalMs: opts.intervalMs ?? 60_000,
+      pass: (cause) => {
+        if (cause === 'timer') this.sweepWanted = true;
+        return this.pass().catch((err: unknown) => this.log.warn({ err }, 'notification pass failed; will retry at the next sweep'));
+      },
+      onError: () => {}, // the pass logs its own failure
+    });
   }
 
   /** Started by the leader (inside its fence): a sweep now, then every interval, and the key watch. */
   start(): void {
-    this.stopped = false;
     const generation = ++this.generation;
-    void this.run();
-    this.timer = setInterval(() => void this.run(), this.opts.intervalMs ?? 60_000);
-    this.timer.unref();
+    this.runner.start(0);
     void this.follow(generation);
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
     this.watch?.stop();
-    await this.running;
+    await this.runner.stop();
   }
 
   /** Running: started by the leader and not stopped since. */
   get active(): boolean {
-    return !this.stopped;
+    return this.runner.started;
   }
 
   /** One whole pass (every key, the digest, the retries due); tests call it after moving their clock. Nothing while not leading. */
   run(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
+    if (!this.active) return Promise.resolve();
     this.sweepWanted = true;
     return this.kick();
   }
 
   /** One pass at a time; what is asked for meanwhile (a sweep, changed keys) is done by the one that follows. */
-  private kick(): Promise<void> {
-    if (this.running) {
-      this.queued ??= this.running.then(() => {
-        this.queued = undefined;
-        return this.kick();
-      });
-      return this.queued;
-    }
-    this.running = this.pass()
-      .catch((err: unknown) => this.log.warn({ err }, 'notification pass failed; will retry at the next sweep'))
-      .finally(() => (this.running = undefined));
-    return this.running;
+  private async kick(): Promise<void> {
+    await this.runner.run();
   }
 
   /** A sweep when one is wanted (it reads every key, the changed ones too), else the changed keys alone. */
@@ -132,7 +124,7 @@ export class Notifier {
   /** Follows the keys: each change is looked at at once (a leak is sent without waiting for the sweep). */
   private async follow(generation: number): Promise<void> {
     const store = this.registry.store;
-    const current = () => !this.stopped && generation === this.generation;
+    const current = () => this.active && generation === this.generation;
     while (current()) {
       try {
         const w = (this.watch = store.watch<OwnedAccessKey>('/ownedaccesskeys/', await store.currentRevision()));
@@ -155,7 +147,7 @@ export class Notifier {
     const events = keys.flatMap((k) => immediateEvents(k, now, this.opts));
     const known = new Set((await this.outbox.all()).map((r) => `${r.receiver}/${r.metadata.name}`));
     await this.enqueue(events, known, now);
-    await this.dispatcher.deliverDue(now, () => this.stopped);
+    await this.dispatcher.deliverDue(now, () => !this.active);
   }
 
   private async sweep(): Promise<void> {
@@ -175,7 +167,7 @@ export class Notifier {
     const sources = await this.enqueue(immediate, known, now);
     await this.digest(warnings, records, now);
     await this.collect(records, sources, now, options.warnExpiryMs);
-    await this.dispatcher.deliverDue(now, () => this.stopped);
+    await this.dispatcher.deliverDue(now, () => !this.active);
   }
 
   private record(receiver: string, name: string, now: Date, message: OutboxRecord['message'], extra: Partial<OutboxRecord> = {}): OutboxRecord {

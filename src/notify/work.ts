@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import type { ActivityRecorder } from '../auth/activity.js';
 import type { Registry } from '../registry/registry.js';
-import type { BackgroundWork } from '../server/leader.js';
+import type { BackgroundWork } from '../server/background/leader.js';
 import type { KeyHealthSweepOptions } from '../server/key-health-sweep.js';
 import { notificationMetrics } from './metrics.js';
 import { Notifier, type NotifierOptions } from './notifier.js';

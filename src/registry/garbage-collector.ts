@@ -20,6 +20,7 @@ import { mentions } from './mentions.js';
 import type { ResourceRegistry } from './resource-registry.js';
 import { lostRace } from './storage-errors.js';
 import { teamOf } from './team-binding.js';
+import { PeriodicRunner } from '../background/periodic-runner.js';
 
 const manager = { fieldManager: 'teamkeys-garbage-collector' };
 
@@ -35,13 +36,20 @@ function concernsCollector(e: StoreEvent): boolean {
   return e.type === 'DELETED' || Boolean(meta?.deletionTimestamp) || (meta?.ownerReferences ?? []).length > 0;
 }
 
+/**
+ * The collector's state; start and stop move it. Invariants:
+ * - Idle: not started (a pass asked for still runs: tests and the access model call `pass`).
+ * - Following: started; `watch` (once opened) follows every change, and passes run on the runner:
+ *   shortly after each burst of changes, and every interval anyway. A loop of an earlier start
+ *   ends when it sees the state is no longer its own object.
+ * - Stopped: no watch, no timer, no pass in flight (stop waits for it). Start makes it Following again.
+ */
+type CollectorState = { name: 'Idle' } | { name: 'Following'; watch: StoreWatch | undefined } | { name: 'Stopped' };
+
 export class GarbageCollector {
-  private watch: StoreWatch | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private interval: NodeJS.Timeout | undefined;
-  private running: Promise<CollectionReport> | undefined;
-  private again = false;
-  private stopped = false;
+  readonly name = 'garbage-collector';
+  private state: CollectorState = { name: 'Idle' };
+  private readonly runner: PeriodicRunner<CollectionReport>;
   /** Whether the next pass must read every object with an owner (no watch yet, a gap in it, or a failed pass). */
   private full = true;
   /** Since the last pass began: uids of objects deleted, store keys of objects with owners written. */
@@ -52,30 +60,41 @@ export class GarbageCollector {
     private readonly registry: Registry,
     private readonly log: Logger,
     private readonly opts: { debounceMs?: number; intervalMs?: number } = {},
-  ) {}
+  ) {
+    this.runner = new PeriodicRunner({
+      intervalMs: opts.intervalMs ?? 30_000,
+      pass: () => this.sweep(),
+      onError: (err) => this.log.warn({ err }, 'garbage collection pass failed; will retry'),
+    });
+  }
 
   /** Follows every change and runs a pass shortly after each burst, and every interval anyway. */
   async start(): Promise<void> {
-    this.stopped = false;
-    this.interval = setInterval(() => this.schedule(), this.opts.intervalMs ?? 30_000);
-    this.interval.unref();
-    void this.follow(await this.registry.currentRevision());
+    const state: CollectorState = { name: 'Following', watch: undefined };
+    this.state = state;
+    this.runner.start(this.opts.intervalMs ?? 30_000);
+    const from = await this.registry.currentRevision();
+    if (this.state !== state) return;
+    void this.follow(state, from);
     this.schedule();
   }
 
-  stop(): void {
-    this.stopped = true;
-    this.watch?.stop();
-    clearTimeout(this.timer);
-    clearInterval(this.interval);
+  /** Stops following and waits for the pass in flight, so no write of the collector lands after. */
+  async stop(): Promise<void> {
+    const was = this.state;
+    this.state = { name: 'Stopped' };
+    if (was.name === 'Following') was.watch?.stop();
+    await this.runner.stop();
   }
 
-  private async follow(from: number): Promise<void> {
+  private async follow(state: CollectorState & { name: 'Following' }, from: number): Promise<void> {
     let revision = from;
-    while (!this.stopped) {
+    while (this.state === state) {
       try {
-        this.watch = this.registry.informerWatch(revision);
-        for await (const e of this.watch) {
+        state.watch = this.registry.informerWatch(revision);
+        // Stopped while the watch opened: stop's watch?.stop() did not see this one.
+        if (this.state !== state) return state.watch.stop();
+        for await (const e of state.watch) {
           revision = e.revision;
           if (!concernsCollector(e)) continue;
           const meta = (e.object as Partial<KubeObject>).metadata;
@@ -86,7 +105,7 @@ export class GarbageCollector {
         }
         return;
       } catch (err) {
-        if (this.stopped) return;
+        if (this.state !== state) return;
         this.log.warn({ err }, 'garbage collector watch ended; resuming from the current revision');
         this.full = true; // changes in the gap are unseen: the next pass reads everything
         this.schedule();
@@ -97,32 +116,12 @@ export class GarbageCollector {
   }
 
   private schedule(): void {
-    if (this.stopped || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.pass().catch((err: unknown) => this.log.warn({ err }, 'garbage collection pass failed; will retry'));
-    }, this.opts.debounceMs ?? 50);
+    this.runner.soon(this.opts.debounceMs ?? 50);
   }
 
-  /** One sweep over both kinds; runs again at once if asked while running. */
+  /** One sweep over both kinds; asked while one runs, the next one, right after it. */
   async pass(): Promise<CollectionReport> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = this.sweep()
-      .catch((err: unknown) => {
-        this.full = true; // what the failed pass took from the change sets is read again
-        throw err;
-      })
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.schedule();
-        }
-      });
-    return this.running;
+    return (await this.runner.run()) ?? { deleted: [], orphaned: [], released: [] };
   }
 
   private registryOf(kind: string): ResourceRegistry | undefined {
@@ -130,6 +129,15 @@ export class GarbageCollector {
   }
 
   private async sweep(): Promise<CollectionReport> {
+    try {
+      return await this.collect();
+    } catch (err) {
+      this.full = true; // what the failed pass took from the change sets is read again
+      throw err;
+    }
+  }
+
+  private async collect(): Promise<CollectionReport> {
     const report: CollectionReport = { deleted: [], orphaned: [], released: [] };
     const objects = await this.concerned();
     const alive = new Map<string, Promise<boolean>>();
@@ -217,7 +225,7 @@ export class GarbageCollector {
    */
   private async concerned(): Promise<KubeObject[]> {
     const kinds = servedPlurals.map((p) => this.registry.byPlural(p)!);
-    const full = this.full || !this.watch;
+    const full = this.full || this.state.name !== 'Following' || !this.state.watch;
     const gone = this.goneUids;
     const written = this.written;
     this.full = false;

@@ -9,25 +9,27 @@ import { ApiError } from '../api/errors.js';
 import type { AccessRequest } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
 import { mentions } from '../registry/mentions.js';
+import { PeriodicRunner } from '../background/periodic-runner.js';
 
 export class AccessRequestExpiry {
-  private timer: NodeJS.Timeout | undefined;
+  readonly name = 'access-request-expiry';
+  private readonly runner: PeriodicRunner<string[]>;
 
   constructor(
     private readonly registry: Registry,
     private readonly log: Logger,
     private readonly now: () => Date,
-    private readonly intervalMs = 1000,
-  ) {}
-
-  start(): void {
-    this.timer ??= setInterval(() => void this.sweep().catch((err: unknown) => this.log.warn({ err }, 'access request expiry sweep failed')), this.intervalMs);
-    this.timer.unref();
+    intervalMs = 1000,
+  ) {
+    this.runner = new PeriodicRunner({ intervalMs, pass: () => this.sweep(), onError: (err) => this.log.warn({ err }, 'access request expiry sweep failed') });
   }
 
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+  start(): void {
+    this.runner.start();
+  }
+
+  stop(): Promise<void> {
+    return this.runner.stop();
   }
 
   /** Marks every Active request past its expiresAt Expired; returns their names. */

@@ -25,6 +25,7 @@ import { ApiError } from '../api/errors.js';
 import type { AuthContext } from './auth/guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import type { ServerMetrics } from './metrics.js';
+import { PeriodicRunner } from '../background/periodic-runner.js';
 
 /** Why the server disabled a key: set with spec.disabled=true, and recorded in the audit event of that write. */
 export const disabledReasonAnnotation = 'management.service/disabled-reason';
@@ -61,10 +62,8 @@ export interface KeyHealthSweepOptions {
 export class KeyHealthSweep {
   /** uid -> name of the keys warned of while in the window: a key that leaves it (deleted, expiry moved out) is forgotten. */
   private readonly warned = new Map<string, string>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private queued: Promise<void> | undefined;
-  private stopped = false;
+  readonly name = 'key-health';
+  private readonly runner: PeriodicRunner;
   private readonly now: Clock;
   private readonly warnExpiryMs: number;
 
@@ -80,18 +79,20 @@ export class KeyHealthSweep {
   ) {
     this.now = opts.now ?? systemClock;
     this.warnExpiryMs = opts.warnExpiryMs ?? defaultWarnExpiryMs;
+    this.runner = new PeriodicRunner({
+      intervalMs: opts.intervalMs ?? 60_000,
+      pass: () => this.run().catch((err: unknown) => this.log.warn({ err }, 'key health sweep failed; will retry at the next interval')),
+      onError: () => {}, // the pass logs its own failure
+    });
   }
 
+  /** A sweep now, then every interval. */
   start(): void {
-    void this.sweep();
-    this.timer = setInterval(() => void this.sweep(), this.opts.intervalMs ?? 60_000);
-    this.timer.unref();
+    this.runner.start(0);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.runner.stop();
   }
 
   /** Whether this replica logs and disables (it holds the background-work lease). */
@@ -105,19 +106,8 @@ export class KeyHealthSweep {
   }
 
   /** One sweep from now: never two at once (one asked for while another runs follows it). */
-  sweep(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    if (this.running) {
-      this.queued ??= this.running.then(() => {
-        this.queued = undefined;
-        return this.sweep();
-      });
-      return this.queued;
-    }
-    this.running = this.run()
-      .catch((err: unknown) => this.log.warn({ err }, 'key health sweep failed; will retry at the next interval'))
-      .finally(() => (this.running = undefined));
-    return this.running;
+  async sweep(): Promise<void> {
+    await this.runner.run();
   }
 
   private async run(): Promise<void> {

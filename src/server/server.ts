@@ -8,26 +8,16 @@ import type { Registry } from '../registry/registry.js';
 import { maxBodyBytes, preDecodeBody } from './content.js';
 import { handleClientError } from './client-errors.js';
 import { handleError } from './errors.js';
-import { startMaintenance, type MaintenanceOptions } from './maintenance.js';
-import { GarbageCollector } from '../registry/garbage-collector.js';
-import { LocalLease, type Lease } from '../store/lease.js';
-import { Leader, type BackgroundWork } from './leader.js';
-import { leaderMetrics } from './leader-metrics.js';
-import { hostname } from 'node:os';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerListedKindRoutes } from './routes/listed-kinds.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerResourceRoutes } from './routes/resources.js';
 import { registerAuditRoutes } from './routes/audit.js';
-import type { AuditRecorder } from './audit/audit-recorder.js';
-import { auditTrimming } from './audit/audit-trimming.js';
 import { registerSelfSubjectReviewRoutes } from './routes/self-subject-reviews.js';
 import { AccessAdvisor } from './auth/access.js';
 import { WatchHub } from './watch/watch-hub.js';
 import type { WatchLimits } from './watch/watch-limits.js';
 import { defaultRequestTimeoutMs, requestTimeouts } from './request-timeouts.js';
-import type { AuthContext } from './auth/guard.js';
-import type { ActivityRecorder } from '../auth/activity.js';
 import { pathNotFound } from '../api/errors.js';
 import { endpointAuthorizer } from './auth/endpoint-auth.js';
 import { registerRequestGate } from './auth/request-gate.js';
@@ -35,20 +25,18 @@ import { canonicalUrl } from './canonical-path.js';
 import { callerOf } from './yaml-thread.js';
 import { registerResponseConventions } from './response-conventions.js';
 import { registerMetrics, ServerMetrics } from './metrics.js';
-import { KeyHealthSweep, type KeyHealthSweepOptions } from './key-health-sweep.js';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { lazyChildLogger } from './request-logger.js';
 import { registerSignInRoutes } from './routes/signin.js';
-import type { SignIn } from '../signin/sign-in.js';
 import { DeviceSignIn } from '../signin/device.js';
-import { IdentityRefresher } from '../signin/refresh.js';
-import { AccessRequestExpiry } from './access-request-expiry.js';
 import { registerLeakReportRoutes, type LeakReportOptions } from './routes/leak-reports.js';
-import { notifierWork, type NotificationsOptions } from '../notify/work.js';
 import type { Notifier } from '../notify/notifier.js';
+import type { Supervisor } from '../background/supervisor.js';
+import type { KeyHealthSweep } from './key-health-sweep.js';
+import type { AccessRequestExpiry } from './access-request-expiry.js';
+import { serverBackground, type BackgroundOptions } from './background/server-background.js';
 import { TokenExchange, type TokenExchangeOptions } from '../federation/exchange.js';
 import { registerTokenRoute } from './routes/token.js';
-import { tokenUsesCollection } from '../federation/collection.js';
 
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
@@ -56,39 +44,20 @@ import { apiPrefix } from '../api/resources.js';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-export interface ServerOptions {
-  registry: Registry;
-  /** Run the garbage collector in this process (default true). */
-  garbageCollector?: boolean;
-  /** Who may run background work; replicas on one database share it (default: always this process). */
-  lease?: Lease;
-  /** This replica's name on the teamkeys_leader metric (default host/pid). */
-  replica?: string;
-  /** More background work to run only while holding the lease (the sidecar's sync daemon). */
-  background?: BackgroundWork[];
-  auth: AuthContext & { activity: ActivityRecorder };
-  logger: Logger;
+/** The server's options; those of its background controllers are in server-background.ts. */
+export interface ServerOptions extends BackgroundOptions {
   https?: { key: Buffer; cert: Buffer };
   bookmarkIntervalMs?: number;
-  maintenance?: MaintenanceOptions | false;
   /** Time a client has to send its whole request, headers and body (default 60 s). */
   requestTimeoutMs?: number;
-  /** The audit trail the registry's writes go to; served to management admins, trimmed here. */
-  audit?: AuditRecorder;
   /** Watches open at once per access key, per user and in total, and how long each lasts (watch-limits.ts). */
   watchLimits?: Partial<WatchLimits>;
   /** More Prometheus registries /metrics serves after the server's own (the sidecar's reconcile metrics). */
   moreMetrics?: MetricsRegistry[];
-  /** Sign-in through an OpenID Connect provider (serve --oidc-*): its endpoints, and the identity refresh on the leader. */
-  signIn?: SignIn;
   /** The token exchange of CI job tokens (src/federation): the CA its issuers are trusted with, the clock. */
   federation?: TokenExchangeOptions;
-  /** The key health sweep (expiry gauges and warnings, --disable-unused-after); false: none. */
-  keyHealth?: KeyHealthSweepOptions | false;
   /** POST /auth/revoke and GitHub's secret scanning alerts (routes/leak-reports.ts). */
   leakReports?: LeakReportOptions;
-  /** Owner notifications (serve --notifications): receivers, routes, and the outbox the leader sends. */
-  notifications?: NotificationsOptions;
 }
 
 declare module 'fastify' {
@@ -99,6 +68,8 @@ declare module 'fastify' {
     accessRequestExpiry: AccessRequestExpiry;
     /** The notifier, when the server sends notifications (tests run a pass after moving their clock). */
     notifier?: Notifier;
+    /** The supervisor of the background controllers (their states: tests, and whoever debugs a close). */
+    background: Supervisor;
   }
 }
 
@@ -160,50 +131,19 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const metrics = new ServerMetrics();
   registerMetrics(app, metrics, (req, reply) => authorizeEndpoint(req, reply, 'metrics'), opts.moreMetrics);
 
-  const work: BackgroundWork[] = [];
-  if (opts.maintenance !== false) {
-    let stopMaintenance = () => {};
-    const maintenance = opts.maintenance;
-    work.push({
-      name: 'maintenance',
-      start: () => void (stopMaintenance = startMaintenance(registry, opts.auth.activity, opts.logger, maintenance)),
-      stop: () => stopMaintenance(),
-    });
-  }
-  if (opts.audit) work.push(auditTrimming(opts.audit, opts.logger));
-  const expiry = new AccessRequestExpiry(registry, opts.logger, opts.auth.now ?? (() => new Date()));
-  app.decorate('accessRequestExpiry', expiry);
-  work.push({ name: 'access-request-expiry', start: () => expiry.start(), stop: () => expiry.stop() });
-  if (opts.garbageCollector !== false) {
-    const collector = new GarbageCollector(registry, opts.logger);
-    work.push({ name: 'garbage-collector', start: () => collector.start(), stop: () => collector.stop() });
-  }
   const exchange = new TokenExchange(registry, opts.auth, opts.federation);
   registerTokenRoute(app, exchange, opts.signIn);
-  work.push(tokenUsesCollection(exchange, opts.logger));
-  if (opts.signIn) {
-    registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn));
-    const refresher = new IdentityRefresher(registry, opts.signIn.provider, opts.logger, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency });
-    work.push({ name: 'identity-refresh', start: () => refresher.start(), stop: () => refresher.stop() });
-  }
-  // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
-  // sweeps once more on taking the lease, so a new leader need not wait a whole interval.
-  let leader: Leader | undefined;
-  const sweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(registry, opts.auth, opts.logger, metrics, () => leader?.isLeader === true, opts.keyHealth, (fn) => leader!.fenced(fn));
-  if (sweep) {
-    app.decorate('keyHealthSweep', sweep);
-    work.push({ name: 'key-health', start: () => void sweep.sweep(), stop: () => {} });
-  }
-  if (opts.notifications) {
-    const { notifier, work: notifying } = notifierWork(registry, opts.auth.activity, opts.logger, metrics.registry, opts.notifications, opts.keyHealth || {});
-    app.decorate('notifier', notifier);
-    work.push(notifying);
-  }
-  opts.auth.activity.start();
-  const replica = opts.replica ?? `${hostname()}/${process.pid}`;
-  leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], opts.logger, undefined, leaderMetrics(metrics.registry, replica));
-  leader.start();
-  sweep?.start();
+  if (opts.signIn) registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn));
+
+  // The routes are the server's; what runs beside them is the supervisor's, from ready to close.
+  const background = serverBackground(opts, metrics, exchange);
+  if (background.keyHealthSweep) app.decorate('keyHealthSweep', background.keyHealthSweep);
+  app.decorate('accessRequestExpiry', background.accessRequestExpiry);
+  if (background.notifier) app.decorate('notifier', background.notifier);
+  app.decorate('background', background.supervisor);
+  app.addHook('onReady', async () => {
+    await background.supervisor.start();
+  });
   // A response finished while closing tells its client not to reuse the connection (see shutdown.ts).
   let closing = false;
   app.addHook('onSend', async (_req, reply) => {
@@ -211,10 +151,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
   app.addHook('preClose', async () => {
     closing = true;
-    await sweep?.stop();
-    await leader!.stop();
+    await background.supervisor.stop();
     opts.auth.teams.stop();
-    opts.auth.activity.stop();
     hub.endAll();
   });
   return app;

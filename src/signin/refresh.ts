@@ -17,6 +17,7 @@ import type { Registry } from '../registry/registry.js';
 import type { RefreshOutcome } from './metrics.js';
 import { signInManager, type ConnectorData } from './mint.js';
 import { describeError, type Provider } from './provider.js';
+import { PeriodicRunner } from '../background/periodic-runner.js';
 
 /** The audit annotation naming a refresh's outcome. */
 export const refreshOutcomeAuditAnnotation = 'signin.management.service/refresh-outcome';
@@ -31,9 +32,9 @@ export interface RefreshOptions {
 }
 
 export class IdentityRefresher {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  readonly name = 'identity-refresh';
+  /** The refresher's one state: its passes, on a jittered tick. */
+  private readonly runner: PeriodicRunner;
   /** Keys whose last attempt failed to reach the provider: when to try again, and how often it failed. */
   private readonly backoff = new Map<string, { failures: number; nextAt: number; name: string }>();
   private readonly now: () => Date;
@@ -45,28 +46,25 @@ export class IdentityRefresher {
     private readonly opts: RefreshOptions,
   ) {
     this.now = opts.now ?? (() => new Date());
+    this.runner = new PeriodicRunner({
+      intervalMs: () => this.tick(),
+      pass: () => this.refreshDue(),
+      onError: (err) => this.log.warn({ err }, 'identity refresh pass failed; retrying at the next tick'),
+    });
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule();
+    this.runner.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  /** No new refresh; the ones under way (a few keys) finish and write their outcome. */
+  stop(): Promise<void> {
+    return this.runner.stop();
   }
 
-  /** Ticks at a tenth of the interval (at most a minute), jittered, so due keys are seen on time. */
-  private schedule(): void {
-    if (this.stopped) return;
-    const tick = Math.min(this.opts.intervalMs / 10, 60_000) * (0.8 + Math.random() * 0.4);
-    this.timer = setTimeout(() => {
-      this.running = this.refreshDue().catch((err: unknown) => this.log.warn({ err }, 'identity refresh pass failed; retrying at the next tick'));
-      void this.running.then(() => this.schedule());
-    }, tick);
-    this.timer.unref();
+  /** A tenth of the interval (at most a minute), jittered, so due keys are seen on time. */
+  private tick(): number {
+    return Math.min(this.opts.intervalMs / 10, 60_000) * (0.8 + Math.random() * 0.4);
   }
 
   /**
@@ -100,7 +98,7 @@ export class IdentityRefresher {
     }
     let next = 0;
     const worker = async () => {
-      while (!this.stopped && next < due.length) await this.refresh(due[next++]!);
+      while (!this.runner.stopping && next < due.length) await this.refresh(due[next++]!);
     };
     await Promise.all(Array.from({ length: Math.max(1, this.opts.concurrency) }, worker));
   }

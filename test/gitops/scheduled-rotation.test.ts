@@ -196,7 +196,7 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
       await eventually('the first cycle ran', () => cycles.length >= 1);
       expect(cycles[0]!.outcome).toBe('clean');
       // Nothing changed and nothing is due: the next cycle skips planning (the daemon's usual economy)...
-      await eventually('the cycle is over', () => !daemon['running']);
+      await eventually('the cycle is over', () => !daemon.cycling);
       daemon.trigger('interval');
       await eventually('a skipped rotation is counted', async () => (await skipped()) === 1);
       const before = github.secrets.get('acme/payments/DEPLOY_KEY');

@@ -1,7 +1,8 @@
 /** Background work that trims the audit trail to its retention period, at start and then hourly. */
 import type { Logger } from 'pino';
-import type { BackgroundWork } from '../leader.js';
+import type { BackgroundWork } from '../background/leader.js';
 import type { AuditRecorder } from './audit-recorder.js';
+import { PeriodicRunner } from '../../background/periodic-runner.js';
 
 /** How often to trim: hourly, or sooner for a retention shorter than two hours (tests use seconds). */
 export function trimIntervalMs(retentionMs: number): number {
@@ -10,19 +11,14 @@ export function trimIntervalMs(retentionMs: number): number {
 
 /** The background work that keeps the trail within its retention period. */
 export function auditTrimming(audit: AuditRecorder, log: Logger): BackgroundWork {
-  let timer: NodeJS.Timeout | undefined;
-  const run = () =>
-    void audit.trim().then(
-      (n) => n > 0 && log.info({ removed: n }, 'trimmed audit events older than the retention period'),
-      (err: unknown) => log.warn({ err }, 'trimming the audit trail failed; will retry'),
-    );
-  return {
-    name: 'audit-retention',
-    start: () => {
-      run();
-      timer = setInterval(run, trimIntervalMs(audit.retentionMs));
-      timer.unref();
+  const runner = new PeriodicRunner({
+    intervalMs: trimIntervalMs(audit.retentionMs),
+    pass: async () => {
+      const n = await audit.trim();
+      if (n > 0) log.info({ removed: n }, 'trimmed audit events older than the retention period');
     },
-    stop: () => clearInterval(timer),
-  };
+    onError: (err) => log.warn({ err }, 'trimming the audit trail failed; will retry'),
+  });
+  // A trim at start, then every interval; the close waits for a trim under way (the trail closes after).
+  return { name: 'audit-retention', start: () => runner.start(0), stop: () => runner.stop() };
 }

@@ -1,8 +1,10 @@
 /** Background housekeeping: compaction of old history and removal of terminating objects that are due. */
 import type { Logger } from 'pino';
-import type { ActivityRecorder } from '../auth/activity.js';
-import { defaultExpiredKeyRetentionSeconds, removeExpiredKeys } from '../auth/expired-keys.js';
-import type { Registry } from '../registry/registry.js';
+import type { ActivityRecorder } from '../../auth/activity.js';
+import { defaultExpiredKeyRetentionSeconds, removeExpiredKeys } from '../../auth/expired-keys.js';
+import type { Registry } from '../../registry/registry.js';
+import { PeriodicRunner } from '../../background/periodic-runner.js';
+import type { Controller } from '../../background/supervisor.js';
 
 export interface MaintenanceOptions {
   intervalMs?: number;
@@ -13,8 +15,8 @@ export interface MaintenanceOptions {
   now?: () => Date;
 }
 
-/** Starts the housekeeping timer; the returned function stops it. */
-export function startMaintenance(registry: Registry, activity: ActivityRecorder, log: Logger, opts: MaintenanceOptions = {}): () => void {
+/** The housekeeping controller of the leader: every interval (30 s), each step in turn. */
+export function maintenance(registry: Registry, activity: ActivityRecorder, log: Logger, opts: MaintenanceOptions = {}): Controller {
   const retain = opts.retainRevisions ?? 10_000;
   const now = opts.now ?? (() => new Date());
   const retention = opts.expiredKeyRetentionSeconds ?? defaultExpiredKeyRetentionSeconds;
@@ -33,20 +35,19 @@ export function startMaintenance(registry: Registry, activity: ActivityRecorder,
       if (removed.length > 0) log.info({ resource: r.info.plural, removed }, 'removed objects whose deletion grace period ended');
     }]),
   ];
-  let running = false;
-  const run = async () => {
-    if (running) return;
-    running = true;
-    for (const [step, fn] of steps) {
-      try {
-        await fn();
-      } catch (err) {
-        log.warn({ err, step }, 'maintenance step failed; will retry at the next interval');
+  // One pass at a time: a pass that outlasts the interval is not run twice at once.
+  const runner = new PeriodicRunner({
+    intervalMs: opts.intervalMs ?? 30_000,
+    onError: (err) => log.warn({ err }, 'maintenance pass failed'),
+    pass: async () => {
+      for (const [step, fn] of steps) {
+        try {
+          await fn();
+        } catch (err) {
+          log.warn({ err, step }, 'maintenance step failed; will retry at the next interval');
+        }
       }
-    }
-    running = false;
-  };
-  const timer = setInterval(() => void run(), opts.intervalMs ?? 30_000);
-  timer.unref();
-  return () => clearInterval(timer);
+    },
+  });
+  return { name: 'maintenance', start: () => runner.start(), stop: () => runner.stop() };
 }

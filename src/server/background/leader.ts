@@ -1,0 +1,176 @@
+/**
+ * Runs background work (compaction, garbage collection, the sync daemon) only while this process
+ * holds the lease, so replicas on one database never do it twice; another takes over within
+ * about a second of the holder stopping, and within the lease's ttl of the holder pausing or
+ * being cut off (lease.ts). The work runs fenced (store/fence.ts): its writes carry the lease's
+ * token, and a write from a hold that is over is refused, logged and counted here. A database
+ * out of reach is logged and tried again, with backoff up to 5 s; the lease is taken again once
+ * the database is back.
+ */
+import type { Logger } from 'pino';
+import type { StorageError } from '../../store/errors.js';
+import { runFenced, type Fence } from '../../store/fence.js';
+import type { Lease } from '../../store/lease.js';
+import { StartFailed, Supervisor, type Controller } from '../../background/supervisor.js';
+
+/** What the leader reports to /metrics (leader-metrics.ts). */
+export interface LeaderEvents {
+  leading(yes: boolean): void;
+  renewed(): void;
+  lost(): void;
+  refused(): void;
+}
+
+/** The fence of work asked to run as leader on a replica that does not lead: every write refused before the store. */
+const notLeading: Fence = { token: 0, valid: () => false, refused: () => {} };
+
+const noEvents: LeaderEvents = { leading: () => {}, renewed: () => {}, lost: () => {}, refused: () => {} };
+
+/** Work the leader runs while it holds the lease (the name the notifier, audit and federation use). */
+export type BackgroundWork = Controller;
+
+const maxRetryMs = 5_000;
+
+/**
+ * The leader's state; `enter` moves it, and nothing else. Invariants:
+ * - Idle: not started; no timer, no work running.
+ * - Trying: asking for the lease, now or when `timer` fires; `failures` attempts in a row could
+ *   not reach the database (the backoff). No work running.
+ * - Leading: holds the lease (`fence` its token's fence, when the lease has tokens); the work is
+ *   started, or being started, in order by its supervisor.
+ * - Stopped: stop() was called; no timer, the work stopped, the lease released. Final.
+ */
+type LeaderState =
+  | { name: 'Idle' }
+  | { name: 'Trying'; failures: number; timer: NodeJS.Timeout | undefined }
+  | { name: 'Leading'; fence: Fence | undefined }
+  | { name: 'Stopped' };
+
+export class Leader {
+  private state: LeaderState = { name: 'Idle' };
+  /** Starts the work on taking the lease, stops it (each stop bounded) on losing it or stopping. */
+  private readonly work: Supervisor;
+
+  constructor(
+    private readonly lease: Lease,
+    work: BackgroundWork[],
+    private readonly log: Logger,
+    private readonly retryMs = 1000,
+    private readonly events: LeaderEvents = noEvents,
+    stopBoundMs?: number,
+  ) {
+    this.work = new Supervisor(work, log, { around: (fn) => this.fenced(fn), ...(stopBoundMs !== undefined ? { stopBoundMs } : {}) });
+    events.leading(false);
+    lease.onRenewed(() => events.renewed());
+    lease.onLost((reason) => {
+      events.lost();
+      this.log.warn({ reason }, 'lost the background-work lease; stopping background work');
+      void this.stepDown(0).then(() => this.retry(0));
+    });
+  }
+
+  /** Leading, and the lease not overdue on this replica's clock (a paused process wakes up not leading). */
+  get isLeader(): boolean {
+    return this.state.name === 'Leading' && this.lease.valid();
+  }
+
+  /** The leader's work and the state of each (tests, and a reader of the code, see what runs where). */
+  workStates(): ReturnType<Supervisor['states']> {
+    return this.work.states();
+  }
+
+  start(): void {
+    if (this.state.name !== 'Idle') return;
+    this.enter({ name: 'Trying', failures: 0, timer: undefined });
+    void this.attempt();
+  }
+
+  async stop(): Promise<void> {
+    const was = this.state;
+    this.enter({ name: 'Stopped' });
+    if (was.name === 'Leading') await this.work.stop();
+    await this.lease.release();
+  }
+
+  /** The one place the state changes, with what goes with it: the retry timer, the leading metric. */
+  private enter(next: LeaderState): void {
+    const prev = this.state;
+    if (prev.name === 'Trying') clearTimeout(prev.timer);
+    this.state = next;
+    if ((prev.name === 'Leading') !== (next.name === 'Leading')) this.events.leading(next.name === 'Leading');
+  }
+
+  /** Asks for the lease again after the retry interval, or the backoff after `failures` failed attempts. */
+  private retry(failures: number): void {
+    if (this.state.name === 'Stopped' || this.state.name === 'Leading') return;
+    const delay = failures === 0 ? this.retryMs : Math.min(maxRetryMs, this.retryMs * 2 ** (failures - 1));
+    const timer = setTimeout(() => void this.attempt(), delay);
+    timer.unref();
+    this.enter({ name: 'Trying', failures, timer });
+  }
+
+  private async attempt(): Promise<void> {
+    if (this.state.name !== 'Trying') return;
+    const failures = this.state.failures;
+    try {
+      if (!(await this.lease.tryAcquire())) return this.retry(0);
+    } catch (err) {
+      this.log.warn({ err, failedAttempts: failures + 1 }, 'could not try the background-work lease; retrying');
+      return this.retry(failures + 1);
+    }
+    if (this.current().name !== 'Trying') return;
+    const fence = this.fence();
+    const leading: LeaderState = { name: 'Leading', fence };
+    this.enter(leading);
+    this.log.info({ work: this.work.names, ...(fence ? { fencingToken: fence.token } : {}) }, 'acquired the background-work lease');
+    try {
+      // Stopped (the server closing, e.g. its port taken) while earlier work was starting: the supervisor leaves the rest stopped.
+      await this.work.start();
+    } catch (err) {
+      // Work that cannot start (the database went away again) is retried with the lease.
+      const failed = err instanceof StartFailed ? { err: err.cause, work: err.controller } : { err };
+      this.log.warn(failed, 'background work could not start; giving the lease up and retrying');
+      if (this.current() !== leading) return;
+      await this.stepDown(1);
+      await this.lease.release().catch(() => {});
+      this.retry(1);
+    }
+  }
+
+  /**
+   * Runs fn (work on a timer of its own, as the key health sweep's disabling) with the fence of
+   * the current hold: its store writes are refused once the hold is over, and at once when this
+   * replica does not lead.
+   */
+  fenced<T>(fn: () => T): T {
+    const s = this.state;
+    if (s.name === 'Leading') return s.fence ? runFenced(s.fence, fn) : fn();
+    return runFenced(notLeading, fn);
+  }
+
+  /** The fence of this hold: valid while the lease is held with the same token. */
+  private fence(): Fence | undefined {
+    const token = this.lease.token();
+    if (token === undefined) return undefined;
+    return {
+      token,
+      valid: () => this.lease.token() === token && this.lease.valid(),
+      refused: (err: StorageError) => {
+        this.events.refused();
+        this.log.warn({ key: err.key, fencingToken: token, reason: err.message }, 'refused a background write: this replica no longer holds the background-work lease');
+      },
+    };
+  }
+
+  /** A method, not `this.state` inline: TypeScript would keep a narrowing across awaits. */
+  private current(): LeaderState {
+    return this.state;
+  }
+
+  /** Leaves Leading (for Trying, `failures` failed attempts so far) and stops the work. */
+  private async stepDown(failures: number): Promise<void> {
+    if (this.state.name !== 'Leading') return;
+    this.enter({ name: 'Trying', failures, timer: undefined });
+    await this.work.stop();
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The server's background controllers, and who runs each: the server's supervisor runs those of
+ * every replica (key activity, the leader election, the key health sweep's gauges) from the moment
+ * the server is ready until it closes; the leader runs the rest (housekeeping, collection, sweeps
+ * that write, the identity refresh, notifications, the sidecar's sync) while it holds the lease.
+ */
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { ActivityRecorder } from '../../auth/activity.js';
+import { defaultStopBoundMs, Supervisor, type Controller } from '../../background/supervisor.js';
+import type { TokenExchange } from '../../federation/exchange.js';
+import { tokenUsesCollection } from '../../federation/collection.js';
+import type { Notifier } from '../../notify/notifier.js';
+import { notifierWork, type NotificationsOptions } from '../../notify/work.js';
+import { GarbageCollector } from '../../registry/garbage-collector.js';
+import type { Registry } from '../../registry/registry.js';
+import type { SignIn } from '../../signin/sign-in.js';
+import { IdentityRefresher } from '../../signin/refresh.js';
+import { LocalLease, type Lease } from '../../store/lease.js';
+import { AccessRequestExpiry } from '../access-request-expiry.js';
+import type { AuditRecorder } from '../audit/audit-recorder.js';
+import { auditTrimming } from '../audit/audit-trimming.js';
+import type { AuthContext } from '../auth/guard.js';
+import { KeyHealthSweep, type KeyHealthSweepOptions } from '../key-health-sweep.js';
+import type { ServerMetrics } from '../metrics.js';
+import { Leader, type BackgroundWork } from './leader.js';
+import { leaderMetrics } from './leader-metrics.js';
+import { maintenance, type MaintenanceOptions } from './maintenance.js';
+
+/** What the server's background is made of (the ServerOptions that decide it). */
+export interface BackgroundOptions {
+  registry: Registry;
+  auth: AuthContext & { activity: ActivityRecorder };
+  logger: Logger;
+  /** Run the garbage collector in this process (default true). */
+  garbageCollector?: boolean;
+  /** Who may run background work; replicas on one database share it (default: always this process). */
+  lease?: Lease;
+  /** This replica's name on the teamkeys_leader metric (default host/pid). */
+  replica?: string;
+  /** More background work to run only while holding the lease (the sidecar's sync daemon). */
+  background?: BackgroundWork[];
+  maintenance?: MaintenanceOptions | false;
+  /** The audit trail the registry's writes go to; trimmed on the leader. */
+  audit?: AuditRecorder;
+  /** Sign-in through an OpenID Connect provider: the identity refresh runs on the leader. */
+  signIn?: SignIn;
+  /** The key health sweep (expiry gauges and warnings, --disable-unused-after); false: none. */
+  keyHealth?: KeyHealthSweepOptions | false;
+  /** Owner notifications (serve --notifications): receivers, routes, and the outbox the leader sends. */
+  notifications?: NotificationsOptions;
+  /** How long the close waits for each controller's stop before going on without it (default 5 s). */
+  stopBoundMs?: number;
+}
+
+export interface ServerBackground {
+  /** Started when the server is ready, stopped when it closes. */
+  supervisor: Supervisor;
+  leader: Leader;
+  keyHealthSweep: KeyHealthSweep | undefined;
+  accessRequestExpiry: AccessRequestExpiry;
+  notifier: Notifier | undefined;
+}
+
+export function serverBackground(opts: BackgroundOptions, metrics: ServerMetrics, exchange: TokenExchange): ServerBackground {
+  const { registry, logger: log } = opts;
+  const bound = opts.stopBoundMs !== undefined ? { stopBoundMs: opts.stopBoundMs } : {};
+  const work: BackgroundWork[] = [];
+  if (opts.maintenance !== false) work.push(maintenance(registry, opts.auth.activity, log, opts.maintenance));
+  if (opts.audit) work.push(auditTrimming(opts.audit, log));
+  const accessRequestExpiry = new AccessRequestExpiry(registry, log, opts.auth.now ?? (() => new Date()));
+  work.push(accessRequestExpiry);
+  if (opts.garbageCollector !== false) work.push(new GarbageCollector(registry, log));
+  work.push(tokenUsesCollection(exchange, log));
+  if (opts.signIn) work.push(new IdentityRefresher(registry, opts.signIn.provider, log, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency }));
+  // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
+  // sweeps once more on taking the lease, so a new leader need not wait a whole interval.
+  let leader: Leader | undefined;
+  const keyHealthSweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(registry, opts.auth, log, metrics, () => leader?.isLeader === true, opts.keyHealth, (fn) => leader!.fenced(fn));
+  if (keyHealthSweep) work.push({ name: 'key-health', start: () => void keyHealthSweep.sweep(), stop: () => {} });
+  let notifier: Notifier | undefined;
+  if (opts.notifications) {
+    const made = notifierWork(registry, opts.auth.activity, log, metrics.registry, opts.notifications, opts.keyHealth || {});
+    notifier = made.notifier;
+    work.push(made.work);
+  }
+  const replica = opts.replica ?? `${hostname()}/${process.pid}`;
+  leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], log, undefined, leaderMetrics(metrics.registry, replica), opts.stopBoundMs);
+  const leading = leader;
+  const workCount = work.length + (opts.background ?? []).length;
+  const everyReplica: Controller[] = [
+    { name: 'key-activity', start: () => opts.auth.activity.start(), stop: () => opts.auth.activity.stop() },
+    // Each of the leader's work is bounded on its own (and named when late); then the lease is released.
+    { name: 'leader', start: () => leading.start(), stop: () => leading.stop(), stopBoundMs: (workCount + 1) * (opts.stopBoundMs ?? defaultStopBoundMs) },
+    ...(keyHealthSweep ? [keyHealthSweep] : []),
+  ];
+  const supervisor = new Supervisor(everyReplica, log, bound);
+  return { supervisor, leader, keyHealthSweep, accessRequestExpiry, notifier };
+}

@@ -1,0 +1,122 @@
+/** The one loop of every background controller (src/background/periodic-runner.ts), by the order of what it does. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PeriodicRunner } from '../../src/background/periodic-runner.js';
+
+/** A pass the test ends by hand; `events` is the order things happened in. */
+function heldRunner(intervalMs = 60_000) {
+  const events: string[] = [];
+  const releases: (() => void)[] = [];
+  let passes = 0;
+  const errors: unknown[] = [];
+  const runner = new PeriodicRunner<number>({
+    intervalMs,
+    onError: (err) => errors.push(err),
+    pass: async (cause) => {
+      const n = ++passes;
+      events.push(`pass ${n} began (${cause})`);
+      await new Promise<void>((r) => releases.push(r));
+      events.push(`pass ${n} ended`);
+      return n;
+    },
+  });
+  const began = async (n: number) => {
+    for (let i = 0; i < 100 && releases.length < n; i++) await new Promise((r) => setImmediate(r));
+    expect(releases.length, `pass ${n} began`).toBeGreaterThanOrEqual(n);
+  };
+  return { runner, events, errors, release: (n: number) => releases[n - 1]!(), began, passes: () => passes };
+}
+
+describe('PeriodicRunner', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('a pass running when stop is asked ends before stop resolves, and no pass follows it', async () => {
+    const { runner, events, release, began, passes } = heldRunner();
+    runner.start(0);
+    await began(1);
+    const stopped = runner.stop().then(() => events.push('stopped'));
+    events.push('stop asked');
+    expect(runner.state).toBe('Stopping');
+    // Asked while stopping: nothing runs.
+    expect(await runner.run()).toBeUndefined();
+    await new Promise((r) => setImmediate(r));
+    expect(events).toEqual(['pass 1 began (timer)', 'stop asked']);
+    release(1);
+    await stopped;
+    expect(events).toEqual(['pass 1 began (timer)', 'stop asked', 'pass 1 ended', 'stopped']);
+    expect(runner.state).toBe('Stopped');
+    expect(passes()).toBe(1);
+  });
+
+  it('stop before start: no pass ever runs, a second stop is a no-op, and start makes it run again', async () => {
+    const { runner, events, release, began } = heldRunner();
+    await runner.stop();
+    await runner.stop();
+    expect(runner.state).toBe('Stopped');
+    expect(await runner.run()).toBeUndefined();
+    expect(events).toEqual([]);
+    runner.start(0);
+    await began(1);
+    release(1);
+    await vi.waitFor(() => expect(runner.state).toBe('Waiting'));
+    expect(events).toEqual(['pass 1 began (timer)', 'pass 1 ended']);
+    await runner.stop();
+  });
+
+  it('asks during a pass coalesce into one more pass, which every asker awaits', async () => {
+    const { runner, events, release, began } = heldRunner();
+    const first = runner.run();
+    await began(1);
+    const asks = [runner.run(), runner.run(), runner.run()];
+    release(1);
+    expect(await first).toBe(1);
+    await began(2);
+    release(2);
+    expect(await Promise.all(asks)).toEqual([2, 2, 2]);
+    expect(events).toEqual(['pass 1 began (asked)', 'pass 1 ended', 'pass 2 began (asked)', 'pass 2 ended']);
+    // Never started: no timer follows.
+    expect(runner.state).toBe('Idle');
+  });
+
+  it('a double stop during a pass waits for the same pass, and both resolve after it', async () => {
+    const { runner, events, release, began } = heldRunner();
+    void runner.run();
+    await began(1);
+    const a = runner.stop().then(() => events.push('first stop resolved'));
+    const b = runner.stop().then(() => events.push('second stop resolved'));
+    release(1);
+    await Promise.all([a, b]);
+    expect(events).toEqual(['pass 1 began (asked)', 'pass 1 ended', 'first stop resolved', 'second stop resolved']);
+  });
+
+  it('runs every interval after a pass ends, soon() moves the next pass earlier, and a failed timer pass is reported and retried', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const causes: string[] = [];
+    const errors: unknown[] = [];
+    let fail = true;
+    const runner = new PeriodicRunner({
+      intervalMs: 1_000,
+      onError: (err) => errors.push(err),
+      pass: async (cause) => {
+        causes.push(cause);
+        if (fail) throw new Error('storage out of reach');
+      },
+    });
+    runner.start();
+    await vi.advanceTimersByTimeAsync(999);
+    expect(causes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(causes).toEqual(['timer']);
+    expect(errors.map(String)).toEqual(['Error: storage out of reach']);
+    fail = false;
+    runner.soon(50);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(causes).toEqual(['timer', 'asked']);
+    // soon() never moves a pass later: the timer due in 1000 ms stays.
+    runner.soon(5_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(causes).toEqual(['timer', 'asked', 'timer']);
+    await runner.stop();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(causes).toHaveLength(3);
+  });
+});

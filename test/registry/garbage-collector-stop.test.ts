@@ -1,0 +1,44 @@
+/** The garbage collector's stop: it waits for the pass in flight, so no write of the collector lands after it. */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { GarbageCollector } from '../../src/registry/garbage-collector.js';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import type { StoredObject } from '../../src/store/types.js';
+import { eventually } from '../support/eventually.js';
+import { newRegistry, team } from './helpers.js';
+
+/** A store whose scans (the collector's full pass reads by scan) wait while `held` is set. */
+class HeldStore extends MemoryStore {
+  held: Promise<void> | undefined;
+  scans = 0;
+  override async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {
+    this.scans++;
+    await this.held;
+    yield* super.scan<T>(prefix, mightMatch, pageSize);
+  }
+}
+
+describe('garbage collector stop', () => {
+  it('a pass running when stop is asked ends (its delete done) before stop resolves', async () => {
+    const store = new HeldStore();
+    const { registry } = newRegistry({ store });
+    const { object: owner } = await registry.teams.create(team('owner'));
+    await registry.ownedaccesskeys.create({ metadata: { name: 'dangling', ownerReferences: [{ apiVersion: 'management.service/v1', kind: 'Team', name: 'owner', uid: owner.metadata.uid! }] }, spec: { user: 'u' } });
+    await registry.teams.delete('owner');
+    let release!: () => void;
+    store.held = new Promise((r) => (release = r));
+    const gc = new GarbageCollector(registry, pino({ level: 'silent' }), { debounceMs: 1 });
+    await gc.start();
+    await eventually('the first pass is reading', () => store.scans > 0);
+    const events: string[] = [];
+    const stopped = Promise.resolve(gc.stop()).then(() => events.push('stopped'));
+    await new Promise((r) => setTimeout(r, 50));
+    events.push('pass released');
+    release();
+    await stopped;
+    // Once stopped, the pass has done its work: the dangling key is gone, not deleted behind the caller's back.
+    const key = await registry.ownedaccesskeys.get('dangling').catch(() => undefined);
+    events.push(key ? 'key still there' : 'key collected');
+    expect(events).toEqual(['pass released', 'stopped', 'key collected']);
+  });
+});
