@@ -138,6 +138,8 @@ export async function measureServed(path: string, n: number, count: number): Pro
   const readyS = (performance.now() - started) / 1000;
   const readyAt = Date.now();
   const rss = rssMiB(process.pid);
+  // SCALE_SETTLE_S: seconds to wait after ready before timing (to tell startup work from a request's own).
+  await new Promise((r) => setTimeout(r, Number(process.env.SCALE_SETTLE_S ?? 0) * 1000));
   const ok = async (res: Promise<Response>) => {
     const r = await res;
     if (!r.ok) throw new Error(`scale: ${r.status} ${await r.text()}`);
