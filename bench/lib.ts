@@ -1,5 +1,6 @@
 /** Shared pieces of the benchmarks: the load generator, the bare node:http anchor, timing, figures. */
 import { spawn, spawnSync } from 'node:child_process';
+import type { IncomingMessage } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,4 +90,18 @@ export function tempDir(prefix: string): { dir: string; cleanup(): void } {
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+/** Calls `onEvent` with the resourceVersion of each watch event the response streams (one JSON per line). */
+export function onWatchEvents(res: IncomingMessage, onEvent: (resourceVersion: string) => void): void {
+  let buffer = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+      const event = JSON.parse(buffer.slice(0, nl)) as { object: { metadata: { resourceVersion: string } } };
+      buffer = buffer.slice(nl + 1);
+      onEvent(event.object.metadata.resourceVersion);
+    }
+  });
 }

@@ -5,7 +5,7 @@
  * to the ordinary path (no cache, a cache that cannot vouch, an older revision).
  */
 import type { CacheReads, CachedEntry } from '../store/cache-reads.js';
-import { decodeEntry, jsonOf } from '../store/cache/cache-state.js';
+import { decodeEntry, jsonLineOf, jsonOf } from '../store/cache/cache-state.js';
 import { sealedField, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import { notFound } from '../api/errors.js';
@@ -23,11 +23,17 @@ function presented(store: CacheReads, entry: CachedEntry): Buffer {
   return Buffer.from(JSON.stringify(present(decodeEntry<StoredApiObject>(entry, store.apart))));
 }
 
+/** The same followed by a newline, as a GET's body is sent: the cache's own bytes when it keeps them. */
+function presentedLine(store: CacheReads, entry: CachedEntry): Buffer {
+  if (store.apart === sealedField) return jsonLineOf(entry);
+  return Buffer.from(`${JSON.stringify(present(decodeEntry<StoredApiObject>(entry, store.apart)))}\n`);
+}
+
 const parse = (json: Buffer) => JSON.parse(json.toString()) as KubeObject;
 const comma = Buffer.from(',');
 
 export interface CachedObject {
-  /** The object's JSON as UTF-8: shared with the cache, never to be written to. */
+  /** The object's JSON as UTF-8 and a newline (the body as sent): shared with the cache, never to be written to. */
   json: Buffer;
   /** A fresh decoded copy, for whoever must look inside (authorization, a Table). */
   object(): KubeObject;
@@ -40,7 +46,7 @@ export async function getJson(ctx: RegistryContext, name: string): Promise<Cache
   const entry = await storeCall(ctx, name, () => store.cachedEntry(keyOf(ctx, name)));
   if (entry === undefined) return undefined;
   if (entry === null) throw notFound(ctx.gr, name);
-  const json = presented(store, entry);
+  const json = presentedLine(store, entry);
   return { json, object: () => parse(json) };
 }
 

@@ -81,9 +81,13 @@ describe('LIST and GET from the watch cache', () => {
     expect(err).toMatchObject({ code: 504, reason: 'Timeout' });
   });
 
-  it('GET gives the bytes of the ordinary path, the next version after an update, and 404 after a delete', async () => {
+  it('GET gives the bytes of the ordinary path and its newline, the next version after an update, and 404 after a delete', async () => {
     const cached = await registry.teams.getJson('t01');
-    expect(cached?.json.toString()).toBe(JSON.stringify(await registry.teams.get('t01')));
+    // The body as sent, newline included (as Go's json.Encoder ends it): the cache's own bytes,
+    // the same memory for every GET, so the response hook has nothing to append and copy.
+    expect(cached?.json.toString()).toBe(`${JSON.stringify(await registry.teams.get('t01'))}\n`);
+    const again = (await registry.teams.getJson('t01'))!.json;
+    expect([again.buffer, again.byteOffset]).toEqual([cached!.json.buffer, cached!.json.byteOffset]);
     // Each reader gets its own copy: changing one does not change the cache.
     cached!.object().metadata.name = 'changed';
     expect(cached!.object().metadata.name).toBe('t01');
@@ -97,7 +101,7 @@ describe('LIST and GET from the watch cache', () => {
     const key = 'K'.repeat(40);
     await registry.ownedaccesskeys.create(accessKey('k1', { user: 'ana', key }));
     const cached = await registry.ownedaccesskeys.getJson('k1');
-    expect(cached?.json.toString()).toBe(JSON.stringify(await registry.ownedaccesskeys.get('k1')));
+    expect(cached?.json.toString()).toBe(`${JSON.stringify(await registry.ownedaccesskeys.get('k1'))}\n`);
     expect(cached?.json.toString()).not.toContain('sealed');
     expect(cached?.json.toString()).not.toContain(key);
     const spliced = await registry.ownedaccesskeys.listJson({}, true);

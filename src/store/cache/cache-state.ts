@@ -23,7 +23,11 @@ export interface Entry {
    */
   memory: ArrayBuffer;
   offset: number;
-  /** Bytes of the object's JSON; the kept-apart JSON, if any, follows up to `length`. */
+  /**
+   * Bytes of the object's JSON. A newline follows it (a response body ends in one, as Go's
+   * json.Encoder writes it: a GET sends the JSON and its newline as they are, with no copy to
+   * append it), then the kept-apart JSON, if any, up to `length`.
+   */
   apartAt: number;
   length: number;
   /** The index values: one string in the common case, an array only when the object carries two. */
@@ -33,14 +37,17 @@ export interface Entry {
 /** An entry's index values as a list. */
 const valuesOf = (index: Entry['index']): readonly string[] => (index === undefined ? [] : typeof index === 'string' ? [index] : index);
 
-/** Both JSONs, one after the other (shares the entry's memory). */
+/** Both JSONs, one after the other, a newline between them (shares the entry's memory). */
 export const bytesOf = (e: Entry): Buffer => Buffer.from(e.memory, e.offset, e.length);
 
 /** The object's JSON without the property kept apart (shares the entry's memory). */
 export const jsonOf = (e: Entry): Buffer => Buffer.from(e.memory, e.offset, e.apartAt);
 
+/** The same JSON followed by a newline: a response body as it is sent (shares the entry's memory). */
+export const jsonLineOf = (e: Entry): Buffer => Buffer.from(e.memory, e.offset, e.apartAt + 1);
+
 /** The kept-apart property's JSON, when the object has it. */
-export const apartOf = (e: Entry): string | undefined => (e.apartAt === e.length ? undefined : Buffer.from(e.memory, e.offset + e.apartAt, e.length - e.apartAt).toString());
+export const apartOf = (e: Entry): string | undefined => (e.apartAt + 1 === e.length ? undefined : Buffer.from(e.memory, e.offset + e.apartAt + 1, e.length - e.apartAt - 1).toString());
 
 /**
  * The fill's objects share Node's 8 KB pool slabs (about a dozen per slab, little overhead). A
@@ -168,9 +175,10 @@ export class CacheState {
       apart = JSON.stringify(kept);
     } else json = JSON.stringify(obj);
     const apartAt = Buffer.byteLength(json);
-    const bytes = alloc(apartAt + Buffer.byteLength(apart));
+    const bytes = alloc(apartAt + 1 + Buffer.byteLength(apart));
     bytes.write(json);
-    if (apart) bytes.write(apart, apartAt);
+    bytes[apartAt] = 0x0a;
+    if (apart) bytes.write(apart, apartAt + 1);
     // Every property at once: one shape for all entries, no out-of-object property store each.
     const entry: Entry = { revision, memory: bytes.buffer as ArrayBuffer, offset: bytes.byteOffset, apartAt, length: bytes.length, index };
     for (const v of values) {
