@@ -36,3 +36,32 @@ describe('fields a manifest names', () => {
     expect(withholdUnnamed({ ...action, type: 'create' }, {}).changes).toBe(action.changes);
   });
 });
+
+describe('what a pull request is told of a planned rotation and of a skip', () => {
+  const key: PlanStep = { kind: 'OwnedAccessKey', plural: 'ownedaccesskeys', name: 'ci', type: 'unchanged', changes: [], drift: false };
+  const rotation = { sink: 'github:o/r/KEY', rotateEvery: '30d', overlap: '6h', overlapSeconds: 21600, ageSeconds: 3_000_000 };
+
+  it.each([
+    ['due', 'due'],
+    ['unconfirmed', 'due'],
+    ['unrecorded', 'due'],
+    ['moved', 'moved'],
+  ] as const)('a rotation planned as %s reads as %s, without the value age', (reason, shown) => {
+    expect(withholdUnnamed({ ...key, rotation: { ...rotation, reason } }, {}).rotation).toEqual({
+      sink: 'github:o/r/KEY',
+      rotateEvery: '30d',
+      overlap: '6h',
+      overlapSeconds: 21600,
+      reason: shown,
+      withheld: true,
+    });
+  });
+
+  it("a skip quoting another source's id reads the withheld reason instead", () => {
+    const skip: PlanStep = { ...key, type: 'skip', reason: 'managed by another source (payroll-repo)', reasonWithheld: 'managed by another source (which one is not shown in a pull request)' };
+    const shown = withholdUnnamed(skip, {});
+    expect(shown.reason).toBe('managed by another source (which one is not shown in a pull request)');
+    expect(JSON.stringify(shown)).not.toContain('payroll-repo');
+    expect(withholdUnnamed({ ...key, type: 'skip', reason: 'not managed by this source' }, {}).reason).toBe('not managed by this source');
+  });
+});
