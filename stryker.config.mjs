@@ -15,7 +15,10 @@ export default {
   // under reports/ (gitignored), not shared: see docs/mutation-testing.md.
   incremental: true,
   incrementalFile: 'reports/mutation/incremental.json',
-  reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
+  // event-recorder writes each mutant's result as it is tested (reports/mutation/events/), so a run
+  // stopped early still tells which mutants survived.
+  reporters: ['clear-text', 'progress-append-only', 'html', 'json', 'event-recorder'],
+  eventReporter: { baseDir: 'reports/mutation/events' },
   htmlReporter: { fileName: 'reports/mutation/index.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   // Not needed by the tests above, and large: kept out of the sandbox copy.

@@ -30,6 +30,7 @@ export default defineConfig({
       'test/gitops/ignore-fields.test.ts',
       'test/gitops/key-secret-moved.test.ts',
       'test/gitops/manifest-keys.test.ts',
+      'test/gitops/merged.test.ts',
       'test/gitops/next-rotation-report.test.ts',
       'test/gitops/plan.test.ts',
       'test/gitops/planned-state.test.ts',

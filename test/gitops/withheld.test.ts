@@ -16,8 +16,14 @@ describe('fields a manifest names', () => {
     ['spec.description', false],
     ['spec.groups', false],
     ['spec', true],
+    // The empty path is the whole object.
+    ['', true],
   ])('%s -> %s', (path, named) => {
     expect(holdsPath(manifest, path)).toBe(named);
+  });
+
+  it('the empty path names nothing of no object', () => {
+    expect(holdsPath(undefined, '')).toBe(false);
   });
 
   it('a change to a field the manifest does not name keeps its path and drift, and loses its values and writer', () => {
