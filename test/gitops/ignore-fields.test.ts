@@ -46,9 +46,10 @@ describe('the ignore-fields annotation', () => {
   });
 
   it('an entry that would hide a field defining access is named with that field, an index counting as its list', () => {
-    const obj = team('spec.description, spec.access[0].teams, spec, metadata.labels');
+    const obj = team('spec.description, spec.access[0].teams, spec.access[12].verbs, spec, metadata.labels');
     expect(accessFieldsIgnored(resourceModels().teams, obj)).toEqual([
       { entry: 'spec.access[0].teams', field: 'spec.access' },
+      { entry: 'spec.access[12].verbs', field: 'spec.access' },
       { entry: 'spec', field: 'spec.owner' },
     ]);
   });
