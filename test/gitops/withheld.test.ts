@@ -18,6 +18,8 @@ describe('fields a manifest names', () => {
     ['spec', true],
     // The empty path is the whole object.
     ['', true],
+    // A list's items are no fields of their own.
+    ['spec.users.0', false],
   ])('%s -> %s', (path, named) => {
     expect(holdsPath(manifest, path)).toBe(named);
   });
@@ -40,6 +42,16 @@ describe('fields a manifest names', () => {
     };
     expect(withholdUnnamed(action, manifest).changes).toEqual([action.changes[0], { path: 'spec.description', drift: true, withheld: true }]);
     expect(withholdUnnamed({ ...action, type: 'create' }, {}).changes).toBe(action.changes);
+  });
+
+  it.each(['update', 'replace', 'skip'] as const)('a %s shows the live value of named fields only', (type) => {
+    const step: PlanStep = { kind: 'Team', plural: 'teams', name: 'finance', type, drift: true, changes: [{ path: 'spec.description', before: 'Payroll', drift: true }] };
+    expect(withholdUnnamed(step, manifest).changes).toEqual([{ path: 'spec.description', drift: true, withheld: true }]);
+  });
+
+  it.each(['create', 'delete', 'unchanged'] as const)('a %s shows no live value, so it is left as planned', (type) => {
+    const step: PlanStep = { kind: 'Team', plural: 'teams', name: 'finance', type, drift: false, changes: [{ path: 'spec.description', after: 'Payroll', drift: false }] };
+    expect(withholdUnnamed(step, manifest)).toEqual(step);
   });
 });
 
