@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { resourceModels } from '../../src/api/model.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { accessFieldsIgnored, ignoredFields, ignoreFieldsList } from '../../src/gitops/plan/ignore-fields.js';
+import { renderMarkdown } from '../../src/gitops/report/markdown.js';
+import type { Report } from '../../src/gitops/report/report.js';
 
 const team = (ignore: unknown): KubeObject =>
   ({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 't', annotations: { 'gitops.management.service/ignore-fields': ignore } }, spec: {} }) as KubeObject;
@@ -18,6 +20,8 @@ describe('the ignore-fields annotation', () => {
     expect(ignoreFieldsList(team(' spec.description , ,metadata.labels.cost,'))).toEqual(['spec.description', 'metadata.labels.cost']);
     expect(ignoreFieldsList(team(['spec.description']))).toEqual([]);
     expect(ignoreFieldsList(undefined)).toEqual([]);
+    // Read before the schema is checked: an object without metadata has none either.
+    expect(ignoreFieldsList({ apiVersion: 'management.service/v1', kind: 'Team' } as KubeObject)).toEqual([]);
   });
 
   const ignored = ignoredFields(team('spec.description, metadata.annotations'));
@@ -52,5 +56,36 @@ describe('the ignore-fields annotation', () => {
       { entry: 'spec.access[12].verbs', field: 'spec.access' },
       { entry: 'spec', field: 'spec.owner' },
     ]);
+  });
+
+  it("a change of ignore-fields or sync-strategy is listed on its own in the Markdown report, other annotations are not", () => {
+    const at = (name: string) => `metadata.annotations.gitops.management.service/${name}`;
+    const report: Report = {
+      apiVersion: 'teamkeys/v1',
+      kind: 'Report',
+      mode: 'plan',
+      generatedAt: '2026-11-24T00:00:00Z',
+      outcome: 'changes',
+      source: { id: 'ci', description: 'a folder' },
+      target: 'https://127.0.0.1:8443',
+      summary: { create: 0, update: 1, replace: 0, delete: 0, unchanged: 0, skip: 0, drifted: 0, failed: 0 },
+      errors: [],
+      objects: [
+        {
+          kind: 'Team',
+          name: 'platform',
+          action: 'update',
+          drift: false,
+          changes: [
+            { path: at('ignore-fields'), after: 'spec.description', drift: false },
+            { path: at('sync-strategy'), before: 'replace', drift: false },
+            { path: at('prune'), after: 'disabled', drift: false },
+          ],
+        },
+      ],
+    };
+    const section = renderMarkdown(report).split('### Reconciler settings changed')[1]!.split('###')[0]!;
+    const rows = section.split('\n').filter((l) => l.startsWith('- '));
+    expect(rows).toEqual(['- Team/platform: `ignore-fields` (unset) → `spec.description`', '- Team/platform: `sync-strategy` `replace` → (removed)']);
   });
 });
