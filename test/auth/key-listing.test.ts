@@ -130,6 +130,7 @@ describe('--expiring and --unused, through a clock', () => {
     // A subject's keys, and only theirs (`teamkeys keys --subject`).
     const bot = key('bot', { user: undefined, subject: 'ci-bot' });
     expect([bot, ...keys].filter((k) => matchesKeyFilter(k, { subject: 'ci-bot' }, now)).map((k) => k.metadata.name)).toEqual(['bot']);
+    expect(matchesKeyFilter(bot, { user: undefined }, now)).toBe(true);
   });
 });
 
