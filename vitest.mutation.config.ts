@@ -21,6 +21,7 @@ export default defineConfig({
       'test/auth/key-rotation*.test.ts',
       'test/auth/one-decision.test.ts',
       'test/auth/review-findings.test.ts',
+      'test/auth/scope-containment.test.ts',
       'test/auth/team-index-watch.test.ts',
       'test/auth/team-references.test.ts',
       'test/registry/*.test.ts',
