@@ -21,7 +21,7 @@ describe('a scope within another', () => {
     ['a subset of the rules is within', { rules: [writeKeys] }, outer, true],
     ['the same rules and role are within', { roles: [{ role: 'cli' }], rules: [readTeams, writeKeys] }, outer, true],
     ['one rule more is not', { rules: [writeKeys, { verbs: ['delete'], resources: [{ group: 'management.service', resources: ['teams'] }] }] }, outer, false],
-    ['a role the outer lacks is not', { roles: [{ role: 'admin' }] } as Scope, outer, false],
+    ['a role the outer lacks is not', { roles: [{ role: 'runner' }] }, outer, false],
     ['the cli flag the outer lacks is not', { rules: [writeKeys], allowServiceCli: true }, outer, false],
     ['the cli flag off adds nothing', { rules: [writeKeys], allowServiceCli: false }, outer, true],
     ['the cli flag both have is within', { rules: [writeKeys], allowServiceCli: true }, { ...outer, allowServiceCli: true }, true],
