@@ -127,6 +127,10 @@ describe('--expiring and --unused, through a clock', () => {
     expect(names({ expiringWithinMs: 14 * day, unusedForMs: 7 * day, user: 'ana' })).toEqual(['ana-soon']);
     expect(names({ team: 'payments' })).toEqual(['team-soon']);
     expect(names({ team: 'payments', unusedForMs: 30 * day })).toEqual([]);
+    // A subject's keys, and only theirs (`teamkeys keys --subject`).
+    const bot = key('bot', { user: undefined, subject: 'ci-bot' });
+    expect([bot, ...keys].filter((k) => matchesKeyFilter(k, { subject: 'ci-bot' }, now)).map((k) => k.metadata.name)).toEqual(['bot']);
+    expect(matchesKeyFilter(bot, { user: undefined }, now)).toBe(true);
   });
 });
 
