@@ -18,7 +18,8 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
 
   /** @param maxPending a watcher this far behind is cut off rather than buffered without bound. */
   constructor(
-    private readonly maxPending: number,
+    /** How many items may wait before the queue fails (overflows). */
+    readonly maxPending: number,
     private readonly onClose: () => void = () => {},
     private readonly overflow: (maxPending: number) => unknown = behind,
   ) {}

@@ -153,7 +153,8 @@ class ApiWatch implements RegistryWatch {
       if (this.out.closed) return this.settle.ok();
       // Events up to the current revision are history: a restricted reader sees past-revisions.ts's share of it.
       const { filter } = this.opts;
-      const past = this.from !== undefined && filter ? { until: await this.ctx.store.currentRevision(), live: new LiveObjects(this.ctx, filter) } : undefined;
+      const until = this.from !== undefined ? await storeCall(this.ctx, '', () => this.ctx.store.currentRevision()) : undefined;
+      const past = until !== undefined && filter ? { until, live: new LiveObjects(this.ctx, filter) } : undefined;
       const sw = this.ctx.store.watch<StoredApiObject>(this.ctx.prefix, start);
       try {
         await sw.started;
@@ -166,6 +167,9 @@ class ApiWatch implements RegistryWatch {
       if (initial && !(await this.sendInitial(initial))) return;
       this.startBookmarks(this.state);
       for await (const e of sw) {
+        // History (a resourceVersion far back) is fed as the client takes it, as the initial list
+        // is: however long, it is no client falling behind. Changes made since overflow as ever.
+        if (until !== undefined && e.revision <= until && this.out.pending >= initialBatch) await this.out.room(initialBatch / 2);
         const event = translate(e, this.match);
         if (!event) continue;
         if (past && e.revision <= past.until && !(await past.live.readable(e.prevObject && e.type !== 'ADDED' ? e.prevObject : e.object))) continue;

@@ -24,12 +24,16 @@ export interface Watching {
   close(): void;
 }
 
-/** `ca`: the certificate(s) to trust for an https server with its own (the process's fetch trusts none). */
-export async function openWatch(url: string, key: string, opts: { ca?: Buffer | string } = {}): Promise<Watching> {
+/**
+ * `ca`: the certificate(s) to trust for an https server with its own (the process's fetch trusts none).
+ * `agent`: the test's own connections, which it destroys before closing the server (a kept-alive one would hold the close).
+ */
+export async function openWatch(url: string, key: string, opts: { ca?: Buffer | string; agent?: Agent } = {}): Promise<Watching> {
   const ac = new AbortController();
   const init = { headers: { Authorization: `Bearer ${key}` }, signal: ac.signal };
   const agent = opts.ca === undefined ? undefined : new Agent({ connect: { ca: opts.ca } });
-  const res = agent ? await fetchWith(url, { ...init, dispatcher: agent }) : await fetch(url, init);
+  const dispatcher = agent ?? opts.agent;
+  const res = dispatcher ? await fetchWith(url, { ...init, dispatcher }) : await fetch(url, init);
   const w: Watching = {
     status: res.status,
     retryAfter: res.headers.get('retry-after'),

@@ -7,7 +7,7 @@ import { isStorageError } from '../errors.js';
 import type { LogRecord, StoreEvent } from '../types.js';
 import type { WatchQueue } from '../watch-queue.js';
 import { eventOf } from './log-record.js';
-import { readComplete, type LogSource } from './log-source.js';
+import { pageSize, readComplete, type LogSource } from './log-source.js';
 
 /**
  * States: Starting (`LogTail.start`: the compaction check) -> Catching up (`live` false) -> Live
@@ -53,10 +53,29 @@ export function deliver(sub: Subscriber, r: LogRecord): void {
 export async function catchUp(sub: Subscriber, tail: CatchUpTail): Promise<void> {
   for (;;) {
     try {
-      while (sub.cursor < tail.span().windowStart && !sub.queue.closed) {
-        const records = await readComplete(tail.source, sub.prefix, sub.cursor);
-        if (records.length === 0) break;
-        for (const r of records) deliver(sub, r);
+      // History is fed as the watcher takes it, a page at a time: a catch-up longer than the queue
+      // (a resourceVersion 20,000 events back) is not a watcher falling behind, and must not
+      // overflow it before the watcher could read anything.
+      const { queue } = sub;
+      for (;;) {
+        if (queue.closed) return;
+        if (sub.cursor < tail.span().windowStart) {
+          await queue.room(Math.max(0, queue.maxPending - pageSize));
+          if (queue.closed) return;
+          const records = await readComplete(tail.source, sub.prefix, sub.cursor);
+          if (records.length > 0) {
+            for (const r of records) deliver(sub, r);
+            continue;
+          }
+        }
+        // The window goes out in one turn with the switch to live; wait until the queue holds it.
+        const { window } = tail.span();
+        const level = Math.max(0, queue.maxPending - window.length);
+        if (queue.pending > level) {
+          await queue.room(level);
+          continue;
+        }
+        break;
       }
       for (const r of tail.span().window) deliver(sub, r);
       sub.live = true;
