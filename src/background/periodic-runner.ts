@@ -11,7 +11,9 @@
  *   (tests and the leader's first sweep ask before or without a start).
  * - Waiting: `timer` fires the next pass at `due` (ms since the epoch); `periodic`: started (a
  *   pass asked for with `soon` before any start waits too, and is followed by no timer).
- * - Running: `pass` is in flight; `next` is the pass asked for meanwhile, run as soon as it ends;
+ * - Running: `pass` is in flight; `next` is the pass asked for meanwhile, run as soon as it ends,
+ *   or `gatherMs` after it when only `soon` asked (changes keep being gathered after a pass, as
+ *   before it: the pass's own writes are seen as changes and must not start the next one at once);
  *   `periodic`: started, so a timer follows the pass.
  * - Stopping: stop() was called during `pass`; no pass and no timer follows it.
  * - Stopped: no timer, no pass. `start` leaves it (a replica may lose the lease and win it back).
@@ -19,7 +21,7 @@
 export type RunnerState<T> =
   | { name: 'Idle' }
   | { name: 'Waiting'; timer: NodeJS.Timeout; due: number; periodic: boolean }
-  | { name: 'Running'; pass: Promise<T>; next: Deferred<T | undefined> | undefined; periodic: boolean }
+  | { name: 'Running'; pass: Promise<T>; next: Deferred<T | undefined> | undefined; gatherMs?: number; periodic: boolean }
   | { name: 'Stopping'; pass: Promise<unknown> }
   | { name: 'Stopped' };
 
@@ -85,7 +87,10 @@ export class PeriodicRunner<T = void> {
   run(): Promise<T | undefined> {
     const s = this.current;
     if (s.name === 'Stopping' || s.name === 'Stopped') return Promise.resolve(undefined);
-    if (s.name === 'Running') return (s.next ??= deferred()).promise;
+    if (s.name === 'Running') {
+      delete s.gatherMs; // someone waits for this pass: it runs as soon as the one in flight ends
+      return (s.next ??= deferred()).promise;
+    }
     if (s.name === 'Waiting') clearTimeout(s.timer);
     return this.begin('asked', s.name === 'Waiting' && s.periodic);
   }
@@ -94,8 +99,11 @@ export class PeriodicRunner<T = void> {
   soon(ms: number): void {
     const s = this.current;
     if (s.name === 'Running') {
-      s.next ??= deferred();
-      void s.next.promise.catch(this.opts.onError);
+      if (!s.next) {
+        s.next = deferred();
+        s.gatherMs = ms;
+        void s.next.promise.catch(this.opts.onError);
+      } else if (s.gatherMs !== undefined) s.gatherMs = Math.min(s.gatherMs, ms);
       return;
     }
     if (s.name === 'Waiting' && s.due <= Date.now() + ms) return;
@@ -146,7 +154,11 @@ export class PeriodicRunner<T = void> {
       return;
     }
     if (s !== was) return;
-    if (was.next) was.next.settle(this.begin('asked', was.periodic));
+    if (was.next && was.gatherMs !== undefined && was.gatherMs > 0) {
+      // Only `soon` asked: nobody awaits the result, and what changes next is gathered too.
+      was.next.settle(Promise.resolve(undefined));
+      this.wait(was.gatherMs, 'asked', was.periodic);
+    } else if (was.next) was.next.settle(this.begin('asked', was.periodic));
     else if (was.periodic) this.wait(this.interval(), 'timer', true);
     else this.current = { name: 'Idle' };
   }

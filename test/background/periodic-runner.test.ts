@@ -119,4 +119,30 @@ describe('PeriodicRunner', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(causes).toHaveLength(3);
   });
+
+  it('changes seen during a pass (soon) wait their gathering time after it, not the next pass at once; run() during a pass still runs it at once', async () => {
+    // The sync daemon sees its own writes as changes: a pass asked for with soon() during its
+    // cycle must gather for its time after the cycle, as before it, not start the next at once.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { runner, events, release, began } = heldRunner();
+    runner.start(0);
+    await began(1);
+    runner.soon(300);
+    runner.soon(500); // the earliest ask wins
+    release(1);
+    await vi.advanceTimersByTimeAsync(299);
+    expect(events).toEqual(['pass 1 began (timer)', 'pass 1 ended']);
+    await vi.advanceTimersByTimeAsync(1);
+    await began(2);
+    expect(events.at(-1)).toBe('pass 2 began (asked)');
+    // Someone awaiting a pass during one: it runs as soon as the one in flight ends.
+    runner.soon(300);
+    const asked = runner.run();
+    release(2);
+    await began(3);
+    expect(events.slice(-2)).toEqual(['pass 2 ended', 'pass 3 began (asked)']);
+    release(3);
+    expect(await asked).toBe(3);
+    await runner.stop();
+  });
 });
