@@ -30,10 +30,10 @@ describe('the audit of a delete', () => {
     await registry.teams.create(team('held', {}, { finalizers: ['example.com/cleanup'] }));
     await registry.teams.create(team('legacy'));
     // As an older version left it: deletion requested, a deadline ahead, no finalizer.
-    await store.guaranteedUpdate<StoredObject>('/teams/legacy', undefined, (cur) => ({
-      ...cur,
-      metadata: { ...(cur as { metadata: object }).metadata, deletionTimestamp: '2027-01-01T00:00:00Z' },
-    }));
+    await store.guaranteedUpdate<StoredObject>('/teams/legacy', undefined, (cur) => {
+      const metadata = { ...(cur as unknown as { metadata: object }).metadata, deletionTimestamp: '2027-01-01T00:00:00Z' };
+      return { ...cur, metadata } as StoredObject;
+    });
     committed.length = 0;
     await registry.teams.delete('plain');
     await registry.teams.delete('held');

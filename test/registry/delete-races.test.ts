@@ -28,6 +28,21 @@ class RacingStore extends MemoryStore {
   }
 }
 
+/** A store where, at the next read of `key`, the object is replaced by a namesake (another uid). */
+class ReplacingStore extends MemoryStore {
+  replaceAt: string | undefined;
+  override async get<T extends StoredObject>(key: string): Promise<T> {
+    if (key === this.replaceAt) {
+      this.replaceAt = undefined;
+      const old = await super.get<T>(key);
+      await super.delete(key);
+      const meta = (old as unknown as KubeObject).metadata;
+      await super.create(key, { ...old, metadata: { ...meta, uid: 'namesake', resourceVersion: undefined, labels: { namesake: 'yes' } } });
+    }
+    return super.get<T>(key);
+  }
+}
+
 /** An object as an older version left it: deletion requested with a deadline `inSeconds` ahead, no finalizer. */
 async function legacyTerminating(store: MemoryStore, now: number, name: string, inSeconds: number, finalizers?: string[]) {
   await store.guaranteedUpdate<StoredObject>(`/teams/${name}`, undefined, (cur) => {
@@ -158,5 +173,17 @@ describe('delete: deadlines, races and due objects', () => {
       message: 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sometimes": supported values: "Foreground", "Background", "Orphan"',
       details: { group: 'meta.k8s.io', kind: 'DeleteOptions' },
     });
+  });
+
+  it('deletecollection leaves alone a namesake created between its list and the delete', async () => {
+    const store = new ReplacingStore();
+    const { registry } = newRegistry({ store });
+    await registry.teams.create(team('a'));
+    await registry.teams.create(team('b'));
+    store.replaceAt = '/teams/b';
+    const deleted = await registry.teams.deleteCollection();
+    expect(deleted.items.map((i) => i.metadata.name)).toEqual(['a']);
+    const kept = await registry.teams.get('b');
+    expect([kept.metadata.uid, kept.metadata.labels]).toEqual(['namesake', { namesake: 'yes' }]);
   });
 });
