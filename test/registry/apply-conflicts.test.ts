@@ -60,4 +60,20 @@ describe('server-side apply: what a refused apply says', () => {
     const fresh = await registry.teams.apply('t', { ...stale, metadata: { name: 't', resourceVersion: current } }, { fieldManager: 'ci' });
     expect(fresh.object.spec).toEqual({ displayName: 'B', description: 'later' });
   });
+
+  it('kubectl without a last-applied annotation: a conflict stands; none is added; a config carrying the annotation is recorded without it', async () => {
+    const { registry } = newRegistry();
+    const last = 'kubectl.kubernetes.io/last-applied-configuration';
+    await registry.teams.create(team('t', { displayName: 'A' }), { fieldManager: 'kubectl-client-side-apply' });
+    expect(await statusOf(registry.teams.apply('t', team('t', { displayName: 'B' }), { fieldManager: 'kubectl' }))).toMatchObject({ code: 409, reason: 'Conflict' });
+    const noAnnotations = await registry.teams.apply('t', team('t', { description: 'd' }), { fieldManager: 'kubectl' });
+    expect(noAnnotations.object.metadata.annotations).toBeUndefined();
+    await registry.teams.patch('t', 'merge', { metadata: { annotations: { note: 'n' } } });
+    const other = await registry.teams.apply('t', team('t', { description: 'd' }), { fieldManager: 'kubectl' });
+    expect(other.object.metadata.annotations).toEqual({ note: 'n' });
+    // With the annotation present, kubectl's apply records its configuration there, minus the annotation itself.
+    const config = team('t', { description: 'e' }, { annotations: { [last]: 'old' } });
+    const recorded = await registry.teams.apply('t', config, { fieldManager: 'kubectl' });
+    expect(JSON.parse(recorded.object.metadata.annotations![last]!)).toEqual(team('t', { description: 'e' }, { annotations: {} }));
+  });
 });
