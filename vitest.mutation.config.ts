@@ -38,6 +38,7 @@ export default defineConfig({
       'test/gitops/planned-state.test.ts',
       'test/gitops/planner-agrees.test.ts',
       'test/gitops/report-code-values.test.ts',
+      'test/gitops/rotation-decision.test.ts',
       'test/gitops/scheduled-rotation-own-key.test.ts',
       'test/gitops/scheduled-rotation-plan.test.ts',
       'test/gitops/withheld.test.ts',
