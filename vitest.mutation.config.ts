@@ -35,6 +35,7 @@ export default defineConfig({
       'test/gitops/merged.test.ts',
       'test/gitops/next-rotation-report.test.ts',
       'test/gitops/plan.test.ts',
+      'test/gitops/plan-steps.test.ts',
       'test/gitops/planned-state.test.ts',
       'test/gitops/planner-agrees.test.ts',
       'test/gitops/report-code-values.test.ts',
