@@ -28,6 +28,7 @@ export default defineConfig({
       'test/registry/*.test.ts',
       'test/gitops/access-change-report.test.ts',
       'test/gitops/access-policy.test.ts',
+      'test/gitops/attribution.test.ts',
       'test/gitops/diff-rules.test.ts',
       'test/gitops/ignore-fields.test.ts',
       'test/gitops/key-secret-moved.test.ts',
