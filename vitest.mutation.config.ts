@@ -29,6 +29,7 @@ export default defineConfig({
       'test/gitops/access-change-report.test.ts',
       'test/gitops/access-policy.test.ts',
       'test/gitops/attribution.test.ts',
+      'test/gitops/diff-object.test.ts',
       'test/gitops/diff-rules.test.ts',
       'test/gitops/ignore-fields.test.ts',
       'test/gitops/key-secret-moved.test.ts',
