@@ -51,3 +51,24 @@ describe('the metadata a write holds', () => {
     expect(d.target.status).toEqual({ rotation: { awaitingConfirmation: false } });
   });
 });
+
+describe('what git decides and what it leaves', () => {
+  it('an ignored field keeps its live value, whatever git declares for it', () => {
+    const ignoreDescription = { ignore: (p: string) => p === 'spec.description', replace: false };
+    const d = diffObject(models.teams, team({}, { displayName: 'T', description: 'from git' }), live({}, { displayName: 'T', description: 'by hand' }), ignoreDescription);
+    expect([d.patch, d.changes]).toEqual([[], []]);
+    expect(d.target.spec).toEqual({ displayName: 'T', description: 'by hand' });
+  });
+
+  it('a field that grants access and that git does not hold at all goes whole, not as an empty list; unless it is ignored', () => {
+    const byHand = live({}, { displayName: 'T', users: ['mallory'] });
+    const d = diffObject(models.teams, team({}), byHand, keepAll);
+    expect(d.patch).toEqual([{ op: 'remove', path: '/spec/users' }]);
+    expect(d.target.spec).toEqual({ displayName: 'T' });
+    expect(d.changes.map((c) => [c.path, c.before, c.after])).toEqual([['spec.users', ['mallory'], undefined]]);
+    expect(diffObject(models.teams, team({}), byHand, { ignore: (p) => p === 'spec.users', replace: false }).patch).toEqual([]);
+    // An empty list or owner left live (nothing in it to remove) goes too.
+    expect(diffObject(models.teams, team({}), live({}, { displayName: 'T', users: [], owner: {} }), keepAll).target.spec).toEqual({ displayName: 'T' });
+  });
+});
+

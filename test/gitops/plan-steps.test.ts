@@ -157,3 +157,37 @@ describe('withTrail: drift named again from the audit trail, without a second di
     expect(drafted.map((d) => d.step.type)).toEqual(['create', 'unchanged']);
   });
 });
+
+describe('the guards on a whole plan', () => {
+  const managedTeams = (...names: string[]) => ({ teams: names.map((n) => team(n)), ownedaccesskeys: [team('k', { [src]: 'other' })] });
+
+  it('an empty source is refused with the count of objects this source manages, unless --allow-empty', () => {
+    const refused = planReconcile([], managedTeams('a', 'b'), models, opts);
+    expect(refused.refused).toBe('the source holds no objects but 2 live object(s) are managed by it: refusing to prune them all (use --allow-empty if that is intended)');
+    expect(planReconcile([], managedTeams('a', 'b'), models, { ...opts, allowEmpty: true }).refused).toBeUndefined();
+    // Nothing live is managed by this source: nothing to refuse.
+    expect(planReconcile([], { teams: [team('x', { [src]: 'other' })] }, models, opts).refused).toBeUndefined();
+  });
+
+  it('--max-prune refuses more deletions than it allows, and allows exactly that many', () => {
+    expect(planReconcile([want('keep')], managedTeams('a', 'b', 'keep'), models, { ...opts, maxPrune: 2 }).refused).toBeUndefined();
+    expect(planReconcile([want('keep')], managedTeams('a', 'b', 'keep'), models, { ...opts, maxPrune: 1 }).refused).toBe(
+      'the plan would delete 2 object(s), more than --max-prune 1: refusing (raise --max-prune if that is intended)',
+    );
+    expect(planReconcile([want('keep')], managedTeams('keep'), models, { ...opts, maxPrune: 0 }).refused).toBeUndefined();
+  });
+
+  it('orders owners before what refers to them, and deletes the other way round, by name within a kind', () => {
+    const key = (name: string): KubeObject => ({ ...team(name), kind: 'OwnedAccessKey' });
+    const cred = (name: string): KubeObject => ({ ...team(name), kind: 'FederatedCredential' });
+    const wantOf = (plural: 'teams' | 'ownedaccesskeys' | 'federatedcredentials', kind: string, name: string): DesiredObject => ({ plural, obj: { apiVersion: v1, kind, metadata: { name }, spec: {} }, manifest });
+    const plan = planReconcile(
+      [wantOf('federatedcredentials', 'FederatedCredential', 'c-new'), wantOf('ownedaccesskeys', 'OwnedAccessKey', 'k-new'), want('t-b'), want('t-a')],
+      { teams: [team('t-old')], ownedaccesskeys: [key('k-old2'), key('k-old1')], federatedcredentials: [cred('c-old')] } as Parameters<typeof planReconcile>[1],
+      models,
+      opts,
+    );
+    expect(plan.actions.map((a) => `${a.type} ${a.name}`)).toEqual(['create t-a', 'create t-b', 'create k-new', 'create c-new', 'delete c-old', 'delete k-old1', 'delete k-old2', 'delete t-old']);
+  });
+});
+
