@@ -148,3 +148,27 @@ describe('withPerson and the drift a report tells', () => {
     expect(gone).toMatchObject({ drift: true, description: 'removed `"carla"` from spec.users', lastChangedBy: { user: 'olga' } });
   });
 });
+
+describe("withPerson: which of the manager's writes names the person", () => {
+  const by = { manager: 'kubectl-patch', operation: 'Update' };
+  it("the newest write by that manager touching the field, not another manager's, not an unrelated one", () => {
+    const trail = [
+      event(2, 'kubectl-patch', 'olga', { changed: ['.spec.description'] }),
+      event(4, 'kubectl-patch', 'admin', { changed: ['.spec.displayName'] }),
+      event(3, 'kubectl-edit', 'bob', { changed: ['.spec.description'] }),
+    ];
+    expect(withPerson(by, description, trail).user).toBe('olga');
+  });
+
+  it('without a write touching the field, the newest write by that manager', () => {
+    const trail = [event(2, 'kubectl-patch', 'olga', {}), event(4, 'kubectl-patch', 'admin', {}), event(3, 'kubectl-patch', 'pat', {}), event(5, 'kubectl-edit', 'bob', {})];
+    expect(withPerson(by, description, trail).user).toBe('admin');
+  });
+
+  it('a list change is told item by item, and a backtick in a value cannot end the quoting', () => {
+    const byHand = entry('kubectl-edit', '2026-01-04T00:00:00Z', spec({ 'f:users': {} }));
+    const [c] = attributeFields([{ path: 'spec.users', before: ['carla', 'a`b', 'mallory'], after: ['carla'], liveLeaves: ['["f:spec","f:users"]'], missing: [] }], [byHand], undefined);
+    expect(c!.description).toBe('added `"a\\u0060b"`, `"mallory"` to spec.users');
+  });
+});
+
