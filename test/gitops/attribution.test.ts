@@ -172,3 +172,38 @@ describe("withPerson: which of the manager's writes names the person", () => {
   });
 });
 
+describe('attributeFields: a change from git is not drift, and says only what is known', () => {
+  const displayName = ['["f:spec","f:displayName"]'];
+  const gitops = gitopsAt('2026-01-01T00:00:00Z');
+  const later = entry('kubectl-edit', '2026-01-04T00:00:00Z', spec({ 'f:description': {} }));
+
+  it('a field gitops last wrote, changed in git, names gitops and nothing more, even after another write elsewhere', () => {
+    const trail = [event(1, 'gitops', 'system:teamkeys', { changed: ['.spec.displayName'] }), event(4, 'kubectl-edit', 'olga', { changed: ['.spec.description'] })];
+    for (const history of [undefined, trail]) {
+      expect(attributeFields([{ path: 'spec.displayName', before: 'Old', after: 'New', liveLeaves: displayName, missing: [] }], [gitops, later], history)).toStrictEqual([
+        { path: 'spec.displayName', drift: false, before: 'Old', after: 'New', lastChangedBy: { manager: 'gitops', operation: 'Update', time: '2026-01-01T00:00:00Z' } },
+      ]);
+    }
+  });
+
+  it('a field git drops has no after', () => {
+    const owned = gitopsAt('2026-01-01T00:00:00Z', spec({ 'f:description': {} }));
+    expect(attributeFields([{ path: 'spec.description', before: 'x', liveLeaves: description, missing: [] }], [owned], undefined)).toStrictEqual([
+      { path: 'spec.description', drift: false, before: 'x', lastChangedBy: { manager: 'gitops', operation: 'Update', time: '2026-01-01T00:00:00Z' } },
+    ]);
+  });
+
+  it('a field git adds has no writer and no before', () => {
+    expect(attributeFields([{ path: 'spec.description', after: 'd', liveLeaves: [], missing: description }], [gitops], undefined)).toStrictEqual([{ path: 'spec.description', drift: false, after: 'd' }]);
+  });
+
+  it.each([
+    ['a value changed by hand', 'By hand', 'From git', 'changed spec.displayName'],
+    ['items added and removed', ['a', 'x'], ['a', 'y'], 'added `"x"` to spec.displayName and removed `"y"` from spec.displayName'],
+    ['a list reordered', ['b', 'a'], ['a', 'b'], 'changed spec.displayName'],
+  ])('drift tells what the other writer did: %s', (_label, before, after, text) => {
+    const hand = entry('kubectl-edit', '2026-01-04T00:00:00Z', spec({ 'f:displayName': {} }));
+    expect(attributeFields([{ path: 'spec.displayName', before, after, liveLeaves: displayName, missing: [] }], [gitops, hand], undefined)[0]!.description).toBe(text);
+  });
+});
+
