@@ -37,6 +37,15 @@ describe('the access change of keys', () => {
     ]);
     expect(c).toMatchObject({ identitiesChecked: 1, identitiesChanged: 1, losses: [] });
     expect(c.gains[0]).toMatchObject({ identity: 'key:pay-ci', identityKind: 'key', who: 'team key pay-ci', resource: 'ownedaccesskeys', name: 'team=pay', object: 'ownedaccesskeys[team=pay]', role: '' });
+    expect(c.gains.find((e) => e.object === 'teams/pay')).toMatchObject({ resource: 'teams', name: 'pay', verb: 'update' });
+    // A pull request that may not name team pay sees none of its key's lines, not even the open list's.
+    const hidden = change([pay], [], [write({ apiVersion: v1, kind: 'OwnedAccessKey', metadata: { name: 'pay-ci' }, spec: { team: 'pay' } } as KubeObject, 'create')], (n) => n !== 'pay');
+    expect(hidden).toMatchObject({ gains: [], withheld: c.gains.length });
+  });
+
+  it("a live team key moves with its team's rules", () => {
+    const c = change([pay], [key('pay-ci', { team: 'pay' })], [write(team('pay', { users: ['ana'], access: [{ ...selfEdit, verbs: ['get', 'update', 'delete'] }] }), 'replace')]);
+    expect(lines(c)).toEqual(['+ team key pay-ci gains delete on teams/pay (via team pay, access rule self-edit of team pay)', '+ ana gains delete on teams/pay (via access rule self-edit of team pay)']);
   });
 
   it("a team key replaced without its team's binding (not a create) authenticates as nobody: it gains nothing", () => {
@@ -76,7 +85,9 @@ describe('the access change of keys', () => {
       '- key robot loses get, list, watch on teams/* (via team view (group bots), role teams-viewer)',
       '- key robot loses list, watch on teams/* (via the open list)',
     ]);
-    expect(c.losses.map((e) => e.who)).toContain('key ana-cli of ana');
+    // A pull request that may not name ana sees none of her key's lines.
+    const hidden = change([viewer], [scoped, robot], [write(narrowed, 'replace')], (n) => n !== 'ana');
+    expect(hidden).toMatchObject({ gains: [], losses: [], withheld: c.losses.filter((e) => e.identity === 'key:ana-cli').length });
   });
 
   it("a Login key's person with several groups is one line per person and groups, the groups sorted once", () => {
@@ -85,6 +96,10 @@ describe('the access change of keys', () => {
     const sam = c.gains.filter((e) => e.identityKind === 'signIn');
     expect(new Set(sam.map((e) => e.identity))).toEqual(new Set(['signIn:sam[eng,sre]']));
     expect(lines(c)).toContain('+ sam (signed in with groups eng, sre) gains cluster role teams-viewer (via team ops (group sre))');
+    // A pull request that may not name sam sees the group's lines, not sam's.
+    const hidden = change([team('ops', {})], [login], [write(team('ops', { groups: ['sre'], clusterRoles: [{ name: 'teams-viewer' }] }), 'replace')], (n) => n !== 'sam');
+    expect(new Set(hidden.gains.map((e) => e.identity))).toEqual(new Set(['group:sre']));
+    expect(hidden.withheld).toBe(sam.length);
   });
 });
 
@@ -138,15 +153,24 @@ describe('the access change of Teams', () => {
   it('a plan of many Teams (the planned world indexed anew) says what one Team at a time says', () => {
     const many = Array.from({ length: 34 }, (_, i) => team(`t${String(i).padStart(2, '0')}`, { access: [{ verbs: ['get'], teams: [`t${String(i).padStart(2, '0')}`] }] }));
     const grown = many.map((t, i) => team(t.metadata.name!, { ...t.spec, users: [`u${i}`] }));
+    // t00 now lets team ops (unchanged, so taken from the live world) read it.
+    grown[0] = team('t00', { users: ['u0'], access: [{ verbs: ['get'], teams: ['t00', 'ops'] }] });
+    const ops = team('ops', { users: ['oscar'] });
     const gone = team('gone', { users: ['gina'], access: [{ verbs: ['get'], users: ['gina'] }] });
-    const big = change([...many, gone], [], [...grown.map((t) => write(t, 'replace')), write(gone, 'delete')]);
-    expect(big.identitiesChanged).toBe(35);
-    expect(lines(big)).toHaveLength(35);
+    const big = change([...many, gone, ops], [], [...grown.map((t) => write(t, 'replace')), write(gone, 'delete')]);
+    expect(big.identitiesChanged).toBe(36);
+    expect(lines(big)).toHaveLength(36);
+    expect(lines(big)).toContain('+ oscar gains get on teams/t00 (via access rule 0 of team t00)');
     expect(lines(big)).toContain('+ u7 gains get on teams/t07 (via access rule 0 of team t07)');
     expect(lines(big)).toContain('+ u33 gains get on teams/t33 (via access rule 0 of team t33)');
     expect(lines(big)).toContain('- gina loses get on teams/gone (via access rule 0 of team gone)');
-    const small = change([...many, gone], [], [write(grown[7]!, 'replace'), write(gone, 'delete')]);
-    expect(lines(small)).toEqual(['- gina loses get on teams/gone (via access rule 0 of team gone)', '+ u7 gains get on teams/t07 (via access rule 0 of team t07)']);
+    const small = change([...many, gone, ops], [], [write(grown[0]!, 'replace'), write(grown[7]!, 'replace'), write(gone, 'delete')]);
+    expect(lines(small)).toEqual([
+      '- gina loses get on teams/gone (via access rule 0 of team gone)',
+      '+ oscar gains get on teams/t00 (via access rule 0 of team t00)',
+      '+ u0 gains get on teams/t00 (via access rule 0 of team t00)',
+      '+ u7 gains get on teams/t07 (via access rule 0 of team t07)',
+    ]);
   });
 });
 
