@@ -104,7 +104,8 @@ describe('who a plan is asked about (touchedIdentities)', () => {
     audit: { users: ['aud'] },
     other: { users: ['nobody'] },
   };
-  const keys = new KeyIndex([
+  // Built in each test, not when the file is collected: a mutant reached outside a test is "static" and runs the whole mutation set.
+  const index = () => new KeyIndex([
     key('pay-ci', { team: 'pay' }),
     key('audit-ci', { team: 'audit' }),
     key('other-ci', { team: 'other' }),
@@ -116,8 +117,9 @@ describe('who a plan is asked about (touchedIdentities)', () => {
     key('stranger', { user: 'zed', groups: ['nobody-group'] }),
   ]);
 
+
   it("a changed team: its members, the users and teams its owner and rules name, those teams' members, and their own keys", () => {
-    const t = touchedIdentities(['pay'], [], (w, n) => (w === 0 ? ({ spec: teams[n] } as Team) : undefined), keys);
+    const t = touchedIdentities(['pay'], [], (w, n) => (w === 0 ? ({ spec: teams[n] } as Team) : undefined), index());
     expect(sorted(t.users)).toEqual(['ana', 'aud', 'bo', 'olga']);
     expect(sorted(t.groups)).toEqual(['eng', 'sre']);
     expect(sorted(t.keys)).toEqual(['ana-scoped', 'audit-ci', 'bo-grouped', 'login-sam', 'pay-ci', 'robot']);
@@ -126,7 +128,7 @@ describe('who a plan is asked about (touchedIdentities)', () => {
   it('both versions of a changed team count: an owner user only before, a rule only after', () => {
     const before = { spec: { owner: { user: 'old-owner' } } } as Team;
     const after = { spec: { access: [{ verbs: ['get'], users: ['new-reader'] }], users: ['member'] } } as Team;
-    const t = touchedIdentities(['pay'], [], (w) => (w === 0 ? before : after), keys);
+    const t = touchedIdentities(['pay'], [], (w) => (w === 0 ? before : after), index());
     expect(sorted(t.users)).toEqual(['member', 'new-reader', 'old-owner']);
     expect(sorted(t.groups)).toEqual([]);
     expect(sorted(t.keys)).toEqual(['pay-ci']);
@@ -144,7 +146,7 @@ describe('who a plan is asked about (touchedIdentities)', () => {
         { after: key('login-f', { type: 'Login', user: 'sam', identity: { groups: ['eng'] } }) },
       ],
       () => undefined,
-      keys,
+      index(),
     );
     expect(sorted(t.keys)).toEqual(['a', 'b', 'c']);
     expect(t.users.size + t.groups.size).toBe(0);
