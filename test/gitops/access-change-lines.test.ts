@@ -103,6 +103,15 @@ describe('the access change of keys', () => {
   });
 });
 
+describe('a key the plan deletes', () => {
+  it('a team key the plan deletes loses what it held', () => {
+    const live = key('pay-ci', { team: 'pay' });
+    const c = change([pay], [live], [write(live, 'delete')]);
+    expect(c).toMatchObject({ identitiesChecked: 1, identitiesChanged: 1, gains: [] });
+    expect(lines(c)).toContain('- team key pay-ci loses get, update on teams/pay (via team pay, access rule self-edit of team pay)');
+  });
+});
+
 describe('the access change of Teams', () => {
   it("a deleted Team's members lose what its rules gave them, and a role held is a right of its own", () => {
     const admins = team('admins', { users: ['root'], clusterRoles: [{ name: 'accesskeys-admin' }] });
