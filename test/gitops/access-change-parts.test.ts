@@ -61,7 +61,7 @@ describe('the names a pull request may show', () => {
 
   it("a source names its objects' names and every string of their specs, nothing else", () => {
     const may = namedIn([
-      { obj: { apiVersion: 'v1', kind: 'Team', metadata: { name: 'pay', labels: { lab: 'label-value' } }, spec: { users: ['ana'], owner: { team: 'ops' }, access: [{ verbs: ['get'], users: ['bo'] }], n: 7 } } as never },
+      { obj: { apiVersion: 'v1', kind: 'Team', metadata: { name: 'pay', labels: { lab: 'label-value' } }, spec: { users: ['ana'], owner: { team: 'ops' }, access: [{ verbs: ['get'], users: ['bo'] }], n: 7, description: null } } as never },
       { obj: { apiVersion: 'v1', kind: 'OwnedAccessKey', metadata: { name: 'ci' }, spec: { team: 'pay' } } as never },
     ]);
     for (const n of ['pay', 'ana', 'ops', 'bo', 'get', 'ci']) expect(may(n), n).toBe(true);
