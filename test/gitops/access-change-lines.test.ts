@@ -132,6 +132,12 @@ describe('the access change of Teams', () => {
     expect(lines(change([bare], [], [write(team('bare', { users: ['ana'], clusterRoles: [{ name: 'teams-viewer' }] }), 'replace')]))).toContain('+ ana gains cluster role teams-viewer (via team bare)');
   });
 
+  it('a cluster role is held through the teams that grant it, not every team of its holder', () => {
+    const c = change([pay, team('view', { clusterRoles: [{ name: 'teams-viewer' }] })], [], [write(team('view', { users: ['ana'], clusterRoles: [{ name: 'teams-viewer' }] }), 'replace')]);
+    expect(lines(c)[0]).toBe('+ ana gains cluster role teams-viewer (via team view)');
+    expect(c.gains[0]!.via).toEqual(['team view']);
+  });
+
   it('a right already held on every Team or every key is no line of its own', () => {
     const admins = team('admins', { users: ['ana'], clusterRoles: [{ name: 'teams-admin' }] });
     const c = change([pay, admins], [], [write(team('pay', { users: ['ana'], access: [{ ...selfEdit, verbs: ['get', 'update', 'delete'] }] }), 'replace')]);
