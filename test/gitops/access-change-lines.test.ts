@@ -99,6 +99,7 @@ describe('the access change of keys', () => {
     // A pull request that may not name sam sees the group's lines, not sam's.
     const hidden = change([team('ops', {})], [login], [write(team('ops', { groups: ['sre'], clusterRoles: [{ name: 'teams-viewer' }] }), 'replace')], (n) => n !== 'sam');
     expect(new Set(hidden.gains.map((e) => e.identity))).toEqual(new Set(['group:sre']));
+    expect(lines(hidden)).toContain('+ anyone in group sre gains cluster role teams-viewer (via team ops (group sre))');
     expect(hidden.withheld).toBe(sam.length);
   });
 });
@@ -122,6 +123,17 @@ describe('the access change of Teams', () => {
       '- root loses cluster role accesskeys-admin (via team admins)',
       '- root loses get, list, watch, create, update, patch, delete, deletecollection on ownedaccesskeys/* (via team admins, role accesskeys-admin)',
     ]);
+    // report.json's order: most powerful first, then identity, object, verb.
+    const keyWrites = (who: string, object: string, verbs: string[]) => verbs.map((v) => `user:${who} ${v} ${object}`);
+    expect(entries(c.losses)).toEqual([
+      ...keyWrites('ana', 'ownedaccesskeys[team=pay]', ['update', 'patch', 'delete']),
+      'user:root hold clusterroles/accesskeys-admin',
+      ...keyWrites('root', 'ownedaccesskeys/*', ['create', 'update', 'patch', 'delete', 'deletecollection']),
+      'user:ana update teams/pay',
+      ...keyWrites('ana', 'ownedaccesskeys[team=pay]', ['get', 'list', 'watch']),
+      'user:ana get teams/pay',
+      ...keyWrites('root', 'ownedaccesskeys/*', ['get', 'list', 'watch']),
+    ]);
     expect(c.losses.find((e) => e.verb === 'hold')).toMatchObject({ resource: 'clusterroles', name: 'accesskeys-admin', object: 'clusterroles/accesskeys-admin', role: 'accesskeys-admin' });
     expect(c.losses.find((e) => e.verb === 'create')).toMatchObject({ role: 'accesskeys-admin', name: '*', resource: 'ownedaccesskeys' });
   });
@@ -144,6 +156,37 @@ describe('the access change of Teams', () => {
     expect(c).toEqual({ identitiesChecked: 1, identitiesChanged: 0, gains: [], losses: [] });
     // Without the role, the same change is ana's gain.
     expect(lines(change([pay], [], [write(team('pay', { users: ['ana'], access: [{ ...selfEdit, verbs: ['get', 'update', 'delete'] }] }), 'replace')]))).toEqual(['+ ana gains delete on teams/pay (via access rule self-edit of team pay)']);
+  });
+
+  it("a team's keys are covered by the keys of every team, and by every key; a user's keys by every key", () => {
+    const readOnly = team('pay', { users: ['ana'], access: [{ name: 'r', verbs: ['get'], users: ['ana'] }] });
+    const writable = team('pay', { users: ['ana'], access: [{ name: 'r', verbs: ['get', 'update'], users: ['ana'] }] });
+    // Without a role, update on the team brings its keys.
+    expect(lines(change([readOnly], [], [write(writable, 'replace')]))).toEqual([
+      '+ ana gains get, list, watch, update, patch, delete on the keys of team pay (via access rule r of team pay, may update team pay)',
+      '+ ana gains update on teams/pay (via access rule r of team pay)',
+    ]);
+    // teams-admin already gives update on every Team and the keys of every team: nothing moves.
+    const teamsAdmin = team('admins', { users: ['ana'], clusterRoles: [{ name: 'teams-admin' }] });
+    expect(change([readOnly, teamsAdmin], [], [write(writable, 'replace')])).toMatchObject({ identitiesChanged: 0, gains: [] });
+    // accesskeys-admin gives every key: only the Team's own verb is new.
+    const keysAdmin = team('admins', { users: ['ana'], clusterRoles: [{ name: 'accesskeys-admin' }] });
+    expect(lines(change([readOnly, keysAdmin], [], [write(writable, 'replace')]))).toEqual(['+ ana gains update on teams/pay (via access rule r of team pay)']);
+    // A key of ana's narrowed to reading Teams loses every key, which covers ana's own.
+    const cli = key('ana-cli', { user: 'ana', scope: { roles: [{ role: 'cli' }] } });
+    const narrowed = { ...cli, spec: { user: 'ana', scope: { rules: [{ verbs: ['get'], resources: [{ group: 'management.service', resources: ['teams'] }] }] } } } as OwnedAccessKey;
+    const cut = lines(change([keysAdmin], [cli], [write(narrowed, 'replace')]));
+    expect(cut.some((l) => l.includes('on ownedaccesskeys/*'))).toBe(true);
+    expect(cut.filter((l) => l.includes('the keys of user ana'))).toEqual([]);
+    // Granting teams-admin shows the keys of every team as a line of its own.
+    expect(lines(change([readOnly, team('admins', { users: ['ana'] })], [], [write(teamsAdmin, 'replace')]))).toContain(
+      '+ ana gains get, list, watch, update, patch, delete on the keys of every team (via team admins, role teams-admin, may update every team)',
+    );
+  });
+
+  it('two rules that read alike are one way', () => {
+    const twice = team('pay', { users: ['ana'], access: [{ name: 'readers', verbs: ['get'], users: ['ana'] }, { name: 'readers', verbs: ['get'], teams: ['pay'] }] });
+    expect(lines(change([team('pay', { users: ['ana'] })], [], [write(twice, 'replace')]))).toEqual(['+ ana gains get on teams/pay (via access rule readers of team pay)']);
   });
 
   it('lines come most powerful first, then by identity, object and verb', () => {
