@@ -99,7 +99,7 @@ describe('who a plan is asked about (touchedIdentities)', () => {
   });
 
   const teams: Record<string, Team['spec']> = {
-    pay: { users: ['ana'], groups: ['eng'], owner: { team: 'ops' }, access: [{ verbs: ['get'], users: ['bo'], teams: ['audit'] }] },
+    pay: { users: ['ana'], groups: ['eng'], owner: { team: 'ops' }, access: [{ verbs: ['get'], users: ['bo'] }, { verbs: ['get'], teams: ['audit'] }] },
     ops: { users: ['olga'], groups: ['sre'] },
     audit: { users: ['aud'] },
     other: { users: ['nobody'] },
@@ -107,6 +107,7 @@ describe('who a plan is asked about (touchedIdentities)', () => {
   // Built in each test, not when the file is collected: a mutant reached outside a test is "static" and runs the whole mutation set.
   const index = () => new KeyIndex([
     key('pay-ci', { team: 'pay' }),
+    key('pay-deploy', { team: 'pay' }),
     key('audit-ci', { team: 'audit' }),
     key('other-ci', { team: 'other' }),
     key('ana-plain', { user: 'ana' }),
@@ -122,7 +123,7 @@ describe('who a plan is asked about (touchedIdentities)', () => {
     const t = touchedIdentities(['pay'], [], (w, n) => (w === 0 ? ({ spec: teams[n] } as Team) : undefined), index());
     expect(sorted(t.users)).toEqual(['ana', 'aud', 'bo', 'olga']);
     expect(sorted(t.groups)).toEqual(['eng', 'sre']);
-    expect(sorted(t.keys)).toEqual(['ana-scoped', 'audit-ci', 'bo-grouped', 'login-sam', 'pay-ci', 'robot']);
+    expect(sorted(t.keys)).toEqual(['ana-scoped', 'audit-ci', 'bo-grouped', 'login-sam', 'pay-ci', 'pay-deploy', 'robot']);
   });
 
   it('both versions of a changed team count: an owner user only before, a rule only after', () => {
@@ -131,7 +132,7 @@ describe('who a plan is asked about (touchedIdentities)', () => {
     const t = touchedIdentities(['pay'], [], (w) => (w === 0 ? before : after), index());
     expect(sorted(t.users)).toEqual(['member', 'new-reader', 'old-owner']);
     expect(sorted(t.groups)).toEqual([]);
-    expect(sorted(t.keys)).toEqual(['pay-ci']);
+    expect(sorted(t.keys)).toEqual(['pay-ci', 'pay-deploy']);
   });
 
   it('a key the plan writes is asked about when it is its own identity on either side; a plain or Login key is its user', () => {
