@@ -55,6 +55,7 @@ describe('the names a pull request may show', () => {
     ['clusterroles/teams-admin', []],
     ['xteams/pay', []],
     ['ownedaccesskeys[team=pay]x', []],
+    ['xownedaccesskeys[team=pay]', []],
   ])('object %s shows %j', (object, names) => {
     expect(objectNames(object)).toEqual(names);
   });
