@@ -262,6 +262,13 @@ describe('pull-request mode: what the source does not name is withheld, and coun
     expect(accessChangeText(c).at(-1)).toBe(`  ${c.withheld} more change(s) name users, groups, keys or teams this source does not describe: not shown in a pull request.`);
   });
 
+  it('a user the source does not name is withheld, though the team and rule are named', () => {
+    const planned = team('pay', { users: ['ana', 'bo'], access: [selfEdit] });
+    const c = change([live], [], [write(planned, 'replace')], (n) => n !== 'bo');
+    expect(c).toMatchObject({ gains: [], losses: [] });
+    expect(c.withheld).toBe(change([live], [], [write(planned, 'replace')]).gains.length);
+  });
+
   it('of two ways to a right, the one naming an unnamed team is left out; with no way left the right is withheld', () => {
     const secret = team('secret', { users: ['ana'] });
     const planned = team('pay', { users: ['ana'], access: [{ name: 'a', verbs: ['get'], users: ['ana'] }, { name: 'b', verbs: ['get', 'patch'], teams: ['secret'] }] });
