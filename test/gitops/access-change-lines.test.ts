@@ -100,6 +100,7 @@ describe('the access change of keys', () => {
     const hidden = change([team('ops', {})], [login], [write(team('ops', { groups: ['sre'], clusterRoles: [{ name: 'teams-viewer' }] }), 'replace')], (n) => n !== 'sam');
     expect(new Set(hidden.gains.map((e) => e.identity))).toEqual(new Set(['group:sre']));
     expect(lines(hidden)).toContain('+ anyone in group sre gains cluster role teams-viewer (via team ops (group sre))');
+    expect(hidden.gains[0]).toMatchObject({ identity: 'group:sre', identityKind: 'group', who: 'anyone in group sre' });
     expect(hidden.withheld).toBe(sam.length);
   });
 });
