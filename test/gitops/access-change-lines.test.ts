@@ -53,6 +53,12 @@ describe('the access change of keys', () => {
     expect(c).toEqual({ identitiesChecked: 1, identitiesChanged: 0, gains: [], losses: [] });
   });
 
+  it('a team key the plan creates disabled, or for a team that does not exist, gains nothing', () => {
+    const created = (spec: Record<string, unknown>) => write({ apiVersion: v1, kind: 'OwnedAccessKey', metadata: { name: 'pay-ci' }, spec } as KubeObject, 'create');
+    expect(change([pay], [], [created({ team: 'pay', disabled: true })])).toMatchObject({ identitiesChanged: 0, gains: [] });
+    expect(change([pay], [], [created({ team: 'nope' })])).toMatchObject({ identitiesChanged: 0, gains: [] });
+  });
+
   it('a team key disabled loses everything; its label changed moves nothing', () => {
     const live = key('pay-ci', { team: 'pay' });
     const disabled = { ...live, spec: { ...live.spec, disabled: true } } as OwnedAccessKey;
