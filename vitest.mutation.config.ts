@@ -26,6 +26,8 @@ export default defineConfig({
       'test/auth/team-index-watch.test.ts',
       'test/auth/team-references.test.ts',
       'test/registry/*.test.ts',
+      'test/gitops/access-change-lines.test.ts',
+      'test/gitops/access-change-parts.test.ts',
       'test/gitops/access-change-report.test.ts',
       'test/gitops/access-policy.test.ts',
       'test/gitops/attribution.test.ts',
