@@ -4,9 +4,10 @@
  * times), the person and CI job behind a write, and what a drift report says was done.
  */
 import { describe, expect, it } from 'vitest';
-import { auditApiVersion, auditJobExtra, type AuditEvent } from '../../src/api/audit-event.js';
+import { auditJobExtra, type AuditEvent } from '../../src/api/audit-event.js';
 import type { ManagedFieldsEntry } from '../../src/api/types.js';
 import { attributeFields, ownerOf, removedBy, withPerson } from '../../src/gitops/plan/attribution.js';
+import { teamPatch } from './audit-events.js';
 
 const v1 = 'management.service/v1';
 const entry = (manager: string | undefined, time: string | undefined, fieldsV1: Record<string, unknown>, more: Partial<ManagedFieldsEntry> = {}): ManagedFieldsEntry => ({
@@ -19,20 +20,7 @@ const entry = (manager: string | undefined, time: string | undefined, fieldsV1: 
   ...more,
 });
 const spec = (fields: Record<string, unknown>) => ({ 'f:spec': fields });
-const event = (rv: number | undefined, manager: string, username: string, fields: AuditEvent['fields'] | undefined, more: Partial<AuditEvent> = {}, at = `2026-01-0${rv}T00:00:00.000Z`): AuditEvent => ({
-  apiVersion: auditApiVersion,
-  kind: 'Event',
-  level: 'Metadata',
-  auditID: `a${rv}-${username}`,
-  stage: 'ResponseComplete',
-  verb: 'patch',
-  user: { username },
-  objectRef: { apiGroup: 'management.service', apiVersion: v1, resource: 'teams', name: 't', ...(rv !== undefined ? { resourceVersion: String(rv) } : {}) },
-  fieldManager: manager,
-  ...(fields ? { fields } : {}),
-  stageTimestamp: at,
-  ...more,
-});
+const event = teamPatch;
 const description = ['["f:spec","f:description"]'];
 const gitopsAt = (time: string, fields = spec({ 'f:displayName': {} })) => entry('gitops', time, fields);
 
@@ -85,11 +73,11 @@ describe('removedBy with the audit trail: the write since gitops that removed th
   it("without gitops' write in the trail (it predates it), the writes since gitops' managedFields time count, to the second", () => {
     const entries = [gitopsAt('2026-01-03T00:00:00Z'), gitopsAt('2026-01-01T00:00:00Z'), { ...gitopsAt('2026-01-02T00:00:00Z'), operation: 'Apply' as const }, entry('gitops', '2026-01-05T00:00:00Z', { 'f:status': {} }, { subresource: 'status' }), entry('kubectl-edit', '2026-01-06T00:00:00Z', spec({ 'f:displayName': {} }))];
     // dana removed it in the very second gitops wrote (the trail has milliseconds, managedFields not).
-    const dana = event(9, 'kubectl-edit', 'dana', { removed: ['.spec.description'] }, {}, '2026-01-03T00:00:00.500Z');
+    const dana = event(9, 'kubectl-edit', 'dana', { removed: ['.spec.description'] }, { stageTimestamp: '2026-01-03T00:00:00.500Z' });
     expect(removedBy(description, entries, [dana])).toMatchObject({ user: 'dana', time: '2026-01-03T00:00:00Z' });
     // carl removed it before gitops' last write: git moved on since; erin only changed another field.
-    const carl = event(8, 'kubectl-edit', 'carl', { removed: ['.spec.description'] }, {}, '2026-01-02T12:00:00.000Z');
-    const erin = event(10, 'kubectl-edit', 'erin', { changed: ['.spec.displayName'] }, {}, '2026-01-04T00:00:00.000Z');
+    const carl = event(8, 'kubectl-edit', 'carl', { removed: ['.spec.description'] }, { stageTimestamp: '2026-01-02T12:00:00.000Z' });
+    const erin = event(10, 'kubectl-edit', 'erin', { changed: ['.spec.displayName'] }, { stageTimestamp: '2026-01-04T00:00:00.000Z' });
     expect(removedBy(description, entries, [carl, erin])).toBeUndefined();
   });
 

@@ -4,11 +4,12 @@
  * and drift is named from the audit trail when there is one.
  */
 import { describe, expect, it } from 'vitest';
-import { auditApiVersion, type AuditEvent } from '../../src/api/audit-event.js';
+import type { AuditEvent } from '../../src/api/audit-event.js';
 import { resourceModels } from '../../src/api/model.js';
 import type { KubeObject, ManagedFieldsEntry } from '../../src/api/types.js';
 import { planObject, type PlanOptions } from '../../src/gitops/plan/plan.js';
 import type { DesiredObject } from '../../src/gitops/validate.js';
+import { teamPatch } from './audit-events.js';
 
 const models = resourceModels();
 const v1 = 'management.service/v1';
@@ -25,19 +26,9 @@ const live = (spec: object, managedFields: ManagedFieldsEntry[], metadata: objec
 });
 const gitopsOwns = (fields: Record<string, unknown>) =>
   entry('gitops', '2026-01-01T00:00:00Z', { 'f:metadata': { 'f:annotations': { '.': {}, 'f:gitops.management.service/source': {} } }, ...(Object.keys(fields).length ? { 'f:spec': fields } : {}) });
-const event = (rv: number, manager: string, username: string, fields?: AuditEvent['fields']): AuditEvent => ({
-  apiVersion: auditApiVersion,
-  kind: 'Event',
-  level: 'Metadata',
-  auditID: `a${rv}`,
-  stage: 'ResponseComplete',
-  verb: 'patch',
-  user: { username, keyName: `${username}-key` },
-  objectRef: { apiGroup: 'management.service', apiVersion: v1, resource: 'teams', name: 't', uid: 'u1', resourceVersion: String(rv) },
-  fieldManager: manager,
-  ...(fields ? { fields } : {}),
-  stageTimestamp: `2026-01-0${rv}T00:00:00.000Z`,
-});
+// Each writer's key is named after them, so a test can tell the key was named too.
+const event = (rv: number, manager: string, username: string, fields?: AuditEvent['fields']): AuditEvent =>
+  teamPatch(rv, manager, username, fields, { user: { username, keyName: `${username}-key` } });
 
 describe('the diff rules', () => {
   it.each([

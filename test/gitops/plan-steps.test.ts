@@ -5,11 +5,11 @@
  * read (withTrail). The CLI tests reach these too; the mutation run leaves those out.
  */
 import { describe, expect, it } from 'vitest';
-import { auditApiVersion, type AuditEvent } from '../../src/api/audit-event.js';
 import { resourceModels } from '../../src/api/model.js';
 import type { KubeObject, ManagedFieldsEntry } from '../../src/api/types.js';
 import { draftReconcile, planObject, planReconcile, withTrail, type PlanOptions } from '../../src/gitops/plan/plan.js';
 import type { DesiredObject } from '../../src/gitops/validate.js';
+import { teamPatch } from './audit-events.js';
 
 const models = resourceModels();
 const v1 = 'management.service/v1';
@@ -115,19 +115,7 @@ describe('keys whose value must go somewhere', () => {
 
 describe('withTrail: drift named again from the audit trail, without a second diff', () => {
   const entry = (manager: string, time: string, spec: Record<string, unknown>): ManagedFieldsEntry => ({ manager, operation: 'Update', apiVersion: v1, time, fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': spec } });
-  const event = (rv: number, manager: string, username: string, fields: AuditEvent['fields']): AuditEvent => ({
-    apiVersion: auditApiVersion,
-    kind: 'Event',
-    level: 'Metadata',
-    auditID: `a${rv}`,
-    stage: 'ResponseComplete',
-    verb: 'patch',
-    user: { username },
-    objectRef: { apiGroup: 'management.service', apiVersion: v1, resource: 'teams', name: 't', uid: 'uid-t', resourceVersion: String(rv) },
-    fieldManager: manager,
-    fields,
-    stageTimestamp: `2026-01-0${rv}T00:00:00.000Z`,
-  });
+  const event = teamPatch;
 
   it('names the person who removed a field, which managedFields alone could not call drift', () => {
     const live = team('t', { [src]: 's' }, { managedFields: [entry('gitops', '2026-01-01T00:00:00Z', { 'f:displayName': {}, 'f:description': {} })] }, { displayName: 'T' });
