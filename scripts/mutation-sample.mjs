@@ -1,0 +1,120 @@
+// A mutation score from a random sample of the mutants, for when testing every mutant takes longer
+// than there is (src/auth and src/registry: about ten hours on two cores). docs/mutation-testing.md
+// says how it is used and what it cannot tell.
+//
+//   node scripts/mutation-sample.mjs pick PLAN --seed 7 --take auth=260,registry=200 [--skip-file F]...
+//     PLAN is a run's reports/mutation/events/00001-onMutationTestingPlanReady.json (a run stopped
+//     after its dry run is enough). Writes reports/mutation/sample.json (the mutants picked) and
+//     prints the `--mutate` argument that makes Stryker test those (and any mutant nested inside
+//     one of them, which the score ignores).
+//   node scripts/mutation-sample.mjs score EVENTS_DIR
+//     Matches the sample run's onMutantTested events to the mutants picked and prints each folder's
+//     score with its 95% (Wilson) interval, and every survivor.
+import { readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const samplePath = 'reports/mutation/sample.json';
+const root = process.cwd();
+
+/** Deterministic, so a sample can be drawn again from its seed (mulberry32). */
+function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const fileOf = (m) => relative(root, m.fileName.replace(/\/\.stryker-tmp\/sandbox-[^/]+\//, '/'));
+const folderOf = (file) => file.split('/')[1];
+const keyOf = (m) => `${fileOf(m)}:${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}`;
+
+function options(args) {
+  const out = { take: {}, skipFiles: [], seed: 1 };
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--seed') out.seed = Number(args[++i]);
+    else if (args[i] === '--take') for (const part of args[++i].split(',')) { const [k, v] = part.split('='); out.take[k] = Number(v); }
+    else if (args[i] === '--skip-file') out.skipFiles.push(args[++i]);
+    else out.positional = args[i];
+  }
+  return out;
+}
+
+function pick(args) {
+  const o = options(args);
+  const { mutantPlans } = JSON.parse(readFileSync(o.positional, 'utf8'));
+  const next = random(o.seed);
+  const byFolder = {};
+  const statics = {};
+  for (const p of mutantPlans) {
+    const m = p.mutant;
+    const file = fileOf(m);
+    const folder = folderOf(file);
+    if (!(folder in o.take) || o.skipFiles.includes(file)) continue;
+    // A static mutant runs every test (minutes each): counted, never sampled; the docs bound the score with them.
+    if (m.static) { statics[folder] = (statics[folder] ?? 0) + 1; continue; }
+    (byFolder[folder] ??= []).push(m);
+  }
+  const picked = [];
+  for (const [folder, n] of Object.entries(o.take)) {
+    const pool = byFolder[folder] ?? [];
+    // A partial Fisher-Yates shuffle: the first n of a uniform permutation.
+    for (let i = 0; i < Math.min(n, pool.length); i++) {
+      const j = i + Math.floor(next() * (pool.length - i));
+      [pool[i], pool[j]] = [pool[j], pool[i]];
+      picked.push({ folder, key: keyOf(pool[i]), file: fileOf(pool[i]), location: pool[i].location });
+    }
+  }
+  const population = Object.fromEntries(Object.entries(byFolder).map(([f, ms]) => [f, ms.length]));
+  mkdirSync('reports/mutation', { recursive: true });
+  writeFileSync(samplePath, JSON.stringify({ seed: o.seed, take: o.take, skipFiles: o.skipFiles, population, statics, picked }, null, 1));
+  // Stryker's range is 1-based lines and 0-based columns; the plan's columns are 1-based.
+  const range = ({ file, location: { start, end } }) => `${file}:${start.line}:${start.column - 1}-${end.line}:${end.column - 1}`;
+  process.stderr.write(`picked ${picked.length} of ${JSON.stringify(population)} (static, not sampled: ${JSON.stringify(statics)}); wrote ${samplePath}\n`);
+  process.stdout.write(picked.map(range).join(','));
+}
+
+/** The 95% Wilson score interval of k successes in n. */
+function wilson(k, n) {
+  if (n === 0) return [0, 1];
+  const z = 1.96, p = k / n, d = 1 + (z * z) / n;
+  const c = p + (z * z) / (2 * n), r = z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
+  return [(c - r) / d, (c + r) / d];
+}
+
+function score([dir]) {
+  const sample = JSON.parse(readFileSync(samplePath, 'utf8'));
+  const results = new Map();
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('-onMutantTested.json'))) {
+    const m = JSON.parse(readFileSync(join(dir, f), 'utf8'));
+    results.set(keyOf(m), m.status);
+  }
+  const pct = (x) => `${(100 * x).toFixed(1)}%`;
+  const lines = [];
+  const survivors = [];
+  for (const folder of Object.keys(sample.take)) {
+    const mine = sample.picked.filter((p) => p.folder === folder);
+    const counts = {};
+    for (const p of mine) {
+      const status = results.get(p.key) ?? 'NotTested';
+      counts[status] = (counts[status] ?? 0) + 1;
+      if (status === 'Survived' || status === 'NoCoverage') survivors.push(`${status.padEnd(10)} ${p.key}`);
+    }
+    const detected = (counts.Killed ?? 0) + (counts.Timeout ?? 0);
+    const tested = mine.length - (counts.NotTested ?? 0) - (counts.CompileError ?? 0) - (counts.RuntimeError ?? 0);
+    const [lo, hi] = wilson(detected, tested);
+    lines.push(`${folder}: ${detected} of ${tested} detected, ${pct(detected / Math.max(tested, 1))} (95%: ${pct(lo)} to ${pct(hi)}) of ${sample.population[folder]} non-static mutants, ${sample.statics[folder] ?? 0} static not sampled; ${JSON.stringify(counts)}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n${survivors.sort().join('\n')}\n`);
+}
+
+const [command, ...rest] = process.argv.slice(2);
+if (command === 'pick') pick(rest);
+else if (command === 'score') score(rest);
+else {
+  process.stderr.write('usage: mutation-sample.mjs pick PLAN --seed N --take folder=n,... | score EVENTS_DIR\n');
+  process.exit(2);
+}
