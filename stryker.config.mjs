@@ -27,5 +27,10 @@ export default {
   ignorePatterns: ['dist-action', 'bench', 'coverage', '.teamkeys'],
   thresholds: { high: 90, low: 80, break: null },
   tempDirName: '.stryker-tmp',
+  // STRYKER_SAMPLE=reports/mutation/sample.json tests only the mutants a sample picked (see
+  // scripts/mutation-sample.mjs and docs/mutation-testing.md, "A score from a sample").
+  ...(process.env.STRYKER_SAMPLE
+    ? { plugins: ['@stryker-mutator/*', new URL('./scripts/mutation-sample-checker.mjs', import.meta.url).pathname], checkers: ['sample'] }
+    : {}),
   cleanTempDir: true,
 };

@@ -30,7 +30,12 @@ function random(seed) {
 
 const fileOf = (m) => relative(root, m.fileName.replace(/\/\.stryker-tmp\/sandbox-[^/]+\//, '/'));
 const folderOf = (file) => file.split('/')[1];
-const keyOf = (m) => `${fileOf(m)}:${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}`;
+// The plan's locations are 0-based (line and column), the tested mutants' events 1-based: a key is
+// made from the 1-based form, so `base` is 1 for a plan's mutant and 0 for an event's.
+const keyOf = (m, base = 0) => {
+  const { start, end } = m.location;
+  return `${fileOf(m)}:${start.line + base}:${start.column + base}-${end.line + base}:${end.column + base} ${m.mutatorName} ${JSON.stringify(m.replacement)}`;
+};
 
 function options(args) {
   const out = { take: {}, skipFiles: [], seed: 1 };
@@ -65,14 +70,14 @@ function pick(args) {
     for (let i = 0; i < Math.min(n, pool.length); i++) {
       const j = i + Math.floor(next() * (pool.length - i));
       [pool[i], pool[j]] = [pool[j], pool[i]];
-      picked.push({ folder, key: keyOf(pool[i]), file: fileOf(pool[i]), location: pool[i].location });
+      picked.push({ folder, key: keyOf(pool[i], 1), planKey: keyOf(pool[i]), file: fileOf(pool[i]), location: pool[i].location });
     }
   }
   const population = Object.fromEntries(Object.entries(byFolder).map(([f, ms]) => [f, ms.length]));
   mkdirSync('reports/mutation', { recursive: true });
   writeFileSync(samplePath, JSON.stringify({ seed: o.seed, take: o.take, skipFiles: o.skipFiles, population, statics, picked }, null, 1));
-  // Stryker's range is 1-based lines and 0-based columns; the plan's columns are 1-based.
-  const range = ({ file, location: { start, end } }) => `${file}:${start.line}:${start.column - 1}-${end.line}:${end.column - 1}`;
+  // A --mutate range is 1-based lines and 0-based columns (Stryker's project reader).
+  const range = ({ file, location: { start, end } }) => `${file}:${start.line + 1}:${start.column}-${end.line + 1}:${end.column}`;
   process.stderr.write(`picked ${picked.length} of ${JSON.stringify(population)} (static, not sampled: ${JSON.stringify(statics)}); wrote ${samplePath}\n`);
   process.stdout.write(picked.map(range).join(','));
 }
