@@ -4,14 +4,18 @@
  * lost to another, a read past the store's revision, a fenced write. And which API errors
  * background work takes for a lost race (404, 409, 422) rather than a failure.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
+import type { RegistryContext } from '../../src/registry/context.js';
 import { lostRace, revealsKeyValue, toApiError } from '../../src/registry/storage-errors.js';
 import { StorageError } from '../../src/store/errors.js';
 import { newRegistry } from './helpers.js';
 
 describe('storage errors as API errors', () => {
-  const ctx = newRegistry().registry.ownedaccesskeys.ctx;
+  let ctx: RegistryContext;
+  beforeAll(() => {
+    ctx = newRegistry().registry.ownedaccesskeys.ctx;
+  });
   const asApi = (code: ConstructorParameters<typeof StorageError>[0], message = 'why') => {
     const err = toApiError(new StorageError(code, '/ownedaccesskeys/k', message), ctx, 'k');
     expect(err).toBeInstanceOf(ApiError);
@@ -50,7 +54,7 @@ describe('storage errors as API errors', () => {
   });
 
   it('background work takes 404, 409 and 422 for a lost race, anything else for a failure', () => {
-    const err = (code: number) => new ApiError(code, 'X', 'x');
+    const err = (code: number) => new ApiError(code, 'Conflict', 'x');
     expect([404, 409, 422].map((c) => lostRace(err(c)))).toEqual([true, true, true]);
     expect([400, 500, 503, 504].map((c) => lostRace(err(c)))).toEqual([false, false, false, false]);
     expect(lostRace(new StorageError('Conflict', 'k', 'x'))).toBe(false);
