@@ -28,4 +28,18 @@ describe('updates, edges', () => {
     const first = await store.list<StoredApiObject>('/ownedaccesskeys/', { revision: Number(created.metadata.resourceVersion) });
     expect(first.items[0]?.sealed?.keyHash).toMatch(/^sha256:/);
   });
+
+  it("a key removed by taking its last finalizer off leaves no sealed value in its history, as a delete's does", async () => {
+    const { registry, store } = newRegistry();
+    const sealedAt = async (revision: string | undefined) =>
+      (await store.list<StoredApiObject>('/ownedaccesskeys/', { revision: Number(revision) })).items.map((o) => [o.metadata.name, o.sealed !== undefined]);
+    const { object: deleted } = await registry.ownedaccesskeys.create(accessKey('deleted', { user: 'ana' }));
+    await registry.ownedaccesskeys.delete('deleted');
+    expect(await sealedAt(deleted.metadata.resourceVersion)).toEqual([['deleted', false]]);
+    const { object: held } = await registry.ownedaccesskeys.create(accessKey('held', { user: 'ana' }, { finalizers: ['example.com/hold'] }));
+    await registry.ownedaccesskeys.delete('held');
+    await registry.ownedaccesskeys.patch('held', 'json', [{ op: 'remove', path: '/metadata/finalizers' }]);
+    expect((await statusOf(registry.ownedaccesskeys.get('held'))).code).toBe(404);
+    expect(await sealedAt(held.metadata.resourceVersion)).toEqual([['held', false]]);
+  });
 });
