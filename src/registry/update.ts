@@ -139,6 +139,9 @@ export async function runUpdate(
 ): Promise<KubeObject> {
   let revealedKey: string | undefined;
   let before: StoredApiObject | undefined;
+  // Whether the last decision removed the object: the store answers a Removal with the object
+  // itself, so this is how a write that removed it is told from one that kept it.
+  let removed = false as boolean; // `as`: set in tryUpdate, which TypeScript's narrowing does not see
   const tryUpdate = async (current: StoredApiObject): Promise<StoredApiObject | Removal<StoredApiObject>> => {
     before = current;
     const intent = intended(current);
@@ -160,7 +163,8 @@ export async function runUpdate(
     if (typeof opts.rotation === 'object' && !result.rotated) throw keyValueInUse(ctx.gk, name);
     if (result.rotated && current.sealed?.previousKeyHash !== undefined && result.stored.sealed?.keyHash === current.sealed.previousKeyHash) throw keyValueInUse(ctx.gk, name);
     if (revealedKey !== undefined) await assertKeyUnused(ctx, result.stored, name);
-    return isRemovable(result.stored, ctx.now()) ? new Removal(result.stored) : result.stored;
+    removed = isRemovable(result.stored, ctx.now());
+    return removed ? new Removal(result.stored) : result.stored;
   };
   // The store records the event with the write; an update that changed nothing writes nothing and records nothing.
   const subresource = opts.observedAs ?? opts.subresource;
@@ -172,12 +176,10 @@ export async function runUpdate(
   const decided = opts.dryRun
     ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
     : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate, { audit }));
-  if (decided instanceof Removal) {
-    if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, decided.object, undefined);
-    return present(decided.object, revealedKey);
-  }
-  if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, before, decided);
-  return present(decided, revealedKey);
+  const object = decided instanceof Removal ? decided.object : decided;
+  // Removed, it is gone as by a delete: its secrets leave the history too (delete.ts does the same).
+  if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, removed ? object : before, removed ? undefined : object);
+  return present(object, revealedKey);
 }
 
 /** PUT: the body is the whole object as the client last read it, resourceVersion included. */

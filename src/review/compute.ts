@@ -14,7 +14,7 @@ import { keyRefusal } from '../auth/authenticate.js';
 import { Authorizer, type Grant } from '../auth/authorize.js';
 import { allows, authorizeVerbs, type Decision } from '../auth/decision.js';
 import { expiresAt } from '../auth/expiry.js';
-import { hasScope } from '../auth/grants.js';
+import { hasScope, type TeamWorld } from '../auth/grants.js';
 import { identityFor, type Identity } from '../auth/identity.js';
 import { verbs as allVerbs, type Resource, type Verb } from '../auth/roles.js';
 import { teamWorldOf } from '../auth/team-index.js';
@@ -37,7 +37,7 @@ const objectVerbs: readonly Verb[] = allVerbs.filter((v) => v !== 'create' && v 
 /** A team name no Team can have: a key of it stands for "a key of any team", judged by roles alone. */
 const anyTeam = '*';
 
-type World = ReturnType<typeof teamWorldOf>;
+type World = TeamWorld;
 
 /** Groups decisions into entries: one per (object, path), with its verbs in the usual order. */
 class Grants {

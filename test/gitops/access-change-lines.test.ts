@@ -111,6 +111,16 @@ describe('the access change of keys', () => {
   });
 });
 
+describe('a Login key whose provider gave no groups', () => {
+  // Judged as itself because its person narrowed it with a scope (a plain one is just its user).
+  it('is its person, signed in with no group named', () => {
+    const login = key('login-lee', { type: 'Login', user: 'lee', scope: { rules: [{ verbs: ['get'], resources: [{ group: 'management.service', resources: ['teams'] }] }] } });
+    const c = change([team('ops', {})], [login], [write(team('ops', { users: ['lee'], clusterRoles: [{ name: 'teams-viewer' }] }), 'replace')]);
+    expect(new Set(c.gains.filter((e) => e.identityKind === 'signIn').map((e) => e.identity))).toEqual(new Set(['signIn:lee']));
+    expect(lines(c)).toContain('+ lee (signed in) gains cluster role teams-viewer (via team ops)');
+  });
+});
+
 describe('a key the plan deletes', () => {
   it('a team key the plan deletes loses what it held', () => {
     const live = key('pay-ci', { team: 'pay' });

@@ -81,6 +81,14 @@ describe('removedBy with the audit trail: the write since gitops that removed th
     expect(removedBy(description, entries, [carl, erin])).toBeUndefined();
   });
 
+  it("gitops' managedFields entry without a time (kube's time is optional), or none: every write of the trail counts", () => {
+    const untimed = entry('gitops', undefined, spec({ 'f:description': {} }));
+    const alice = event(4, 'kubectl-edit', 'alice', { removed: ['.spec.description'] });
+    expect(removedBy(description, [untimed], [alice])).toMatchObject({ manager: 'kubectl-edit', user: 'alice', time: '2026-01-04T00:00:00Z' });
+    // Nor any gitops entry at all: the same.
+    expect(removedBy(description, [], [alice])).toMatchObject({ manager: 'kubectl-edit', user: 'alice' });
+  });
+
   it('a trail whose only write since gitops is a create falls back to managedFields times', () => {
     const entries = [gitopsAt('2026-01-01T00:00:00Z'), entry('kubectl-edit', '2026-01-04T00:00:00Z', spec({ 'f:displayName': {} }))];
     const create = event(2, 'kubectl-create', 'carl', { removed: ['.spec.description'] }, { verb: 'create' });

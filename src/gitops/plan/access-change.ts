@@ -10,7 +10,7 @@ import { isLoginKey } from '../../api/key-types.js';
 import type { KubeObject, OwnedAccessKey, Team } from '../../api/types.js';
 import { keyRefusal } from '../../auth/authenticate.js';
 import { Authorizer } from '../../auth/authorize.js';
-import { grantsAnything, withTeam } from '../../auth/grants.js';
+import { grantsAnything, withTeam, type TeamWorld } from '../../auth/grants.js';
 import { identityFor, type Identity } from '../../auth/identity.js';
 import { verbs as allVerbs } from '../../auth/roles.js';
 import { teamWorldOf } from '../../auth/team-index.js';
@@ -74,7 +74,7 @@ export interface AccessChangeInput {
   mayName?: (name: string) => boolean;
 }
 
-type World = ReturnType<typeof teamWorldOf>;
+type World = TeamWorld;
 
 /** Past this many changed Teams the planned world is indexed anew instead of overlaid team by team. */
 const overlayLimit = 32;
@@ -87,9 +87,9 @@ function plannedWorld(live: World, liveTeams: Team[], changed: Map<string, Team 
     const kept = liveTeams.filter((t) => !changed.has(t.metadata.name!));
     return teamWorldOf([...kept, ...[...changed.values()].filter((t): t is Team => t !== undefined)]);
   }
-  let w: Omit<World, 'names'> = live;
+  let w: World = live;
   for (const [name, team] of changed) w = withTeam(w, name, team);
-  return { ...w, names: () => [...new Set([...live.names().filter((n) => !changed.has(n) || changed.get(n)), ...[...changed].filter(([, t]) => t).map(([n]) => n)])].sort() };
+  return w;
 }
 
 /** Every (verb, object) an identity holds (`verb object`, `verb object listed`), with each path to it; a key that authenticates as nobody holds none. */
@@ -193,7 +193,7 @@ export function accessChange(input: AccessChangeInput): AccessChange {
       if (people.has(id)) continue;
       people.add(id);
       const person = { user: key.spec?.user ?? '', groups };
-      asked.push({ identity: id, names: [person.user, ...groups], identityKind: 'signIn', who: `${person.user} (signed in with group${groups.length === 1 ? '' : 's'} ${groups.join(', ')})`, before: identityFor(person, before, ''), after: identityFor(person, after, '') });
+      asked.push({ identity: id, names: [person.user, ...groups], identityKind: 'signIn', who: `${person.user} (signed in${groups.length ? ` with group${groups.length === 1 ? '' : 's'} ${groups.join(', ')}` : ''})`, before: identityFor(person, before, ''), after: identityFor(person, after, '') });
       continue;
     }
     const owner = key.spec?.team ? `team key ${name}` : key.spec?.user ? `key ${name} of ${key.spec.user}` : `key ${name}`;
