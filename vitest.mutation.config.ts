@@ -77,6 +77,7 @@ export default defineConfig({
       'test/server/impersonation-refusals.test.ts',
       'test/auth/access-rule-subresources.test.ts',
       'test/auth/scope-rule-tables.test.ts',
+      'test/auth/escalation-refusal-words.test.ts',
     ],
     // One worker imports src/ once for all the files a mutant's run needs, instead of once per file
     // (each run still gets a fresh worker, so a mutant never outlives its run): the first run went
