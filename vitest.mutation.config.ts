@@ -81,6 +81,7 @@ export default defineConfig({
       'test/auth/activity-recorder.test.ts',
       'test/auth/bootstrap-admin.test.ts',
       'test/auth/authentication-edges.test.ts',
+      'test/auth/index-and-expiry-edges.test.ts',
     ],
     // One worker imports src/ once for all the files a mutant's run needs, instead of once per file
     // (each run still gets a fresh worker, so a mutant never outlives its run): the first run went
