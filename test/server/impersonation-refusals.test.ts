@@ -6,6 +6,10 @@
  * previous value, and the access reviews' answers about impersonation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Authorizer } from '../../src/auth/authorize.js';
+import type { TeamWorld } from '../../src/auth/grants.js';
+import type { Identity } from '../../src/auth/identity.js';
+import { impersonate } from '../../src/auth/impersonation.js';
 import { create } from '../auth/fixture.js';
 import { startInProcess, type InProcess } from './in-process.js';
 
@@ -174,5 +178,13 @@ describe('impersonation refused and narrowed, in process', () => {
     expect((await ask(token['sam-narrow']!, { verb: 'impersonate', group: '', resource: 'users', name: 'dan' })).allowed).toBe(false);
     expect(await ask(token['sam-narrow']!, { verb: 'impersonate', group: 'authentication.k8s.io', resource: 'userextras', subresource: 'reason' })).toEqual({ allowed: true });
     expect((await ask(token['sam-narrow']!, { verb: 'impersonate', group: 'authentication.k8s.io', resource: 'userextras', subresource: 'other' })).allowed).toBe(false);
+  });
+
+  it('an identity already acting for someone else does not impersonate again (400), before any right is looked at', () => {
+    const carla: Identity = { name: 'carla', user: 'carla', groups: [], teams: [], clusterRoles: new Set(), keyName: 'sam-key', impersonation: { by: { name: 'sam', keyName: 'sam-key', groups: [] } } };
+    // Neither the authorizer nor the teams are consulted: none is given.
+    expect(() => impersonate(carla, { user: 'dan', groups: [], extra: {} }, undefined as unknown as Authorizer, undefined as unknown as TeamWorld)).toThrow(
+      expect.objectContaining({ code: 400, message: 'a request may impersonate only once' }),
+    );
   });
 });
