@@ -10,6 +10,10 @@ import type { Authorizer } from '../../src/auth/authorize.js';
 import type { TeamWorld } from '../../src/auth/grants.js';
 import type { Identity } from '../../src/auth/identity.js';
 import { impersonate } from '../../src/auth/impersonation.js';
+import type { AuditEvent } from '../../src/api/audit-event.js';
+import type { FederatedCredential } from '../../src/api/types.js';
+import { mintFederatedKey } from '../../src/federation/mint.js';
+import { mintLoginKey } from '../../src/signin/mint.js';
 import { create } from '../auth/fixture.js';
 import { startInProcess, type InProcess } from './in-process.js';
 
@@ -50,6 +54,10 @@ describe('impersonation refused and narrowed, in process', () => {
   const token: Record<string, string> = {};
   /** The previous value of sam-rotated, still in its overlap. */
   let previous = '';
+  /** sam signed in (a Login key), and a key minted for sam's CI job by a FederatedCredential. */
+  let login = { name: '', key: '' };
+  let federated = '';
+  const job = 'repository acme/app on refs/heads/main, workflow deploy, run 7';
   const as = async (key: string, impersonate: Record<string, string>, path = '/teams', init: RequestInit = {}) => {
     const res = await server.fetch(`${server.api}${path}`, { ...init, headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}`, ...impersonate } });
     return { status: res.status, body: (await res.json()) as Status };
@@ -58,7 +66,7 @@ describe('impersonation refused and narrowed, in process', () => {
     `${target} is forbidden: User "${who}" cannot impersonate resource "${what}" in API group "${group}" at the cluster scope${why ? `: ${why}` : ''}`;
 
   beforeAll(async () => {
-    server = await startInProcess();
+    server = await startInProcess({ audit: true });
     for (const [name, spec] of Object.entries(teams)) expect((await create(server, 'teams', { metadata: { name }, spec })).status).toBe(201);
     for (const [name, spec] of Object.entries(keys)) {
       const res = await create(server, 'ownedaccesskeys', { metadata: { name }, spec });
@@ -72,6 +80,10 @@ describe('impersonation refused and narrowed, in process', () => {
     });
     expect(rotated.status).toBe(201);
     previous = token['sam-rotated']!;
+    login = await mintLoginKey(server.registry, { username: 'sam', identity: { userId: 'u-sam', username: 'sam', groups: [], connector: 'oidc', connectorData: '{}' }, ttlSeconds: 3600, requester: { username: 'sam' }, via: 'in a test' }, new Date());
+    const rule = await create(server, 'federatedcredentials', { apiVersion: 'management.service/v1', kind: 'FederatedCredential', metadata: { name: 'sam-ci' }, spec: { issuer: 'https://token.actions.githubusercontent.com', audiences: ['teamkeys'], claims: { repository: 'acme/app' }, user: 'sam' } });
+    expect(rule.status, await rule.clone().text()).toBe(201);
+    federated = (await mintFederatedKey(server.registry, (await rule.json()) as FederatedCredential, job, 3600, { username: `job:${job}` })).key;
   });
   afterAll(() => server.close());
 
@@ -136,6 +148,25 @@ describe('impersonation refused and narrowed, in process', () => {
     expect(res.status).toBe(403);
     expect(res.body.message).toContain("this access key's previous value (rotated at ");
     expect(res.body.message).toContain('may not write access keys');
+  });
+
+  it('a key made while impersonating with a Login key is tied to that sign-in, as one made by the user signed in is', async () => {
+    const body = JSON.stringify({ metadata: { name: 'carla-by-login' }, spec: { user: 'carla', ttl: 600 } });
+    const res = await server.fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${login.key}`, 'Impersonate-User': 'carla' }, body });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const refs = ((await res.json()) as { metadata: { ownerReferences?: { kind: string; name: string }[] } }).metadata.ownerReferences ?? [];
+    expect(refs.map((r) => `${r.kind}/${r.name}`)).toEqual([`OwnedAccessKey/${login.name}`]);
+  });
+
+  it("a write made while impersonating with a CI job's key is audited with the job, as the impersonator's", async () => {
+    const body = JSON.stringify({ metadata: { name: 'carla-by-ci' }, spec: { user: 'carla', ttl: 600 } });
+    const res = await server.fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${federated}`, 'Impersonate-User': 'carla' }, body });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const events = await server.fetch(`${server.base}/kubernetes/management/apis/audit.management.service/v1/events?resource=ownedaccesskeys&name=carla-by-ci`);
+    const [event] = ((await events.json()) as { items: AuditEvent[] }).items;
+    expect(event!.user.username).toBe('sam');
+    expect(Object.values(event!.user.extra ?? {})).toEqual([[job]]);
+    expect(event!.impersonatedUser).toMatchObject({ username: 'carla' });
   });
 
   it('a rules review lists the impersonate rules held, one per API group; none for a user without them', async () => {
