@@ -12,7 +12,7 @@ import { removeExpiredKeys } from '../../src/auth/expired-keys.js';
 import { TeamIndex, teamWorldOf } from '../../src/auth/team-index.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { StorageError } from '../../src/store/errors.js';
-import type { Preconditions, StoredObject, StoreWatch } from '../../src/store/types.js';
+import type { ListOptions, ListResult, Preconditions, StoredObject, StoreWatch } from '../../src/store/types.js';
 import { accessKey, newRegistry, statusOf, team } from '../registry/helpers.js';
 import { eventually } from '../support/eventually.js';
 
@@ -46,6 +46,19 @@ class EdgyStore extends MemoryStore {
   /** Ends every open watch as a finished iteration, without an error. */
   endWatches(): void {
     for (const end of this.ends.splice(0)) end();
+  }
+
+  /** After the first page of a paged list is read: another writer's change before the next page. */
+  afterFirstPage?: () => Promise<void>;
+
+  override async list<T extends StoredObject>(prefix: string, opts?: ListOptions): Promise<ListResult<T>> {
+    const page = await super.list<T>(prefix, opts);
+    const hook = this.afterFirstPage;
+    if (hook && !opts?.after && page.continueAfter) {
+      this.afterFirstPage = undefined;
+      await hook();
+    }
+    return page;
   }
 
   override async delete<T extends StoredObject>(key: string, preconditions?: Preconditions, opts?: Parameters<MemoryStore['delete']>[2]): Promise<T> {
@@ -86,6 +99,22 @@ describe('the team index outside its steady state', () => {
       // Reloaded and following again: a team made now is seen.
       await registry.teams.create(team('later', {}), { fieldManager: 'test' });
       await eventually('the new team is indexed', () => index.get('later'), 2000);
+    } finally {
+      index.stop();
+    }
+  });
+
+  it('a team deleted while the index lists its pages is not kept: every page is read at the first one\'s revision, and the watch replays from there', async () => {
+    const store = new EdgyStore();
+    const { registry } = newRegistry({ store });
+    // More than one page (1000 teams a page).
+    for (let i = 0; i < 1001; i++) await registry.teams.create(team(`t${String(i).padStart(4, '0')}`, {}), { fieldManager: 'test' });
+    store.afterFirstPage = async () => void (await registry.teams.delete('t0000'));
+    const index = new TeamIndex(registry.teams, pino({ level: 'silent' }));
+    await index.start();
+    try {
+      expect(index.get('t1000')).toBeDefined();
+      await eventually('the deletion is applied', () => index.get('t0000') === undefined, 2000);
     } finally {
       index.stop();
     }
