@@ -73,6 +73,11 @@ export default defineConfig({
       'test/federation/exchange.test.ts',
       'test/federation/kind.test.ts',
       'test/gitops/access-change.test.ts',
+      // src/auth: survivors of the mutation set (stop 46, docs/mutation-testing.md): what a grant
+      // confers and the 403 naming it, impersonate rules, the bearer header, the activity recorder's
+      // stop.
+      'test/auth/escalation-atoms.test.ts',
+      'test/auth/impersonation-rules.test.ts',
     ],
     // One worker imports src/ once for all the files a mutant's run needs, instead of once per file
     // (each run still gets a fresh worker, so a mutant never outlives its run): the first run went
