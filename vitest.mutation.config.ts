@@ -78,6 +78,8 @@ export default defineConfig({
       // stop.
       'test/auth/escalation-atoms.test.ts',
       'test/auth/impersonation-rules.test.ts',
+      'test/auth/bearer-header.test.ts',
+      'test/auth/activity-follow.test.ts',
     ],
     // One worker imports src/ once for all the files a mutant's run needs, instead of once per file
     // (each run still gets a fresh worker, so a mutant never outlives its run): the first run went
