@@ -77,6 +77,12 @@ describe('identity of a key', () => {
     expect(who({ user: 'ana' })).toMatchObject({ name: 'ana', groups: [], teams: ['a'] });
   });
 
+  it('in a world with one Team replaced (a write or a plan judged) belongs to it only if it lists the user or a group', () => {
+    const planned = withTeam(world, 'x', team('x', { users: ['bo'], groups: ['devs'], clusterRoles: [{ name: 'teams-viewer' }] }));
+    expect(identityFor({ user: 'stranger', groups: ['others'] }, planned, 'k')).toMatchObject({ teams: [], clusterRoles: new Set() });
+    expect(identityFor({ user: 'stranger', groups: ['devs'] }, planned, 'k')).toMatchObject({ teams: ['x'], clusterRoles: new Set(['teams-viewer']) });
+  });
+
   it('of a Team with no spec (a manifest a GitOps plan overlays as written) grants no role', () => {
     const planned = withTeam(world, 'bare', team('bare'));
     const id = identityFor({ team: 'bare' }, planned, 'k');
