@@ -82,6 +82,13 @@ export default defineConfig({
       'test/auth/bootstrap-admin.test.ts',
       'test/auth/authentication-edges.test.ts',
       'test/auth/index-and-expiry-edges.test.ts',
+      // src/auth: survivors of the mutation set (stop 46, docs/mutation-testing.md): what a grant
+      // confers and the 403 naming it, impersonate rules, the bearer header, the activity recorder's
+      // stop.
+      'test/auth/escalation-atoms.test.ts',
+      'test/auth/impersonation-rules.test.ts',
+      'test/auth/bearer-header.test.ts',
+      'test/auth/activity-follow.test.ts',
     ],
     // One worker imports src/ once for all the files a mutant's run needs, instead of once per file
     // (each run still gets a fresh worker, so a mutant never outlives its run): the first run went
