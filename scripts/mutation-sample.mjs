@@ -11,10 +11,9 @@
 //     Matches the sample run's onMutantTested events to the mutants picked and prints each folder's
 //     score with its 95% (Wilson) interval, and every survivor.
 import { readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 
 const samplePath = 'reports/mutation/sample.json';
-const root = process.cwd();
 
 /** Deterministic, so a sample can be drawn again from its seed (mulberry32). */
 function random(seed) {
@@ -28,7 +27,8 @@ function random(seed) {
   };
 }
 
-const fileOf = (m) => relative(root, m.fileName.replace(/\/\.stryker-tmp\/sandbox-[^/]+\//, '/'));
+// The path from the tree's root, wherever the run was (a sandbox, another worktree).
+const fileOf = (m) => /(?:^|\/)(src\/.*)$/.exec(m.fileName)?.[1] ?? m.fileName;
 const folderOf = (file) => file.split('/')[1];
 // The plan's locations are 0-based (line and column), the tested mutants' events 1-based: a key is
 // made from the 1-based form, so `base` is 1 for a plan's mutant and 0 for an event's.
@@ -38,11 +38,12 @@ const keyOf = (m, base = 0) => {
 };
 
 function options(args) {
-  const out = { take: {}, skipFiles: [], seed: 1 };
+  const out = { take: {}, skipFiles: [], seed: 1, statics: 0 };
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--seed') out.seed = Number(args[++i]);
     else if (args[i] === '--take') for (const part of args[++i].split(',')) { const [k, v] = part.split('='); out.take[k] = Number(v); }
     else if (args[i] === '--skip-file') out.skipFiles.push(args[++i]);
+    else if (args[i] === '--statics') out.statics = Number(args[++i]);
     else out.positional = args[i];
   }
   return out;
@@ -59,12 +60,12 @@ function pick(args) {
     const file = fileOf(m);
     const folder = folderOf(file);
     if (!(folder in o.take) || o.skipFiles.includes(file)) continue;
-    // A static mutant runs every test (minutes each): counted, never sampled; the docs bound the score with them.
-    if (m.static) { statics[folder] = (statics[folder] ?? 0) + 1; continue; }
+    // A static mutant runs every test (minutes each): sampled apart, `--statics` of them from all folders.
+    if (m.static) { statics[folder] = (statics[folder] ?? 0) + 1; (byFolder.static ??= []).push(m); continue; }
     (byFolder[folder] ??= []).push(m);
   }
   const picked = [];
-  for (const [folder, n] of Object.entries(o.take)) {
+  for (const [folder, n] of [...Object.entries(o.take), ['static', o.statics]]) {
     const pool = byFolder[folder] ?? [];
     // A partial Fisher-Yates shuffle: the first n of a uniform permutation.
     for (let i = 0; i < Math.min(n, pool.length); i++) {
@@ -74,11 +75,12 @@ function pick(args) {
     }
   }
   const population = Object.fromEntries(Object.entries(byFolder).map(([f, ms]) => [f, ms.length]));
+  o.take.static = o.statics;
   mkdirSync('reports/mutation', { recursive: true });
   writeFileSync(samplePath, JSON.stringify({ seed: o.seed, take: o.take, skipFiles: o.skipFiles, population, statics, picked }, null, 1));
   // A --mutate range is 1-based lines and 0-based columns (Stryker's project reader).
   const range = ({ file, location: { start, end } }) => `${file}:${start.line + 1}:${start.column}-${end.line + 1}:${end.column}`;
-  process.stderr.write(`picked ${picked.length} of ${JSON.stringify(population)} (static, not sampled: ${JSON.stringify(statics)}); wrote ${samplePath}\n`);
+  process.stderr.write(`picked ${picked.length} of ${JSON.stringify(population)} (of them static: ${JSON.stringify(statics)}); wrote ${samplePath}\n`);
   process.stdout.write(picked.map(range).join(','));
 }
 
@@ -100,6 +102,7 @@ function score([dir]) {
   const pct = (x) => `${(100 * x).toFixed(1)}%`;
   const lines = [];
   const survivors = [];
+  const strata = {};
   for (const folder of Object.keys(sample.take)) {
     const mine = sample.picked.filter((p) => p.folder === folder);
     const counts = {};
@@ -111,8 +114,15 @@ function score([dir]) {
     const detected = (counts.Killed ?? 0) + (counts.Timeout ?? 0);
     const tested = mine.length - (counts.NotTested ?? 0) - (counts.CompileError ?? 0) - (counts.RuntimeError ?? 0);
     const [lo, hi] = wilson(detected, tested);
-    lines.push(`${folder}: ${detected} of ${tested} detected, ${pct(detected / Math.max(tested, 1))} (95%: ${pct(lo)} to ${pct(hi)}) of ${sample.population[folder]} non-static mutants, ${sample.statics[folder] ?? 0} static not sampled; ${JSON.stringify(counts)}`);
+    if (tested > 0) strata[folder] = { population: sample.population[folder] ?? 0, p: detected / tested, n: tested };
+    lines.push(`${folder}: ${detected} of ${tested} detected, ${pct(detected / Math.max(tested, 1))} (95%: ${pct(lo)} to ${pct(hi)}) of ${sample.population[folder]} mutants; ${JSON.stringify(counts)}`);
   }
+  // All folders together: each stratum's rate weighted by its population (a stratified estimate),
+  // with the normal approximation of its 95% interval.
+  const total = Object.values(strata).reduce((a, s) => a + s.population, 0);
+  const rate = Object.values(strata).reduce((a, s) => a + (s.population / total) * s.p, 0);
+  const sd = Math.sqrt(Object.values(strata).reduce((a, s) => a + (s.population / total) ** 2 * (s.p * (1 - s.p)) / Math.max(s.n - 1, 1), 0));
+  lines.push(`all ${total} mutants (stratified): ${pct(rate)} (95%: ${pct(rate - 1.96 * sd)} to ${pct(rate + 1.96 * sd)})`);
   process.stdout.write(`${lines.join('\n')}\n\n${survivors.sort().join('\n')}\n`);
 }
 

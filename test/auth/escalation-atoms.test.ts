@@ -4,7 +4,7 @@
  * fixed world of teams, as the request path decides them. Each case pins a part of the message the
  * mutation set reached without holding (docs/mutation-testing.md, src/auth survivors).
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { OwnedAccessKey, OwnedAccessKeySpec, Team } from '../../src/api/types.js';
 import { Authorizer } from '../../src/auth/authorize.js';
 import { impersonationEscalation, keyEscalation, teamEscalation } from '../../src/auth/escalation.js';
@@ -16,7 +16,7 @@ const group = 'management.service';
 const team = (name: string, spec?: Team['spec']): Team => ({ apiVersion: `${group}/v1`, kind: 'Team', metadata: { name }, ...(spec ? { spec } : {}) }) as Team;
 const key = (spec: OwnedAccessKeySpec): OwnedAccessKey => ({ apiVersion: `${group}/v1`, kind: 'OwnedAccessKey', metadata: { name: 'k' }, spec }) as OwnedAccessKey;
 
-const world = teamWorldOf([
+const teams = (): Team[] => [
   team('keyadmins', { users: ['kai'], clusterRoles: [{ name: 'accesskeys-admin' }] }),
   // Roles listed out of order; kai may read this team, not `hidden`.
   team('a', { users: ['ana'], clusterRoles: [{ name: 'teams-creator' }, { name: 'teams-admin' }], access: [{ name: 'kai-reads', verbs: ['get'], users: ['kai'] }] }),
@@ -24,8 +24,15 @@ const world = teamWorldOf([
   team('payments', { owner: { user: 'olga' }, access: [{ name: 'ivy-reads', verbs: ['get'], users: ['ivy'] }] }),
   team('imps', { users: ['ivy'], clusterRoles: [{ name: 'impersonator' }] }),
   team('x', { users: ['bo'] }),
-]);
-const authz = new Authorizer(world, group);
+];
+// Built in a hook, not at import: code run while the file is collected makes its mutants "static"
+// for Stryker, each then run against every test of the set (docs/mutation-testing.md).
+let world: ReturnType<typeof teamWorldOf>;
+let authz: Authorizer;
+beforeAll(() => {
+  world = teamWorldOf(teams());
+  authz = new Authorizer(world, group);
+});
 const who = (spec: OwnedAccessKeySpec) => identityFor(spec, world, 'writer');
 const now = new Date('2026-01-01T00:00:00Z');
 const newKey = (writer: OwnedAccessKeySpec, spec: OwnedAccessKeySpec) => keyEscalation(who(writer), authz, world, undefined, key(spec), { setsKey: true, now });
