@@ -30,7 +30,12 @@ export default {
   // STRYKER_SAMPLE=reports/mutation/sample.json tests only the mutants a sample picked (see
   // scripts/mutation-sample.mjs and docs/mutation-testing.md, "A score from a sample").
   ...(process.env.STRYKER_SAMPLE
-    ? { plugins: ['@stryker-mutator/*', new URL('./scripts/mutation-sample-checker.mjs', import.meta.url).pathname], checkers: ['sample'] }
+    ? {
+        plugins: ['@stryker-mutator/*', new URL('./scripts/mutation-sample-checker.mjs', import.meta.url).pathname],
+        checkers: ['sample'],
+        // A sample's results would replace the whole cache with a few hundred mutants.
+        incrementalFile: 'reports/mutation/sample-incremental.json',
+      }
     : {}),
   cleanTempDir: true,
 };

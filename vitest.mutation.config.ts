@@ -3,9 +3,9 @@ import { defineConfig } from 'vitest/config';
 /**
  * The tests `npm run test:mutation` (stryker.config.mjs) runs against each mutant of src/auth,
  * src/registry and src/gitops/plan: only in-process ones (no `teamkeys serve`, no CLI, no git,
- * in-process HTTP servers included), and not the property models (escalation-model,
- * escalation-watchers, access-change-model), which take half a minute each and would run for
- * nearly every mutant. Those still run in `npm test`; docs/mutation-testing.md says what this leaves
+ * in-process HTTP servers included), and not the property models at full size (escalation-watchers,
+ * access-change-model; the escalation model runs small and seeded, below), which take half a
+ * minute each and would run for nearly every mutant. Those still run in `npm test`; docs/mutation-testing.md says what this leaves
  * out.
  */
 export default defineConfig({
@@ -89,7 +89,17 @@ export default defineConfig({
       'test/auth/impersonation-rules.test.ts',
       'test/auth/bearer-header.test.ts',
       'test/auth/activity-follow.test.ts',
+      // The escalation model, small and seeded (env below): a few seconds, and it judges every
+      // grant path at once, which the targeted tests above hold one case each (stop 46).
+      'test/auth/escalation-model.test.ts',
     ],
+    env: {
+      ESCALATION_MODEL_RUNS: '10',
+      ESCALATION_SIGNIN_RUNS: '6',
+      ESCALATION_REQUEST_RUNS: '6',
+      ESCALATION_RULE_RUNS: '8',
+      ESCALATION_MODEL_SEED: '46',
+    },
     // One worker imports src/ once for all the files a mutant's run needs, instead of once per file
     // (each run still gets a fresh worker, so a mutant never outlives its run): the first run went
     // from 48 s to 10 s of overhead. A file that replaces a module with vi.mock cannot share it,

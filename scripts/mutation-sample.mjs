@@ -7,11 +7,16 @@
 //     after its dry run is enough). Writes reports/mutation/sample.json (the mutants picked) and
 //     prints the `--mutate` argument that makes Stryker test those (and any mutant nested inside
 //     one of them, which the score ignores).
+//   node scripts/mutation-sample.mjs run --seed 7 --take auth=240,registry=180,gitops=60 --statics 12
+//     (`npm run test:mutation:sample -- ...`) all of it: a whole run stopped once its plan is written,
+//     the pick, the run of the picked mutants (STRYKER_SAMPLE: scripts/mutation-sample-checker.mjs
+//     turns the others away) and the score.
 //   node scripts/mutation-sample.mjs score EVENTS_DIR
 //     Matches the sample run's onMutantTested events to the mutants picked and prints each folder's
 //     score with its 95% (Wilson) interval, and every survivor.
-import { readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
 const samplePath = 'reports/mutation/sample.json';
 
@@ -81,7 +86,7 @@ function pick(args) {
   // A --mutate range is 1-based lines and 0-based columns (Stryker's project reader).
   const range = ({ file, location: { start, end } }) => `${file}:${start.line + 1}:${start.column}-${end.line + 1}:${end.column}`;
   process.stderr.write(`picked ${picked.length} of ${JSON.stringify(population)} (of them static: ${JSON.stringify(statics)}); wrote ${samplePath}\n`);
-  process.stdout.write(picked.map(range).join(','));
+  return picked.map(range).join(',');
 }
 
 /** The 95% Wilson score interval of k successes in n. */
@@ -126,10 +131,45 @@ function score([dir]) {
   process.stdout.write(`${lines.join('\n')}\n\n${survivors.sort().join('\n')}\n`);
 }
 
+const events = 'reports/mutation/events';
+const strykerBin = 'node_modules/@stryker-mutator/core/bin/stryker.js';
+
+/** Runs Stryker in its own process group; `until` may end it early (with every runner it started). */
+function stryker(args, env, until) {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [strykerBin, 'run', 'stryker.config.mjs', ...args], { stdio: 'inherit', detached: true, env: { ...process.env, ...env } });
+    let stopped = false;
+    const timer = until && setInterval(() => {
+      if (stopped || !until()) return;
+      stopped = true;
+      process.kill(-child.pid, 'SIGTERM');
+    }, 1_000);
+    child.on('error', fail);
+    child.on('exit', (code, signal) => {
+      if (timer) clearInterval(timer);
+      if (code === 0 || stopped) done();
+      else fail(new Error(`stryker ended with ${code ?? signal}`));
+    });
+  });
+}
+
+async function run(args) {
+  rmSync(events, { recursive: true, force: true });
+  // The plan is written after the dry run; the next event means the file is whole.
+  await stryker([], {}, () => existsSync(join(events, '00002-onMutantTested.json')));
+  const plan = 'reports/mutation/plan.json';
+  copyFileSync(join(events, '00001-onMutationTestingPlanReady.json'), plan);
+  const ranges = pick([plan, ...args]);
+  rmSync(events, { recursive: true, force: true });
+  await stryker(['--mutate', ranges], { STRYKER_SAMPLE: resolve(samplePath) });
+  score([events]);
+}
+
 const [command, ...rest] = process.argv.slice(2);
-if (command === 'pick') pick(rest);
+if (command === 'pick') process.stdout.write(pick(rest));
 else if (command === 'score') score(rest);
+else if (command === 'run') await run(rest);
 else {
-  process.stderr.write('usage: mutation-sample.mjs pick PLAN --seed N --take folder=n,... | score EVENTS_DIR\n');
+  process.stderr.write('usage: mutation-sample.mjs run|pick PLAN --seed N --take folder=n,... [--statics N] | score EVENTS_DIR\n');
   process.exit(2);
 }
