@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError, type Status } from '../../src/api/errors.js';
 import type { KubeObject, WatchEvent } from '../../src/api/types.js';
 import { StorageError } from '../../src/store/errors.js';
-import type { StoreEvent, StoredObject, StoreWatch } from '../../src/store/types.js';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import type { ListOptions, ListResult, StoreEvent, StoredObject, StoreWatch } from '../../src/store/types.js';
 import { eventually } from '../support/eventually.js';
 import { CountingStore, newRegistry, take, team } from './helpers.js';
 
@@ -33,6 +34,18 @@ class FailingWatchStore extends CountingStore {
       sw[Symbol.asyncIterator] = (): AsyncIterator<StoreEvent<T>> => ({ next: () => Promise.reject(err) });
     }
     return sw;
+  }
+}
+
+/** A store that runs `afterList` (once) when a list has been read, before it is answered: a write racing a watch's initial list. */
+class RacingListStore extends MemoryStore {
+  afterList: (() => Promise<void>) | undefined;
+  override async list<T extends StoredObject>(prefix: string, opts?: ListOptions): Promise<ListResult<T>> {
+    const page = await super.list<T>(prefix, opts);
+    const race = this.afterList;
+    this.afterList = undefined;
+    await race?.();
+    return page;
   }
 }
 
@@ -119,6 +132,20 @@ describe('watch: what it sends', () => {
     await registry.teams.patch('a', 'merge', { spec: { displayName: 'A' } });
     await registry.teams.create(team('b', {}, { labels: { env: 'prod' } }));
     expect(summary(await take(w, 1))).toEqual(['ADDED b']);
+  });
+
+  it('a restricted reader without a resourceVersion sees an object made and removed while its list was read out: the changes after a list are no history to check', async () => {
+    const store = new RacingListStore();
+    const { registry } = newRegistry({ store });
+    store.afterList = async () => {
+      const x = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'x', uid: 'ux', labels: { owner: 'me' } }, spec: {} };
+      await store.create('/teams/x', x);
+      await store.delete('/teams/x');
+    };
+    const w = registry.teams.watch({ filter: (o) => (o as KubeObject).metadata.labels?.owner === 'me' });
+    await w.started;
+    expect(store.afterList).toBeUndefined();
+    expect(summary(await take(w, 2))).toEqual(['ADDED x', 'DELETED x']);
   });
 
   it('bookmarks without sendInitialEvents: the initial objects are followed by the changes, no initial-events-end bookmark', async () => {
