@@ -3,7 +3,7 @@ import { ApiError, type Status } from '../../src/api/errors.js';
 import type { KubeObject, WatchEvent } from '../../src/api/types.js';
 import type { RegistryWatch } from '../../src/registry/watch.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
-import type { Store } from '../../src/store/types.js';
+import type { Store, StoredObject, StoreWatch } from '../../src/store/types.js';
 import { createRegistry, type Registry } from '../../src/registry/registry.js';
 
 export { accessKey, apiVersion, team } from '../support/manifests.js';
@@ -57,4 +57,23 @@ export async function take(w: RegistryWatch, n: number, timeoutMs = 3000): Promi
   clearTimeout(timer);
   w.stop();
   return out;
+}
+
+/** A store that tells when a watch of it starts, and counts the watches not stopped. */
+export class CountingStore extends MemoryStore {
+  open = 0;
+  onWatch: () => void = () => {};
+  override watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T> {
+    const sw = super.watch<T>(prefix, fromRevision);
+    this.open++;
+    let stopped = false;
+    const stop = sw.stop.bind(sw);
+    sw.stop = () => {
+      if (!stopped) this.open--;
+      stopped = true;
+      stop();
+    };
+    this.onWatch();
+    return sw;
+  }
 }

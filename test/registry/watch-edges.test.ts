@@ -6,31 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, type Status } from '../../src/api/errors.js';
 import type { KubeObject, WatchEvent } from '../../src/api/types.js';
-import { MemoryStore } from '../../src/store/backends/memory.js';
-import type { StoredObject, StoreWatch } from '../../src/store/types.js';
-import { newRegistry, take, team } from './helpers.js';
+import { CountingStore, newRegistry, take, team } from './helpers.js';
 
 const summary = (events: WatchEvent<KubeObject | Status>[]) => events.map((e) => `${e.type} ${(e.object as KubeObject).metadata?.name ?? ''}`.trim());
 const owner = (o: KubeObject) => o.metadata.labels?.owner;
-
-/** A store that tells when a watch of it starts, and counts the watches not stopped. */
-class CountingStore extends MemoryStore {
-  open = 0;
-  onWatch: () => void = () => {};
-  override watch<T extends StoredObject>(prefix: string, fromRevision: number): StoreWatch<T> {
-    const sw = super.watch<T>(prefix, fromRevision);
-    this.open++;
-    let stopped = false;
-    const stop = sw.stop.bind(sw);
-    sw.stop = () => {
-      if (!stopped) this.open--;
-      stopped = true;
-      stop();
-    };
-    this.onWatch();
-    return sw;
-  }
-}
 
 describe('watch: the less travelled paths', () => {
   it('an object deleted while it matches the selector is DELETED as it was, at the revision of the deletion', async () => {
