@@ -108,7 +108,7 @@ function score([dir]) {
   const lines = [];
   const survivors = [];
   const strata = {};
-  for (const folder of Object.keys(sample.take)) {
+  for (const folder of Object.keys(sample.take).filter((f) => sample.take[f] > 0)) {
     const mine = sample.picked.filter((p) => p.folder === folder);
     const counts = {};
     for (const p of mine) {
@@ -155,10 +155,21 @@ function stryker(args, env, until) {
 
 async function run(args) {
   rmSync(events, { recursive: true, force: true });
-  // The plan is written after the dry run; the next event means the file is whole.
-  await stryker([], {}, () => existsSync(join(events, '00002-onMutantTested.json')));
+  // The plan is written after the dry run, and may still be being written when the first
+  // mutant's result is (it is large): it is there once it parses.
+  const written = join(events, '00001-onMutationTestingPlanReady.json');
+  const whole = () => {
+    if (!existsSync(join(events, '00002-onMutantTested.json'))) return false;
+    try {
+      JSON.parse(readFileSync(written, 'utf8'));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  await stryker([], {}, whole);
   const plan = 'reports/mutation/plan.json';
-  copyFileSync(join(events, '00001-onMutationTestingPlanReady.json'), plan);
+  copyFileSync(written, plan);
   const ranges = pick([plan, ...args]);
   rmSync(events, { recursive: true, force: true });
   await stryker(['--mutate', ranges], { STRYKER_SAMPLE: resolve(samplePath) });
