@@ -11,6 +11,7 @@ import { StorageError } from '../../src/store/errors.js';
 import type { ListOptions, ListResult, StoredObject, StoreWatch } from '../../src/store/types.js';
 import { startInProcess, type InProcess } from '../server/in-process.js';
 import { eventually } from '../support/eventually.js';
+import { interruptedWatch } from '../support/interrupted-watch.js';
 
 /** A memory store whose lists, index reads and watches fail on demand (the fault, not the index, is faked). */
 class FaultyStore extends MemoryStore {
@@ -41,19 +42,7 @@ class FaultyStore extends MemoryStore {
     const cutOff = new Promise<never>((_, reject) => (cut = reject));
     cutOff.catch(() => {});
     this.cuts.push(() => cut(new StorageError('Unreachable', prefix, 'injected watch failure')));
-    return {
-      stop: () => inner.stop(),
-      started: inner.started,
-      progress: () => inner.progress(),
-      async *[Symbol.asyncIterator]() {
-        const it = inner[Symbol.asyncIterator]();
-        for (;;) {
-          const next = await Promise.race([it.next(), cutOff]);
-          if (next.done) return;
-          yield next.value;
-        }
-      },
-    };
+    return interruptedWatch(inner, cutOff);
   }
 
   /** Ends every open watch with an error, as a dropped database connection would. */

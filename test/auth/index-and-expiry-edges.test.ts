@@ -15,6 +15,7 @@ import { StorageError } from '../../src/store/errors.js';
 import type { ListOptions, ListResult, Preconditions, StoredObject, StoreWatch } from '../../src/store/types.js';
 import { accessKey, newRegistry, statusOf, team } from '../registry/helpers.js';
 import { eventually } from '../support/eventually.js';
+import { interruptedWatch } from '../support/interrupted-watch.js';
 
 /** A memory store whose watches can be ended cleanly and whose deletes can meet another writer or fail (the fault is faked, not the store). */
 class EdgyStore extends MemoryStore {
@@ -28,19 +29,7 @@ class EdgyStore extends MemoryStore {
     let end: () => void = () => {};
     const ended = new Promise<IteratorResult<never>>((resolve) => (end = () => resolve({ done: true, value: undefined })));
     this.ends.push(end);
-    return {
-      stop: () => inner.stop(),
-      started: inner.started,
-      progress: () => inner.progress(),
-      async *[Symbol.asyncIterator]() {
-        const it = inner[Symbol.asyncIterator]();
-        for (;;) {
-          const next = await Promise.race([it.next(), ended]);
-          if (next.done) return;
-          yield next.value;
-        }
-      },
-    };
+    return interruptedWatch(inner, ended);
   }
 
   /** Ends every open watch as a finished iteration, without an error. */
