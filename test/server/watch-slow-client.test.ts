@@ -18,7 +18,7 @@ import { apiPrefix, buildServer } from '../../src/server/server.js';
 import type { WatchLimits } from '../../src/server/watch/watch-limits.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
-import { adminKey } from './in-process.js';
+import { adminKey, unusedAdminKeyFile } from './in-process.js';
 
 interface LogLine {
   level: number;
@@ -40,7 +40,7 @@ async function start(watchLimits: Partial<WatchLimits>): Promise<Server> {
   const logs: LogLine[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) });
   const registry = createRegistry(new CachedStore(new MemoryStore()));
-  await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null' });
+  await bootstrapAdmin(registry, { adminKey, keyFile: unusedAdminKeyFile });
   const auth = await createAuthContext(registry, logger);
   const app = await buildServer({ registry, auth, logger, maintenance: false, garbageCollector: false, watchLimits });
   // The test's own connections, closed before the server (a kept-alive one would hold its close).

@@ -1,4 +1,6 @@
 /** The HTTP server in this process on a random loopback port, for tests that reach into its store. */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { ActivityRecorder } from '../../src/auth/activity.js';
 import { bootstrapAdmin } from '../../src/auth/bootstrap.js';
@@ -23,6 +25,12 @@ import type { NotificationsOptions } from '../../src/notify/work.js';
 /** The administrator key every test server starts with. */
 import type { TokenExchangeOptions } from '../../src/federation/exchange.js';
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
+/**
+ * The key file a bootstrap given `adminKey` never writes. Not /dev/null: a mutant that drops the
+ * early return (npm run test:mutation) writes and chmods it 0600, and as root that once left
+ * /dev/null unusable for every other user of the machine (PostgreSQL's initdb).
+ */
+export const unusedAdminKeyFile = join(tmpdir(), 'teamkeys-unused-admin.key');
 export const adminHeaders = { Authorization: `Bearer ${adminKey}` };
 
 export interface InProcess {
@@ -81,7 +89,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.now ? { now: opts.now } : {}),
     ...(audit ? { onWrite: audit.observer } : {}),
   });
-  await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null', ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
+  await bootstrapAdmin(registry, { adminKey, keyFile: unusedAdminKeyFile, ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
   const auth = await createAuthContext(registry, logger, { ...(opts.failureLimit !== undefined ? { failureLimit: opts.failureLimit } : {}), ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}), ...(opts.now ? { now: opts.now } : {}) });
   const app = await buildServer({
     registry,

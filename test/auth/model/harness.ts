@@ -20,6 +20,7 @@ import { createAuthContext } from '../../../src/server/auth/auth-context.js';
 import { apiPrefix, buildServer } from '../../../src/server/server.js';
 import { MemoryStore } from '../../../src/store/backends/memory.js';
 import { opaqueRoles, teamNames, verbs, type Spec } from './world.js';
+import { unusedAdminKeyFile } from '../../support/in-process.js';
 
 const adminKey = `ModelAdmin${'a'.repeat(40)}`;
 const log = pino({ level: 'silent' });
@@ -48,7 +49,7 @@ export async function startModel(): Promise<Model> {
   let shift = 0;
   const now = () => new Date(Date.now() + advanced + shift);
   const registry = createRegistry(new MemoryStore(), { now });
-  await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null' });
+  await bootstrapAdmin(registry, { adminKey, keyFile: unusedAdminKeyFile });
   const auth = await createAuthContext(registry, log, { failureLimit: false, now });
   // The model runs the garbage collector itself, after each write (reach.ts collect).
   const app = await buildServer({ registry, auth, logger: log, maintenance: false, garbageCollector: false });

@@ -15,6 +15,7 @@ import { MemoryStore } from '../../../src/store/backends/memory.js';
 import { keySpec, teamField, teamNames, teamSpec, users, type Spec } from '../model/world.js';
 import { openWatch, type Arrived, type Watching } from '../../server/watch-client.js';
 import { History, readable, watcherAt } from './oracle.js';
+import { unusedAdminKeyFile } from '../../support/in-process.js';
 
 const adminKey = `WatchModel${'a'.repeat(40)}`;
 const keyValue = (name: string) => `Watcher${name}${'w'.repeat(40)}`.replace(/[^A-Za-z0-9]/g, 'z');
@@ -75,7 +76,7 @@ export async function playWatchers(s: WatchScenario): Promise<WatchFinding[]> {
   const store = new MemoryStore();
   const registry = createRegistry(store);
   const log = pino({ level: 'silent' });
-  await bootstrapAdmin(registry, { adminKey, keyFile: '/dev/null' });
+  await bootstrapAdmin(registry, { adminKey, keyFile: unusedAdminKeyFile });
   const auth = await createAuthContext(registry, log, { failureLimit: false });
   const app = await buildServer({ registry, auth, logger: log, maintenance: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
