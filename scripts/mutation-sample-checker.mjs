@@ -5,10 +5,7 @@
 // reason "not in the sample"; the sample's score ignores them.
 import { readFileSync } from 'node:fs';
 import { declareClassPlugin, PluginKind } from '@stryker-mutator/api/plugin';
-
-const relativeName = (fileName) => /(?:^|\/)(src\/.*)$/.exec(fileName)?.[1] ?? fileName;
-// Stryker's own mutants are 0-based (line and column), as the plan the sample was drawn from.
-const planKey = (m) => `${relativeName(m.fileName)}:${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}`;
+import { keyOf } from './mutation-keys.mjs';
 
 class SampleChecker {
   picked = new Set();
@@ -16,12 +13,13 @@ class SampleChecker {
   async init() {
     const file = process.env.STRYKER_SAMPLE;
     if (!file) throw new Error('STRYKER_SAMPLE names no sample file (see scripts/mutation-sample.mjs)');
-    for (const p of JSON.parse(readFileSync(file, 'utf8')).picked) this.picked.add(p.planKey);
+    for (const p of JSON.parse(readFileSync(file, 'utf8')).picked) this.picked.add(p.key);
   }
 
+  // Stryker's own mutants are 0-based, as the plan the sample was drawn from (see mutation-keys.mjs).
   async check(mutants) {
     return Object.fromEntries(
-      mutants.map((m) => [m.id, this.picked.has(planKey(m)) ? { status: 'passed' } : { status: 'compileError', reason: 'not in the sample' }]),
+      mutants.map((m) => [m.id, this.picked.has(keyOf(m, 1)) ? { status: 'passed' } : { status: 'compileError', reason: 'not in the sample' }]),
     );
   }
 

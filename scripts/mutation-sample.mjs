@@ -2,45 +2,28 @@
 // than there is (src/auth and src/registry: about ten hours on two cores). docs/mutation-testing.md
 // says how it is used and what it cannot tell.
 //
-//   node scripts/mutation-sample.mjs pick PLAN --seed 7 --take auth=260,registry=200 [--skip-file F]...
+//   npx tsx scripts/mutation-sample.mjs pick PLAN --seed 7 --take auth=260,registry=200 [--skip-file F]...
 //     PLAN is a run's reports/mutation/events/00001-onMutationTestingPlanReady.json (a run stopped
 //     after its dry run is enough). Writes reports/mutation/sample.json (the mutants picked) and
 //     prints the `--mutate` argument that makes Stryker test those (and any mutant nested inside
 //     one of them, which the score ignores).
-//   node scripts/mutation-sample.mjs run --seed 7 --take auth=240,registry=180,gitops=60 --statics 12
+//   npx tsx scripts/mutation-sample.mjs run --seed 7 --take auth=240,registry=180,gitops=60 --statics 12
 //     (`npm run test:mutation:sample -- ...`) all of it: a whole run stopped once its plan is written,
 //     the pick, the run of the picked mutants (STRYKER_SAMPLE: scripts/mutation-sample-checker.mjs
 //     turns the others away) and the score.
-//   node scripts/mutation-sample.mjs score EVENTS_DIR
+//   npx tsx scripts/mutation-sample.mjs score EVENTS_DIR
 //     Matches the sample run's onMutantTested events to the mutants picked and prints each folder's
 //     score with its 95% (Wilson) interval, and every survivor.
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+// The tests' generator: a seed draws the same sample again.
+import { seededRandom } from '../test/support/seeded-random.ts';
+import { fileOf, keyOf } from './mutation-keys.mjs';
 
 const samplePath = 'reports/mutation/sample.json';
 
-/** Deterministic, so a sample can be drawn again from its seed (mulberry32). */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// The path from the tree's root, wherever the run was (a sandbox, another worktree).
-const fileOf = (m) => /(?:^|\/)(src\/.*)$/.exec(m.fileName)?.[1] ?? m.fileName;
 const folderOf = (file) => file.split('/')[1];
-// The plan's locations are 0-based (line and column), the tested mutants' events 1-based: a key is
-// made from the 1-based form, so `base` is 1 for a plan's mutant and 0 for an event's.
-const keyOf = (m, base = 0) => {
-  const { start, end } = m.location;
-  return `${fileOf(m)}:${start.line + base}:${start.column + base}-${end.line + base}:${end.column + base} ${m.mutatorName} ${JSON.stringify(m.replacement)}`;
-};
 
 function options(args) {
   const out = { take: {}, skipFiles: [], seed: 1, statics: 0 };
@@ -57,7 +40,7 @@ function options(args) {
 function pick(args) {
   const o = options(args);
   const { mutantPlans } = JSON.parse(readFileSync(o.positional, 'utf8'));
-  const next = random(o.seed);
+  const next = seededRandom(o.seed);
   const byFolder = {};
   const statics = {};
   for (const p of mutantPlans) {
@@ -76,7 +59,7 @@ function pick(args) {
     for (let i = 0; i < Math.min(n, pool.length); i++) {
       const j = i + Math.floor(next() * (pool.length - i));
       [pool[i], pool[j]] = [pool[j], pool[i]];
-      picked.push({ folder, key: keyOf(pool[i], 1), planKey: keyOf(pool[i]), file: fileOf(pool[i]), location: pool[i].location });
+      picked.push({ folder, key: keyOf(pool[i], 1), file: fileOf(pool[i]), location: pool[i].location });
     }
   }
   const population = Object.fromEntries(Object.entries(byFolder).map(([f, ms]) => [f, ms.length]));
