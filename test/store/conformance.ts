@@ -195,6 +195,12 @@ export function describeStoreConformance(
       const now = await store.list<Obj>('/teams/');
       expect(now.items.map((i) => i.metadata.name)).toEqual(['a', 'b', 'bb', 'd', 'e']);
       await expectStorageError(store.list('/teams/', { revision: now.revision + 100 }), 'TooLargeResourceVersion');
+      // `after` below the prefix starts at the prefix (not before it); at or past its end gives nothing.
+      const below = await store.list<Obj>('/teams/', { limit: 2, after: '/ownedaccesskeys/k' });
+      expect(below.items.map((i) => i.metadata.name)).toEqual(['a', 'b']);
+      expect((await store.list<Obj>('/teams/', { after: '/teams/' })).items.map((i) => i.metadata.name)).toEqual(['a', 'b', 'bb', 'd', 'e']);
+      expect((await store.list<Obj>('/teams/', { after: '/teams/e' })).items).toEqual([]);
+      expect((await store.list<Obj>('/teams/', { after: '/teamsx/' })).items).toEqual([]);
     });
 
     it('scans a prefix page by page, decoding only the rows the raw prefilter accepts', async () => {

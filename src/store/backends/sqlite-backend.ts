@@ -45,6 +45,12 @@ CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL;
 CREATE INDEX IF NOT EXISTS kv_idx2 ON kv (idx2) WHERE idx2 IS NOT NULL;
 `;
 
+/** The list statement with one lower bound on the name: `>=` the prefix, or `>` the key a page ended at. */
+const listSql = (lower: '>=' | '>') => `SELECT kv.id, kv.name, kv.value FROM kv
+  WHERE kv.name ${lower} @from AND kv.name < @end AND kv.id <= @rev AND kv.deleted = 0
+    AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name AND k2.id <= @rev)
+  ORDER BY kv.name LIMIT @limit`;
+
 interface KvRow {
   id: number;
   name: string;
@@ -135,13 +141,12 @@ export class SqliteBackend implements LogBackend {
           ORDER BY kv.name`,
       ),
       // Streams keys in index order and stops at the limit: the correlated MAX keeps only the row
-      // that was current at the revision.
-      list: db.prepare<{ start: string; end: string; after: string; rev: number; limit: number }, KvRow>(
-        `SELECT kv.id, kv.name, kv.value FROM kv
-          WHERE kv.name >= @start AND kv.name < @end AND kv.name > @after AND kv.id <= @rev AND kv.deleted = 0
-            AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name AND k2.id <= @rev)
-          ORDER BY kv.name LIMIT @limit`,
-      ),
+      // that was current at the revision. One lower bound per statement: given both `name >= start`
+      // and `name > after`, SQLite starts the index range at `start` and steps over every key up to
+      // `after`, so that paging through n keys visited n²/2 rows (a million keys' cache fill spent
+      // 50 s here instead of 2.5 s).
+      list: db.prepare<{ from: string; end: string; rev: number; limit: number }, KvRow>(listSql('>=')),
+      listAfter: db.prepare<{ from: string; end: string; rev: number; limit: number }, KvRow>(listSql('>')),
       since: db.prepare<[number, number], KvRow>(
         `SELECT kv.id, kv.name, kv.created, kv.deleted, kv.prev_revision, kv.value, p.value AS prev_value
            FROM kv LEFT JOIN kv p ON p.id = kv.prev_revision AND kv.created = 0
@@ -267,8 +272,9 @@ export class SqliteBackend implements LogBackend {
   }
 
   list(start: string, end: string, after: string, revision: number, limit: number): Row[] {
-    return this.stmts.list
-      .all({ start, end, after, rev: revision, limit: limit > 0 ? limit : -1 })
+    const [stmt, from] = after >= start ? [this.stmts.listAfter, after] : [this.stmts.list, start];
+    return stmt
+      .all({ from, end, rev: revision, limit: limit > 0 ? limit : -1 })
       .map((r) => ({ key: r.name, revision: r.id, value: r.value }));
   }
 

@@ -18,14 +18,16 @@ export async function fill(
   indexers: CacheIndexers = {},
 ): Promise<{ state: CacheState; revision: number; watch: StoreWatch }> {
   const state = new CacheState(indexer, apart, indexers);
-  let revision: number | undefined;
-  let after = '';
+  const read = (after: string, revision?: number) => inner.listRows('/', { limit: fillPageSize, after, ...(revision === undefined ? {} : { revision }) });
+  let page = await read('');
+  const revision = page.revision;
   for (;;) {
-    const page = await inner.listRows('/', { limit: fillPageSize, after, ...(revision === undefined ? {} : { revision }) });
-    revision = page.revision;
+    // The next page is read (in the store's reader thread) while this one is loaded here.
+    const next = page.continueAfter === undefined ? undefined : read(page.continueAfter, revision);
+    next?.catch(() => {}); // awaited below; a failure before then is not unhandled
     for (const row of page.rows) state.load(row.key, row.value, row.revision);
-    if (page.continueAfter === undefined) break;
-    after = page.continueAfter;
+    if (!next) break;
+    page = await next;
   }
   const watch = inner.watch('/', revision);
   onWatch(watch);
