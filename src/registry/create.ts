@@ -5,6 +5,7 @@ import { decodeObject, type Decoding } from '../api/decode.js';
 import { alreadyExists, ApiError, badRequest, generateNameConflict, invalid } from '../api/errors.js';
 import { generateNamePrefixErrors } from '../api/names.js';
 import { sealSecrets, type StoredApiObject } from '../api/secrets.js';
+import { isJsonMap } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import { recordUpdate, type Operation } from '../api/fields/managed.js';
 import { keyOf, managerOf, present, timestamp, type Admit, type RegistryContext, type Writer, type WriteResult } from './context.js';
@@ -38,6 +39,9 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
   meta.uid = randomUUID();
   meta.creationTimestamp = timestamp(ctx.now());
   meta.generation = 1;
+  // A value the server generates (256 random bits) cannot be in use: no uniqueness read for it. The
+  // store's unique index still answers a collision (or a concurrent create) with the same 422.
+  const keySupplied = isJsonMap(obj.spec) && obj.spec.key !== undefined;
   ctx.model.strategy.prepareForCreate(obj);
   if (ctx.model.info.kind === 'OwnedAccessKey') recordReEnable(obj, undefined, ctx.now());
   const prefix = meta.generateName;
@@ -63,7 +67,7 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
   const prepared = (await ctx.prepareWrite?.(ctx, stored, undefined)) ?? [];
   await opts.admit?.({ verb: 'create', object: present(stored), setsKey: true });
   if (prepared.length > 0) throw invalid(ctx.gk, meta.name ?? '', prepared);
-  if (revealedKey !== undefined) await assertKeyUnused(ctx, stored, meta.name ?? '');
+  if (revealedKey !== undefined && keySupplied) await assertKeyUnused(ctx, stored, meta.name ?? '');
 
   for (let attempt = 1; ; attempt++) {
     const name = meta.name!;
