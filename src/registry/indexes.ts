@@ -62,10 +62,14 @@ export const cacheIndexers: CacheIndexers = { fields: fieldIndexes, times: timeI
 
 const nameOf = (o: StoredApiObject) => o.metadata.name!;
 
-/** Every object of the kind, read from the store a page at a time (the path without a cache). */
-async function filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiObject) => boolean): Promise<KubeObject[]> {
-  const found: KubeObject[] = [];
-  for await (const o of ctx.store.scan<StoredApiObject>(ctx.prefix, () => true)) if (keep(keyOf(ctx, nameOf(o)), o)) found.push(present(o));
+/** Every object of the kind `keep` accepts, read from the store a page at a time (the path without a cache). */
+async function* filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiObject) => boolean): AsyncGenerator<KubeObject> {
+  for await (const o of ctx.store.scan<StoredApiObject>(ctx.prefix, () => true)) if (keep(keyOf(ctx, nameOf(o)), o)) yield present(o);
+}
+
+async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const found: T[] = [];
+  for await (const item of items) found.push(item);
   return found;
 }
 
@@ -74,18 +78,32 @@ export function byField(ctx: RegistryContext, index: FieldIndexName, value: stri
   return storeCall(ctx, '', async () => {
     const cached = await ctx.store.cache?.().byField<StoredApiObject>(ctx.prefix, index, value);
     if (cached) return cached.map((o) => present(o));
-    return filtered(ctx, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value));
+    return all(filtered(ctx, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value)));
   });
 }
 
-/** The objects of the kind whose instant in the time index `index` is at or before `at` (epoch ms), in name order. */
-export function dueBy(ctx: RegistryContext, index: TimeIndexName, at: number): Promise<KubeObject[]> {
-  return storeCall(ctx, '', async () => {
-    const cached = await ctx.store.cache?.().dueBy<StoredApiObject>(ctx.prefix, index, at);
-    if (cached) return cached.map((o) => present(o));
-    return filtered(ctx, (key, o) => {
-      const t = timeIndexes[index](key, o);
-      return t !== undefined && Number.isFinite(t) && t <= at;
-    });
+/**
+ * The objects of the kind whose instant in the time index `index` is at or before `at` (epoch ms),
+ * in name order, each read as it is reached: a sweep over many keys holds one at a time.
+ */
+export async function* eachDue(ctx: RegistryContext, index: TimeIndexName, at: number): AsyncGenerator<KubeObject> {
+  const cached = await storeCall(ctx, '', async () => ctx.store.cache?.().dueBy<StoredApiObject>(ctx.prefix, index, at));
+  if (cached) {
+    for (const o of cached) yield present(o);
+    return;
+  }
+  const due = filtered(ctx, (key, o) => {
+    const t = timeIndexes[index](key, o);
+    return t !== undefined && Number.isFinite(t) && t <= at;
   });
+  for (;;) {
+    const next = await storeCall(ctx, '', () => due.next());
+    if (next.done) return;
+    yield next.value;
+  }
+}
+
+/** eachDue, all at once (for the sweeps whose due objects are few). */
+export function dueBy(ctx: RegistryContext, index: TimeIndexName, at: number): Promise<KubeObject[]> {
+  return all(eachDue(ctx, index, at));
 }

@@ -18,7 +18,7 @@ import { apply, type ApplyOptions } from './server-side-apply.js';
 import { rotate, type RotateOptions } from './rotate.js';
 import { recordKeyUse, writeServerStatus, type KeyUse, type ServerStatusOptions } from './server-status.js';
 import { InFlight } from './in-flight.js';
-import { byField, dueBy, type FieldIndexName, type TimeIndexName } from './indexes.js';
+import { byField, dueBy, eachDue, type FieldIndexName, type TimeIndexName } from './indexes.js';
 
 export interface RegistryOptions {
   /** The clock; tests pass their own to step through grace periods and TTLs. */
@@ -163,6 +163,11 @@ export class ResourceRegistry {
   /** The objects whose instant in the time index `index` (indexes.ts) is at or before `at` (epoch ms). */
   dueBy(index: TimeIndexName, at: number): Promise<KubeObject[]> {
     return dueBy(this.ctx, index, at);
+  }
+
+  /** dueBy, one object at a time: for a sweep that may reach most of the keys. */
+  eachDue(index: TimeIndexName, at: number): AsyncGenerator<KubeObject> {
+    return eachDue(this.ctx, index, at);
   }
 
   /**

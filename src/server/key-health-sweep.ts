@@ -114,61 +114,74 @@ export class KeyHealthSweep {
     const now = this.now();
     const leader = this.isLeader();
     const disabling = leader && this.opts.disableUnusedAfterMs !== undefined;
-    const keys = await this.candidates(now, disabling);
-    const health = keys.map((k) => keyHealth(k, now, this.auth.activity.lastUsed(k.metadata.name!)));
-    this.setGauges(keys, health);
-    if (leader) this.warnOfExpiry(keys, health);
-    else this.warned.clear();
-    if (disabling) await this.disableUnused(keys, health, now);
+    const counts = new Map<string, number>();
+    const inWindow = new Set<string>();
+    const unused: { key: OwnedAccessKey; health: KeyHealth }[] = [];
+    let seen = 0;
+    // One key at a time: a fleet whose keys all expire within the window (short-lived CI keys) is
+    // read whole, but never held whole, and the event loop gets a turn every thousand keys.
+    for await (const key of this.candidates(now, disabling)) {
+      const health = keyHealth(key, now, this.auth.activity.lastUsed(key.metadata.name!));
+      this.count(counts, key, health);
+      if (leader) this.warnOfExpiry(key, health, inWindow);
+      if (disabling && this.isUnused(key, health, now)) unused.push({ key, health });
+      if (++seen % 1000 === 0) await new Promise((r) => setImmediate(r));
+    }
+    this.setGauges(counts);
+    // Keys that left the window (or are gone) are forgotten; a replica that does not lead forgets all.
+    if (leader) {
+      for (const uid of [...this.warned.keys()]) if (!inWindow.has(uid)) this.warned.delete(uid);
+    } else this.warned.clear();
+    if (disabling) await this.disableUnused(unused, now);
     this.metrics.keyHealthSweep.set(now.getTime() / 1000);
   }
 
-  /** The keys this sweep may act on (see the file's comment), each once, in name order. */
-  private async candidates(now: Date, disabling: boolean): Promise<OwnedAccessKey[]> {
+  /** The keys this sweep may act on (see the file's comment), each once: by expiry, then by last use. */
+  private async *candidates(now: Date, disabling: boolean): AsyncGenerator<OwnedAccessKey> {
     const keys = this.registry.ownedaccesskeys;
     const widest = Math.max(gaugeWindows.at(-1)![1], this.warnExpiryMs);
-    const expiring = (await keys.dueBy('expiry', now.getTime() + widest)) as OwnedAccessKey[];
-    if (!disabling) return expiring;
-    const unused = (await keys.dueBy('lastUse', now.getTime() - this.opts.disableUnusedAfterMs!)) as OwnedAccessKey[];
-    const byName = new Map([...expiring, ...unused].map((k) => [k.metadata.name!, k]));
-    return [...byName.keys()].sort().map((n) => byName.get(n)!);
+    const expiring = new Set<string>();
+    for await (const k of keys.eachDue('expiry', now.getTime() + widest)) {
+      if (disabling) expiring.add(k.metadata.name!);
+      yield k as OwnedAccessKey;
+    }
+    if (!disabling) return;
+    for await (const k of keys.eachDue('lastUse', now.getTime() - this.opts.disableUnusedAfterMs!)) {
+      if (!expiring.has(k.metadata.name!)) yield k as OwnedAccessKey;
+    }
   }
 
-  private setGauges(keys: OwnedAccessKey[], health: KeyHealth[]): void {
-    const counts = new Map<string, number>();
-    const add = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
-    health.forEach((h, i) => {
-      if (keys[i]!.metadata.deletionTimestamp) return;
-      const login = String(h.login);
-      if (h.expired) return add(`expired/${login}`);
-      if (h.disabled) return;
-      for (const [within, ms] of gaugeWindows) if (expiresWithin(h, ms)) add(`${within}/${login}`);
-    });
+  /** Adds the key to the gauges' counts (expired, or expiring within each window; by Login or not). */
+  private count(counts: Map<string, number>, key: OwnedAccessKey, h: KeyHealth): void {
+    if (key.metadata.deletionTimestamp) return;
+    const add = (k: string) => void counts.set(k, (counts.get(k) ?? 0) + 1);
+    const login = String(h.login);
+    if (h.expired) return add(`expired/${login}`);
+    if (h.disabled) return;
+    for (const [within, ms] of gaugeWindows) if (expiresWithin(h, ms)) add(`${within}/${login}`);
+  }
+
+  private setGauges(counts: Map<string, number>): void {
     for (const login of ['true', 'false']) {
       this.metrics.keysExpired.set({ login }, counts.get(`expired/${login}`) ?? 0);
       for (const [within] of gaugeWindows) this.metrics.keysExpiring.set({ within, login }, counts.get(`${within}/${login}`) ?? 0);
     }
   }
 
-  /** Logs each key once as it enters the window; forgets keys that left it or are gone. */
-  private warnOfExpiry(keys: OwnedAccessKey[], health: KeyHealth[]): void {
-    const inWindow = new Set<string>();
-    health.forEach((h, i) => {
-      const key = keys[i]!;
-      if (h.disabled || key.metadata.deletionTimestamp || h.expiresAt === undefined) return;
-      if (!h.expired && !expiresWithin(h, this.warnExpiryMs)) return;
-      const uid = key.metadata.uid!;
-      inWindow.add(uid);
-      const known = this.warned.has(uid);
-      this.warned.set(uid, h.name);
-      // An expired key stays remembered (it is refused, and maintenance removes it), never warned of late.
-      if (known || h.expired) return;
-      this.log.warn(
-        { key: h.name, owner: h.owner, ...(h.type ? { type: h.type } : {}), expiresAt: isoSeconds(h.expiresAt), warnExpiry: formatSpan(this.warnExpiryMs) },
-        `access key "${h.name}" of ${h.owner} expires at ${isoSeconds(h.expiresAt)}, in ${formatSpan(h.expiresInMs!)}: rotate it or extend its ttl before it is refused`,
-      );
-    });
-    for (const uid of [...this.warned.keys()]) if (!inWindow.has(uid)) this.warned.delete(uid);
+  /** Logs the key once as it enters the window; notes it in `inWindow` while it is there. */
+  private warnOfExpiry(key: OwnedAccessKey, h: KeyHealth, inWindow: Set<string>): void {
+    if (h.disabled || key.metadata.deletionTimestamp || h.expiresAt === undefined) return;
+    if (!h.expired && !expiresWithin(h, this.warnExpiryMs)) return;
+    const uid = key.metadata.uid!;
+    inWindow.add(uid);
+    const known = this.warned.has(uid);
+    this.warned.set(uid, h.name);
+    // An expired key stays remembered (it is refused, and maintenance removes it), never warned of late.
+    if (known || h.expired) return;
+    this.log.warn(
+      { key: h.name, owner: h.owner, ...(h.type ? { type: h.type } : {}), expiresAt: isoSeconds(h.expiresAt), warnExpiry: formatSpan(this.warnExpiryMs) },
+      `access key "${h.name}" of ${h.owner} expires at ${isoSeconds(h.expiresAt)}, in ${formatSpan(h.expiresInMs!)}: rotate it or extend its ttl before it is refused`,
+    );
   }
 
   /** Whether the key works now and makes its holder a management admin (a key whose scope narrows does not count; `scope: {}` narrows nothing). */
@@ -177,45 +190,41 @@ export class KeyHealthSweep {
     return this.auth.authenticator.identityOf(key).clusterRoles.has(adminRole);
   }
 
-  /** The positions of the keys to disable as unused (not re-enabled lately, working, unused for longer than the option). */
-  private unusedOf(keys: OwnedAccessKey[], health: KeyHealth[], now: Date): Set<number> {
+  /** Whether to disable the key as unused (not re-enabled lately, working, unused for longer than the option). */
+  private isUnused(key: OwnedAccessKey, h: KeyHealth, now: Date): boolean {
     const after = this.opts.disableUnusedAfterMs!;
-    const unused = new Set<number>();
-    health.forEach((h, i) => {
-      const again = reEnabledAt(keys[i]!);
-      if (again !== undefined && now.getTime() - again <= after) return;
-      if (!h.disabled && !h.expired && !keys[i]!.metadata.deletionTimestamp && unusedFor(h, after)) unused.add(i);
-    });
-    return unused;
+    const again = reEnabledAt(key);
+    if (again !== undefined && now.getTime() - again <= after) return false;
+    return !h.disabled && !h.expired && !key.metadata.deletionTimestamp && unusedFor(h, after);
   }
 
-  private async disableUnused(candidates: OwnedAccessKey[], candidateHealth: KeyHealth[], now: Date): Promise<void> {
+  private async disableUnused(unused: { key: OwnedAccessKey; health: KeyHealth }[], now: Date): Promise<void> {
     const after = this.opts.disableUnusedAfterMs!;
-    let keys = candidates;
-    let health = candidateHealth;
-    let unused = this.unusedOf(keys, health, now);
-    if (unused.size === 0) return;
-    // The spare is the longest-lasting working admin key of all keys: read them all only when a key
-    // about to be disabled is one (rare); otherwise no spare can be among those disabled.
-    if ([...unused].some((i) => this.isWorkingAdmin(keys[i]!, now))) {
-      keys = [];
-      for await (const o of this.registry.ownedaccesskeys.scan()) keys.push(o as OwnedAccessKey);
-      health = keys.map((k) => keyHealth(k, now, this.auth.activity.lastUsed(k.metadata.name!)));
-      unused = this.unusedOf(keys, health, now);
-    }
+    if (unused.length === 0) return;
     // Never the working management-admin key that lasts longest: the one that never expires (or
     // expires last; the most recently used among equals) stays enabled, named in a warning, so an
     // administrator can always get in. Sparing the last used one regardless of expiry could keep
-    // a key that expires tomorrow and disable the one that never does.
-    const admins = keys.map((k, i) => i).filter((i) => this.isWorkingAdmin(keys[i]!, now));
-    const lasts = (i: number) => health[i]!.expiresAt ?? Infinity;
-    const longest = admins.reduce<number | undefined>((a, b) => (a === undefined || lasts(b) > lasts(a) || (lasts(b) === lasts(a) && health[b]!.lastUse > health[a]!.lastUse) ? b : a), undefined);
-    if (longest !== undefined && unused.has(longest)) {
-      const spared = longest;
-      unused.delete(spared);
-      this.log.warn({ key: health[spared]!.name, owner: health[spared]!.owner, lastUse: isoSeconds(health[spared]!.lastUse) }, `access key "${health[spared]!.name}" is unused for longer than --disable-unused-after but is the last working ${adminRole} key: left enabled`);
+    // a key that expires tomorrow and disable the one that never does. The spare is the longest
+    // of all keys: they are read (one at a time) only when a key about to be disabled is a working
+    // admin key (rare); otherwise no spare can be among those disabled.
+    let disabled = unused;
+    if (unused.some((u) => this.isWorkingAdmin(u.key, now))) {
+      const lasts = (h: KeyHealth) => h.expiresAt ?? Infinity;
+      let longest: KeyHealth | undefined;
+      for await (const o of this.registry.ownedaccesskeys.scan()) {
+        const key = o as OwnedAccessKey;
+        if (!this.isWorkingAdmin(key, now)) continue;
+        const h = keyHealth(key, now, this.auth.activity.lastUsed(key.metadata.name!));
+        if (longest === undefined || lasts(h) > lasts(longest) || (lasts(h) === lasts(longest) && h.lastUse > longest.lastUse)) longest = h;
+      }
+      const spared = longest && unused.find((u) => u.health.name === longest.name);
+      if (spared) {
+        disabled = unused.filter((u) => u !== spared);
+        const h = spared.health;
+        this.log.warn({ key: h.name, owner: h.owner, lastUse: isoSeconds(h.lastUse) }, `access key "${h.name}" is unused for longer than --disable-unused-after but is the last working ${adminRole} key: left enabled`);
+      }
     }
-    for (const i of unused) await this.asLeader(() => this.disable(keys[i]!, health[i]!, after));
+    for (const { key, health } of disabled) await this.asLeader(() => this.disable(key, health, after));
   }
 
   private async disable(key: OwnedAccessKey, h: KeyHealth, after: number): Promise<void> {

@@ -19,8 +19,11 @@ export interface CacheReads {
   setCacheIndexers(indexers: CacheIndexers): void;
   /** Objects under prefix whose value in the field index `name` is `value`, by a consistent read. */
   byField<T extends StoredObject>(prefix: string, name: string, value: string): Promise<T[] | undefined>;
-  /** Objects under prefix whose instant in the time index `name` is at or before `at` (a sweep's read). */
-  dueBy<T extends StoredObject>(prefix: string, name: string, at: number): Promise<T[] | undefined>;
+  /**
+   * Objects under prefix whose instant in the time index `name` is at or before `at` (a sweep's
+   * read), in key order, each decoded as it is reached: a sweep over many holds one at a time.
+   */
+  dueBy<T extends StoredObject>(prefix: string, name: string, at: number): Promise<Iterable<T> | undefined>;
   /** The store's one secondary index, answered with the cache's shared frozen objects and the revision read at. */
   cachedByIndex<T extends StoredObject>(prefix: string, value: string): Promise<{ items: readonly Readonly<T>[]; revision: number } | undefined>;
   /** The cached entry of a key (null: no such object), when the cache is current with the store. */

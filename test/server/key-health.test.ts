@@ -210,6 +210,30 @@ describe('key health on the server', () => {
     expect(await disabled('admin-spare')).toBe(false);
   });
 
+  it('a sweep over thousands of keys in the window reads them one at a time: the event loop gets turns during it, and every key is counted and warned of once', async () => {
+    const clock = new ManualClock(start);
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(...chunk.toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)), done()) });
+    server = await serverAt(clock, { logger: pino({ level: 'warn' }, sink), keyHealth: { warnExpiryMs: 7 * day } });
+    const keys = server.registry.ownedaccesskeys;
+    const n = 2_500;
+    for (let i = 0; i < n; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, j) => keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name: `ci-${i + j}` }, spec: { user: `ci-${i + j}`, ttl: 2 * 86_400 } }, { fieldManager: 'test' })));
+    }
+    const warnings = () => lines.filter((l) => String(l.msg).includes('expires at')).length;
+    // A request arriving during the sweep stands for this callback: before, it waited for all of it.
+    let warnedAtTurn: number | undefined;
+    setImmediate(() => (warnedAtTurn = warnings()));
+    const text = await metrics(server);
+    expect(warnings()).toBe(n);
+    expect(warnedAtTurn).toBeGreaterThan(0);
+    expect(warnedAtTurn).toBeLessThan(n);
+    expect(counts(text)).toEqual({ '1d': 0, '7d': n, '30d': n, expired: 0 });
+    expect(server.keyHealthSweep!.warnedCount).toBe(n);
+    await server.keyHealthSweep!.sweep();
+    expect(warnings()).toBe(n);
+  });
+
   it('a real teamkeys serve counts a key with a ttl of 2 days in the 7- and 30-day gauges', async () => {
     // The sweep runs at start and then every minute: the key is made, and the server started again on the same database.
     const dir = mkdtempSync(join(tmpdir(), 'teamkeys-key-health-'));

@@ -91,7 +91,7 @@ async function expectIndexesMatch(cache: CachedStore, inner: Store): Promise<voi
           const t = of(key, o);
           return t !== undefined && Number.isFinite(t) && t <= at;
         });
-        expect(await cache.dueBy(prefix, index, at), `${prefix} ${index}<=${iso(at)}`).toEqual(want.map(({ o }) => o));
+        expect([...((await cache.dueBy(prefix, index, at)) ?? [])], `${prefix} ${index}<=${iso(at)}`).toEqual(want.map(({ o }) => o));
       }
     }
   }

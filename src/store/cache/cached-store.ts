@@ -124,10 +124,19 @@ export class CachedStore implements Store, CacheReads {
   }
 
   /** The objects under prefix whose instant in the time index `name` is at or before `at`; undefined as for byField. */
-  async dueBy<T extends StoredObject>(prefix: string, name: string, at: number): Promise<T[] | undefined> {
+  async dueBy<T extends StoredObject>(prefix: string, name: string, at: number): Promise<Iterable<T> | undefined> {
     // A sweep, as scan: the cache as it is, when filled (no consistent read needed off the request path).
     if (this.gate.state !== 'Ready') return undefined;
-    return this.state.dueBy(name, prefix, prefixEnd(prefix), at).sort().map((k) => this.state.get<T>(k)!);
+    const keys = this.state.dueBy(name, prefix, prefixEnd(prefix), at).sort();
+    const cache = this;
+    // Decoded one at a time as the sweep reaches them (from the state of that moment: a key removed
+    // meanwhile is skipped), so that a sweep over a million keys never holds a million objects.
+    return (function* () {
+      for (const k of keys) {
+        const obj = cache.state.get<T>(k);
+        if (obj) yield obj;
+      }
+    })();
   }
 
   async getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]> {
