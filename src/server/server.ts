@@ -146,8 +146,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
   // A response finished while closing tells its client not to reuse the connection (see shutdown.ts).
   let closing = false;
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (closing) void reply.header('Connection', 'close');
+    done(null, payload);
   });
   app.addHook('preClose', async () => {
     closing = true;
