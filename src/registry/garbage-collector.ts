@@ -4,11 +4,13 @@
  * strips the owner reference from the dependents of an owner deleted with Orphan.
  *
  * Its first pass (and any pass after its watch had a gap, or a pass failed) reads every object
- * with an owner or being deleted. While it follows every change, a pass reads only what the
- * changes concern, as kube's graph builder does: the objects being deleted (the `lifecycle`
- * index), the dependents of each object deleted or being deleted (the `owner` index), and the
- * objects with owners written since the last pass. A team key has an owner (its Team), so a full
- * pass costs every team key; a targeted one costs what changed.
+ * with an owner or being deleted, but keeps only those that can need action: the objects being
+ * deleted, their dependents, and the objects with an owner gone (each owner looked up once). While
+ * it follows every change, a pass reads only what the changes concern, as kube's graph builder
+ * does: the objects being deleted (the `lifecycle` index), the dependents of each object deleted or
+ * being deleted (the `owner` index), and the objects with owners written since the last pass. A
+ * team key has an owner (its Team), so a full pass reads every team key (one at a time) and looks
+ * up every Team; a targeted one costs what changed.
  */
 import type { Logger } from 'pino';
 import { isLoginKey } from '../api/key-types.js';
@@ -55,6 +57,8 @@ export class GarbageCollector {
   /** Since the last pass began: uids of objects deleted, store keys of objects with owners written. */
   private goneUids = new Set<string>();
   private written = new Set<string>();
+  /** What the last pass held in memory: whether it read everything, and how many objects it kept (tests read it). */
+  lastPass = { full: false, kept: 0 };
 
   constructor(
     private readonly registry: Registry,
@@ -139,7 +143,6 @@ export class GarbageCollector {
 
   private async collect(): Promise<CollectionReport> {
     const report: CollectionReport = { deleted: [], orphaned: [], released: [] };
-    const objects = await this.concerned();
     const alive = new Map<string, Promise<boolean>>();
     const ownerAlive = (ref: OwnerReference) => {
       const id = `${ref.kind}/${ref.name}/${ref.uid}`;
@@ -149,6 +152,12 @@ export class GarbageCollector {
     };
     const apiVersion = this.registry.teams.info.apiVersion;
     const ours = (ref: { apiVersion: string; kind: string }) => ref.apiVersion === apiVersion && this.registryOf(ref.kind) !== undefined;
+    // What the last loop below may remove: an object whose owners are all ours and one of them gone.
+    const ownerGone = async (o: KubeObject) => {
+      const refs = o.metadata.ownerReferences ?? [];
+      return refs.length > 0 && refs.every(ours) && (await Promise.all(refs.map(ownerAlive))).some((a) => !a);
+    };
+    const objects = await this.concerned(ownerGone);
     const label = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
     // A reference names its owner by uid, kind and name together (as exists() reads it): a uid
     // alone would let a reference naming one object tie its dependent to another.
@@ -219,11 +228,11 @@ export class GarbageCollector {
   }
 
   /**
-   * What a pass examines: every object with an owner or being deleted on a full pass, else only
-   * what the changes since the last pass concern (see the file's comment). Only objects with owners
-   * or being deleted can need the collector.
+   * What a pass examines: on a full pass, of every object with an owner or being deleted, those
+   * that can need action; else what the changes since the last pass concern (see the file's
+   * comment). Only objects with owners or being deleted can need the collector.
    */
-  private async concerned(): Promise<KubeObject[]> {
+  private async concerned(ownerGone: (o: KubeObject) => Promise<boolean>): Promise<KubeObject[]> {
     const kinds = servedPlurals.map((p) => this.registry.byPlural(p)!);
     const full = this.full || this.state.name !== 'Following' || !this.state.watch;
     const gone = this.goneUids;
@@ -236,8 +245,8 @@ export class GarbageCollector {
       if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) byUid.set(o.metadata.uid!, o);
     };
     if (full) {
-      // The scan parses only objects whose JSON mentions either: a read of the store, not a decode of every object.
-      for (const r of kinds) for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) add(o);
+      await this.fullScan(kinds, byUid, ownerGone);
+      this.lastPass = { full, kept: byUid.size };
       return [...byUid.values()];
     }
     for (const r of kinds) for (const o of await r.byField('lifecycle', 'terminating')) add(o);
@@ -251,7 +260,26 @@ export class GarbageCollector {
     }
     const owners = [...gone, ...[...byUid.values()].filter((o) => o.metadata.deletionTimestamp).map((o) => o.metadata.uid!)];
     for (const uid of owners) for (const r of kinds) for (const o of await r.byField('owner', uid)) add(o);
+    this.lastPass = { full, kept: byUid.size };
     return [...byUid.values()];
+  }
+
+  /**
+   * A full pass's objects, without holding every owned one: first the objects being deleted (few),
+   * then, one object at a time, those being deleted, naming one of them as owner (their dependents:
+   * the first loop of collect), or with an owner gone (its last loop). Any other object would be
+   * read and left alone, and no decision reads it (a second owner is read by exists(), and only a
+   * terminating one by its object). Each scan parses only objects whose JSON mentions the field.
+   */
+  private async fullScan(kinds: ResourceRegistry[], byUid: Map<string, KubeObject>, ownerGone: (o: KubeObject) => Promise<boolean>): Promise<void> {
+    for (const r of kinds) for await (const o of r.scan(mentions('deletionTimestamp'))) if (o.metadata.deletionTimestamp) byUid.set(o.metadata.uid!, o);
+    const terminating = new Set(byUid.keys());
+    for (const r of kinds) {
+      for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) {
+        const refs = o.metadata.ownerReferences ?? [];
+        if (o.metadata.deletionTimestamp || refs.some((ref) => terminating.has(ref.uid)) || (await ownerGone(o))) byUid.set(o.metadata.uid!, o);
+      }
+    }
   }
 
   /** Whether the object an owner reference names still exists (a name lookup, then the uid). */
