@@ -4,8 +4,8 @@
  * strips the owner reference from the dependents of an owner deleted with Orphan.
  *
  * Its first pass (and any pass after its watch had a gap, or a pass failed) reads every object
- * with an owner or being deleted, but keeps only those that can need action: the objects being
- * deleted, their dependents, and the objects with an owner gone (each owner looked up once). While
+ * with an owner or being deleted, but keeps only those that can need action (gc-full-pass.ts): the
+ * objects being deleted, those with an owner gone (each owner looked up once), their dependents. While
  * it follows every change, a pass reads only what the changes concern, as kube's graph builder
  * does: the objects being deleted (the `lifecycle` index), the dependents of each object deleted or
  * being deleted (the `owner` index), and the objects with owners written since the last pass. A
@@ -18,7 +18,7 @@ import { servedPlurals } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import type { Registry } from './registry.js';
-import { mentions } from './mentions.js';
+import { actionable } from './gc-full-pass.js';
 import type { ResourceRegistry } from './resource-registry.js';
 import { lostRace } from './storage-errors.js';
 import { teamOf } from './team-binding.js';
@@ -143,21 +143,9 @@ export class GarbageCollector {
 
   private async collect(): Promise<CollectionReport> {
     const report: CollectionReport = { deleted: [], orphaned: [], released: [] };
-    const alive = new Map<string, Promise<boolean>>();
-    const ownerAlive = (ref: OwnerReference) => {
-      const id = `${ref.kind}/${ref.name}/${ref.uid}`;
-      let known = alive.get(id);
-      if (!known) alive.set(id, (known = this.exists(ref)));
-      return known;
-    };
-    const apiVersion = this.registry.teams.info.apiVersion;
-    const ours = (ref: { apiVersion: string; kind: string }) => ref.apiVersion === apiVersion && this.registryOf(ref.kind) !== undefined;
-    // What the last loop below may remove: an object whose owners are all ours and one of them gone.
-    const ownerGone = async (o: KubeObject) => {
-      const refs = o.metadata.ownerReferences ?? [];
-      return refs.length > 0 && refs.every(ours) && (await Promise.all(refs.map(ownerAlive))).some((a) => !a);
-    };
-    const objects = await this.concerned(ownerGone);
+    const objects = await this.concerned();
+    const ownerAlive = this.aliveCheck();
+    const ours = (ref: { apiVersion: string; kind: string }) => this.ours(ref);
     const label = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
     // A reference names its owner by uid, kind and name together (as exists() reads it): a uid
     // alone would let a reference naming one object tie its dependent to another.
@@ -227,12 +215,28 @@ export class GarbageCollector {
     return report;
   }
 
+  /** Whether an owner reference names a kind this server serves, so exists() can check it. */
+  private ours(ref: { apiVersion: string; kind: string }): boolean {
+    return ref.apiVersion === this.registry.teams.info.apiVersion && this.registryOf(ref.kind) !== undefined;
+  }
+
+  /** exists(), each owner looked up once (a pass's view of which owners live). */
+  private aliveCheck(): (ref: OwnerReference) => Promise<boolean> {
+    const alive = new Map<string, Promise<boolean>>();
+    return (ref) => {
+      const id = `${ref.kind}/${ref.name}/${ref.uid}`;
+      let known = alive.get(id);
+      if (!known) alive.set(id, (known = this.exists(ref)));
+      return known;
+    };
+  }
+
   /**
    * What a pass examines: on a full pass, of every object with an owner or being deleted, those
-   * that can need action; else what the changes since the last pass concern (see the file's
-   * comment). Only objects with owners or being deleted can need the collector.
+   * that can need action (gc-full-pass.ts); else what the changes since the last pass concern (see
+   * the file's comment). Only objects with owners or being deleted can need the collector.
    */
-  private async concerned(ownerGone: (o: KubeObject) => Promise<boolean>): Promise<KubeObject[]> {
+  private async concerned(): Promise<KubeObject[]> {
     const kinds = servedPlurals.map((p) => this.registry.byPlural(p)!);
     const full = this.full || this.state.name !== 'Following' || !this.state.watch;
     const gone = this.goneUids;
@@ -245,9 +249,13 @@ export class GarbageCollector {
       if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) byUid.set(o.metadata.uid!, o);
     };
     if (full) {
-      await this.fullScan(kinds, byUid, ownerGone);
-      this.lastPass = { full, kept: byUid.size };
-      return [...byUid.values()];
+      // Its own look at the owners: collect() looks again at those of the objects kept, after its
+      // own writes, as it always did (an owner it removes may leave a dependent with none).
+      const alive = this.aliveCheck();
+      const ownerGone = async (refs: OwnerReference[]) => refs.every((r) => this.ours(r)) && (await Promise.all(refs.map(alive))).some((a) => !a);
+      const objects = await actionable(kinds, ownerGone);
+      this.lastPass = { full, kept: objects.length };
+      return objects;
     }
     for (const r of kinds) for (const o of await r.byField('lifecycle', 'terminating')) add(o);
     for (const key of written) {
@@ -262,24 +270,6 @@ export class GarbageCollector {
     for (const uid of owners) for (const r of kinds) for (const o of await r.byField('owner', uid)) add(o);
     this.lastPass = { full, kept: byUid.size };
     return [...byUid.values()];
-  }
-
-  /**
-   * A full pass's objects, without holding every owned one: first the objects being deleted (few),
-   * then, one object at a time, those being deleted, naming one of them as owner (their dependents:
-   * the first loop of collect), or with an owner gone (its last loop). Any other object would be
-   * read and left alone, and no decision reads it (a second owner is read by exists(), and only a
-   * terminating one by its object). Each scan parses only objects whose JSON mentions the field.
-   */
-  private async fullScan(kinds: ResourceRegistry[], byUid: Map<string, KubeObject>, ownerGone: (o: KubeObject) => Promise<boolean>): Promise<void> {
-    for (const r of kinds) for await (const o of r.scan(mentions('deletionTimestamp'))) if (o.metadata.deletionTimestamp) byUid.set(o.metadata.uid!, o);
-    const terminating = new Set(byUid.keys());
-    for (const r of kinds) {
-      for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) {
-        const refs = o.metadata.ownerReferences ?? [];
-        if (o.metadata.deletionTimestamp || refs.some((ref) => terminating.has(ref.uid)) || (await ownerGone(o))) byUid.set(o.metadata.uid!, o);
-      }
-    }
   }
 
   /** Whether the object an owner reference names still exists (a name lookup, then the uid). */

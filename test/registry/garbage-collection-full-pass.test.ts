@@ -36,7 +36,10 @@ describe('a full garbage collection pass over many objects with live owners', ()
     await registry.teams.delete('gone');
     // Needs action: a Team deleted in the foreground, with two keys and a user key a live Team also owns.
     const { object: fg } = await registry.teams.create(team('fg'));
-    for (const k of ['fg-key-0', 'fg-key-1']) await registry.ownedaccesskeys.create({ metadata: { name: k }, spec: { team: 'fg' } });
+    const fgKeys: KubeObject[] = [];
+    for (const k of ['fg-key-0', 'fg-key-1']) fgKeys.push((await registry.ownedaccesskeys.create({ metadata: { name: k }, spec: { team: 'fg' } })).object);
+    // A key owned by one of them: the pass deletes its owner, then finds it with no owner left.
+    await registry.ownedaccesskeys.create({ metadata: { name: 'fg-grandchild', ownerReferences: [refTo(fgKeys[0]!)] }, spec: { user: 'u' } });
     await registry.ownedaccesskeys.create({ metadata: { name: 'fg-shared', ownerReferences: [refTo(fg), refTo(teams[0]!)] }, spec: { user: 'u' } });
     await registry.teams.delete('fg', { propagationPolicy: 'Foreground' });
     // Needs action: a user key deleted with Orphan, owning another user key.
@@ -49,13 +52,13 @@ describe('a full garbage collection pass over many objects with live owners', ()
     const gc = new GarbageCollector(registry, pino({ level: 'silent' }));
     const report = await gc.pass();
     expect(sorted(report)).toEqual({
-      deleted: ['OwnedAccessKey/fg-key-0', 'OwnedAccessKey/fg-key-1', 'OwnedAccessKey/gone-key'],
+      deleted: ['OwnedAccessKey/fg-grandchild', 'OwnedAccessKey/fg-key-0', 'OwnedAccessKey/fg-key-1', 'OwnedAccessKey/gone-key'],
       orphaned: ['OwnedAccessKey/fg-shared', 'OwnedAccessKey/orphan-dep'],
       released: ['OwnedAccessKey/orphan-owner', 'Team/fg'],
     });
-    // Held: the two owners being deleted, their four dependents, and the key whose Team is gone;
-    // not the 2,000 keys of live Teams (the pass before this change held all 2,007).
-    expect(gc.lastPass).toEqual({ full: true, kept: 7 });
+    // Held: the two owners being deleted, their four dependents and one of theirs, and the key whose
+    // Team is gone; not the 2,000 keys of live Teams (the pass before this change held all 2,008).
+    expect(gc.lastPass).toEqual({ full: true, kept: 8 });
 
     // Nothing is left to do, and nothing is held.
     expect(await gc.pass()).toEqual({ deleted: [], orphaned: [], released: [] });
