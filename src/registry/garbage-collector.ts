@@ -4,11 +4,13 @@
  * strips the owner reference from the dependents of an owner deleted with Orphan.
  *
  * Its first pass (and any pass after its watch had a gap, or a pass failed) reads every object
- * with an owner or being deleted. While it follows every change, a pass reads only what the
- * changes concern, as kube's graph builder does: the objects being deleted (the `lifecycle`
- * index), the dependents of each object deleted or being deleted (the `owner` index), and the
- * objects with owners written since the last pass. A team key has an owner (its Team), so a full
- * pass costs every team key; a targeted one costs what changed.
+ * with an owner or being deleted, but keeps only those that can need action (gc-full-pass.ts): the
+ * objects being deleted, those with an owner gone (each owner looked up once), their dependents. While
+ * it follows every change, a pass reads only what the changes concern, as kube's graph builder
+ * does: the objects being deleted (the `lifecycle` index), the dependents of each object deleted or
+ * being deleted (the `owner` index), and the objects with owners written since the last pass. A
+ * team key has an owner (its Team), so a full pass reads every team key (one at a time) and looks
+ * up every Team; a targeted one costs what changed.
  */
 import type { Logger } from 'pino';
 import { isLoginKey } from '../api/key-types.js';
@@ -16,7 +18,7 @@ import { servedPlurals } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
 import type { Registry } from './registry.js';
-import { mentions } from './mentions.js';
+import { actionable } from './gc-full-pass.js';
 import type { ResourceRegistry } from './resource-registry.js';
 import { lostRace } from './storage-errors.js';
 import { teamOf } from './team-binding.js';
@@ -55,6 +57,8 @@ export class GarbageCollector {
   /** Since the last pass began: uids of objects deleted, store keys of objects with owners written. */
   private goneUids = new Set<string>();
   private written = new Set<string>();
+  /** What the last pass held in memory: whether it read everything, and how many objects it kept (tests read it). */
+  lastPass = { full: false, kept: 0 };
 
   constructor(
     private readonly registry: Registry,
@@ -140,15 +144,8 @@ export class GarbageCollector {
   private async collect(): Promise<CollectionReport> {
     const report: CollectionReport = { deleted: [], orphaned: [], released: [] };
     const objects = await this.concerned();
-    const alive = new Map<string, Promise<boolean>>();
-    const ownerAlive = (ref: OwnerReference) => {
-      const id = `${ref.kind}/${ref.name}/${ref.uid}`;
-      let known = alive.get(id);
-      if (!known) alive.set(id, (known = this.exists(ref)));
-      return known;
-    };
-    const apiVersion = this.registry.teams.info.apiVersion;
-    const ours = (ref: { apiVersion: string; kind: string }) => ref.apiVersion === apiVersion && this.registryOf(ref.kind) !== undefined;
+    const ownerAlive = this.aliveCheck();
+    const ours = (ref: { apiVersion: string; kind: string }) => this.ours(ref);
     const label = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
     // A reference names its owner by uid, kind and name together (as exists() reads it): a uid
     // alone would let a reference naming one object tie its dependent to another.
@@ -218,10 +215,26 @@ export class GarbageCollector {
     return report;
   }
 
+  /** Whether an owner reference names a kind this server serves, so exists() can check it. */
+  private ours(ref: { apiVersion: string; kind: string }): boolean {
+    return ref.apiVersion === this.registry.teams.info.apiVersion && this.registryOf(ref.kind) !== undefined;
+  }
+
+  /** exists(), each owner looked up once (a pass's view of which owners live). */
+  private aliveCheck(): (ref: OwnerReference) => Promise<boolean> {
+    const alive = new Map<string, Promise<boolean>>();
+    return (ref) => {
+      const id = `${ref.kind}/${ref.name}/${ref.uid}`;
+      let known = alive.get(id);
+      if (!known) alive.set(id, (known = this.exists(ref)));
+      return known;
+    };
+  }
+
   /**
-   * What a pass examines: every object with an owner or being deleted on a full pass, else only
-   * what the changes since the last pass concern (see the file's comment). Only objects with owners
-   * or being deleted can need the collector.
+   * What a pass examines: on a full pass, of every object with an owner or being deleted, those
+   * that can need action (gc-full-pass.ts); else what the changes since the last pass concern (see
+   * the file's comment). Only objects with owners or being deleted can need the collector.
    */
   private async concerned(): Promise<KubeObject[]> {
     const kinds = servedPlurals.map((p) => this.registry.byPlural(p)!);
@@ -236,9 +249,13 @@ export class GarbageCollector {
       if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) byUid.set(o.metadata.uid!, o);
     };
     if (full) {
-      // The scan parses only objects whose JSON mentions either: a read of the store, not a decode of every object.
-      for (const r of kinds) for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) add(o);
-      return [...byUid.values()];
+      // Its own look at the owners: collect() looks again at those of the objects kept, after its
+      // own writes, as it always did (an owner it removes may leave a dependent with none).
+      const alive = this.aliveCheck();
+      const ownerGone = async (refs: OwnerReference[]) => refs.every((r) => this.ours(r)) && (await Promise.all(refs.map(alive))).some((a) => !a);
+      const objects = await actionable(kinds, ownerGone);
+      this.lastPass = { full, kept: objects.length };
+      return objects;
     }
     for (const r of kinds) for (const o of await r.byField('lifecycle', 'terminating')) add(o);
     for (const key of written) {
@@ -251,6 +268,7 @@ export class GarbageCollector {
     }
     const owners = [...gone, ...[...byUid.values()].filter((o) => o.metadata.deletionTimestamp).map((o) => o.metadata.uid!)];
     for (const uid of owners) for (const r of kinds) for (const o of await r.byField('owner', uid)) add(o);
+    this.lastPass = { full, kept: byUid.size };
     return [...byUid.values()];
   }
 
