@@ -16,6 +16,7 @@ import { keyOf, present, type RegistryContext } from './context.js';
 import { storeCall } from './storage-errors.js';
 
 const keysPrefix = '/ownedaccesskeys/';
+const requestsPrefix = '/accessrequests/';
 const isKey = (key: string) => key.startsWith(keysPrefix);
 const specOf = (obj: unknown) => ((obj as { spec?: unknown }).spec ?? {}) as OwnedAccessKeySpec;
 const metaOf = (obj: unknown) => (obj as StoredApiObject).metadata ?? {};
@@ -32,6 +33,11 @@ export const fieldIndexes = {
   },
   /** Objects of every kind by the uids their ownerReferences name: an owner's dependents. */
   owner: (_key: string, obj: unknown) => (metaOf(obj).ownerReferences ?? []).map((r) => r.uid),
+  /** AccessRequests by spec.user, whom they would give a membership: authentication reads a user's on every request. */
+  requester: (key: string, obj: unknown) => {
+    const user = key.startsWith(requestsPrefix) ? (obj as { spec?: { user?: unknown } }).spec?.user : undefined;
+    return typeof user === 'string' && user !== '' ? user : undefined;
+  },
   /** Objects being deleted (`terminating`): what the collector and the removal of due objects visit. */
   lifecycle: (_key: string, obj: unknown) => (metaOf(obj).deletionTimestamp ? 'terminating' : undefined),
 } as const;
@@ -49,6 +55,11 @@ export const timeIndexes = {
     if (!isKey(key)) return undefined;
     const recorded = ms((obj as OwnedAccessKey).status?.lastActivity);
     return Number.isFinite(recorded) ? recorded : ms(metaOf(obj).creationTimestamp);
+  },
+  /** Active AccessRequests by status.expiresAt: the requests whose end the expiry sweep records. */
+  activeUntil: (key: string, obj: unknown) => {
+    const status = key.startsWith(requestsPrefix) ? (obj as { status?: { phase?: string; expiresAt?: string } }).status : undefined;
+    return status?.phase === 'Active' ? ms(status.expiresAt) : undefined;
   },
   /** Login keys by their last identity refresh (0 when never): the identity refresher's due keys. */
   identityRefresh: (key: string, obj: unknown) => (isKey(key) && isLoginKey(obj as OwnedAccessKey) ? ms(specOf(obj).identityRefresh) || 0 : undefined),

@@ -8,7 +8,6 @@ import { expired } from '../api/access-request.js';
 import { ApiError } from '../api/errors.js';
 import type { AccessRequest } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
-import { mentions } from '../registry/mentions.js';
 import { PeriodicRunner } from '../background/periodic-runner.js';
 
 export class AccessRequestExpiry {
@@ -36,7 +35,8 @@ export class AccessRequestExpiry {
   async sweep(): Promise<string[]> {
     const r = this.registry.accessrequests;
     const ended: string[] = [];
-    for await (const obj of r.scan(mentions('Active'))) {
+    // The Active requests whose expiresAt has come, by the watch cache's time index: not every request.
+    for (const obj of await r.dueBy('activeUntil', this.now().getTime())) {
       const req = obj as AccessRequest;
       if (!expired(req, this.now())) continue;
       try {

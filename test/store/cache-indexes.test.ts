@@ -1,5 +1,6 @@
 /**
- * The watch cache's indexes (registry/indexes.ts: holder, team, owner uid, terminating; expiry,
+ * The watch cache's indexes (registry/indexes.ts: holder, team, owner uid, terminating, an
+ * AccessRequest's user; expiry, an Active AccessRequest's end,
  * last use, identity refresh) answer as the scans they replace: after every random write, and
  * after a compaction, a relist (the cache filling itself again) and a restart (a new cache over
  * the same SQLite file), each lookup through the cache's index equals the store's whole list
@@ -24,7 +25,8 @@ const uids = ['u1', 'u2', 'u3'];
 const day = 86_400_000;
 const t0 = Date.parse('2026-11-01T00:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-const keyArb = fc.tuple(fc.constantFrom('/ownedaccesskeys/', '/teams/'), fc.constantFrom(...names)).map(([p, n]) => p + n);
+const prefixes = ['/ownedaccesskeys/', '/teams/', '/accessrequests/'];
+const keyArb = fc.tuple(fc.constantFrom(...prefixes), fc.constantFrom(...names)).map(([p, n]) => p + n);
 const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 const bodyArb = fc.record({
   user: opt(fc.constantFrom(...people)),
@@ -38,6 +40,7 @@ const bodyArb = fc.record({
   refreshDay: opt(fc.integer({ min: 0, max: 30 })),
   owners: fc.subarray(uids),
   terminating: fc.boolean(),
+  phase: fc.constantFrom('Pending', 'Active', 'Expired'),
 });
 type Body = typeof bodyArb extends fc.Arbitrary<infer T> ? T : never;
 const opArb = fc.oneof(
@@ -66,16 +69,18 @@ function objectOf(key: string, b: Body): StoredObject {
       ...(b.terminating ? { deletionTimestamp: iso(t0) } : {}),
     },
     spec,
-    ...(b.activityDay !== undefined ? { status: { lastActivity: iso(t0 + b.activityDay * day) } } : {}),
+    ...(b.activityDay !== undefined || b.phase !== 'Pending'
+      ? { status: { ...(b.activityDay !== undefined ? { lastActivity: iso(t0 + b.activityDay * day) } : {}), ...(b.phase !== 'Pending' ? { phase: b.phase, expiresAt: iso(t0 + b.createdDay * day) } : {}) } }
+      : {}),
   } as StoredObject;
 }
 
 /** Every value an index could be asked for, and instants across the objects' range. */
-const fieldQueries = { holder: [...people, ''], team: teams, owner: uids, lifecycle: ['terminating'] } as const;
+const fieldQueries = { holder: [...people, ''], team: teams, owner: uids, lifecycle: ['terminating'], requester: [...people, ''] } as const;
 const instants = [-1, 0, 5, 12.5, 20, 31, 45, 80].map((d) => t0 + d * day);
 
 async function expectIndexesMatch(cache: CachedStore, inner: Store): Promise<void> {
-  for (const prefix of ['/ownedaccesskeys/', '/teams/']) {
+  for (const prefix of prefixes) {
     const all = (await inner.list(prefix)).items;
     const keyed = all.map((o) => ({ key: prefix + (o.metadata as { name: string }).name, o }));
     for (const [index, values] of Object.entries(fieldQueries)) {

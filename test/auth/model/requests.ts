@@ -199,6 +199,8 @@ export async function outlivingExpiry(m: Model, at: Date): Promise<Violation[]> 
         const l = await requests.list(opts);
         return { ...l, items: l.items.filter(liveAt(at)) };
       },
+      // How the authenticator reads a user's requests (the watch cache's index).
+      byField: async (...args: Parameters<typeof requests.byField>) => (await requests.byField(...args)).filter(liveAt(at)),
     },
   });
   const [held, due] = [await permissions(m, at, []), await permissions({ ...m, registry: view }, at, [])];
