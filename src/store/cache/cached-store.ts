@@ -44,6 +44,9 @@ export interface CachedStoreOptions {
 }
 
 
+/** Keys a scan of the cache reads between two turns of the event loop. */
+const scanTurn = 1000;
+
 export class CachedStore implements Store, CacheReads {
   private state: CacheState;
   private indexer: Indexer = () => undefined;
@@ -232,8 +235,13 @@ export class CachedStore implements Store, CacheReads {
     const state = this.state;
     // Both JSONs in one string: a match across their seam is a false positive, which callers allow.
     const mightHold = (e: Entry | undefined) => e !== undefined && mightMatch(bytesOf(e).toString());
-    const matching = [...state.range(prefix, prefixEnd(prefix), '')].filter((k) => mightHold(state.entry(k)));
-    for (const key of matching) {
+    // Key by key (a range resumes after the last key it gave when the cache changes meanwhile), with
+    // a turn of the event loop every thousand keys: a sweep over a million objects neither holds
+    // their keys nor keeps requests waiting until it is through them.
+    let seen = 0;
+    for (const key of state.range(prefix, prefixEnd(prefix), '')) {
+      if (++seen % scanTurn === 0) await new Promise((r) => setImmediate(r));
+      if (!mightHold(state.entry(key))) continue;
       const obj = state.get<T>(key);
       if (obj) yield obj;
     }
