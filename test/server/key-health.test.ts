@@ -234,6 +234,36 @@ describe('key health on the server', () => {
     expect(warnings()).toBe(n);
   });
 
+  it('the next sweep waits at least 20 times the last one took: a sweep over many keys takes at most 5% of the event loop', async () => {
+    const clock = new ManualClock(start);
+    server = await serverAt(clock, { keyHealth: { intervalMs: 60_000 } });
+    expect(server.keyHealthSweep!.nextIntervalMs).toBe(60_000);
+    const keys = server.registry.ownedaccesskeys;
+    for (let i = 0; i < 1_000; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, j) => keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name: `ci-${i + j}` }, spec: { user: `ci-${i + j}`, ttl: 2 * 86_400 } }, { fieldManager: 'test' })));
+    }
+    const began = performance.now();
+    await server.keyHealthSweep!.sweep();
+    const took = performance.now() - began;
+    // 60 s stays the interval unless the sweep's own time, times 20, is longer; never more than 20 times its wall time.
+    expect(server.keyHealthSweep!.nextIntervalMs).toBeGreaterThanOrEqual(60_000);
+    expect(server.keyHealthSweep!.nextIntervalMs).toBeLessThanOrEqual(Math.max(60_000, 20 * took));
+  });
+
+  it('a sweep whose keys take longer than the interval to judge sets the next one 20 times its own time away', async () => {
+    const clock = new ManualClock(start);
+    server = await serverAt(clock, { keyHealth: { intervalMs: 1 } });
+    const keys = server.registry.ownedaccesskeys;
+    for (let i = 0; i < 600; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, j) => keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name: `ci-${i + j}` }, spec: { user: `ci-${i + j}`, ttl: 2 * 86_400 } }, { fieldManager: 'test' })));
+    }
+    const began = performance.now();
+    await server.keyHealthSweep!.sweep();
+    const took = performance.now() - began;
+    expect(server.keyHealthSweep!.nextIntervalMs).toBeGreaterThan(1);
+    expect(server.keyHealthSweep!.nextIntervalMs).toBeLessThanOrEqual(20 * took);
+  });
+
   it('a real teamkeys serve counts a key with a ttl of 2 days in the 7- and 30-day gauges', async () => {
     // The sweep runs at start and then every minute: the key is made, and the server started again on the same database.
     const dir = mkdtempSync(join(tmpdir(), 'teamkeys-key-health-'));
