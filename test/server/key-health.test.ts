@@ -57,6 +57,20 @@ describe('key health on the server', () => {
     '30d': metric(text, 'teamkeys_access_keys_expiring', 'within="30d",login="false"'),
     expired: metric(text, 'teamkeys_access_keys_expired', 'login="false"'),
   });
+  /** `n` user keys ci-0.. with a ttl of two days, made through the registry 50 at a time. */
+  async function oneDayKeys(s: InProcess, n: number): Promise<void> {
+    const keys = s.registry.ownedaccesskeys;
+    for (let i = 0; i < n; i += 50) {
+      await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name: `ci-${i + j}` }, spec: { user: `ci-${i + j}`, ttl: 2 * 86_400 } }, { fieldManager: 'test' })));
+    }
+  }
+  /** Runs one sweep and says how long it took (ms of wall time). */
+  async function timedSweep(s: InProcess): Promise<number> {
+    const began = performance.now();
+    await s.keyHealthSweep!.sweep();
+    return performance.now() - began;
+  }
+
   /** A server on a ManualClock whose sweep runs only when the test asks (its interval is a day of real time). */
   async function serverAt(clock: ManualClock, opts: Parameters<typeof startInProcess>[0] = {}) {
     const s = await startInProcess({ now: clock.now, ...opts, keyHealth: { intervalMs: day, ...opts.keyHealth } });
@@ -215,11 +229,8 @@ describe('key health on the server', () => {
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(...chunk.toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)), done()) });
     server = await serverAt(clock, { logger: pino({ level: 'warn' }, sink), keyHealth: { warnExpiryMs: 7 * day } });
-    const keys = server.registry.ownedaccesskeys;
     const n = 2_500;
-    for (let i = 0; i < n; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, j) => keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name: `ci-${i + j}` }, spec: { user: `ci-${i + j}`, ttl: 2 * 86_400 } }, { fieldManager: 'test' })));
-    }
+    await oneDayKeys(server, n);
     const warnings = () => lines.filter((l) => String(l.msg).includes('expires at')).length;
     // A request arriving during the sweep stands for this callback: before, it waited for all of it.
     let warnedAtTurn: number | undefined;
@@ -238,13 +249,8 @@ describe('key health on the server', () => {
     const clock = new ManualClock(start);
     server = await serverAt(clock, { keyHealth: { intervalMs: 60_000 } });
     expect(server.keyHealthSweep!.nextIntervalMs).toBe(60_000);
-    const keys = server.registry.ownedaccesskeys;
-    for (let i = 0; i < 1_000; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, j) => keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name: `ci-${i + j}` }, spec: { user: `ci-${i + j}`, ttl: 2 * 86_400 } }, { fieldManager: 'test' })));
-    }
-    const began = performance.now();
-    await server.keyHealthSweep!.sweep();
-    const took = performance.now() - began;
+    await oneDayKeys(server, 1_000);
+    const took = await timedSweep(server);
     // 60 s stays the interval unless the sweep's own time, times 20, is longer; never more than 20 times its wall time.
     expect(server.keyHealthSweep!.nextIntervalMs).toBeGreaterThanOrEqual(60_000);
     expect(server.keyHealthSweep!.nextIntervalMs).toBeLessThanOrEqual(Math.max(60_000, 20 * took));
@@ -253,13 +259,8 @@ describe('key health on the server', () => {
   it('a sweep whose keys take longer than the interval to judge sets the next one 20 times its own time away', async () => {
     const clock = new ManualClock(start);
     server = await serverAt(clock, { keyHealth: { intervalMs: 1 } });
-    const keys = server.registry.ownedaccesskeys;
-    for (let i = 0; i < 600; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, j) => keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name: `ci-${i + j}` }, spec: { user: `ci-${i + j}`, ttl: 2 * 86_400 } }, { fieldManager: 'test' })));
-    }
-    const began = performance.now();
-    await server.keyHealthSweep!.sweep();
-    const took = performance.now() - began;
+    await oneDayKeys(server, 600);
+    const took = await timedSweep(server);
     expect(server.keyHealthSweep!.nextIntervalMs).toBeGreaterThan(1);
     expect(server.keyHealthSweep!.nextIntervalMs).toBeLessThanOrEqual(20 * took);
   });
