@@ -70,7 +70,6 @@ export class KeyHealthSweep {
   private readonly runner: PeriodicRunner;
   private readonly now: Clock;
   private readonly warnExpiryMs: number;
-  /** The last sweep's own time (its steps between turns of the event loop, not the turns), ms. */
   private lastActiveMs = 0;
 
   constructor(
@@ -108,6 +107,11 @@ export class KeyHealthSweep {
    */
   get nextIntervalMs(): number {
     return Math.max(this.opts.intervalMs ?? 60_000, sweepBudget * this.lastActiveMs);
+  }
+
+  /** The last sweep's own time, ms: its steps between turns of the event loop, not the turns. */
+  get lastSweepMs(): number {
+    return this.lastActiveMs;
   }
 
   /** Whether this replica logs and disables (it holds the background-work lease). */
