@@ -13,6 +13,7 @@ import { keyOf, present, type RegistryContext } from './context.js';
 import { encodeContinue } from './continue-token.js';
 import { listHead, planList, readList, type ListOptions } from './list.js';
 import { storeCall } from './storage-errors.js';
+import { PageBodies } from './page-bodies.js';
 
 /**
  * The API's JSON of a cached version (secrets dropped, resourceVersion set): the entry's own JSON
@@ -31,6 +32,7 @@ function presentedLine(store: CacheReads, entry: CachedEntry): Buffer {
 
 const parse = (json: Buffer) => JSON.parse(json.toString()) as KubeObject;
 const comma = Buffer.from(',');
+const listEnd = Buffer.from(']}\n');
 
 export interface CachedObject {
   /** The object's JSON as UTF-8 and a newline (the body as sent): shared with the cache, never to be written to. */
@@ -55,7 +57,7 @@ export async function getJson(ctx: RegistryContext, name: string): Promise<Cache
  * list() reads the store). A name-pinned field selector takes the ordinary path: one keyed read.
  * `seesAll` tells that the caller's filter passes every object, so none needs decoding.
  */
-export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll: boolean): Promise<Buffer | undefined> {
+export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll: boolean, pages?: PageBodies): Promise<Buffer | undefined> {
   const store = ctx.store.cache?.();
   if (!store) return undefined;
   const { filter, ...rest } = opts;
@@ -64,6 +66,10 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   const range = await readList(ctx, plan, () => store.cachedRange(ctx.prefix, { after: plan.after, ...(plan.revision === undefined ? {} : { revision: plan.revision }) }));
   if (!range) return undefined;
   const match = plan.selection.match;
+  // Without a selector or filter the page is the same bytes for everyone at this revision (page-bodies.ts).
+  const kept = match ? undefined : PageBodies.key(range.revision, plan.after, plan.limit);
+  const body = kept === undefined ? undefined : pages?.get(kept);
+  if (body) return body;
   // The objects' bytes, a comma before each but the first: one copy into the body, no string made.
   const parts: Buffer[] = [];
   let count = 0;
@@ -86,5 +92,9 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
     lastKey = key;
   }
   const head = JSON.stringify(listHead(ctx, range.revision, token, remaining));
-  return Buffer.concat([Buffer.from(`${head.slice(0, -1)},"items":[`), ...parts, Buffer.from(']}')]);
+  // The newline a JSON body ends in (response-conventions.ts) is written here: appended later, it
+  // would copy the whole page again.
+  const spliced = Buffer.concat([Buffer.from(`${head.slice(0, -1)},"items":[`), ...parts, listEnd]);
+  if (kept !== undefined) pages?.set(kept, spliced);
+  return spliced;
 }

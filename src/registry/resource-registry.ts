@@ -10,6 +10,7 @@ import { create, type CreateOptions } from './create.js';
 import { remove, removeDue, type DeleteOptions, type DeleteResult } from './delete.js';
 import { assertReached, list, parseResourceVersion, type ListOptions } from './list.js';
 import { getJson, listJson, type CachedObject } from './cached-reads.js';
+import { PageBodies } from './page-bodies.js';
 import { storeCall } from './storage-errors.js';
 import type { WriteObserver } from './write-observer.js';
 import { patch, update, type PatchType, type UpdateOptions } from './update.js';
@@ -36,6 +37,8 @@ export interface RegistryOptions {
 export class ResourceRegistry {
   readonly ctx: RegistryContext;
   private readonly writes: InFlight;
+  /** The last LIST bodies spliced from the cache, for readers who see every object (page-bodies.ts). */
+  private readonly pages = new PageBodies();
 
   constructor(store: Store, model: ResourceModel, opts: RegistryOptions = {}) {
     this.writes = opts.inFlight ?? new InFlight();
@@ -87,7 +90,7 @@ export class ResourceRegistry {
 
   /** LIST's JSON body spliced from the watch cache; undefined when only list() can answer. `seesAll`: the filter passes everything. */
   listJson(opts: ListOptions, seesAll: boolean): Promise<Buffer | undefined> {
-    return listJson(this.ctx, opts, seesAll);
+    return listJson(this.ctx, opts, seesAll, this.pages);
   }
 
   update(name: string, body: unknown, opts?: UpdateOptions): Promise<WriteResult> {

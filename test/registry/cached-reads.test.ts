@@ -44,7 +44,8 @@ describe('LIST and GET from the watch cache', () => {
       const unselected = !opts.labelSelector && !opts.filter && ordinary.metadata.continue !== undefined;
       expect(remainingItemCount !== undefined).toBe(unselected);
       const counted = remainingItemCount === undefined ? ordinary : { ...ordinary, metadata: { ...ordinary.metadata, remainingItemCount } };
-      expect(spliced?.toString()).toBe(JSON.stringify(counted));
+      // The body as sent: JSON and its newline (the response conventions then copy nothing).
+      expect(spliced?.toString()).toBe(`${JSON.stringify(counted)}\n`);
       next = ordinary.metadata.continue;
       pages++;
     } while (next && pages < 50);
@@ -105,7 +106,7 @@ describe('LIST and GET from the watch cache', () => {
     expect(cached?.json.toString()).not.toContain('sealed');
     expect(cached?.json.toString()).not.toContain(key);
     const spliced = await registry.ownedaccesskeys.listJson({}, true);
-    expect(spliced?.toString()).toBe(JSON.stringify(await registry.ownedaccesskeys.list({})));
+    expect(spliced?.toString()).toBe(`${JSON.stringify(await registry.ownedaccesskeys.list({}))}\n`);
     expect(spliced?.toString()).not.toContain('sha256:');
     // The stored form, sealed hash included, is still what the store layer hands out.
     expect((await store.get<StoredApiObject>('/ownedaccesskeys/k1')).sealed?.keyHash).toMatch(/^sha256:/);
