@@ -64,8 +64,14 @@ export interface KeyHealthSweepOptions {
 }
 
 export class KeyHealthSweep {
-  /** uid -> name of the keys warned of while in the window: a key that leaves it (deleted, expiry moved out) is forgotten. */
-  private readonly warned = new Map<string, string>();
+  /**
+   * uid -> the last sweep that found the key in the window, for the keys warned of while in it: a key
+   * that leaves it (deleted, expiry moved out) is forgotten after that sweep. A small integer per key,
+   * not its name or a second set of every uid per sweep: at a million keys in the window each would
+   * be tens of megabytes.
+   */
+  private readonly warned = new Map<string, number>();
+  private sweeps = 0;
   readonly name = 'key-health';
   private readonly runner: PeriodicRunner;
   private readonly now: Clock;
@@ -134,7 +140,7 @@ export class KeyHealthSweep {
     const leader = this.isLeader();
     const disabling = leader && this.opts.disableUnusedAfterMs !== undefined;
     const counts = new Map<string, number>();
-    const inWindow = new Set<string>();
+    const sweep = ++this.sweeps;
     const unused: { key: OwnedAccessKey; health: KeyHealth }[] = [];
     let seen = 0;
     let active = 0;
@@ -145,7 +151,7 @@ export class KeyHealthSweep {
     for await (const key of this.candidates(now, disabling)) {
       const health = keyHealth(key, now, this.auth.activity.lastUsed(key.metadata.name!));
       this.count(counts, key, health);
-      if (leader) this.warnOfExpiry(key, health, inWindow);
+      if (leader) this.warnOfExpiry(key, health, sweep);
       if (disabling && this.isUnused(key, health, now)) unused.push({ key, health });
       if (++seen % sweepTurn === 0) {
         active += performance.now() - stepAt;
@@ -157,7 +163,7 @@ export class KeyHealthSweep {
     this.setGauges(counts);
     // Keys that left the window (or are gone) are forgotten; a replica that does not lead forgets all.
     if (leader) {
-      for (const uid of [...this.warned.keys()]) if (!inWindow.has(uid)) this.warned.delete(uid);
+      for (const [uid, seen] of this.warned) if (seen !== sweep) this.warned.delete(uid);
     } else this.warned.clear();
     if (disabling) await this.disableUnused(unused, now);
     this.metrics.keyHealthSweep.set(now.getTime() / 1000);
@@ -195,14 +201,13 @@ export class KeyHealthSweep {
     }
   }
 
-  /** Logs the key once as it enters the window; notes it in `inWindow` while it is there. */
-  private warnOfExpiry(key: OwnedAccessKey, h: KeyHealth, inWindow: Set<string>): void {
+  /** Logs the key once as it enters the window; notes this sweep found it there. */
+  private warnOfExpiry(key: OwnedAccessKey, h: KeyHealth, sweep: number): void {
     if (h.disabled || key.metadata.deletionTimestamp || h.expiresAt === undefined) return;
     if (!h.expired && !expiresWithin(h, this.warnExpiryMs)) return;
     const uid = key.metadata.uid!;
-    inWindow.add(uid);
     const known = this.warned.has(uid);
-    this.warned.set(uid, h.name);
+    this.warned.set(uid, sweep);
     // An expired key stays remembered (it is refused, and maintenance removes it), never warned of late.
     if (known || h.expired) return;
     this.log.warn(
