@@ -4,7 +4,7 @@
  * a SHA-256 hash, the others encrypted (field-cipher.ts), and every read path drops `sealed`, so no
  * API response ever carries them and the database never holds them in plain text.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FieldCipher } from './field-cipher.js';
 import { isJsonMap, type KubeObject } from './types.js';
 
@@ -28,7 +28,8 @@ export type StoredApiObject = KubeObject & { sealed?: Sealed };
 
 const keyPath = 'spec.key';
 export function hashKey(key: string): string {
-  return `sha256:${createHash('sha256').update(key).digest('hex')}`;
+  // The one-shot hash (Node 20.12+): no Hash object per request, a third of the time.
+  return `sha256:${hash('sha256', key, 'hex')}`;
 }
 
 function parentOf(obj: Record<string, unknown>, path: string[]): Record<string, unknown> | undefined {

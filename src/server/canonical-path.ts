@@ -31,6 +31,13 @@ function splitTarget(url: string): [string, string] {
   return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q)];
 }
 
+/**
+ * A path already canonical whose segments encodeURIComponent leaves as they are: no `%`, no empty,
+ * `.` or `..` segment, no trailing slash, only unreserved characters. canonicalUrl would give it
+ * back unchanged (test/server/canonical-path.test.ts checks that against the full computation).
+ */
+const plainCanonical = /^(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9\-_.!~*'()]+)+$/;
+
 /** Where canonicalUrl leaves the path it computed, on the raw request, so the gate need not decode it again. */
 const decided = Symbol('teamkeys.canonicalPath');
 type RawRequest = { url?: string; [decided]?: string };
@@ -48,6 +55,11 @@ export function pathOf(raw: RawRequest): string | undefined {
 export function canonicalUrl(raw: RawRequest): string {
   const url = raw.url ?? '/';
   const [path, query] = splitTarget(url);
+  // Nearly every request: nothing to decode, resolve or encode; the path is its own canonical form.
+  if (plainCanonical.test(path)) {
+    raw[decided] = path;
+    return url;
+  }
   const canonical = canonicalPath(path);
   if (canonical === undefined) return url;
   raw[decided] = canonical;
