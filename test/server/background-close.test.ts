@@ -52,4 +52,45 @@ describe('closing a server whose background work does not stop', () => {
     expect(app.background.states()).toEqual({ 'key-activity': 'stopped', leader: 'stopped', 'key-health': 'stopped' });
     await registry.store.close();
   });
+
+  it('with `synced` (serve passes the watch cache fill), the lease and the key health sweep wait for it; closed before it, they never start', async () => {
+    const lines: LogLine[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as LogLine) });
+    const registry = createRegistry(new MemoryStore());
+    const auth = await createAuthContext(registry, logger);
+    let fill!: () => void;
+    const synced = new Promise<void>((r) => (fill = r));
+    let started = false;
+    const app = await buildServer({ registry, auth, logger, maintenance: false, synced: () => synced, background: [{ name: 'sync', start: () => void (started = true), stop: () => {} }] });
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      // Serving, but no lease taken and no sweep while the cache fills.
+      const res = await fetch(`http://127.0.0.1:${(app.server.address() as { port: number }).port}/healthz`);
+      expect(res.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(started).toBe(false);
+      expect(lines.some((l) => l.msg === 'acquired the background-work lease')).toBe(false);
+      expect(app.keyHealthSweep!.lastSweepMs).toBe(0);
+      fill();
+      await eventually('the leader started its work once the fill was done', () => started);
+      await eventually('the key health sweep ran', () => app.keyHealthSweep!.lastSweepMs > 0);
+    } finally {
+      await app.close();
+    }
+
+    // Closed while waiting: nothing starts after, when the fill ends.
+    const late = createRegistry(new MemoryStore());
+    let lateFill!: () => void;
+    const lateSynced = new Promise<void>((r) => (lateFill = r));
+    let lateStarted = false;
+    const closedEarly = await buildServer({ registry: late, auth: await createAuthContext(late, logger), logger, maintenance: false, synced: () => lateSynced, background: [{ name: 'sync', start: () => void (lateStarted = true), stop: () => {} }] });
+    await closedEarly.listen({ host: '127.0.0.1', port: 0 });
+    await closedEarly.close();
+    lateFill();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(lateStarted).toBe(false);
+    expect(closedEarly.keyHealthSweep!.lastSweepMs).toBe(0);
+    await registry.store.close();
+    await late.store.close();
+  });
 });

@@ -40,6 +40,8 @@ import type { ServeFlags } from './serve.js';
 
 /** Time the store and the last timers get after the connections are closed, before the process exits anyway. */
 const exitMarginMs = 10_000;
+/** How long background work waits for the watch cache's fill before starting without it. */
+const backgroundAfterFillMs = 120_000;
 
 type Tls = { cert: Buffer; key: Buffer; selfSigned: boolean } | undefined;
 
@@ -130,6 +132,9 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     logger,
     lease,
     maintenance: { expiredKeyRetentionSeconds: config.expiredKeyRetentionSeconds },
+    // The lease and the key health sweep wait for the filled cache (bounded): at a million keys the
+    // fill outlasts the wait before listening, and their first passes would read the database beside it.
+    synced: () => cached.ready(backgroundAfterFillMs),
     keyHealth: config.keyHealth,
     leakReports: { gitHubKeysUrl: config.gitHubKeysUrl },
     ...(notifications ? { notifications: { config: notifications } } : {}),

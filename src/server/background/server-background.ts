@@ -51,6 +51,12 @@ export interface BackgroundOptions {
   notifications?: NotificationsOptions;
   /** How long the close waits for each controller's stop before going on without it (default 5 s). */
   stopBoundMs?: number;
+  /**
+   * Resolves once the watch cache is filled (or its wait is over): the leader election and the key
+   * health sweep start only then, as kube's controllers wait for their informers to sync. Otherwise
+   * the first passes over a large store read it from the database while the cache fills from it.
+   */
+  synced?: () => Promise<unknown>;
 }
 
 export interface ServerBackground {
@@ -91,9 +97,33 @@ export function serverBackground(opts: BackgroundOptions, metrics: ServerMetrics
   const everyReplica: Controller[] = [
     { name: 'key-activity', start: () => opts.auth.activity.start(), stop: () => opts.auth.activity.stop() },
     // Each of the leader's work is bounded on its own (and named when late); then the lease is released.
-    { name: 'leader', start: () => leading.start(), stop: () => leading.stop(), stopBoundMs: (workCount + 1) * (opts.stopBoundMs ?? defaultStopBoundMs) },
-    ...(keyHealthSweep ? [keyHealthSweep] : []),
+    afterSync({ name: 'leader', start: () => leading.start(), stop: () => leading.stop(), stopBoundMs: (workCount + 1) * (opts.stopBoundMs ?? defaultStopBoundMs) }, opts.synced, log),
+    ...(keyHealthSweep ? [afterSync(keyHealthSweep, opts.synced, log)] : []),
   ];
   const supervisor = new Supervisor(everyReplica, log, bound);
   return { supervisor, leader, keyHealthSweep, accessRequestExpiry, notifier };
+}
+
+/**
+ * The controller, started once `synced` resolves rather than at once (not at all if stopped
+ * meanwhile). Its start is not awaited by the supervisor: the server serves while the cache fills.
+ */
+function afterSync(c: Controller, synced: (() => Promise<unknown>) | undefined, log: Logger): Controller {
+  if (!synced) return c;
+  let generation = 0;
+  return {
+    name: c.name,
+    ...(c.stopBoundMs !== undefined ? { stopBoundMs: c.stopBoundMs } : {}),
+    start: () => {
+      const mine = ++generation;
+      void synced()
+        .catch(() => undefined)
+        .then(() => (mine === generation ? c.start() : undefined))
+        .catch((err: unknown) => log.warn({ err, controller: c.name }, 'background controller could not start'));
+    },
+    stop: () => {
+      generation++;
+      return c.stop();
+    },
+  };
 }
