@@ -13,7 +13,7 @@ import { keyOf, present, type RegistryContext } from './context.js';
 import { encodeContinue } from './continue-token.js';
 import { listHead, planList, readList, type ListOptions } from './list.js';
 import { storeCall } from './storage-errors.js';
-import { PageBodies } from './page-bodies.js';
+import type { PageBodies } from './page-bodies.js';
 
 /**
  * The API's JSON of a cached version (secrets dropped, resourceVersion set): the entry's own JSON
@@ -55,7 +55,8 @@ export async function getJson(ctx: RegistryContext, name: string): Promise<Cache
 /**
  * LIST from the cache as the body's JSON (UTF-8), or undefined when the cache cannot answer it (then
  * list() reads the store). A name-pinned field selector takes the ordinary path: one keyed read.
- * `seesAll` tells that the caller's filter passes every object, so none needs decoding.
+ * `seesAll` tells that the caller's filter passes every object, so none needs decoding. The body
+ * may be one kept in `pages` and handed to others too: never to be written to.
  */
 export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll: boolean, pages?: PageBodies): Promise<Buffer | undefined> {
   const store = ctx.store.cache?.();
@@ -67,8 +68,8 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   if (!range) return undefined;
   const match = plan.selection.match;
   // Without a selector or filter the page is the same bytes for everyone at this revision (page-bodies.ts).
-  const kept = match ? undefined : PageBodies.key(range.revision, plan.after, plan.limit);
-  const body = kept === undefined ? undefined : pages?.get(kept);
+  const keep = !match ? pages : undefined;
+  const body = keep?.get(range.fill, range.revision, plan.after, plan.limit);
   if (body) return body;
   // The objects' bytes, a comma before each but the first: one copy into the body, no string made.
   const parts: Buffer[] = [];
@@ -95,6 +96,6 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   // The newline a JSON body ends in (response-conventions.ts) is written here: appended later, it
   // would copy the whole page again.
   const spliced = Buffer.concat([Buffer.from(`${head.slice(0, -1)},"items":[`), ...parts, listEnd]);
-  if (kept !== undefined) pages?.set(kept, spliced);
+  keep?.set(range.fill, range.revision, plan.after, plan.limit, spliced);
   return spliced;
 }

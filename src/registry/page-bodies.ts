@@ -4,7 +4,8 @@
  * for a reader who sees every object, is the same bytes each time it is asked at that revision:
  * a poller (the GitOps daemon's plan, a dashboard, `kubectl get -w`'s relists) asking again before
  * anything changed gets them without the page being spliced and copied again. Bounded in count
- * and bytes, oldest out first; a page too large to keep is never kept.
+ * and bytes, least recently asked out first; a page too large to keep is never kept, and the
+ * bodies of one revision only are kept: a write drops them.
  */
 
 /** Bodies kept per kind. */
@@ -14,15 +15,17 @@ const maxBytes = 8 * 1024 * 1024;
 const maxBodyBytes = 2 * 1024 * 1024;
 
 export class PageBodies {
-  /** In insertion order, which is also use order: a hit moves its body to the end. */
+  /** The cache's filled state and revision every kept body was spliced at: one at a time (see `at`). */
+  private fill: object | undefined;
+  private revision = -1;
+  /** By page start and limit, in use order: a hit moves its body to the end. */
   private readonly bodies = new Map<string, Buffer>();
   private bytes = 0;
 
-  static key(revision: number, after: string, limit: number): string {
-    return `${revision}\0${limit}\0${after}`;
-  }
-
-  get(key: string): Buffer | undefined {
+  /** The body of this page at this revision, if kept. */
+  get(fill: object, revision: number, after: string, limit: number): Buffer | undefined {
+    if (!this.at(fill, revision)) return undefined;
+    const key = `${limit}\0${after}`;
     const body = this.bodies.get(key);
     if (body === undefined) return undefined;
     this.bodies.delete(key);
@@ -30,8 +33,11 @@ export class PageBodies {
     return body;
   }
 
-  set(key: string, body: Buffer): void {
-    if (body.length > maxBodyBytes || this.bodies.has(key)) return;
+  set(fill: object, revision: number, after: string, limit: number, body: Buffer): void {
+    if (body.length > maxBodyBytes) return;
+    this.at(fill, revision);
+    const key = `${limit}\0${after}`;
+    if (this.bodies.has(key)) return;
     this.bodies.set(key, body);
     this.bytes += body.length;
     for (const [oldest, old] of this.bodies) {
@@ -39,6 +45,22 @@ export class PageBodies {
       this.bodies.delete(oldest);
       this.bytes -= old.length;
     }
+  }
+
+  /**
+   * Whether the kept bodies are of this filled state at this revision; if not, they are dropped.
+   * The cache answers only at the revision it has applied, so a body of any other can never be
+   * asked for again. The fill matters when the store's revisions went back (a restored backup, a
+   * failover to a replica behind): the cache fills again, and the same revision number then names
+   * another state.
+   */
+  private at(fill: object, revision: number): boolean {
+    if (fill === this.fill && revision === this.revision) return true;
+    this.fill = fill;
+    this.revision = revision;
+    this.bodies.clear();
+    this.bytes = 0;
+    return false;
   }
 
   /** What is kept now (tests: the bound holds). */

@@ -214,7 +214,7 @@ export class CachedStore implements Store, CacheReads {
   async cachedRange(
     prefix: string,
     opts: Pick<ListOptions, 'after' | 'revision'> = {},
-  ): Promise<{ revision: number; entries: Generator<[string, Entry]>; countAfter(key: string): number } | undefined> {
+  ): Promise<{ revision: number; fill: object; entries: Generator<[string, Entry]>; countAfter(key: string): number } | undefined> {
     if (!(await this.fresh())) return undefined;
     const revision = this.gate.applied;
     if (opts.revision !== undefined && opts.revision !== revision) return undefined;
@@ -223,7 +223,7 @@ export class CachedStore implements Store, CacheReads {
     function* entries(): Generator<[string, Entry]> {
       for (const key of keys) yield [key, state.entry(key)!];
     }
-    return { revision, entries: entries(), countAfter: (key) => state.count(prefix, prefixEnd(prefix), key) };
+    return { revision, fill: state, entries: entries(), countAfter: (key) => state.count(prefix, prefixEnd(prefix), key) };
   }
 
   async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {
