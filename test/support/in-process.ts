@@ -77,6 +77,8 @@ export interface InProcessOptions {
   notifications?: NotificationsOptions;
   /** The token exchange's options (the CA of a test's job-token issuer: test/federation/issuer.ts). */
   federation?: TokenExchangeOptions;
+  /** What the lease and the key health sweep wait for (serve passes its watch cache's fill). */
+  synced?: () => Promise<unknown>;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -104,6 +106,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.notifications ? { notifications: opts.notifications } : {}),
     ...(opts.federation || opts.now ? { federation: { ...(opts.now ? { now: opts.now } : {}), ...opts.federation } } : {}),
     ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
+    ...(opts.synced ? { synced: opts.synced } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
