@@ -35,8 +35,16 @@ export const unusedKeysManager = 'teamkeys-unused-keys';
 const adminRole = 'management-admin';
 
 const day = 86_400_000;
-/** Keys a sweep judges between two turns of the event loop. */
-const sweepTurn = 250;
+/** Keys a sweep judges in one step (about 1 ms of work), before a pause. */
+const sweepTurn = 100;
+/**
+ * The pause between steps. A pause, not only a turn of the event loop: a request takes several
+ * turns (the revision read, the writer thread's answer), and with a bare turn between steps each of
+ * its turns waited a whole step. Measured on 60,000 keys: a GET during a sweep took 11 ms with 250
+ * keys a step and a bare turn, 1.7-2 ms with 100 and a pause (1 ms beside no sweep); the sweep's own
+ * time is the same, its wall time 1.1 s instead of 0.7 s.
+ */
+const sweepPauseMs = 1;
 /** The next sweep waits at least this many times the last one's own time (at most 5% of the event loop). */
 const sweepBudget = 20;
 const gaugeWindows: [string, number][] = [['1d', day], ['7d', 7 * day], ['30d', 30 * day]];
@@ -146,8 +154,8 @@ export class KeyHealthSweep {
     let active = 0;
     let stepAt = performance.now();
     // One key at a time: a fleet whose keys all expire within the window (short-lived CI keys) is
-    // read whole, but never held whole, and the event loop gets a turn every few hundred keys (about
-    // 2 ms of decoding: a request arriving meanwhile waits that long, not the whole sweep).
+    // read whole, but never held whole, and the sweep pauses every hundred keys (about 1 ms of
+    // decoding: a request's turn of the event loop waits at most that long, not the whole sweep).
     for await (const key of this.candidates(now, disabling)) {
       const health = keyHealth(key, now, this.auth.activity.lastUsed(key.metadata.name!));
       this.count(counts, key, health);
@@ -155,7 +163,7 @@ export class KeyHealthSweep {
       if (disabling && this.isUnused(key, health, now)) unused.push({ key, health });
       if (++seen % sweepTurn === 0) {
         active += performance.now() - stepAt;
-        await new Promise((r) => setImmediate(r));
+        await new Promise((r) => setTimeout(r, sweepPauseMs));
         stepAt = performance.now();
       }
     }

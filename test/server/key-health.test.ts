@@ -64,6 +64,14 @@ describe('key health on the server', () => {
       await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => keys.create({ apiVersion: keys.info.apiVersion, kind: 'OwnedAccessKey', metadata: { name: `ci-${i + j}` }, spec: { user: `ci-${i + j}`, ttl: 2 * 86_400 } }, { fieldManager: 'test' })));
     }
   }
+  /** A server with n one-day keys, all inside a 7-day warning window; counts the warnings it has logged. */
+  async function warnedOneDayKeys(n: number): Promise<() => number> {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(...chunk.toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)), done()) });
+    server = await serverAt(new ManualClock(start), { logger: pino({ level: 'warn' }, sink), keyHealth: { warnExpiryMs: 7 * day } });
+    await oneDayKeys(server, n);
+    return () => lines.filter((l) => String(l.msg).includes('expires at')).length;
+  }
   /** A server on a ManualClock whose sweep runs only when the test asks (its interval is a day of real time). */
   async function serverAt(clock: ManualClock, opts: Parameters<typeof startInProcess>[0] = {}) {
     const s = await startInProcess({ now: clock.now, ...opts, keyHealth: { intervalMs: day, ...opts.keyHealth } });
@@ -218,24 +226,40 @@ describe('key health on the server', () => {
   });
 
   it('a sweep over thousands of keys in the window reads them one at a time: the event loop gets turns during it, and every key is counted and warned of once', async () => {
-    const clock = new ManualClock(start);
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(...chunk.toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)), done()) });
-    server = await serverAt(clock, { logger: pino({ level: 'warn' }, sink), keyHealth: { warnExpiryMs: 7 * day } });
     const n = 2_500;
-    await oneDayKeys(server, n);
-    const warnings = () => lines.filter((l) => String(l.msg).includes('expires at')).length;
+    const warnings = await warnedOneDayKeys(n);
+    const s = server!;
     // A request arriving during the sweep stands for this callback: before, it waited for all of it.
     let warnedAtTurn: number | undefined;
     setImmediate(() => (warnedAtTurn = warnings()));
-    const text = await metrics(server);
+    const text = await metrics(s);
     expect(warnings()).toBe(n);
     expect(warnedAtTurn).toBeGreaterThan(0);
     expect(warnedAtTurn).toBeLessThan(n);
     expect(counts(text)).toEqual({ '1d': 0, '7d': n, '30d': n, expired: 0 });
-    expect(server.keyHealthSweep!.warnedCount).toBe(n);
-    await server.keyHealthSweep!.sweep();
+    expect(s.keyHealthSweep!.warnedCount).toBe(n);
+    await s.keyHealthSweep!.sweep();
     expect(warnings()).toBe(n);
+  });
+
+  it("a request's several turns of the event loop go on between two steps of a sweep, not one turn per step: the sweep pauses between steps", async () => {
+    const n = 3_000;
+    const warnings = await warnedOneDayKeys(n);
+    const s = server!;
+    const sweeping = s.keyHealthSweep!.sweep();
+    await new Promise<void>((resolve) => {
+      const check = () => (warnings() > 0 ? resolve() : setImmediate(check));
+      check();
+    });
+    // A request during the sweep stands for these five turns (the revision read, the writer thread's answer...).
+    const before = warnings();
+    for (let turn = 0; turn < 5; turn++) await new Promise((r) => setImmediate(r));
+    const meanwhile = warnings() - before;
+    await sweeping;
+    expect(warnings()).toBe(n);
+    // A step is 100 keys: at most a step or two ran meanwhile. With a bare turn between steps, one
+    // step ran per turn of the request (five steps of 250 keys before this change).
+    expect(meanwhile).toBeLessThan(300);
   });
 
   it('the next sweep waits at least 20 times the last one took: a sweep over many keys takes at most 5% of the event loop', async () => {
