@@ -72,6 +72,12 @@ describe('key health on the server', () => {
     await oneDayKeys(server, n);
     return () => lines.filter((l) => String(l.msg).includes('expires at')).length;
   }
+  /** Resolves at the first turn of the event loop after a sweep has warned of a key. */
+  const firstWarned = (warnings: () => number) =>
+    new Promise<void>((resolve) => {
+      const check = () => (warnings() > 0 ? resolve() : setImmediate(check));
+      check();
+    });
   /** A server on a ManualClock whose sweep runs only when the test asks (its interval is a day of real time). */
   async function serverAt(clock: ManualClock, opts: Parameters<typeof startInProcess>[0] = {}) {
     const s = await startInProcess({ now: clock.now, ...opts, keyHealth: { intervalMs: day, ...opts.keyHealth } });
@@ -247,10 +253,7 @@ describe('key health on the server', () => {
     const warnings = await warnedOneDayKeys(n);
     const s = server!;
     const sweeping = s.keyHealthSweep!.sweep();
-    await new Promise<void>((resolve) => {
-      const check = () => (warnings() > 0 ? resolve() : setImmediate(check));
-      check();
-    });
+    await firstWarned(warnings);
     // A request during the sweep stands for these five turns (the revision read, the writer thread's answer...).
     const before = warnings();
     for (let turn = 0; turn < 5; turn++) await new Promise((r) => setImmediate(r));
@@ -260,6 +263,19 @@ describe('key health on the server', () => {
     // A step is 100 keys: at most a step or two ran meanwhile. With a bare turn between steps, one
     // step ran per turn of the request (five steps of 250 keys before this change).
     expect(meanwhile).toBeLessThan(300);
+  });
+
+  it('a stop during a long sweep does not wait for the rest of it: the sweep ends at its next pause', async () => {
+    const n = 3_000;
+    const warnings = await warnedOneDayKeys(n);
+    const s = server!;
+    const sweeping = s.keyHealthSweep!.sweep();
+    await firstWarned(warnings);
+    await s.keyHealthSweep!.stop();
+    await sweeping;
+    // Stopped after its first steps, not after all 3,000 keys.
+    expect(warnings()).toBeLessThan(n);
+    expect(warnings()).toBeGreaterThan(0);
   });
 
   it('the next sweep waits at least 20 times the last one took: a sweep over many keys takes at most 5% of the event loop', async () => {

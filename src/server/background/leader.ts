@@ -118,6 +118,9 @@ export class Leader {
       this.log.warn({ err, failedAttempts: failures + 1 }, 'could not try the background-work lease; retrying');
       return this.retry(failures + 1);
     }
+    // Stopped while asking (the server closing): a lease taken meanwhile is given back, not kept
+    // renewed until the process exits while the other replicas wait out its ttl.
+    if (this.current().name === 'Stopped') return void (await this.lease.release().catch(() => {}));
     if (this.current().name !== 'Trying') return;
     const fence = this.fence();
     const leading: LeaderState = { name: 'Leading', fence };
