@@ -14,6 +14,9 @@ const maxBodies = 8;
 const maxBytes = 8 * 1024 * 1024;
 const maxBodyBytes = 2 * 1024 * 1024;
 
+/** A page within one revision: its limit (a number, so the first NUL ends it) and where it starts. */
+const pageKey = (after: string, limit: number) => `${limit}\0${after}`;
+
 export class PageBodies {
   /** The cache's filled state and revision every kept body was spliced at: one at a time (see `at`). */
   private fill: object | undefined;
@@ -25,7 +28,7 @@ export class PageBodies {
   /** The body of this page at this revision, if kept. */
   get(fill: object, revision: number, after: string, limit: number): Buffer | undefined {
     if (!this.at(fill, revision)) return undefined;
-    const key = `${limit}\0${after}`;
+    const key = pageKey(after, limit);
     const body = this.bodies.get(key);
     if (body === undefined) return undefined;
     this.bodies.delete(key);
@@ -36,7 +39,7 @@ export class PageBodies {
   set(fill: object, revision: number, after: string, limit: number, body: Buffer): void {
     if (body.length > maxBodyBytes) return;
     this.at(fill, revision);
-    const key = `${limit}\0${after}`;
+    const key = pageKey(after, limit);
     if (this.bodies.has(key)) return;
     this.bodies.set(key, body);
     this.bytes += body.length;

@@ -13,6 +13,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { auditApiVersion, type AuditEvent } from '../../src/api/audit-event.js';
 import { mintLoginKey } from '../../src/signin/mint.js';
+import type { KeyHealthSweep } from '../../src/server/key-health-sweep.js';
 import { apiPrefix } from '../../src/server/server.js';
 import { ManualClock, day, hour } from '../support/clock.js';
 import { startInProcess, type InProcess } from './in-process.js';
@@ -72,12 +73,17 @@ describe('key health on the server', () => {
     await oneDayKeys(server, n);
     return () => lines.filter((l) => String(l.msg).includes('expires at')).length;
   }
-  /** Resolves at the first turn of the event loop after a sweep has warned of a key. */
-  const firstWarned = (warnings: () => number) =>
-    new Promise<void>((resolve) => {
+  /** A sweep over n warned one-day keys, under way: resolves at the first turn after it warned of a key. */
+  async function sweepUnderWay(n: number): Promise<{ warnings: () => number; sweep: KeyHealthSweep; sweeping: Promise<void> }> {
+    const warnings = await warnedOneDayKeys(n);
+    const sweep = server!.keyHealthSweep!;
+    const sweeping = sweep.sweep();
+    await new Promise<void>((resolve) => {
       const check = () => (warnings() > 0 ? resolve() : setImmediate(check));
       check();
     });
+    return { warnings, sweep, sweeping };
+  }
   /** A server on a ManualClock whose sweep runs only when the test asks (its interval is a day of real time). */
   async function serverAt(clock: ManualClock, opts: Parameters<typeof startInProcess>[0] = {}) {
     const s = await startInProcess({ now: clock.now, ...opts, keyHealth: { intervalMs: day, ...opts.keyHealth } });
@@ -250,10 +256,7 @@ describe('key health on the server', () => {
 
   it("a request's several turns of the event loop go on between two steps of a sweep, not one turn per step: the sweep pauses between steps", async () => {
     const n = 3_000;
-    const warnings = await warnedOneDayKeys(n);
-    const s = server!;
-    const sweeping = s.keyHealthSweep!.sweep();
-    await firstWarned(warnings);
+    const { warnings, sweep, sweeping } = await sweepUnderWay(n);
     // A request during the sweep stands for these five turns (the revision read, the writer thread's answer...).
     const before = warnings();
     for (let turn = 0; turn < 5; turn++) await new Promise((r) => setImmediate(r));
@@ -267,11 +270,8 @@ describe('key health on the server', () => {
 
   it('a stop during a long sweep does not wait for the rest of it: the sweep ends at its next pause', async () => {
     const n = 3_000;
-    const warnings = await warnedOneDayKeys(n);
-    const s = server!;
-    const sweeping = s.keyHealthSweep!.sweep();
-    await firstWarned(warnings);
-    await s.keyHealthSweep!.stop();
+    const { warnings, sweep, sweeping } = await sweepUnderWay(n);
+    await sweep.stop();
     await sweeping;
     // Stopped after its first steps, not after all 3,000 keys.
     expect(warnings()).toBeLessThan(n);
