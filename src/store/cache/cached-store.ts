@@ -26,6 +26,7 @@ import { deepFreeze, fill } from './fill.js';
 import type { CacheIndexers } from './field-index.js';
 import { RevisionGate } from './revision-gate.js';
 import type { CacheReads } from '../cache-reads.js';
+import { Pace } from '../../background/pace.js';
 
 /** What the cache needs of the store beyond Store: pages of stored rows with their keys (LogStore). */
 export type CacheableStore = Store & Pick<LogStore, 'listRows'> & { notifyWatchers?(): void };
@@ -44,8 +45,12 @@ export interface CachedStoreOptions {
 }
 
 
-/** Keys a scan of the cache reads between two turns of the event loop. */
-const scanTurn = 1000;
+/**
+ * A scan's step (background/pace.ts): a key looked at and passed over (its JSON searched) counts
+ * 1, a key decoded and given to the caller, who works on it, 10; about a millisecond of work.
+ */
+const scanStep = 1000;
+const givenWeight = 10;
 
 export class CachedStore implements Store, CacheReads {
   private state: CacheState;
@@ -235,15 +240,14 @@ export class CachedStore implements Store, CacheReads {
     const state = this.state;
     // Both JSONs in one string: a match across their seam is a false positive, which callers allow.
     const mightHold = (e: Entry | undefined) => e !== undefined && mightMatch(bytesOf(e).toString());
-    // Key by key (a range resumes after the last key it gave when the cache changes meanwhile), with
-    // a turn of the event loop every thousand keys: a sweep over a million objects neither holds
-    // their keys nor keeps requests waiting until it is through them.
-    let seen = 0;
+    // Key by key (a range resumes after the last key it gave when the cache changes meanwhile), in
+    // steps with pauses between them: a sweep over a million objects neither holds their keys nor
+    // keeps requests waiting until it is through them.
+    const pace = new Pace(scanStep);
     for (const key of state.range(prefix, prefixEnd(prefix), '')) {
-      if (++seen % scanTurn === 0) await new Promise((r) => setImmediate(r));
-      if (!mightHold(state.entry(key))) continue;
-      const obj = state.get<T>(key);
+      const obj = mightHold(state.entry(key)) ? state.get<T>(key) : undefined;
       if (obj) yield obj;
+      if (pace.counted(obj ? givenWeight : 1)) await pace.pause();
     }
   }
 
