@@ -54,11 +54,16 @@ export function ownerOf(key: OwnedAccessKey): string {
 export function keyHealth(key: OwnedAccessKey, now: Date, lastUseMs?: number): KeyHealth {
   const nowMs = now.getTime();
   const recorded = parse(key.status?.lastActivity);
-  const used = Math.max(recorded ?? -Infinity, lastUseMs ?? -Infinity);
+  const createdAt = parse(key.metadata.creationTimestamp);
+  // A use remembered from before the key was created is another key's: one of the same name,
+  // deleted and made again while the activity recorder was not following deletions. Counted, it
+  // would make a new key "unused for" longer than it has existed, and disable it at once.
+  const remembered = lastUseMs !== undefined && (createdAt === undefined || lastUseMs >= createdAt) ? lastUseMs : undefined;
+  const used = Math.max(recorded ?? -Infinity, remembered ?? -Infinity);
   const neverUsed = !Number.isFinite(used);
-  const created = parse(key.metadata.creationTimestamp) ?? nowMs;
+  const created = createdAt ?? nowMs;
   const lastUse = neverUsed ? created : used;
-  const expires = expiryOf(key, lastUseMs);
+  const expires = expiryOf(key, remembered);
   return {
     name: key.metadata.name ?? '',
     owner: ownerOf(key),

@@ -37,6 +37,14 @@ describe('key health', () => {
     expect([inMemory.neverUsed, inMemory.unusedForMs]).toEqual([false, day - hour]);
   });
 
+  it('a use remembered from before the key was created is not its own (an earlier key of the same name)', () => {
+    // Found by test/notify/sweep-candidates.test.ts: the stale use made a key created a day ago "unused for" 91 days.
+    const made = keyHealth(key({}), at(day), at(-90 * day).getTime());
+    expect([made.neverUsed, made.lastUse, made.unusedForMs, unusedFor(made, 90 * day)]).toEqual([true, Date.parse(created), day, false]);
+    const recordedToo = keyHealth(key({}, { lastActivity: '2026-08-01T12:00:00Z' }), at(day), at(-90 * day).getTime());
+    expect([recordedToo.neverUsed, recordedToo.unusedForMs]).toEqual([false, day / 2]);
+  });
+
   it('ttlAfterLastActivity counts from the last use; owner names user, team or subject', () => {
     const h = keyHealth(key({ ttl: 86_400, ttlAfterLastActivity: true }, { lastActivity: '2026-08-05T00:00:00Z' }), at(5 * day));
     expect(h.expiresAt).toBe(Date.parse('2026-08-06T00:00:00Z'));
