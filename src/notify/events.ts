@@ -10,13 +10,11 @@ import { reEnabledAtAnnotation } from '../api/re-enable.js';
 import { expiresWithin, isoSeconds, ownerOf, type KeyHealth } from '../auth/key-health.js';
 import { annotations } from '../gitops/plan/annotations.js';
 import { parseSecretTarget } from '../gitops/keys/sinks.js';
-import { disabledReasonAnnotation } from '../server/key-health-sweep.js';
+import { awaitsConfirmation, disabledReason, pendingDelivery } from '../api/key-notices.js';
 import type { NotificationEvent } from './config.js';
 
 /** The reason revocation (POST /auth/revoke, the GitHub secret-scanning endpoint) disables a leaked key with. */
 export const reportedLeakedReason = 'reported-leaked';
-/** The annotation the issue names; read as well, should a writer spell it so. */
-const otherReasonAnnotation = 'teamkeys.dev/disabled-reason';
 /** How long a rotation may await confirmation, or a delivery stay pending, before it counts as failed. */
 export const defaultFailureGraceMs = 15 * 60_000;
 
@@ -66,8 +64,8 @@ export function immediateEvents(key: OwnedAccessKey, now: Date, opts: Pick<Event
   const ref = keyRef(key);
   const notes = key.metadata.annotations ?? {};
   const out: KeyEvent[] = [];
-  const reason = notes[disabledReasonAnnotation] ?? notes[otherReasonAnnotation];
-  if (key.spec?.disabled && reason) {
+  const reason = disabledReason(key);
+  if (reason !== undefined) {
     // A re-enable moves re-enabled-at, so a key disabled again for the same reason is a new event.
     const occurrence = `${reason}|${notes[reEnabledAtAnnotation] ?? ''}`;
     const leaked = reason === reportedLeakedReason || reason.startsWith(`${reportedLeakedReason}:`) || reason.startsWith(`${reportedLeakedReason} `);
@@ -75,11 +73,11 @@ export function immediateEvents(key: OwnedAccessKey, now: Date, opts: Pick<Event
   }
   const grace = opts.failureGraceMs ?? defaultFailureGraceMs;
   const rotation = key.status?.rotation;
-  if (rotation?.awaitingConfirmation && now.getTime() - ms(rotation.rotatedAt) > grace) {
+  if (rotation && awaitsConfirmation(key) && now.getTime() - ms(rotation.rotatedAt) > grace) {
     out.push({ event: 'RotationFailed', key: ref, occurrence: rotation.rotatedAt!, detail: `rotated at ${rotation.rotatedAt} and not confirmed since: the new value was not delivered`, at: rotation.rotatedAt! });
   }
-  const delivered = notes[annotations.keyDelivered];
-  if (delivered?.startsWith('pending:')) {
+  const delivered = pendingDelivery(key);
+  if (delivered !== undefined) {
     // The mark is written before the value is made and replaced once it arrived: still there after
     // the grace, the delivery failed. The last write's time says since when.
     const since = Math.max(...(key.metadata.managedFields ?? []).map((f) => ms(f.time ?? undefined)).filter(Number.isFinite), ms(key.metadata.creationTimestamp ?? undefined));

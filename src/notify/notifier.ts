@@ -1,21 +1,20 @@
 /**
  * The notifier: background work of the replica holding the lease (leader.ts), so one replica
  * notices, stores and sends, fenced. It follows the access keys through a store watch, so a key
- * disabled (reported leaked, or unused) on any replica is sent at once, and sweeps every key once
- * a minute (and on taking the lease) for the warnings of the daily digest, the retries that are
- * due, and what a new leader must catch up on. Events come from the store's state (events.ts), so
+ * disabled (reported leaked, or unused) on any replica is sent at once, and sweeps once a minute
+ * (and on taking the lease) the keys that can have something to say, found by index, for the
+ * warnings of the daily digest, the retries that are due, and what a new leader must catch up on. Events come from the store's state (events.ts), so
  * nothing else calls the notifier; the outbox (outbox.ts) stores each message once, and what is
  * stored is sent until delivered or given up.
  *
  * One pass at a time: a pass asked for while one runs follows it.
  */
 import type { Logger } from 'pino';
-import type { OwnedAccessKey } from '../api/types.js';
+import type { KubeObject, OwnedAccessKey } from '../api/types.js';
 import { defaultWarnExpiryMs, keyHealth } from '../auth/key-health.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Registry } from '../registry/registry.js';
-import { mentions } from '../registry/mentions.js';
-import { annotations } from '../gitops/plan/annotations.js';
+import { mayNotifyValue } from '../registry/indexes.js';
 import type { StoreWatch } from '../store/types.js';
 import type { NotificationConfig, Receiver } from './config.js';
 import { immediateEvents, warningEvents, type KeyEvent } from './events.js';
@@ -25,6 +24,7 @@ import { digestRecordName, eventRecordName, Outbox, type OutboxRecord } from './
 import { receiversOf } from './routing.js';
 import { Dispatcher } from './dispatch.js';
 import { PeriodicRunner } from '../background/periodic-runner.js';
+import { Pace } from '../background/pace.js';
 
 export interface NotifierOptions {
   config: NotificationConfig;
@@ -44,6 +44,9 @@ export interface NotifierOptions {
 }
 
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+/** Keys a sweep reads in one step before a pause (background/pace.ts). */
+const sweepStep = 100;
+const byKeyName = (events: KeyEvent[]) => events.sort((a, b) => (a.key.name < b.key.name ? -1 : a.key.name > b.key.name ? 1 : 0));
 const dayMs = 86_400_000;
 
 export class Notifier {
@@ -58,6 +61,7 @@ export class Notifier {
   private generation = 0;
   /** Keys changed since the last pass that have something to say now, by store key (the latest version). */
   private readonly changed = new Map<string, OwnedAccessKey>();
+  private readonly warnExpiryMs: number;
   private sweepWanted = false;
 
   constructor(
@@ -69,6 +73,7 @@ export class Notifier {
   ) {
     this.outbox = new Outbox(registry.store);
     this.now = opts.now ?? systemClock;
+    this.warnExpiryMs = opts.warnExpiryMs ?? defaultWarnExpiryMs;
     this.receivers = new Map(opts.config.receivers.map((r) => [r.name, r]));
     this.dispatcher = new Dispatcher(this.outbox, this.receivers, metrics, log, opts);
     this.runner = new PeriodicRunner({
@@ -110,7 +115,7 @@ export class Notifier {
     await this.runner.run();
   }
 
-  /** A sweep when one is wanted (it reads every key, the changed ones too), else the changed keys alone. */
+  /** A sweep when one is wanted (it reads every key that can have an event, the changed ones too), else the changed keys alone. */
   private async pass(): Promise<void> {
     const keys = [...this.changed.values()];
     this.changed.clear();
@@ -152,22 +157,60 @@ export class Notifier {
 
   private async sweep(): Promise<void> {
     const now = this.now();
-    const options = { warnExpiryMs: this.opts.warnExpiryMs ?? defaultWarnExpiryMs, ...this.opts };
-    const immediate: KeyEvent[] = [];
-    const warnings: KeyEvent[] = [];
-    // Without the unused-key rule only keys that say something are read: a ttl, a disable, a rotation, a delivery mark.
-    const says = this.opts.disableUnusedAfterMs === undefined ? mentions('ttl', 'disabled', 'rotation', annotations.keyDelivered) : undefined;
-    for await (const o of this.registry.ownedaccesskeys.scan(says)) {
-      const key = o as OwnedAccessKey;
-      immediate.push(...immediateEvents(key, now, this.opts));
-      warnings.push(...warningEvents(key, keyHealth(key, now, this.lastUsed(key.metadata.name!)), now, options));
-    }
+    const found = await this.events(now);
+    if (!found) return;
+    const { immediate, warnings } = found;
     const records = await this.outbox.all();
     const known = new Set(records.map((r) => `${r.receiver}/${r.metadata.name}`));
     const sources = await this.enqueue(immediate, known, now);
     await this.digest(warnings, records, now);
-    await this.collect(records, sources, now, options.warnExpiryMs);
+    await this.collect(records, sources, now, this.warnExpiryMs);
     await this.dispatcher.deliverDue(now, () => !this.active);
+  }
+
+  /**
+   * What a sweep at `now` finds: each key's events to send at once and its warnings for the
+   * digest, in key order, as a walk over every key would find them. Undefined when stopped meanwhile.
+   */
+  async events(now: Date): Promise<{ immediate: KeyEvent[]; warnings: KeyEvent[] } | undefined> {
+    const options = { ...this.opts, warnExpiryMs: this.warnExpiryMs };
+    const immediate: KeyEvent[] = [];
+    const warnings: KeyEvent[] = [];
+    const pace = new Pace(sweepStep);
+    for await (const key of this.candidates(now, options)) {
+      immediate.push(...immediateEvents(key, now, this.opts));
+      warnings.push(...warningEvents(key, keyHealth(key, now, this.lastUsed(key.metadata.name!)), now, options));
+      if (pace.counted()) {
+        await pace.pause();
+        // A stop (the lease lost, the server closing) does not wait for the rest of a long sweep.
+        if (this.runner.stopping) return undefined;
+      }
+    }
+    // The candidates come by index, not in key order: put the events back in it.
+    return { immediate: byKeyName(immediate), warnings: byKeyName(warnings) };
+  }
+
+  /**
+   * The keys that can have an event now, each once, read through the watch cache's indexes rather
+   * than by a walk over every key: those that may notify at once (api/key-notices.ts), those whose
+   * stored expiry falls within the warning window, and, with the unused-key rule, those whose stored
+   * last use would disable them within it. A use known only in memory moves a key's expiry and its
+   * disabling later, never earlier, so every key with a warning is among these
+   * (test/notify/sweep-candidates.test.ts holds the sweep to the walk it replaces).
+   */
+  private async *candidates(now: Date, opts: { warnExpiryMs: number; disableUnusedAfterMs?: number }): AsyncGenerator<OwnedAccessKey> {
+    const keys = this.registry.ownedaccesskeys;
+    const seen = new Set<string>();
+    const first = (k: KubeObject) => {
+      if (seen.has(k.metadata.name!)) return false;
+      seen.add(k.metadata.name!);
+      return true;
+    };
+    for (const k of await keys.byField('notice', mayNotifyValue)) if (first(k)) yield k as OwnedAccessKey;
+    for await (const k of keys.eachDue('expiry', now.getTime() + opts.warnExpiryMs)) if (first(k)) yield k as OwnedAccessKey;
+    const after = opts.disableUnusedAfterMs;
+    if (after === undefined) return;
+    for await (const k of keys.eachDue('lastUse', now.getTime() + opts.warnExpiryMs - after)) if (first(k)) yield k as OwnedAccessKey;
   }
 
   private record(receiver: string, name: string, now: Date, message: OutboxRecord['message'], extra: Partial<OutboxRecord> = {}): OutboxRecord {

@@ -8,6 +8,7 @@
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, OwnedAccessKey, OwnedAccessKeySpec } from '../api/types.js';
 import { isLoginKey } from '../api/key-types.js';
+import { mayNotify } from '../api/key-notices.js';
 import { subjectOf } from '../auth/identity.js';
 import { expiresAt } from '../auth/expiry.js';
 import type { CacheIndexers } from '../store/cache-reads.js';
@@ -40,7 +41,12 @@ export const fieldIndexes = {
   },
   /** Objects being deleted (`terminating`): what the collector and the removal of due objects visit. */
   lifecycle: (_key: string, obj: unknown) => (metaOf(obj).deletionTimestamp ? 'terminating' : undefined),
+  /** Access keys that may have something to tell their owner at once (api/key-notices.ts): what the notifier's sweep visits besides the keys due by time. */
+  notice: (key: string, obj: unknown) => (isKey(key) && mayNotify(obj) ? mayNotifyValue : undefined),
 } as const;
+
+/** The `notice` index's one value. */
+export const mayNotifyValue = 'may-notify';
 
 /** Time indexes: name -> an instant of an object (epoch ms). */
 export const timeIndexes = {

@@ -19,6 +19,7 @@ import { defaultWarnExpiryMs, expiresWithin, formatSpan, isoSeconds, keyHealth, 
 import { keyRefusal } from '../auth/authenticate.js';
 import { scopeNarrows } from '../auth/scope.js';
 import { reEnabledAtAnnotation } from '../api/re-enable.js';
+import { disabledReasonAnnotation } from '../api/key-notices.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Registry } from '../registry/registry.js';
 import { ApiError } from '../api/errors.js';
@@ -26,26 +27,16 @@ import type { AuthContext } from './auth/guard.js';
 import type { ActivityRecorder } from '../auth/activity.js';
 import type { ServerMetrics } from './metrics.js';
 import { PeriodicRunner } from '../background/periodic-runner.js';
+import { Pace } from '../background/pace.js';
 
-/** Why the server disabled a key: set with spec.disabled=true, and recorded in the audit event of that write. */
-export const disabledReasonAnnotation = 'management.service/disabled-reason';
 /** The field manager of the server's disabling write (its audit event's user is system:teamkeys). */
 export const unusedKeysManager = 'teamkeys-unused-keys';
 /** The role whose last working key is never disabled (so unused-key disabling cannot lock everyone out). */
 const adminRole = 'management-admin';
 
 const day = 86_400_000;
-/** Keys a sweep judges in one step (about 1 ms of work), before a pause. */
-const sweepTurn = 100;
-/**
- * The pause between steps. A pause, not only a turn of the event loop: a request takes several
- * turns (the revision read, the writer thread's answer), and with a bare turn between steps each of
- * its turns waited a whole step. Measured on 60,000 keys: a GET during a sweep took 11 ms with 250
- * keys a step and a bare turn, 1.7-2 ms with 100 and this timer (1 ms asked; Node's timers count
- * whole milliseconds, so it fires at the next one: up to 1 ms); the sweep's own time is the same,
- * its wall time 1.1 s instead of 0.7 s.
- */
-const sweepPauseMs = 1;
+/** Keys a sweep judges in one step (about 1 ms of work), before a pause (background/pace.ts). */
+const sweepStep = 100;
 /** The next sweep waits at least this many times the last one's own time (at most 5% of the event loop). */
 const sweepBudget = 20;
 const gaugeWindows: [string, number][] = [['1d', day], ['7d', 7 * day], ['30d', 30 * day]];
@@ -151,9 +142,7 @@ export class KeyHealthSweep {
     const counts = new Map<string, number>();
     const sweep = ++this.sweeps;
     const unused: { key: OwnedAccessKey; health: KeyHealth }[] = [];
-    let seen = 0;
-    let active = 0;
-    let stepAt = performance.now();
+    const pace = new Pace(sweepStep);
     // One key at a time: a fleet whose keys all expire within the window (short-lived CI keys) is
     // read whole, but never held whole, and the sweep pauses every hundred keys (about 1 ms of
     // decoding: a request's turn of the event loop waits at most that long, not the whole sweep).
@@ -162,16 +151,14 @@ export class KeyHealthSweep {
       this.count(counts, key, health);
       if (leader) this.warnOfExpiry(key, health, sweep);
       if (disabling && this.isUnused(key, health, now)) unused.push({ key, health });
-      if (++seen % sweepTurn === 0) {
-        active += performance.now() - stepAt;
-        await new Promise((r) => setTimeout(r, sweepPauseMs));
+      if (pace.counted()) {
+        await pace.pause();
         // A stop (the server closing) does not wait for the rest of a long sweep: its counts are
         // partial, so neither gauges nor warned keys nor disables come of it.
         if (this.runner.stopping) return;
-        stepAt = performance.now();
       }
     }
-    this.lastActiveMs = active + (performance.now() - stepAt);
+    this.lastActiveMs = pace.activeMs;
     this.setGauges(counts);
     // Keys that left the window (or are gone) are forgotten; a replica that does not lead forgets all.
     if (leader) {

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, day } from '../support/clock.js';
 import { startInProcess, type InProcess } from './in-process.js';
 import { reEnabledAtAnnotation } from '../../src/api/re-enable.js';
-import { disabledReasonAnnotation } from '../../src/server/key-health-sweep.js';
+import { disabledReasonAnnotation } from '../../src/api/key-notices.js';
 
 const start = '2026-08-01T00:00:00Z';
 

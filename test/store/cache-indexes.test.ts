@@ -1,6 +1,6 @@
 /**
  * The watch cache's indexes (registry/indexes.ts: holder, team, owner uid, terminating, an
- * AccessRequest's user; expiry, an Active AccessRequest's end,
+ * AccessRequest's user, a key that may notify; expiry, an Active AccessRequest's end,
  * last use, identity refresh) answer as the scans they replace: after every random write, and
  * after a compaction, a relist (the cache filling itself again) and a restart (a new cache over
  * the same SQLite file), each lookup through the cache's index equals the store's whole list
@@ -14,7 +14,8 @@ import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/backends/sqlite.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { fieldValues } from '../../src/store/cache/field-index.js';
-import { cacheIndexers, fieldIndexes, timeIndexes } from '../../src/registry/indexes.js';
+import { cacheIndexers, fieldIndexes, mayNotifyValue, timeIndexes } from '../../src/registry/indexes.js';
+import { disabledReasonAnnotation, keyDeliveredAnnotation } from '../../src/api/key-notices.js';
 import { accessKeyIndexer } from '../../src/registry/registry.js';
 import type { Store, StoredObject } from '../../src/store/types.js';
 
@@ -41,6 +42,10 @@ const bodyArb = fc.record({
   owners: fc.subarray(uids),
   terminating: fc.boolean(),
   phase: fc.constantFrom('Pending', 'Active', 'Expired'),
+  disabled: fc.boolean(),
+  reason: opt(fc.constantFrom('reported-leaked', '')),
+  awaiting: fc.boolean(),
+  delivered: opt(fc.constantFrom('pending:github:o/r/S', 'github:o/r/S')),
 });
 type Body = typeof bodyArb extends fc.Arbitrary<infer T> ? T : never;
 const opArb = fc.oneof(
@@ -60,23 +65,36 @@ function objectOf(key: string, b: Body): StoredObject {
   if (b.ttlDays !== undefined) spec.ttl = b.ttlDays * 86_400;
   if (b.afterActivity) spec.ttlAfterLastActivity = true;
   if (b.refreshDay !== undefined) spec.identityRefresh = iso(t0 + b.refreshDay * day);
+  if (b.disabled) spec.disabled = true;
+  const annotations = { ...(b.reason !== undefined ? { [disabledReasonAnnotation]: b.reason } : {}), ...(b.delivered !== undefined ? { [keyDeliveredAnnotation]: b.delivered } : {}) };
+  const status = {
+    ...(b.activityDay !== undefined ? { lastActivity: iso(t0 + b.activityDay * day) } : {}),
+    ...(b.phase !== 'Pending' ? { phase: b.phase, expiresAt: iso(t0 + b.createdDay * day) } : {}),
+    ...(b.awaiting ? { rotation: { awaitingConfirmation: true } } : {}),
+  };
   return {
     metadata: {
       name,
       uid: `uid-${name}`,
       creationTimestamp: iso(t0 + b.createdDay * day),
+      ...(Object.keys(annotations).length ? { annotations } : {}),
       ...(b.owners.length ? { ownerReferences: b.owners.map((uid) => ({ apiVersion: 'management.service/v1', kind: 'Team', name: uid, uid })) } : {}),
       ...(b.terminating ? { deletionTimestamp: iso(t0) } : {}),
     },
     spec,
-    ...(b.activityDay !== undefined || b.phase !== 'Pending'
-      ? { status: { ...(b.activityDay !== undefined ? { lastActivity: iso(t0 + b.activityDay * day) } : {}), ...(b.phase !== 'Pending' ? { phase: b.phase, expiresAt: iso(t0 + b.createdDay * day) } : {}) } }
-      : {}),
+    ...(Object.keys(status).length ? { status } : {}),
   } as StoredObject;
 }
 
 /** Every value an index could be asked for, and instants across the objects' range. */
-const fieldQueries = { holder: [...people, ''], team: teams, owner: uids, lifecycle: ['terminating'], requester: [...people, ''] } as const;
+const fieldQueries: Record<keyof typeof fieldIndexes, readonly string[]> = {
+  holder: [...people, ''],
+  team: teams,
+  owner: uids,
+  lifecycle: ['terminating'],
+  requester: [...people, ''],
+  notice: [mayNotifyValue],
+};
 const instants = [-1, 0, 5, 12.5, 20, 31, 45, 80].map((d) => t0 + d * day);
 
 async function expectIndexesMatch(cache: CachedStore, inner: Store): Promise<void> {

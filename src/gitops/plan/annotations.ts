@@ -1,3 +1,5 @@
+import { keyDeliveredAnnotation } from '../../api/key-notices.js';
+
 /** The annotations the reconciler reads and writes. */
 export const annotations = {
   /** Marks an object as managed by a source (and only such objects may be pruned). */
@@ -13,7 +15,7 @@ export const annotations = {
   /** On a Team: comma-separated cluster roles of clusters elsewhere, which validate accepts though they are no management role. */
   otherClusterRoles: 'gitops.management.service/other-cluster-roles',
   /** Written by the reconciler once the current key reached the key-secret target (its value). */
-  keyDelivered: 'gitops.management.service/key-delivered',
+  keyDelivered: keyDeliveredAnnotation,
   /** A duration (30d): the reconciler rotates the key once its value is older, and delivers the new value to key-secret. */
   rotateEvery: 'gitops.management.service/rotate-every',
   /** A duration (1h): how long the previous value keeps working after the new one was delivered (default defaultRotationOverlap). */

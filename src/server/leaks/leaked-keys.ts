@@ -11,7 +11,7 @@ import { previousValueRefusal } from '../../api/key-rotation.js';
 import { hashKey, type StoredApiObject } from '../../api/secrets.js';
 import type { OwnedAccessKey } from '../../api/types.js';
 import type { Registry } from '../../registry/registry.js';
-import { disabledReasonAnnotation } from '../key-health-sweep.js';
+import { disabledReasonAnnotation } from '../../api/key-notices.js';
 
 /** The disabled-reason of a key reported leaked (notifications match on it). */
 export const reportedLeakedReason = 'reported-leaked';
