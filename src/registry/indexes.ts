@@ -18,6 +18,7 @@ import { storeCall } from './storage-errors.js';
 
 const keysPrefix = '/ownedaccesskeys/';
 const requestsPrefix = '/accessrequests/';
+const credentialsPrefix = '/federatedcredentials/';
 const isKey = (key: string) => key.startsWith(keysPrefix);
 const specOf = (obj: unknown) => ((obj as { spec?: unknown }).spec ?? {}) as OwnedAccessKeySpec;
 const metaOf = (obj: unknown) => (obj as StoredApiObject).metadata ?? {};
@@ -38,6 +39,11 @@ export const fieldIndexes = {
   requester: (key: string, obj: unknown) => {
     const user = key.startsWith(requestsPrefix) ? (obj as { spec?: { user?: unknown } }).spec?.user : undefined;
     return typeof user === 'string' && user !== '' ? user : undefined;
+  },
+  /** FederatedCredentials by spec.issuer: the rules a token exchange weighs (an anonymous endpoint: it must not read every rule). */
+  issuer: (key: string, obj: unknown) => {
+    const issuer = key.startsWith(credentialsPrefix) ? (obj as { spec?: { issuer?: unknown } }).spec?.issuer : undefined;
+    return typeof issuer === 'string' && issuer !== '' ? issuer : undefined;
   },
   /** Objects being deleted (`terminating`): what the collector and the removal of due objects visit. */
   lifecycle: (_key: string, obj: unknown) => (metaOf(obj).deletionTimestamp ? 'terminating' : undefined),

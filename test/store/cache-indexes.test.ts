@@ -1,6 +1,6 @@
 /**
  * The watch cache's indexes (registry/indexes.ts: holder, team, owner uid, terminating, an
- * AccessRequest's user, a key that may notify; expiry, an Active AccessRequest's end,
+ * AccessRequest's user, a key that may notify, a FederatedCredential's issuer; expiry, an Active AccessRequest's end,
  * last use, identity refresh) answer as the scans they replace: after every random write, and
  * after a compaction, a relist (the cache filling itself again) and a restart (a new cache over
  * the same SQLite file), each lookup through the cache's index equals the store's whole list
@@ -26,7 +26,8 @@ const uids = ['u1', 'u2', 'u3'];
 const day = 86_400_000;
 const t0 = Date.parse('2026-11-01T00:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-const prefixes = ['/ownedaccesskeys/', '/teams/', '/accessrequests/'];
+const prefixes = ['/ownedaccesskeys/', '/teams/', '/accessrequests/', '/federatedcredentials/'];
+const issuers = ['https://token.actions.githubusercontent.com', 'https://gitlab.example'];
 const keyArb = fc.tuple(fc.constantFrom(...prefixes), fc.constantFrom(...names)).map(([p, n]) => p + n);
 const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 const bodyArb = fc.record({
@@ -46,6 +47,7 @@ const bodyArb = fc.record({
   reason: opt(fc.constantFrom('reported-leaked', '')),
   awaiting: fc.boolean(),
   delivered: opt(fc.constantFrom('pending:github:o/r/S', 'github:o/r/S')),
+  issuer: opt(fc.constantFrom(...issuers, '')),
 });
 type Body = typeof bodyArb extends fc.Arbitrary<infer T> ? T : never;
 const opArb = fc.oneof(
@@ -66,6 +68,7 @@ function objectOf(key: string, b: Body): StoredObject {
   if (b.afterActivity) spec.ttlAfterLastActivity = true;
   if (b.refreshDay !== undefined) spec.identityRefresh = iso(t0 + b.refreshDay * day);
   if (b.disabled) spec.disabled = true;
+  if (b.issuer !== undefined) spec.issuer = b.issuer;
   const annotations = { ...(b.reason !== undefined ? { [disabledReasonAnnotation]: b.reason } : {}), ...(b.delivered !== undefined ? { [keyDeliveredAnnotation]: b.delivered } : {}) };
   const status = {
     ...(b.activityDay !== undefined ? { lastActivity: iso(t0 + b.activityDay * day) } : {}),
@@ -94,6 +97,7 @@ const fieldQueries: Record<keyof typeof fieldIndexes, readonly string[]> = {
   lifecycle: ['terminating'],
   requester: [...people, ''],
   notice: [mayNotifyValue],
+  issuer: [...issuers, ''],
 };
 const instants = [-1, 0, 5, 12.5, 20, 31, 45, 80].map((d) => t0 + d * day);
 
