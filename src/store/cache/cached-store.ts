@@ -96,8 +96,9 @@ export class CachedStore implements Store, CacheReads {
   /** Resolves once the cache answers reads (tests, and a server that wants to start warm). */
   async ready(timeoutMs = 30_000): Promise<boolean> {
     this.start();
-    const deadline = Date.now() + timeoutMs;
-    while (this.gate.state === 'Pending' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // A monotonic clock: a wall-clock step (NTP, a VM resumed) neither lengthens nor ends the wait.
+    const deadline = performance.now() + timeoutMs;
+    while (this.gate.state === 'Pending' && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     return this.gate.state === 'Ready';
   }
 
