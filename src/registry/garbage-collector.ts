@@ -253,7 +253,11 @@ export class GarbageCollector {
       // own writes, as it always did (an owner it removes may leave a dependent with none).
       const alive = this.aliveCheck();
       const ownerGone = async (refs: OwnerReference[]) => refs.every((r) => this.ours(r)) && (await Promise.all(refs.map(alive))).some((a) => !a);
-      const objects = await actionable(kinds, ownerGone);
+      const objects = await actionable(kinds, ownerGone, () => this.state.name === 'Stopped');
+      if (!objects) {
+        this.full = true; // stopped midway: a pass after a new start reads everything again
+        return [];
+      }
       this.lastPass = { full, kept: objects.length };
       return objects;
     }

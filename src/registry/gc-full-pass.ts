@@ -16,12 +16,17 @@ import type { KubeObject, OwnerReference } from '../api/types.js';
 import { mentions } from './mentions.js';
 import type { ResourceRegistry } from './resource-registry.js';
 
-/** `ownerGone(refs)`: whether the references are all to kinds served and one names an object gone. */
-export async function actionable(kinds: ResourceRegistry[], ownerGone: (refs: OwnerReference[]) => Promise<boolean>): Promise<KubeObject[]> {
+/**
+ * `ownerGone(refs)`: whether the references are all to kinds served and one names an object gone.
+ * Undefined once `stopped()`: a pass over a million team keys takes seconds, and a collector
+ * stopping (the lease lost, the server closing) does not wait for the rest of it.
+ */
+export async function actionable(kinds: ResourceRegistry[], ownerGone: (refs: OwnerReference[]) => Promise<boolean>, stopped: () => boolean = () => false): Promise<KubeObject[] | undefined> {
   const kept = new Map<string, KubeObject>();
   // The scan parses only objects whose JSON mentions either: a read of the store, not a decode of every object.
   for (const r of kinds) {
     for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) {
+      if (stopped()) return undefined;
       const refs = o.metadata.ownerReferences ?? [];
       if (o.metadata.deletionTimestamp || (refs.length > 0 && (await ownerGone(refs)))) kept.set(o.metadata.uid!, o);
     }

@@ -1,7 +1,8 @@
 /**
  * A full pass (the first after start, after a gap in the watch, after a failed pass) reads every
  * object with an owner, but holds only those that can need action: with thousands of team keys of
- * live Teams, it keeps the few objects it acts on, and acts on them as it always did.
+ * live Teams, it keeps the few objects it acts on, and acts on them as it always did. A stop
+ * ends it at once.
  */
 import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +47,16 @@ describe('a full garbage collection pass over many objects with live owners', ()
     const { object: owner } = await registry.ownedaccesskeys.create({ metadata: { name: 'orphan-owner' }, spec: { user: 'u' } });
     await registry.ownedaccesskeys.create({ metadata: { name: 'orphan-dep', ownerReferences: [refTo(owner)] }, spec: { user: 'u' } });
     await registry.ownedaccesskeys.delete('orphan-owner', { propagationPolicy: 'Orphan' });
+  });
+
+  it('a stop during the pass does not wait for the rest of it: the stopped pass acts on nothing', async () => {
+    const gc = new GarbageCollector(registry, pino({ level: 'silent' }));
+    const passing = gc.pass();
+    await new Promise((r) => setTimeout(r, 2)); // the pass is reading its 2,000-odd objects
+    await gc.stop();
+    expect(await passing).toEqual({ deleted: [], orphaned: [], released: [] });
+    // Still there for the next test's pass, which removes it: the stopped pass did not get to it.
+    expect((await registry.ownedaccesskeys.get('gone-key')).metadata.name).toBe('gone-key');
   });
 
   it('keeps only the objects needing action, and makes the same deletions, orphanings and releases', async () => {
