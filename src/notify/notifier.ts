@@ -10,7 +10,7 @@
  * One pass at a time: a pass asked for while one runs follows it.
  */
 import type { Logger } from 'pino';
-import type { KubeObject, OwnedAccessKey } from '../api/types.js';
+import type { OwnedAccessKey } from '../api/types.js';
 import { defaultWarnExpiryMs, keyHealth } from '../auth/key-health.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Registry } from '../registry/registry.js';
@@ -177,7 +177,7 @@ export class Notifier {
     const immediate: KeyEvent[] = [];
     const warnings: KeyEvent[] = [];
     const pace = new Pace(sweepStep);
-    for await (const key of this.candidates(now, options)) {
+    for await (const key of this.candidates(now, options, pace)) {
       immediate.push(...immediateEvents(key, now, this.opts));
       warnings.push(...warningEvents(key, keyHealth(key, now, this.lastUsed(key.metadata.name!)), now, options));
       if (pace.counted()) {
@@ -198,19 +198,21 @@ export class Notifier {
    * disabling later, never earlier, so every key with a warning is among these
    * (test/notify/sweep-candidates.test.ts holds the sweep to the walk it replaces).
    */
-  private async *candidates(now: Date, opts: { warnExpiryMs: number; disableUnusedAfterMs?: number }): AsyncGenerator<OwnedAccessKey> {
+  private async *candidates(now: Date, opts: { warnExpiryMs: number; disableUnusedAfterMs?: number }, pace: Pace): AsyncGenerator<OwnedAccessKey> {
     const keys = this.registry.ownedaccesskeys;
-    const seen = new Set<string>();
-    const first = (k: KubeObject) => {
-      if (seen.has(k.metadata.name!)) return false;
-      seen.add(k.metadata.name!);
-      return true;
-    };
-    for (const k of await keys.byField('notice', mayNotifyValue)) if (first(k)) yield k as OwnedAccessKey;
-    for await (const k of keys.eachDue('expiry', now.getTime() + opts.warnExpiryMs)) if (first(k)) yield k as OwnedAccessKey;
+    const at = now.getTime() + opts.warnExpiryMs;
     const after = opts.disableUnusedAfterMs;
-    if (after === undefined) return;
-    for await (const k of keys.eachDue('lastUse', now.getTime() + opts.warnExpiryMs - after)) if (first(k)) yield k as OwnedAccessKey;
+    const sources = [keys.eachByField('notice', mayNotifyValue), keys.eachDue('expiry', at), ...(after !== undefined ? [keys.eachDue('lastUse', at - after)] : [])];
+    const seen = new Set<string>();
+    for (const source of sources) {
+      for await (const k of source) {
+        const name = k.metadata.name!;
+        if (!seen.has(name)) {
+          seen.add(name);
+          yield k as OwnedAccessKey;
+        } else if (pace.counted()) await pace.pause(); // met again, and decoded again: it counts toward the step too
+      }
+    }
   }
 
   private record(receiver: string, name: string, now: Date, message: OutboxRecord['message'], extra: Partial<OutboxRecord> = {}): OutboxRecord {

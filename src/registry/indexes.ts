@@ -66,7 +66,11 @@ export const timeIndexes = {
   lastUse: (key: string, obj: unknown) => {
     if (!isKey(key)) return undefined;
     const recorded = ms((obj as OwnedAccessKey).status?.lastActivity);
-    return Number.isFinite(recorded) ? recorded : ms(metaOf(obj).creationTimestamp);
+    if (Number.isFinite(recorded)) return recorded;
+    const created = ms(metaOf(obj).creationTimestamp);
+    // Without a creation time (none the server wrote lacks one) a key counts as unused since ever:
+    // the sweeps read it and judge it on its own health, rather than never.
+    return Number.isFinite(created) ? created : 0;
   },
   /** Active AccessRequests by status.expiresAt: the requests whose end the expiry sweep records. */
   activeUntil: (key: string, obj: unknown) => {
@@ -85,9 +89,15 @@ export const cacheIndexers: CacheIndexers = { fields: fieldIndexes, times: timeI
 
 const nameOf = (o: StoredApiObject) => o.metadata.name!;
 
-/** Every object of the kind `keep` accepts, read from the store a page at a time (the path without a cache). */
-async function* filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiObject) => boolean): AsyncGenerator<KubeObject> {
-  for await (const o of ctx.store.scan<StoredApiObject>(ctx.prefix, () => true)) if (keep(keyOf(ctx, nameOf(o)), o)) yield present(o);
+/**
+ * Every object of the kind `keep` accepts, read a page at a time (the path without a cache, or
+ * with one that cannot vouch). `consistent`: from the store itself, past a cache, which would serve
+ * even while it lags behind the store (a sweep may read it so; a request's lookup may not).
+ */
+async function* filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiObject) => boolean, consistent = false): AsyncGenerator<KubeObject> {
+  const cache = consistent ? ctx.store.cache?.() : undefined;
+  const objects = cache ? cache.scanStore<StoredApiObject>(ctx.prefix, () => true) : ctx.store.scan<StoredApiObject>(ctx.prefix, () => true);
+  for await (const o of objects) if (keep(keyOf(ctx, nameOf(o)), o)) yield present(o);
 }
 
 async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -101,8 +111,14 @@ export function byField(ctx: RegistryContext, index: FieldIndexName, value: stri
   return storeCall(ctx, '', async () => {
     const cached = await ctx.store.cache?.().byField<StoredApiObject>(ctx.prefix, index, value);
     if (cached) return cached.map((o) => present(o));
-    return all(filtered(ctx, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value)));
+    return all(filtered(ctx, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value), true));
   });
+}
+
+/** byField for a sweep, in name order, each object read as it is reached (the cache as it is, as eachDue). */
+export async function* eachByField(ctx: RegistryContext, index: FieldIndexName, value: string): AsyncGenerator<KubeObject> {
+  const cached = await storeCall(ctx, '', async () => ctx.store.cache?.().eachByField<StoredApiObject>(ctx.prefix, index, value));
+  yield* sweepRead(ctx, cached, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value));
 }
 
 /**
@@ -111,16 +127,21 @@ export function byField(ctx: RegistryContext, index: FieldIndexName, value: stri
  */
 export async function* eachDue(ctx: RegistryContext, index: TimeIndexName, at: number): AsyncGenerator<KubeObject> {
   const cached = await storeCall(ctx, '', async () => ctx.store.cache?.().dueBy<StoredApiObject>(ctx.prefix, index, at));
+  yield* sweepRead(ctx, cached, (key, o) => {
+    const t = timeIndexes[index](key, o);
+    return t !== undefined && Number.isFinite(t) && t <= at;
+  });
+}
+
+/** What the cache gave a sweep, presented; else every object `keep` accepts, filtered from a scan. */
+async function* sweepRead(ctx: RegistryContext, cached: Iterable<StoredApiObject> | undefined, keep: (key: string, o: StoredApiObject) => boolean): AsyncGenerator<KubeObject> {
   if (cached) {
     for (const o of cached) yield present(o);
     return;
   }
-  const due = filtered(ctx, (key, o) => {
-    const t = timeIndexes[index](key, o);
-    return t !== undefined && Number.isFinite(t) && t <= at;
-  });
+  const found = filtered(ctx, keep);
   for (;;) {
-    const next = await storeCall(ctx, '', () => due.next());
+    const next = await storeCall(ctx, '', () => found.next());
     if (next.done) return;
     yield next.value;
   }

@@ -19,7 +19,7 @@ import { apply, type ApplyOptions } from './server-side-apply.js';
 import { rotate, type RotateOptions } from './rotate.js';
 import { recordKeyUse, writeServerStatus, type KeyUse, type ServerStatusOptions } from './server-status.js';
 import { InFlight } from './in-flight.js';
-import { byField, dueBy, eachDue, type FieldIndexName, type TimeIndexName } from './indexes.js';
+import { byField, dueBy, eachByField, eachDue, type FieldIndexName, type TimeIndexName } from './indexes.js';
 
 export interface RegistryOptions {
   /** The clock; tests pass their own to step through grace periods and TTLs. */
@@ -161,6 +161,11 @@ export class ResourceRegistry {
   /** The objects whose value in the field index `index` (indexes.ts) is `value`: an indexed read, no walk of the kind. */
   byField(index: FieldIndexName, value: string): Promise<KubeObject[]> {
     return byField(this.ctx, index, value);
+  }
+
+  /** byField, one object at a time, from the cache as it is: for a sweep (a consistent read is byField). */
+  eachByField(index: FieldIndexName, value: string): AsyncGenerator<KubeObject> {
+    return eachByField(this.ctx, index, value);
   }
 
   /** The objects whose instant in the time index `index` (indexes.ts) is at or before `at` (epoch ms). */

@@ -146,7 +146,7 @@ export class KeyHealthSweep {
     // One key at a time: a fleet whose keys all expire within the window (short-lived CI keys) is
     // read whole, but never held whole, and the sweep pauses every hundred keys (about 1 ms of
     // decoding: a request's turn of the event loop waits at most that long, not the whole sweep).
-    for await (const key of this.candidates(now, disabling)) {
+    for await (const key of this.candidates(now, disabling, pace)) {
       const health = keyHealth(key, now, this.auth.activity.lastUsed(key.metadata.name!));
       this.count(counts, key, health);
       if (leader) this.warnOfExpiry(key, health, sweep);
@@ -169,7 +169,7 @@ export class KeyHealthSweep {
   }
 
   /** The keys this sweep may act on (see the file's comment), each once: by expiry, then by last use. */
-  private async *candidates(now: Date, disabling: boolean): AsyncGenerator<OwnedAccessKey> {
+  private async *candidates(now: Date, disabling: boolean, pace: Pace): AsyncGenerator<OwnedAccessKey> {
     const keys = this.registry.ownedaccesskeys;
     const widest = Math.max(gaugeWindows.at(-1)![1], this.warnExpiryMs);
     const expiring = new Set<string>();
@@ -180,6 +180,7 @@ export class KeyHealthSweep {
     if (!disabling) return;
     for await (const k of keys.eachDue('lastUse', now.getTime() - this.opts.disableUnusedAfterMs!)) {
       if (!expiring.has(k.metadata.name!)) yield k as OwnedAccessKey;
+      else if (pace.counted()) await pace.pause(); // read again, and decoded again: it counts toward the step too
     }
   }
 

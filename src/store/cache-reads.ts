@@ -24,6 +24,13 @@ export interface CacheReads {
    * read), in key order, each decoded as it is reached: a sweep over many holds one at a time.
    */
   dueBy<T extends StoredObject>(prefix: string, name: string, at: number): Promise<Iterable<T> | undefined>;
+  /** byField as a sweep reads it: the cache as it is, in key order, each decoded as it is reached. */
+  eachByField<T extends StoredObject>(prefix: string, name: string, value: string): Promise<Iterable<T> | undefined>;
+  /**
+   * The store's own scan, past the cache: what a consistent lookup reads when the cache cannot vouch
+   * for it (the cache's scan serves a sweep from memory even while it lags behind the store).
+   */
+  scanStore<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean): AsyncGenerator<T>;
   /** The store's one secondary index, answered with the cache's shared frozen objects and the revision read at. */
   cachedByIndex<T extends StoredObject>(prefix: string, value: string): Promise<{ items: readonly Readonly<T>[]; revision: number } | undefined>;
   /** The cached entry of a key (null: no such object), when the cache is current with the store. */

@@ -136,16 +136,28 @@ export class CachedStore implements Store, CacheReads {
   async dueBy<T extends StoredObject>(prefix: string, name: string, at: number): Promise<Iterable<T> | undefined> {
     // A sweep, as scan: the cache as it is, when filled (no consistent read needed off the request path).
     if (this.gate.state !== 'Ready') return undefined;
-    const keys = this.state.dueBy(name, prefix, prefixEnd(prefix), at).sort();
-    const cache = this;
-    // Decoded one at a time as the sweep reaches them (from the state of that moment: a key removed
-    // meanwhile is skipped), so that a sweep over a million keys never holds a million objects.
-    return (function* () {
-      for (const k of keys) {
-        const obj = cache.state.get<T>(k);
-        if (obj) yield obj;
-      }
-    })();
+    return this.decodedInTurn<T>(this.state.dueBy(name, prefix, prefixEnd(prefix), at).sort());
+  }
+
+  /** byField for a sweep: the cache as it is, when filled, each object decoded as it is reached. */
+  async eachByField<T extends StoredObject>(prefix: string, name: string, value: string): Promise<Iterable<T> | undefined> {
+    if (this.gate.state !== 'Ready') return undefined;
+    return this.decodedInTurn<T>(this.state.fieldLookup(name, prefix, prefixEnd(prefix), value).sort());
+  }
+
+  scanStore<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean): AsyncGenerator<T> {
+    return this.inner.scan<T>(prefix, mightMatch);
+  }
+
+  /**
+   * Decoded one at a time as the sweep reaches them (from the state of that moment: a key removed
+   * meanwhile is skipped), so that a sweep over a million keys never holds a million objects.
+   */
+  private *decodedInTurn<T extends StoredObject>(keys: string[]): Generator<T> {
+    for (const k of keys) {
+      const obj = this.state.get<T>(k);
+      if (obj) yield obj;
+    }
   }
 
   async getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]> {
