@@ -49,7 +49,8 @@ export function ownerOf(key: OwnedAccessKey): string {
 
 /**
  * The health of `key` at `now`. `lastUseMs` is a use this process knows of that may not be in
- * status.lastActivity yet (written at most once a minute): the later of the two counts.
+ * status.lastActivity yet (written at most once a minute): the later of the two counts, unless
+ * the remembered use is from before the key's creation (then it is an earlier key's, and ignored).
  */
 export function keyHealth(key: OwnedAccessKey, now: Date, lastUseMs?: number): KeyHealth {
   const nowMs = now.getTime();
