@@ -186,6 +186,7 @@ export class Notifier {
         if (this.runner.stopping) return undefined;
       }
     }
+    if (this.runner.stopping) return undefined;
     // The candidates come by index, not in key order: put the events back in it.
     return { immediate: byKeyName(immediate), warnings: byKeyName(warnings) };
   }
@@ -210,7 +211,11 @@ export class Notifier {
         if (!seen.has(name)) {
           seen.add(name);
           yield k as OwnedAccessKey;
-        } else if (pace.counted()) await pace.pause(); // met again, and decoded again: it counts toward the step too
+        } else if (pace.counted()) {
+          // Met again, and decoded again: it counts toward the step too.
+          await pace.pause();
+          if (this.runner.stopping) return;
+        }
       }
     }
   }

@@ -168,7 +168,13 @@ export class GarbageCollector {
       return false;
     };
 
+    // A stop ends the pass between two objects: what it did is done, the rest waits for a full pass after a new start.
+    const stopping = () => {
+      if (this.runner.stopping) this.full = true;
+      return this.runner.stopping;
+    };
     for (const owner of objects) {
+      if (stopping()) return report;
       const finalizers = owner.metadata.finalizers ?? [];
       if (!owner.metadata.deletionTimestamp) continue;
       if (finalizers.includes('orphan')) {
@@ -202,6 +208,7 @@ export class GarbageCollector {
     }
 
     for (const d of objects) {
+      if (stopping()) return report;
       const refs = d.metadata.ownerReferences ?? [];
       // Owners of kinds this server does not serve cannot be checked, so such objects are left alone.
       if (refs.length === 0 || d.metadata.deletionTimestamp || !refs.every(ours)) continue;
@@ -253,7 +260,7 @@ export class GarbageCollector {
       // own writes, as it always did (an owner it removes may leave a dependent with none).
       const alive = this.aliveCheck();
       const ownerGone = async (refs: OwnerReference[]) => refs.every((r) => this.ours(r)) && (await Promise.all(refs.map(alive))).some((a) => !a);
-      const objects = await actionable(kinds, ownerGone, () => this.state.name === 'Stopped');
+      const objects = await actionable(kinds, ownerGone, () => this.runner.stopping);
       if (!objects) {
         this.full = true; // stopped midway: a pass after a new start reads everything again
         return [];

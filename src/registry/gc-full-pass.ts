@@ -33,6 +33,7 @@ export async function actionable(kinds: ResourceRegistry[], ownerGone: (refs: Ow
   }
   const unvisited = [...kept.keys()];
   for (let uid = unvisited.pop(); uid !== undefined; uid = unvisited.pop()) {
+    if (stopped()) return undefined;
     for (const r of kinds) {
       for (const o of await r.byField('owner', uid)) {
         if (kept.has(o.metadata.uid!)) continue;
@@ -41,6 +42,7 @@ export async function actionable(kinds: ResourceRegistry[], ownerGone: (refs: Ow
       }
     }
   }
+  if (stopped()) return undefined;
   const rank = new Map<string, number>(kinds.map((r, i) => [r.info.kind, i]));
   const order = (o: KubeObject) => [rank.get(o.kind) ?? kinds.length, o.metadata.name!] as const;
   return [...kept.values()].sort((a, b) => {

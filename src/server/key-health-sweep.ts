@@ -158,6 +158,8 @@ export class KeyHealthSweep {
         if (this.runner.stopping) return;
       }
     }
+    // Stopped at a pause among the candidates: as partial as a stop in the loop above.
+    if (this.runner.stopping) return;
     this.lastActiveMs = pace.activeMs;
     this.setGauges(counts);
     // Keys that left the window (or are gone) are forgotten; a replica that does not lead forgets all.
@@ -180,7 +182,11 @@ export class KeyHealthSweep {
     if (!disabling) return;
     for await (const k of keys.eachDue('lastUse', now.getTime() - this.opts.disableUnusedAfterMs!)) {
       if (!expiring.has(k.metadata.name!)) yield k as OwnedAccessKey;
-      else if (pace.counted()) await pace.pause(); // read again, and decoded again: it counts toward the step too
+      else if (pace.counted()) {
+        // Read again, and decoded again: it counts toward the step too.
+        await pace.pause();
+        if (this.runner.stopping) return;
+      }
     }
   }
 

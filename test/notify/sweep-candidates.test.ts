@@ -156,7 +156,7 @@ describe("the notifier's sweep", () => {
     );
     // The generated fleets had every kind of event to find, many times over.
     for (const event of ['KeyLeaked', 'KeyDisabled', 'RotationFailed', 'DeliveryFailed', 'KeyExpiring', 'KeyUnused']) expect(seen.get(event) ?? 0, event).toBeGreaterThan(10);
-  });
+  }, 90_000);
 
   it('reads the few keys that have something to say, not the fleet', async () => {
     // 500 keys that never expire and say nothing, one leaked, one rotation awaiting confirmation,

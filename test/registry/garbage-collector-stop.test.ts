@@ -49,4 +49,25 @@ describe('garbage collector stop', () => {
     events.push(later ? 'key still there' : 'key collected');
     expect(events).toEqual(['pass released', 'stopped', 'key still there', 'key still there']);
   });
+
+  it('a stop while the pass deletes ends it after the delete in flight: the rest waits for the next start', async () => {
+    const { registry } = newRegistry({ store: new HeldStore() });
+    const { object: owner } = await registry.teams.create(team('owner'));
+    const ref = { apiVersion: 'management.service/v1', kind: 'Team', name: 'owner', uid: owner.metadata.uid! };
+    for (let i = 0; i < 5; i++) await registry.ownedaccesskeys.create({ metadata: { name: `dangling-${i}`, ownerReferences: [ref] }, spec: { user: 'u' } });
+    await registry.teams.delete('owner');
+    const gc = new GarbageCollector(registry, pino({ level: 'silent' }));
+    // The first delete asks the collector to stop (the lease lost mid-pass), then goes through.
+    const remove = registry.ownedaccesskeys.delete.bind(registry.ownedaccesskeys);
+    let stopping: Promise<void> | undefined;
+    registry.ownedaccesskeys.delete = (name, opts) => {
+      stopping ??= gc.stop();
+      return remove(name, opts);
+    };
+    const report = await gc.pass();
+    await stopping;
+    expect(report.deleted).toEqual(['OwnedAccessKey/dangling-0']);
+    const left = (await registry.ownedaccesskeys.list()).items.map((k) => k.metadata.name);
+    expect(left).toEqual(['dangling-1', 'dangling-2', 'dangling-3', 'dangling-4']);
+  });
 });
