@@ -5,7 +5,17 @@ import { labelValueErrors, qualifiedNameErrors } from './names.js';
 import type { AccessRequest, KubeObject } from './types.js';
 import { owesReview } from './access-request.js';
 
-export type Matcher = (obj: KubeObject) => boolean;
+/** A value of one of the watch cache's field indexes (registry/indexes.ts): `holder` ana, `team` payments. */
+export interface IndexLookup {
+  index: string;
+  value: string;
+}
+
+/**
+ * Keeps an object or not. A visibility filter may also say where every object it keeps is found
+ * (`within`: each one carries one of these index values), so a list reads those, not the whole kind.
+ */
+export type Matcher = ((obj: KubeObject) => boolean) & { readonly within?: readonly IndexLookup[] };
 
 type Op = '=' | '!=' | 'in' | 'notin' | 'exists' | '!exists';
 

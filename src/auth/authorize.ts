@@ -3,6 +3,7 @@
  * users' own keys, and team keys for whoever may update the team.
  */
 import { ApiError } from '../api/errors.js';
+import type { IndexLookup, Matcher } from '../api/selectors.js';
 import { isApprover } from '../api/access-request.js';
 import type { AccessRequestSpec, KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
 import { grantsAnything } from './grants.js';
@@ -157,9 +158,28 @@ export class Authorizer {
   }
 
   /** Filters lists and watches: the objects the caller may get. */
-  visible(who: Identity, resource: Resource): (obj: KubeObject) => boolean {
+  visible(who: Identity, resource: Resource): Matcher {
     if (isAdminFor(who.clusterRoles, resource) || (resource === 'teams' && roleVerbs(who.clusterRoles, 'teams').has('get'))) return seesEverything;
-    return (obj) => this.verbsOn(who, resource, obj).has('get');
+    const visible = (obj: KubeObject) => this.verbsOn(who, resource, obj).has('get');
+    const within = resource === 'ownedaccesskeys' ? this.keysWithin(who) : undefined;
+    return within ? Object.assign(visible, { within }) : visible;
+  }
+
+  /**
+   * Where every key `who` may get is (keyGrants without a role): its own keys, by the `holder`
+   * index (a key with spec.user holds it there), and the keys of the teams it may update, by the
+   * `team` index; those teams reference the user or one of its teams (owner or access rule), as
+   * readBasis reads them. Undefined when a role grants anything on keys or on teams: it may reach
+   * any key, and the list reads the kind. test/auth/visible-within.test.ts holds it to the filter.
+   */
+  private keysWithin(who: Identity): IndexLookup[] | undefined {
+    const roleOn = (resource: Resource) => [...who.clusterRoles].some((role) => (managementRole(role)?.[resource] ?? []).length > 0);
+    if (roleOn('ownedaccesskeys') || roleOn('teams')) return undefined;
+    const within: IndexLookup[] = who.user ? [{ index: 'holder', value: who.user }] : [];
+    for (const team of this.teams.referencing(who.user, who.teams)) {
+      if (this.teamVerbs(who, this.teams.get(team)).has('update')) within.push({ index: 'team', value: team });
+    }
+    return within;
   }
 
   /**

@@ -64,7 +64,9 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   const { filter, ...rest } = opts;
   const plan = await planList(ctx, seesAll ? rest : opts);
   if (plan.selection.exactName !== undefined || plan.selection.readsSealed) return undefined;
-  const range = await readList(ctx, plan, () => store.cachedRange(ctx.prefix, { after: plan.after, ...(plan.revision === undefined ? {} : { revision: plan.revision }) }));
+  // A restricted reader's filter may say where its objects are: only those keys are read.
+  const within = seesAll ? undefined : filter?.within;
+  const range = await readList(ctx, plan, () => store.cachedRange(ctx.prefix, { after: plan.after, ...(plan.revision === undefined ? {} : { revision: plan.revision }), ...(within ? { within } : {}) }));
   if (!range) return undefined;
   const match = plan.selection.match;
   // Without a selector or filter the page is the same bytes for everyone at this revision (page-bodies.ts).

@@ -43,8 +43,10 @@ export function parseSelection(opts: { labelSelector?: string; fieldSelector?: s
   const label = parseLabelSelector(opts.labelSelector);
   const field = parseFieldSelector(opts.fieldSelector);
   const filter = opts.filter;
-  const match: Matcher | undefined =
+  const matches: Matcher | undefined =
     label || field || filter ? (obj) => (!label || label(obj)) && (!field || field.matcher(obj)) && (!filter || filter(obj)) : undefined;
+  // What the filter keeps is within its index values; so is what all three keep.
+  const match = matches && filter?.within ? Object.assign(matches, { within: filter.within }) : matches;
   return { match, exactName: field?.exactName, ...(field?.readsSealed ? { readsSealed: true } : {}) };
 }
 
@@ -101,6 +103,8 @@ async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: num
       limit: pageSize(limit, items.length, match !== undefined || past !== undefined),
       after,
       ...(revision === undefined ? {} : { revision }),
+      // Where a restricted reader's objects are (a superset: `match` still decides).
+      ...(match?.within ? { within: match.within } : {}),
     });
     revision = page.revision;
     const matching = match ? page.items.map(match) : page.items.map(() => true);

@@ -36,12 +36,13 @@ export interface CacheReads {
   /** The cached entry of a key (null: no such object), when the cache is current with the store. */
   cachedEntry(key: string): Promise<Entry | null | undefined>;
   /**
-   * The cached entries under prefix after `opts.after`, read lazily at `revision`. `fill` is the
+   * The cached entries under prefix after `opts.after` (only those carrying one of `opts.within`'s
+   * field-index values, when given and kept), read lazily at `revision`. `fill` is the
    * identity of the filled state read: a refill (after its watch ended) makes a new one, so with
    * `revision` it names what was read even if the store's revisions went back.
    */
   cachedRange(
     prefix: string,
-    opts?: Pick<ListOptions, 'after' | 'revision'>,
+    opts?: Pick<ListOptions, 'after' | 'revision' | 'within'>,
   ): Promise<{ revision: number; fill: object; entries: Generator<[string, Entry]>; countAfter(key: string): number } | undefined>;
 }

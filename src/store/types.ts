@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../api/audit-event.js';
+import type { IndexLookup } from '../api/selectors.js';
 import type { CacheReads } from './cache-reads.js';
 
 /**
@@ -27,6 +28,11 @@ export interface ListOptions {
   after?: string;
   /** Read the state as of this revision; absent means the current revision. */
   revision?: number;
+  /**
+   * Only objects carrying one of these field-index values are wanted (the caller filters what it
+   * reads anyway): a store that keeps the indexes (the watch cache) reads just those; another reads all.
+   */
+  within?: readonly IndexLookup[];
 }
 
 export interface ListResult<T> {

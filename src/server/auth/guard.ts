@@ -6,6 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { KubeObject } from '../../api/types.js';
+import type { Matcher } from '../../api/selectors.js';
 import type { Authenticator } from '../../auth/authenticate.js';
 import type { Authorizer } from '../../auth/authorize.js';
 import type { FailureLimiter } from '../../auth/failure-limit.js';
@@ -128,7 +129,7 @@ export class Guard {
   }
 
   /** The objects of a list or watch the caller may see. */
-  filter(): (obj: KubeObject) => boolean {
+  filter(): Matcher {
     return this.auth.authorizer.visible(this.who, this.resource);
   }
 

@@ -80,6 +80,11 @@ export class CacheState {
     return this.entries.size;
   }
 
+  /** Whether the field index `name` is kept. */
+  hasField(name: string): boolean {
+    return this.fields.has(name);
+  }
+
   /** Keys in [start, end) whose value in the field index `name` is `value`, unordered. */
   fieldLookup(name: string, start: string, end: string, value: string): string[] {
     const index = this.fields.get(name);

@@ -52,6 +52,18 @@ export interface CachedStoreOptions {
 const scanStep = 1000;
 const givenWeight = 10;
 
+/** The position of the first key after `after` in sorted `keys` (binary search). */
+function sortedIndexAfter(keys: readonly string[], after: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export class CachedStore implements Store, CacheReads {
   private state: CacheState;
   private indexer: Indexer = () => undefined;
@@ -231,17 +243,34 @@ export class CachedStore implements Store, CacheReads {
    */
   async cachedRange(
     prefix: string,
-    opts: Pick<ListOptions, 'after' | 'revision'> = {},
+    opts: Pick<ListOptions, 'after' | 'revision' | 'within'> = {},
   ): Promise<{ revision: number; fill: object; entries: Generator<[string, Entry]>; countAfter(key: string): number } | undefined> {
     if (!(await this.fresh())) return undefined;
     const revision = this.gate.applied;
     if (opts.revision !== undefined && opts.revision !== revision) return undefined;
     const state = this.state;
-    const keys = state.range(prefix, prefixEnd(prefix), opts.after ?? '');
+    const end = prefixEnd(prefix);
+    const after = opts.after ?? '';
+    const within = opts.within?.every((l) => state.hasField(l.index)) ? opts.within : undefined;
+    if (within) {
+      // Only the keys carrying one of the values: a reader who may see a few keys of a million
+      // reads those few (their union, in key order), not the kind.
+      const keys = [...new Set(within.flatMap((l) => state.fieldLookup(l.index, prefix, end, l.value)))].sort();
+      const from = sortedIndexAfter(keys, after);
+      const picked = keys.slice(from);
+      function* entries(): Generator<[string, Entry]> {
+        for (const key of picked) {
+          const entry = state.entry(key);
+          if (entry) yield [key, entry];
+        }
+      }
+      return { revision, fill: state, entries: entries(), countAfter: (key) => keys.length - sortedIndexAfter(keys, key) };
+    }
+    const keys = state.range(prefix, end, after);
     function* entries(): Generator<[string, Entry]> {
       for (const key of keys) yield [key, state.entry(key)!];
     }
-    return { revision, fill: state, entries: entries(), countAfter: (key) => state.count(prefix, prefixEnd(prefix), key) };
+    return { revision, fill: state, entries: entries(), countAfter: (key) => state.count(prefix, end, key) };
   }
 
   async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {

@@ -44,7 +44,8 @@ export class History {
 
 /** The team index as it would be at this state (what Authorizer and keyRefusal read of it). */
 function indexOf(s: State): TeamIndex {
-  return { get: (name: string) => s.teams.get(name) } as unknown as TeamIndex;
+  // Every team as a candidate for `referencing`: the model walks them all, the server indexes them.
+  return { get: (name: string) => s.teams.get(name), referencing: () => [...s.teams.keys()] } as unknown as TeamIndex;
 }
 
 /** Who the key acts for at this state, as authenticate.ts derives it. */

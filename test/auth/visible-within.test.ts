@@ -1,0 +1,129 @@
+/**
+ * A restricted reader's list of access keys reads only where its keys can be: the visibility
+ * filter says which `holder` and `team` index values every key it keeps carries (Authorizer.visible,
+ * keysWithin), and the watch cache reads those keys instead of every key. Properties, over random
+ * teams (owners, access rules, members), keys (of users, teams, subjects) and callers (users, team
+ * memberships, roles):
+ * - every key the filter keeps carries one of those values (or the filter names none and the list
+ *   reads the kind), by the real index functions;
+ * - a list through the cache, page by page at random limits, gives the same keys as the same filter
+ *   without the narrowing.
+ */
+import fc from 'fast-check';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Matcher } from '../../src/api/selectors.js';
+import type { KubeObject, Team } from '../../src/api/types.js';
+import { Authorizer } from '../../src/auth/authorize.js';
+import type { Identity } from '../../src/auth/identity.js';
+import { TeamIndex } from '../../src/auth/team-index.js';
+import { fieldIndexes } from '../../src/registry/indexes.js';
+import { createRegistry } from '../../src/registry/registry.js';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import { CachedStore } from '../../src/store/cache/cached-store.js';
+import { fieldValues } from '../../src/store/cache/field-index.js';
+
+const users = ['ana', 'bo', 'cy'];
+const teamNames = ['t0', 't1', 't2', 't3'];
+const verbs = ['get', 'update', 'delete', '*'];
+const roles = ['management-admin', 'teams-admin', 'teams-viewer', 'teams-creator', 'accesskeys-admin', 'impersonator', 'cluster-reader'];
+
+const teamSpec = fc.record({
+  owner: fc.option(fc.oneof(fc.record({ user: fc.constantFrom(...users) }), fc.record({ team: fc.constantFrom(...teamNames) })), { nil: undefined }),
+  access: fc.array(fc.record({ users: fc.subarray(users), teams: fc.subarray(teamNames), verbs: fc.subarray(verbs, { minLength: 1 }) }), { maxLength: 2 }),
+});
+const keySpec = fc.oneof(
+  fc.record({ user: fc.constantFrom(...users, 'dee') }),
+  fc.record({ team: fc.constantFrom(...teamNames, 'gone') }),
+  fc.record({ user: fc.constantFrom(...users), team: fc.constantFrom(...teamNames) }),
+  fc.record({ subject: fc.constantFrom('repo:org/app:ref:refs/heads/main', 'ana') }),
+);
+const caller = fc.record({ user: fc.option(fc.constantFrom(...users), { nil: undefined }), teams: fc.subarray(teamNames), roles: fc.subarray(roles, { maxLength: 2 }) });
+const world = fc.record({
+  teams: fc.array(fc.tuple(fc.constantFrom(...teamNames), teamSpec), { maxLength: 4 }),
+  keys: fc.array(keySpec, { maxLength: 24 }),
+  callers: fc.array(caller, { minLength: 1, maxLength: 4 }),
+  limit: fc.integer({ min: 0, max: 5 }),
+});
+
+const identity = (c: { user?: string; teams: string[]; roles: string[] }): Identity => ({
+  name: c.user ?? 'team:t0',
+  ...(c.user ? { user: c.user } : {}),
+  groups: [],
+  teams: c.teams,
+  clusterRoles: new Set(c.roles),
+  keyName: 'the-callers-key',
+});
+
+const stops: (() => void)[] = [];
+afterEach(() => stops.splice(0).forEach((s) => s()));
+
+describe("a restricted reader's key list", () => {
+  it('reads only where the filter says its keys are, and lists the same keys as without the narrowing', async () => {
+    let narrowed = 0;
+    let kept = 0;
+    await fc.assert(
+      fc.asyncProperty(world, async (w) => {
+        const store = new CachedStore(new MemoryStore(), { retryMs: 5 });
+        const registry = createRegistry(store);
+        const index = new TeamIndex(registry.teams, pino({ level: 'silent' }));
+        await index.start();
+        stops.push(() => index.stop());
+        try {
+          for (const [name, spec] of w.teams) {
+            const team = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name }, spec: { displayName: name, ...(spec.owner ? { owner: spec.owner } : {}), access: spec.access } } as unknown as Team;
+            await registry.teams.apply(name, team, { fieldManager: 'test', force: true });
+          }
+          // Straight into the store: the fixture is the keys' specs, not what admission would allow.
+          for (const [i, spec] of w.keys.entries()) {
+            const name = `k${String(i).padStart(2, '0')}`;
+            await store.create(`/ownedaccesskeys/${name}`, { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name, uid: `uid-${name}`, creationTimestamp: '2026-11-01T00:00:00Z' }, spec });
+          }
+          await index.caughtUp();
+          expect(await store.ready(5000)).toBe(true);
+          const authz = new Authorizer(index, 'management.service');
+          const all = (await registry.ownedaccesskeys.list()).items;
+          for (const c of w.callers) {
+            const filter = authz.visible(identity(c), 'ownedaccesskeys');
+            const within = filter.within;
+            const visible = all.filter(filter);
+            kept += visible.length;
+            if (within) {
+              narrowed++;
+              for (const key of visible) {
+                const carries = within.some((l) => fieldValues(fieldIndexes[l.index as 'holder' | 'team'](`/ownedaccesskeys/${key.metadata.name}`, key)).includes(l.value));
+                expect(carries, `${key.metadata.name} ${JSON.stringify(key.spec)} outside ${JSON.stringify(within)}`).toBe(true);
+              }
+            }
+            // The same filter without its narrowing: what the list read before.
+            const plain: Matcher = (obj) => filter(obj);
+            expect(await pages(registry.ownedaccesskeys, filter, w.limit)).toEqual(await pages(registry.ownedaccesskeys, plain, w.limit));
+            expect(await pages(registry.ownedaccesskeys, filter, w.limit)).toEqual(visible.map((k) => k.metadata.name));
+          }
+        } finally {
+          index.stop();
+          await store.close();
+        }
+      }),
+      { numRuns: 80, interruptAfterTimeLimit: 60_000, markInterruptAsFailure: true },
+    );
+    // The generated callers were often restricted, and saw keys.
+    expect(narrowed).toBeGreaterThan(50);
+    expect(kept).toBeGreaterThan(50);
+  }, 90_000);
+});
+
+/** Every page of the list, as the JSON path (listJson) and the object path (list) give them: the names, in order. */
+async function pages(keys: ReturnType<typeof createRegistry>['ownedaccesskeys'], filter: Matcher, limit: number): Promise<string[]> {
+  const names: string[] = [];
+  let next: string | undefined;
+  do {
+    const page = await keys.list({ filter, limit, ...(next ? { continue: next } : {}) });
+    const json = await keys.listJson({ filter, limit, ...(next ? { continue: next } : {}) }, false);
+    const fromJson = json ? (JSON.parse(json.toString()) as { items: KubeObject[]; metadata: { continue?: string } }) : undefined;
+    if (fromJson) expect(fromJson.items.map((k) => k.metadata.name)).toEqual(page.items.map((k) => k.metadata.name));
+    names.push(...page.items.map((k) => k.metadata.name!));
+    next = page.metadata.continue;
+  } while (next);
+  return names;
+}
