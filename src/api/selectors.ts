@@ -12,10 +12,14 @@ export interface IndexLookup {
 }
 
 /**
- * Keeps an object or not. A visibility filter may also say where every object it keeps is found
- * (`within`: each one carries one of these index values), so a list reads those, not the whole kind.
+ * Where every object a visibility filter keeps is found: each one carries one of these index
+ * values; undefined when they could be anywhere. Asked when the read happens (after the store's
+ * revision is read), so that it follows the same rights the filter then applies.
  */
-export type Matcher = ((obj: KubeObject) => boolean) & { readonly within?: readonly IndexLookup[] };
+export type Within = () => readonly IndexLookup[] | undefined;
+
+/** Keeps an object or not; a visibility filter may also say `within` where its objects are, so a list reads those, not the kind. */
+export type Matcher = ((obj: KubeObject) => boolean) & { readonly within?: Within };
 
 type Op = '=' | '!=' | 'in' | 'notin' | 'exists' | '!exists';
 

@@ -161,8 +161,8 @@ export class Authorizer {
   visible(who: Identity, resource: Resource): Matcher {
     if (isAdminFor(who.clusterRoles, resource) || (resource === 'teams' && roleVerbs(who.clusterRoles, 'teams').has('get'))) return seesEverything;
     const visible = (obj: KubeObject) => this.verbsOn(who, resource, obj).has('get');
-    const within = resource === 'ownedaccesskeys' ? this.keysWithin(who) : undefined;
-    return within ? Object.assign(visible, { within }) : visible;
+    // Asked only by a list, when it reads (a GET's check never needs it).
+    return resource === 'ownedaccesskeys' ? Object.assign(visible, { within: () => this.keysWithin(who) }) : visible;
   }
 
   /**

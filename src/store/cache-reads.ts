@@ -37,7 +37,8 @@ export interface CacheReads {
   cachedEntry(key: string): Promise<Entry | null | undefined>;
   /**
    * The cached entries under prefix after `opts.after` (only those carrying one of `opts.within`'s
-   * field-index values, when given and kept), read lazily at `revision`. `fill` is the
+   * field-index values, when the cache narrows the read; `countAfter` then counts those), read
+   * lazily at `revision`. `fill` is the
    * identity of the filled state read: a refill (after its watch ended) makes a new one, so with
    * `revision` it names what was read even if the store's revisions went back.
    */

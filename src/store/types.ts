@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../api/audit-event.js';
-import type { IndexLookup } from '../api/selectors.js';
+import type { Within } from '../api/selectors.js';
 import type { CacheReads } from './cache-reads.js';
 
 /**
@@ -32,7 +32,7 @@ export interface ListOptions {
    * Only objects carrying one of these field-index values are wanted (the caller filters what it
    * reads anyway): a store that keeps the indexes (the watch cache) reads just those; another reads all.
    */
-  within?: readonly IndexLookup[];
+  within?: Within;
 }
 
 export interface ListResult<T> {

@@ -75,7 +75,10 @@ describe("a restricted reader's key list", () => {
             await registry.teams.apply(name, team, { fieldManager: 'test', force: true });
           }
           // Straight into the store: the fixture is the keys' specs, not what admission would allow.
-          for (const [i, spec] of w.keys.entries()) {
+          // Keys nobody generated here may see, among them: the cache narrows a list only when the
+          // candidates are a small share of the kind (under an eighth).
+          const fillers = Array.from({ length: 200 }, (_, i) => ({ user: `filler-${i % 7}` }));
+          for (const [i, spec] of [...w.keys, ...fillers].entries()) {
             const name = `k${String(i).padStart(2, '0')}`;
             await store.create(`/ownedaccesskeys/${name}`, { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name, uid: `uid-${name}`, creationTimestamp: '2026-11-01T00:00:00Z' }, spec });
           }
@@ -85,7 +88,7 @@ describe("a restricted reader's key list", () => {
           const all = (await registry.ownedaccesskeys.list()).items;
           for (const c of w.callers) {
             const filter = authz.visible(identity(c), 'ownedaccesskeys');
-            const within = filter.within;
+            const within = filter.within?.();
             const visible = all.filter(filter);
             kept += visible.length;
             if (within) {
@@ -111,6 +114,38 @@ describe("a restricted reader's key list", () => {
     expect(narrowed).toBeGreaterThan(50);
     expect(kept).toBeGreaterThan(50);
   }, 90_000);
+});
+
+describe("a restricted reader's key list, rights changed meanwhile", () => {
+  it('follows the rights and the keys as the read finds them: a team given to the reader after its filter was made, a key made since', async () => {
+    const store = new CachedStore(new MemoryStore(), { retryMs: 5 });
+    const registry = createRegistry(store);
+    const index = new TeamIndex(registry.teams, pino({ level: 'silent' }));
+    await index.start();
+    stops.push(() => index.stop());
+    try {
+      const team = (owner: string) => ({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 't1' }, spec: { displayName: 't1', owner: { user: owner } } }) as unknown as Team;
+      await registry.teams.apply('t1', team('bo'), { fieldManager: 'test', force: true });
+      const keys = [{ team: 't1' }, ...Array.from({ length: 100 }, (_, i) => ({ user: `filler-${i % 7}` }))];
+      for (const [i, spec] of keys.entries()) {
+        const name = `k${String(i).padStart(3, '0')}`;
+        await store.create(`/ownedaccesskeys/${name}`, { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name, uid: `uid-${name}`, creationTimestamp: '2026-11-01T00:00:00Z' }, spec });
+      }
+      await index.caughtUp();
+      expect(await store.ready(5000)).toBe(true);
+      // Made as the request is authenticated; the grant lands while the list waits for its revision.
+      const filter = new Authorizer(index, 'management.service').visible(identity({ user: 'ana', teams: [], roles: [] }), 'ownedaccesskeys');
+      await registry.teams.apply('t1', team('ana'), { fieldManager: 'test', force: true });
+      await index.caughtUp();
+      expect(await pages(registry.ownedaccesskeys, filter, 0)).toEqual(['k000']);
+      // A key made since: the next list, at a later revision, has it (nothing kept from the last one).
+      await store.create('/ownedaccesskeys/k500', { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'k500', uid: 'uid-k500', creationTimestamp: '2026-11-01T00:00:00Z' }, spec: { team: 't1' } });
+      expect(await pages(registry.ownedaccesskeys, filter, 0)).toEqual(['k000', 'k500']);
+    } finally {
+      index.stop();
+      await store.close();
+    }
+  });
 });
 
 /** Every page of the list, as the JSON path (listJson) and the object path (list) give them: the names, in order. */

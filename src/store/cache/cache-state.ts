@@ -85,6 +85,11 @@ export class CacheState {
     return this.fields.has(name);
   }
 
+  /** How many keys (of every prefix) carry `value` in the field index `name`. */
+  fieldSize(name: string, value: string): number {
+    return this.fields.get(name)?.size(value) ?? 0;
+  }
+
   /** Keys in [start, end) whose value in the field index `name` is `value`, unordered. */
   fieldLookup(name: string, start: string, end: string, value: string): string[] {
     const index = this.fields.get(name);

@@ -45,6 +45,12 @@ export class FieldIndex {
     }
   }
 
+  /** How many keys carry `value`. */
+  size(value: string): number {
+    const held = this.byValue.get(value);
+    return held === undefined ? 0 : typeof held === 'string' ? 1 : held.size;
+  }
+
   /** The keys carrying `value`, unordered. */
   lookup(value: string): readonly string[] {
     const held = this.byValue.get(value);
