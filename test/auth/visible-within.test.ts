@@ -58,29 +58,37 @@ const identity = (c: { user?: string; teams: string[]; roles: string[] }): Ident
 const stops: (() => void)[] = [];
 afterEach(() => stops.splice(0).forEach((s) => s()));
 
+/** A registry over a watch cache, and the team index authorization reads. */
+async function served() {
+  const store = new CachedStore(new MemoryStore(), { retryMs: 5 });
+  const registry = createRegistry(store);
+  const index = new TeamIndex(registry.teams, pino({ level: 'silent' }));
+  await index.start();
+  stops.push(() => index.stop());
+  return { store, registry, index };
+}
+
+/** Straight into the store: the fixture is the key's spec, not what admission would allow. */
+const putKey = (store: CachedStore, name: string, spec: object) =>
+  store.create(`/ownedaccesskeys/${name}`, { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name, uid: `uid-${name}`, creationTimestamp: '2026-11-01T00:00:00Z' }, spec });
+
 describe("a restricted reader's key list", () => {
   it('reads only where the filter says its keys are, and lists the same keys as without the narrowing', async () => {
     let narrowed = 0;
     let kept = 0;
     await fc.assert(
       fc.asyncProperty(world, async (w) => {
-        const store = new CachedStore(new MemoryStore(), { retryMs: 5 });
-        const registry = createRegistry(store);
-        const index = new TeamIndex(registry.teams, pino({ level: 'silent' }));
-        await index.start();
-        stops.push(() => index.stop());
+        const { store, registry, index } = await served();
         try {
           for (const [name, spec] of w.teams) {
             const team = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name }, spec: { displayName: name, ...(spec.owner ? { owner: spec.owner } : {}), access: spec.access } } as unknown as Team;
             await registry.teams.apply(name, team, { fieldManager: 'test', force: true });
           }
-          // Straight into the store: the fixture is the keys' specs, not what admission would allow.
           // Keys nobody generated here may see, among them: the cache narrows a list only when the
           // candidates are a small share of the kind (under an eighth).
           const fillers = Array.from({ length: 200 }, (_, i) => ({ user: `filler-${i % 7}` }));
           for (const [i, spec] of [...w.keys, ...fillers].entries()) {
-            const name = `k${String(i).padStart(2, '0')}`;
-            await store.create(`/ownedaccesskeys/${name}`, { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name, uid: `uid-${name}`, creationTimestamp: '2026-11-01T00:00:00Z' }, spec });
+            await putKey(store, `k${String(i).padStart(2, '0')}`, spec);
           }
           await index.caughtUp();
           expect(await store.ready(5000)).toBe(true);
@@ -118,18 +126,13 @@ describe("a restricted reader's key list", () => {
 
 describe("a restricted reader's key list, rights changed meanwhile", () => {
   it('follows the rights and the keys as the read finds them: a team given to the reader after its filter was made, a key made since', async () => {
-    const store = new CachedStore(new MemoryStore(), { retryMs: 5 });
-    const registry = createRegistry(store);
-    const index = new TeamIndex(registry.teams, pino({ level: 'silent' }));
-    await index.start();
-    stops.push(() => index.stop());
+    const { store, registry, index } = await served();
     try {
       const team = (owner: string) => ({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 't1' }, spec: { displayName: 't1', owner: { user: owner } } }) as unknown as Team;
       await registry.teams.apply('t1', team('bo'), { fieldManager: 'test', force: true });
       const keys = [{ team: 't1' }, ...Array.from({ length: 100 }, (_, i) => ({ user: `filler-${i % 7}` }))];
       for (const [i, spec] of keys.entries()) {
-        const name = `k${String(i).padStart(3, '0')}`;
-        await store.create(`/ownedaccesskeys/${name}`, { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name, uid: `uid-${name}`, creationTimestamp: '2026-11-01T00:00:00Z' }, spec });
+        await putKey(store, `k${String(i).padStart(3, '0')}`, spec);
       }
       await index.caughtUp();
       expect(await store.ready(5000)).toBe(true);
@@ -139,7 +142,7 @@ describe("a restricted reader's key list, rights changed meanwhile", () => {
       await index.caughtUp();
       expect(await pages(registry.ownedaccesskeys, filter, 0)).toEqual(['k000']);
       // A key made since: the next list, at a later revision, has it (nothing kept from the last one).
-      await store.create('/ownedaccesskeys/k500', { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'k500', uid: 'uid-k500', creationTimestamp: '2026-11-01T00:00:00Z' }, spec: { team: 't1' } });
+      await putKey(store, 'k500', { team: 't1' });
       expect(await pages(registry.ownedaccesskeys, filter, 0)).toEqual(['k000', 'k500']);
     } finally {
       index.stop();
