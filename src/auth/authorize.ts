@@ -6,7 +6,7 @@ import { ApiError } from '../api/errors.js';
 import type { IndexLookup, Matcher } from '../api/selectors.js';
 import { isApprover } from '../api/access-request.js';
 import type { AccessRequestSpec, KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
-import { grantsAnything } from './grants.js';
+import { grantsAnything, principalTokens } from './grants.js';
 import type { Identity } from './identity.js';
 import { isAdminFor, managementRole, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
 import type { TeamWorld } from './grants.js';
@@ -48,6 +48,9 @@ function collect(walk: (emit: Emit) => void): Set<Verb> {
 
 /** The filter of a caller who sees every object: a LIST for it needs to look inside none of them. */
 export const seesEverything = (_obj: KubeObject): boolean => true;
+
+/** Whether one of `who`'s roles grants any verb on `resource` (then it may reach any object of it). */
+const roleOn = (who: Identity, resource: Resource) => [...who.clusterRoles].some((role) => (managementRole(role)?.[resource] ?? []).length > 0);
 
 export class Authorizer {
   constructor(
@@ -162,7 +165,9 @@ export class Authorizer {
     if (isAdminFor(who.clusterRoles, resource) || (resource === 'teams' && roleVerbs(who.clusterRoles, 'teams').has('get'))) return seesEverything;
     const visible = (obj: KubeObject) => this.verbsOn(who, resource, obj).has('get');
     // Asked only by a list, when it reads (a GET's check never needs it).
-    return resource === 'ownedaccesskeys' ? Object.assign(visible, { within: () => this.keysWithin(who) }) : visible;
+    if (resource === 'ownedaccesskeys') return Object.assign(visible, { within: () => this.keysWithin(who) });
+    if (resource === 'teams') return Object.assign(visible, { within: () => this.teamsWithin(who) });
+    return visible;
   }
 
   /**
@@ -173,13 +178,21 @@ export class Authorizer {
    * any key, and the list reads the kind. test/auth/visible-within.test.ts holds it to the filter.
    */
   private keysWithin(who: Identity): IndexLookup[] | undefined {
-    const roleOn = (resource: Resource) => [...who.clusterRoles].some((role) => (managementRole(role)?.[resource] ?? []).length > 0);
-    if (roleOn('ownedaccesskeys') || roleOn('teams')) return undefined;
+    if (roleOn(who, 'ownedaccesskeys') || roleOn(who, 'teams')) return undefined;
     const within: IndexLookup[] = who.user ? [{ index: 'holder', value: who.user }] : [];
     for (const team of this.teams.referencing(who.user, who.teams)) {
       if (this.teamVerbs(who, this.teams.get(team)).has('update')) within.push({ index: 'team', value: team });
     }
     return within;
+  }
+
+  /**
+   * Where every Team `who` may get is: the teams whose owner or access rules name the user or one
+   * of its teams, by the `references` index (the team index's own tokens). No role matters here: one
+   * that grants get on teams makes visible() see everything, and no other grants get.
+   */
+  private teamsWithin(who: Identity): IndexLookup[] {
+    return principalTokens(who.user, who.teams).map((value) => ({ index: 'references', value }));
   }
 
   /**

@@ -6,7 +6,8 @@
  * index gives an object's values, a time index one instant; an object outside an index gives none.
  */
 import type { StoredApiObject } from '../api/secrets.js';
-import type { KubeObject, OwnedAccessKey, OwnedAccessKeySpec } from '../api/types.js';
+import type { KubeObject, OwnedAccessKey, OwnedAccessKeySpec, Team } from '../api/types.js';
+import { referenceTokens } from '../auth/grants.js';
 import { isLoginKey } from '../api/key-types.js';
 import { mayNotify } from '../api/key-notices.js';
 import { subjectOf } from '../auth/identity.js';
@@ -19,6 +20,7 @@ import { storeCall } from './storage-errors.js';
 const keysPrefix = '/ownedaccesskeys/';
 const requestsPrefix = '/accessrequests/';
 const credentialsPrefix = '/federatedcredentials/';
+const teamsPrefix = '/teams/';
 const isKey = (key: string) => key.startsWith(keysPrefix);
 const specOf = (obj: unknown) => ((obj as { spec?: unknown }).spec ?? {}) as OwnedAccessKeySpec;
 const metaOf = (obj: unknown) => (obj as StoredApiObject).metadata ?? {};
@@ -45,6 +47,11 @@ export const fieldIndexes = {
     const issuer = key.startsWith(credentialsPrefix) ? (obj as { spec?: { issuer?: unknown } }).spec?.issuer : undefined;
     return typeof issuer === 'string' && issuer !== '' ? issuer : undefined;
   },
+  /**
+   * Teams by the principals their owner and access rules name (`u:<user>`, `t:<team>`, as the team
+   * index's references: auth/grants.ts): where a reader without a role on teams finds the teams it may get.
+   */
+  references: (key: string, obj: unknown) => (key.startsWith(teamsPrefix) ? [...referenceTokens(obj as Team)] : undefined),
   /** Objects being deleted (`terminating`): what the collector and the removal of due objects visit. */
   lifecycle: (_key: string, obj: unknown) => (metaOf(obj).deletionTimestamp ? 'terminating' : undefined),
   /** Access keys that may have something to tell their owner at once (api/key-notices.ts): what the notifier's sweep visits besides the keys due by time. */

@@ -1,5 +1,5 @@
 /**
- * A restricted reader's list of access keys reads only where its keys can be: the visibility
+ * A restricted reader's list of access keys (and of Teams) reads only where its objects can be: the visibility
  * filter says which `holder` and `team` index values every key it keeps carries (Authorizer.visible,
  * keysWithin), and the watch cache reads those keys instead of every key. Properties, over random
  * teams (owners, access rules, members), keys (of users, teams, subjects) and callers (users, team
@@ -19,6 +19,7 @@ import type { Identity } from '../../src/auth/identity.js';
 import { TeamIndex } from '../../src/auth/team-index.js';
 import { fieldIndexes } from '../../src/registry/indexes.js';
 import { createRegistry } from '../../src/registry/registry.js';
+import type { ResourceRegistry } from '../../src/registry/resource-registry.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { fieldValues } from '../../src/store/cache/field-index.js';
@@ -76,6 +77,8 @@ describe("a restricted reader's key list", () => {
   it('reads only where the filter says its keys are, and lists the same keys as without the narrowing', async () => {
     let narrowed = 0;
     let kept = 0;
+    let narrowedTeams = 0;
+    let keptTeams = 0;
     await fc.assert(
       fc.asyncProperty(world, async (w) => {
         const { store, registry, index } = await served();
@@ -87,6 +90,8 @@ describe("a restricted reader's key list", () => {
           // Keys nobody generated here may see, among them: the cache narrows a list only when the
           // candidates are a small share of the kind (under an eighth).
           const fillers = Array.from({ length: 200 }, (_, i) => ({ user: `filler-${i % 7}` }));
+          // Teams that name nobody generated here, for the same reason.
+          for (let i = 0; i < 40; i++) await store.create(`/teams/filler-${String(i).padStart(2, '0')}`, { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: `filler-${String(i).padStart(2, '0')}`, uid: `uid-filler-${i}` }, spec: { owner: { user: 'nobody' } } });
           for (const [i, spec] of [...w.keys, ...fillers].entries()) {
             await putKey(store, `k${String(i).padStart(2, '0')}`, spec);
           }
@@ -94,6 +99,7 @@ describe("a restricted reader's key list", () => {
           expect(await store.ready(5000)).toBe(true);
           const authz = new Authorizer(index, 'management.service');
           const all = (await registry.ownedaccesskeys.list()).items;
+          const allTeams = (await registry.teams.list()).items;
           for (const c of w.callers) {
             const filter = authz.visible(identity(c), 'ownedaccesskeys');
             const within = filter.within?.();
@@ -110,6 +116,21 @@ describe("a restricted reader's key list", () => {
             const plain: Matcher = (obj) => filter(obj);
             expect(await pages(registry.ownedaccesskeys, filter, w.limit)).toEqual(await pages(registry.ownedaccesskeys, plain, w.limit));
             expect(await pages(registry.ownedaccesskeys, filter, w.limit)).toEqual(visible.map((k) => k.metadata.name));
+            // Teams: the ones whose owner or access rules name the caller or its teams.
+            const teamFilter = authz.visible(identity(c), 'teams');
+            const teamsWithin = teamFilter.within?.();
+            const visibleTeams = allTeams.filter(teamFilter);
+            if (teamsWithin) {
+              narrowedTeams++;
+              for (const t of visibleTeams) {
+                const carries = teamsWithin.some((l) => fieldValues(fieldIndexes.references(`/teams/${t.metadata.name}`, t)).includes(l.value));
+                expect(carries, `team ${t.metadata.name} ${JSON.stringify(t.spec)} outside ${JSON.stringify(teamsWithin)}`).toBe(true);
+              }
+            }
+            const plainTeams: Matcher = (obj) => teamFilter(obj);
+            expect(await pages(registry.teams, teamFilter, w.limit)).toEqual(await pages(registry.teams, plainTeams, w.limit));
+            expect(await pages(registry.teams, teamFilter, w.limit)).toEqual(visibleTeams.map((t) => t.metadata.name));
+            keptTeams += visibleTeams.length;
           }
         } finally {
           index.stop();
@@ -121,6 +142,8 @@ describe("a restricted reader's key list", () => {
     // The generated callers were often restricted, and saw keys.
     expect(narrowed).toBeGreaterThan(50);
     expect(kept).toBeGreaterThan(50);
+    expect(narrowedTeams).toBeGreaterThan(50);
+    expect(keptTeams).toBeGreaterThan(20);
   }, 90_000);
 });
 
@@ -152,7 +175,7 @@ describe("a restricted reader's key list, rights changed meanwhile", () => {
 });
 
 /** Every page of the list, as the JSON path (listJson) and the object path (list) give them: the names, in order. */
-async function pages(keys: ReturnType<typeof createRegistry>['ownedaccesskeys'], filter: Matcher, limit: number): Promise<string[]> {
+async function pages(keys: ResourceRegistry, filter: Matcher, limit: number): Promise<string[]> {
   const names: string[] = [];
   let next: string | undefined;
   do {

@@ -1,6 +1,6 @@
 /**
  * The watch cache's indexes (registry/indexes.ts: holder, team, owner uid, terminating, an
- * AccessRequest's user, a key that may notify, a FederatedCredential's issuer; expiry, an Active AccessRequest's end,
+ * AccessRequest's user, a key that may notify, a FederatedCredential's issuer, a Team's references; expiry, an Active AccessRequest's end,
  * last use, identity refresh) answer as the scans they replace: after every random write, and
  * after a compaction, a relist (the cache filling itself again) and a restart (a new cache over
  * the same SQLite file), each lookup through the cache's index equals the store's whole list
@@ -48,6 +48,8 @@ const bodyArb = fc.record({
   awaiting: fc.boolean(),
   delivered: opt(fc.constantFrom('pending:github:o/r/S', 'github:o/r/S')),
   issuer: opt(fc.constantFrom(...issuers, '')),
+  owner: opt(fc.constantFrom({ user: 'ann' }, { team: 'ops' })),
+  ruleUsers: fc.subarray(people),
 });
 type Body = typeof bodyArb extends fc.Arbitrary<infer T> ? T : never;
 const opArb = fc.oneof(
@@ -69,6 +71,8 @@ function objectOf(key: string, b: Body): StoredObject {
   if (b.refreshDay !== undefined) spec.identityRefresh = iso(t0 + b.refreshDay * day);
   if (b.disabled) spec.disabled = true;
   if (b.issuer !== undefined) spec.issuer = b.issuer;
+  if (b.owner !== undefined) spec.owner = b.owner;
+  if (b.ruleUsers.length > 0) spec.access = [{ verbs: ['get'], users: b.ruleUsers }];
   const annotations = { ...(b.reason !== undefined ? { [disabledReasonAnnotation]: b.reason } : {}), ...(b.delivered !== undefined ? { [keyDeliveredAnnotation]: b.delivered } : {}) };
   const status = {
     ...(b.activityDay !== undefined ? { lastActivity: iso(t0 + b.activityDay * day) } : {}),
@@ -98,6 +102,7 @@ const fieldQueries: Record<keyof typeof fieldIndexes, readonly string[]> = {
   requester: [...people, ''],
   notice: [mayNotifyValue],
   issuer: [...issuers, ''],
+  references: ['u:ann', 'u:bob', 't:ops', 'u:team:ops'],
 };
 const instants = [-1, 0, 5, 12.5, 20, 31, 45, 80].map((d) => t0 + d * day);
 
