@@ -51,12 +51,25 @@ export const fieldIndexes = {
    * Teams by the principals their owner and access rules name (`u:<user>`, `t:<team>`, as the team
    * index's references: auth/grants.ts): where a reader without a role on teams finds the teams it may get.
    */
-  references: (key: string, obj: unknown) => (key.startsWith(teamsPrefix) ? [...referenceTokens(obj as Team)] : undefined),
+  references: (key: string, obj: unknown) => (key.startsWith(teamsPrefix) ? teamReferences(obj) : undefined),
   /** Objects being deleted (`terminating`): what the collector and the removal of due objects visit. */
   lifecycle: (_key: string, obj: unknown) => (metaOf(obj).deletionTimestamp ? 'terminating' : undefined),
   /** Access keys that may have something to tell their owner at once (api/key-notices.ts): what the notifier's sweep visits besides the keys due by time. */
   notice: (key: string, obj: unknown) => (isKey(key) && mayNotify(obj) ? mayNotifyValue : undefined),
 } as const;
+
+/**
+ * A Team's reference tokens, or none for a stored shape the schema would refuse (an `access` that
+ * is no list, a rule that is null): an index function that threw would stop the watch cache
+ * following the store for as long as such a Team exists.
+ */
+function teamReferences(obj: unknown): string[] | undefined {
+  try {
+    return [...referenceTokens(obj as Team)];
+  } catch {
+    return undefined;
+  }
+}
 
 /** The `notice` index's one value. */
 export const mayNotifyValue = 'may-notify';

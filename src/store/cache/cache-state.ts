@@ -34,6 +34,18 @@ export interface Entry {
   index: string | readonly string[] | undefined;
 }
 
+/**
+ * An index function's answer, or none when it throws: an object of a shape the schema would refuse
+ * (written past the API) must not stop the cache following the store; it is just not indexed.
+ */
+function safely<T>(answer: () => T): T | undefined {
+  try {
+    return answer();
+  } catch {
+    return undefined;
+  }
+}
+
 /** An entry's index values as a list. */
 const valuesOf = (index: Entry['index']): readonly string[] => (index === undefined ? [] : typeof index === 'string' ? [index] : index);
 
@@ -130,10 +142,10 @@ export class CacheState {
   /** Adds (`add`) or removes the key under each field and time index value of `obj`. */
   private indexFields(key: string, obj: StoredObject, add: boolean): void {
     for (const [name, index] of this.fields) {
-      for (const v of fieldValues(this.indexers.fields![name]!(key, obj))) add ? index.add(key, v) : index.delete(key, v);
+      for (const v of fieldValues(safely(() => this.indexers.fields![name]!(key, obj)))) add ? index.add(key, v) : index.delete(key, v);
     }
     for (const [name, index] of this.times) {
-      const at = this.indexers.times![name]!(key, obj);
+      const at = safely(() => this.indexers.times![name]!(key, obj));
       if (at !== undefined && Number.isFinite(at)) add ? index.add(key, at) : index.delete(key, at);
     }
   }
