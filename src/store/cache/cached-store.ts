@@ -27,7 +27,7 @@ import type { CacheIndexers } from './field-index.js';
 import { RevisionGate } from './revision-gate.js';
 import type { CacheReads } from '../cache-reads.js';
 import { Pace } from '../../background/pace.js';
-import type { Within } from '../../api/selectors.js';
+import { NarrowedKeys, positionAfter } from './narrowed-keys.js';
 
 /** What the cache needs of the store beyond Store: pages of stored rows with their keys (LogStore). */
 export type CacheableStore = Store & Pick<LogStore, 'listRows'> & { notifyWatchers?(): void };
@@ -53,21 +53,6 @@ export interface CachedStoreOptions {
 const scanStep = 1000;
 const givenWeight = 10;
 
-/** Candidate key sets kept for one revision (see candidates()). */
-const narrowedKept = 16;
-
-/** The position of the first key after `after` in sorted `keys` (binary search). */
-function sortedIndexAfter(keys: readonly string[], after: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! <= after) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 export class CachedStore implements Store, CacheReads {
   private state: CacheState;
   private indexer: Indexer = () => undefined;
@@ -84,8 +69,8 @@ export class CachedStore implements Store, CacheReads {
   private watch_: StoreWatch | undefined;
   /** Counts indexer changes: a fill begun under an older indexer is thrown away. */
   private generation = 0;
-  /** Restricted readers' candidate keys, sorted, by (prefix, lookups), for one filled state at one revision. */
-  private narrowed: { fill: object; revision: number; keys: Map<string, readonly string[]> } | undefined;
+  /** Restricted readers' candidate keys (narrowed-keys.ts). */
+  private readonly narrowed = new NarrowedKeys();
 
   constructor(
     /** The store it caches (the audit trail lives beside it). */
@@ -244,33 +229,6 @@ export class CachedStore implements Store, CacheReads {
   }
 
   /**
-   * The sorted keys under prefix that carry one of the values `within` names now, or undefined to
-   * read the whole range: no `within`, an index not kept, or candidates too many to be worth it (an
-   * eighth of the kind or more: reading the range costs less than gathering and sorting them). The
-   * sorted keys are kept for the revision, so a list's later pages (a scan asks for several per
-   * page, a client for the rest) pick up where they were instead of gathering them again.
-   */
-  private candidates(prefix: string, revision: number, within: Within | undefined): readonly string[] | undefined {
-    const lookups = within?.();
-    const state = this.state;
-    if (!lookups || !lookups.every((l) => state.hasField(l.index))) return undefined;
-    const end = prefixEnd(prefix);
-    const total = lookups.reduce((n, l) => n + state.fieldSize(l.index, l.value), 0);
-    if (total * 8 >= state.count(prefix, end, '')) return undefined;
-    const id = `${prefix}\0${JSON.stringify(lookups)}`;
-    if (this.narrowed?.fill !== state || this.narrowed.revision !== revision) this.narrowed = { fill: state, revision, keys: new Map() };
-    const kept = this.narrowed.keys;
-    let keys = kept.get(id);
-    if (!keys) {
-      keys = [...new Set(lookups.flatMap((l) => state.fieldLookup(l.index, prefix, end, l.value)))].sort();
-      // A few readers' sets at a time: the oldest goes first.
-      if (kept.size >= narrowedKept) kept.delete(kept.keys().next().value!);
-      kept.set(id, keys);
-    }
-    return keys;
-  }
-
-  /**
    * The cached entries under prefix after `opts.after`, in key order, read lazily: the caller takes
    * them before its next await, while the cache is still at `revision`. Undefined as for cachedList.
    */
@@ -284,18 +242,18 @@ export class CachedStore implements Store, CacheReads {
     const state = this.state;
     const end = prefixEnd(prefix);
     const after = opts.after ?? '';
-    const keys = this.candidates(prefix, revision, opts.within);
+    const keys = this.narrowed.keys(state, prefix, end, revision, opts.within?.());
     if (keys) {
       // Only the keys carrying one of the values: a reader who may see a few keys of a million
       // reads those few (their union, in key order), not the kind.
-      const picked = keys.slice(sortedIndexAfter(keys, after));
+      const picked = keys.slice(positionAfter(keys, after));
       function* entries(): Generator<[string, Entry]> {
         for (const key of picked) {
           const entry = state.entry(key);
           if (entry) yield [key, entry];
         }
       }
-      return { revision, fill: state, entries: entries(), countAfter: (key) => keys.length - sortedIndexAfter(keys, key) };
+      return { revision, fill: state, entries: entries(), countAfter: (key) => keys.length - positionAfter(keys, key) };
     }
     const range = state.range(prefix, end, after);
     function* entries(): Generator<[string, Entry]> {

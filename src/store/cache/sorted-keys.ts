@@ -11,8 +11,8 @@
  * remainingItemCount) come from a prefix sum of chunk sizes, rebuilt only when a read needs it
  * after a change.
  */
-/** The position of the first key in a sorted chunk not below `key`. */
-function lowerBound(chunk: readonly string[], key: string): number {
+/** The position of the first key in a sorted chunk not below `key` (above it: `key + '\0'`, its successor). */
+export function lowerBound(chunk: readonly string[], key: string): number {
   let lo = 0;
   let hi = chunk.length;
   while (lo < hi) {
