@@ -28,6 +28,7 @@ import type { ActivityRecorder } from '../auth/activity.js';
 import type { ServerMetrics } from './metrics.js';
 import { PeriodicRunner } from '../background/periodic-runner.js';
 import { Pace } from '../background/pace.js';
+import { WarnedKeys } from './warned-keys.js';
 
 /** The field manager of the server's disabling write (its audit event's user is system:teamkeys). */
 export const unusedKeysManager = 'teamkeys-unused-keys';
@@ -65,12 +66,11 @@ export interface KeyHealthSweepOptions {
 
 export class KeyHealthSweep {
   /**
-   * uid -> the last sweep that found the key in the window, for the keys warned of while in it: a key
-   * that leaves it (deleted, expiry moved out) is forgotten after that sweep. A small integer per key,
-   * not its name or a second set of every uid per sweep: at a million keys in the window each would
-   * be tens of megabytes.
+   * The keys warned of while in the window, with the last sweep that found each there: a key that
+   * leaves it (deleted, expiry moved out) is forgotten after that sweep. Two small integers per key,
+   * no string (warned-keys.ts): every key of a fleet of short-lived keys is in the window.
    */
-  private readonly warned = new Map<string, number>();
+  private readonly warned = new WarnedKeys();
   private sweeps = 0;
   readonly name = 'key-health';
   private readonly runner: PeriodicRunner;
@@ -164,7 +164,7 @@ export class KeyHealthSweep {
     this.setGauges(counts);
     // Keys that left the window (or are gone) are forgotten; a replica that does not lead forgets all.
     if (leader) {
-      for (const [uid, seen] of this.warned) if (seen !== sweep) this.warned.delete(uid);
+      this.warned.forgetUnseen(sweep);
     } else this.warned.clear();
     if (disabling) await this.disableUnused(unused, now);
     this.metrics.keyHealthSweep.set(now.getTime() / 1000);
@@ -211,9 +211,7 @@ export class KeyHealthSweep {
   private warnOfExpiry(key: OwnedAccessKey, h: KeyHealth, sweep: number): void {
     if (h.disabled || key.metadata.deletionTimestamp || h.expiresAt === undefined) return;
     if (!h.expired && !expiresWithin(h, this.warnExpiryMs)) return;
-    const uid = key.metadata.uid!;
-    const known = this.warned.has(uid);
-    this.warned.set(uid, sweep);
+    const known = this.warned.note(key.metadata.uid!, sweep);
     // An expired key stays remembered (it is refused, and maintenance removes it), never warned of late.
     if (known || h.expired) return;
     this.log.warn(
