@@ -71,6 +71,38 @@ function teamReferences(obj: unknown): string[] | undefined {
   }
 }
 
+/** JSON's escaping of a string, without its quotes: how the string's text appears in stored JSON. */
+const escaped = (s: string) => JSON.stringify(s).slice(1, -1);
+
+/**
+ * For each field index, a text that every object carrying `value` holds in its stored JSON: a name
+ * it holds as a string (escaped as JSON escapes it: a suffix of a string's escaping is the escaping
+ * of its suffix), or a property name; '' when there is none to say. The fallback's full read of the
+ * store (a cache that cannot vouch: filling, or lagging another replica's writes) then decodes only
+ * the rows holding it, not every row of the kind: the dependents check of a delete, authentication's
+ * AccessRequests, the exchange's rules and the collector's lookups read that way while the cache
+ * lags. Sound, not exact: the index function still decides each object read
+ * (test/registry/index-mentions.test.ts holds every index to it on generated names).
+ */
+const mentions: Record<keyof typeof fieldIndexes, (value: string) => string> = {
+  // `team:<name>` for a team key; a user's own name otherwise (which ends with the same text).
+  holder: (v) => escaped(v.startsWith('team:') ? v.slice('team:'.length) : v),
+  team: escaped,
+  owner: escaped,
+  requester: escaped,
+  issuer: escaped,
+  // `u:<user>` and `t:<team>`, each named as a string by the Team's owner or access rules.
+  references: (v) => escaped(v.slice(2)),
+  lifecycle: () => '"deletionTimestamp"',
+  notice: () => '',
+};
+
+/** A stored object's JSON may carry `value` in the field index `index` (never false for one that does). */
+export function mightCarry(index: keyof typeof fieldIndexes, value: string): (encoded: string) => boolean {
+  const text = mentions[index](value);
+  return text === '' ? () => true : (encoded) => encoded.includes(text);
+}
+
 /** The `notice` index's one value. */
 export const mayNotifyValue = 'may-notify';
 
@@ -114,9 +146,9 @@ const nameOf = (o: StoredApiObject) => o.metadata.name!;
  * with one that cannot vouch). `consistent`: from the store itself, past a cache, which would serve
  * even while it lags behind the store (a sweep may read it so; a request's lookup may not).
  */
-async function* filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiObject) => boolean, consistent = false): AsyncGenerator<KubeObject> {
+async function* filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiObject) => boolean, consistent = false, mightMatch: (encoded: string) => boolean = () => true): AsyncGenerator<KubeObject> {
   const cache = consistent ? ctx.store.cache?.() : undefined;
-  const objects = cache ? cache.scanStore<StoredApiObject>(ctx.prefix, () => true) : ctx.store.scan<StoredApiObject>(ctx.prefix, () => true);
+  const objects = cache ? cache.scanStore<StoredApiObject>(ctx.prefix, mightMatch) : ctx.store.scan<StoredApiObject>(ctx.prefix, mightMatch);
   for await (const o of objects) if (keep(keyOf(ctx, nameOf(o)), o)) yield present(o);
 }
 
@@ -131,14 +163,14 @@ export function byField(ctx: RegistryContext, index: FieldIndexName, value: stri
   return storeCall(ctx, '', async () => {
     const cached = await ctx.store.cache?.().byField<StoredApiObject>(ctx.prefix, index, value);
     if (cached) return cached.map((o) => present(o));
-    return all(filtered(ctx, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value), true));
+    return all(filtered(ctx, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value), true, mightCarry(index, value)));
   });
 }
 
 /** byField for a sweep, in name order, each object read as it is reached (the cache as it is, as eachDue). */
 export async function* eachByField(ctx: RegistryContext, index: FieldIndexName, value: string): AsyncGenerator<KubeObject> {
   const cached = await storeCall(ctx, '', async () => ctx.store.cache?.().eachByField<StoredApiObject>(ctx.prefix, index, value));
-  yield* sweepRead(ctx, cached, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value));
+  yield* sweepRead(ctx, cached, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value), mightCarry(index, value));
 }
 
 /**
@@ -154,12 +186,12 @@ export async function* eachDue(ctx: RegistryContext, index: TimeIndexName, at: n
 }
 
 /** What the cache gave a sweep, presented; else every object `keep` accepts, filtered from a scan. */
-async function* sweepRead(ctx: RegistryContext, cached: Iterable<StoredApiObject> | undefined, keep: (key: string, o: StoredApiObject) => boolean): AsyncGenerator<KubeObject> {
+async function* sweepRead(ctx: RegistryContext, cached: Iterable<StoredApiObject> | undefined, keep: (key: string, o: StoredApiObject) => boolean, mightMatch?: (encoded: string) => boolean): AsyncGenerator<KubeObject> {
   if (cached) {
     for (const o of cached) yield present(o);
     return;
   }
-  const found = filtered(ctx, keep);
+  const found = filtered(ctx, keep, false, mightMatch);
   for (;;) {
     const next = await storeCall(ctx, '', () => found.next());
     if (next.done) return;

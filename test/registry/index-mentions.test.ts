@@ -1,0 +1,122 @@
+/**
+ * When the watch cache cannot vouch for an index lookup (filling, or lagging behind another
+ * replica's writes), the lookup reads the store and decodes only the rows whose stored JSON holds
+ * the text `mightCarry` names for the value (registry/indexes.ts). That prefilter must never drop
+ * an object carrying the value: checked on generated objects whose names hold quotes, backslashes,
+ * control characters, astral and lone surrogates, and `team:` or `u:` look-alikes, against the
+ * stored encoding and the API JSON both; then end to end, a registry on a store without a cache
+ * answers each lookup as a filter of the whole list does.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { encodeObject } from '../../src/store/encode.js';
+import { fieldValues } from '../../src/store/cache/field-index.js';
+import { fieldIndexes, mightCarry, type FieldIndexName } from '../../src/registry/indexes.js';
+import { createRegistry } from '../../src/registry/registry.js';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import type { StoredObject } from '../../src/store/types.js';
+
+const prefixes = ['/ownedaccesskeys/', '/teams/', '/accessrequests/', '/federatedcredentials/'];
+const tricky = fc.constantFrom('', 'team:', 'team:ops', 'u:ann', 't:ops', '"', '\\', '\\"', '\n', '\u0000', '\u2028', '😀', '\uD83D', '\uDE00', 'é', 'ops');
+/** Names from every kind of character, and look-alikes of the prefixes the index values carry. */
+const nameArb = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 6 }),
+  fc.array(tricky, { maxLength: 3 }).map((parts) => parts.join('')),
+  fc.tuple(fc.constantFrom('team:', 'u:', 't:'), fc.string({ unit: 'binary', maxLength: 4 })).map(([p, s]) => p + s),
+);
+const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+const objectArb = fc.record({
+  user: opt(nameArb),
+  team: opt(nameArb),
+  subject: opt(nameArb),
+  issuer: opt(nameArb),
+  owners: fc.array(nameArb, { maxLength: 2 }),
+  ownerUser: opt(nameArb),
+  ownerTeam: opt(nameArb),
+  ruleUsers: fc.array(nameArb, { maxLength: 2 }),
+  ruleTeams: fc.array(nameArb, { maxLength: 2 }),
+  terminating: fc.boolean(),
+});
+type Shape = typeof objectArb extends fc.Arbitrary<infer T> ? T : never;
+
+function objectOf(name: string, b: Shape): StoredObject {
+  const spec: Record<string, unknown> = {};
+  for (const f of ['user', 'team', 'subject', 'issuer'] as const) if (b[f] !== undefined) spec[f] = b[f];
+  if (b.ownerUser !== undefined || b.ownerTeam !== undefined) spec.owner = { ...(b.ownerUser !== undefined ? { user: b.ownerUser } : {}), ...(b.ownerTeam !== undefined ? { team: b.ownerTeam } : {}) };
+  if (b.ruleUsers.length || b.ruleTeams.length) spec.access = [{ verbs: ['get'], users: b.ruleUsers, teams: b.ruleTeams }];
+  return {
+    apiVersion: 'management.service/v1',
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      ...(b.owners.length ? { ownerReferences: b.owners.map((uid) => ({ apiVersion: 'management.service/v1', kind: 'Team', name: 'x', uid })) } : {}),
+      ...(b.terminating ? { deletionTimestamp: '2026-11-01T00:00:00Z' } : {}),
+    },
+    spec,
+  } as StoredObject;
+}
+
+const indexNames = Object.keys(fieldIndexes) as FieldIndexName[];
+const valuesOf = (index: FieldIndexName, key: string, o: StoredObject) => fieldValues(fieldIndexes[index](key, o as never));
+
+describe('the fallback read of an index lookup decodes only the rows that may carry the value', () => {
+  it('never passes over an object carrying the value: its stored JSON and its API JSON hold the text named', () => {
+    let checked = 0;
+    fc.assert(
+      fc.property(fc.constantFrom(...prefixes), objectArb, (prefix, shape) => {
+        const o = objectOf('n', shape);
+        const texts = [encodeObject(o), JSON.stringify(o)];
+        for (const index of indexNames) {
+          for (const value of valuesOf(index, prefix + 'n', o)) {
+            checked++;
+            for (const text of texts) expect(mightCarry(index, value)(text), `${index}=${JSON.stringify(value)} in ${text}`).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    // The generated objects carried index values (a run that checked none would prove nothing).
+    expect(checked).toBeGreaterThan(2000);
+  });
+
+  it('passes over the objects that hold no such text', () => {
+    const json = encodeObject(objectOf('n', { user: 'ann', team: undefined, subject: undefined, issuer: undefined, owners: ['u1'], ownerUser: undefined, ownerTeam: undefined, ruleUsers: [], ruleTeams: [], terminating: false }));
+    expect(mightCarry('holder', 'bob')(json)).toBe(false);
+    expect(mightCarry('holder', 'team:ops')(json)).toBe(false);
+    expect(mightCarry('owner', 'u2')(json)).toBe(false);
+    expect(mightCarry('lifecycle', 'terminating')(json)).toBe(false);
+    expect(mightCarry('references', 'u:bob')(json)).toBe(false);
+    expect(mightCarry('owner', 'u1')(json)).toBe(true);
+    // No text to name: every row is read.
+    expect(mightCarry('notice', 'may-notify')(json)).toBe(true);
+  });
+
+  it('a registry on a store without a cache answers each lookup as a filter of the whole list', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom(...prefixes), objectArb), { minLength: 1, maxLength: 12 }), async (objects) => {
+        const store = new MemoryStore();
+        const registry = createRegistry(store);
+        const stored: { key: string; o: StoredObject }[] = [];
+        for (const [i, [prefix, shape]] of objects.entries()) {
+          const key = `${prefix}o${i}`;
+          const o = objectOf(`o${i}`, shape);
+          await store.create(key, o);
+          stored.push({ key, o });
+        }
+        const registries = { '/ownedaccesskeys/': registry.ownedaccesskeys, '/teams/': registry.teams, '/accessrequests/': registry.accessrequests, '/federatedcredentials/': registry.federatedcredentials };
+        for (const { key, o } of stored) {
+          const prefix = key.slice(0, key.lastIndexOf('/') + 1) as keyof typeof registries;
+          for (const index of indexNames) {
+            for (const value of valuesOf(index, key, o)) {
+              const want = stored.filter((s) => s.key.startsWith(prefix) && valuesOf(index, s.key, s.o).includes(value)).map((s) => s.key.slice(prefix.length)).sort();
+              const got = (await registries[prefix].byField(index, value)).map((x) => x.metadata.name!).sort();
+              expect(got, `${prefix} ${index}=${JSON.stringify(value)}`).toEqual(want);
+            }
+          }
+        }
+        await store.close();
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
