@@ -13,6 +13,7 @@ import { mayNotify } from '../api/key-notices.js';
 import { subjectOf } from '../auth/identity.js';
 import { expiresAt } from '../auth/expiry.js';
 import type { CacheIndexers } from '../store/cache-reads.js';
+import type { ScanFilter, TextFilter } from '../store/types.js';
 import { fieldValues } from '../store/cache/field-index.js';
 import { keyOf, present, type RegistryContext } from './context.js';
 import { storeCall } from './storage-errors.js';
@@ -78,8 +79,8 @@ const escaped = (s: string) => JSON.stringify(s).slice(1, -1);
  * For each field index, a text that every object carrying `value` holds in its stored JSON: a name
  * it holds as a string (escaped as JSON escapes it: a suffix of a string's escaping is the escaping
  * of its suffix), or a property name; '' when there is none to say. The fallback's full read of the
- * store (a cache that cannot vouch: filling, or lagging another replica's writes) then decodes only
- * the rows holding it, not every row of the kind: the dependents check of a delete, authentication's
+ * store (a cache that cannot vouch: filling, or lagging another replica's writes) then reads only
+ * the rows holding it (the backend tests it where the rows are), not every row of the kind: the dependents check of a delete, authentication's
  * AccessRequests, the exchange's rules and the collector's lookups read that way while the cache
  * lags. Sound, not exact: the index function still decides each object read
  * (test/registry/index-mentions.test.ts holds every index to it on generated names).
@@ -97,10 +98,12 @@ const mentions: Record<keyof typeof fieldIndexes, (value: string) => string> = {
   notice: () => '',
 };
 
-/** A stored object's JSON may carry `value` in the field index `index` (never false for one that does). */
-export function mightCarry(index: keyof typeof fieldIndexes, value: string): (encoded: string) => boolean {
-  const text = mentions[index](value);
-  return text === '' ? () => true : (encoded) => encoded.includes(text);
+/**
+ * The rows whose stored JSON may carry `value` in the field index `index` (never passing over one
+ * that does), as a text the store's backend tests where the rows are.
+ */
+export function mightCarry(index: keyof typeof fieldIndexes, value: string): TextFilter {
+  return { text: mentions[index](value) };
 }
 
 /** The `notice` index's one value. */
@@ -146,7 +149,7 @@ const nameOf = (o: StoredApiObject) => o.metadata.name!;
  * with one that cannot vouch). `consistent`: from the store itself, past a cache, which would serve
  * even while it lags behind the store (a sweep may read it so; a request's lookup may not).
  */
-async function* filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiObject) => boolean, consistent = false, mightMatch: (encoded: string) => boolean = () => true): AsyncGenerator<KubeObject> {
+async function* filtered(ctx: RegistryContext, keep: (key: string, o: StoredApiObject) => boolean, consistent = false, mightMatch: ScanFilter = () => true): AsyncGenerator<KubeObject> {
   const cache = consistent ? ctx.store.cache?.() : undefined;
   const objects = cache ? cache.scanStore<StoredApiObject>(ctx.prefix, mightMatch) : ctx.store.scan<StoredApiObject>(ctx.prefix, mightMatch);
   for await (const o of objects) if (keep(keyOf(ctx, nameOf(o)), o)) yield present(o);
@@ -186,7 +189,7 @@ export async function* eachDue(ctx: RegistryContext, index: TimeIndexName, at: n
 }
 
 /** What the cache gave a sweep, presented; else every object `keep` accepts, filtered from a scan. */
-async function* sweepRead(ctx: RegistryContext, cached: Iterable<StoredApiObject> | undefined, keep: (key: string, o: StoredApiObject) => boolean, mightMatch?: (encoded: string) => boolean): AsyncGenerator<KubeObject> {
+async function* sweepRead(ctx: RegistryContext, cached: Iterable<StoredApiObject> | undefined, keep: (key: string, o: StoredApiObject) => boolean, mightMatch?: ScanFilter): AsyncGenerator<KubeObject> {
   if (cached) {
     for (const o of cached) yield present(o);
     return;

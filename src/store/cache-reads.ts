@@ -7,7 +7,7 @@
  */
 import type { Entry } from './cache/cache-state.js';
 import type { CacheIndexers } from './cache/field-index.js';
-import type { ListOptions, StoredObject } from './types.js';
+import type { ListOptions, ScanFilter, StoredObject } from './types.js';
 
 export type { Entry as CachedEntry } from './cache/cache-state.js';
 export type { CacheIndexers } from './cache/field-index.js';
@@ -30,7 +30,7 @@ export interface CacheReads {
    * The store's own scan, past the cache: what a consistent lookup reads when the cache cannot vouch
    * for it (the cache's scan serves a sweep from memory even while it lags behind the store).
    */
-  scanStore<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean): AsyncGenerator<T>;
+  scanStore<T extends StoredObject>(prefix: string, mightMatch: ScanFilter): AsyncGenerator<T>;
   /** The store's one secondary index, answered with the cache's shared frozen objects and the revision read at. */
   cachedByIndex<T extends StoredObject>(prefix: string, value: string): Promise<{ items: readonly Readonly<T>[]; revision: number } | undefined>;
   /** The cached entry of a key (null: no such object), when the cache is current with the store. */

@@ -100,6 +100,25 @@ export function indexValues(value: IndexValue): readonly string[] {
   return distinct;
 }
 
+/**
+ * A scan's prefilter given as data: the rows whose stored JSON holds `text`. A backend tests it
+ * where the rows are (SQLite's instr, PostgreSQL's strpos) and sends only those, so a scan for a
+ * rare name reads the few rows that hold it rather than decoding, or even receiving, every row.
+ */
+export interface TextFilter {
+  readonly text: string;
+}
+
+/** A scan's prefilter on each row's stored JSON: a test, or a text the row must hold. */
+export type ScanFilter = ((encoded: string) => boolean) | TextFilter;
+
+/** The prefilter as a test of one row's JSON. */
+export const scanTest = (filter: ScanFilter): ((encoded: string) => boolean) =>
+  typeof filter === 'function' ? filter : (encoded) => encoded.includes(filter.text);
+
+/** The text a backend may test the rows for itself, if the prefilter is one (none for '': every row). */
+export const scanText = (filter: ScanFilter): string | undefined => (typeof filter === 'function' || filter.text === '' ? undefined : filter.text);
+
 export interface Store {
   /**
    * Installs the indexer used from now on, before anything is written. One per store: the registry
@@ -116,7 +135,7 @@ export interface Store {
    * Every live object under prefix, a page at a time, decoding only the rows whose raw encoding
    * mightMatch accepts: background work finds the few objects it acts on without parsing them all.
    */
-  scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T>;
+  scan<T extends StoredObject>(prefix: string, mightMatch: ScanFilter, pageSize?: number): AsyncGenerator<T>;
   /**
    * Reads the current object, checks preconditions, calls tryUpdate and writes the result if it
    * differs, retrying from a fresh read when another writer got there first. An unchanged result

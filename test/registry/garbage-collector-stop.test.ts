@@ -7,7 +7,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { GarbageCollector } from '../../src/registry/garbage-collector.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
-import type { StoredObject } from '../../src/store/types.js';
+import type { ScanFilter, StoredObject } from '../../src/store/types.js';
 import { eventually } from '../support/eventually.js';
 import { newRegistry, team } from './helpers.js';
 
@@ -15,7 +15,7 @@ import { newRegistry, team } from './helpers.js';
 class HeldStore extends MemoryStore {
   held: Promise<void> | undefined;
   scans = 0;
-  override async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {
+  override async *scan<T extends StoredObject>(prefix: string, mightMatch: ScanFilter, pageSize?: number): AsyncGenerator<T> {
     this.scans++;
     await this.held;
     yield* super.scan<T>(prefix, mightMatch, pageSize);

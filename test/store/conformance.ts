@@ -1,6 +1,7 @@
 /** One behaviour contract for every Store backend: each backend's test file runs this suite. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isStorageError, type StorageErrorCode } from '../../src/store/errors.js';
+import type { LogBackend } from '../../src/store/log/log-backend.js';
 import { Removal, type Store, type StoreEvent, type StoredObject } from '../../src/store/types.js';
 
 export interface StoreFixture {
@@ -213,6 +214,35 @@ export function describeStoreConformance(
       for await (const o of store.scan<Obj>('/teams/', (raw) => (seen.push(raw), /"n":[024]\b/.test(raw)), 2)) names.push(o.metadata.name!);
       expect(seen).toHaveLength(6);
       expect(names).toEqual(['t0', 't2', 't4']);
+    });
+
+    it('scans for a text the backend tests where the rows are: only live rows whose current version holds it, page by page', async () => {
+      const note = 'a"b\\c😀é';
+      const text = JSON.stringify(note).slice(1, -1);
+      const noted = (name: string, held: boolean): Obj => ({ ...obj(name), spec: { n: 0, note: held ? note : 'plain' } }) as Obj;
+      for (let i = 0; i < 7; i++) await store.create(`/teams/t${i}`, noted(`t${i}`, i % 2 === 0));
+      await store.create('/teamsx/t9', noted('t9', true));
+      await store.delete('/teams/t2');
+      // History: t4 held it and no longer does; t5 did not and now does.
+      await store.guaranteedUpdate<Obj>('/teams/t4', undefined, (c) => ({ ...c, spec: { n: 1, note: 'plain' } }));
+      await store.guaranteedUpdate<Obj>('/teams/t5', undefined, (c) => ({ ...c, spec: { n: 1, note } }));
+      const names: string[] = [];
+      for await (const o of store.scan<Obj>('/teams/', { text }, 2)) names.push(o.metadata.name!);
+      expect(names).toEqual(['t0', 't5', 't6']);
+      // A near miss (the text cut short of a character it needs) holds nothing; '' holds every row.
+      const none: string[] = [];
+      for await (const o of store.scan<Obj>('/teams/', { text: `${text}x` }, 2)) none.push(o.metadata.name!);
+      expect(none).toEqual([]);
+      let all = 0;
+      for await (const _ of store.scan<Obj>('/teams/', { text: '' }, 2)) all++;
+      expect(all).toBe(6);
+      // The backend itself answers with the holding rows only, its limit counting those: a page of
+      // two is two matches, not two rows of which some match.
+      const backend = ((store as unknown as { backend?: LogBackend }).backend ?? (store as unknown as { inner: { backend: LogBackend } }).inner.backend) as LogBackend;
+      const rows = await backend.list('/teams/', '/teams0', '', await store.currentRevision(), 2, text);
+      expect(rows.map((r) => r.key)).toEqual(['/teams/t0', '/teams/t5']);
+      const rest = await backend.list('/teams/', '/teams0', '/teams/t5', await store.currentRevision(), 2, text);
+      expect(rest.map((r) => r.key)).toEqual(['/teams/t6']);
     });
 
     it('compacts history: current objects stay, old revisions expire', async () => {

@@ -80,7 +80,7 @@ class MemoryBackend implements LogBackend {
     return keys.map((k) => this.latest(k)!).filter(Boolean);
   }
 
-  list(start: string, end: string, after: string, revision: number, limit: number): Row[] {
+  list(start: string, end: string, after: string, revision: number, limit: number, contains?: string): Row[] {
     const out: Row[] = [];
     const first =
       after >= start ? lowerBound(this.sortedKeys, (k) => k <= after) : lowerBound(this.sortedKeys, (k) => k < start);
@@ -89,7 +89,7 @@ class MemoryBackend implements LogBackend {
       if (key >= end) break;
       const history = this.rows.get(key)!;
       const row = history[lowerBound(history, (r) => r.revision <= revision) - 1];
-      if (row && row.type !== 'DELETED') out.push(row);
+      if (row && row.type !== 'DELETED' && (contains === undefined || row.value.includes(contains))) out.push(row);
       if (limit > 0 && out.length >= limit) break;
     }
     return out;

@@ -205,13 +205,15 @@ class PostgresBackend implements LogBackend {
     }, fence, key);
   }
 
-  async list(start: string, end: string, after: string, revision: number, limit: number): Promise<Row[]> {
+  async list(start: string, end: string, after: string, revision: number, limit: number, contains?: string): Promise<Row[]> {
+    // `contains`: only rows whose value holds the text (strpos, before the correlated MAX).
     const rows = await this.query<KvRow>(
       `SELECT kv.id, kv.name, kv.value FROM kv
         WHERE kv.name >= $1 AND kv.name < $2 AND kv.name > $3 AND kv.id <= $4 AND NOT kv.deleted
+          AND ($6::text IS NULL OR strpos(kv.value, $6::text) > 0)
           AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name AND k2.id <= $4)
         ORDER BY kv.name LIMIT $5`,
-      [start, end, after, revision, limit > 0 ? limit : null],
+      [start, end, after, revision, limit > 0 ? limit : null, contains ?? null],
     );
     return rows.map((r) => ({ key: r.name, revision: Number(r.id), value: r.value }));
   }

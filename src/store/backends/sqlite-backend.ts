@@ -45,9 +45,12 @@ CREATE INDEX IF NOT EXISTS kv_idx ON kv (idx) WHERE idx IS NOT NULL;
 CREATE INDEX IF NOT EXISTS kv_idx2 ON kv (idx2) WHERE idx2 IS NOT NULL;
 `;
 
-/** The list statement with one lower bound on the name: `>=` the prefix, or `>` the key a page ended at. */
-const listSql = (lower: '>=' | '>') => `SELECT kv.id, kv.name, kv.value FROM kv
-  WHERE kv.name ${lower} @from AND kv.name < @end AND kv.id <= @rev AND kv.deleted = 0
+/**
+ * The list statement with one lower bound on the name: `>=` the prefix, or `>` the key a page ended
+ * at; `contains`: only rows whose value holds @text (tested before the correlated MAX, the costlier term).
+ */
+const listSql = (lower: '>=' | '>', contains = false) => `SELECT kv.id, kv.name, kv.value FROM kv
+  WHERE kv.name ${lower} @from AND kv.name < @end AND kv.id <= @rev AND kv.deleted = 0${contains ? ' AND instr(kv.value, @text) > 0' : ''}
     AND kv.id = (SELECT MAX(k2.id) FROM kv k2 WHERE k2.name = kv.name AND k2.id <= @rev)
   ORDER BY kv.name LIMIT @limit`;
 
@@ -147,6 +150,8 @@ export class SqliteBackend implements LogBackend {
       // 50 s here instead of 2.5 s).
       list: db.prepare<{ from: string; end: string; rev: number; limit: number }, KvRow>(listSql('>=')),
       listAfter: db.prepare<{ from: string; end: string; rev: number; limit: number }, KvRow>(listSql('>')),
+      listHolding: db.prepare<{ from: string; end: string; rev: number; limit: number; text: string }, KvRow>(listSql('>=', true)),
+      listAfterHolding: db.prepare<{ from: string; end: string; rev: number; limit: number; text: string }, KvRow>(listSql('>', true)),
       since: db.prepare<[number, number], KvRow>(
         `SELECT kv.id, kv.name, kv.created, kv.deleted, kv.prev_revision, kv.value, p.value AS prev_value
            FROM kv LEFT JOIN kv p ON p.id = kv.prev_revision AND kv.created = 0
@@ -271,11 +276,14 @@ export class SqliteBackend implements LogBackend {
     return this.stmts.byIndex.all({ v: index, start, end }).map((r) => ({ key: r.name, revision: r.id, value: r.value }));
   }
 
-  list(start: string, end: string, after: string, revision: number, limit: number): Row[] {
-    const [stmt, from] = after >= start ? [this.stmts.listAfter, after] : [this.stmts.list, start];
-    return stmt
-      .all({ from, end, rev: revision, limit: limit > 0 ? limit : -1 })
-      .map((r) => ({ key: r.name, revision: r.id, value: r.value }));
+  list(start: string, end: string, after: string, revision: number, limit: number, contains?: string): Row[] {
+    const from = after >= start ? after : start;
+    const params = { from, end, rev: revision, limit: limit > 0 ? limit : -1 };
+    const rows =
+      contains === undefined
+        ? (after >= start ? this.stmts.listAfter : this.stmts.list).all(params)
+        : (after >= start ? this.stmts.listAfterHolding : this.stmts.listHolding).all({ ...params, text: contains });
+    return rows.map((r) => ({ key: r.name, revision: r.id, value: r.value }));
   }
 
   readSince(after: number, limit: number): LogRecord[] {

@@ -105,8 +105,8 @@ export class SqliteGuard implements LogBackend {
     return this.write(() => this.inner.delete(key, expected, audit, fence));
   }
 
-  list(start: string, end: string, after: string, revision: number, limit: number): MaybePromise<Row[]> {
-    return this.inner.list(start, end, after, revision, limit);
+  list(start: string, end: string, after: string, revision: number, limit: number, contains?: string): MaybePromise<Row[]> {
+    return this.inner.list(start, end, after, revision, limit, contains);
   }
 
   rewriteHistory(key: string, property: string, fence?: number): Promise<void> {

@@ -186,8 +186,8 @@ export class ThreadedSqliteBackend implements LogBackend {
     return this.writer.call('delete', key, expected, audit, fence);
   }
 
-  list(start: string, end: string, after: string, revision: number, limit: number): Promise<Row[]> {
-    return this.reader.call('list', start, end, after, revision, limit);
+  list(start: string, end: string, after: string, revision: number, limit: number, contains?: string): Promise<Row[]> {
+    return this.reader.call('list', start, end, after, revision, limit, contains);
   }
 
   rewriteHistory(key: string, property: string, fence?: number): Promise<void> {

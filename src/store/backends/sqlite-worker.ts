@@ -41,7 +41,7 @@ const writes: Record<string, Handler> = {
 /** Requests answered at once, outside any batch. */
 const direct: Record<string, Handler> = {
   latest: (key: string) => backend.latest(key),
-  list: (start: string, end: string, after: string, revision: number, limit: number) => backend.list(start, end, after, revision, limit),
+  list: (start: string, end: string, after: string, revision: number, limit: number, contains?: string) => backend.list(start, end, after, revision, limit, contains),
   findByIndex: (start: string, end: string, index: string) => backend.findByIndex(start, end, index),
   readSince: (after: number, limit: number) => backend.readSince(after, limit),
   auditList: (filter: AuditFilter) => audit.list(filter),

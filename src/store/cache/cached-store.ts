@@ -9,8 +9,10 @@ import { isStorageError, notFound } from '../errors.js';
 import type { LogStore } from '../log/log-store.js';
 import {
   prefixEnd,
+  scanTest,
   silentLog,
   type Indexer,
+  type ScanFilter,
   type ListOptions,
   type ListResult,
   type Preconditions,
@@ -148,7 +150,7 @@ export class CachedStore implements Store, CacheReads {
     return this.decodedInTurn<T>(this.state.fieldLookup(name, prefix, prefixEnd(prefix), value).sort());
   }
 
-  scanStore<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean): AsyncGenerator<T> {
+  scanStore<T extends StoredObject>(prefix: string, mightMatch: ScanFilter): AsyncGenerator<T> {
     return this.inner.scan<T>(prefix, mightMatch);
   }
 
@@ -262,7 +264,7 @@ export class CachedStore implements Store, CacheReads {
     return { revision, fill: state, entries: entries(), countAfter: (key) => state.count(prefix, end, key) };
   }
 
-  async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize?: number): AsyncGenerator<T> {
+  async *scan<T extends StoredObject>(prefix: string, mightMatch: ScanFilter, pageSize?: number): AsyncGenerator<T> {
     // A sweep needs no single snapshot (see LogStore.scan): the cache as it is, when filled.
     if (this.gate.state !== 'Ready') {
       yield* this.inner.scan<T>(prefix, mightMatch, pageSize);
@@ -270,7 +272,8 @@ export class CachedStore implements Store, CacheReads {
     }
     const state = this.state;
     // Both JSONs in one string: a match across their seam is a false positive, which callers allow.
-    const mightHold = (e: Entry | undefined) => e !== undefined && mightMatch(bytesOf(e).toString());
+    const test = scanTest(mightMatch);
+    const mightHold = (e: Entry | undefined) => e !== undefined && test(bytesOf(e).toString());
     // Key by key (a range resumes after the last key it gave when the cache changes meanwhile), in
     // steps with pauses between them: a sweep over a million objects neither holds their keys nor
     // keeps requests waiting until it is through them.

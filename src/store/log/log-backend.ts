@@ -32,8 +32,11 @@ export interface LogBackend {
   update(key: string, value: string, expected: number, index: readonly string[], audit?: AuditEvent, fence?: number): MaybePromise<number | undefined>;
   /** Appends a tombstone if the key's latest live row is still `expected`; undefined otherwise. */
   delete(key: string, expected: number, audit?: AuditEvent, fence?: number): MaybePromise<number | undefined>;
-  /** Keys in [start, end) and after `after`, live at `revision`, in key order; limit 0 = all. */
-  list(start: string, end: string, after: string, revision: number, limit: number): MaybePromise<Row[]>;
+  /**
+   * Keys in [start, end) and after `after`, live at `revision`, in key order; limit 0 = all. With
+   * `contains`, only the rows whose value holds that text (the limit counts those).
+   */
+  list(start: string, end: string, after: string, revision: number, limit: number, contains?: string): MaybePromise<Row[]>;
   /** Removes the top-level `property` from every row of the key but its latest live one (tombstones included). */
   rewriteHistory(key: string, property: string, fence?: number): MaybePromise<void>;
   /** Live keys in [start, end) whose latest row carries this index value (as its first or its second). */

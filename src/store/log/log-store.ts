@@ -13,7 +13,10 @@ import {
   type StoreLog,
   type Indexer,
   indexValues,
+  scanTest,
+  scanText,
   type ListOptions,
+  type ScanFilter,
   type ListResult,
   type Preconditions,
   type Store,
@@ -108,14 +111,18 @@ export class LogStore implements Store {
     return more ? { rows: page, revision, continueAfter: page[page.length - 1]!.key } : { rows: page, revision };
   }
 
-  async *scan<T extends StoredObject>(prefix: string, mightMatch: (encoded: string) => boolean, pageSize = 500): AsyncGenerator<T> {
+  async *scan<T extends StoredObject>(prefix: string, mightMatch: ScanFilter, pageSize = 500): AsyncGenerator<T> {
     this.assertOpen(prefix);
+    // A text filter is tested by the backend, where the rows are (only those holding it come back),
+    // and here again: the backend's test narrows the read, this one decides.
+    const contains = scanText(mightMatch);
+    const test = scanTest(mightMatch);
     // Each page is read at the then-current revision: a sweep needs no single snapshot, and holds
     // no old revision back from compaction.
     let after = '';
     for (;;) {
-      const rows = await this.backend.list(prefix, prefixEnd(prefix), after, await this.backend.currentRevision(), pageSize);
-      for (const row of rows) if (mightMatch(row.value)) yield decodeObject<T>(row.value, row.revision);
+      const rows = await this.backend.list(prefix, prefixEnd(prefix), after, await this.backend.currentRevision(), pageSize, contains);
+      for (const row of rows) if (test(row.value)) yield decodeObject<T>(row.value, row.revision);
       if (rows.length < pageSize) return;
       after = rows[rows.length - 1]!.key;
     }
