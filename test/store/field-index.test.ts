@@ -37,7 +37,7 @@ describe('a field index', () => {
           }
         }
       }),
-      { numRuns: 200 },
+      { numRuns: 100 },
     );
     // Some runs held more keys under one value than an array holds (32): the Set was used too.
     expect(largest).toBeGreaterThan(32);
