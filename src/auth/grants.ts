@@ -42,16 +42,22 @@ export function memberBy(team: Team | undefined, user: string | undefined, group
   return out;
 }
 
-/** The owner and access-rule references of a team, as index tokens (`u:` users, `t:` teams); none for a terminating team. */
+/**
+ * The owner and access-rule references of a team, as index tokens (`u:` users, `t:` teams); none
+ * for a terminating team. Only names that are strings: a stored Team of a shape the schema would
+ * refuse (a list where a name goes) grants nothing through it (the grants compare names with ===),
+ * and its JSON holds no text of a token made from it.
+ */
 export function referenceTokens(team: Team | undefined): Set<string> {
   const out = new Set<string>();
   if (!grantsAnything(team)) return out;
+  const add = (tag: string, name: unknown) => typeof name === 'string' && name !== '' && out.add(tag + name);
   const owner = team?.spec?.owner;
-  if (owner?.user) out.add(`u:${owner.user}`);
-  if (owner?.team) out.add(`t:${owner.team}`);
+  add('u:', owner?.user);
+  add('t:', owner?.team);
   for (const rule of team?.spec?.access ?? []) {
-    for (const u of rule.users ?? []) out.add(`u:${u}`);
-    for (const t of rule.teams ?? []) out.add(`t:${t}`);
+    for (const u of rule.users ?? []) add('u:', u);
+    for (const t of rule.teams ?? []) add('t:', t);
   }
   return out;
 }

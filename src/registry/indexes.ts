@@ -30,7 +30,7 @@ const ms = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
 /** Field indexes: name -> the values of an object. */
 export const fieldIndexes = {
   /** Access keys by whom they act for (the user, `team:<name>`, or the subject): the keys-per-holder quota, sign-in's username checks. */
-  holder: (key: string, obj: unknown) => (isKey(key) ? subjectOf(specOf(obj)).name : undefined),
+  holder: (key: string, obj: unknown) => (isKey(key) ? holderOf(specOf(obj)) : undefined),
   /** Access keys by spec.team: a team's keys. */
   team: (key: string, obj: unknown) => {
     const team = isKey(key) ? specOf(obj).team : undefined;
@@ -58,6 +58,16 @@ export const fieldIndexes = {
   /** Access keys that may have something to tell their owner at once (api/key-notices.ts): what the notifier's sweep visits besides the keys due by time. */
   notice: (key: string, obj: unknown) => (isKey(key) && mayNotify(obj) ? mayNotifyValue : undefined),
 } as const;
+
+/**
+ * Whom a key acts for, as authentication names it (`subjectOf`), when the field it comes from is a
+ * string: a key written past the API with a list there (`team: [a, b]` would name `team:a,b`) is in
+ * no holder's index, since no text of its JSON names that holder.
+ */
+function holderOf(spec: OwnedAccessKeySpec): string | undefined {
+  const from: unknown = spec.user ? spec.user : spec.team ? spec.team : (spec.subject ?? '');
+  return typeof from === 'string' ? subjectOf(spec).name : undefined;
+}
 
 /**
  * A Team's reference tokens, or none for a stored shape the schema would refuse (an `access` that
@@ -161,19 +171,32 @@ async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
   return found;
 }
 
+/**
+ * Whether the object carries `value` in the field index, as the watch cache reads it: an index
+ * function that throws on a stored shape the schema would refuse leaves the object out of the
+ * index (cache-state.ts), so the fallback's filter passes it over too rather than failing the lookup.
+ */
+function carries(index: FieldIndexName, key: string, o: StoredApiObject, value: string): boolean {
+  try {
+    return fieldValues(fieldIndexes[index](key, o)).includes(value);
+  } catch {
+    return false;
+  }
+}
+
 /** The objects of the kind whose value in the field index `index` is `value`, in name order. */
 export function byField(ctx: RegistryContext, index: FieldIndexName, value: string): Promise<KubeObject[]> {
   return storeCall(ctx, '', async () => {
     const cached = await ctx.store.cache?.().byField<StoredApiObject>(ctx.prefix, index, value);
     if (cached) return cached.map((o) => present(o));
-    return all(filtered(ctx, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value), true, mightCarry(index, value)));
+    return all(filtered(ctx, (key, o) => carries(index, key, o, value), true, mightCarry(index, value)));
   });
 }
 
 /** byField for a sweep, in name order, each object read as it is reached (the cache as it is, as eachDue). */
 export async function* eachByField(ctx: RegistryContext, index: FieldIndexName, value: string): AsyncGenerator<KubeObject> {
   const cached = await storeCall(ctx, '', async () => ctx.store.cache?.().eachByField<StoredApiObject>(ctx.prefix, index, value));
-  yield* sweepRead(ctx, cached, (key, o) => fieldValues(fieldIndexes[index](key, o)).includes(value), mightCarry(index, value));
+  yield* sweepRead(ctx, cached, (key, o) => carries(index, key, o, value), mightCarry(index, value));
 }
 
 /**

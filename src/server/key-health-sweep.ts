@@ -211,7 +211,9 @@ export class KeyHealthSweep {
   private warnOfExpiry(key: OwnedAccessKey, h: KeyHealth, sweep: number): void {
     if (h.disabled || key.metadata.deletionTimestamp || h.expiresAt === undefined) return;
     if (!h.expired && !expiresWithin(h, this.warnExpiryMs)) return;
-    const known = this.warned.note(key.metadata.uid!, sweep);
+    // A key written past the API without a uid is remembered by its name (no uid has the form).
+    const uid = key.metadata.uid;
+    const known = this.warned.note(typeof uid === 'string' && uid !== '' ? uid : `name:${String(key.metadata.name)}`, sweep);
     // An expired key stays remembered (it is refused, and maintenance removes it), never warned of late.
     if (known || h.expired) return;
     this.log.warn(

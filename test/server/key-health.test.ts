@@ -16,6 +16,7 @@ import { mintLoginKey } from '../../src/signin/mint.js';
 import type { KeyHealthSweep } from '../../src/server/key-health-sweep.js';
 import { apiPrefix } from '../../src/server/server.js';
 import { ManualClock, day, hour } from '../support/clock.js';
+import type { StoredObject } from '../../src/store/types.js';
 import { startInProcess, type InProcess } from './in-process.js';
 import { startServe, type Served } from './serve-process.js';
 
@@ -140,6 +141,22 @@ describe('key health on the server', () => {
     await server.keyHealthSweep!.sweep();
     await server.keyHealthSweep!.sweep();
     expect(warnings().map((w) => w.key)).toEqual(['ci', 'later']);
+  });
+
+  it('a key written past the API without a uid is warned of like the others, and the sweep goes on past it', async () => {
+    const clock = new ManualClock(start);
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(...chunk.toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)), done()) });
+    server = await serverAt(clock, { logger: pino({ level: 'warn' }, sink), keyHealth: { warnExpiryMs: 7 * day } });
+    await newKey(server, 'a-good', { ttl: 2 * 86_400 });
+    // As a restore or a hand edit could leave it: no uid (the API always sets one).
+    await server.registry.ownedaccesskeys.ctx.store.create('/ownedaccesskeys/b-nouid', { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'b-nouid', creationTimestamp: start }, spec: { user: 'b-nouid', ttl: 2 * 86_400 } } as StoredObject);
+    await newKey(server, 'c-good', { ttl: 2 * 86_400 });
+    await server.keyHealthSweep!.sweep();
+    await server.keyHealthSweep!.sweep();
+    expect(lines.filter((l) => String(l.msg).includes('expires at')).map((l) => l.key)).toEqual(['a-good', 'b-nouid', 'c-good']);
+    expect(lines.filter((l) => String(l.msg).includes('sweep failed'))).toEqual([]);
+    expect(server.keyHealthSweep!.warnedCount).toBe(3);
   });
 
   it('--disable-unused-after disables keys unused (or never used) that long: annotated, audited as system:teamkeys, then refused', async () => {

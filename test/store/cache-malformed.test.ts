@@ -25,6 +25,13 @@ describe('the watch cache and malformed objects', () => {
       await cache.create('/ownedaccesskeys/odd', { metadata: { uid: 'uid-odd', ownerReferences: 'team-x' }, spec: { user: 'ann' } } as never);
       expect(await cache.ready(1000)).toBe(true);
       expect((await registry.ownedaccesskeys.byField('holder', 'ann')).map((k) => k.metadata.uid)).toEqual(['uid-odd']);
+      // An index function that answers with no name at all: a number where the user goes. It is in
+      // no holder's index; a list where the team goes is not in the holder index as `team:a,b`.
+      await cache.create('/ownedaccesskeys/number', { metadata: { uid: 'uid-number' }, spec: { user: 5 } } as never);
+      await cache.create('/ownedaccesskeys/list', { metadata: { uid: 'uid-list' }, spec: { team: ['a', 'b'] } } as never);
+      expect(await cache.ready(1000)).toBe(true);
+      expect(await registry.ownedaccesskeys.byField('holder', 'team:a,b')).toEqual([]);
+      expect((await registry.ownedaccesskeys.byField('holder', 'ann')).map((k) => k.metadata.uid)).toEqual(['uid-odd']);
     } finally {
       await cache.close();
     }

@@ -18,11 +18,16 @@ export interface CacheIndexers {
   times?: Readonly<Record<string, TimeIndexer>>;
 }
 
-/** An indexer's answer as a list of distinct values. */
-export function fieldValues(values: ReturnType<FieldIndexer>): readonly string[] {
-  if (values === undefined) return [];
+/**
+ * An indexer's answer as a list of distinct values; only strings count (an object of a shape the
+ * schema would refuse, a number where a name goes, is not indexed by it, rather than stopping the
+ * cache, and the fallback's filter reads it the same way).
+ */
+export function fieldValues(values: ReturnType<FieldIndexer> | unknown): readonly string[] {
   if (typeof values === 'string') return [values];
-  return values.length < 2 ? values : [...new Set(values)];
+  if (!Array.isArray(values)) return [];
+  const strings = values.every((v) => typeof v === 'string') ? (values as string[]) : values.filter((v): v is string => typeof v === 'string');
+  return strings.length < 2 ? strings : [...new Set(strings)];
 }
 
 /**
