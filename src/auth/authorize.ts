@@ -54,7 +54,7 @@ const roleOn = (who: Identity, resource: Resource) => [...who.clusterRoles].some
 
 export class Authorizer {
   constructor(
-    private readonly teams: Pick<TeamWorld, 'get' | 'referencing'>,
+    private readonly teams: Pick<TeamWorld, 'get' | 'referencing' | 'approving'>,
     readonly group: string,
   ) {}
 
@@ -167,6 +167,7 @@ export class Authorizer {
     // Asked only by a list, when it reads (a GET's check never needs it).
     if (resource === 'ownedaccesskeys') return Object.assign(visible, { within: () => this.keysWithin(who) });
     if (resource === 'teams') return Object.assign(visible, { within: () => this.teamsWithin(who) });
+    if (resource === 'accessrequests') return Object.assign(visible, { within: () => this.requestsWithin(who) });
     return visible;
   }
 
@@ -183,6 +184,23 @@ export class Authorizer {
     for (const team of this.teams.referencing(who.user, who.teams)) {
       if (this.teamVerbs(who, this.teams.get(team)).has('update')) within.push({ index: 'team', value: team });
     }
+    return within;
+  }
+
+  /**
+   * Where every AccessRequest `who` may get is (requestGrants without a role): its own, by the
+   * `requester` index, and those of the teams whose requests it approves, by the `team` index.
+   * Undefined when a role grants anything on AccessRequests, or the team world cannot say whom a
+   * user approves for: the list reads the kind. Requests are kept after they end (a record of who
+   * had access), so without this a person's list read every request ever made.
+   */
+  private requestsWithin(who: Identity): IndexLookup[] | undefined {
+    if (roleOn(who, 'accessrequests') || !this.teams.approving) return undefined;
+    if (who.user === undefined) return [];
+    // The requester index holds no empty name: a caller named '' reads the kind.
+    if (who.user === '') return undefined;
+    const within: IndexLookup[] = [{ index: 'requester', value: who.user }];
+    for (const team of this.teams.approving(who.user, who.teams)) within.push({ index: 'team', value: team });
     return within;
   }
 

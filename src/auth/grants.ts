@@ -19,6 +19,12 @@ export interface TeamWorld {
    */
   referencing(user: string | undefined, teams: readonly string[]): Iterable<string>;
   teamsOf(user: string | undefined, groups: string[]): string[];
+  /**
+   * The teams whose AccessRequests this user approves (api/access-request.ts isApprover: its owner
+   * is the user or one of these teams, or its accessRequests.approvers name the user). Optional: a
+   * world without it makes a restricted reader's list of AccessRequests read every one.
+   */
+  approving?(user: string, teams: readonly string[]): Iterable<string>;
 }
 
 /**

@@ -10,6 +10,7 @@
  */
 import type { Logger } from 'pino';
 import { serviceUnavailable } from '../api/errors.js';
+import { isApprover } from '../api/access-request.js';
 import type { Team } from '../api/types.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { StoreWatch } from '../store/types.js';
@@ -24,9 +25,22 @@ interface Snapshot {
   byGroup: Map<string, Set<string>>;
   /** Owner and access-rule references (grants.ts referenceTokens) to the teams that make them. */
   byReference: Map<string, Set<string>>;
+  /** Users named by spec.accessRequests.approvers to the teams that name them. */
+  byApprover: Map<string, Set<string>>;
 }
 
-const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), byGroup: new Map(), byReference: new Map() });
+const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), byGroup: new Map(), byReference: new Map(), byApprover: new Map() });
+
+/** The approvers a team names, strings only (a stored shape the schema would refuse names none). */
+const approversOf = (team: Team | undefined): string[] => (team?.spec?.accessRequests?.approvers ?? []).filter((u): u is string => typeof u === 'string');
+
+/** TeamWorld.approving over one snapshot: the owner's teams (found by reference) and the named approvers. */
+function approvingIn(snap: Snapshot, referencing: Iterable<string>, user: string, teams: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const t of referencing) if (isApprover(snap.teams.get(t), user, teams)) out.add(t);
+  for (const t of snap.byApprover.get(user) ?? []) out.add(t);
+  return out;
+}
 
 /**
  * The index's state, moved by `follow` and `stop` only. In every state but Loading the snapshot is
@@ -129,6 +143,10 @@ export class TeamIndex implements TeamWorld {
     return out;
   }
 
+  approving(user: string, teams: readonly string[]): Iterable<string> {
+    return approvingIn(this.snap, this.referencing(user, teams), user, teams);
+  }
+
   /** Teams with the user in spec.users or one of the groups in spec.groups. */
   teamsOf(user: string | undefined, groups: string[]): string[] {
     const out = new Set<string>();
@@ -227,7 +245,8 @@ export function teamWorldOf(teams: Iterable<Team>): TeamWorld & { names(): strin
     for (const g of groups) for (const t of snap.byGroup.get(g) ?? []) out.add(t);
     return [...out].sort();
   };
-  return { get: (name) => snap.teams.get(name), referencing, teamsOf, names: () => [...snap.teams.keys()].sort() };
+  const approving = (user: string, principals: readonly string[]) => approvingIn(snap, referencing(user, principals), user, principals);
+  return { get: (name) => snap.teams.get(name), referencing, teamsOf, approving, names: () => [...snap.teams.keys()].sort() };
 }
 
 /**
@@ -257,6 +276,7 @@ function put(snap: Snapshot, full: Team): void {
   for (const u of team.spec?.users ?? []) add(snap.byUser, u, name);
   for (const g of team.spec?.groups ?? []) add(snap.byGroup, g, name);
   for (const r of referenceTokens(team)) add(snap.byReference, r, name);
+  for (const u of approversOf(team)) add(snap.byApprover, u, name);
 }
 
 function remove(snap: Snapshot, name: string): void {
@@ -266,6 +286,7 @@ function remove(snap: Snapshot, name: string): void {
   for (const u of old.spec?.users ?? []) drop(snap.byUser, u, name);
   for (const g of old.spec?.groups ?? []) drop(snap.byGroup, g, name);
   for (const r of referenceTokens(old)) drop(snap.byReference, r, name);
+  for (const u of approversOf(old)) drop(snap.byApprover, u, name);
 }
 
 /** Removes a value, and its key once empty: the index holds only what live teams say. */

@@ -31,9 +31,9 @@ const ms = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
 export const fieldIndexes = {
   /** Access keys by whom they act for (the user, `team:<name>`, or the subject): the keys-per-holder quota, sign-in's username checks. */
   holder: (key: string, obj: unknown) => (isKey(key) ? holderOf(specOf(obj)) : undefined),
-  /** Access keys by spec.team: a team's keys. */
+  /** Access keys and AccessRequests by spec.team: a team's keys, the requests its approvers read. */
   team: (key: string, obj: unknown) => {
-    const team = isKey(key) ? specOf(obj).team : undefined;
+    const team = isKey(key) || key.startsWith(requestsPrefix) ? specOf(obj).team : undefined;
     return typeof team === 'string' && team !== '' ? team : undefined;
   },
   /** Objects of every kind by the uids their ownerReferences name: an owner's dependents. */

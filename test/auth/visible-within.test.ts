@@ -1,14 +1,14 @@
 /**
- * A restricted reader's list of access keys (and of Teams) reads only where its objects can be: the visibility
- * filter says which `holder` and `team` index values every key it keeps carries (Authorizer.visible,
- * keysWithin), and the watch cache reads those keys instead of every key. Properties, over random
- * teams (owners, access rules, members), keys (of users, teams, subjects) and callers (users, team
- * memberships, roles):
- * - every key the filter keeps carries one of those values (or the filter names none and the list
- *   reads the kind), by the real index functions;
- * - a list through the cache, page by page at random limits, gives the same keys as the same filter
- *   without the narrowing.
- */
+ * A restricted reader's list of access keys, of Teams and of AccessRequests reads only where its
+ * objects can be: the visibility filter names the field-index values every object it keeps carries
+ * (Authorizer.visible: keysWithin by `holder` and `team`, teamsWithin by `references`,
+ * requestsWithin by `requester` and `team`), and the watch cache reads those objects instead of
+ * the kind. Properties, over random teams (owners, access rules, approvers), keys (of users, teams,
+ * subjects), AccessRequests (of users, for teams) and callers (users, team memberships, roles):
+ * - every object the filter keeps carries one of those values (or the filter names none and the
+ *   list reads the kind), by the real index functions;
+ * - a list through the cache, page by page at random limits, gives the same objects as the same
+ *   filter without the narrowing. */
 import fc from 'fast-check';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import type { KubeObject, Team } from '../../src/api/types.js';
 import { Authorizer } from '../../src/auth/authorize.js';
 import type { Identity } from '../../src/auth/identity.js';
 import { TeamIndex } from '../../src/auth/team-index.js';
-import { fieldIndexes } from '../../src/registry/indexes.js';
+import { fieldIndexes, type FieldIndexName } from '../../src/registry/indexes.js';
 import { createRegistry } from '../../src/registry/registry.js';
 import type { ResourceRegistry } from '../../src/registry/resource-registry.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
@@ -32,7 +32,10 @@ const roles = ['management-admin', 'teams-admin', 'teams-viewer', 'teams-creator
 const teamSpec = fc.record({
   owner: fc.option(fc.oneof(fc.record({ user: fc.constantFrom(...users) }), fc.record({ team: fc.constantFrom(...teamNames) })), { nil: undefined }),
   access: fc.array(fc.record({ users: fc.subarray(users), teams: fc.subarray(teamNames), verbs: fc.subarray(verbs, { minLength: 1 }) }), { maxLength: 2 }),
+  approvers: fc.subarray(users),
 });
+/** An AccessRequest's user and team (a team that may not exist). */
+const requestSpec = fc.record({ user: fc.constantFrom(...users, 'dee'), team: fc.constantFrom(...teamNames, 'gone') });
 const keySpec = fc.oneof(
   fc.record({ user: fc.constantFrom(...users, 'dee') }),
   fc.record({ team: fc.constantFrom(...teamNames, 'gone') }),
@@ -43,6 +46,7 @@ const caller = fc.record({ user: fc.option(fc.constantFrom(...users), { nil: und
 const world = fc.record({
   teams: fc.array(fc.tuple(fc.constantFrom(...teamNames), teamSpec), { maxLength: 4 }),
   keys: fc.array(keySpec, { maxLength: 24 }),
+  requests: fc.array(requestSpec, { maxLength: 12 }),
   callers: fc.array(caller, { minLength: 1, maxLength: 4 }),
   limit: fc.integer({ min: 0, max: 5 }),
 });
@@ -75,16 +79,14 @@ const putKey = (store: CachedStore, name: string, spec: object) =>
 
 describe("a restricted reader's key list", () => {
   it('reads only where the filter says its keys are, and lists the same keys as without the narrowing', async () => {
-    let narrowed = 0;
-    let kept = 0;
-    let narrowedTeams = 0;
-    let keptTeams = 0;
+    const seen = { ownedaccesskeys: { narrowed: 0, kept: 0 }, teams: { narrowed: 0, kept: 0 }, accessrequests: { narrowed: 0, kept: 0 } };
     await fc.assert(
       fc.asyncProperty(world, async (w) => {
         const { store, registry, index } = await served();
         try {
           for (const [name, spec] of w.teams) {
-            const team = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name }, spec: { displayName: name, ...(spec.owner ? { owner: spec.owner } : {}), access: spec.access } } as unknown as Team;
+            const accessRequests = spec.approvers.length ? { accessRequests: { approvers: spec.approvers } } : {};
+            const team = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name }, spec: { displayName: name, ...(spec.owner ? { owner: spec.owner } : {}), access: spec.access, ...accessRequests } } as unknown as Team;
             await registry.teams.apply(name, team, { fieldManager: 'test', force: true });
           }
           // Keys nobody generated here may see, among them: the cache narrows a list only when the
@@ -95,42 +97,39 @@ describe("a restricted reader's key list", () => {
           for (const [i, spec] of [...w.keys, ...fillers].entries()) {
             await putKey(store, `k${String(i).padStart(2, '0')}`, spec);
           }
+          // AccessRequests, and requests of people and teams nobody generated here may see.
+          const fillerRequests = Array.from({ length: 120 }, (_, i) => ({ user: `filler-${i % 7}`, team: `filler-${String(i % 40).padStart(2, '0')}` }));
+          for (const [i, spec] of [...w.requests, ...fillerRequests].entries()) {
+            const name = `r${String(i).padStart(3, '0')}`;
+            await store.create(`/accessrequests/${name}`, { apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name, uid: `uid-${name}` }, spec: { ...spec, reason: 'test' } });
+          }
           await index.caughtUp();
           expect(await store.ready(5000)).toBe(true);
           const authz = new Authorizer(index, 'management.service');
           const all = (await registry.ownedaccesskeys.list()).items;
           const allTeams = (await registry.teams.list()).items;
+          const allRequests = (await registry.accessrequests.list()).items;
           for (const c of w.callers) {
-            const filter = authz.visible(identity(c), 'ownedaccesskeys');
-            const within = filter.within?.();
-            const visible = all.filter(filter);
-            kept += visible.length;
-            if (within) {
-              narrowed++;
-              for (const key of visible) {
-                const carries = within.some((l) => fieldValues(fieldIndexes[l.index as 'holder' | 'team'](`/ownedaccesskeys/${key.metadata.name}`, key)).includes(l.value));
-                expect(carries, `${key.metadata.name} ${JSON.stringify(key.spec)} outside ${JSON.stringify(within)}`).toBe(true);
+            const listed = { ownedaccesskeys: { registry: registry.ownedaccesskeys, all }, teams: { registry: registry.teams, all: allTeams }, accessrequests: { registry: registry.accessrequests, all: allRequests } };
+            for (const resource of ['ownedaccesskeys', 'teams', 'accessrequests'] as const) {
+              // Keys: its own and its teams'. Teams: those whose owner or access rules name the caller
+              // or its teams. AccessRequests: its own, and those of the teams whose requests it approves.
+              const filter = authz.visible(identity(c), resource);
+              const within = filter.within?.();
+              const visible = listed[resource].all.filter(filter);
+              seen[resource].kept += visible.length;
+              if (within) {
+                seen[resource].narrowed++;
+                for (const o of visible) {
+                  const carries = within.some((l) => fieldValues(fieldIndexes[l.index as FieldIndexName](`/${resource}/${o.metadata.name}`, o)).includes(l.value));
+                  expect(carries, `${resource} ${o.metadata.name} ${JSON.stringify(o.spec)} outside ${JSON.stringify(within)}`).toBe(true);
+                }
               }
+              // The same filter without its narrowing: what the list read before.
+              const plain: Matcher = (obj) => filter(obj);
+              expect(await pages(listed[resource].registry, filter, w.limit)).toEqual(await pages(listed[resource].registry, plain, w.limit));
+              expect(await pages(listed[resource].registry, filter, w.limit)).toEqual(visible.map((o) => o.metadata.name));
             }
-            // The same filter without its narrowing: what the list read before.
-            const plain: Matcher = (obj) => filter(obj);
-            expect(await pages(registry.ownedaccesskeys, filter, w.limit)).toEqual(await pages(registry.ownedaccesskeys, plain, w.limit));
-            expect(await pages(registry.ownedaccesskeys, filter, w.limit)).toEqual(visible.map((k) => k.metadata.name));
-            // Teams: the ones whose owner or access rules name the caller or its teams.
-            const teamFilter = authz.visible(identity(c), 'teams');
-            const teamsWithin = teamFilter.within?.();
-            const visibleTeams = allTeams.filter(teamFilter);
-            if (teamsWithin) {
-              narrowedTeams++;
-              for (const t of visibleTeams) {
-                const carries = teamsWithin.some((l) => fieldValues(fieldIndexes.references(`/teams/${t.metadata.name}`, t)).includes(l.value));
-                expect(carries, `team ${t.metadata.name} ${JSON.stringify(t.spec)} outside ${JSON.stringify(teamsWithin)}`).toBe(true);
-              }
-            }
-            const plainTeams: Matcher = (obj) => teamFilter(obj);
-            expect(await pages(registry.teams, teamFilter, w.limit)).toEqual(await pages(registry.teams, plainTeams, w.limit));
-            expect(await pages(registry.teams, teamFilter, w.limit)).toEqual(visibleTeams.map((t) => t.metadata.name));
-            keptTeams += visibleTeams.length;
           }
         } finally {
           index.stop();
@@ -140,10 +139,12 @@ describe("a restricted reader's key list", () => {
       { numRuns: 80, interruptAfterTimeLimit: 60_000, markInterruptAsFailure: true },
     );
     // The generated callers were often restricted, and saw keys.
-    expect(narrowed).toBeGreaterThan(50);
-    expect(kept).toBeGreaterThan(50);
-    expect(narrowedTeams).toBeGreaterThan(50);
-    expect(keptTeams).toBeGreaterThan(20);
+    expect(seen.ownedaccesskeys.narrowed).toBeGreaterThan(50);
+    expect(seen.ownedaccesskeys.kept).toBeGreaterThan(50);
+    expect(seen.teams.narrowed).toBeGreaterThan(50);
+    expect(seen.teams.kept).toBeGreaterThan(20);
+    expect(seen.accessrequests.narrowed).toBeGreaterThan(50);
+    expect(seen.accessrequests.kept).toBeGreaterThan(20);
   }, 90_000);
 });
 
