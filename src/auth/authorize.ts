@@ -189,7 +189,7 @@ export class Authorizer {
 
   /**
    * Where every AccessRequest `who` may get is (requestGrants without a role): its own, by the
-   * `requester` index, and those of the teams whose requests it approves, by the `team` index.
+   * `requester` index, and those of the teams whose requests it approves, by the `requestTeam` index.
    * Undefined when a role grants anything on AccessRequests, or the team world cannot say whom a
    * user approves for: the list reads the kind. Requests are kept after they end (a record of who
    * had access), so without this a person's list read every request ever made.
@@ -200,7 +200,7 @@ export class Authorizer {
     // The requester index holds no empty name: a caller named '' reads the kind.
     if (who.user === '') return undefined;
     const within: IndexLookup[] = [{ index: 'requester', value: who.user }];
-    for (const team of this.teams.approving(who.user, who.teams)) within.push({ index: 'team', value: team });
+    for (const team of this.teams.approving(who.user, who.teams)) within.push({ index: 'requestTeam', value: team });
     return within;
   }
 

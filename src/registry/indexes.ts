@@ -31,9 +31,9 @@ const ms = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
 export const fieldIndexes = {
   /** Access keys by whom they act for (the user, `team:<name>`, or the subject): the keys-per-holder quota, sign-in's username checks. */
   holder: (key: string, obj: unknown) => (isKey(key) ? holderOf(specOf(obj)) : undefined),
-  /** Access keys and AccessRequests by spec.team: a team's keys, the requests its approvers read. */
+  /** Access keys by spec.team: a team's keys. */
   team: (key: string, obj: unknown) => {
-    const team = isKey(key) || key.startsWith(requestsPrefix) ? specOf(obj).team : undefined;
+    const team = isKey(key) ? specOf(obj).team : undefined;
     return typeof team === 'string' && team !== '' ? team : undefined;
   },
   /** Objects of every kind by the uids their ownerReferences name: an owner's dependents. */
@@ -42,6 +42,15 @@ export const fieldIndexes = {
   requester: (key: string, obj: unknown) => {
     const user = key.startsWith(requestsPrefix) ? (obj as { spec?: { user?: unknown } }).spec?.user : undefined;
     return typeof user === 'string' && user !== '' ? user : undefined;
+  },
+  /**
+   * AccessRequests by spec.team: the requests a team's approvers read. Its own index, not `team`'s:
+   * a lookup's size counts every kind under one index, and a team's requests (kept after they end)
+   * would make its keys look too many for a narrowed read, and its keys' lookups copy them.
+   */
+  requestTeam: (key: string, obj: unknown) => {
+    const team = key.startsWith(requestsPrefix) ? (obj as { spec?: { team?: unknown } }).spec?.team : undefined;
+    return typeof team === 'string' && team !== '' ? team : undefined;
   },
   /** FederatedCredentials by spec.issuer: the rules a token exchange weighs (an anonymous endpoint: it must not read every rule). */
   issuer: (key: string, obj: unknown) => {
@@ -99,6 +108,7 @@ const mentions: Record<keyof typeof fieldIndexes, (value: string) => string> = {
   // `team:<name>` for a team key; a user's own name otherwise (which ends with the same text).
   holder: (v) => escaped(v.startsWith('team:') ? v.slice('team:'.length) : v),
   team: escaped,
+  requestTeam: escaped,
   owner: escaped,
   requester: escaped,
   issuer: escaped,

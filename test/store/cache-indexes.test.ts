@@ -1,6 +1,6 @@
 /**
  * The watch cache's indexes (registry/indexes.ts: holder, team, owner uid, terminating, an
- * AccessRequest's user, a key that may notify, a FederatedCredential's issuer, a Team's references; expiry, an Active AccessRequest's end,
+ * AccessRequest's user and its team, a key that may notify, a FederatedCredential's issuer, a Team's references; expiry, an Active AccessRequest's end,
  * last use, identity refresh) answer as the scans they replace: after every random write, and
  * after a compaction, a relist (the cache filling itself again) and a restart (a new cache over
  * the same SQLite file), each lookup through the cache's index equals the store's whole list
@@ -97,6 +97,7 @@ function objectOf(key: string, b: Body): StoredObject {
 const fieldQueries: Record<keyof typeof fieldIndexes, readonly string[]> = {
   holder: [...people, ''],
   team: teams,
+  requestTeam: teams,
   owner: uids,
   lifecycle: ['terminating'],
   requester: [...people, ''],
