@@ -226,6 +226,9 @@ export class Authorizer {
     const basis: Record<string, unknown> = { user: who.user ?? null, teams: [...who.teams].sort().map(at), roles: [...who.clusterRoles].sort() };
     // A team key is visible to whoever may update its team: that is a team's content, not the key's.
     if (resource !== 'teams') basis.keysOf = [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update')).sort().map(at);
+    // An AccessRequest is visible to its team's approvers, who need not update the team: a user
+    // named in accessRequests.approvers, or taken out of them, reads other requests from then on.
+    if (resource === 'accessrequests' && who.user !== undefined && this.teams.approving) basis.approves = [...this.teams.approving(who.user, who.teams)].sort().map(at);
     return JSON.stringify(basis);
   }
 

@@ -234,7 +234,7 @@ export class TeamIndex implements TeamWorld {
  * A fixed world of teams, indexed as the live index indexes them (the same snapshot): what the
  * access review decides against, from teams it read once, with the request path's lookups.
  */
-export function teamWorldOf(teams: Iterable<Team>): TeamWorld & { names(): string[] } {
+export function teamWorldOf(teams: Iterable<Team>): TeamWorld & Required<Pick<TeamWorld, 'approving'>> & { names(): string[] } {
   const snap = emptySnapshot();
   for (const t of teams) put(snap, t);
   const referencing = (user: string | undefined, principals: readonly string[]) => {

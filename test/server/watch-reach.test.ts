@@ -118,6 +118,18 @@ describe('a watch follows its key (point 3)', () => {
     expect((await c.call('GET', '/teams', value)).body.items).toEqual([]);
   });
 
+  it('an approver taken out of a team\'s approvers: its watch of AccessRequests ends with 410 Expired, and a relist shows none of the team\'s', async () => {
+    const { value } = await c.makeKey('april', { user: 'april' });
+    await c.makeTeam('approved', { owner: { user: 'olga' }, accessRequests: { approvers: ['april'] } });
+    const asked = await c.call('POST', '/accessrequests', adminKey, { metadata: { name: 'askes' }, spec: { user: 'ross', team: 'approved', reason: 'INC-1' } });
+    expect(asked.status, JSON.stringify(asked.body)).toBe(201);
+    const w = tracked(await c.watch('/accessrequests?watch=true', value));
+    expect(await w.next((e) => e.object.metadata?.name === 'askes')).toBeDefined();
+    expect((await c.call('PATCH', '/teams/approved', adminKey, { spec: { accessRequests: { approvers: ['olga'] } } }, merge)).status).toBe(200);
+    await endsWith(w, 410, 'Expired', /^the permissions of april on accessrequests changed since this watch began; list again$/);
+    expect((await c.call('GET', '/accessrequests', value)).body.items).toEqual([]);
+  });
+
   it('a user taken out of its team and put back at once sees nothing written while it was out, and its watch ends with 410', async () => {
     // Back-to-back writes (a reconciler applying a change set): the watch's check may come only
     // after the user is back, when its teams look as they did when the watch began.
