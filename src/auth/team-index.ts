@@ -11,6 +11,7 @@
 import type { Logger } from 'pino';
 import { serviceUnavailable } from '../api/errors.js';
 import { isApprover } from '../api/access-request.js';
+import { authView } from './team-view.js';
 import type { Team } from '../api/types.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { StoreWatch } from '../store/types.js';
@@ -250,22 +251,6 @@ export function teamWorldOf(teams: Iterable<Team>): TeamWorld & Required<Pick<Te
   };
   const approving = (user: string, principals: readonly string[]) => approvingIn(snap, referencing(user, principals), user, principals);
   return { get: (name) => snap.teams.get(name), referencing, teamsOf, approving, names: () => [...snap.teams.keys()].sort() };
-}
-
-/**
- * What authorization reads of a team (grants.ts, authorize.ts, authenticate.ts, escalation.ts):
- * name, uid, deletionTimestamp and the spec fields that grant. The rest (managedFields, labels,
- * annotations, description) is dropped: 10,000 full teams held tens of MB for nothing.
- */
-function authView(team: Team): Team {
-  const { name, uid, deletionTimestamp, resourceVersion } = team.metadata;
-  const { users, groups, clusterRoles, owner, access, accessRequests } = team.spec ?? {};
-  return {
-    apiVersion: team.apiVersion,
-    kind: team.kind,
-    metadata: { name, uid, resourceVersion, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
-    spec: { users, groups, clusterRoles, owner, access, ...(accessRequests ? { accessRequests } : {}) },
-  } as Team;
 }
 
 function put(snap: Snapshot, full: Team): void {
