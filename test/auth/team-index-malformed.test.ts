@@ -20,13 +20,18 @@ const team = (name: string, spec: object) => ({ apiVersion: 'management.service/
 const stops: (() => void)[] = [];
 afterEach(() => stops.splice(0).forEach((s) => s()));
 
+/** A team index following a store the test writes to directly (past the API). */
+async function indexOver() {
+  const store = new MemoryStore();
+  const index = new TeamIndex(createRegistry(store).teams, pino({ level: 'silent' }));
+  await index.start();
+  stops.push(() => index.stop());
+  return { store, index };
+}
+
 describe('the team index and malformed Teams', () => {
   it('follows the store past a Team whose approvers is one string, and approves through none of it', async () => {
-    const store = new MemoryStore();
-    const registry = createRegistry(store);
-    const index = new TeamIndex(registry.teams, pino({ level: 'silent' }));
-    await index.start();
-    stops.push(() => index.stop());
+    const { store, index } = await indexOver();
     await store.create('/teams/bad', team('bad', { accessRequests: { approvers: 'alice' } }));
     await store.create('/teams/empty-owner', team('empty-owner', { owner: { team: '' } }));
     await store.create('/teams/good', team('good', { accessRequests: { approvers: ['alice'] } }));
@@ -44,11 +49,7 @@ describe('the team index and malformed Teams', () => {
   });
 
   it('follows the store past rules and members of other shapes, and grants nothing by substring', async () => {
-    const store = new MemoryStore();
-    const registry = createRegistry(store);
-    const index = new TeamIndex(registry.teams, pino({ level: 'silent' }));
-    await index.start();
-    stops.push(() => index.stop());
+    const { store, index } = await indexOver();
     await store.create('/teams/substring', team('substring', { users: 'alice', access: [{ verbs: ['update'], users: 'alice', teams: 'ops' }] }));
     await store.create('/teams/null-rule', team('null-rule', { access: [null, { verbs: ['get'], users: ['bo'] }] }));
     await store.create('/teams/numbers', team('numbers', { users: 5, groups: 7, access: 5, clusterRoles: 'management-admin' }));
