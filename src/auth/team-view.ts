@@ -28,11 +28,14 @@ function ownerOf(v: unknown): { user?: string; team?: string } | undefined {
 function accessOf(v: unknown): Record<string, unknown>[] | undefined {
   if (v === undefined) return undefined;
   if (!Array.isArray(v)) return [];
-  // A rule that is no object keeps its place (its index names it in a grant's reason) and grants nothing.
+  // A rule that is no object keeps its place (its index names it in a grant's reason) and grants
+  // nothing; a rule's other fields (its name, which reasons quote) are kept, a name of another shape not.
   return v.map((rule) => {
     if (!isObject(rule)) return { verbs: [] };
-    const subresources = namesOrAbsent(rule.subresources);
-    return { users: names(rule.users), teams: names(rule.teams), verbs: names(rule.verbs), ...(subresources !== undefined ? { subresources } : {}) };
+    const out: Record<string, unknown> = { ...rule };
+    for (const field of ['users', 'teams', 'verbs', 'subresources']) if (rule[field] !== undefined) out[field] = names(rule[field]);
+    if (rule.name !== undefined && typeof rule.name !== 'string') delete out.name;
+    return out;
   });
 }
 
@@ -47,7 +50,7 @@ function accessRequestsOf(v: unknown): Record<string, unknown> | undefined {
 export function authView(team: Team): Team {
   const { name: teamName, uid, deletionTimestamp, resourceVersion } = team.metadata;
   const spec = (isObject(team.spec) ? team.spec : {}) as Record<string, unknown>;
-  const clusterRoles = spec.clusterRoles === undefined ? undefined : Array.isArray(spec.clusterRoles) ? spec.clusterRoles.filter((r): r is { name: string } => isObject(r) && name(r.name) !== undefined).map((r) => ({ name: r.name })) : [];
+  const clusterRoles = spec.clusterRoles === undefined ? undefined : Array.isArray(spec.clusterRoles) ? spec.clusterRoles.filter((r): r is { name: string } => isObject(r) && name(r.name) !== undefined).map((r) => ({ ...r })) : [];
   const owner = ownerOf(spec.owner);
   const access = accessOf(spec.access);
   const accessRequests = accessRequestsOf(spec.accessRequests);
