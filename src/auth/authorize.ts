@@ -6,7 +6,7 @@ import { ApiError } from '../api/errors.js';
 import type { IndexLookup, Matcher } from '../api/selectors.js';
 import { isApprover } from '../api/access-request.js';
 import type { AccessRequestSpec, KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
-import { grantsAnything, principalTokens } from './grants.js';
+import { grantsAnything, listed, principalTokens } from './grants.js';
 import type { Identity } from './identity.js';
 import { isAdminFor, managementRole, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
 import type { TeamWorld } from './grants.js';
@@ -73,12 +73,17 @@ export class Authorizer {
     const owner = team.spec?.owner;
     if (owner?.user && owner.user === who.user && emit(allVerbs, { kind: 'owner', user: owner.user })) return;
     if (owner?.team && who.teams.includes(owner.team) && emit(allVerbs, { kind: 'owner', team: owner.team })) return;
-    (team.spec?.access ?? []).some((rule, index) => {
-      if (subresource && !(rule.subresources ?? []).some((s) => s === subresource || s === '*')) return false;
-      const vs = (rule.verbs ?? []).includes('*') ? allVerbs : allVerbs.filter((v) => (rule.verbs ?? []).includes(v));
+    // Lists read as lists only (grants.ts listed): a Team stored past the API with one string where
+    // a list goes, or a null rule, grants nothing through it (a string would match by substring).
+    listed(team.spec?.access).some((item, index) => {
+      if (typeof item !== 'object' || item === null) return false;
+      const rule = item as { subresources?: unknown; verbs?: unknown; users?: unknown; teams?: unknown };
+      if (subresource && !listed(rule.subresources).some((s) => s === subresource || s === '*')) return false;
+      const verbs = listed(rule.verbs);
+      const vs = verbs.includes('*') ? allVerbs : allVerbs.filter((v) => verbs.includes(v));
       if (vs.length === 0) return false;
-      if (who.user !== undefined && (rule.users ?? []).includes(who.user) && emit(vs, { kind: 'access', rule: index, user: who.user })) return true;
-      return [...new Set(rule.teams ?? [])].some((t) => who.teams.includes(t) && emit(vs, { kind: 'access', rule: index, team: t }));
+      if (who.user !== undefined && listed(rule.users).includes(who.user) && emit(vs, { kind: 'access', rule: index, user: who.user })) return true;
+      return [...new Set(listed(rule.teams))].some((t) => typeof t === 'string' && who.teams.includes(t) && emit(vs, { kind: 'access', rule: index, team: t }));
     });
   }
 

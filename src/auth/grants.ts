@@ -43,10 +43,14 @@ export function isMember(team: Team | undefined, user: string | undefined, group
 export function memberBy(team: Team | undefined, user: string | undefined, groups: readonly string[]): string[] {
   if (!grantsAnything(team)) return [];
   const out: string[] = [];
-  if (user !== undefined && (team.spec?.users ?? []).includes(user)) out.push('users');
-  for (const g of new Set(team.spec?.groups ?? [])) if (groups.includes(g)) out.push(`group:${g}`);
+  // Lists only: one string stored where a list goes (past the API) would match by substring.
+  if (user !== undefined && listed(team.spec?.users).includes(user)) out.push('users');
+  for (const g of new Set(listed(team.spec?.groups))) if (typeof g === 'string' && groups.includes(g)) out.push(`group:${g}`);
   return out;
 }
+
+/** A list field as the schema gives it; nothing from another shape (a Team stored past the API). */
+export const listed = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
 
 /**
  * The owner and access-rule references of a team, as index tokens (`u:` users, `t:` teams); none

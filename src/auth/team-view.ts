@@ -11,8 +11,8 @@
  */
 import type { Team } from '../api/types.js';
 
-/** The non-empty strings of a list; none from anything else. */
-const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x !== '') : []);
+/** The strings of a list (as the schema allows them, '' included); none from anything else. */
+const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 /** A list field as names, left out when absent. */
 const namesOrAbsent = (v: unknown): string[] | undefined => (v === undefined ? undefined : names(v));
 const name = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -50,7 +50,7 @@ function accessRequestsOf(v: unknown): Record<string, unknown> | undefined {
 export function authView(team: Team): Team {
   const { name: teamName, uid, deletionTimestamp, resourceVersion } = team.metadata;
   const spec = (isObject(team.spec) ? team.spec : {}) as Record<string, unknown>;
-  const clusterRoles = spec.clusterRoles === undefined ? undefined : Array.isArray(spec.clusterRoles) ? spec.clusterRoles.filter((r): r is { name: string } => isObject(r) && name(r.name) !== undefined).map((r) => ({ ...r })) : [];
+  const clusterRoles = spec.clusterRoles === undefined ? undefined : Array.isArray(spec.clusterRoles) ? spec.clusterRoles.filter((r): r is { name: string } => isObject(r) && typeof r.name === 'string').map((r) => ({ ...r })) : [];
   const owner = ownerOf(spec.owner);
   const access = accessOf(spec.access);
   const accessRequests = accessRequestsOf(spec.accessRequests);

@@ -9,6 +9,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isApprover } from '../../src/api/access-request.js';
+import { memberBy } from '../../src/auth/grants.js';
 import type { Team } from '../../src/api/types.js';
 import { TeamIndex, teamWorldOf } from '../../src/auth/team-index.js';
 import { Authorizer } from '../../src/auth/authorize.js';
@@ -66,6 +67,9 @@ describe('the team index and malformed Teams', () => {
     expect([...authz.teamVerbs(who('bo'), index.get('null-rule'))]).toEqual(['get']);
     expect([...authz.teamVerbs(who('ali'), index.get('good'))]).toEqual(['get']);
     expect(index.get('numbers')?.spec?.clusterRoles).toEqual([]);
+    // The same Team read as stored (an object's own authorization reads it so): no member by substring.
+    expect(memberBy(team('raw', { users: 'alice', groups: 'ops' }), 'ali', ['o', 'p'])).toEqual([]);
+    expect([...authz.teamVerbs(who('ali', ['o']), team('raw', { access: [null, { verbs: ['update'], users: 'alice', teams: 'ops' }] }))]).toEqual([]);
     expect([...index.referencing('ali', [])]).toEqual(['good']);
   });
 });
