@@ -43,15 +43,15 @@ export const requiredApprovals = (team: Team | undefined): number => team?.spec?
 
 /**
  * Who may approve requests for `team`: its owner user and its declared approvers (an owner team's
- * members through `teams`). Names are compared whole: a stored Team of a shape the schema would
- * refuse (approvers as one string, an empty owner team) approves through none of them.
+ * members through `teams`). `team` as the team index holds it (auth/team-view.ts: lists of strings,
+ * no owner team named ''), which every caller reads: a stored Team of a shape the schema would
+ * refuse (approvers as one string, an empty owner team) then approves through none of them.
  */
 export function isApprover(team: Team | undefined, user: string | undefined, teams: readonly string[]): boolean {
   if (!team || user === undefined) return false;
   const owner = team.spec?.owner;
-  if (owner?.user === user || (typeof owner?.team === 'string' && owner.team !== '' && teams.includes(owner.team))) return true;
-  const approvers: unknown = team.spec?.accessRequests?.approvers;
-  return Array.isArray(approvers) && approvers.includes(user);
+  if (owner?.user === user || (owner?.team !== undefined && teams.includes(owner.team))) return true;
+  return (team.spec?.accessRequests?.approvers ?? []).includes(user);
 }
 
 /**

@@ -54,9 +54,10 @@ export const listed = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v 
 
 /**
  * The owner and access-rule references of a team, as index tokens (`u:` users, `t:` teams); none
- * for a terminating team. Only names that are strings: a stored Team of a shape the schema would
- * refuse (a list where a name goes) grants nothing through it (the grants compare names with ===),
- * and its JSON holds no text of a token made from it.
+ * for a terminating team. Lists read as lists and names that are strings only (a stored Team of a
+ * shape the schema would refuse grants nothing through such a field: the grants compare names with
+ * ===), so a Team read raw from the store (the watch cache's references index) cannot make it throw,
+ * and its JSON holds the text of every token made from it.
  */
 export function referenceTokens(team: Team | undefined): Set<string> {
   const out = new Set<string>();
@@ -65,9 +66,10 @@ export function referenceTokens(team: Team | undefined): Set<string> {
   const owner = team?.spec?.owner;
   add('u:', owner?.user);
   add('t:', owner?.team);
-  for (const rule of team?.spec?.access ?? []) {
-    for (const u of rule.users ?? []) add('u:', u);
-    for (const t of rule.teams ?? []) add('t:', t);
+  for (const rule of listed(team?.spec?.access)) {
+    if (typeof rule !== 'object' || rule === null) continue;
+    for (const u of listed((rule as { users?: unknown }).users)) add('u:', u);
+    for (const t of listed((rule as { teams?: unknown }).teams)) add('t:', t);
   }
   return out;
 }

@@ -32,11 +32,8 @@ interface Snapshot {
 
 const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), byGroup: new Map(), byReference: new Map(), byApprover: new Map() });
 
-/** The approvers a team names, strings only (a stored shape the schema would refuse names none, rather than stopping the index). */
-function approversOf(team: Team | undefined): string[] {
-  const approvers: unknown = team?.spec?.accessRequests?.approvers;
-  return Array.isArray(approvers) ? approvers.filter((u): u is string => typeof u === 'string' && u !== '') : [];
-}
+/** The approvers a team (its view: team-view.ts gives a list of strings) names. */
+const approversOf = (team: Team | undefined): readonly string[] => team?.spec?.accessRequests?.approvers ?? [];
 
 /** TeamWorld.approving over one snapshot: the owner's teams (found by reference) and the named approvers. */
 function approvingIn(snap: Snapshot, referencing: Iterable<string>, user: string, teams: readonly string[]): Set<string> {

@@ -10,9 +10,10 @@
  * field of another shape names nobody: it grants nothing, as the schema would have refused it.
  */
 import type { Team } from '../api/types.js';
+import { listed } from './grants.js';
 
 /** The strings of a list (as the schema allows them, '' included); none from anything else. */
-const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+const names = (v: unknown): string[] => listed(v).filter((x): x is string => typeof x === 'string');
 /** A list field as names, left out when absent. */
 const namesOrAbsent = (v: unknown): string[] | undefined => (v === undefined ? undefined : names(v));
 const name = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);

@@ -61,7 +61,7 @@ export const fieldIndexes = {
    * Teams by the principals their owner and access rules name (`u:<user>`, `t:<team>`, as the team
    * index's references: auth/grants.ts): where a reader without a role on teams finds the teams it may get.
    */
-  references: (key: string, obj: unknown) => (key.startsWith(teamsPrefix) ? teamReferences(obj) : undefined),
+  references: (key: string, obj: unknown) => (key.startsWith(teamsPrefix) ? [...referenceTokens(obj as Team)] : undefined),
   /** Objects being deleted (`terminating`): what the collector and the removal of due objects visit. */
   lifecycle: (_key: string, obj: unknown) => (metaOf(obj).deletionTimestamp ? 'terminating' : undefined),
   /** Access keys that may have something to tell their owner at once (api/key-notices.ts): what the notifier's sweep visits besides the keys due by time. */
@@ -76,19 +76,6 @@ export const fieldIndexes = {
 function holderOf(spec: OwnedAccessKeySpec): string | undefined {
   const from: unknown = spec.user ? spec.user : spec.team ? spec.team : (spec.subject ?? '');
   return typeof from === 'string' ? subjectOf(spec).name : undefined;
-}
-
-/**
- * A Team's reference tokens, or none for a stored shape the schema would refuse (an `access` that
- * is no list, a rule that is null): an index function that threw would stop the watch cache
- * following the store for as long as such a Team exists.
- */
-function teamReferences(obj: unknown): string[] | undefined {
-  try {
-    return [...referenceTokens(obj as Team)];
-  } catch {
-    return undefined;
-  }
 }
 
 /** JSON's escaping of a string, without its quotes: how the string's text appears in stored JSON. */
