@@ -4,8 +4,7 @@
  * as README "Install the CLI outside a clone" says, must ship what its docs link to, install with
  * no engine warning on Node 20, and run `teamkeys serve` and `teamkeys validate` on the packaged
  * examples. npm reads its cache first (--prefer-offline); better-sqlite3's install script finds a
- * local prebuild made from the binary this checkout already compiled, instead of compiling again
- * (prebuild-install's `*_local_prebuilds`, the same path a download takes).
+ * local prebuild made from the binary this checkout already compiled (support/prebuilt.ts).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +14,7 @@ import { dirname, join, normalize } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../support/cli.js';
+import { compiledSqlite, localPrebuild } from '../support/prebuilt.js';
 
 const work = mkdtempSync(join(tmpdir(), 'teamkeys-tarball-'));
 const install = join(work, 'install');
@@ -25,17 +25,6 @@ const pkgDir = join(install, 'node_modules/teamkeys');
 function run(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}) {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 240_000, env: { ...process.env, TEAMKEYS_STORE: '', ...env } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, out: `${r.stdout}\n${r.stderr}` };
-}
-
-/** better-sqlite3's binary, packed the way its prebuilt downloads are, named as prebuild-install looks for it. */
-function localPrebuild(): { dir: string; version: string } {
-  const sqliteDir = join(root, 'node_modules/better-sqlite3');
-  const version = (JSON.parse(readFileSync(join(sqliteDir, 'package.json'), 'utf8')) as { version: string }).version;
-  const dir = join(work, 'prebuilds');
-  mkdirSync(dir);
-  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
-  expect(run('tar', ['czf', join(dir, name), '-C', sqliteDir, 'build/Release/better_sqlite3.node'], sqliteDir).code).toBe(0);
-  return { dir, version };
 }
 
 /** Relative links of README.md and docs/*.md that point at files of the repository. */
@@ -63,11 +52,9 @@ describe('the packed tarball, installed into an empty folder (slow: npm install)
     files = info!.files.map((f) => f.path);
     mkdirSync(install);
     writeFileSync(join(install, 'package.json'), '{ "name": "operator", "private": true }\n');
-    const prebuild = localPrebuild();
-    installed = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts', join(work, info!.filename)], install, {
-      npm_config_better_sqlite3_local_prebuilds: prebuild.dir,
-    });
+    installed = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts', join(work, info!.filename)], install, localPrebuild(work).env);
     expect(installed.code, installed.out.slice(-4000)).toBe(0);
+    expect(compiledSqlite(install), 'npm install compiled better-sqlite3 rather than taking the local prebuild').toBe(false);
   }, 300_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
