@@ -20,15 +20,24 @@ const maxBatch = 256;
 const closed = (): StorageError => new StorageError('Closed', '', 'the store is closed');
 
 /**
+ * Each thread's young generation, in MiB (two semi-spaces of 2 MiB and V8's young large-object
+ * space). V8's default grows it to 48 MiB under the allocation of a cache fill (every row read and
+ * posted), and a grown young generation stays resident after: 5-12 MiB of the server's RSS at
+ * 100,000 keys (docs/performance.md, "Memory, fifth pass"). The threads keep nothing of their own
+ * but SQLite's statements, so a scavenge of 2 MiB is cheap; durable creates were no slower with it.
+ */
+const resourceLimits = { maxYoungGenerationSizeMb: 6 };
+
+/**
  * Starts the worker's module: built JavaScript beside this file, or, when this file runs from its
  * TypeScript source (tests, tsx), that source behind tsx's loader, registered inside the thread.
  */
 function startWorker(config: WorkerConfig): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: config });
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: config, resourceLimits });
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./sqlite-worker.ts', import.meta.url).href;
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(boot, { eval: true, workerData: config });
+  return new Worker(boot, { eval: true, workerData: config, resourceLimits });
 }
 
 /** A thread that lived this long before it failed is restarted at once; one failing sooner, after a growing pause. */
