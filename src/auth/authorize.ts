@@ -170,7 +170,7 @@ export class Authorizer {
     if (isAdminFor(who.clusterRoles, resource) || (resource === 'teams' && roleVerbs(who.clusterRoles, 'teams').has('get'))) return seesEverything;
     const visible = (obj: KubeObject) => this.verbsOn(who, resource, obj).has('get');
     // Asked only by a list, when it reads (a GET's check never needs it).
-    if (resource === 'ownedaccesskeys') return Object.assign(visible, { within: () => this.keysWithin(who) });
+    if (resource === 'ownedaccesskeys' || resource === 'federatedcredentials') return Object.assign(visible, { within: () => this.keysWithin(who, resource) });
     if (resource === 'teams') return Object.assign(visible, { within: () => this.teamsWithin(who) });
     if (resource === 'accessrequests') return Object.assign(visible, { within: () => this.requestsWithin(who) });
     return visible;
@@ -180,14 +180,16 @@ export class Authorizer {
    * Where every key `who` may get is (keyGrants without a role): its own keys, by the `holder`
    * index (a key with spec.user holds it there), and the keys of the teams it may update, by the
    * `team` index; those teams reference the user or one of its teams (owner or access rule), as
-   * readBasis reads them. Undefined when a role grants anything on keys or on teams: it may reach
-   * any key, and the list reads the kind. test/auth/visible-within.test.ts holds it to the filter.
+   * readBasis reads them. FederatedCredentials alike, by `credentialFor` (the user, `team:<name>`).
+   * Undefined when a role grants anything on the kind or on teams: it may reach any of them, and
+   * the list reads the kind. test/auth/visible-within.test.ts holds it to the filter.
    */
-  private keysWithin(who: Identity): IndexLookup[] | undefined {
-    if (roleOn(who, 'ownedaccesskeys') || roleOn(who, 'teams')) return undefined;
-    const within: IndexLookup[] = who.user ? [{ index: 'holder', value: who.user }] : [];
+  private keysWithin(who: Identity, resource: 'ownedaccesskeys' | 'federatedcredentials'): IndexLookup[] | undefined {
+    if (roleOn(who, resource) || roleOn(who, 'teams')) return undefined;
+    const keys = resource === 'ownedaccesskeys';
+    const within: IndexLookup[] = who.user ? [{ index: keys ? 'holder' : 'credentialFor', value: who.user }] : [];
     for (const team of this.teams.referencing(who.user, who.teams)) {
-      if (this.teamVerbs(who, this.teams.get(team)).has('update')) within.push({ index: 'team', value: team });
+      if (this.teamVerbs(who, this.teams.get(team)).has('update')) within.push(keys ? { index: 'team', value: team } : { index: 'credentialFor', value: `team:${team}` });
     }
     return within;
   }

@@ -52,6 +52,20 @@ export const fieldIndexes = {
     const team = key.startsWith(requestsPrefix) ? (obj as { spec?: { team?: unknown } }).spec?.team : undefined;
     return typeof team === 'string' && team !== '' ? team : undefined;
   },
+  /**
+   * FederatedCredentials by whom the keys they mint act for: spec.user, and `team:<name>` for
+   * spec.team. Where a reader without a role finds the rules it may get (keyGrants holds a rule as a
+   * key of that user or team). Its own index, not `holder`'s and `team`'s: those count a holder's
+   * keys (the quota) and a team's keys.
+   */
+  credentialFor: (key: string, obj: unknown) => {
+    if (!key.startsWith(credentialsPrefix)) return undefined;
+    const spec = (obj as { spec?: { user?: unknown; team?: unknown } }).spec ?? {};
+    const values: string[] = [];
+    if (typeof spec.user === 'string' && spec.user !== '') values.push(spec.user);
+    if (typeof spec.team === 'string' && spec.team !== '') values.push(`team:${spec.team}`);
+    return values;
+  },
   /** FederatedCredentials by spec.issuer: the rules a token exchange weighs (an anonymous endpoint: it must not read every rule). */
   issuer: (key: string, obj: unknown) => {
     const issuer = key.startsWith(credentialsPrefix) ? (obj as { spec?: { issuer?: unknown } }).spec?.issuer : undefined;
@@ -94,6 +108,7 @@ const escaped = (s: string) => JSON.stringify(s).slice(1, -1);
 const mentions: Record<keyof typeof fieldIndexes, (value: string) => string> = {
   // `team:<name>` for a team key; a user's own name otherwise (which ends with the same text).
   holder: (v) => escaped(v.startsWith('team:') ? v.slice('team:'.length) : v),
+  credentialFor: (v) => escaped(v.startsWith('team:') ? v.slice('team:'.length) : v),
   team: escaped,
   requestTeam: escaped,
   owner: escaped,

@@ -1,10 +1,12 @@
 /**
- * A restricted reader's list of access keys, of Teams and of AccessRequests reads only where its
- * objects can be: the visibility filter names the field-index values every object it keeps carries
- * (Authorizer.visible: keysWithin by `holder` and `team`, teamsWithin by `references`,
- * requestsWithin by `requester` and `team`), and the watch cache reads those objects instead of
- * the kind. Properties, over random teams (owners, access rules, approvers), keys (of users, teams,
- * subjects), AccessRequests (of users, for teams) and callers (users, team memberships, roles):
+ * A restricted reader's list of access keys, of FederatedCredentials, of Teams and of AccessRequests
+ * reads only where its objects can be: the visibility filter names the field-index values every
+ * object it keeps carries (Authorizer.visible: keysWithin by `holder` and `team` for keys and by
+ * `credentialFor` for FederatedCredentials, teamsWithin by `references`, requestsWithin by
+ * `requester` and `requestTeam`), and the watch cache reads those objects instead of the kind.
+ * Properties, over random teams (owners, access rules, approvers), keys (of users, teams, subjects),
+ * FederatedCredentials (minting for users, teams), AccessRequests (of users, for teams) and callers
+ * (users, team memberships, roles):
  * - every object the filter keeps carries one of those values (or the filter names none and the
  *   list reads the kind), by the real index functions;
  * - a list through the cache, page by page at random limits, gives the same objects as the same
@@ -42,11 +44,18 @@ const keySpec = fc.oneof(
   fc.record({ user: fc.constantFrom(...users), team: fc.constantFrom(...teamNames) }),
   fc.record({ subject: fc.constantFrom('repo:org/app:ref:refs/heads/main', 'ana') }),
 );
+/** Whom a FederatedCredential's minted keys act for. */
+const credentialSpec = fc.oneof(
+  fc.record({ user: fc.constantFrom(...users, 'dee') }),
+  fc.record({ team: fc.constantFrom(...teamNames, 'gone') }),
+  fc.record({ user: fc.constantFrom(...users), team: fc.constantFrom(...teamNames) }),
+);
 const caller = fc.record({ user: fc.option(fc.constantFrom(...users), { nil: undefined }), teams: fc.subarray(teamNames), roles: fc.subarray(roles, { maxLength: 2 }) });
 const world = fc.record({
   teams: fc.array(fc.tuple(fc.constantFrom(...teamNames), teamSpec), { maxLength: 4 }),
   keys: fc.array(keySpec, { maxLength: 24 }),
   requests: fc.array(requestSpec, { maxLength: 12 }),
+  credentials: fc.array(credentialSpec, { maxLength: 12 }),
   callers: fc.array(caller, { minLength: 1, maxLength: 4 }),
   limit: fc.integer({ min: 0, max: 5 }),
 });
@@ -79,7 +88,7 @@ const putKey = (store: CachedStore, name: string, spec: object) =>
 
 describe("a restricted reader's key list", () => {
   it('reads only where the filter says its keys are, and lists the same keys as without the narrowing', async () => {
-    const seen = { ownedaccesskeys: { narrowed: 0, kept: 0 }, teams: { narrowed: 0, kept: 0 }, accessrequests: { narrowed: 0, kept: 0 } };
+    const seen = { ownedaccesskeys: { narrowed: 0, kept: 0 }, federatedcredentials: { narrowed: 0, kept: 0 }, teams: { narrowed: 0, kept: 0 }, accessrequests: { narrowed: 0, kept: 0 } };
     await fc.assert(
       fc.asyncProperty(world, async (w) => {
         const { store, registry, index } = await served();
@@ -103,16 +112,28 @@ describe("a restricted reader's key list", () => {
             const name = `r${String(i).padStart(3, '0')}`;
             await store.create(`/accessrequests/${name}`, { apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name, uid: `uid-${name}` }, spec: { ...spec, reason: 'test' } });
           }
+          // FederatedCredentials, and rules minting for people nobody generated here may see.
+          const fillerCredentials = Array.from({ length: 120 }, (_, i) => ({ user: `filler-${i % 7}` }));
+          for (const [i, spec] of [...w.credentials, ...fillerCredentials].entries()) {
+            const name = `f${String(i).padStart(3, '0')}`;
+            await store.create(`/federatedcredentials/${name}`, { apiVersion: 'management.service/v1', kind: 'FederatedCredential', metadata: { name, uid: `uid-${name}` }, spec: { ...spec, issuer: 'https://token.actions.example', audiences: ['teamkeys'], claims: { repository: 'org/app' } } });
+          }
           await index.caughtUp();
           expect(await store.ready(5000)).toBe(true);
           const authz = new Authorizer(index, 'management.service');
           const all = (await registry.ownedaccesskeys.list()).items;
           const allTeams = (await registry.teams.list()).items;
           const allRequests = (await registry.accessrequests.list()).items;
+          const allCredentials = (await registry.federatedcredentials.list()).items;
           for (const c of w.callers) {
-            const listed = { ownedaccesskeys: { registry: registry.ownedaccesskeys, all }, teams: { registry: registry.teams, all: allTeams }, accessrequests: { registry: registry.accessrequests, all: allRequests } };
-            for (const resource of ['ownedaccesskeys', 'teams', 'accessrequests'] as const) {
-              // Keys: its own and its teams'. Teams: those whose owner or access rules name the caller
+            const listed = {
+              ownedaccesskeys: { registry: registry.ownedaccesskeys, all },
+              federatedcredentials: { registry: registry.federatedcredentials, all: allCredentials },
+              teams: { registry: registry.teams, all: allTeams },
+              accessrequests: { registry: registry.accessrequests, all: allRequests },
+            };
+            for (const resource of ['ownedaccesskeys', 'federatedcredentials', 'teams', 'accessrequests'] as const) {
+              // Keys and FederatedCredentials: its own and its teams'. Teams: those whose owner or access rules name the caller
               // or its teams. AccessRequests: its own, and those of the teams whose requests it approves.
               const filter = authz.visible(identity(c), resource);
               const within = filter.within?.();
@@ -141,6 +162,8 @@ describe("a restricted reader's key list", () => {
     // The generated callers were often restricted, and saw keys.
     expect(seen.ownedaccesskeys.narrowed).toBeGreaterThan(50);
     expect(seen.ownedaccesskeys.kept).toBeGreaterThan(50);
+    expect(seen.federatedcredentials.narrowed).toBeGreaterThan(50);
+    expect(seen.federatedcredentials.kept).toBeGreaterThan(20);
     expect(seen.teams.narrowed).toBeGreaterThan(50);
     expect(seen.teams.kept).toBeGreaterThan(20);
     expect(seen.accessrequests.narrowed).toBeGreaterThan(50);

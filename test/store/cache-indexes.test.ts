@@ -96,6 +96,7 @@ function objectOf(key: string, b: Body): StoredObject {
 /** Every value an index could be asked for, and instants across the objects' range. */
 const fieldQueries: Record<keyof typeof fieldIndexes, readonly string[]> = {
   holder: [...people, ''],
+  credentialFor: [...people, ...teams.map((t) => `team:${t}`), ''],
   team: teams,
   requestTeam: teams,
   owner: uids,
