@@ -22,7 +22,24 @@ export function requestVerb(method: string, collection: boolean, watch: boolean)
   return ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method) ? method : 'OTHER';
 }
 
+/**
+ * prom-client's process and Node.js metrics, collected once per process: they describe the process,
+ * not a server, and each collection installs a GC observer and an event-loop delay monitor that
+ * nothing removes, so one per server would add both again for every server a process builds (a
+ * test's in-process servers, hundreds in one test worker).
+ */
+let processMetrics: Registry | undefined;
+function processRegistry(): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 export class ServerMetrics {
+  /** The process's metrics, shared by every server of the process; served before the server's own. */
+  readonly process = processRegistry();
   readonly registry = new Registry();
   readonly requestDuration = new Histogram({
     name: 'teamkeys_apiserver_request_duration_seconds',
@@ -60,10 +77,6 @@ export class ServerMetrics {
     registers: [this.registry],
   });
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
-  }
-
   /** Records a finished request: its route says the resource and whether it named a collection. */
   observe(req: FastifyRequest, reply: FastifyReply): void {
     const params = (req.params ?? {}) as { resource?: string; name?: string };
@@ -76,7 +89,7 @@ export class ServerMetrics {
 }
 
 /**
- * Times every request and serves /metrics (this server's registry, then `more`, the sidecar's),
+ * Times every request and serves /metrics (the process's metrics, this server's, then `more`, the sidecar's),
  * after `authorize` lets the caller read metrics.
  */
 export function registerMetrics(app: FastifyInstance, metrics: ServerMetrics, authorize: (req: FastifyRequest, reply: FastifyReply) => Promise<void>, more: Registry[] = []): void {
@@ -87,7 +100,7 @@ export function registerMetrics(app: FastifyInstance, metrics: ServerMetrics, au
   });
   app.get('/metrics', async (req, reply) => {
     await authorize(req, reply);
-    const texts = await Promise.all([metrics.registry, ...more].map((r) => r.metrics()));
+    const texts = await Promise.all([metrics.process, metrics.registry, ...more].map((r) => r.metrics()));
     return reply.type(metrics.registry.contentType).send(texts.join('\n'));
   });
 }

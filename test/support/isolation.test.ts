@@ -12,21 +12,26 @@ import { mockingFiles } from '../../vitest.config.js';
 const root = join(import.meta.dirname, '../..');
 const mocks = /\bvi\s*\.\s*(mock|doMock|unmock|doUnmock|importMock)\s*\(/;
 
-function testFiles(dir: string): string[] {
+function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
-    if (e.isDirectory()) return testFiles(path);
-    return e.name.endsWith('.test.ts') ? [relative(root, path)] : [];
+    if (e.isDirectory()) return sources(path);
+    return e.name.endsWith('.ts') ? [relative(root, path)] : [];
   });
 }
 
 describe('the test files run isolated', () => {
-  const files = testFiles(join(root, 'test'));
+  const all = sources(join(root, 'test'));
+  const files = all.filter((f) => f.endsWith('.test.ts'));
+  const mocking = all.filter((f) => mocks.test(readFileSync(join(root, f), 'utf8')));
 
   it('include every file that mocks a module', () => {
-    const mocking = files.filter((f) => mocks.test(readFileSync(join(root, f), 'utf8')));
     expect(mocking.length).toBeGreaterThan(0);
     expect(mocking.filter((f) => !mockingFiles.includes(f)), 'add these to mockingFiles in vitest.config.ts').toEqual([]);
+  });
+
+  it('mock in the test file itself: a helper that mocks would mock for whichever file imports it', () => {
+    expect(mocking.filter((f) => !f.endsWith('.test.ts'))).toEqual([]);
   });
 
   it('are only files that mock a module', () => {
