@@ -96,6 +96,13 @@ function holderOf(spec: OwnedAccessKeySpec): string | undefined {
 const escaped = (s: string) => JSON.stringify(s).slice(1, -1);
 
 /**
+ * The text of a principal value (`holder`, `credentialFor`): `team:<name>` names a team its object
+ * holds as spec.team; any other value is a name it holds as it is (a user, a key's subject), which
+ * ends with the same text.
+ */
+const principalText = (v: string) => escaped(v.startsWith('team:') ? v.slice('team:'.length) : v);
+
+/**
  * For each field index, a text that every object carrying `value` holds in its stored JSON: a name
  * it holds as a string (escaped as JSON escapes it: a suffix of a string's escaping is the escaping
  * of its suffix), or a property name; '' when there is none to say. The fallback's full read of the
@@ -106,9 +113,8 @@ const escaped = (s: string) => JSON.stringify(s).slice(1, -1);
  * (test/registry/index-mentions.test.ts holds every index to it on generated names).
  */
 const mentions: Record<keyof typeof fieldIndexes, (value: string) => string> = {
-  // `team:<name>` for a team key; a user's own name otherwise (which ends with the same text).
-  holder: (v) => escaped(v.startsWith('team:') ? v.slice('team:'.length) : v),
-  credentialFor: (v) => escaped(v.startsWith('team:') ? v.slice('team:'.length) : v),
+  holder: principalText,
+  credentialFor: principalText,
   team: escaped,
   requestTeam: escaped,
   owner: escaped,
