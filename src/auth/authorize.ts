@@ -231,8 +231,9 @@ export class Authorizer {
     // the rights the watch began with); any change to a team the basis rests on ends the watch.
     const at = (t: string) => `${t}@${this.teams.get(t)?.metadata.resourceVersion ?? ''}`;
     const basis: Record<string, unknown> = { user: who.user ?? null, teams: [...who.teams].sort().map(at), roles: [...who.clusterRoles].sort() };
-    // A team key is visible to whoever may update its team: that is a team's content, not the key's.
-    if (resource !== 'teams') basis.keysOf = [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update')).sort().map(at);
+    // A team key (or rule) is visible to whoever may update its team: that is a team's content,
+    // not the key's. Not an AccessRequest's: updating its team lets one ask for others, not read.
+    if (resource === 'ownedaccesskeys' || resource === 'federatedcredentials') basis.keysOf = [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update')).sort().map(at);
     // An AccessRequest is visible to its team's approvers, who need not update the team: a user
     // named in accessRequests.approvers, or taken out of them, reads other requests from then on.
     if (resource === 'accessrequests' && who.user !== undefined && this.teams.approving) basis.approves = [...this.teams.approving(who.user, who.teams)].sort().map(at);
