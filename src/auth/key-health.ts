@@ -28,6 +28,12 @@ export interface KeyHealth {
   lastUse: number;
   /** No use recorded: lastUse is the creation time. */
   neverUsed: boolean;
+  /**
+   * No use recorded and no creation time (none the server writes lacks one): lastUse is 0, unused
+   * since ever, as the lastUse index holds it. Counted from now instead, the key would be warned
+   * about as "disabled at <now + the period>" on every sweep and never be disabled.
+   */
+  undated?: true;
   /** now - lastUse (ms, never negative). */
   unusedForMs: number;
   /** expiresAt - now (ms; negative once expired); undefined when it never expires. */
@@ -62,7 +68,7 @@ export function keyHealth(key: OwnedAccessKey, now: Date, lastUseMs?: number): K
   const remembered = lastUseMs !== undefined && (createdAt === undefined || lastUseMs >= createdAt) ? lastUseMs : undefined;
   const used = Math.max(recorded ?? -Infinity, remembered ?? -Infinity);
   const neverUsed = !Number.isFinite(used);
-  const created = createdAt ?? nowMs;
+  const created = createdAt ?? 0;
   const lastUse = neverUsed ? created : used;
   const expires = expiryOf(key, remembered);
   return {
@@ -75,6 +81,7 @@ export function keyHealth(key: OwnedAccessKey, now: Date, lastUseMs?: number): K
     expired: expires !== undefined && nowMs >= expires,
     lastUse,
     neverUsed,
+    ...(neverUsed && createdAt === undefined ? { undated: true as const } : {}),
     unusedForMs: Math.max(0, nowMs - lastUse),
   };
 }

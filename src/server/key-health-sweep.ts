@@ -270,7 +270,8 @@ export class KeyHealthSweep {
     // A use this replica saw since the read (its status write may not be stored yet) saves the key.
     const lastUse = this.auth.activity.lastUsed(name);
     if (lastUse !== undefined && lastUse > h.lastUse) return;
-    const reason = `${h.neverUsed ? 'never used since its creation at' : 'unused since'} ${isoSeconds(h.lastUse)} (no use for ${formatSpan(after)}; --disable-unused-after)`;
+    const since = h.undated ? 'never used, and without a creation time' : `${h.neverUsed ? 'never used since its creation at' : 'unused since'} ${isoSeconds(h.lastUse)}`;
+    const reason = `${since} (no use for ${formatSpan(after)}; --disable-unused-after)`;
     try {
       // The resourceVersion read is a precondition: a use recorded meanwhile (status.lastActivity,
       // written through any replica), or any other change, makes this a conflict, and the next sweep decides again.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OwnedAccessKey } from '../../src/api/types.js';
 import { expiresWithin, formatSpan, keyHealth, unusedFor } from '../../src/auth/key-health.js';
+import { timeIndexes } from '../../src/registry/indexes.js';
 import { day, hour } from '../support/clock.js';
 
 const created = '2026-08-01T00:00:00Z';
@@ -35,6 +36,22 @@ describe('key health', () => {
     expect([used.neverUsed, unusedFor(used, 90 * day)]).toEqual([false, false]);
     const inMemory = keyHealth(key({}), at(91 * day), at(90 * day + hour).getTime());
     expect([inMemory.neverUsed, inMemory.unusedForMs]).toEqual([false, day - hour]);
+  });
+
+  it('a key without a creation time, never used, is unused since ever: the lastUse index says the same, so the sweeps and the digest agree', () => {
+    const undated: OwnedAccessKey = { ...key({}), metadata: { name: 'ci' } };
+    for (const now of [at(day), at(400 * day)]) {
+      const h = keyHealth(undated, now);
+      expect([h.neverUsed, h.undated, h.lastUse, unusedFor(h, 90 * day)]).toEqual([true, true, 0, true]);
+    }
+    // Over keys with and without a creation time and a recorded use, the health's last use is the index's.
+    for (const metadata of [{ name: 'ci' }, { name: 'ci', creationTimestamp: created }]) {
+      for (const status of [undefined, { lastActivity: '2026-09-01T00:00:00Z' }]) {
+        const k: OwnedAccessKey = { ...key({}, status), metadata };
+        expect(keyHealth(k, at(day)).lastUse).toBe(timeIndexes.lastUse('/ownedaccesskeys/ci', k));
+        expect(keyHealth(k, at(day)).undated).toBe(metadata.creationTimestamp === undefined && status === undefined ? true : undefined);
+      }
+    }
   });
 
   it('a use remembered from before the key was created is not its own (an earlier key of the same name)', () => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client/http.js';
 import { reconcile } from '../../src/gitops/reconcile.js';
+import { keyHealthSection, keyHealthText } from '../../src/gitops/report/key-health.js';
 import { renderMarkdown } from '../../src/gitops/report/markdown.js';
 import type { Report } from '../../src/gitops/report/report.js';
 import { renderText } from '../../src/gitops/report/text.js';
@@ -201,5 +202,15 @@ describe('the key health section of reports', () => {
       expect(bad.status).toBe(1);
       expect(bad.stdout).toContain('::error::the warn-unused input must be a duration such as 30s, 5m, 90d or 500ms, not "3 months"');
     });
+  });
+});
+
+describe('key health section, a key without a creation time', () => {
+  it('lists a never-used key without a creation time as unused, saying it has none (not "created 1970")', () => {
+    const now = new Date('2026-11-09T00:00:00Z');
+    const undated = { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'restored' }, spec: { user: 'rae' } };
+    const section = keyHealthSection([undated], now, { warnExpiryMs: 14 * day, warnUnusedMs: 90 * day });
+    expect(section?.unused).toEqual([{ name: 'restored', owner: 'rae', lastUse: '1970-01-01T00:00:00Z', neverUsed: true }]);
+    expect(keyHealthText(section, now.toISOString())).toContain('  restored (rae): never used (no creation time)');
   });
 });

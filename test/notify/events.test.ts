@@ -52,6 +52,7 @@ describe('events of a stored key', () => {
     ['never used, to be disabled within the window', key({}), { disableUnusedAfterMs: 20 * 86_400_000 }, [['KeyUnused', '2026-08-21T00:00:00Z']]],
     ['used lately: disabled only after the window', key({}, {}, { lastActivity: '2026-08-10T00:00:00Z' }), { disableUnusedAfterMs: 20 * 86_400_000 }, []],
     ['re-enabled: a fresh window from then', key({}, { annotations: { 'management.service/re-enabled-at': '2026-08-09T00:00:00Z' } }), { disableUnusedAfterMs: 20 * 86_400_000 }, []],
+    ['never used and without a creation time: unused since ever, disabled at the next sweep, not warned of (counted from now, it was warned of at every digest)', key({}, { creationTimestamp: undefined }), { disableUnusedAfterMs: 10 * 86_400_000 }, []],
   ])('a key %s', (_what, k, opts, expected) => {
     const events = warningEvents(k, keyHealth(k, now), now, { warnExpiryMs: 14 * 86_400_000, ...opts });
     expect(events.map((e) => [e.event, e.occurrence])).toEqual(expected);

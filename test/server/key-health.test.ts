@@ -199,6 +199,19 @@ describe('key health on the server', () => {
     expect(offEvents.filter((e) => e.fieldManager === 'teamkeys-unused-keys')).toEqual([]);
   });
 
+  it('a key written past the API without a creation time and never used counts as unused since ever: the first sweep disables it, saying so', async () => {
+    const clock = new ManualClock(start);
+    server = await serverAt(clock, { keyHealth: { disableUnusedAfterMs: 90 * day } });
+    const dated = await newKey(server, 'dated');
+    // As a restore or a hand edit could leave it: no creationTimestamp (the API always sets one).
+    await server.registry.ownedaccesskeys.ctx.store.create('/ownedaccesskeys/undated', { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'undated', uid: 'uid-undated' }, spec: { user: 'undated' } } as StoredObject);
+    await server.keyHealthSweep!.sweep();
+    const stored = (await (await server.fetch(`${server.api}/ownedaccesskeys/undated`)).json()) as { spec: { disabled?: boolean }; metadata: { annotations?: Record<string, string> } };
+    expect(stored.spec.disabled).toBe(true);
+    expect(stored.metadata.annotations?.['management.service/disabled-reason']).toBe('never used, and without a creation time (no use for 90d; --disable-unused-after)');
+    expect((await use(server, dated, 'dated')).status).toBe(200);
+  });
+
   it('a use this replica holds in memory, not yet in status.lastActivity, keeps the key enabled', async () => {
     const clock = new ManualClock(start);
     // status.lastActivity is written on the first use, then at most once per interval (here 100 days).

@@ -92,6 +92,8 @@ function nextRotationText(k: ScheduledKey, now: number): string {
 }
 
 function lastUseText(k: UnusedKey, now: number): string {
+  // A key without a creation time counts as unused since ever (auth/key-health.ts): lastUse 0.
+  if (k.neverUsed && Date.parse(k.lastUse) === 0) return 'never used (no creation time)';
   return k.neverUsed ? `never used (created ${k.lastUse}, ${ago(k.lastUse, now)} ago)` : `last used ${k.lastUse}, ${ago(k.lastUse, now)} ago`;
 }
 
