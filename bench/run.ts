@@ -21,7 +21,7 @@ const scaleSizes = (process.argv.find((a) => a.startsWith('--scale-sizes='))?.sl
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const steps: [string, () => Promise<Figure | Figure[]>][] = [
   ['api.get,api.get.member,api.list', () => apiReads(settings)],
-  ['api.create', () => apiCreates(settings)],
+  ['api.create,api.create.sqlite', () => apiCreates(settings)],
   ['plan.noop10k', () => planNoop(settings)],
   ['apply.1k', () => applyNew(settings)],
   ['cli.start', () => cliStart(settings)],
