@@ -104,7 +104,7 @@ export function keyRow(key: OwnedAccessKey, now: Date): KeyRow {
     createdAt: created === undefined ? null : iso(created),
     ageSeconds: created === undefined ? null : seconds(nowMs - created),
     lastUsedAt: health.neverUsed ? null : iso(health.lastUse),
-    // key-health counts from now when a key has no creation time: no span is known then.
+    // Without a creation time or a use, key-health counts the key unused since ever (for the sweeps): no span is known.
     unusedSeconds: health.neverUsed && created === undefined ? null : seconds(health.unusedForMs),
     expiresAt: health.expiresAt === undefined ? null : iso(health.expiresAt),
     expiresInSeconds: health.expiresInMs === undefined ? null : seconds(health.expiresInMs),
