@@ -130,7 +130,7 @@ function peakMiB(): number {
 }
 
 /** Serves the filled file in-process behind the watch cache and times `count` requests per metric. */
-export async function measureServed(path: string, n: number, count: number): Promise<Served> {
+export async function measureServed(path: string, n: number, count: number, settleS = Number(process.env.SCALE_SETTLE_S ?? 0)): Promise<Served> {
   const started = performance.now();
   const cache = new CachedStore(new SqliteStore(path, { threads: true }));
   // As teamkeys serve: the lease and the key health sweep wait for the cache's fill.
@@ -139,8 +139,9 @@ export async function measureServed(path: string, n: number, count: number): Pro
   const readyS = (performance.now() - started) / 1000;
   const readyAt = Date.now();
   const rss = rssMiB(process.pid);
-  // SCALE_SETTLE_S: seconds to wait after ready before timing (to tell startup work from a request's own).
-  await new Promise((r) => setTimeout(r, Number(process.env.SCALE_SETTLE_S ?? 0) * 1000));
+  // Seconds to wait after ready before timing (SCALE_SETTLE_S by default): the server's startup work
+  // (the first key health sweep and the collector's first full pass, over every key) is not a request's.
+  await new Promise((r) => setTimeout(r, settleS * 1000));
   const ok = async (res: Promise<Response>) => {
     const r = await res;
     if (!r.ok) throw new Error(`scale: ${r.status} ${await r.text()}`);
