@@ -9,10 +9,9 @@
  * in the same run. SCALE_MILLION_KEYS sets the large size (to try the figure smaller);
  * SCALE_MILLION_MAX_FILL_S gives up a fill projected past it (default 1,500 s).
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { figure, tempDir, type Figure, type Settings } from './lib.js';
-import { fill, metrics, type Served } from './scale-measure.js';
+import { fill, measureApart, metrics, type Served } from './scale-measure.js';
 import { sizeName } from './figures-scale.js';
 
 interface Run { n: number; fillS: number; startToReadyS: number; served: Served }
@@ -23,17 +22,10 @@ async function run(n: number, count: number, maxFillS: number): Promise<Run> {
   try {
     const path = join(dir, 'store.db');
     const fillS = await fill(path, n, maxFillS);
-    const spawned = Date.now();
     // The server's first minute after ready is its startup work (the collector's full pass, the key
     // health sweep over every key, since every fixture key expires within a day): timed after it.
-    const env = { ...process.env, SCALE_SETTLE_S: process.env.SCALE_SETTLE_S ?? '60' };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/scale-measure.ts', path, String(n), String(count)], { stdio: ['ignore', 'pipe', 'inherit'], env });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    if (code !== 0) throw new Error(`scale.million: the server process for ${n} keys exited with ${code}`);
-    const served = JSON.parse(out.trim().split('\n').at(-1)!) as Served;
-    return { n, fillS, startToReadyS: (served.readyAt - spawned) / 1000, served };
+    const served = await measureApart(path, n, count, Number(process.env.SCALE_SETTLE_S ?? 60));
+    return { n, fillS, startToReadyS: (served.readyAt - served.spawnedAt) / 1000, served };
   } finally {
     cleanup();
   }

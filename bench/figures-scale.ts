@@ -2,7 +2,7 @@
  * scale.sweep: what one request costs as the fleet grows. For each size (1k, 10k, 100k keys, and
  * 1M with --scale-sizes=...,1000000), a SQLite file is filled through the store's own write path
  * (the registry over the worker-thread store, 64 writes in flight, so group commit batches them),
- * then served in-process behind the watch cache and measured (scale-measure.ts): p50 of key
+ * then served behind the watch cache in a process of its own and measured (scale-measure.ts): p50 of key
  * create, key delete (a team key, which has an owner), GET, LIST page of 500, sign-in's mint (both
  * username checks and the quota: mintLoginKey, unprefixed) and one watch event's fan-out to 50
  * watchers, from 30 s after the cache is ready (as scale.million waits 60 s). Each figure's anchor
@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path';
 import { figure, tempDir, type Figure, type Settings } from './lib.js';
-import { fill, measureServed, metrics, type Served } from './scale-measure.js';
+import { fill, measureApart, metrics, type Served } from './scale-measure.js';
 
 export const sizeName = (n: number) => (n >= 1e6 ? `${n / 1e6}m` : `${n / 1000}k`);
 
@@ -26,7 +26,7 @@ async function measure(n: number, count: number): Promise<Served & { fillS: numb
   try {
     const path = join(dir, 'store.db');
     const fillS = await fill(path, n);
-    return { ...(await measureServed(path, n, count, settleS())), fillS };
+    return { ...(await measureApart(path, n, count, settleS())), fillS };
   } finally {
     cleanup();
   }
@@ -51,7 +51,7 @@ export async function scaleSweep(s: Settings, sizes: number[]): Promise<Figure[]
         anchorValue: base!.r.timings[m].p50,
         target: 1.2,
         better: 'lower',
-        ...(i === 0 && n === rest.at(-1)!.n ? { notes: `${count} sequential requests each, from ${settleS()} s after ready, in-process server over the worker-thread SQLite store behind the watch cache. ${table}` } : {}),
+        ...(i === 0 && n === rest.at(-1)!.n ? { notes: `${count} sequential requests each, from ${settleS()} s after ready, a server process of its own per size (in-process server, worker-thread SQLite store, watch cache). ${table}` } : {}),
       }),
     ),
   );

@@ -1,9 +1,11 @@
 /**
  * The size sweep's two halves: fill a SQLite file through the store's own write path, then serve
  * it behind the watch cache and time requests. Run as a script (`tsx bench/scale-measure.ts FILE
- * COUNT`), it measures in a process of its own and prints one JSON line, so that RSS and start to
- * ready are the server's alone (scale.million); scale.sweep calls measureServed in-process.
+ * N COUNT`, which measureApart does), it measures in a process of its own and prints one JSON line,
+ * so that RSS, start to ready and the timings are the server's alone, with nothing the bench ran
+ * before in the same heap (scale.sweep and scale.million both measure so).
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { pathToFileURL } from 'node:url';
@@ -163,6 +165,21 @@ export async function measureServed(path: string, n: number, count: number, sett
   } finally {
     await server.close();
   }
+}
+
+/**
+ * measureServed in a process of its own (this file as a script), timing from `settleS` after ready;
+ * spawnedAt is when the process was started (start to ready = readyAt - spawnedAt).
+ */
+export async function measureApart(path: string, n: number, count: number, settleS: number): Promise<Served & { spawnedAt: number }> {
+  const spawnedAt = Date.now();
+  const env = { ...process.env, SCALE_SETTLE_S: String(settleS) };
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, path, String(n), String(count)], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`scale: the server process for ${n} keys exited with ${code}`);
+  return { ...(JSON.parse(out.trim().split('\n').at(-1)!) as Served), spawnedAt };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
