@@ -188,10 +188,17 @@ export class Authorizer {
     if (roleOn(who, resource) || roleOn(who, 'teams')) return undefined;
     const keys = resource === 'ownedaccesskeys';
     const within: IndexLookup[] = who.user ? [{ index: keys ? 'holder' : 'credentialFor', value: who.user }] : [];
-    for (const team of this.teams.referencing(who.user, who.teams)) {
-      if (this.teamVerbs(who, this.teams.get(team)).has('update')) within.push(keys ? { index: 'team', value: team } : { index: 'credentialFor', value: `team:${team}` });
-    }
+    for (const team of this.keysOfTeams(who)) within.push(keys ? { index: 'team', value: team } : { index: 'credentialFor', value: `team:${team}` });
     return within;
+  }
+
+  /**
+   * The teams whose keys and FederatedCredentials `who` reads without a role: those it may update,
+   * found among the teams that reference the user or one of its teams (owner or access rule).
+   * keysWithin looks them up; readBasis holds an open watch to them.
+   */
+  private keysOfTeams(who: Identity): string[] {
+    return [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update'));
   }
 
   /**
@@ -233,7 +240,7 @@ export class Authorizer {
     const basis: Record<string, unknown> = { user: who.user ?? null, teams: [...who.teams].sort().map(at), roles: [...who.clusterRoles].sort() };
     // A team key (or rule) is visible to whoever may update its team: that is a team's content,
     // not the key's. Not an AccessRequest's: updating its team lets one ask for others, not read.
-    if (resource === 'ownedaccesskeys' || resource === 'federatedcredentials') basis.keysOf = [...this.teams.referencing(who.user, who.teams)].filter((t) => this.teamVerbs(who, this.teams.get(t)).has('update')).sort().map(at);
+    if (resource === 'ownedaccesskeys' || resource === 'federatedcredentials') basis.keysOf = this.keysOfTeams(who).sort().map(at);
     // An AccessRequest is visible to its team's approvers, who need not update the team: a user
     // named in accessRequests.approvers, or taken out of them, reads other requests from then on.
     if (resource === 'accessrequests' && who.user !== undefined && this.teams.approving) basis.approves = [...this.teams.approving(who.user, who.teams)].sort().map(at);
