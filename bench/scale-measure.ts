@@ -1,7 +1,7 @@
 /**
  * The size sweep's two halves: fill a SQLite file through the store's own write path, then serve
  * it behind the watch cache and time requests. Run as a script (`tsx bench/scale-measure.ts FILE
- * N COUNT`, which measureApart does), it measures in a process of its own and prints one JSON line,
+ * N COUNT SETTLE_S`, which measureApart does), it measures in a process of its own and prints one JSON line,
  * so that RSS, start to ready and the timings are the server's alone, with nothing the bench ran
  * before in the same heap (scale.sweep and scale.million both measure so).
  */
@@ -132,7 +132,7 @@ function peakMiB(): number {
 }
 
 /** Serves the filled file in-process behind the watch cache and times `count` requests per metric. */
-export async function measureServed(path: string, n: number, count: number, settleS = Number(process.env.SCALE_SETTLE_S ?? 0)): Promise<Served> {
+export async function measureServed(path: string, n: number, count: number, settleS: number): Promise<Served> {
   const started = performance.now();
   const cache = new CachedStore(new SqliteStore(path, { threads: true }));
   // As teamkeys serve: the lease and the key health sweep wait for the cache's fill.
@@ -141,8 +141,8 @@ export async function measureServed(path: string, n: number, count: number, sett
   const readyS = (performance.now() - started) / 1000;
   const readyAt = Date.now();
   const rss = rssMiB(process.pid);
-  // Seconds to wait after ready before timing (SCALE_SETTLE_S by default): the server's startup work
-  // (the first key health sweep and the collector's first full pass, over every key) is not a request's.
+  // Seconds to wait after ready before timing: the server's startup work (the first key health
+  // sweep and the collector's first full pass, over every key) is not a request's.
   await new Promise((r) => setTimeout(r, settleS * 1000));
   const ok = async (res: Promise<Response>) => {
     const r = await res;
@@ -173,8 +173,7 @@ export async function measureServed(path: string, n: number, count: number, sett
  */
 export async function measureApart(path: string, n: number, count: number, settleS: number): Promise<Served & { spawnedAt: number }> {
   const spawnedAt = Date.now();
-  const env = { ...process.env, SCALE_SETTLE_S: String(settleS) };
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, path, String(n), String(count)], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, path, String(n), String(count), String(settleS)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -183,8 +182,8 @@ export async function measureApart(path: string, n: number, count: number, settl
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [path, n, count] = process.argv.slice(2);
-  const served = await measureServed(path!, Number(n), Number(count));
+  const [path, n, count, settleS] = process.argv.slice(2);
+  const served = await measureServed(path!, Number(n), Number(count), Number(settleS ?? 0));
   process.stdout.write(`${JSON.stringify(served)}\n`);
   process.exit(0);
 }
