@@ -5,8 +5,8 @@
  * etcd comes from Debian's `etcd-server` package; without it on PATH the figure fails, saying so.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Etcd3 } from 'etcd3';
+import { freePort } from '../test/support/free-port.js';
 import { tempDir } from './lib.js';
 
 export interface EtcdPuts {
@@ -19,18 +19,6 @@ export function etcdVersion(): string {
   const r = spawnSync('etcd', ['--version'], { encoding: 'utf8' });
   if (r.error || r.status !== 0) throw new Error("api.create's anchor needs etcd on PATH (Debian: apt-get install etcd-server); `etcd --version` failed");
   return /etcd Version: (\S+)/.exec(r.stdout)?.[1] ?? 'unknown';
-}
-
-/** A loopback port free a moment ago (etcd takes its ports by number). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -7,12 +7,12 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin, root } from '../support/cli.js';
+import { freePort } from '../support/free-port.js';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 /** The page's first sh block, as commands (continuation lines joined, comments dropped). */
@@ -25,14 +25,6 @@ function pageCommands(): string[] {
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 /** PostgreSQL's client tools (createuser, createdb) where the server's binaries are. */
 function pgBinDir(): string {
