@@ -51,8 +51,6 @@ interface Entry {
 export interface SupervisorOptions {
   /** Per controller (default 5 s). */
   stopBoundMs?: number;
-  /** Wraps every start (the leader runs its controllers' starts inside its fence). */
-  around?: <T>(fn: () => T) => T;
 }
 
 export class Supervisor {
@@ -91,9 +89,8 @@ export class Supervisor {
       if (e.state === 'stopping') await e.stopped;
       if (generation !== this.generation) return;
       e.state = 'running';
-      const run = () => e.controller.start();
       e.started = Promise.resolve()
-        .then(() => (this.opts.around ? this.opts.around(run) : run()))
+        .then(() => e.controller.start())
         .then(() => {});
       await e.started.catch((err: unknown) => {
         throw new StartFailed(e.controller.name, err);

@@ -12,6 +12,7 @@ import { FailureLimiter } from '../auth/failure-limit.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Registry } from '../registry/registry.js';
 import type { AdmissionContext } from '../server/admission/chain.js';
+import type { Store } from '../store/types.js';
 import { claimsMismatch } from './claims-match.js';
 import { IssuerKeys } from './issuer-keys.js';
 import { mintFederatedKey } from './mint.js';
@@ -142,9 +143,9 @@ export class TokenExchange {
     return { access_token: minted.key, issued_token_type: accessTokenType, token_type: 'Bearer', expires_in: minted.ttlSeconds };
   }
 
-  /** Forgets the records of tokens that have expired (the leader's maintenance). */
-  collectUses(): Promise<number> {
-    return this.uses.collect(this.now().getTime(), clockSkewSeconds * 1000);
+  /** Forgets the records of tokens that have expired (the leader's maintenance), writing `through` its fenced store. */
+  collectUses(through: Store): Promise<number> {
+    return new TokenUses(through).collect(this.now().getTime(), clockSkewSeconds * 1000);
   }
 }
 

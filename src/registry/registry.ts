@@ -4,6 +4,8 @@ import { servedModels } from '../api/model.js';
 import { apiPlurals, defaultGroup, type ApiPlural } from '../api/resources.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { AccessKeyPolicy } from '../api/strategy/ownedaccesskey.js';
+import type { FenceOf } from '../store/fence.js';
+import { fencedStore } from '../store/fenced-store.js';
 import type { Indexer, Store, StoreWatch } from '../store/types.js';
 import { InFlight } from './in-flight.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
@@ -31,6 +33,11 @@ export interface Registry {
   store: Store;
   /** Resolves once no write of either kind is under way, or after timeoutMs (true when drained). */
   drained(timeoutMs: number): Promise<boolean>;
+  /**
+   * The same registry for background work: every write through it carries the fence `fenceOf`
+   * gives at the moment of the write (store/fence.ts), so a replica that lost the lease writes nothing.
+   */
+  fencedBy(fenceOf: FenceOf): Registry;
 }
 
 /**
@@ -49,8 +56,13 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
   store.setIndexer(accessKeyIndexer);
   store.cache?.().setCacheIndexers(cacheIndexers);
   const models = servedModels(opts.group ?? defaultGroup, opts.keyPolicy);
-  const inFlight = new InFlight();
-  const shared = { ...opts, cipher: opts.cipher ?? FieldCipher.ephemeral(), inFlight };
+  // One count of writes under way, one cipher and one clock for the registry and its fenced views.
+  return registryOver(store, models, { ...opts, cipher: opts.cipher ?? FieldCipher.ephemeral(), inFlight: new InFlight() });
+}
+
+/** The kinds' registries over `store` (the store itself, or a fenced view of it), sharing `shared`. */
+function registryOver(store: Store, models: ReturnType<typeof servedModels>, shared: RegistryOptions & { inFlight: InFlight }): Registry {
+  const inFlight = shared.inFlight;
   const teams = new ResourceRegistry(store, models.teams, shared);
   const ownedaccesskeys = new ResourceRegistry(store, models.ownedaccesskeys, shared);
   ownedaccesskeys.ctx.prepareWrite = bindToTeam(teams.ctx);
@@ -64,5 +76,6 @@ export function createRegistry(store: Store, opts: RegistryOptions & { group?: s
   const informerWatch = (from: number) => store.watch('/', from);
   const currentRevision = () => store.currentRevision();
   const drained = (timeoutMs: number) => inFlight.drained(timeoutMs);
-  return { teams, ownedaccesskeys, federatedcredentials, accessrequests, byPlural, byKind, informerWatch, currentRevision, store, drained };
+  const fencedBy = (fenceOf: FenceOf) => registryOver(fencedStore(store, fenceOf), models, shared);
+  return { teams, ownedaccesskeys, federatedcredentials, accessrequests, byPlural, byKind, informerWatch, currentRevision, store, drained, fencedBy };
 }

@@ -85,8 +85,8 @@ export class KeyHealthSweep {
     private readonly metrics: ServerMetrics,
     private readonly isLeader: () => boolean,
     private readonly opts: KeyHealthSweepOptions = {},
-    /** Runs the disabling writes fenced by the leader's lease (Leader.fenced), so a stale leader's are refused. */
-    private readonly asLeader: <T>(fn: () => T) => T = (fn) => fn(),
+    /** Where the disabling writes go: the registry fenced by the leader's lease (Leader.fence), so a stale leader's are refused. */
+    private readonly writes: Registry = registry,
   ) {
     this.now = opts.now ?? systemClock;
     this.warnExpiryMs = opts.warnExpiryMs ?? defaultWarnExpiryMs;
@@ -262,7 +262,7 @@ export class KeyHealthSweep {
         this.log.warn({ key: h.name, owner: h.owner, lastUse: isoSeconds(h.lastUse) }, `access key "${h.name}" is unused for longer than --disable-unused-after but is the last working ${adminRole} key: left enabled`);
       }
     }
-    for (const { key, health } of disabled) await this.asLeader(() => this.disable(key, health, after));
+    for (const { key, health } of disabled) await this.disable(key, health, after);
   }
 
   private async disable(key: OwnedAccessKey, h: KeyHealth, after: number): Promise<void> {
@@ -275,7 +275,7 @@ export class KeyHealthSweep {
     try {
       // The resourceVersion read is a precondition: a use recorded meanwhile (status.lastActivity,
       // written through any replica), or any other change, makes this a conflict, and the next sweep decides again.
-      await this.registry.ownedaccesskeys.patch(
+      await this.writes.ownedaccesskeys.patch(
         name,
         'merge',
         { metadata: { resourceVersion: key.metadata.resourceVersion, annotations: { [disabledReasonAnnotation]: reason } }, spec: { disabled: true } },

@@ -1,12 +1,14 @@
 /**
- * Fencing of leader-only writes. Background work runs inside `runFenced(fence, ...)` (the Leader
- * starts it there), and every store write made from it, however deep, carries the lease's fencing
- * token: the backend checks it against the lease's current token in the write's own transaction
- * and refuses a stale one, so a leader that lost its lease without knowing (paused, cut off)
- * cannot write over the new leader's decisions. AsyncLocalStorage carries the fence through the
- * timers and promises the work creates, so no layer between the work and the store passes it on.
+ * Fencing of leader-only writes. Background work writes through a fenced view of the store
+ * (fenced-store.ts; the registry's `fencedBy`), and every write it makes carries the fence of the
+ * lease's current hold: the backend checks its token against the lease's current token in the
+ * write's own transaction and refuses a stale one, so a leader that lost its lease without knowing
+ * (paused, cut off) cannot write over the new leader's decisions.
+ *
+ * Passed explicitly, not carried by AsyncLocalStorage: on Node 20 an AsyncLocalStorage once used
+ * hooks every promise of the process, requests included. Measured with the bench: 15-25% of GET
+ * and 16% of create throughput (docs/performance.md).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { StorageError } from './errors.js';
 
 export interface Fence {
@@ -18,17 +20,8 @@ export interface Fence {
   refused(err: StorageError): void;
 }
 
-const context = new AsyncLocalStorage<Fence>();
-
-/** Runs fn (and everything it starts) with its store writes fenced by `fence`. */
-export function runFenced<T>(fence: Fence, fn: () => T): T {
-  return context.run(fence, fn);
-}
-
-/** The fence of the background work this call belongs to; undefined for requests and other work. */
-export function currentFence(): Fence | undefined {
-  return context.getStore();
-}
+/** The fence of a write from background work, asked at each write; undefined: not fenced (no lease tokens). */
+export type FenceOf = () => Fence | undefined;
 
 /** The refusal of a write whose fencing token is not the lease's current one. */
 export function fenced(key: string, token: number, current: number | undefined): StorageError {

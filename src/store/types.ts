@@ -1,6 +1,7 @@
 import type { AuditEvent } from '../api/audit-event.js';
 import type { Within } from '../api/selectors.js';
 import type { CacheReads } from './cache-reads.js';
+import type { Fence } from './fence.js';
 
 /**
  * The Store interface, modelled on kube-apiserver's storage.Interface: objects are JSON values under
@@ -159,9 +160,9 @@ export interface Store {
    * Removes a top-level property (the sealed secrets) from every revision of the key but its live
    * one, at once rather than at the next compaction: history keeps its events, not old secrets.
    */
-  scrubHistory(key: string, property: string): Promise<void>;
+  scrubHistory(key: string, property: string, opts?: FenceOption): Promise<void>;
   /** Drops history that no object needs at revisions up to and including this one. */
-  compact(revision: number): Promise<void>;
+  compact(revision: number, opts?: FenceOption): Promise<void>;
   /** Cheap liveness check used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -211,6 +212,13 @@ export interface WriteAudit<T> {
 
 export interface WriteOptions<T> {
   audit?: WriteAudit<T> | undefined;
+  /** The lease's fence of the background work that writes (fence.ts); none for a request's write. */
+  fence?: Fence | undefined;
+}
+
+/** The fence of a write that is not of an object (compaction, a scrub). */
+export interface FenceOption {
+  fence?: Fence | undefined;
 }
 
 /** The first key after every key with this prefix, for range scans. */

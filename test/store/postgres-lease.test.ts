@@ -15,7 +15,8 @@ import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import { PostgresLease } from '../../src/store/backends/postgres-lease.js';
 import { PostgresStore } from '../../src/store/backends/postgres.js';
 import { isStorageError } from '../../src/store/errors.js';
-import { runFenced, type Fence } from '../../src/store/fence.js';
+import type { Fence } from '../../src/store/fence.js';
+import { fencedStore } from '../../src/store/fenced-store.js';
 
 const adminKey = `LeaseTest${'l'.repeat(55)}`;
 const acquiredLine = 'acquired the background-work lease';
@@ -104,7 +105,7 @@ describe('the PostgreSQL lease, in-process', () => {
       expect(await b.tryAcquire()).toBe(false);
       await eventually('a renews past its lease duration', () => renewals >= 6, 10_000);
       expect(await b.tryAcquire()).toBe(false);
-      await runFenced(fenceOf(aToken), () => store.create('/t/by-a', { metadata: {} }));
+      await fencedStore(store, () => fenceOf(aToken)).create('/t/by-a', { metadata: {} });
 
       a.stalled = true;
       await eventually('a steps down at its deadline', () => aLost.length === 1, 10_000);
@@ -114,11 +115,11 @@ describe('the PostgreSQL lease, in-process', () => {
       await eventually('b takes the lock', () => b.tryAcquire(), 10_000);
       expect(b.token()).toBe(aToken + 1);
 
-      const stale = await runFenced(fenceOf(aToken), () => store.create('/t/stale', { metadata: {} })).catch((err: unknown) => err);
+      const stale = await fencedStore(store, () => fenceOf(aToken)).create('/t/stale', { metadata: {} }).catch((err: unknown) => err);
       expect(isStorageError(stale, 'Fenced'), String(stale)).toBe(true);
       expect((stale as Error).message).toContain(`fencing token ${aToken}: this replica no longer holds the background-work lease (the lease's token is now ${aToken + 1})`);
       await expect(store.get('/t/stale')).rejects.toThrow(/not found/);
-      await runFenced(fenceOf(aToken + 1), () => store.delete('/t/by-a'));
+      await fencedStore(store, () => fenceOf(aToken + 1)).delete('/t/by-a');
       await store.create('/t/request', { metadata: {} });
     } finally {
       a.stalled = false;

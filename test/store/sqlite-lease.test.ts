@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteLease } from '../../src/store/backends/sqlite-lease.js';
 import { SqliteStore } from '../../src/store/backends/sqlite.js';
 import { isStorageError, type StorageError } from '../../src/store/errors.js';
-import { runFenced, type Fence } from '../../src/store/fence.js';
+import type { Fence } from '../../src/store/fence.js';
+import { fencedStore } from '../../src/store/fenced-store.js';
 import { eventually } from '../support/eventually.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'teamkeys-sqlite-lease-'));
@@ -46,7 +47,7 @@ describe.each([{ threads: false }, { threads: true }])('the SQLite lease (store 
       await sleep(1_000); // more than twice the ttl: a renewed all along
       expect(await b.tryAcquire()).toBe(false);
       expect(aLost).toEqual([]);
-      await runFenced(fenceOf(aToken), () => store.create('/t/by-a', { metadata: {} }));
+      await fencedStore(store, () => fenceOf(aToken)).create('/t/by-a', { metadata: {} });
 
       // a stalls: it counts the lease lost at its deadline, and b takes it after the expiry.
       a.stalled = true;
@@ -59,12 +60,12 @@ describe.each([{ threads: false }, { threads: true }])('the SQLite lease (store 
 
       // A write still carrying a's token (background work of a that had not stopped) is refused; b's goes in.
       const refused: StorageError[] = [];
-      const stale = await runFenced(fenceOf(aToken, refused), () => store.create('/t/stale', { metadata: {} })).catch((err: unknown) => err);
+      const stale = await fencedStore(store, () => fenceOf(aToken, refused)).create('/t/stale', { metadata: {} }).catch((err: unknown) => err);
       expect(isStorageError(stale, 'Fenced'), String(stale)).toBe(true);
       expect((stale as Error).message).toContain(`fencing token ${aToken}`);
       expect(refused).toHaveLength(1);
       await expect(store.get('/t/stale')).rejects.toThrow(/not found/);
-      await runFenced(fenceOf(bToken), () => store.delete('/t/by-a'));
+      await fencedStore(store, () => fenceOf(bToken)).delete('/t/by-a');
       // Requests carry no fence and are never refused for it.
       await store.create('/t/request', { metadata: {} });
 

@@ -10,6 +10,7 @@ import { apiPrefix, buildServer } from '../../src/server/server.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import type { Store } from '../../src/store/types.js';
+import type { Lease } from '../../src/store/lease.js';
 import type { Clock } from '../../src/clock.js';
 import { AuditRecorder } from '../../src/server/audit/audit-recorder.js';
 import { openAuditTrail } from '../../src/store/audit/open.js';
@@ -79,6 +80,8 @@ export interface InProcessOptions {
   federation?: TokenExchangeOptions;
   /** What the lease and the key health sweep wait for (serve passes its watch cache's fill). */
   synced?: () => Promise<unknown>;
+  /** The background-work lease (default: this process's alone, always held). */
+  lease?: Lease;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -107,6 +110,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.federation || opts.now ? { federation: { ...(opts.now ? { now: opts.now } : {}), ...opts.federation } } : {}),
     ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
     ...(opts.synced ? { synced: opts.synced } : {}),
+    ...(opts.lease ? { lease: opts.lease } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

@@ -2,14 +2,15 @@
  * Runs background work (compaction, garbage collection, the sync daemon) only while this process
  * holds the lease, so replicas on one database never do it twice; another takes over within
  * about a second of the holder stopping, and within the lease's ttl of the holder pausing or
- * being cut off (lease.ts). The work runs fenced (store/fence.ts): its writes carry the lease's
- * token, and a write from a hold that is over is refused, logged and counted here. A database
+ * being cut off (lease.ts). The work writes fenced (store/fence.ts; the registry's `fencedBy(() =>
+ * leader.fence())`): its writes carry the lease's token, and a write from a hold that is over is
+ * refused, logged and counted here. A database
  * out of reach is logged and tried again, with backoff up to 5 s; the lease is taken again once
  * the database is back.
  */
 import type { Logger } from 'pino';
 import type { StorageError } from '../../store/errors.js';
-import { runFenced, type Fence } from '../../store/fence.js';
+import type { Fence } from '../../store/fence.js';
 import type { Lease } from '../../store/lease.js';
 import { StartFailed, Supervisor, type Controller } from '../../background/supervisor.js';
 
@@ -21,7 +22,7 @@ export interface LeaderEvents {
   refused(): void;
 }
 
-/** The fence of work asked to run as leader on a replica that does not lead: every write refused before the store. */
+/** The fence of background work on a replica that does not lead: every write refused before the store. */
 const notLeading: Fence = { token: 0, valid: () => false, refused: () => {} };
 
 const noEvents: LeaderEvents = { leading: () => {}, renewed: () => {}, lost: () => {}, refused: () => {} };
@@ -59,7 +60,7 @@ export class Leader {
     private readonly events: LeaderEvents = noEvents,
     stopBoundMs?: number,
   ) {
-    this.work = new Supervisor(work, log, { around: (fn) => this.fenced(fn), ...(stopBoundMs !== undefined ? { stopBoundMs } : {}) });
+    this.work = new Supervisor(work, log, stopBoundMs !== undefined ? { stopBoundMs } : {});
     events.leading(false);
     lease.onRenewed(() => events.renewed());
     lease.onLost((reason) => {
@@ -122,7 +123,7 @@ export class Leader {
     // renewed until the process exits while the other replicas wait out its ttl.
     if (this.current().name === 'Stopped') return void (await this.lease.release().catch(() => {}));
     if (this.current().name !== 'Trying') return;
-    const fence = this.fence();
+    const fence = this.holdFence();
     const leading: LeaderState = { name: 'Leading', fence };
     this.enter(leading);
     this.log.info({ work: this.work.names, ...(fence ? { fencingToken: fence.token } : {}) }, 'acquired the background-work lease');
@@ -141,18 +142,19 @@ export class Leader {
   }
 
   /**
-   * Runs fn (work on a timer of its own, as the key health sweep's disabling) with the fence of
-   * the current hold: its store writes are refused once the hold is over, and at once when this
-   * replica does not lead.
+   * The fence of background work's writes, asked at each write: the current hold's, refused once
+   * the hold is over; on a replica that does not lead, one refused at once; none when the lease
+   * has no tokens (a single process's). Asked at the write rather than fixed when the work
+   * started: work of an earlier hold that outlived its stop and writes after this replica took the
+   * lease again writes under the new hold, which no other replica holds either.
    */
-  fenced<T>(fn: () => T): T {
+  fence(): Fence | undefined {
     const s = this.state;
-    if (s.name === 'Leading') return s.fence ? runFenced(s.fence, fn) : fn();
-    return runFenced(notLeading, fn);
+    return s.name === 'Leading' ? s.fence : notLeading;
   }
 
   /** The fence of this hold: valid while the lease is held with the same token. */
-  private fence(): Fence | undefined {
+  private holdFence(): Fence | undefined {
     const token = this.lease.token();
     if (token === undefined) return undefined;
     return {

@@ -69,20 +69,25 @@ export interface ServerBackground {
 }
 
 export function serverBackground(opts: BackgroundOptions, metrics: ServerMetrics, exchange: TokenExchange): ServerBackground {
-  const { registry, logger: log } = opts;
+  const { logger: log } = opts;
   const bound = opts.stopBoundMs !== undefined ? { stopBoundMs: opts.stopBoundMs } : {};
   const work: BackgroundWork[] = [];
+  let leader: Leader | undefined;
+  // The leader's work reads and writes through this view: each write carries the fence of the
+  // lease's current hold (store/fence.ts), and none gets through on a replica that does not lead.
+  // The registry itself is the requests'; only the key health sweep, on every replica, reads it.
+  const registry = opts.registry.fencedBy(() => leader!.fence());
   if (opts.maintenance !== false) work.push(maintenance(registry, opts.auth.activity, log, opts.maintenance));
   if (opts.audit) work.push(auditTrimming(opts.audit, log));
   const accessRequestExpiry = new AccessRequestExpiry(registry, log, opts.auth.now ?? (() => new Date()));
   work.push(accessRequestExpiry);
   if (opts.garbageCollector !== false) work.push(new GarbageCollector(registry, log));
-  work.push(tokenUsesCollection(exchange, log));
+  work.push(tokenUsesCollection(exchange, registry.store, log));
   if (opts.signIn) work.push(new IdentityRefresher(registry, opts.signIn.provider, log, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency }));
   // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
-  // sweeps once more on taking the lease, so a new leader need not wait a whole interval.
-  let leader: Leader | undefined;
-  const keyHealthSweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(registry, opts.auth, log, metrics, () => leader?.isLeader === true, opts.keyHealth, (fn) => leader!.fenced(fn));
+  // sweeps once more on taking the lease, so a new leader need not wait a whole interval. It reads
+  // through the registry and disables through the fenced view.
+  const keyHealthSweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(opts.registry, opts.auth, log, metrics, () => leader?.isLeader === true, opts.keyHealth, registry);
   if (keyHealthSweep) work.push({ name: 'key-health', start: () => void keyHealthSweep.sweep(), stop: () => {} });
   let notifier: Notifier | undefined;
   if (opts.notifications) {

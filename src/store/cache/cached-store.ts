@@ -22,6 +22,7 @@ import {
   type StoredObject,
   type TryUpdate,
   type WriteOptions,
+  type FenceOption,
 } from '../types.js';
 import { CacheState, bytesOf, decodeEntry, type Entry } from './cache-state.js';
 import { deepFreeze, fill } from './fill.js';
@@ -317,12 +318,12 @@ export class CachedStore implements Store, CacheReads {
     return this.inner.compactedRevision();
   }
 
-  scrubHistory(key: string, property: string): Promise<void> {
-    return this.inner.scrubHistory(key, property);
+  scrubHistory(key: string, property: string, opts?: FenceOption): Promise<void> {
+    return this.inner.scrubHistory(key, property, opts);
   }
 
-  compact(revision: number): Promise<void> {
-    return this.inner.compact(revision);
+  compact(revision: number, opts?: FenceOption): Promise<void> {
+    return this.inner.compact(revision, opts);
   }
 
   ping(): Promise<void> {

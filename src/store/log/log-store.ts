@@ -1,7 +1,7 @@
 /** The Store every backend shares: preconditions, the update retry loop, listing and watching. */
 import { decodeObject, encodeObject } from '../encode.js';
 import { StorageError, expired, isStorageError, notFound } from '../errors.js';
-import { currentFence, overdue } from '../fence.js';
+import { overdue, type Fence } from '../fence.js';
 import type { LogBackend, Row } from './log-backend.js';
 import { checkPreconditions } from '../preconditions.js';
 import { LogTail } from './log-tail.js';
@@ -25,6 +25,7 @@ import {
   type TryUpdate,
   type WriteAudit,
   type WriteOptions,
+  type FenceOption,
 } from '../types.js';
 import type { AuditEvent } from '../../api/audit-event.js';
 import { atRevision } from '../audit/audit-trail.js';
@@ -64,7 +65,7 @@ export class LogStore implements Store {
     this.assertOpen(key);
     const value = encodeObject(obj);
     const event = opts.audit?.eventOf({ object: obj, removed: false });
-    const revision = await this.fenced(key, (fence) => this.backend.create(key, value, indexValues(this.indexer(key, obj)), event, fence));
+    const revision = await this.fenced(key, opts.fence, (fence) => this.backend.create(key, value, indexValues(this.indexer(key, obj)), event, fence));
     this.written(opts.audit, event, revision);
     return decodeObject<T>(value, revision);
   }
@@ -143,7 +144,7 @@ export class LogStore implements Store {
       const next = await tryUpdate(current);
       if (next instanceof Removal) {
         const event = opts.audit?.eventOf({ object: next.object, before: current, removed: true });
-        const revision = await this.fenced(key, (fence) => this.backend.delete(key, row.revision, event, fence));
+        const revision = await this.fenced(key, opts.fence, (fence) => this.backend.delete(key, row.revision, event, fence));
         if (revision !== undefined) {
           this.written(opts.audit, event, revision);
           return next.object;
@@ -153,7 +154,7 @@ export class LogStore implements Store {
       const value = encodeObject(next);
       if (value === row.value) return decodeObject<T>(row.value, row.revision);
       const event = opts.audit?.eventOf({ object: next, before: current, removed: false });
-      const revision = await this.fenced(key, (fence) => this.backend.update(key, value, row.revision, indexValues(this.indexer(key, next)), event, fence));
+      const revision = await this.fenced(key, opts.fence, (fence) => this.backend.update(key, value, row.revision, indexValues(this.indexer(key, next)), event, fence));
       if (revision !== undefined) {
         this.written(opts.audit, event, revision);
         return decodeObject<T>(value, revision);
@@ -171,7 +172,7 @@ export class LogStore implements Store {
       const current = decodeObject<T>(row.value, row.revision);
       checkPreconditions(key, preconditions, current);
       const event = opts.audit?.eventOf({ object: current, removed: true });
-      const revision = await this.fenced(key, (fence) => this.backend.delete(key, row.revision, event, fence));
+      const revision = await this.fenced(key, opts.fence, (fence) => this.backend.delete(key, row.revision, event, fence));
       if (revision !== undefined) {
         this.written(opts.audit, event, revision);
         return decodeObject<T>(row.value, revision);
@@ -198,15 +199,15 @@ export class LogStore implements Store {
     return this.backend.compactedRevision();
   }
 
-  async scrubHistory(key: string, property: string): Promise<void> {
+  async scrubHistory(key: string, property: string, opts: FenceOption = {}): Promise<void> {
     this.assertOpen(key);
-    await this.fenced(key, (fence) => this.backend.rewriteHistory(key, property, fence));
+    await this.fenced(key, opts.fence, (fence) => this.backend.rewriteHistory(key, property, fence));
     this.tail.rewrite(key, (value) => withoutProperty(value, property));
   }
 
-  async compact(revision: number): Promise<void> {
+  async compact(revision: number, opts: FenceOption = {}): Promise<void> {
     const current = await this.backend.currentRevision();
-    await this.fenced('', (fence) => this.backend.compact(Math.min(revision, current), fence));
+    await this.fenced('', opts.fence, (fence) => this.backend.compact(Math.min(revision, current), fence));
   }
 
   async ping(): Promise<void> {
@@ -226,8 +227,7 @@ export class LogStore implements Store {
    * none for a request's write; the fence hears of a refusal, and one already overdue here is
    * refused before it reaches the store.
    */
-  private async fenced<T>(key: string, write: (fence: number | undefined) => T | Promise<T>): Promise<T> {
-    const fence = currentFence();
+  private async fenced<T>(key: string, fence: Fence | undefined, write: (fence: number | undefined) => T | Promise<T>): Promise<T> {
     if (!fence) return write(undefined);
     try {
       if (!fence.valid()) throw overdue(key, fence.token);
