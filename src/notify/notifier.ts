@@ -86,7 +86,7 @@ export class Notifier {
     });
   }
 
-  /** Started by the leader (inside its fence): a sweep now, then every interval, and the key watch. */
+  /** Started by the leader (its writes go through the fenced registry it was made with): a sweep now, then every interval, and the key watch. */
   start(): void {
     const generation = ++this.generation;
     this.runner.start(0);

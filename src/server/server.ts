@@ -35,6 +35,7 @@ import type { Supervisor } from '../background/supervisor.js';
 import type { KeyHealthSweep } from './key-health-sweep.js';
 import type { AccessRequestExpiry } from './access-request-expiry.js';
 import { serverBackground, type BackgroundOptions } from './background/server-background.js';
+import type { Leader } from './background/leader.js';
 import { TokenExchange, type TokenExchangeOptions } from '../federation/exchange.js';
 import { registerTokenRoute } from './routes/token.js';
 
@@ -70,6 +71,8 @@ declare module 'fastify' {
     notifier?: Notifier;
     /** The supervisor of the background controllers (their states: tests, and whoever debugs a close). */
     background: Supervisor;
+    /** Who runs the leader's work, and its fence (the sidecar's writes carry it: serve-run.ts). */
+    leader: Leader;
   }
 }
 
@@ -141,6 +144,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.decorate('accessRequestExpiry', background.accessRequestExpiry);
   if (background.notifier) app.decorate('notifier', background.notifier);
   app.decorate('background', background.supervisor);
+  app.decorate('leader', background.leader);
   app.addHook('onReady', async () => {
     await background.supervisor.start();
   });

@@ -16,6 +16,7 @@ import { closeGracefully } from '../../server/shutdown.js';
 import { PostgresStore } from '../../store/backends/postgres.js';
 import { SqliteStore } from '../../store/backends/sqlite.js';
 import { LocalLease } from '../../store/lease.js';
+import { notLeading, type Leader } from '../../server/background/leader.js';
 import { CachedStore } from '../../store/cache/cached-store.js';
 import { openAuditTrail } from '../../store/audit/open.js';
 import { AuditRecorder } from '../../server/audit/audit-recorder.js';
@@ -125,7 +126,11 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
   // Processes sharing a database (PostgreSQL replicas, servers on one SQLite file) take turns at
   // background work: one garbage collector, one sweeper, one sidecar sync; a memory store has one process.
   const lease = store instanceof PostgresStore || store instanceof SqliteStore ? store.lease({ ttlMs: config.leaseTtlMs }) : new LocalLease();
-  const daemon = syncConfig ? sidecar(syncConfig, registry, logger, audit) : undefined;
+  // The sidecar's cycles are the leader's work: they write through the registry fenced by the
+  // lease (store/fence.ts), bound to the leader once the server has one and refused before.
+  let leader: Leader | undefined;
+  const fencedForSync = registry.fencedBy(() => (leader ? leader.fenceOnceHeld() : notLeading));
+  const daemon = syncConfig ? sidecar(syncConfig, fencedForSync, logger, audit) : undefined;
   const app = await buildServer({
     registry,
     auth,
@@ -147,6 +152,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
   });
+  leader = app.leader;
   if (daemon) {
     const routes = { health: false, metrics: false, authorize: endpointAuthorizer(auth), ...(syncConfig?.webhookSecret ? { webhookSecret: syncConfig.webhookSecret } : {}) };
     registerDaemonRoutes(app, daemon.daemon, daemon.metrics, routes);

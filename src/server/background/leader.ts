@@ -22,8 +22,8 @@ export interface LeaderEvents {
   refused(): void;
 }
 
-/** The fence of background work on a replica that does not lead: every write refused before the store. */
-const notLeading: Fence = { token: 0, valid: () => false, refused: () => {} };
+/** The fence of background work on a replica that never held the lease: every write refused before the store. */
+export const notLeading: Fence = { token: 0, valid: () => false, refused: () => {} };
 
 const noEvents: LeaderEvents = { leading: () => {}, renewed: () => {}, lost: () => {}, refused: () => {} };
 
@@ -49,6 +49,8 @@ type LeaderState =
 
 export class Leader {
   private state: LeaderState = { name: 'Idle' };
+  /** The latest hold, kept after it ends: its fence is the one of the work that hold started (fence()). */
+  private lastHold: { fence: Fence | undefined } | undefined;
   /** Starts the work on taking the lease, stops it (each stop bounded) on losing it or stopping. */
   private readonly work: Supervisor;
 
@@ -112,7 +114,13 @@ export class Leader {
 
   private async attempt(): Promise<void> {
     if (this.state.name !== 'Trying') return;
-    const failures = this.state.failures;
+    // Work of the previous hold that outlived its bounded stop writes under that hold's fence
+    // (fence()), refused since the hold ended; the lease is taken again only once all of it has
+    // stopped, so none of it ever writes under a later hold.
+    if (this.work.stillStopping) await this.work.settled();
+    const trying = this.current();
+    if (trying.name !== 'Trying') return;
+    const failures = trying.failures;
     try {
       if (!(await this.lease.tryAcquire())) return this.retry(0);
     } catch (err) {
@@ -124,6 +132,7 @@ export class Leader {
     if (this.current().name === 'Stopped') return void (await this.lease.release().catch(() => {}));
     if (this.current().name !== 'Trying') return;
     const fence = this.holdFence();
+    this.lastHold = { fence };
     const leading: LeaderState = { name: 'Leading', fence };
     this.enter(leading);
     this.log.info({ work: this.work.names, ...(fence ? { fencingToken: fence.token } : {}) }, 'acquired the background-work lease');
@@ -142,15 +151,24 @@ export class Leader {
   }
 
   /**
-   * The fence of background work's writes, asked at each write: the current hold's, refused once
-   * the hold is over; on a replica that does not lead, one refused at once; none when the lease
-   * has no tokens (a single process's). Asked at the write rather than fixed when the work
-   * started: work of an earlier hold that outlived its stop and writes after this replica took the
-   * lease again writes under the new hold, which no other replica holds either.
+   * The fence of background work's writes, asked at each write: the latest hold's, which is the
+   * hold that started the work writing (attempt() takes no new hold before the last one's work has
+   * stopped). It stays valid while the work stops and the lease is still held (a close lets the
+   * writes under way finish), and refuses, logs and counts every write once the hold is over (lost
+   * or released). On a replica that never held the lease, `notLeading`; none when the lease has no
+   * tokens (a single process's).
    */
   fence(): Fence | undefined {
-    const s = this.state;
-    return s.name === 'Leading' ? s.fence : notLeading;
+    return this.lastHold ? this.lastHold.fence : notLeading;
+  }
+
+  /**
+   * As fence(), but none on a replica that never held the lease: the sidecar's, whose `POST /sync`
+   * there runs one cycle in that request, unfenced (docs/daemon.md), while its cycles on the
+   * leader and after are fenced as the rest of the work.
+   */
+  fenceOnceHeld(): Fence | undefined {
+    return this.lastHold?.fence;
   }
 
   /** The fence of this hold: valid while the lease is held with the same token. */

@@ -1,0 +1,107 @@
+/**
+ * The fence the leader gives its work's writes (Leader.fence, store/fence.ts): the hold that
+ * started the work, valid while that hold lasts (a close lets the writes under way finish), refused,
+ * logged and counted once it ended; and no later hold before all of that work has stopped.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Leader, type LeaderEvents } from '../../src/server/background/leader.js';
+import type { Lease } from '../../src/store/lease.js';
+import { StorageError } from '../../src/store/errors.js';
+
+/** A lease granted at each ask, with a token one higher each time; the test makes it lost. */
+function handLease() {
+  let token = 6;
+  let held = false;
+  let lost: (reason: string) => void = () => {};
+  const asks: number[] = [];
+  const lease: Lease = {
+    tryAcquire: async () => {
+      held = true;
+      token++;
+      asks.push(token);
+      return true;
+    },
+    token: () => (held ? token : undefined),
+    valid: () => held,
+    onLost: (cb) => void (lost = cb),
+    onRenewed: () => {},
+    release: async () => void (held = false),
+  };
+  return { lease, asks, lose: () => ((held = false), lost('renewal refused')) };
+}
+
+/** Work whose stop ends only when the test says (a pass under way, past its bound). */
+function stoppingWork() {
+  let end!: () => void;
+  let stops = 0;
+  const work = {
+    name: 'slow',
+    start: () => {},
+    stop: () => {
+      stops++;
+      return new Promise<void>((r) => (end = r));
+    },
+  };
+  return { work, stops: () => stops, end: () => end() };
+}
+
+const until = async (cond: () => boolean) => {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(cond()).toBe(true);
+};
+const counting = () => {
+  const counts = { refused: 0 };
+  const events: LeaderEvents = { leading: () => {}, renewed: () => {}, lost: () => {}, refused: () => void counts.refused++ };
+  return { counts, events };
+};
+
+describe('the fence of the leader’s work', () => {
+  it('is refusing on a replica that never held the lease, and none for the sidecar there', () => {
+    const leader = new Leader(handLease().lease, [], pino({ level: 'silent' }));
+    expect(leader.fence()?.valid()).toBe(false);
+    expect(leader.fenceOnceHeld()).toBeUndefined();
+  });
+
+  it('stays the hold’s, and valid, while a close waits for the work to stop; refused and counted once the lease is released', async () => {
+    const { lease } = handLease();
+    const slow = stoppingWork();
+    const { counts, events } = counting();
+    const leader = new Leader(lease, [slow.work], pino({ level: 'silent' }), 10, events);
+    leader.start();
+    await until(() => leader.isLeader);
+    expect(leader.fence()?.token).toBe(7);
+    const closing = leader.stop();
+    await until(() => slow.stops() === 1);
+    // The pass under way writes its outcome (a refresh token the provider just rotated, a delivery mark).
+    expect(leader.fence()).toMatchObject({ token: 7 });
+    expect(leader.fence()!.valid()).toBe(true);
+    slow.end();
+    await closing;
+    expect(leader.fence()!.valid()).toBe(false);
+    leader.fence()!.refused(new StorageError('Fenced', '/k', 'refused'));
+    expect(counts.refused).toBe(1);
+  });
+
+  it('after a lost hold: the work still stopping writes under that hold, refused; the lease is taken again only once it stopped', async () => {
+    const { lease, asks, lose } = handLease();
+    const slow = stoppingWork();
+    const leader = new Leader(lease, [slow.work], pino({ level: 'silent' }), 10, undefined, 20);
+    leader.start();
+    await until(() => leader.isLeader);
+    lose();
+    await until(() => slow.stops() === 1);
+    // Past its stop's bound (20 ms) and many retry intervals (10 ms): no new hold while it runs.
+    await new Promise((r) => setTimeout(r, 150));
+    expect(asks).toEqual([7]);
+    expect(leader.isLeader).toBe(false);
+    expect(leader.fence()).toMatchObject({ token: 7 });
+    expect(leader.fence()!.valid()).toBe(false);
+    slow.end();
+    await until(() => asks.length === 2);
+    await until(() => leader.isLeader);
+    expect(leader.fence()).toMatchObject({ token: 8 });
+    expect(leader.fence()!.valid()).toBe(true);
+    await leader.stop();
+  });
+});
