@@ -98,16 +98,6 @@ export class Supervisor {
     }
   }
 
-  /** True while a controller's stop has not ended (past its bound, the supervisor went on without it). */
-  get stillStopping(): boolean {
-    return this.entries.some((e) => e.state === 'stopping');
-  }
-
-  /** Resolves once every stop asked for so far has ended, however long after its bound (never rejects). */
-  async settled(): Promise<void> {
-    await Promise.all(this.entries.map((e) => e.stopped));
-  }
-
   /** Stops the running controllers in reverse order, waiting for each at most the bound; never throws. */
   stop(): Promise<void> {
     this.generation++;

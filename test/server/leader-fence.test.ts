@@ -1,7 +1,8 @@
 /**
- * The fence the leader gives its work's writes (Leader.fence, store/fence.ts): the hold that
- * started the work, valid while that hold lasts (a close lets the writes under way finish), refused,
- * logged and counted once it ended; and no later hold before all of that work has stopped.
+ * The fence the leader gives each work's writes (Leader.fenceOf, store/fence.ts): the hold that
+ * last started that work, valid while the hold lasts (a close lets the writes under way finish),
+ * refused, logged and counted once it ended, so work that outlived its stop never writes under a
+ * later hold, while the rest of the work runs under it.
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -57,10 +58,11 @@ const counting = () => {
 };
 
 describe('the fence of the leader’s work', () => {
-  it('is refusing on a replica that never held the lease, and none for the sidecar there', () => {
+  it('is refusing for work never started, and none for the sidecar’s then', () => {
     const leader = new Leader(handLease().lease, [], pino({ level: 'silent' }));
-    expect(leader.fence()?.valid()).toBe(false);
-    expect(leader.fenceOnceHeld()).toBeUndefined();
+    expect(leader.fenceOf('slow')?.valid()).toBe(false);
+    expect(leader.fenceOnceStarted('sync')).toBeUndefined();
+    expect(leader.currentFence()?.valid()).toBe(false);
   });
 
   it('stays the hold’s, and valid, while a close waits for the work to stop; refused and counted once the lease is released', async () => {
@@ -70,38 +72,40 @@ describe('the fence of the leader’s work', () => {
     const leader = new Leader(lease, [slow.work], pino({ level: 'silent' }), 10, events);
     leader.start();
     await until(() => leader.isLeader);
-    expect(leader.fence()?.token).toBe(7);
+    expect(leader.fenceOf('slow')?.token).toBe(7);
     const closing = leader.stop();
     await until(() => slow.stops() === 1);
     // The pass under way writes its outcome (a refresh token the provider just rotated, a delivery mark).
-    expect(leader.fence()).toMatchObject({ token: 7 });
-    expect(leader.fence()!.valid()).toBe(true);
+    expect(leader.fenceOf('slow')).toMatchObject({ token: 7 });
+    expect(leader.fenceOf('slow')!.valid()).toBe(true);
     slow.end();
     await closing;
-    expect(leader.fence()!.valid()).toBe(false);
-    leader.fence()!.refused(new StorageError('Fenced', '/k', 'refused'));
+    expect(leader.fenceOf('slow')!.valid()).toBe(false);
+    leader.fenceOf('slow')!.refused(new StorageError('Fenced', '/k', 'refused'));
     expect(counts.refused).toBe(1);
   });
 
-  it('after a lost hold: the work still stopping writes under that hold, refused; the lease is taken again only once it stopped', async () => {
+  it('after a lost hold: work still stopping writes under that hold, refused, while the rest runs under the next; it joins the next once stopped', async () => {
     const { lease, asks, lose } = handLease();
     const slow = stoppingWork();
-    const leader = new Leader(lease, [slow.work], pino({ level: 'silent' }), 10, undefined, 20);
+    let quickStarts = 0;
+    const quick = { name: 'quick', start: () => void quickStarts++, stop: () => {} };
+    const leader = new Leader(lease, [quick, slow.work], pino({ level: 'silent' }), 10, undefined, 20);
     leader.start();
     await until(() => leader.isLeader);
     lose();
     await until(() => slow.stops() === 1);
-    // Past its stop's bound (20 ms) and many retry intervals (10 ms): no new hold while it runs.
-    await new Promise((r) => setTimeout(r, 150));
-    expect(asks).toEqual([7]);
-    expect(leader.isLeader).toBe(false);
-    expect(leader.fence()).toMatchObject({ token: 7 });
-    expect(leader.fence()!.valid()).toBe(false);
+    // Past the stop's bound (20 ms) the lease is taken again (hold 8) and `quick` runs under it...
+    await until(() => asks.length === 2 && quickStarts === 2);
+    expect(leader.isLeader).toBe(true);
+    expect(leader.fenceOf('quick')).toMatchObject({ token: 8 });
+    expect(leader.fenceOf('quick')!.valid()).toBe(true);
+    // ...while the pass of `slow` still under way writes under hold 7: refused.
+    expect(leader.fenceOf('slow')).toMatchObject({ token: 7 });
+    expect(leader.fenceOf('slow')!.valid()).toBe(false);
     slow.end();
-    await until(() => asks.length === 2);
-    await until(() => leader.isLeader);
-    expect(leader.fence()).toMatchObject({ token: 8 });
-    expect(leader.fence()!.valid()).toBe(true);
+    await until(() => leader.fenceOf('slow')?.token === 8);
+    expect(leader.fenceOf('slow')!.valid()).toBe(true);
     await leader.stop();
   });
 });

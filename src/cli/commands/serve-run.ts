@@ -126,10 +126,11 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
   // Processes sharing a database (PostgreSQL replicas, servers on one SQLite file) take turns at
   // background work: one garbage collector, one sweeper, one sidecar sync; a memory store has one process.
   const lease = store instanceof PostgresStore || store instanceof SqliteStore ? store.lease({ ttlMs: config.leaseTtlMs }) : new LocalLease();
-  // The sidecar's cycles are the leader's work: they write through the registry fenced by the
-  // lease (store/fence.ts), bound to the leader once the server has one and refused before.
+  // The sidecar's cycles are the leader's work: they write through the registry fenced by the hold
+  // that last started it (store/fence.ts), bound to the leader once the server has one, refused before.
+  const syncWork = 'sync';
   let leader: Leader | undefined;
-  const fencedForSync = registry.fencedBy(() => (leader ? leader.fenceOnceHeld() : notLeading));
+  const fencedForSync = registry.fencedBy(() => (leader ? leader.fenceOnceStarted(syncWork) : notLeading));
   const daemon = syncConfig ? sidecar(syncConfig, fencedForSync, logger, audit) : undefined;
   const app = await buildServer({
     registry,
@@ -149,7 +150,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     ...(signIn ? { signIn } : {}),
     // The API server's /metrics also serves the sidecar's and sign-in's.
     moreMetrics: [...(daemon ? [daemon.metrics.registry] : []), ...(signIn ? [signIn.provider.metrics.registry] : [])],
-    ...(daemon ? { background: [{ name: 'sync', start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
+    ...(daemon ? { background: [{ name: syncWork, start: () => daemon.daemon.start(), stop: () => daemon.daemon.stop() }] } : {}),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
   });
   leader = app.leader;

@@ -49,8 +49,10 @@ type LeaderState =
 
 export class Leader {
   private state: LeaderState = { name: 'Idle' };
-  /** The latest hold, kept after it ends: its fence is the one of the work that hold started (fence()). */
+  /** The latest hold, kept after it ends. */
   private lastHold: { fence: Fence | undefined } | undefined;
+  /** The hold each controller was last started under: its writes carry that hold's fence (fenceOf). */
+  private readonly startedUnder = new Map<string, { fence: Fence | undefined }>();
   /** Starts the work on taking the lease, stops it (each stop bounded) on losing it or stopping. */
   private readonly work: Supervisor;
 
@@ -62,7 +64,19 @@ export class Leader {
     private readonly events: LeaderEvents = noEvents,
     stopBoundMs?: number,
   ) {
-    this.work = new Supervisor(work, log, stopBoundMs !== undefined ? { stopBoundMs } : {});
+    // Each start notes the hold it runs under. Not a spread: controllers are class instances too.
+    const underHold = work.map(
+      (c): Controller => ({
+        name: c.name,
+        start: () => {
+          this.startedUnder.set(c.name, this.lastHold ?? { fence: notLeading });
+          return c.start();
+        },
+        stop: () => c.stop(),
+        ...(c.stopBoundMs !== undefined ? { stopBoundMs: c.stopBoundMs } : {}),
+      }),
+    );
+    this.work = new Supervisor(underHold, log, stopBoundMs !== undefined ? { stopBoundMs } : {});
     events.leading(false);
     lease.onRenewed(() => events.renewed());
     lease.onLost((reason) => {
@@ -114,13 +128,7 @@ export class Leader {
 
   private async attempt(): Promise<void> {
     if (this.state.name !== 'Trying') return;
-    // Work of the previous hold that outlived its bounded stop writes under that hold's fence
-    // (fence()), refused since the hold ended; the lease is taken again only once all of it has
-    // stopped, so none of it ever writes under a later hold.
-    if (this.work.stillStopping) await this.work.settled();
-    const trying = this.current();
-    if (trying.name !== 'Trying') return;
-    const failures = trying.failures;
+    const failures = this.state.failures;
     try {
       if (!(await this.lease.tryAcquire())) return this.retry(0);
     } catch (err) {
@@ -151,24 +159,34 @@ export class Leader {
   }
 
   /**
-   * The fence of background work's writes, asked at each write: the latest hold's, which is the
-   * hold that started the work writing (attempt() takes no new hold before the last one's work has
-   * stopped). It stays valid while the work stops and the lease is still held (a close lets the
-   * writes under way finish), and refuses, logs and counts every write once the hold is over (lost
-   * or released). On a replica that never held the lease, `notLeading`; none when the lease has no
-   * tokens (a single process's).
+   * The fence of the writes of the controller `name`, asked at each write: the hold it was last
+   * started under. A controller is started again only once its previous stop has ended
+   * (supervisor.ts), so work that outlived its bounded stop writes under its own hold, refused,
+   * logged and counted once that hold is over, never under a later one, while the other
+   * controllers run under the new hold. The hold's fence stays valid while a close waits for the
+   * work and the lease is still held, so the writes under way finish. `notLeading` for a
+   * controller never started; none when the lease has no tokens (a single process's).
    */
-  fence(): Fence | undefined {
+  fenceOf(name: string): Fence | undefined {
+    const hold = this.startedUnder.get(name);
+    return hold ? hold.fence : notLeading;
+  }
+
+  /**
+   * The fence of the current hold, or of the last one once it is over (refused, logged, counted);
+   * `notLeading` before any. For writes that are not a controller's pass but follow leadership as
+   * it is at the moment (the key health sweep, which runs on every replica, disables while leading).
+   */
+  currentFence(): Fence | undefined {
     return this.lastHold ? this.lastHold.fence : notLeading;
   }
 
   /**
-   * As fence(), but none on a replica that never held the lease: the sidecar's, whose `POST /sync`
-   * there runs one cycle in that request, unfenced (docs/daemon.md), while its cycles on the
-   * leader and after are fenced as the rest of the work.
+   * As fenceOf, but none for a controller never started: the sidecar's, whose `POST /sync` on a
+   * replica where its daemon never started runs one cycle in that request, unfenced (docs/daemon.md).
    */
-  fenceOnceHeld(): Fence | undefined {
-    return this.lastHold?.fence;
+  fenceOnceStarted(name: string): Fence | undefined {
+    return this.startedUnder.get(name)?.fence;
   }
 
   /** The fence of this hold: valid while the lease is held with the same token. */

@@ -73,28 +73,34 @@ export function serverBackground(opts: BackgroundOptions, metrics: ServerMetrics
   const bound = opts.stopBoundMs !== undefined ? { stopBoundMs: opts.stopBoundMs } : {};
   const work: BackgroundWork[] = [];
   let leader: Leader | undefined;
-  // The leader's work reads and writes through this view: each write carries the fence of the
-  // lease's current hold (store/fence.ts), and none gets through on a replica that does not lead.
+  // Each of the leader's work reads and writes through a view of its own: every write carries the
+  // fence of the hold that last started that work (Leader.fenceOf, store/fence.ts), and none gets
+  // through on a replica where it never started. A name here that is not the work's fails closed.
   // The registry itself is the requests'; only the key health sweep, on every replica, reads it.
-  const registry = opts.registry.fencedBy(() => leader!.fence());
-  if (opts.maintenance !== false) work.push(maintenance(registry, opts.auth.activity, log, opts.maintenance));
+  const fencedNames = new Set<string>();
+  const fencedFor = (name: string) => (fencedNames.add(name), opts.registry.fencedBy(() => leader!.fenceOf(name)));
+  if (opts.maintenance !== false) work.push(maintenance(fencedFor('maintenance'), opts.auth.activity, log, opts.maintenance));
   if (opts.audit) work.push(auditTrimming(opts.audit, log));
-  const accessRequestExpiry = new AccessRequestExpiry(registry, log, opts.auth.now ?? (() => new Date()));
+  const accessRequestExpiry = new AccessRequestExpiry(fencedFor('access-request-expiry'), log, opts.auth.now ?? (() => new Date()));
   work.push(accessRequestExpiry);
-  if (opts.garbageCollector !== false) work.push(new GarbageCollector(registry, log));
-  work.push(tokenUsesCollection(exchange, registry.store, log));
-  if (opts.signIn) work.push(new IdentityRefresher(registry, opts.signIn.provider, log, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency }));
+  if (opts.garbageCollector !== false) work.push(new GarbageCollector(fencedFor('garbage-collector'), log));
+  work.push(tokenUsesCollection(exchange, fencedFor('token-uses').store, log));
+  if (opts.signIn) work.push(new IdentityRefresher(fencedFor('identity-refresh'), opts.signIn.provider, log, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency }));
   // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
   // sweeps once more on taking the lease, so a new leader need not wait a whole interval. It reads
-  // through the registry and disables through the fenced view.
-  const keyHealthSweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(opts.registry, opts.auth, log, metrics, () => leader?.isLeader === true, opts.keyHealth, registry);
+  // through the registry, and disables (while leading, checked at each sweep) through a view fenced
+  // by the current hold: a sweep of every replica's own timer is no pass of the leader's.
+  const keyHealthSweep = opts.keyHealth === false ? undefined : new KeyHealthSweep(opts.registry, opts.auth, log, metrics, () => leader?.isLeader === true, opts.keyHealth, opts.registry.fencedBy(() => leader!.currentFence()));
   if (keyHealthSweep) work.push({ name: 'key-health', start: () => void keyHealthSweep.sweep(), stop: () => {} });
   let notifier: Notifier | undefined;
   if (opts.notifications) {
-    const made = notifierWork(registry, opts.auth.activity, log, metrics.registry, opts.notifications, opts.keyHealth || {});
+    const made = notifierWork(fencedFor('notifications'), opts.auth.activity, log, metrics.registry, opts.notifications, opts.keyHealth || {});
     notifier = made.notifier;
     work.push(made.work);
   }
+  // A view named after no work would refuse every write of the work given it: a mistake, said at once.
+  const unknown = [...fencedNames].filter((n) => !work.some((w) => w.name === n));
+  if (unknown.length > 0) throw new Error(`fenced views for background work that does not run: ${unknown.join(', ')}`);
   const replica = opts.replica ?? `${hostname()}/${process.pid}`;
   leader = new Leader(opts.lease ?? new LocalLease(), [...work, ...(opts.background ?? [])], log, undefined, leaderMetrics(metrics.registry, replica), opts.stopBoundMs);
   const leading = leader;
