@@ -85,7 +85,7 @@ export class KeyHealthSweep {
     private readonly metrics: ServerMetrics,
     private readonly isLeader: () => boolean,
     private readonly opts: KeyHealthSweepOptions = {},
-    /** Where the disabling writes go: the registry fenced by the leader's lease (Leader.fence), so a stale leader's are refused. */
+    /** Where the disabling writes go: the registry fenced by the leader's current hold (Leader.currentFence), so a stale leader's are refused. */
     private readonly writes: Registry = registry,
   ) {
     this.now = opts.now ?? systemClock;

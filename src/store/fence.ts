@@ -1,13 +1,13 @@
 /**
  * Fencing of leader-only writes. Background work writes through a fenced view of the store
  * (fenced-store.ts; the registry's `fencedBy`), and every write it makes carries the fence of the
- * lease's current hold: the backend checks its token against the lease's current token in the
+ * hold that started that work (Leader.fenceOf): the backend checks its token against the lease's current token in the
  * write's own transaction and refuses a stale one, so a leader that lost its lease without knowing
  * (paused, cut off) cannot write over the new leader's decisions.
  *
  * Passed explicitly, not carried by AsyncLocalStorage: on Node 20 an AsyncLocalStorage once used
- * hooks every promise of the process, requests included. Measured with the bench: 15-25% of GET
- * and 16% of create throughput (docs/performance.md).
+ * hooks every promise of the process, requests included. Measured with the bench: 20-28% of GET
+ * throughput (docs/performance.md, "fourth pass").
  */
 import { StorageError } from './errors.js';
 

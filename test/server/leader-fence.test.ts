@@ -2,7 +2,7 @@
  * The fence the leader gives each work's writes (Leader.fenceOf, store/fence.ts): the hold that
  * last started that work, valid while the hold lasts (a close lets the writes under way finish),
  * refused, logged and counted once it ended, so work that outlived its stop never writes under a
- * later hold, while the rest of the work runs under it.
+ * later hold, while the work started before it runs under the new one.
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -85,7 +85,7 @@ describe('the fence of the leader’s work', () => {
     expect(counts.refused).toBe(1);
   });
 
-  it('after a lost hold: work still stopping writes under that hold, refused, while the rest runs under the next; it joins the next once stopped', async () => {
+  it('after a lost hold: work still stopping writes under that hold, refused, while work started before it runs under the next; it joins the next once stopped', async () => {
     const { lease, asks, lose } = handLease();
     const slow = stoppingWork();
     let quickStarts = 0;

@@ -2,9 +2,9 @@
  * Runs background work (compaction, garbage collection, the sync daemon) only while this process
  * holds the lease, so replicas on one database never do it twice; another takes over within
  * about a second of the holder stopping, and within the lease's ttl of the holder pausing or
- * being cut off (lease.ts). The work writes fenced (store/fence.ts; the registry's `fencedBy(() =>
- * leader.fence())`): its writes carry the lease's token, and a write from a hold that is over is
- * refused, logged and counted here. A database
+ * being cut off (lease.ts). The work writes fenced (store/fence.ts; each through the registry's
+ * `fencedBy(() => leader.fenceOf(name))`): its writes carry the token of the hold that started it,
+ * and a write from a hold that is over is refused, logged and counted here. A database
  * out of reach is logged and tried again, with backoff up to 5 s; the lease is taken again once
  * the database is back.
  */
