@@ -11,6 +11,7 @@ import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import type { Store } from '../../src/store/types.js';
 import type { Lease } from '../../src/store/lease.js';
+import type { Leader } from '../../src/server/background/leader.js';
 import type { Clock } from '../../src/clock.js';
 import { AuditRecorder } from '../../src/server/audit/audit-recorder.js';
 import { openAuditTrail } from '../../src/store/audit/open.js';
@@ -113,6 +114,9 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.lease ? { lease: opts.lease } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
+  // Each of the leader's work writes under the hold that started it (Leader.fenceOf): a test that
+  // runs one directly (accessRequestExpiry.sweep(), notifier.run()) does so once the leader has.
+  if (!opts.lease && !opts.synced) await leaderWorkStarted(app.leader);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const base = `http://127.0.0.1:${port}`;
@@ -131,6 +135,16 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
       await registry.store.close();
     },
   };
+}
+
+/** Resolves once the leader holds the lease and has started all of its work (at most 5 s). */
+async function leaderWorkStarted(leader: Leader): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  const started = () => leader.isLeader && Object.values(leader.workStates()).every((s) => s === 'running');
+  while (!started()) {
+    if (Date.now() > deadline) throw new Error(`the leader did not start its work within 5 s: ${JSON.stringify(leader.workStates())}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 /** Reads a watch response line by line until `count` events or the stream ends. */
