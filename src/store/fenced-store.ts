@@ -4,7 +4,7 @@
  * it passes `fenceOf()` at the moment of the write. Reads pass through unchanged.
  */
 import type { FenceOf } from './fence.js';
-import type { FenceOption, ListOptions, Preconditions, ScanFilter, Store, StoredObject, TryUpdate, WriteOptions, Indexer } from './types.js';
+import type { ListOptions, Preconditions, ScanFilter, Store, StoredObject, TryUpdate, WriteOptions, Indexer } from './types.js';
 
 export function fencedStore(store: Store, fenceOf: FenceOf): Store {
   const fence = () => ({ fence: fenceOf() });
@@ -25,8 +25,8 @@ export function fencedStore(store: Store, fenceOf: FenceOf): Store {
     guaranteedUpdate: <T extends StoredObject>(key: string, pre: Preconditions | undefined, tryUpdate: TryUpdate<T>, opts?: WriteOptions<T>) =>
       store.guaranteedUpdate(key, pre, tryUpdate, { ...opts, ...fence() }),
     delete: <T extends StoredObject>(key: string, pre?: Preconditions, opts?: WriteOptions<T>) => store.delete<T>(key, pre, { ...opts, ...fence() }),
-    scrubHistory: (key: string, property: string, _opts?: FenceOption) => store.scrubHistory(key, property, fence()),
-    compact: (revision: number, _opts?: FenceOption) => store.compact(revision, fence()),
+    scrubHistory: (key: string, property: string) => store.scrubHistory(key, property, fence()),
+    compact: (revision: number) => store.compact(revision, fence()),
   };
   const cache = store.cache?.bind(store);
   return cache ? { ...view, cache } : view;

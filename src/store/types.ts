@@ -210,15 +210,13 @@ export interface WriteAudit<T> {
   committed?(event: AuditEvent): void;
 }
 
-export interface WriteOptions<T> {
-  audit?: WriteAudit<T> | undefined;
-  /** The lease's fence of the background work that writes (fence.ts); none for a request's write. */
+/** The fence of a write: the lease's, for background work (fence.ts); none for a request's write. */
+export interface FenceOption {
   fence?: Fence | undefined;
 }
 
-/** The fence of a write that is not of an object (compaction, a scrub). */
-export interface FenceOption {
-  fence?: Fence | undefined;
+export interface WriteOptions<T> extends FenceOption {
+  audit?: WriteAudit<T> | undefined;
 }
 
 /** The first key after every key with this prefix, for range scans. */

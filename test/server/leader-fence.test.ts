@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Leader, type LeaderEvents } from '../../src/server/background/leader.js';
 import type { Lease } from '../../src/store/lease.js';
 import { StorageError } from '../../src/store/errors.js';
+import { eventually } from '../support/eventually.js';
 
 /** A lease granted at each ask, with a token one higher each time; the test makes it lost. */
 function handLease() {
@@ -47,10 +48,7 @@ function stoppingWork() {
   return { work, stops: () => stops, end: () => end() };
 }
 
-const until = async (cond: () => boolean) => {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(cond()).toBe(true);
-};
+const until = (cond: () => boolean) => eventually('the leader got there', cond, { timeoutMs: 1_000, intervalMs: 5 });
 const counting = () => {
   const counts = { refused: 0 };
   const events: LeaderEvents = { leading: () => {}, renewed: () => {}, lost: () => {}, refused: () => void counts.refused++ };

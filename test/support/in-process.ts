@@ -12,6 +12,7 @@ import { CachedStore } from '../../src/store/cache/cached-store.js';
 import type { Store } from '../../src/store/types.js';
 import type { Lease } from '../../src/store/lease.js';
 import type { Leader } from '../../src/server/background/leader.js';
+import { eventually } from './eventually.js';
 import type { Clock } from '../../src/clock.js';
 import { AuditRecorder } from '../../src/server/audit/audit-recorder.js';
 import { openAuditTrail } from '../../src/store/audit/open.js';
@@ -139,12 +140,11 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
 
 /** Resolves once the leader holds the lease and has started all of its work (at most 5 s). */
 async function leaderWorkStarted(leader: Leader): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  const started = () => leader.isLeader && Object.values(leader.workStates()).every((s) => s === 'running');
-  while (!started()) {
-    if (Date.now() > deadline) throw new Error(`the leader did not start its work within 5 s: ${JSON.stringify(leader.workStates())}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  const started = () => {
+    if (leader.isLeader && Object.values(leader.workStates()).every((s) => s === 'running')) return true;
+    throw new Error(`leading: ${leader.isLeader}, work: ${JSON.stringify(leader.workStates())}`);
+  };
+  await eventually('the leader has started all of its work', started, { timeoutMs: 5_000, intervalMs: 5 });
 }
 
 /** Reads a watch response line by line until `count` events or the stream ends. */

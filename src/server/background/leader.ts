@@ -37,14 +37,14 @@ const maxRetryMs = 5_000;
  * - Idle: not started; no timer, no work running.
  * - Trying: asking for the lease, now or when `timer` fires; `failures` attempts in a row could
  *   not reach the database (the backoff). No work running.
- * - Leading: holds the lease (`fence` its token's fence, when the lease has tokens); the work is
- *   started, or being started, in order by its supervisor.
+ * - Leading: holds the lease (`lastHold` is this hold: its fence is the token's, when the lease
+ *   has tokens); the work is started, or being started, in order by its supervisor.
  * - Stopped: stop() was called; no timer, the work stopped, the lease released. Final.
  */
 type LeaderState =
   | { name: 'Idle' }
   | { name: 'Trying'; failures: number; timer: NodeJS.Timeout | undefined }
-  | { name: 'Leading'; fence: Fence | undefined }
+  | { name: 'Leading' }
   | { name: 'Stopped' };
 
 export class Leader {
@@ -141,7 +141,7 @@ export class Leader {
     if (this.current().name !== 'Trying') return;
     const fence = this.holdFence();
     this.lastHold = { fence };
-    const leading: LeaderState = { name: 'Leading', fence };
+    const leading: LeaderState = { name: 'Leading' };
     this.enter(leading);
     this.log.info({ work: this.work.names, ...(fence ? { fencingToken: fence.token } : {}) }, 'acquired the background-work lease');
     try {
