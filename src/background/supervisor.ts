@@ -77,25 +77,36 @@ export class Supervisor {
   }
 
   /**
-   * Starts the controllers in order, each once the one before it has started. A stop meanwhile
-   * leaves the rest unstarted. A start that throws throws here and stays running, so the stop that
-   * follows (the leader gives the lease up) stops what it may have begun.
+   * Starts the controllers in order, each once the one before it has started. A controller whose
+   * previous stop is still under way (it outlived its bound) is started last, once that stop ends:
+   * never twice at once, and without holding back the controllers after it (a sync whose git fetch
+   * hangs would otherwise keep the collector and the sweeps from running under a hold won back). A
+   * stop meanwhile leaves the rest unstarted. A start that throws throws here and stays running, so
+   * the stop that follows (the leader gives the lease up) stops what it may have begun.
    */
   async start(): Promise<void> {
     const generation = this.generation;
+    const stillStopping: Entry[] = [];
     for (const e of this.entries) {
       if (generation !== this.generation) return;
-      if (e.state === 'running') continue;
-      if (e.state === 'stopping') await e.stopped;
-      if (generation !== this.generation) return;
-      e.state = 'running';
-      e.started = Promise.resolve()
-        .then(() => e.controller.start())
-        .then(() => {});
-      await e.started.catch((err: unknown) => {
-        throw new StartFailed(e.controller.name, err);
-      });
+      if (e.state === 'stopping') stillStopping.push(e);
+      else if (e.state !== 'running') await this.startOne(e);
     }
+    for (const e of stillStopping) {
+      await e.stopped;
+      if (generation !== this.generation) return;
+      if (e.state !== 'running') await this.startOne(e);
+    }
+  }
+
+  private async startOne(e: Entry): Promise<void> {
+    e.state = 'running';
+    e.started = Promise.resolve()
+      .then(() => e.controller.start())
+      .then(() => {});
+    await e.started.catch((err: unknown) => {
+      throw new StartFailed(e.controller.name, err);
+    });
   }
 
   /** Stops the running controllers in reverse order, waiting for each at most the bound; never throws. */

@@ -2,6 +2,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { StartFailed, Supervisor, type Controller } from '../../src/background/supervisor.js';
+import { eventually } from '../support/eventually.js';
 
 interface LogLine {
   level: number;
@@ -93,6 +94,49 @@ describe('Supervisor', () => {
     expect(events).toEqual(['start a', 'a started', 'start b', 'b started']);
     expect(s.states()).toEqual({ a: 'running', b: 'running' });
     await s.stop();
+  });
+
+  it('a controller still stopping when the work starts again holds back none after it, and starts itself once its stop ends', async () => {
+    const events: string[] = [];
+    const c = recording(events);
+    let release!: () => void;
+    const slowStop = new Promise<void>((r) => (release = r));
+    const s = new Supervisor([c('activity'), c('stuck-sync', { stop: slowStop }), c('sweep')], pino({ level: 'silent' }), { stopBoundMs: 50 });
+    await s.start();
+    await s.stop();
+    expect(s.states()).toEqual({ activity: 'stopped', 'stuck-sync': 'stopping', sweep: 'stopped' });
+    events.length = 0;
+    // The lease won back while the sync's stop is still under way: the others run at once.
+    const starting = s.start();
+    await eventually('the controllers after the straggler have started', () => s.states().sweep === 'running', 5_000);
+    expect(s.states()).toEqual({ activity: 'running', 'stuck-sync': 'stopping', sweep: 'running' });
+    expect(events).toEqual(['start activity', 'activity started', 'start sweep', 'sweep started']);
+    // Never started twice at once: only once its stop has ended.
+    release();
+    await starting;
+    expect(events).toEqual(['start activity', 'activity started', 'start sweep', 'sweep started', 'stuck-sync stopped', 'start stuck-sync', 'stuck-sync started']);
+    expect(s.states()).toEqual({ activity: 'running', 'stuck-sync': 'running', sweep: 'running' });
+    await s.stop();
+  });
+
+  it('a stop while a straggler is awaited leaves the straggler unstarted when its stop ends', async () => {
+    const events: string[] = [];
+    const c = recording(events);
+    let release!: () => void;
+    const slowStop = new Promise<void>((r) => (release = r));
+    const s = new Supervisor([c('a'), c('slow', { stop: slowStop })], pino({ level: 'silent' }), { stopBoundMs: 50 });
+    await s.start();
+    await s.stop();
+    const starting = s.start();
+    // Once a's start has ended, the start waits on the straggler's stop alone.
+    await eventually('a has started', () => events.at(-1) === 'a started', 5_000);
+    await new Promise((r) => setTimeout(r, 10));
+    await s.stop();
+    release();
+    await starting;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(s.states()).toEqual({ a: 'stopped', slow: 'stopped' });
+    expect(events.filter((e) => e === 'start slow')).toHaveLength(1);
   });
 
   it('a start that throws names its controller, and the stop that follows stops what had started', async () => {
