@@ -56,11 +56,21 @@ const counting = () => {
 };
 
 describe('the fence of the leader’s work', () => {
-  it('is refusing for work never started, and none for the sidecar’s then', () => {
-    const leader = new Leader(handLease().lease, [], pino({ level: 'silent' }));
+  it('is refusing for work never started, logging and counting each refusal, and none for the sidecar’s then', () => {
+    const { counts, events } = counting();
+    const lines: { msg: string; key?: string }[] = [];
+    const log = pino({ level: 'warn' }, { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string; key?: string }) });
+    const leader = new Leader(handLease().lease, [], log, 10, events);
     expect(leader.fenceOf('slow')?.valid()).toBe(false);
     expect(leader.fenceOnceStarted('sync')).toBeUndefined();
     expect(leader.currentFence()?.valid()).toBe(false);
+    leader.fenceOf('slow')!.refused(new StorageError('Fenced', '/teams/a', 'refused'));
+    leader.currentFence()!.refused(new StorageError('Fenced', '/ownedaccesskeys/k', 'refused'));
+    expect(counts.refused).toBe(2);
+    expect(lines.map((l) => [l.key, l.msg])).toEqual([
+      ['/teams/a', 'refused a background write: its work was never started under the background-work lease on this replica'],
+      ['/ownedaccesskeys/k', 'refused a background write: its work was never started under the background-work lease on this replica'],
+    ]);
   });
 
   it('stays the hold’s, and valid, while a close waits for the work to stop; refused and counted once the lease is released', async () => {

@@ -17,7 +17,7 @@ export function leaderMetrics(registry: Registry, replica: string): LeaderEvents
   const losses = new Counter({ name: 'teamkeys_lease_losses_total', help: 'Times this replica lost the background-work lease while holding it (renewal refused or overdue, connection closed).', registers: [registry] });
   const refused = new Counter({
     name: 'teamkeys_lease_fenced_writes_total',
-    help: 'Background writes the store refused because their fencing token was stale (this replica had lost the lease).',
+    help: 'Background writes the store refused because their fencing token was stale (this replica had lost the lease, or its work never started under it).',
     registers: [registry],
   });
   return {

@@ -55,6 +55,15 @@ export class Leader {
   private readonly startedUnder = new Map<string, { fence: Fence | undefined }>();
   /** Starts the work on taking the lease, stops it (each stop bounded) on losing it or stopping. */
   private readonly work: Supervisor;
+  /** As `notLeading`, but a refusal is logged and counted here: a write of work this replica never started is a mistake to see. */
+  private readonly neverStarted: Fence = {
+    token: notLeading.token,
+    valid: () => false,
+    refused: (err) => {
+      this.events.refused();
+      this.log.warn({ key: err.key, reason: err.message }, 'refused a background write: its work was never started under the background-work lease on this replica');
+    },
+  };
 
   constructor(
     private readonly lease: Lease,
@@ -69,7 +78,7 @@ export class Leader {
       (c): Controller => ({
         name: c.name,
         start: () => {
-          this.startedUnder.set(c.name, this.lastHold ?? { fence: notLeading });
+          this.startedUnder.set(c.name, this.lastHold ?? { fence: this.neverStarted });
           return c.start();
         },
         stop: () => c.stop(),
@@ -164,21 +173,22 @@ export class Leader {
    * (supervisor.ts), so work that outlived its bounded stop writes under its own hold, refused,
    * logged and counted once that hold is over, never under a later one, while the other
    * controllers run under the new hold. The hold's fence stays valid while a close waits for the
-   * work and the lease is still held, so the writes under way finish. `notLeading` for a
-   * controller never started; none when the lease has no tokens (a single process's).
+   * work and the lease is still held, so the writes under way finish. For a controller never
+   * started, a fence refusing every write (logged and counted); none when the lease has no tokens
+   * (a single process's).
    */
   fenceOf(name: string): Fence | undefined {
     const hold = this.startedUnder.get(name);
-    return hold ? hold.fence : notLeading;
+    return hold ? hold.fence : this.neverStarted;
   }
 
   /**
    * The fence of the current hold, or of the last one once it is over (refused, logged, counted);
-   * `notLeading` before any. For writes that are not a controller's pass but follow leadership as
+   * refusing (logged and counted) before any. For writes that are not a controller's pass but follow leadership as
    * it is at the moment (the key health sweep, which runs on every replica, disables while leading).
    */
   currentFence(): Fence | undefined {
-    return this.lastHold ? this.lastHold.fence : notLeading;
+    return this.lastHold ? this.lastHold.fence : this.neverStarted;
   }
 
   /**
