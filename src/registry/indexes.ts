@@ -155,10 +155,16 @@ export const timeIndexes = {
     // the sweeps read it and judge it on its own health, rather than never.
     return Number.isFinite(created) ? created : 0;
   },
-  /** Active AccessRequests by status.expiresAt: the requests whose end the expiry sweep records. */
+  /**
+   * Active AccessRequests by status.expiresAt: the requests whose end the expiry sweep records. An
+   * end no date parser reads (a leap second's `23:59:60Z`, which the schema's date-time allows; a
+   * restored object) is due at once, as `expired()` judges it ended, rather than never.
+   */
   activeUntil: (key: string, obj: unknown) => {
     const status = key.startsWith(requestsPrefix) ? (obj as { status?: { phase?: string; expiresAt?: string } }).status : undefined;
-    return status?.phase === 'Active' ? ms(status.expiresAt) : undefined;
+    if (status?.phase !== 'Active' || !status.expiresAt) return undefined;
+    const end = ms(status.expiresAt);
+    return Number.isFinite(end) ? end : 0;
   },
   /** Login keys by their last identity refresh (0 when never): the identity refresher's due keys. */
   identityRefresh: (key: string, obj: unknown) => (isKey(key) && isLoginKey(obj as OwnedAccessKey) ? ms(specOf(obj).identityRefresh) || 0 : undefined),

@@ -40,7 +40,15 @@ export class AccessRequestExpiry {
       const req = obj as AccessRequest;
       if (!expired(req, this.now())) continue;
       try {
-        await r.writeStatus(req.metadata.name!, (current) => expired(current as AccessRequest, this.now()) ?? current.status, { fieldManager: 'teamkeys-access-expiry' });
+        // Recorded by this pass only if it wrote the end: a cache behind the store may show a request
+        // already Expired as Active still, and its end is then neither reported nor logged again.
+        let ends = false;
+        await r.writeStatus(req.metadata.name!, (current) => {
+          const end = expired(current as AccessRequest, this.now());
+          ends = end !== undefined;
+          return end ?? current.status;
+        }, { fieldManager: 'teamkeys-access-expiry' });
+        if (!ends) continue;
         ended.push(req.metadata.name!);
         this.log.info({ accessRequest: req.metadata.name, user: req.spec.user, team: req.spec.team }, 'access request expired');
       } catch (err) {
