@@ -5,6 +5,30 @@
  */
 import type { AccessRequest, Team } from './types.js';
 
+/** Set by the server on every new request: the uid of the Team it was asked of (registry/request-binding.ts). */
+export const requestTeamUidAnnotation = 'management.service/team-uid';
+
+/** What ties a request to the team it was asked of: the uid the server bound, and when it was made. */
+export interface RequestBinding {
+  teamUid?: string;
+  requestedAt?: string;
+}
+
+export const bindingOf = (req: AccessRequest): RequestBinding => ({
+  ...(req.metadata.annotations?.[requestTeamUidAnnotation] !== undefined ? { teamUid: req.metadata.annotations[requestTeamUidAnnotation] } : {}),
+  ...(req.metadata.creationTimestamp ? { requestedAt: req.metadata.creationTimestamp } : {}),
+});
+
+/**
+ * Whether a request was asked of this very team, not of an earlier one deleted since whose name it
+ * took: by the uid the server bound the request to, or, for a request stored before bindings were
+ * kept, by creation times (the team existed when the request was made). Unknown times: no.
+ */
+export function madeOf(b: RequestBinding, team: Team): boolean {
+  if (b.teamUid !== undefined) return b.teamUid === team.metadata.uid;
+  return Date.parse(team.metadata.creationTimestamp ?? '') <= Date.parse(b.requestedAt ?? '');
+}
+
 /** The default duration, and the default maximum a Team allows (spec.accessRequests.maxDuration). */
 export const defaultRequestMs = 8 * 3_600_000;
 /**

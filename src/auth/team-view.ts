@@ -49,7 +49,7 @@ function accessRequestsOf(v: unknown): Record<string, unknown> | undefined {
 }
 
 export function authView(team: Team): Team {
-  const { name: teamName, uid, deletionTimestamp, resourceVersion } = team.metadata;
+  const { name: teamName, uid, creationTimestamp, deletionTimestamp, resourceVersion } = team.metadata;
   const spec = (isObject(team.spec) ? team.spec : {}) as Record<string, unknown>;
   const clusterRoles = spec.clusterRoles === undefined ? undefined : Array.isArray(spec.clusterRoles) ? spec.clusterRoles.filter((r): r is { name: string } => isObject(r) && typeof r.name === 'string').map((r) => ({ ...r })) : [];
   const owner = ownerOf(spec.owner);
@@ -58,7 +58,8 @@ export function authView(team: Team): Team {
   return {
     apiVersion: team.apiVersion,
     kind: team.kind,
-    metadata: { name: teamName, uid, resourceVersion, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+    // creationTimestamp: whether an AccessRequest stored before requests were bound came after this team (api/access-request.ts madeOf).
+    metadata: { name: teamName, uid, resourceVersion, ...(creationTimestamp ? { creationTimestamp } : {}), ...(deletionTimestamp ? { deletionTimestamp } : {}) },
     spec: {
       users: namesOrAbsent(spec.users),
       groups: namesOrAbsent(spec.groups),

@@ -3,7 +3,7 @@
  * never written into the Team, and judged against `now` each time, so nothing outlives expiresAt
  * on any replica (no sweep, no sync needed; the expiry sweep only records the phase).
  */
-import { activeUntil } from '../api/access-request.js';
+import { activeUntil, bindingOf, madeOf, type RequestBinding } from '../api/access-request.js';
 import type { AccessRequest, KubeObject } from '../api/types.js';
 import { grantsAnything, type TeamWorld } from './grants.js';
 import type { Identity } from './identity.js';
@@ -18,6 +18,8 @@ export interface TemporaryGrant {
   expiresAt: number;
   /** Active without approval: every request made with it carries a Warning (server/auth/endpoint-auth.ts). */
   breakGlass?: true;
+  /** The team the request was asked of: its grant holds there only, not on a team re-created under the name (madeOf). */
+  binding: RequestBinding;
 }
 
 /** The grants of the Active requests among `requests` for `user` at `now`. */
@@ -29,7 +31,7 @@ export function activeGrants(requests: readonly KubeObject[], user: string | und
     if (req.spec?.user !== user) continue;
     const end = activeUntil(req, now);
     if (end === undefined) continue;
-    out.push({ request: req.metadata.name!, team: req.spec.team, ...(req.spec.roles ? { roles: [...req.spec.roles] } : {}), expiresAt: end, ...(req.spec.breakGlass ? { breakGlass: true as const } : {}) });
+    out.push({ request: req.metadata.name!, team: req.spec.team, ...(req.spec.roles ? { roles: [...req.spec.roles] } : {}), expiresAt: end, ...(req.spec.breakGlass ? { breakGlass: true as const } : {}), binding: bindingOf(req) });
   }
   return out;
 }
@@ -45,7 +47,7 @@ export function withTemporaryAccess(identity: Identity, grants: readonly Tempora
   const kept: TemporaryGrant[] = [];
   for (const g of grants) {
     const team = world.get(g.team);
-    if (!grantsAnything(team)) continue;
+    if (!grantsAnything(team) || !madeOf(g.binding, team)) continue;
     kept.push(g);
     const teamRoles = (team.spec?.clusterRoles ?? []).map((r) => r.name);
     if (g.roles === undefined) teams.add(g.team);

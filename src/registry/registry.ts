@@ -10,6 +10,7 @@ import type { Indexer, Store, StoreWatch } from '../store/types.js';
 import { InFlight } from './in-flight.js';
 import { ResourceRegistry, type RegistryOptions } from './resource-registry.js';
 import { bindToTeam } from './team-binding.js';
+import { bindRequestToTeam } from './request-binding.js';
 import { cacheIndexers } from './indexes.js';
 
 export interface Registry {
@@ -70,6 +71,8 @@ function registryOver(store: Store, models: ReturnType<typeof servedModels>, sha
   // A rule for a team is bound to it as a team key is: a team re-created under the name inherits no trust.
   federatedcredentials.ctx.prepareWrite = bindToTeam(teams.ctx);
   const accessrequests = new ResourceRegistry(store, models.accessrequests, shared);
+  // A request is bound to its team's uid too (request-binding.ts): a team re-created under the name is granted to no one.
+  accessrequests.ctx.prepareWrite = bindRequestToTeam(teams.ctx);
   const registries: Record<ApiPlural, ResourceRegistry> = { teams, ownedaccesskeys, federatedcredentials, accessrequests };
   const byPlural = (p: string) => ((apiPlurals as readonly string[]).includes(p) ? registries[p as ApiPlural] : undefined);
   const byKind = (kind: string) => Object.values(registries).find((r) => r.info.kind === kind);

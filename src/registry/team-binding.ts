@@ -51,7 +51,7 @@ export function bindToTeam(teams: RegistryContext) {
 }
 
 /** The binding to the live team `team`, or why there is none. */
-async function currentBinding(teams: RegistryContext, team: string): Promise<OwnerReference | string> {
+export async function currentBinding(teams: RegistryContext, team: string): Promise<OwnerReference | string> {
   const found = await storeCallUnless(teams, team, 'NotFound', () => teams.store.get<StoredApiObject>(keyOf(teams, team)));
   if (!found) return `team "${team}" does not exist`;
   if (found.metadata.deletionTimestamp) return `team "${team}" is being deleted`;

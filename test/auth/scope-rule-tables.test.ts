@@ -5,6 +5,7 @@
  * refusals.
  */
 import { describe, expect, it } from 'vitest';
+import { requestTeamUidAnnotation } from '../../src/api/access-request.js';
 import type { AccessRequest, Team } from '../../src/api/types.js';
 import { hasScope } from '../../src/auth/grants.js';
 import type { Identity } from '../../src/auth/identity.js';
@@ -46,9 +47,10 @@ describe("a scope rule's namespaces, group and resources", () => {
 
 describe('temporary membership from AccessRequests', () => {
   const now = new Date('2026-11-27T10:00:00Z');
-  const request = (name: string, spec: Record<string, unknown>): AccessRequest =>
-    ({ apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name }, spec: { user: 'ana', team: 'ops', reason: 'on call', ...spec }, status: { phase: 'Active', expiresAt: '2026-11-27T11:00:00Z' } }) as unknown as AccessRequest;
-  const ops = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'ops' }, spec: { clusterRoles: [{ name: 'teams-viewer' }, { name: 'teams-admin' }] } } as Team;
+  const bound = { [requestTeamUidAnnotation]: 'uid-ops' };
+  const request = (name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = { annotations: bound }): AccessRequest =>
+    ({ apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name, ...metadata }, spec: { user: 'ana', team: 'ops', reason: 'on call', ...spec }, status: { phase: 'Active', expiresAt: '2026-11-27T11:00:00Z' } }) as unknown as AccessRequest;
+  const ops = { apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 'ops', uid: 'uid-ops', creationTimestamp: '2026-11-27T08:00:00Z' }, spec: { clusterRoles: [{ name: 'teams-viewer' }, { name: 'teams-admin' }] } } as Team;
   const world = { get: (name: string) => (name === 'ops' ? ops : undefined) };
   const ana: Identity = { name: 'ana', user: 'ana', groups: [], teams: [], clusterRoles: new Set(), keyName: 'ana-key' };
   const end = Date.parse('2026-11-27T11:00:00Z');
@@ -59,16 +61,29 @@ describe('temporary membership from AccessRequests', () => {
 
   it('a request for some roles grants those roles only, and not the membership', () => {
     const grants = activeGrants([request('r1', { roles: ['teams-viewer'] })], 'ana', now);
-    expect(grants).toEqual([{ request: 'r1', team: 'ops', roles: ['teams-viewer'], expiresAt: end }]);
+    expect(grants).toEqual([{ request: 'r1', team: 'ops', roles: ['teams-viewer'], expiresAt: end, binding: { teamUid: 'uid-ops' } }]);
     const as = withTemporaryAccess(ana, grants, world);
     expect({ teams: as.teams, roles: [...as.clusterRoles] }).toEqual({ teams: [], roles: ['teams-viewer'] });
   });
 
   it('a request without roles grants the membership and every role of the team', () => {
     const grants = activeGrants([request('r2', {})], 'ana', now);
-    expect(grants).toEqual([{ request: 'r2', team: 'ops', expiresAt: end }]);
+    expect(grants).toEqual([{ request: 'r2', team: 'ops', expiresAt: end, binding: { teamUid: 'uid-ops' } }]);
     const as = withTemporaryAccess(ana, grants, world);
     expect({ teams: as.teams, roles: [...as.clusterRoles].sort() }).toEqual({ teams: ['ops'], roles: ['teams-admin', 'teams-viewer'] });
+  });
+
+  it.each<[string, Record<string, unknown>, boolean]>([
+    ['bound to the team', { annotations: bound }, true],
+    ['bound to an earlier team of the name', { annotations: { [requestTeamUidAnnotation]: 'uid-ops-before' } }, false],
+    ['unbound, made after the team', { creationTimestamp: '2026-11-27T09:00:00Z' }, true],
+    ['unbound, made the second the team was', { creationTimestamp: '2026-11-27T08:00:00Z' }, true],
+    ['unbound, made before the team', { creationTimestamp: '2026-11-27T07:59:59Z' }, false],
+    ['unbound, no creation time', {}, false],
+  ])('a request %s: granted %s', (_, metadata, granted) => {
+    const as = withTemporaryAccess(ana, activeGrants([request('r3', {}, metadata)], 'ana', now), world);
+    expect(as.teams).toEqual(granted ? ['ops'] : []);
+    expect(as.temporary?.length ?? 0).toBe(granted ? 1 : 0);
   });
 });
 

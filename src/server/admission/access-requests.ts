@@ -4,7 +4,7 @@
  * it names; an approval is judged as adding a member to the team is (auth/escalation.ts): its
  * approver must hold what the membership confers.
  */
-import { durationRefusal, owesReview } from '../../api/access-request.js';
+import { bindingOf, durationRefusal, madeOf, owesReview } from '../../api/access-request.js';
 import { invalid } from '../../api/errors.js';
 import type { AccessRequest } from '../../api/types.js';
 import { grantsAnything, lacking, membershipGrants, type Atom } from '../../auth/grants.js';
@@ -39,6 +39,9 @@ export const accessRequestsPlugin: AdmissionPlugin = {
     if (req.spec.user !== undefined && req.spec.user === who.user) return 'a request may not be approved by its own requester';
     // The approval of a break-glass request is its review: it grants nothing (it is active already).
     if (req.spec.breakGlass) return undefined;
+    // Asked of a team deleted since whose name another now holds: an approval would grant nothing
+    // (temporary-access.ts), so it is refused, saying why; a denial still closes the request.
+    if (req.status?.phase !== 'Denied' && team && !madeOf(bindingOf(req), team)) return `request "${req.metadata.name}" was asked of an earlier team "${req.spec.team}", deleted since: it grants nothing on the team of that name now; ask again`;
     // The approval adds a member for a while, and is judged as adding one is (auth/escalation.ts
     // teamEscalation): the approver must hold what membership confers (the team's roles, and
     // ownership of and access to other teams naming it), or the roles of the subset.
