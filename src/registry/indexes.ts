@@ -8,7 +8,7 @@
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, OwnedAccessKey, OwnedAccessKeySpec, Team } from '../api/types.js';
 import { referenceTokens } from '../auth/grants.js';
-import { isLoginKey } from '../api/key-types.js';
+import { isLoginKey, loginKeyType } from '../api/key-types.js';
 import { mayNotify } from '../api/key-notices.js';
 import { subjectOf } from '../auth/identity.js';
 import { expiresAt } from '../auth/expiry.js';
@@ -224,15 +224,36 @@ export async function* eachByField(ctx: RegistryContext, index: FieldIndexName, 
 }
 
 /**
+ * For each time index, a text every object with an instant in it holds in its stored JSON: the
+ * sweeps' fallback read (a cache that cannot vouch) then decodes those rows only, as the scans the
+ * indexes replaced did (`mentions('ttl')`, `'Active'`, `'Login'`). '' for none: every key has a
+ * last use. Sound, not exact (test/registry/index-mentions.test.ts).
+ */
+const dueMentions: Record<TimeIndexName, string> = {
+  expiry: '"ttl"',
+  lastUse: '',
+  activeUntil: '"Active"',
+  identityRefresh: `"${loginKeyType}"`,
+};
+
+/** The rows whose stored JSON may carry an instant in the time index `index`, as a text the backend tests. */
+export const mightBeDue = (index: TimeIndexName): TextFilter => ({ text: dueMentions[index] });
+
+/**
  * The objects of the kind whose instant in the time index `index` is at or before `at` (epoch ms),
  * in name order, each read as it is reached: a sweep over many keys holds one at a time.
  */
 export async function* eachDue(ctx: RegistryContext, index: TimeIndexName, at: number): AsyncGenerator<KubeObject> {
   const cached = await storeCall(ctx, '', async () => ctx.store.cache?.().dueBy<StoredApiObject>(ctx.prefix, index, at));
-  yield* sweepRead(ctx, cached, (key, o) => {
-    const t = timeIndexes[index](key, o);
-    return t !== undefined && Number.isFinite(t) && t <= at;
-  });
+  yield* sweepRead(
+    ctx,
+    cached,
+    (key, o) => {
+      const t = timeIndexes[index](key, o);
+      return t !== undefined && Number.isFinite(t) && t <= at;
+    },
+    mightBeDue(index),
+  );
 }
 
 /** What the cache gave a sweep, presented; else every object `keep` accepts, filtered from a scan. */

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeObject } from '../../src/store/encode.js';
 import { scanTest } from '../../src/store/types.js';
 import { fieldValues } from '../../src/store/cache/field-index.js';
-import { fieldIndexes, mightCarry, type FieldIndexName } from '../../src/registry/indexes.js';
+import { fieldIndexes, mightBeDue, mightCarry, timeIndexes, type FieldIndexName, type TimeIndexName } from '../../src/registry/indexes.js';
 import { createRegistry } from '../../src/registry/registry.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import type { StoredObject } from '../../src/store/types.js';
@@ -136,5 +136,54 @@ describe('the fallback read of an index lookup decodes only the rows that may ca
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe("the sweeps' fallback read decodes only the rows that may have an instant in the time index", () => {
+  const instant = fc.oneof(fc.constant(undefined), fc.constant(''), fc.constant('2026-11-29T10:00:00Z'), fc.constant('2026-12-31T23:59:60Z'), fc.constant('not a time'), fc.integer());
+  const shapeArb = fc.record({
+    prefix: fc.constantFrom('/ownedaccesskeys/', '/accessrequests/', '/teams/'),
+    ttl: fc.oneof(fc.constant(undefined), fc.constant(0), fc.integer({ min: 1, max: 10 ** 7 }), fc.constant('3600')),
+    ttlAfterLastActivity: fc.option(fc.boolean(), { nil: undefined }),
+    type: fc.option(fc.constantFrom('Login', 'CI', 'login', 'Login ', ''), { nil: undefined }),
+    identityRefresh: instant,
+    created: instant,
+    lastActivity: instant,
+    phase: fc.option(fc.constantFrom('Active', 'Pending', 'Expired', 'active'), { nil: undefined }),
+    expiresAt: instant,
+  });
+  const objectOfShape = (s: typeof shapeArb extends fc.Arbitrary<infer T> ? T : never): StoredObject => {
+    const spec: Record<string, unknown> = {};
+    for (const f of ['ttl', 'ttlAfterLastActivity', 'type', 'identityRefresh'] as const) if (s[f] !== undefined) spec[f] = s[f];
+    const status: Record<string, unknown> = {};
+    for (const f of ['lastActivity', 'phase', 'expiresAt'] as const) if (s[f] !== undefined) status[f] = s[f];
+    return { apiVersion: 'management.service/v1', metadata: { name: 'n', uid: 'uid-n', ...(s.created !== undefined ? { creationTimestamp: s.created } : {}) }, spec, status } as StoredObject;
+  };
+
+  it('never passes over an object with an instant: its stored JSON and its API JSON hold the text named', () => {
+    let checked = 0;
+    fc.assert(
+      fc.property(shapeArb, (shape) => {
+        const o = objectOfShape(shape);
+        const texts = [encodeObject(o), JSON.stringify(o)];
+        for (const index of Object.keys(timeIndexes) as TimeIndexName[]) {
+          const t = timeIndexes[index](shape.prefix + 'n', o as never);
+          if (t === undefined || !Number.isFinite(t)) continue;
+          checked++;
+          for (const text of texts) expect(scanTest(mightBeDue(index))(text), `${index} in ${text}`).toBe(true);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    expect(checked).toBeGreaterThan(1000);
+  });
+
+  it('passes over the rows that hold no such text', () => {
+    const plainKey = encodeObject({ apiVersion: 'management.service/v1', metadata: { name: 'k' }, spec: { user: 'ann' } } as StoredObject);
+    expect(scanTest(mightBeDue('expiry'))(plainKey)).toBe(false);
+    expect(scanTest(mightBeDue('identityRefresh'))(plainKey)).toBe(false);
+    expect(scanTest(mightBeDue('activeUntil'))(encodeObject({ apiVersion: 'management.service/v1', metadata: { name: 'r' }, status: { phase: 'Expired' } } as StoredObject))).toBe(false);
+    // Every key has a last use: every row is read.
+    expect(scanTest(mightBeDue('lastUse'))(plainKey)).toBe(true);
   });
 });
