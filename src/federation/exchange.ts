@@ -2,7 +2,7 @@
  * The token exchange (RFC 8693): a CI job's OpenID Connect ID token, verified with jose against its
  * issuer's published keys, traded for a short-lived key on the FederatedCredential its claims
  * match. Checks, in order: the request's form, a rule trusting the token's issuer, the failure
- * budget of the issuer and subject, signature/iss/aud/exp/nbf/iat (jose), the rule's claims, the
+ * budget of the issuer and subject (spent by signed tokens only), signature/iss/aud/exp/nbf/iat (jose), the rule's claims, the
  * token's single use (token-uses.ts), then the mint (mint.ts). docs/federated.md.
  */
 import { decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
@@ -92,10 +92,14 @@ export class TokenExchange {
     const budgetKey = `${unverified.iss}\0${typeof unverified.sub === 'string' ? unverified.sub : ''}`;
     const wait = this.failures.retryAfter(budgetKey);
     if (wait !== undefined) throw new OAuthError(429, 'slow_down', `too many failed exchanges for this issuer and subject; retry after ${wait} seconds`, wait);
+    const checked = { signed: false };
     try {
-      return await this.verifyAndMint(token, unverified.iss, rules, named !== undefined, requester);
+      return await this.verifyAndMint(token, unverified.iss, rules, named !== undefined, requester, checked);
     } catch (err) {
-      if (err instanceof OAuthError && err.status === 400) this.failures.fail(budgetKey);
+      // Only a token the issuer signed spends its subject's budget: anyone can write an unsigned
+      // token naming a subject (a CI job's `sub` is predictable), and charging those would let a
+      // stranger lock that job out with a forged request every two minutes (found by a review).
+      if (err instanceof OAuthError && err.status === 400 && checked.signed) this.failures.fail(budgetKey);
       throw err;
     }
   }
@@ -108,7 +112,8 @@ export class TokenExchange {
     return (items as FederatedCredential[]).filter((r) => (named === undefined || r.metadata.name === named) && !r.metadata.deletionTimestamp);
   }
 
-  private async verifyAndMint(token: string, issuer: string, rules: FederatedCredential[], named: boolean, requester: ExchangeRequester): Promise<TokenResponse> {
+  /** `checked.signed` turns true once the token's signature verified (also when a claim check after it fails). */
+  private async verifyAndMint(token: string, issuer: string, rules: FederatedCredential[], named: boolean, requester: ExchangeRequester, checked: { signed: boolean }): Promise<TokenResponse> {
     const keys = await this.keys.keysOf(issuer).catch(() => {
       throw new OAuthError(503, 'temporarily_unavailable', "the issuer's discovery document or keys could not be fetched; retry later");
     });
@@ -118,8 +123,11 @@ export class TokenExchange {
     try {
       ({ payload } = await jwtVerify(token, keys, { issuer, audience: audiences, algorithms, clockTolerance: clockSkewSeconds, currentDate: now, requiredClaims: ['exp', 'iat', 'jti'] }));
     } catch (err) {
+      // jose checks the claims only once the signature verified: these refusals are of a signed token.
+      checked.signed = err instanceof joseErrors.JWTExpired || err instanceof joseErrors.JWTClaimValidationFailed;
       throw verificationRefusal(err);
     }
+    checked.signed = true;
     if (payload.iat! > now.getTime() / 1000 + clockSkewSeconds) throw invalidGrant('the token was issued in the future (iat)');
     const tokenAud = [payload.aud ?? []].flat();
     const candidates = rules.filter((r) => r.spec.audiences.some((a) => tokenAud.includes(a)));

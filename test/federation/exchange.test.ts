@@ -133,4 +133,19 @@ describe('token exchange: a job token for a short-lived key', () => {
     expect(limited.body.error).toBe('slow_down');
     expect((await exchange(await issuer.token({ sub: 'quiet', ref: 'refs/heads/x' }))).status).toBe(400);
   });
+
+  it('is not spent by tokens the issuer did not sign: a stranger cannot lock a job out by naming its subject', async () => {
+    expect((await rule('victim-main', { team: 'payments', claims: { repository_id: '7777' } })).status).toBe(201);
+    const claims = { sub: 'repo:acme/victim:ref:refs/heads/main', repository_id: '7777' };
+    // A forged token for the job's subject: the issuer's claims, a signature of nobody's.
+    const forged = (await issuer.token(claims)).split('.').slice(0, 2).concat('AAAA').join('.');
+    for (let i = 0; i < 8; i++) {
+      const refused = await exchange(forged);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error_description).toBe("the token's signature does not verify with the issuer's published keys");
+    }
+    // The job's own token still gets its key.
+    const real = await exchange(await issuer.token(claims));
+    expect(real.status, JSON.stringify(real.body)).toBe(200);
+  });
 });
