@@ -3,7 +3,8 @@
  * is made with, fetched from `--github-secret-scanning-keys-url` (GitHub's
  * https://api.github.com/meta/public_keys/secret_scanning by default) and cached. A signature with
  * an identifier not in the cache fetches the list again, at most once a minute, so a key GitHub
- * adds is taken up without letting forged identifiers make the server fetch on every request.
+ * adds is taken up without letting forged identifiers, or GitHub being out of reach, make the
+ * server fetch on every request.
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 
@@ -22,6 +23,9 @@ interface PublishedKey {
 export class GitHubKeys {
   private keys = new Map<string, KeyObject>();
   private fetchedAt = -Infinity;
+  /** The last fetch begun, whether it worked or not: fetches are at most once a minute either way. */
+  private attemptedAt = -Infinity;
+  private lastFailure: Error | undefined;
   private fetching: Promise<void> | undefined;
 
   constructor(
@@ -29,15 +33,39 @@ export class GitHubKeys {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The public key GitHub names `id`, if GitHub publishes one. Throws when the list cannot be fetched and none is cached. */
+  /**
+   * The public key GitHub names `id`, if GitHub publishes one. A list older than an hour, or one
+   * without `id`, is fetched again, at most once a minute whether or not the fetches work: while
+   * GitHub's list cannot be fetched, requests do not each make the server fetch (a review found 30
+   * requests making 30 fetches). When a fetch fails, the list fetched before keeps verifying; this
+   * throws only when no list was ever fetched.
+   */
   async keyFor(id: string): Promise<KeyObject | undefined> {
-    const age = this.now() - this.fetchedAt;
-    if (age > cacheMs || (!this.keys.has(id) && age > refetchMs)) await this.refresh();
+    const now = this.now();
+    const due = now - this.fetchedAt > cacheMs || !this.keys.has(id);
+    if (this.fetching || (due && now - this.attemptedAt >= refetchMs)) {
+      try {
+        await this.refresh();
+      } catch (err) {
+        if (this.keys.size === 0) throw err;
+      }
+    } else if (this.keys.size === 0 && this.lastFailure) throw this.lastFailure;
     return this.keys.get(id);
   }
 
   private refresh(): Promise<void> {
-    this.fetching ??= this.load().finally(() => (this.fetching = undefined));
+    if (!this.fetching) {
+      this.attemptedAt = this.now();
+      this.fetching = this.load()
+        .then(
+          () => void (this.lastFailure = undefined),
+          (err: unknown) => {
+            this.lastFailure = err instanceof Error ? err : new Error(String(err));
+            throw this.lastFailure;
+          },
+        )
+        .finally(() => (this.fetching = undefined));
+    }
     return this.fetching;
   }
 
