@@ -4,8 +4,8 @@
  */
 import { ApiError } from '../api/errors.js';
 import type { IndexLookup, Matcher } from '../api/selectors.js';
-import { isApprover } from '../api/access-request.js';
-import type { AccessRequestSpec, KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
+import { bindingOf, isApprover, madeOf } from '../api/access-request.js';
+import type { AccessRequest, AccessRequestSpec, KubeObject, OwnedAccessKeySpec, Team } from '../api/types.js';
 import { grantsAnything, listed, principalTokens } from './grants.js';
 import type { Identity } from './identity.js';
 import { isAdminFor, managementRole, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
@@ -132,7 +132,12 @@ export class Authorizer {
     const own = spec.user !== undefined && spec.user === who.user;
     if (subresource === undefined && own && emit(['create', 'get', 'list', 'watch', 'delete'], { kind: 'requester', user: spec.user! })) return;
     const team = spec.team === undefined ? undefined : this.teams.get(spec.team);
-    if (!team || !grantsAnything(team)) return;
+    // The team holding the name now must be the one a stored request was asked of: the owner or an
+    // approver of a team re-created under the name neither reads, reviews nor deletes the requests
+    // of the one before (a break-glass use owing its review among them). A request being created
+    // has no creation time yet, and the server binds it to the team as it is (request-binding.ts).
+    const stored = req.metadata.creationTimestamp !== undefined;
+    if (!team || !grantsAnything(team) || (stored && !madeOf(bindingOf(req as AccessRequest), team))) return;
     if (subresource === undefined && !own) this.teamGrants(who, team, undefined, (vs, because) => vs.includes('update') && emit(['create'], { kind: 'teamAdder', team: spec.team!, because }));
     if (isApprover(team, who.user, who.teams)) emit(own ? ['get', 'list', 'watch', 'delete'] : ['get', 'list', 'watch', 'delete', 'update'], { kind: 'approver', team: spec.team! });
   }

@@ -7,7 +7,7 @@
  * break-glass request, Active already, an approval is its review (the NeedsReview condition turns False).
  */
 import { approved, denied, reviewed } from '../../api/access-request.js';
-import { badRequest } from '../../api/errors.js';
+import { badRequest, conflict } from '../../api/errors.js';
 import type { AccessRequest, KubeObject } from '../../api/types.js';
 import { isJsonMap } from '../../api/types.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
@@ -24,13 +24,28 @@ export function decisionOf(body: unknown): { approve: boolean; reason: string } 
   throw badRequest('an approval must add a status.conditions entry of type Approved or Denied with status "True"');
 }
 
-/** Records the caller's approval or denial of `name`. */
+/** The request the body was read from: its uid and resourceVersion, when it names them. */
+function readVersion(body: unknown): { uid?: string; resourceVersion?: string } {
+  const meta = isJsonMap(body) && isJsonMap(body.metadata) ? body.metadata : {};
+  return { ...(typeof meta.uid === 'string' ? { uid: meta.uid } : {}), ...(typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '' ? { resourceVersion: meta.resourceVersion } : {}) };
+}
+
+/**
+ * Records the caller's approval or denial of `name`, of the version the body was read from: an
+ * approver approves what they read. A body naming another uid (the request was withdrawn and asked
+ * again under its name, perhaps for more) or an older resourceVersion is 409 Conflict, as kube's
+ * preconditions answer; before, the decision landed on whatever request held the name (found by a
+ * review: a request for one role, re-asked for the whole membership between the read and the PUT).
+ */
 export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, guard: Guard, name: string, body: unknown, opts: { fieldManager: string; now: () => Date; dryRun?: boolean }): Promise<KubeObject> {
   const { approve, reason } = decisionOf(body);
+  const read = readVersion(body);
   const approver = guard.who.name;
   return r.writeStatus(
     name,
     (current) => {
+      if (read.uid !== undefined && read.uid !== current.metadata.uid) throw conflict(r.ctx.gr, name, `Precondition failed: UID in precondition: ${read.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+      if (read.resourceVersion !== undefined && read.resourceVersion !== current.metadata.resourceVersion) throw conflict(r.ctx.gr, name);
       const req = current as AccessRequest;
       const now = opts.now();
       if (req.spec.breakGlass) return approve ? reviewed(req, approver, now) : req.status;
