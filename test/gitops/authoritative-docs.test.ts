@@ -20,6 +20,6 @@ describe('the authoritative fields', () => {
     const models = resourceModels();
     const marked = Object.fromEntries(Object.values(models).map((m) => [m.info.kind, m.authoritativePaths.map((p) => p.join('.')).sort()]));
     expect(listed).toEqual(marked);
-    expect(marked.Team).toEqual(['spec.access', 'spec.clusterRoles', 'spec.groups', 'spec.imagePullSecrets', 'spec.owner', 'spec.users']);
+    expect(marked.Team).toEqual(['spec.access', 'spec.accessRequests', 'spec.clusterRoles', 'spec.groups', 'spec.imagePullSecrets', 'spec.owner', 'spec.users']);
   });
 });

@@ -35,6 +35,8 @@ describe('the diff rules', () => {
     ['a member added by hand to spec.users (access field)', { users: ['carla'] }, { users: ['carla', 'mallory'] }, { 'f:users': { 'v:"mallory"': {} } }, 'update', true, 'added `"mallory"` to spec.users'],
     ['a role added by hand to spec.clusterRoles', { clusterRoles: [{ name: 'v' }] }, { clusterRoles: [{ name: 'v' }, { name: 'admin' }] }, { 'f:clusterRoles': { 'k:{"name":"admin"}': { '.': {}, 'f:name': {} } } }, 'update', true, 'added `{"name":"admin"}` to spec.clusterRoles'],
     ['an owner set by hand, git has none', {}, { owner: { user: 'eve' } }, { 'f:owner': { 'f:user': {} } }, 'update', true, 'added spec.owner.user'],
+    // A team created by hand under a name git declares, adopted by git's apply: its creator's break-glass entry goes (found by a review).
+    ['a break-glass user set by hand in spec.accessRequests, git has none', {}, { accessRequests: { breakGlass: { users: ['mallory'] } } }, { 'f:accessRequests': { 'f:breakGlass': { 'f:users': { 'v:"mallory"': {} } } } }, 'update', true, 'added `"mallory"` to spec.accessRequests.breakGlass.users'],
     ['a username set by hand (grants nothing)', {}, { username: 'bot' }, { 'f:username': {} }, 'unchanged', false, undefined],
   ])('%s', (_label, git, current, hand, type, drift, description) => {
     const owned = gitopsOwns({});

@@ -1,7 +1,7 @@
 /**
  * The ignore-fields annotation: field paths left out of diff and write. Two limits keep it from
  * hiding what a reviewer must see. The fields that define access (the schemas'
- * `x-teamkeys-authoritative` fields: a Team's users, groups, access, clusterRoles, owner; a key's
+ * `x-teamkeys-authoritative` fields: a Team's users, groups, access, clusterRoles, owner, accessRequests; a key's
  * user, team, scope, disabled, ttl, ...) cannot be ignored: validate refuses such an entry at its
  * file:line. And the reconciler's own annotations (ignore-fields itself, sync-strategy, key-secret,
  * ...) are never ignored, whatever entry covers them (`metadata.annotations`), so adding or changing
