@@ -11,6 +11,7 @@ import type { FederatedCredential } from '../api/types.js';
 import { FailureLimiter } from '../auth/failure-limit.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Registry } from '../registry/registry.js';
+import { teamBinding } from '../registry/team-binding.js';
 import type { AdmissionContext } from '../server/admission/chain.js';
 import type { Store } from '../store/types.js';
 import { claimsMismatch } from './claims-match.js';
@@ -139,6 +140,8 @@ export class TokenExchange {
     }
     if (matching.length > 1) throw invalidTarget(`the token matches more than one FederatedCredential: name one with ${credentialParameter}`);
     const rule = matching[0]!;
+    const stale = await this.staleTeam(rule);
+    if (stale) throw invalidGrant(stale);
     const ttl = Math.min(rule.spec.ttl ?? 3600, Math.floor(payload.exp! - now.getTime() / 1000));
     if (ttl < 1) throw invalidGrant('the token has expired');
     if (!(await this.uses.claim(issuer, payload.jti!, payload.exp! * 1000))) throw invalidGrant('the token was exchanged already: a job token is exchanged once (jti)');
@@ -149,6 +152,25 @@ export class TokenExchange {
       throw err;
     });
     return { access_token: minted.key, issued_token_type: accessTokenType, token_type: 'Bearer', expires_in: minted.ttlSeconds };
+  }
+
+  /**
+   * Why a rule for a team trusts nothing now, if it does not: the team it was bound to (by uid,
+   * registry/team-binding.ts) is gone, or being deleted, and a team created since under its name
+   * is another team. Until the garbage collector removes such a rule, a key it minted was bound to
+   * the new team and acted with its roles (found by a review); team keys are refused the same way
+   * (auth/authenticate.ts keyRefusal).
+   */
+  private async staleTeam(rule: FederatedCredential): Promise<string | undefined> {
+    const team = rule.spec.team;
+    if (!team) return undefined;
+    const bound = teamBinding(rule, team);
+    const live = await this.registry.teams.get(team).catch((err: unknown) => {
+      if (err instanceof ApiError && err.code === 404) return undefined;
+      throw err;
+    });
+    if (!bound || !live || live.metadata.uid !== bound.uid || live.metadata.deletionTimestamp) return `the FederatedCredential's team "${team}" was deleted: a team created since under its name is not the one the rule trusts`;
+    return undefined;
   }
 
   /** Forgets the records of tokens that have expired (the leader's maintenance), writing `through` its fenced store. */
