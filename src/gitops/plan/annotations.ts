@@ -1,9 +1,10 @@
+import { gitopsSourceAnnotation } from '../../api/gitops-source.js';
 import { keyDeliveredAnnotation } from '../../api/key-notices.js';
 
 /** The annotations the reconciler reads and writes. */
 export const annotations = {
   /** Marks an object as managed by a source (and only such objects may be pruned). */
-  source: 'gitops.management.service/source',
+  source: gitopsSourceAnnotation,
   /** `disabled`: never prune this object. */
   prune: 'gitops.management.service/prune',
   /** `replace`: write with PUT instead of a JSON patch. */

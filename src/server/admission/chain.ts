@@ -19,6 +19,7 @@ import { accessRequestsPlugin } from './access-requests.js';
 import { cascadePlugin } from './cascade.js';
 import { escalationPlugin } from './escalation.js';
 import { federatedKeysPlugin } from './federated-keys.js';
+import { gitopsSourcePlugin } from './gitops-source.js';
 import { keyQuotaPlugin } from './key-quota.js';
 import { loginKeysPlugin } from './login-keys.js';
 import { ownerReferencesPlugin, ownershipPlugin } from './owner-references.js';
@@ -54,10 +55,10 @@ export interface AdmissionPlugin {
   admit(req: AdmissionRequest, ctx: AdmissionContext): Verdict | Promise<Verdict>;
 }
 
-export type PluginName = 'login-keys' | 'federated-keys' | 'escalation' | 'key-quota' | 'ownership' | 'sign-in-tie' | 'owner-references' | 'cascade' | 'access-requests';
+export type PluginName = 'login-keys' | 'federated-keys' | 'escalation' | 'key-quota' | 'ownership' | 'gitops-source' | 'sign-in-tie' | 'owner-references' | 'cascade' | 'access-requests';
 
 /** The chain, in order: the first refusal ends it. */
-export const admissionChain: readonly AdmissionPlugin[] = [loginKeysPlugin, federatedKeysPlugin, escalationPlugin, accessRequestsPlugin, keyQuotaPlugin, ownershipPlugin, signInTiePlugin, ownerReferencesPlugin, cascadePlugin];
+export const admissionChain: readonly AdmissionPlugin[] = [loginKeysPlugin, federatedKeysPlugin, escalationPlugin, accessRequestsPlugin, keyQuotaPlugin, ownershipPlugin, gitopsSourcePlugin, signInTiePlugin, ownerReferencesPlugin, cascadePlugin];
 
 /** The first refusal of the chain, with the plugin that gave it, or undefined when the write is admitted. */
 export async function runAdmission(req: AdmissionRequest, ctx: AdmissionContext, exempt: readonly PluginName[] = []): Promise<{ plugin: PluginName; refusal: string | ApiError } | undefined> {
