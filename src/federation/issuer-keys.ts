@@ -10,6 +10,12 @@ import { Agent, fetch as undiciFetch } from 'undici';
 const issuerTimeoutMs = 5_000;
 /** How long a discovery document is kept before it is read again. */
 const discoveryMaxAgeMs = 3600_000;
+/**
+ * How long a failed discovery is remembered: exchanges meanwhile are answered 503 at once rather
+ * than each making the server ask an issuer that is down again (a review found every anonymous
+ * exchange naming a trusted issuer then cost an outbound request of up to 5 s).
+ */
+const failureRetryMs = 30_000;
 /** Issuers kept at once: rules name few; this bounds the memory should they name many. */
 const maxIssuers = 256;
 
@@ -24,6 +30,7 @@ export interface IssuerKeysOptions {
 interface Entry {
   keys: Promise<JWTVerifyGetKey>;
   at: number;
+  failed?: boolean;
 }
 
 export class IssuerKeys {
@@ -39,15 +46,17 @@ export class IssuerKeys {
     this.now = opts.now ?? (() => Date.now());
   }
 
-  /** The key resolver of an issuer; a failed discovery is forgotten, so the next exchange tries again. */
+  /** The key resolver of an issuer; a failed discovery is tried again once `failureRetryMs` has passed. */
   keysOf(issuer: string): Promise<JWTVerifyGetKey> {
     const known = this.entries.get(issuer);
-    if (known && this.now() - known.at < discoveryMaxAgeMs) return known.keys;
-    if (this.entries.size >= maxIssuers) this.entries.delete(this.entries.keys().next().value!);
+    if (known && this.now() - known.at < (known.failed ? failureRetryMs : discoveryMaxAgeMs)) return known.keys;
+    if (!known && this.entries.size >= maxIssuers) this.entries.delete(this.entries.keys().next().value!);
     const keys = this.discover(issuer);
-    this.entries.set(issuer, { keys, at: this.now() });
+    const entry: Entry = { keys, at: this.now() };
+    this.entries.set(issuer, entry);
     keys.catch(() => {
-      if (this.entries.get(issuer)?.keys === keys) this.entries.delete(issuer);
+      entry.failed = true;
+      entry.at = this.now();
     });
     return keys;
   }

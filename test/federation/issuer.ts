@@ -27,6 +27,10 @@ export interface TestIssuer {
   ca: string;
   /** Requests the JWKS endpoint answered. */
   jwksFetches: () => number;
+  /** Requests the discovery document answered. */
+  discoveryFetches: () => number;
+  /** Answers the discovery document 503 while true. */
+  failDiscovery(failing: boolean): void;
   /** A token with GitHub-like defaults, these claims over them, expiring in `ttl` seconds from `now`. */
   token(claims?: JWTPayload, opts?: { now?: Date; ttl?: number }): Promise<string>;
   foreignToken(claims?: JWTPayload, opts?: { now?: Date; ttl?: number }): Promise<string>;
@@ -61,9 +65,16 @@ export async function startIssuer(): Promise<TestIssuer> {
   let current = await signingKey();
   const foreign = await signingKey();
   let fetches = 0;
+  let discoveries = 0;
+  let discoveryFails = false;
   let url = '';
   const server: Server = createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
     res.setHeader('Content-Type', 'application/json');
+    if (req.url === '/.well-known/openid-configuration') discoveries++;
+    if (req.url === '/.well-known/openid-configuration' && discoveryFails) {
+      res.statusCode = 503;
+      return res.end('{}');
+    }
     if (req.url === '/.well-known/openid-configuration') return res.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks`, id_token_signing_alg_values_supported: ['RS256'] }));
     if (req.url === '/jwks') {
       fetches++;
@@ -89,6 +100,8 @@ export async function startIssuer(): Promise<TestIssuer> {
     url,
     ca: pems.cert,
     jwksFetches: () => fetches,
+    discoveryFetches: () => discoveries,
+    failDiscovery: (failing) => void (discoveryFails = failing),
     token: (claims, opts) => sign(current)(claims, opts),
     foreignToken: sign(foreign),
     rotate: async () => {
