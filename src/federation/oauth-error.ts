@@ -1,7 +1,9 @@
 /**
  * RFC 6749 section 5.2 errors, as the token endpoint answers them: a JSON body with `error` and
- * `error_description`. The description says which check failed, never which rules exist: the caller
- * of the exchange holds no key, so it may read no FederatedCredential.
+ * `error_description`. The description says which check failed. That tells a caller who holds no
+ * key whether some rule trusts an issuer, whether a rule of a name it guesses does, and, to anyone
+ * holding a token the issuer signed, the audiences and the claim names a named rule checks; never
+ * a rule's pinned values, team or scope (docs/federated.md, "What a refusal tells").
  */
 export type OAuthErrorCode = 'invalid_request' | 'invalid_grant' | 'invalid_target' | 'unsupported_grant_type' | 'temporarily_unavailable' | 'slow_down';
 
