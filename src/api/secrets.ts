@@ -6,6 +6,7 @@
  */
 import { hash } from 'node:crypto';
 import type { FieldCipher } from './field-cipher.js';
+import { scrubLastApplied } from './last-applied.js';
 import { isJsonMap, type KubeObject } from './types.js';
 
 /** The field of a stored object that holds its sealed secrets; never part of the API. */
@@ -49,6 +50,8 @@ function parentOf(obj: Record<string, unknown>, path: string[]): Record<string, 
  * previous value's hash stays as stored.
  */
 export function sealSecrets(obj: StoredApiObject, paths: string[][], cipher: FieldCipher, old?: StoredApiObject): { revealedKey?: string; rotated?: boolean } {
+  // kubectl's copy of the manifest in an annotation holds the same fields: cut from it too.
+  scrubLastApplied(obj, paths);
   // Bound to the object and field, so a ciphertext moved elsewhere does not open.
   const context = (dotted: string) => `${obj.metadata.uid ?? ''}/${dotted}`;
   const sealed: Sealed = {};

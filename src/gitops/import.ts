@@ -4,6 +4,7 @@
  * timestamps, managedFields, status) and every secret (the key, connectorData, OIDC tokens), so
  * that applying the files adopts the objects without changing a field.
  */
+import { lastAppliedAnnotation } from '../api/last-applied.js';
 import { isFederatedKey, isLoginKey } from '../api/key-types.js';
 import { stringify } from 'yaml';
 import { servedPlurals } from '../api/resources.js';
@@ -17,7 +18,7 @@ import { annotations } from './plan/annotations.js';
  * reconciler's record of a delivery (validate refuses it in git), which every key made by
  * `apply --key-dir` carries.
  */
-const droppedAnnotations = [annotations.source, annotations.keyDelivered, 'kubectl.kubernetes.io/last-applied-configuration'];
+const droppedAnnotations = [annotations.source, annotations.keyDelivered, lastAppliedAnnotation];
 const secretSpecFields = secretFieldPaths().filter((p) => p.startsWith('spec.')).map((p) => p.split('.').slice(1));
 
 export interface ImportedFile {

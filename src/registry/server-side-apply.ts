@@ -3,6 +3,7 @@
  * into the live object by the schema; it owns exactly the fields it applies; conflicts with other
  * managers are a 409 unless forced. Applying to a missing object creates it.
  */
+import { lastAppliedAnnotation } from '../api/last-applied.js';
 import { decodeObject, type Decoding } from '../api/decode.js';
 import { ApiError, badRequest, conflict } from '../api/errors.js';
 import { leavesOf, pathString, pathsOf } from '../api/fields/fieldset.js';
@@ -54,7 +55,6 @@ export function applyConflict(conflicts: Conflict[]): ApiError {
 }
 
 /** kubectl's client-side apply record of what it last applied. */
-const lastAppliedAnnotation = 'kubectl.kubernetes.io/last-applied-configuration';
 /** The manager of `kubectl apply --server-side`: the only one the upgrade path serves (others opt out by their name). */
 const kubectlManager = 'kubectl';
 
