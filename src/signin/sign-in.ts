@@ -65,7 +65,15 @@ const codeTtlMs = 2 * 60_000;
 const maxStateLength = 512;
 const maxRedirectLength = 1024;
 
-/** RFC 8252 7.3: the loopback redirect of a native app, on any port; http, as there is no certificate for it. */
+/**
+ * RFC 8252 7.3: the loopback redirect of a native app, on any port; http, as there is no certificate
+ * for it. Only the path `teamkeys login` listens on, `/callback`, with no query: any other path on a
+ * loopback port may be another program's, and `kubectl proxy` forwards paths into the cluster, so a
+ * link whose redirect named such a path sent the person's code to whoever runs behind it (found by
+ * a review).
+ */
+export const loopbackCallbackPath = '/callback';
+
 export function loopbackRedirect(value: unknown): string | undefined {
   if (typeof value !== 'string' || value.length > maxRedirectLength) return undefined;
   let url: URL;
@@ -75,7 +83,7 @@ export function loopbackRedirect(value: unknown): string | undefined {
     return undefined;
   }
   const loopback = ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
-  return url.protocol === 'http:' && loopback && url.port !== '' && !url.username && !url.password && !url.hash ? url.toString() : undefined;
+  return url.protocol === 'http:' && loopback && url.port !== '' && url.pathname === loopbackCallbackPath && !url.search && !url.username && !url.password && !url.hash ? url.toString() : undefined;
 }
 
 const cliRedirect = (to: string, params: Record<string, string>): Next => {
@@ -114,7 +122,7 @@ export class SignIn {
   /** Step 1: the provider's authorization URL for this CLI's request, and the cookie that carries the sign-in sealed (sealed-start.ts). */
   async start(query: Record<string, unknown>, callbackUrl: string, secure = true): Promise<{ url: string; setCookie: string }> {
     const redirectUri = loopbackRedirect(query.redirect_uri);
-    if (!redirectUri) throw badRequest('redirect_uri must be a loopback address of this machine with a port, like http://127.0.0.1:PORT/callback (RFC 8252)');
+    if (!redirectUri) throw badRequest('redirect_uri must be a loopback address of this machine with a port and the path /callback, like http://127.0.0.1:PORT/callback (RFC 8252)');
     if (query.code_challenge_method !== 'S256' || typeof query.code_challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(query.code_challenge)) {
       throw badRequest('code_challenge (S256 of a PKCE verifier) and code_challenge_method=S256 are required');
     }

@@ -162,5 +162,14 @@ describe('sign-in refusals', () => {
     const refused = await fetch(start, { dispatcher, redirect: 'manual' });
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain('redirect_uri must be a loopback address of this machine');
+    // A loopback port with another path may be another program's: kubectl proxy forwards
+    // /api/v1/.../proxy/... into the cluster, to whoever runs there (found by a review).
+    const port = new URL(redirectUri).port;
+    for (const other of [`http://127.0.0.1:${port}/api/v1/namespaces/x/services/http:grab:80/proxy/callback`, `http://127.0.0.1:${port}/callback?next=/elsewhere`, `http://localhost:${port}/`]) {
+      start.searchParams.set('redirect_uri', other);
+      const elsewhere = await fetch(start, { dispatcher, redirect: 'manual' });
+      expect(elsewhere.status, other).toBe(400);
+      expect(await elsewhere.text()).toContain('redirect_uri must be a loopback address of this machine with a port and the path /callback');
+    }
   });
 });
