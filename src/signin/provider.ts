@@ -25,7 +25,9 @@ export type ProviderTokens = client.TokenEndpointResponse & client.TokenEndpoint
 /** What a refresh with an upstream refresh token ends in: the identity now, or why not. */
 export type RefreshAnswer =
   | { outcome: 'refreshed'; username: string; identity: ConnectorIdentity; refreshToken: string }
-  | { outcome: 'refused' | 'unreachable'; reason: string };
+  | { outcome: 'refused'; reason: string }
+  /** `refreshToken`: the provider rotated the token before the failure; it is the one to keep. */
+  | { outcome: 'unreachable'; reason: string; refreshToken?: string };
 
 export class Provider {
   private config: Promise<client.Configuration> | undefined;
@@ -98,7 +100,10 @@ export class Provider {
       if ('refusal' in found) return { outcome: 'refused', reason: found.refusal };
       return { outcome: 'refreshed', ...found, refreshToken: tokens.refresh_token ?? refreshToken };
     } catch (err) {
-      return { outcome: 'unreachable', reason: describeError(err) };
+      // The token endpoint answered, so a provider that rotates refresh tokens has ended the one
+      // sent: the new one is kept even though the identity could not be read (userinfo down), or
+      // the next refresh would send a spent token and sign the person out (found by a review).
+      return { outcome: 'unreachable', reason: describeError(err), ...(tokens.refresh_token && tokens.refresh_token !== refreshToken ? { refreshToken: tokens.refresh_token } : {}) };
     }
   }
 }

@@ -135,6 +135,7 @@ export class IdentityRefresher {
     }
     if (!refreshToken) return { outcome: 'unreachable', reason: 'the identity provider gave no refresh token at sign-in (is offline_access allowed?)' };
     const answer = await this.provider.refresh(refreshToken, key.spec.identity?.userId);
+    if (answer.outcome === 'unreachable' && answer.refreshToken) return { outcome: 'unreachable', reason: answer.reason, connectorData: JSON.stringify({ refreshToken: answer.refreshToken } satisfies ConnectorData) };
     if (answer.outcome !== 'refreshed') return answer;
     // A key acts for one user: a provider that now names the person otherwise ends the key, never renames it.
     if (answer.username !== key.spec.user) return { outcome: 'refused', reason: `the identity provider now names this person ${answer.username}` };
@@ -154,7 +155,11 @@ export class IdentityRefresher {
         current.spec.identityRefresh = timestamp(now);
         delete annotations[refreshErrorAnnotation];
       } else if (outcome.outcome === 'refused') annotations[refusedAnnotation] = `${timestamp(now)}: ${outcome.reason}`;
-      else annotations[refreshErrorAnnotation] = `${timestamp(now)}: the identity provider could not be reached: ${outcome.reason}`;
+      else {
+        annotations[refreshErrorAnnotation] = `${timestamp(now)}: the identity provider could not be reached: ${outcome.reason}`;
+        // The rotated refresh token, kept though the identity was not read: the old one is spent.
+        if (outcome.connectorData && current.spec.identity) current.spec.identity = { ...current.spec.identity, connectorData: outcome.connectorData };
+      }
       current.metadata.annotations = annotations;
       try {
         await keys.update(name, current, { fieldManager: signInManager, auditAnnotations: { [refreshOutcomeAuditAnnotation]: outcome.outcome, ...('reason' in outcome ? { 'signin.management.service/refresh-reason': outcome.reason } : {}) } });
@@ -166,7 +171,7 @@ export class IdentityRefresher {
   }
 }
 
-type Attempt = { outcome: 'refreshed'; identity: ConnectorIdentity } | { outcome: 'refused' | 'unreachable'; reason: string };
+type Attempt = { outcome: 'refreshed'; identity: ConnectorIdentity } | { outcome: 'refused'; reason: string } | { outcome: 'unreachable'; reason: string; connectorData?: string };
 
 function hash(s: string): number {
   let h = 0;

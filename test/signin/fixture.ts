@@ -35,16 +35,19 @@ export interface TestProvider {
   forge(claims: { aud?: string; iss?: string } | undefined): Promise<void>;
   /** Refresh tokens the provider issued so far (to look for them where they must not be). */
   refreshTokens(): Promise<string[]>;
+  /** Userinfo answers 503 the next `times` requests (the token endpoint still answers). */
+  failUserinfo(times: number): Promise<void>;
   output(): string;
   stop(): Promise<void>;
 }
 
-export async function startProvider(): Promise<TestProvider> {
+/** `rotateRefreshTokens`: each refresh returns a new refresh token and ends the one sent, as Dex does by default. */
+export async function startProvider(opts: { rotateRefreshTokens?: boolean } = {}): Promise<TestProvider> {
   const { cert, key, dir } = selfSignedCert();
   const secret = 'provider-client-secret-for-tests';
   const clientSecretFile = join(dir, 'client-secret');
   writeFileSync(clientSecretFile, `${secret}\n`, { mode: 0o600 });
-  const child: ChildProcess = spawn(process.execPath, [join(here, 'provider.mjs'), '0', cert, key, secret], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [join(here, 'provider.mjs'), '0', cert, key, secret], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PROVIDER_ROTATE_REFRESH: opts.rotateRefreshTokens ? '1' : '' } });
   let output = '';
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const issuer = await new Promise<string>((resolve, reject) => {
@@ -74,6 +77,7 @@ export async function startProvider(): Promise<TestProvider> {
     forge: async (claims) => void (await adminCall('POST', '/admin/forge', claims)),
     up: async () => void (await adminCall('POST', '/admin/up')),
     refreshTokens: async () => (await adminCall('GET', '/admin/refresh-tokens')) as string[],
+    failUserinfo: async (times) => void (await adminCall('POST', '/admin/userinfo-fail', times)),
     output: () => output,
     stop: async () => {
       await dispatcher.close();

@@ -20,6 +20,8 @@ const [portArg, certFile, keyFile, clientSecret] = process.argv.slice(2);
 /** @type {Map<string, User>} */
 const users = new Map();
 let down = false;
+/** Userinfo answers 503 this many more times (a provider's brief outage after its token endpoint answered). */
+let failUserinfo = 0;
 /** Refresh token values (an opaque token's value is its jti), for the tests that look for them at rest. */
 const refreshTokens = [];
 /** When set, ID tokens from the token endpoint are re-signed (with the provider's own key) with these claims changed: another audience's or issuer's token. */
@@ -55,6 +57,8 @@ const provider = new Provider(issuer, {
   // Every scope's claims in the ID token too, as Dex and Keycloak put groups there.
   conformIdTokenClaims: false,
   issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+  // PROVIDER_ROTATE_REFRESH=1: each refresh returns a new refresh token and ends the old one (Dex's default).
+  rotateRefreshToken: process.env.PROVIDER_ROTATE_REFRESH === '1',
   features: { devInteractions: { enabled: true }, deviceFlow: { enabled: true } },
   cookies: { keys: ['throwaway-test-cookie-key'] },
   jwks: { keys: [signingKey] },
@@ -74,6 +78,7 @@ function admin(req, res) {
     if (req.method === 'PUT' && user) users.set(decodeURIComponent(user), JSON.parse(body));
     else if (path === '/admin/refresh-tokens') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(refreshTokens));
     else if (path === '/admin/forge') forge = body ? JSON.parse(body) : undefined;
+    else if (path === '/admin/userinfo-fail') failUserinfo = Number(body || '1');
     else if (path === '/admin/down') down = true;
     else if (path === '/admin/up') down = false;
     else return void res.writeHead(404).end();
@@ -85,6 +90,10 @@ const callback = provider.callback();
 server.on('request', (req, res) => {
   if (req.url?.startsWith('/admin/')) return admin(req, res);
   if (down) return void req.socket.destroy();
+  if (failUserinfo > 0 && req.url?.startsWith('/me')) {
+    failUserinfo--;
+    return void res.writeHead(503, { 'content-type': 'text/plain' }).end('userinfo briefly unavailable');
+  }
   if (forge && req.method === 'POST' && req.url === '/token') forgeIdToken(res);
   void callback(req, res);
 });
