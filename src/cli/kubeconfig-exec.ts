@@ -4,8 +4,8 @@
  * Entries of other names in F are kept; entries of the same name are replaced.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { chmod, writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { apiRoot } from '../api/resources.js';
 
@@ -40,6 +40,8 @@ export async function writeExecKubeconfig(path: string, server: string, caFile: 
   config.users = upsert(config.users, { name, user: { exec } });
   config.contexts = upsert(config.contexts, { name, context: { cluster: name, user: name } });
   config['current-context'] = name;
+  // ~/.kube need not exist yet on a fresh machine (kubectl makes it the same way).
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   await writeFile(path, stringify(config), { mode: 0o600 });
   await chmod(path, 0o600);
   return name;

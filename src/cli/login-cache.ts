@@ -33,10 +33,20 @@ export function cacheFile(server: string): string {
   return join(configDir(), 'logins', `${apiRoot(server).replace(/[^A-Za-z0-9.-]+/g, '_')}.json`);
 }
 
+/**
+ * The cached Login key of `server`, if the file holds one for that very server in full. Two servers
+ * may share a file name (characters outside [A-Za-z0-9.-] are flattened), and a key is never sent
+ * to a server it was not minted by: a file naming another server, or missing a field, is no cache
+ * (found by a review: one server's key was offered to another, and a file missing a field crashed
+ * `teamkeys credential`).
+ */
 export function readLogin(server: string): CachedLogin | undefined {
   try {
-    const parsed = JSON.parse(readFileSync(cacheFile(server), 'utf8')) as CachedLogin;
-    return typeof parsed.key === 'string' && typeof parsed.name === 'string' ? parsed : undefined;
+    const parsed = JSON.parse(readFileSync(cacheFile(server), 'utf8')) as Partial<Record<keyof CachedLogin, unknown>>;
+    const strings = ['server', 'name', 'key', 'user', 'expirationTimestamp'] as const;
+    if (strings.some((f) => typeof parsed[f] !== 'string') || typeof parsed.ttlSeconds !== 'number' || !Number.isFinite(parsed.ttlSeconds)) return undefined;
+    if (apiRoot(parsed.server as string) !== apiRoot(server)) return undefined;
+    return parsed as CachedLogin;
   } catch {
     return undefined;
   }
