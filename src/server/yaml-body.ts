@@ -32,7 +32,8 @@ function refusal(p: YamlProblem, lines: LineCounter, bodyBytes: number, limitByt
       return { error: `the decoded request body is larger than ${ceiling} bytes (${maxExpansion} times the ${bodyBytes} bytes sent, at most ${limitBytes})`, tooLarge: true };
     }
     default:
-      return { error: `the request body is not valid YAML: ${p.message}` };
+      // An unresolved alias is named in the YAML library's message, and the body may hold a key: not repeated.
+      return { error: `the request body is not valid YAML: ${/^Unresolved alias/.test(p.message) ? `an alias refers to no anchor before it ${at()}` : p.message}` };
   }
 }
 
