@@ -278,6 +278,14 @@ async function teamAccessKeys(req: Request, reply: FastifyReply, registry: Regis
 
 const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+/** The methods each subresource serves (its handler below refuses the rest too, after the body). */
+const statusMethods: readonly string[] = ['GET', 'PUT', 'PATCH'];
+const subresourceMethods: Record<string, readonly string[]> = {
+  'teams/accesskeys': ['GET'],
+  'ownedaccesskeys/rotation': ['POST'],
+  'accessrequests/approval': ['PUT'],
+};
+
 export function registerResourceRoutes(app: FastifyInstance, base: string, registry: Registry, watches: WatchHub, auth: AuthContext): void {
   const resolve = (req: Request) => {
     const r = registry.byPlural(req.params.resource);
@@ -285,10 +293,16 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
     return r;
   };
   const guardOf = (req: Request, r: ResourceRegistry) => new Guard(auth, identityOf(req), r.info.plural, req.socket.remoteAddress ?? '');
-  // After authentication (request-gate.ts) and before the body is read: the write's attributes.
+  // After authentication (request-gate.ts) and before the body is read: a method the subresource
+  // does not serve (405), then the write's attributes. A review found a PATCH of an approval read
+  // a body of up to 3 MiB before its 405.
   const beforeBody = async (req: Request) => {
     const r = resolve(req);
-    await authorizeBeforeBody(auth, guardOf(req, r), r, req.method, req.params.name, req.params.subresource);
+    const sub = req.params.subresource;
+    const served = sub === undefined ? undefined : subresourceMethods[`${r.info.plural}/${sub}`] ?? (sub === 'status' ? statusMethods : undefined);
+    if (sub !== undefined && !served) throw pathNotFound();
+    if (served && !served.includes(req.method)) throw methodNotAllowed(req.method, `${r.info.plural}/${req.params.name}/${sub}`);
+    await authorizeBeforeBody(auth, guardOf(req, r), r, req.method, req.params.name, sub);
   };
   const route = (url: string, handler: (req: Request, reply: FastifyReply) => Promise<unknown>) =>
     app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({ method: [...methods], url, config: { yamlBody: true }, onRequest: beforeBody, handler });

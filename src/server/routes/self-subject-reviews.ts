@@ -51,11 +51,12 @@ export function registerSelfSubjectReviewRoutes(app: FastifyInstance, prefix: st
       method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
       url,
       config: { yamlBody: true },
-      handler: async (req, reply) => {
-        // Reviews are only ever created, as in kube: nothing is stored, nothing to read back.
+      // Reviews are only ever created, as in kube: nothing is stored, nothing to read back. Refused
+      // before the body is read or decoded (a review found up to 3 MiB read, and YAML decoded, first).
+      onRequest: async (req) => {
         if (req.method !== 'POST') throw methodNotAllowed(req.method, url.split('/').pop()!);
-        return send(req, reply, 201, await handler(req));
       },
+      handler: async (req, reply) => send(req, reply, 201, await handler(req)),
     });
   const authn = `${prefix}/apis/${selfSubjectReviewGroups.authentication}/v1`;
   const authz = `${prefix}/apis/${selfSubjectReviewGroups.authorization}/v1`;
