@@ -93,6 +93,11 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
     if (count++ > 0) parts.push(comma);
     parts.push(json);
     lastKey = key;
+    // A reader who sees only some objects: a token whenever the page is full, whatever follows (list.ts).
+    if (match && plan.limit > 0 && count >= plan.limit) {
+      token = encodeContinue(range.revision, lastKey);
+      break;
+    }
   }
   const head = JSON.stringify(listHead(ctx, range.revision, token, remaining));
   // The newline a JSON body ends in (response-conventions.ts) is written here: appended later, it

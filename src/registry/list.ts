@@ -118,7 +118,10 @@ async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: num
       if (!matching[i]) continue;
       items.push(present(obj));
       if (limit > 0 && items.length >= limit) {
-        const more = i < page.items.length - 1 || page.continueAfter !== undefined;
+        // A reader who sees only some objects gets a token whenever its page is full: whether one
+        // follows would tell it that objects it may not see sort after its own (a review spelled a
+        // hidden key's name out that way). Its next page may be empty, as kube allows.
+        const more = match !== undefined || past !== undefined || i < page.items.length - 1 || page.continueAfter !== undefined;
         return more ? { items, revision, token: encodeContinue(revision, keyOf(ctx, obj.metadata.name!)) } : { items, revision };
       }
     }
