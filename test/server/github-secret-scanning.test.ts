@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/api/key-format.js';
 import { startInProcess, type InProcess } from '../support/in-process.js';
+import { statusBeforeBody } from '../support/before-body.js';
 
 const json = { 'Content-Type': 'application/json' };
 const keyId = 'test-key-1';
@@ -97,6 +98,12 @@ describe('POST /auth/secret-scanning/github', () => {
     }
     expect(await works(key)).toBe(200);
     expect(await disabledReason('still-fine')).toBeUndefined();
+  });
+
+  it('an alert without the signature headers is 401 before its body is read', async () => {
+    // A review found up to 3 MiB read first: the headers alone decide this refusal.
+    expect(await statusBeforeBody(s.base, '/auth/secret-scanning/github', 'POST', {})).toBe('HTTP/1.1 401 Unauthorized');
+    expect(await statusBeforeBody(s.base, '/auth/secret-scanning/github', 'POST', { 'Github-Public-Key-Identifier': keyId })).toBe('HTTP/1.1 401 Unauthorized');
   });
 
   it("GitHub's keys are fetched once and cached across alerts", async () => {

@@ -5,26 +5,14 @@
  * decoded, before such refusals). Checked on a raw socket that announces a large body and never
  * sends it.
  */
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
+import { statusBeforeBody } from '../support/before-body.js';
 
 const keyOf = (who: string) => `${who[0]!.toUpperCase()}${who.slice(1)}Key${'k'.repeat(40)}`;
 
-/** The status line the server answers with while the announced body is withheld, or 'no answer' within `ms`. */
-function statusBeforeBody(base: string, path: string, method: string, token: string, ms = 3000, type = 'application/json'): Promise<string> {
-  const url = new URL(`${base}${path}`);
-  return new Promise((resolve) => {
-    const socket = connect(Number(url.port), url.hostname);
-    const timer = setTimeout(() => (socket.destroy(), resolve('no answer')), ms);
-    socket.once('data', (d: Buffer) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(d.toString().split('\r\n')[0]!);
-    });
-    socket.write(`${method} ${url.pathname} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: ${type}\r\nContent-Length: 2000000\r\n\r\n`);
-  });
-}
+/** As statusBeforeBody, with a bearer key and a content type. */
+const before = (base: string, path: string, method: string, token: string, ms = 3000, type = 'application/json') => statusBeforeBody(base, path, method, { Authorization: `Bearer ${token}`, 'Content-Type': type }, ms);
 
 describe('routes, before the body', () => {
   let server: InProcess;
@@ -37,23 +25,23 @@ describe('routes, before the body', () => {
   afterAll(() => server.close());
 
   it('answers 403 to a key that may not read it, and 405 to a write by one that may, without the body', async () => {
-    expect(await statusBeforeBody(server.base, path, 'POST', keyOf('ana'))).toBe('HTTP/1.1 403 Forbidden');
-    expect(await statusBeforeBody(server.base, path, 'PUT', adminKey)).toBe('HTTP/1.1 405 Method Not Allowed');
+    expect(await before(server.base, path, 'POST', keyOf('ana'))).toBe('HTTP/1.1 403 Forbidden');
+    expect(await before(server.base, path, 'PUT', adminKey)).toBe('HTTP/1.1 405 Method Not Allowed');
     // A read by an administrator is served as before.
     expect((await server.fetch(`${server.base}${path}?limit=1`)).status).toBe(200);
   });
 
   it('answers 405 for a method a subresource does not serve, and 404 for a subresource there is not, without the body', async () => {
     const api = '/kubernetes/management/apis/management.service/v1';
-    expect(await statusBeforeBody(server.base, `${api}/accessrequests/r1/approval`, 'PATCH', adminKey, 3000, 'application/apply-patch+yaml')).toBe('HTTP/1.1 405 Method Not Allowed');
-    expect(await statusBeforeBody(server.base, `${api}/ownedaccesskeys/ana-key/rotation`, 'PUT', adminKey)).toBe('HTTP/1.1 405 Method Not Allowed');
-    expect(await statusBeforeBody(server.base, `${api}/teams/t1/accesskeys`, 'POST', adminKey)).toBe('HTTP/1.1 405 Method Not Allowed');
-    expect(await statusBeforeBody(server.base, `${api}/teams/t1/nothing`, 'POST', adminKey)).toBe('HTTP/1.1 404 Not Found');
+    expect(await before(server.base, `${api}/accessrequests/r1/approval`, 'PATCH', adminKey, 3000, 'application/apply-patch+yaml')).toBe('HTTP/1.1 405 Method Not Allowed');
+    expect(await before(server.base, `${api}/ownedaccesskeys/ana-key/rotation`, 'PUT', adminKey)).toBe('HTTP/1.1 405 Method Not Allowed');
+    expect(await before(server.base, `${api}/teams/t1/accesskeys`, 'POST', adminKey)).toBe('HTTP/1.1 405 Method Not Allowed');
+    expect(await before(server.base, `${api}/teams/t1/nothing`, 'POST', adminKey)).toBe('HTTP/1.1 404 Not Found');
   });
 
   it('answers 405 to a self-subject review that is not a create, without the body or its YAML decoded', async () => {
     for (const [group, kind] of [['authentication.k8s.io', 'selfsubjectreviews'], ['authorization.k8s.io', 'selfsubjectaccessreviews'], ['authorization.k8s.io', 'selfsubjectrulesreviews']]) {
-      expect(await statusBeforeBody(server.base, `/kubernetes/management/apis/${group}/v1/${kind}`, 'PUT', keyOf('ana'), 3000, 'application/yaml')).toBe('HTTP/1.1 405 Method Not Allowed');
+      expect(await before(server.base, `/kubernetes/management/apis/${group}/v1/${kind}`, 'PUT', keyOf('ana'), 3000, 'application/yaml')).toBe('HTTP/1.1 405 Method Not Allowed');
     }
   });
 });

@@ -55,13 +55,24 @@ async function verified(req: FastifyRequest, keys: GitHubKeys): Promise<boolean>
 }
 
 export function registerGitHubScanningRoute(app: FastifyInstance, registry: Registry, keys: GitHubKeys, budget: FailureLimiter, now: () => Date): void {
-  app.post(gitHubScanningPath, async (req, reply) => {
+  const unsigned = () => new ApiError(401, 'Unauthorized', 'the alert is not signed by a key GitHub publishes for secret scanning');
+  app.post(gitHubScanningPath, {
+    // What the headers decide is decided before the body is read: an address past its budget, an
+    // alert without GitHub's signature headers (a review found up to 3 MiB read first).
+    onRequest: async (req) => {
+      const address = req.socket.remoteAddress ?? '';
+      const wait = budget.retryAfter(address);
+      if (wait !== undefined) throw tooManyRequests('too many unverified secret scanning alerts from this address; try again later', wait);
+      if (typeof req.headers['github-public-key-identifier'] !== 'string' || typeof req.headers['github-public-key-signature'] !== 'string') {
+        budget.fail(address);
+        throw unsigned();
+      }
+    },
+  }, async (req, reply) => {
     const address = req.socket.remoteAddress ?? '';
-    const wait = budget.retryAfter(address);
-    if (wait !== undefined) throw tooManyRequests('too many unverified secret scanning alerts from this address; try again later', wait);
     if (!(await verified(req, keys))) {
       budget.fail(address);
-      throw new ApiError(401, 'Unauthorized', 'the alert is not signed by a key GitHub publishes for secret scanning');
+      throw unsigned();
     }
     const feedback = [];
     for (const m of matchesOf(req.body as Buffer)) {
