@@ -11,6 +11,7 @@ import { sign } from '../../src/daemon/webhook.js';
 import { root } from '../support/cli.js';
 import { startServe, type Served } from '../server/serve-process.js';
 import { eventually } from '../support/eventually.js';
+import { statusBeforeBody } from '../support/before-body.js';
 
 const secret = 'webhook-secret-for-tests';
 const keyOf = (name: string) => `Endpoint${name}${'e'.repeat(40)}`;
@@ -66,6 +67,12 @@ describe('endpoints on the API listener', () => {
     await eventually('the sync report is served', async () => (await call('/sync/report', served.adminKey)).status === 200, 20_000);
     expect(await (await call('/sync/report', served.adminKey)).json()).toHaveProperty('objects');
     expect(await (await call('/version')).json()).toMatchObject({ major: expect.any(String), minor: expect.any(String), gitVersion: expect.stringContaining('teamkeys') });
+  });
+
+  it('POST /sync without a signature is judged by its key before its body is read', async () => {
+    // A review found up to 3 MiB read before the 401 or 403.
+    expect(await statusBeforeBody(base, '/sync', 'POST', {})).toBe('HTTP/1.1 401 Unauthorized');
+    expect(await statusBeforeBody(base, '/sync', 'POST', { Authorization: `Bearer ${keyOf('vic')}` })).toBe('HTTP/1.1 403 Forbidden');
   });
 
   it('POST /sync with a valid webhook signature needs no key; a forged one is refused even with no key', async () => {

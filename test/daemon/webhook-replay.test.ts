@@ -15,6 +15,7 @@ import { buildDaemon } from '../../src/cli/daemon-build.js';
 import { registerDaemonRoutes } from '../../src/daemon/routes.js';
 import { sign } from '../../src/daemon/webhook.js';
 import { teamkeys } from '../support/cli.js';
+import { statusBeforeBody } from '../support/before-body.js';
 import { eventually, metric, startWatch, type Watcher } from './watch-process.js';
 
 describe('teamkeys watch with a webhook secret', () => {
@@ -40,6 +41,10 @@ describe('teamkeys watch with a webhook secret', () => {
   afterAll(async () => {
     await w.stop();
     rmSync(work, { recursive: true, force: true });
+  });
+
+  it('answers a /sync without a signature 401 before its body is read', async () => {
+    expect(await statusBeforeBody(w.url, '/sync', 'POST', {})).toBe('HTTP/1.1 401 Unauthorized');
   });
 
   it('serves the report only to a request bearing the webhook secret', async () => {
