@@ -134,8 +134,10 @@ export class Authorizer {
     const team = spec.team === undefined ? undefined : this.teams.get(spec.team);
     // The team holding the name now must be the one a stored request was asked of: the owner or an
     // approver of a team re-created under the name neither reads, reviews nor deletes the requests
-    // of the one before (a break-glass use owing its review among them). A request being created
-    // has no creation time yet, and the server binds it to the team as it is (request-binding.ts).
+    // of the one before (a break-glass use owing its review among them). A request being created is
+    // judged with its creation time set and the binding the client sent, if any (the server then
+    // binds it to the team as it is: request-binding.ts); without a creation time it is a body not
+    // yet stored, judged by the team as it is.
     const stored = req.metadata.creationTimestamp !== undefined;
     if (!team || !grantsAnything(team) || (stored && !madeOf(bindingOf(req as AccessRequest), team))) return;
     if (subresource === undefined && !own) this.teamGrants(who, team, undefined, (vs, because) => vs.includes('update') && emit(['create'], { kind: 'teamAdder', team: spec.team!, because }));

@@ -50,7 +50,7 @@ describe('a key git declares, created on the server first by someone else', () =
       expect.objectContaining({
         line: 6,
         message:
-          'OwnedAccessKey "deploy-prod" exists on the server for user "mallory", not managed by this source: adopting it for team "prod" would give its value, which its creator knows, that holder\'s rights. Delete the key on the server (apply then creates it with a new value) or give it another name in git',
+          'OwnedAccessKey "deploy-prod" acts for user "mallory" on the server: giving it to team "prod" would keep its value, which whoever held it knows, and give that value the new holder\'s rights. Delete the key on the server (apply then creates it with a new value) or give it another name in git',
       }),
     ]);
     const live = (await (await server.fetch(`${server.api}/ownedaccesskeys/deploy-prod`)).json()) as { spec: { user?: string; team?: string } };
@@ -62,6 +62,23 @@ describe('a key git declares, created on the server first by someone else', () =
     expect((await server.fetch(`${server.api}/ownedaccesskeys/deploy-prod`, { method: 'DELETE' })).status).toBe(200);
     expect((await run()).outcome).toBe('applied');
     expect((await fetch(`${server.api}/teams/prod`, { headers: { Authorization: `Bearer ${squatted}` } })).status).toBe(401);
+  });
+
+  it('is not given another holder when it carries this source\'s annotation either: anyone may put it on a key of their own', async () => {
+    const squatted = `Squat${'s'.repeat(40)}`;
+    const made = await server.fetch(`${server.api}/ownedaccesskeys`, {
+      method: 'POST',
+      headers: { ...json, Authorization: `Bearer ${keyOf('mallory')}` },
+      body: JSON.stringify({ metadata: { name: 'release-prod', annotations: { 'gitops.management.service/source': 'prod-keys' } }, spec: { user: 'mallory', key: squatted } }),
+    });
+    expect(made.status).toBe(201);
+    writeFileSync(join(source, 'release.yaml'), 'apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata:\n  name: release-prod\nspec:\n  team: prod\n');
+    const report = await run();
+    expect(report.outcome).toBe('invalid');
+    expect(report.errors.map((e) => e.message)).toEqual([expect.stringContaining('OwnedAccessKey "release-prod" acts for user "mallory" on the server')]);
+    expect((await fetch(`${server.api}/ownedaccesskeys/admin`, { headers: { Authorization: `Bearer ${squatted}` } })).status).toBe(403);
+    expect((await server.fetch(`${server.api}/ownedaccesskeys/release-prod`, { method: 'DELETE' })).status).toBe(200);
+    expect((await run()).outcome).toBe('applied');
   });
 
   it('is adopted for the holder it has, as import then apply does', async () => {
