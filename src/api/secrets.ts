@@ -6,7 +6,7 @@
  */
 import { hash } from 'node:crypto';
 import type { FieldCipher } from './field-cipher.js';
-import { scrubLastApplied } from './last-applied.js';
+import { lastAppliedAnnotation } from './last-applied.js';
 import { isJsonMap, type KubeObject } from './types.js';
 
 /** The field of a stored object that holds its sealed secrets; never part of the API. */
@@ -40,6 +40,37 @@ function parentOf(obj: Record<string, unknown>, path: string[]): Record<string, 
     node = node[part];
   }
   return isJsonMap(node) ? node : undefined;
+}
+
+/**
+ * Removes the write-only fields at `paths` from the object's last-applied record (kubectl's copy of
+ * the manifest: last-applied.ts), in place. A record that is not a JSON object is not kubectl's and
+ * cannot be cut: it is dropped.
+ */
+function scrubLastApplied(obj: KubeObject, paths: string[][]): void {
+  const annotations = obj.metadata.annotations;
+  const text = annotations?.[lastAppliedAnnotation];
+  if (!annotations || text === undefined || paths.length === 0) return;
+  let config: unknown;
+  try {
+    config = JSON.parse(text);
+  } catch {
+    config = undefined;
+  }
+  if (!isJsonMap(config)) {
+    delete annotations[lastAppliedAnnotation];
+    return;
+  }
+  let cut = false;
+  for (const path of paths) {
+    const parent = parentOf(config, path);
+    const leaf = path[path.length - 1]!;
+    if (parent && leaf in parent) {
+      delete parent[leaf];
+      cut = true;
+    }
+  }
+  if (cut) annotations[lastAppliedAnnotation] = `${JSON.stringify(config)}\n`;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { FederatedCredential } from '../api/types.js';
 import { FailureLimiter } from '../auth/failure-limit.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Registry } from '../registry/registry.js';
-import { teamBinding } from '../registry/team-binding.js';
+import { currentBinding, teamBinding } from '../registry/team-binding.js';
 import type { AdmissionContext } from '../server/admission/chain.js';
 import type { Store } from '../store/types.js';
 import { claimsMismatch } from './claims-match.js';
@@ -165,11 +165,9 @@ export class TokenExchange {
     const team = rule.spec.team;
     if (!team) return undefined;
     const bound = teamBinding(rule, team);
-    const live = await this.registry.teams.get(team).catch((err: unknown) => {
-      if (err instanceof ApiError && err.code === 404) return undefined;
-      throw err;
-    });
-    if (!bound || !live || live.metadata.uid !== bound.uid || live.metadata.deletionTimestamp) return `the FederatedCredential's team "${team}" was deleted: a team created since under its name is not the one the rule trusts`;
+    // The binding a key written now would get (missing or terminating: a reason instead).
+    const live = await currentBinding(this.registry.teams.ctx, team);
+    if (!bound || typeof live === 'string' || live.uid !== bound.uid) return `the FederatedCredential's team "${team}" was deleted: a team created since under its name is not the one the rule trusts`;
     return undefined;
   }
 

@@ -54,7 +54,6 @@ export function applyConflict(conflicts: Conflict[]): ApiError {
   });
 }
 
-/** kubectl's client-side apply record of what it last applied. */
 /** The manager of `kubectl apply --server-side`: the only one the upgrade path serves (others opt out by their name). */
 const kubectlManager = 'kubectl';
 
