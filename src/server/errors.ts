@@ -17,13 +17,14 @@ const reasons: Record<number, StatusReason> = {
   429: 'TooManyRequests',
 };
 
-export function toHttpApiError(err: unknown): ApiError {
+/** `limit`: the body limit of the route that refused the body (sign-in and the token exchange take 64 KiB, not 3 MiB). */
+export function toHttpApiError(err: unknown, limit = maxBodyBytes): ApiError {
   if (err instanceof ApiError) return err;
   // Storage out of reach outside the registry's calls (authentication reads keys too): still a 503.
   if (isUnavailable(err)) return unavailable(err);
   const e = err as Partial<FastifyError> & { status?: number; type?: string };
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.type === 'entity.too.large') {
-    return tooLarge(`the request body is larger than the limit of ${maxBodyBytes} bytes`);
+    return tooLarge(`the request body is larger than the limit of ${limit} bytes`);
   }
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'UnsupportedMediaType', e.message ?? 'unsupported media type');
   const code = e.statusCode ?? e.status;
@@ -35,7 +36,7 @@ export function toHttpApiError(err: unknown): ApiError {
 }
 
 export function handleError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
-  const apiErr = toHttpApiError(err);
+  const apiErr = toHttpApiError(err, req.routeOptions?.bodyLimit);
   // Storage out of reach is an outage, reported by /readyz and the store's own warnings; a 504 is a
   // read at a revision not reached yet (the client retries); anything else is a bug.
   if (apiErr.code === 503) req.log.warn({ err }, 'request failed: storage unavailable');

@@ -39,6 +39,35 @@ describe('routes, before the body', () => {
     expect(await before(server.base, `${api}/teams/t1/nothing`, 'POST', adminKey)).toBe('HTTP/1.1 404 Not Found');
   });
 
+  it('answers 415 to a media type the method does not take, after the key is judged, without the body', async () => {
+    const api = '/kubernetes/management/apis/management.service/v1';
+    expect(await before(server.base, `${api}/teams`, 'POST', adminKey, 3000, 'text/plain')).toBe('HTTP/1.1 415 Unsupported Media Type');
+    expect(await before(server.base, `${api}/teams/t1`, 'PATCH', adminKey, 3000, 'application/strategic-merge-patch+json')).toBe('HTTP/1.1 415 Unsupported Media Type');
+    expect(await before(server.base, `${api}/teams/t1/status`, 'PATCH', adminKey, 3000, 'application/apply-patch+yaml')).toBe('HTTP/1.1 415 Unsupported Media Type');
+    expect(await before(server.base, `${api}/ownedaccesskeys/ana-key/rotation`, 'POST', adminKey, 3000, 'application/merge-patch+json')).toBe('HTTP/1.1 415 Unsupported Media Type');
+    // The key first: a caller who may not write learns nothing from the media type.
+    expect(await before(server.base, `${api}/teams/t1`, 'PUT', keyOf('ana'), 3000, 'text/plain')).toMatch(/^HTTP\/1.1 (403|404) /);
+    // A method the route does not serve stays a 405, whatever the body's type.
+    expect(await before(server.base, `${api}/teams/t1`, 'POST', adminKey, 3000, 'text/plain')).toBe('HTTP/1.1 405 Method Not Allowed');
+    // A media type the method takes still waits for its body.
+    expect(await before(server.base, `${api}/teams`, 'POST', adminKey, 500, 'application/yaml')).toBe('no answer');
+    // Its Status names what it takes.
+    const res = await server.fetch(`${server.api}/teams/t1`, { method: 'PATCH', headers: { 'Content-Type': 'application/strategic-merge-patch+json' }, body: '{}' });
+    expect(res.status).toBe(415);
+    const status = (await res.json()) as { reason: string; message: string };
+    expect(status.reason).toBe('UnsupportedMediaType');
+    expect(status.message).toContain('application/merge-patch+json');
+  });
+
+  it("names the route's own limit in a 413: 64 KiB on the anonymous token exchange, 3 MiB on the API", async () => {
+    const token = await fetch(`${server.base}/auth/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'x'.repeat(65 * 1024) });
+    expect(token.status).toBe(413);
+    expect(((await token.json()) as { message: string }).message).toBe('Request entity too large: the request body is larger than the limit of 65536 bytes');
+    const api = await server.fetch(`${server.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: 'x'.repeat(3 * 1024 * 1024 + 1) });
+    expect(api.status).toBe(413);
+    expect(((await api.json()) as { message: string }).message).toBe('Request entity too large: the request body is larger than the limit of 3145728 bytes');
+  });
+
   it('answers 405 to a self-subject review that is not a create, without the body or its YAML decoded', async () => {
     for (const [group, kind] of [['authentication.k8s.io', 'selfsubjectreviews'], ['authorization.k8s.io', 'selfsubjectaccessreviews'], ['authorization.k8s.io', 'selfsubjectrulesreviews']]) {
       expect(await before(server.base, `/kubernetes/management/apis/${group}/v1/${kind}`, 'PUT', keyOf('ana'), 3000, 'application/yaml')).toBe('HTTP/1.1 405 Method Not Allowed');

@@ -9,7 +9,7 @@ import type { ResourceRegistry } from '../../registry/resource-registry.js';
 import type { Requester } from '../../registry/write-observer.js';
 import { seesEverything } from '../../auth/authorize.js';
 import type { Verb } from '../../auth/roles.js';
-import { bodyTypeOf, negotiate, parseBody } from '../content.js';
+import { bodyTypeOf, negotiate, parseBody, type BodyType } from '../content.js';
 import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
 import { authorizeBeforeBody } from '../auth/before-body.js';
@@ -286,6 +286,22 @@ const subresourceMethods: Record<string, readonly string[]> = {
   'accessrequests/approval': ['PUT'],
 };
 
+/** Whether a request has a body to read: a length above zero, or chunks. */
+const announcesBody = (req: Request) => (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
+
+/**
+ * The media types a served method of a route takes (the handlers below check the same, once the
+ * body is read), or none where the method is not served: that is a 405 from the handler, not a 415.
+ */
+function acceptedBodies(method: string, name: string | undefined, sub: string | undefined): BodyType[] | undefined {
+  const objects: BodyType[] = ['json', 'yaml'];
+  if (method === 'DELETE') return sub === undefined ? objects : undefined;
+  if (name === undefined) return method === 'POST' ? objects : undefined;
+  if (sub === undefined) return method === 'PUT' ? objects : method === 'PATCH' ? ['json-patch', 'merge-patch', 'apply-patch'] : undefined;
+  if (sub === 'status') return method === 'PUT' ? objects : method === 'PATCH' ? ['json-patch', 'merge-patch'] : undefined;
+  return method === 'POST' || method === 'PUT' ? objects : undefined;
+}
+
 export function registerResourceRoutes(app: FastifyInstance, base: string, registry: Registry, watches: WatchHub, auth: AuthContext): void {
   const resolve = (req: Request) => {
     const r = registry.byPlural(req.params.resource);
@@ -303,6 +319,9 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
     if (sub !== undefined && !served) throw pathNotFound();
     if (served && !served.includes(req.method)) throw methodNotAllowed(req.method, `${r.info.plural}/${req.params.name}/${sub}`);
     await authorizeBeforeBody(auth, guardOf(req, r), r, req.method, req.params.name, sub);
+    // Then the media type, which the headers decide too (a review found 3 MiB read before a 415).
+    const accepted = announcesBody(req) ? acceptedBodies(req.method, req.params.name, sub) : undefined;
+    if (accepted) bodyTypeOf(req.headers['content-type'], accepted);
   };
   const route = (url: string, handler: (req: Request, reply: FastifyReply) => Promise<unknown>) =>
     app.route<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>({ method: [...methods], url, config: { yamlBody: true }, onRequest: beforeBody, handler });
