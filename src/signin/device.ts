@@ -46,11 +46,21 @@ export class DeviceSignIn {
     private readonly maxPerClient = defaultMaxWaitingPerClient,
   ) {}
 
+  /**
+   * The refusal a start from `client` would meet now, if any. The route asks before it reads the
+   * body (an anonymous client at its bound has its body neither read nor parsed); start asks again.
+   */
+  refusal(client: string): ApiError | undefined {
+    if ((this.byClient.get(client) ?? 0) >= this.maxPerClient) return tooManyRequests(`too many device sign-ins from this address are waiting for approval (at most ${this.maxPerClient}); try again in a minute`, 60);
+    if (this.waiting >= this.maxWaiting) return tooManyRequests('too many device sign-ins are waiting for approval; try again in a minute', 60);
+    return undefined;
+  }
+
   async start(body: Record<string, unknown>, client = ''): Promise<DeviceStart> {
     if (typeof body.code_challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(body.code_challenge)) throw badRequest('code_challenge (S256 of a PKCE verifier) is required');
     // Counted before the first await, so concurrent starts cannot all pass the bounds.
-    if ((this.byClient.get(client) ?? 0) >= this.maxPerClient) throw tooManyRequests(`too many device sign-ins from this address are waiting for approval (at most ${this.maxPerClient}); try again in a minute`, 60);
-    if (this.waiting >= this.maxWaiting) throw tooManyRequests('too many device sign-ins are waiting for approval; try again in a minute', 60);
+    const refused = this.refusal(client);
+    if (refused) throw refused;
     this.waiting++;
     this.byClient.set(client, (this.byClient.get(client) ?? 0) + 1);
     const done = () => {

@@ -47,6 +47,14 @@ describe('teamkeys watch with a webhook secret', () => {
     expect(await statusBeforeBody(w.url, '/sync', 'POST', {})).toBe('HTTP/1.1 401 Unauthorized');
   });
 
+  it('answers a path or method it does not serve 404 before the body is read, as a Status', async () => {
+    expect(await statusBeforeBody(w.url, '/nope', 'POST', {})).toBe('HTTP/1.1 404 Not Found');
+    expect(await statusBeforeBody(w.url, '/healthz', 'PUT', {})).toBe('HTTP/1.1 404 Not Found');
+    const res = await fetch(`${w.url}/nope`, { method: 'POST', body: 'x' });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ kind: 'Status', code: 404, reason: 'NotFound' });
+  });
+
   it('serves the report only to a request bearing the webhook secret', async () => {
     const anonymous = await fetch(`${w.url}/sync/report`);
     expect(anonymous.status).toBe(401);

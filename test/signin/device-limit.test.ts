@@ -13,6 +13,10 @@ import { defaultConnectorName, defaultGroupsClaim, defaultUsernameClaim } from '
 import { s256 } from '../../src/signin/pending.js';
 import { Provider } from '../../src/signin/provider.js';
 import { SignIn } from '../../src/signin/sign-in.js';
+import Fastify from 'fastify';
+import { registerSignInRoutes } from '../../src/server/routes/signin.js';
+import { handleError } from '../../src/server/errors.js';
+import { statusBeforeBody } from '../support/before-body.js';
 import { startProvider, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
@@ -48,5 +52,29 @@ describe('device sign-ins waiting for approval', () => {
     const refused = await device.start(body, '192.0.2.1').catch((err: unknown) => err);
     expect(refused).toMatchObject({ code: 429, message: 'too many device sign-ins from this address are waiting for approval (at most 2); try again in a minute' });
     await expect(device.start(body, '192.0.2.2')).resolves.toMatchObject({ user_code: expect.any(String) });
+  }, 30_000);
+
+  it('the route refuses an address at its bound before reading the body', async () => {
+    const signIn = signInFor(provider);
+    const device = new DeviceSignIn(signIn, 10, 2);
+    const app = Fastify({ bodyLimit: 4 * 1024 * 1024 });
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    app.setErrorHandler(handleError);
+    registerSignInRoutes(app, signIn, device);
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const start = () => fetch(`${base}/auth/device`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code_challenge: s256('v'.repeat(43)) }) });
+      expect((await start()).status).toBe(200);
+      // Below the bound, the route waits for the body it was promised.
+      expect(await statusBeforeBody(base, '/auth/device', 'POST', {}, 500)).toBe('no answer');
+      expect((await start()).status).toBe(200);
+      expect(await statusBeforeBody(base, '/auth/device', 'POST', {})).toBe('HTTP/1.1 429 Too Many Requests');
+      const refused = await start();
+      expect([refused.status, refused.headers.get('retry-after')]).toEqual([429, '60']);
+      expect(((await refused.json()) as { message: string }).message).toBe('too many device sign-ins from this address are waiting for approval (at most 2); try again in a minute');
+    } finally {
+      await app.close();
+    }
   }, 30_000);
 });

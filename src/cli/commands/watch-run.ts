@@ -19,6 +19,11 @@ export async function watch(f: WatchFlags): Promise<void> {
   const app = Fastify({ loggerInstance: log, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  // A path or method nobody serves is answered from its headers: fastify's not-found route would
+  // read the body first, from anyone (this listener has no key to ask for).
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.is404) return reply.code(404).type('application/json').send({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' });
+  });
   registerDaemonRoutes(app, daemon, metrics, { health: true, ...(config.webhookSecret ? { webhookSecret: config.webhookSecret } : {}) });
   await app.listen({ host: listen.host, port: listen.port });
   const address = app.server.address();

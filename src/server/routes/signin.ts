@@ -61,7 +61,13 @@ export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, devic
     return html(reply, next.status, 'Cannot sign in', next.message);
   });
 
-  app.post(`${authPrefix}/device`, async (req, reply) => {
+  app.post(`${authPrefix}/device`, {
+    // The address's bound is the headers' to decide: a client at it has no body read.
+    onRequest: async (req) => {
+      const refused = device.refusal(req.socket.remoteAddress ?? '');
+      if (refused) throw refused;
+    },
+  }, async (req, reply) => {
     const started = await device.start(jsonBody(req), req.socket.remoteAddress ?? '').catch((err: unknown) => {
       throw unreachable(err);
     });
