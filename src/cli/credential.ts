@@ -52,12 +52,23 @@ export async function runCredential(args: string[]): Promise<number> {
     return 1;
   }
   let login = readLogin(server);
+  const caFile = flag(args, 'ca-file');
+  // Given to this very kubectl already: client-go runs the plugin again after a 401 to that key.
+  if (loginValid(login) && login.handedTo === process.ppid) {
+    const { checkKey } = await import('./credential-check.js');
+    const checked = await checkKey(server, login.key, caFile);
+    if (checked.verdict === 'refused') {
+      login = { ...login, refused: checked.message };
+      writeLogin(login);
+    }
+  }
+  const refused = login?.refused !== undefined ? login : undefined;
   if (!loginValid(login)) {
-    const caFile = flag(args, 'ca-file');
     if (!interactive()) {
       // A command that works as printed: with the CA the kubeconfig trusts the server by.
       const command = ['teamkeys', 'login', '--server', server, ...(caFile ? ['--ca-file', caFile] : [])].map(shellWord).join(' ');
-      process.stderr.write(`teamkeys: no valid sign-in for ${server}: run ${command}\n`);
+      const why = refused ? `the server refused the key of your sign-in (${refused.name}): ${refused.refused};` : `no valid sign-in for ${server}:`;
+      process.stderr.write(`teamkeys: ${why} run ${command}\n`);
       return 1;
     }
     const { login: signIn } = await import('./login-flow.js');
@@ -66,8 +77,9 @@ export async function runCredential(args: string[]): Promise<number> {
   }
   const now = Date.now();
   const expirationTimestamp = expiryIfUsed(login, now);
-  // The key's lifetime counts from its last use: remembered, so a key in daily use never looks expired.
-  if (expirationTimestamp !== login.expirationTimestamp) writeLogin({ ...login, expirationTimestamp });
+  // The key's lifetime counts from its last use: remembered, so a key in daily use never looks
+  // expired; and whom it was given to, so a call after a 401 is told from the first.
+  if (expirationTimestamp !== login.expirationTimestamp || login.handedTo !== process.ppid) writeLogin({ ...login, expirationTimestamp, handedTo: process.ppid });
   process.stdout.write(execCredential(login, now));
   return 0;
 }

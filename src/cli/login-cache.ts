@@ -19,6 +19,13 @@ export interface CachedLogin {
   ttlSeconds: number;
   /** When the key expires unless used again: RFC 3339. */
   expirationTimestamp: string;
+  /** The process `teamkeys credential` last gave the key to (kubectl's pid): a second call from it follows a 401. */
+  handedTo?: number;
+  /**
+   * The server's reason when it refused the key: no longer offered, but kept, so the next
+   * `teamkeys login` names it to be replaced (deleted) and the credential can say why.
+   */
+  refused?: string;
 }
 
 /** The folder of the CLI's own files: $XDG_CONFIG_HOME/teamkeys, else ~/.config/teamkeys. */
@@ -54,7 +61,7 @@ export function readLogin(server: string): CachedLogin | undefined {
 
 /** Whether the cached key is still within its lifetime at `now`. */
 export const loginValid = (login: CachedLogin | undefined, now = Date.now()): login is CachedLogin =>
-  login !== undefined && Date.parse(login.expirationTimestamp) > now;
+  login !== undefined && login.refused === undefined && Date.parse(login.expirationTimestamp) > now;
 
 /** Writes the cache file 0600 (a temporary file renamed over it, so a reader never sees half of one). */
 export function writeLogin(login: CachedLogin): void {
