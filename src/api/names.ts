@@ -85,3 +85,19 @@ export function generateName(prefix: string): string {
   for (let i = 0; i < suffixLength; i++) suffix += suffixAlphabet[randomInt(suffixAlphabet.length)];
   return prefix.slice(0, maxPrefixLength) + suffix;
 }
+
+/**
+ * How a team's keys are named as a holder (`team:<name>`, auth/identity.ts subjectOf): a user or
+ * subject may not be named so, or its keys would count against that team's quota and be looked up
+ * among the team's (the holder index holds both under one value).
+ */
+export const teamHolderPrefix = 'team:';
+
+/**
+ * A user or subject named like a team's holder, at `field`, as a field error; only when the value
+ * is new (a stored key keeps the name it has until that field changes, as kube ratchets a new rule).
+ */
+export function teamHolderNameErrors(field: string, value: unknown, old: unknown): { type: 'Invalid'; field: string; value: string; detail: string }[] {
+  if (typeof value !== 'string' || !value.startsWith(teamHolderPrefix) || value === old) return [];
+  return [{ type: 'Invalid', field, value, detail: `may not begin with "${teamHolderPrefix}": that is how the keys of a team are named as their holder; set spec.team for a team's key` }];
+}
