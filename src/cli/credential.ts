@@ -57,10 +57,13 @@ export async function runCredential(args: string[]): Promise<number> {
   if (loginValid(login) && login.handedTo === process.ppid) {
     const { checkKey } = await import('./credential-check.js');
     const checked = await checkKey(server, login.key, caFile);
-    if (checked.verdict === 'refused') {
-      login = { ...login, refused: checked.message };
+    // Read again: a sign-in elsewhere (teamkeys login, another kubectl) may have cached a new key
+    // while the server was asked, and only the key that was refused is marked.
+    const current = readLogin(server);
+    if (checked.verdict === 'refused' && current?.name === login.name && current.key === login.key) {
+      login = { ...current, refused: checked.message };
       writeLogin(login);
-    }
+    } else if (current?.key !== login.key) login = current;
   }
   const refused = login?.refused !== undefined ? login : undefined;
   if (!loginValid(login)) {

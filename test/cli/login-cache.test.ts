@@ -6,6 +6,8 @@
  * - `--kubeconfig` into a folder that does not exist yet (~/.kube on a fresh machine) makes it.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -50,6 +52,38 @@ describe("the CLI's Login key cache", () => {
       expect(out).not.toHaveBeenCalled();
       expect(String(err.mock.calls[0]?.[0])).toBe(`teamkeys: no valid sign-in for ${server}: run teamkeys login --server ${server}\n`);
       vi.restoreAllMocks();
+    }
+  });
+
+  it('a key refused while a sign-in elsewhere cached a new one: the new key is kept and handed out', async () => {
+    // A server that holds back its 401 to the old key until the new sign-in is cached.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const seen: string[] = [];
+    const srv = createServer((req, res) => {
+      seen.push(String(req.headers.authorization));
+      req.resume();
+      void held.then(() => res.writeHead(401, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 401, message: 'Unauthorized' })));
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    try {
+      const server = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+      const oldKey = `Old${'o'.repeat(45)}`;
+      const newKey = `New${'n'.repeat(45)}`;
+      // Handed to this process's parent already: the next call is the one client-go makes after a 401.
+      writeLogin({ server: `${server}/kubernetes/management`, name: 'login-old', key: oldKey, user: 'ana', ttlSeconds: 3600, expirationTimestamp: later(), handedTo: process.ppid });
+      const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      const running = runCredential(['--server', server]);
+      await vi.waitFor(() => expect(seen).toEqual([`Bearer ${oldKey}`]));
+      writeLogin({ server: `${server}/kubernetes/management`, name: 'login-new', key: newKey, user: 'ana', ttlSeconds: 3600, expirationTimestamp: later() });
+      release();
+      expect(await running).toBe(0);
+      expect(JSON.parse(String(out.mock.calls[0]?.[0])).status.token).toBe(newKey);
+      const cached = readLogin(server);
+      expect([cached?.name, cached?.key, cached?.refused]).toEqual(['login-new', newKey, undefined]);
+    } finally {
+      srv.close();
     }
   });
 

@@ -5,6 +5,7 @@
  * decoded, before such refusals). Checked on a raw socket that announces a large body and never
  * sends it.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
 import { statusBeforeBody } from '../support/before-body.js';
@@ -57,6 +58,20 @@ describe('routes, before the body', () => {
     const status = (await res.json()) as { reason: string; message: string };
     expect(status.reason).toBe('UnsupportedMediaType');
     expect(status.message).toContain('application/merge-patch+json');
+  });
+
+  it('a DELETE whose chunks turn out empty is judged by the body it has, as before: no 415 from its Content-Type', async () => {
+    const api = '/kubernetes/management/apis/management.service/v1';
+    for (const [name, type] of [['chunked-a', 'text/plain'], ['chunked-b', undefined]] as const) {
+      expect((await server.fetch(`${server.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name } }) })).status).toBe(201);
+      const status = await new Promise<string>((resolve) => {
+        const url = new URL(server.base);
+        const socket = connect(Number(url.port), url.hostname);
+        socket.once('data', (d: Buffer) => (socket.destroy(), resolve(d.toString().split('\r\n')[0]!)));
+        socket.write(`DELETE ${api}/teams/${name} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${adminKey}\r\n${type ? `Content-Type: ${type}\r\n` : ''}Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n`);
+      });
+      expect(status, String(type)).toBe('HTTP/1.1 200 OK');
+    }
   });
 
   it("names the route's own limit in a 413: 64 KiB on the anonymous token exchange, 3 MiB on the API", async () => {

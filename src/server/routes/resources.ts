@@ -286,8 +286,12 @@ const subresourceMethods: Record<string, readonly string[]> = {
   'accessrequests/approval': ['PUT'],
 };
 
-/** Whether a request has a body to read: a length above zero, or chunks. */
-const announcesBody = (req: Request) => (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
+/**
+ * Whether a request has a body to read: a length above zero, or chunks. A DELETE's body is
+ * optional and judged only when it is not empty, which chunks do not say before they are read.
+ */
+const announcesBody = (req: Request) =>
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || (req.headers['transfer-encoding'] !== undefined && req.method !== 'DELETE');
 
 /**
  * The media types a served method of a route takes (the handlers below check the same, once the
