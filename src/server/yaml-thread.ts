@@ -12,6 +12,7 @@ import { Worker } from 'node:worker_threads';
 import type { FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../api/errors.js';
 import type { YamlResult } from './yaml-body.js';
+import { clientOf } from './client-address.js';
 
 export interface DecoderLimits {
   /** Threads decoding at once (the machines serving this have few cores; two lets a second caller through). */
@@ -142,7 +143,7 @@ export class YamlDecoder {
 const decoder = new YamlDecoder();
 
 /** Who a body is queued for: the authenticated user, else the client's address. */
-export const callerOf = (req: FastifyRequest): string => (req.identity ? `identity:${req.identity.name}` : `address:${req.socket.remoteAddress ?? ''}`);
+export const callerOf = (req: FastifyRequest): string => (req.identity ? `identity:${req.identity.name}` : `address:${clientOf(req)}`);
 
 /** Decodes a YAML body off the event loop, in `caller`'s share of the threads. */
 export const decodeYamlOffThread = (text: string, caller: string): Promise<YamlResult> => decoder.decode(text, caller);

@@ -1,4 +1,5 @@
 /** The HTTP server in this process on a random loopback port, for tests that reach into its store. */
+import type { FastifyInstance } from 'fastify';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -52,6 +53,8 @@ export interface InProcess {
   notifier?: Notifier;
   /** fetch with the administrator's key, unless the call sets its own Authorization. */
   fetch(url: string, init?: RequestInit): Promise<Response>;
+  /** fastify's inject: a request from a peer address no loopback socket can have (IPv6 outside ::1). */
+  inject: FastifyInstance['inject'];
   close(): Promise<void>;
 }
 
@@ -130,6 +133,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(app.keyHealthSweep ? { keyHealthSweep: app.keyHealthSweep } : {}),
     accessRequestExpiry: app.accessRequestExpiry,
     ...(app.notifier ? { notifier: app.notifier } : {}),
+    inject: app.inject.bind(app) as FastifyInstance['inject'],
     fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),
     close: async () => {
       await app.close();

@@ -14,6 +14,7 @@ import type { AuthContext } from './guard.js';
 import { impersonate } from '../../auth/impersonation.js';
 import { impersonationAsked } from './impersonate-headers.js';
 import { warningHeader } from '../reply.js';
+import { clientOf } from '../client-address.js';
 
 /** Authenticates the request's bearer key and records the identity on it; throws 401 / 429 / 503. */
 export async function authenticateRequest(req: FastifyRequest, reply: FastifyReply, auth: AuthContext): Promise<Identity> {
@@ -21,7 +22,7 @@ export async function authenticateRequest(req: FastifyRequest, reply: FastifyRep
   if (req.identity) return req.identity;
   const { authenticator, failures } = auth;
   // Behind a proxy every client shares the proxy's address; the limit then applies to all alike.
-  const client = req.socket.remoteAddress ?? '';
+  const client = clientOf(req);
   const wait = failures?.retryAfter(client);
   if (wait !== undefined && !authenticator.recentlyValid(req.headers.authorization)) {
     throw tooManyRequests(`too many failed authentication attempts from this client; retry after ${wait} seconds`, wait);

@@ -14,6 +14,7 @@ import type { Registry } from '../../registry/registry.js';
 import type { GitHubKeys } from '../leaks/github-keys.js';
 import { verifiesBody } from '../leaks/github-keys.js';
 import { recordedSourceUrl, reportLeakedKey } from '../leaks/leaked-keys.js';
+import { clientOf } from '../client-address.js';
 
 export const gitHubScanningPath = '/auth/secret-scanning/github';
 /** The audit event's user of a report GitHub made. */
@@ -60,18 +61,19 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
     // What the headers decide is decided before the body is read: an address past its budget, an
     // alert without GitHub's signature headers (a review found up to 3 MiB read first).
     onRequest: async (req) => {
-      const address = req.socket.remoteAddress ?? '';
-      const wait = budget.retryAfter(address);
+      const client = clientOf(req);
+      const wait = budget.retryAfter(client);
       if (wait !== undefined) throw tooManyRequests('too many unverified secret scanning alerts from this address; try again later', wait);
       if (typeof req.headers['github-public-key-identifier'] !== 'string' || typeof req.headers['github-public-key-signature'] !== 'string') {
-        budget.fail(address);
+        budget.fail(client);
         throw unsigned();
       }
     },
   }, async (req, reply) => {
+    // The report records the peer's own address; the budget counts its /64 (client-address.ts).
     const address = req.socket.remoteAddress ?? '';
     if (!(await verified(req, keys))) {
-      budget.fail(address);
+      budget.fail(clientOf(req));
       throw unsigned();
     }
     const feedback = [];

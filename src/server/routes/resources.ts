@@ -19,6 +19,7 @@ import { auditIdOf } from '../response-conventions.js';
 import type { WatchHub } from '../watch/watch-hub.js';
 import { serveResourceWatch } from './watch.js';
 import { decideRequest } from './access-request-approval.js';
+import { clientOf } from '../client-address.js';
 
 interface Params {
   resource: string;
@@ -312,7 +313,7 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
     if (!r) throw pathNotFound();
     return r;
   };
-  const guardOf = (req: Request, r: ResourceRegistry) => new Guard(auth, identityOf(req), r.info.plural, req.socket.remoteAddress ?? '');
+  const guardOf = (req: Request, r: ResourceRegistry) => new Guard(auth, identityOf(req), r.info.plural, clientOf(req));
   // After authentication (request-gate.ts) and before the body is read: a method the subresource
   // does not serve (405), then the write's attributes. A review found a PATCH of an approval read
   // a body of up to 3 MiB before its 405.

@@ -11,6 +11,7 @@ import { badRequest, tooManyRequests } from '../../api/errors.js';
 import type { FailureLimiter } from '../../auth/failure-limit.js';
 import type { Registry } from '../../registry/registry.js';
 import { recordedSourceUrl, reportLeakedKey } from '../leaks/leaked-keys.js';
+import { clientOf } from '../client-address.js';
 
 export const revokePath = '/auth/revoke';
 /** The one answer every well-formed report gets. */
@@ -27,10 +28,11 @@ function formOf(body: unknown, contentType: string | undefined): URLSearchParams
 
 export function registerRevokeRoute(app: FastifyInstance, registry: Registry, budget: FailureLimiter, now: () => Date): void {
   app.post(revokePath, async (req, reply) => {
+    // The report records the peer's own address; the budget counts its /64 (client-address.ts).
     const address = req.socket.remoteAddress ?? '';
-    const wait = budget.retryAfter(address);
+    const wait = budget.retryAfter(clientOf(req));
     if (wait !== undefined) throw tooManyRequests('too many revocations from this address; try again later', wait);
-    budget.fail(address);
+    budget.fail(clientOf(req));
     const form = formOf(req.body, req.headers['content-type']);
     const token = form.get('token');
     if (!token) throw badRequest('the form must carry token=<the key> (RFC 7009)');

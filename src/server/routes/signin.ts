@@ -11,6 +11,7 @@ import type { DeviceSignIn } from '../../signin/device.js';
 import { authPrefix } from '../../signin/options.js';
 import { describeError } from '../../signin/provider.js';
 import type { SignIn } from '../../signin/sign-in.js';
+import { clientOf } from '../client-address.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -64,11 +65,11 @@ export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, devic
   app.post(`${authPrefix}/device`, {
     // The address's bound is the headers' to decide: a client at it has no body read.
     onRequest: async (req) => {
-      const refused = device.refusal(req.socket.remoteAddress ?? '');
+      const refused = device.refusal(clientOf(req));
       if (refused) throw refused;
     },
   }, async (req, reply) => {
-    const started = await device.start(jsonBody(req), req.socket.remoteAddress ?? '').catch((err: unknown) => {
+    const started = await device.start(jsonBody(req), clientOf(req)).catch((err: unknown) => {
       throw unreachable(err);
     });
     return noStore(reply).code(200).type('application/json').send(JSON.stringify(started));
