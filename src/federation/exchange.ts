@@ -177,7 +177,7 @@ export class TokenExchange {
 
   /** Forgets the records of tokens that have expired (the leader's maintenance), writing `through` its fenced store. */
   collectUses(through: Store): Promise<number> {
-    return new TokenUses(through).collect(this.now().getTime(), clockSkewSeconds * 1000);
+    return new TokenUses(through).collect(this.now().getTime());
   }
 }
 

@@ -1,8 +1,11 @@
 /**
  * Each job token is exchanged once: its issuer and jti, hashed, are written to the store (the one
  * every replica shares) as the exchange succeeds, and a second write of the same key fails there,
- * on whichever replica tries it. A record is kept until its token has expired (no exchange could use
- * the token after that anyway), then collected by `collect`.
+ * on whichever replica tries it. A record is kept an hour past its token's expiry, then collected by
+ * `collect` (the leader's). Each replica judges expiry by its own clock, with the exchange's 60 s
+ * of leeway: kept only that long, the record of a token used once was gone by the leader's clock
+ * while a replica whose clock lagged by more still took the token as live, and exchanged it again
+ * (a review found it). An hour of lag is tolerated; a record is a hash and a number.
  */
 import { createHash } from 'node:crypto';
 import { isStorageError } from '../store/errors.js';
@@ -16,6 +19,9 @@ interface TokenUse {
   /** When the token expires (epoch ms): the record may go after it. */
   expiresAt: number;
 }
+
+/** How long past its token's expiry a record is kept: the clock lag between replicas it covers. */
+export const useRecordRetentionMs = 3_600_000;
 
 export class TokenUses {
   constructor(private readonly store: Store) {}
@@ -32,11 +38,11 @@ export class TokenUses {
     }
   }
 
-  /** Deletes the records of tokens expired before `now` (epoch ms); returns how many went. */
-  async collect(now: number, skewMs: number): Promise<number> {
+  /** Deletes the records of tokens expired more than useRecordRetentionMs before `now` (epoch ms); returns how many went. */
+  async collect(now: number): Promise<number> {
     let removed = 0;
     for await (const use of this.store.scan<TokenUse>(tokenUsesPrefix, () => true)) {
-      if (use.expiresAt + skewMs >= now) continue;
+      if (use.expiresAt + useRecordRetentionMs >= now) continue;
       await this.store.delete(`${tokenUsesPrefix}${use.metadata.name}`, { resourceVersion: use.metadata.resourceVersion! }).then(
         () => removed++,
         () => undefined,
