@@ -13,7 +13,22 @@ export interface FailureLimitOptions {
   /** Addresses remembered at most; the memory this costs is bounded by it. */
   maxClients?: number;
   now?: () => number;
+  /**
+   * The budgets one client spends, each a key and the number of clients' budgets it holds (its
+   * burst and refill are that many times the client's): by default the client's own. An address
+   * spends its own and its network's (server/client-address.ts).
+   */
+  scopes?: (client: string) => readonly BudgetScope[];
 }
+
+/** One budget a client spends: its key, and how many clients' budgets it holds. */
+export interface BudgetScope {
+  key: string;
+  share: number;
+}
+
+/** What reserve() took of each of the client's budgets, for settle(). */
+export type Reservation = readonly number[];
 
 interface Bucket {
   tokens: number;
@@ -24,67 +39,79 @@ export class FailureLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly maxClients: number;
   private readonly now: () => number;
+  private readonly scopes: (client: string) => readonly BudgetScope[];
 
   constructor(private readonly opts: FailureLimitOptions) {
     this.maxClients = opts.maxClients ?? 10_000;
     this.now = opts.now ?? (() => Date.now());
+    this.scopes = opts.scopes ?? ((client) => [{ key: client, share: 1 }]);
   }
 
-  private refilled(client: string): Bucket | undefined {
-    const b = this.buckets.get(client);
+  private refilled(scope: BudgetScope): Bucket | undefined {
+    const b = this.buckets.get(scope.key);
     if (!b) return undefined;
     const now = this.now();
-    b.tokens = Math.min(this.opts.burst, b.tokens + ((now - b.at) / 1000) * this.opts.perSecond);
+    const burst = this.opts.burst * scope.share;
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * this.opts.perSecond * scope.share);
     b.at = now;
-    if (b.tokens >= this.opts.burst) {
+    if (b.tokens >= burst) {
       // A full budget says nothing: forgetting it keeps the map to the clients that misbehave.
-      this.buckets.delete(client);
+      this.buckets.delete(scope.key);
       return undefined;
     }
     return b;
   }
 
-  /** Seconds until the client may try again, or undefined while it has budget left. */
+  /** Seconds until the client may try again (the longest wait of its budgets), or undefined while each has budget left. */
   retryAfter(client: string): number | undefined {
-    const b = this.refilled(client);
-    if (!b || b.tokens >= 1) return undefined;
-    return Math.max(1, Math.ceil((1 - b.tokens) / this.opts.perSecond));
+    let wait: number | undefined;
+    for (const scope of this.scopes(client)) {
+      const b = this.refilled(scope);
+      if (!b || b.tokens >= 1) continue;
+      wait = Math.max(wait ?? 0, Math.max(1, Math.ceil((1 - b.tokens) / (this.opts.perSecond * scope.share))));
+    }
+    return wait;
   }
 
   /**
-   * Takes up to one unit of the budget of a client that has failed lately, for an attempt about to
+   * Takes up to one unit of each budget of a client that has failed lately, for an attempt about to
    * be checked: concurrent attempts cannot all pass one look at the budget while their checks are
-   * under way. Returns what was taken (0 for a client with a full budget), for settle().
+   * under way. Returns what was taken of each (0 of a full budget), for settle().
    */
-  reserve(client: string): number {
-    const b = this.refilled(client);
-    if (!b) return 0;
-    const taken = Math.min(1, b.tokens);
-    b.tokens -= taken;
-    return taken;
+  reserve(client: string): Reservation {
+    return this.scopes(client).map((scope) => {
+      const b = this.refilled(scope);
+      if (!b) return 0;
+      const taken = Math.min(1, b.tokens);
+      b.tokens -= taken;
+      return taken;
+    });
   }
 
-  /** Ends an attempt reserve() began: a failure costs one unit in all, a success gives back what was taken. */
-  settle(client: string, taken: number, failed: boolean): void {
-    if (failed) {
-      if (taken < 1) this.spend(client, 1 - taken);
-      return;
+  /** Ends an attempt reserve() began: a failure costs one unit of each budget in all, a success gives back what was taken. */
+  settle(client: string, taken: Reservation, failed: boolean): void {
+    for (const [i, scope] of this.scopes(client).entries()) {
+      const t = taken[i] ?? 0;
+      if (failed) {
+        if (t < 1) this.spend(scope, 1 - t);
+        continue;
+      }
+      const b = this.buckets.get(scope.key);
+      if (b && t > 0) b.tokens = Math.min(this.opts.burst * scope.share, b.tokens + t);
     }
-    const b = this.buckets.get(client);
-    if (b && taken > 0) b.tokens = Math.min(this.opts.burst, b.tokens + taken);
   }
 
-  /** Spends one unit of the client's budget on a failed attempt. */
+  /** Spends one unit of each of the client's budgets on a failed attempt. */
   fail(client: string): void {
-    this.spend(client, 1);
+    for (const scope of this.scopes(client)) this.spend(scope, 1);
   }
 
-  private spend(client: string, units: number): void {
-    const b = this.refilled(client) ?? { tokens: this.opts.burst, at: this.now() };
+  private spend(scope: BudgetScope, units: number): void {
+    const b = this.refilled(scope) ?? { tokens: this.opts.burst * scope.share, at: this.now() };
     b.tokens = Math.max(0, b.tokens - units);
     // Re-inserting keeps the map in least-recently-failed order, so the oldest goes first.
-    this.buckets.delete(client);
-    this.buckets.set(client, b);
+    this.buckets.delete(scope.key);
+    this.buckets.set(scope.key, b);
     if (this.buckets.size > this.maxClients) this.buckets.delete(this.buckets.keys().next().value!);
   }
 

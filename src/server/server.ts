@@ -28,7 +28,8 @@ import { registerMetrics, ServerMetrics } from './metrics.js';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { lazyChildLogger } from './request-logger.js';
 import { registerSignInRoutes } from './routes/signin.js';
-import { DeviceSignIn } from '../signin/device.js';
+import { DeviceSignIn, defaultMaxWaitingDeviceSignIns, defaultMaxWaitingPerClient } from '../signin/device.js';
+import { budgetScopes } from './client-address.js';
 import { registerLeakReportRoutes, type LeakReportOptions } from './routes/leak-reports.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Supervisor } from '../background/supervisor.js';
@@ -136,7 +137,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   const exchange = new TokenExchange(registry, opts.auth, opts.federation);
   registerTokenRoute(app, exchange, opts.signIn);
-  if (opts.signIn) registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn));
+  if (opts.signIn) registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn, defaultMaxWaitingDeviceSignIns, defaultMaxWaitingPerClient, budgetScopes));
 
   // The routes are the server's; what runs beside them is the supervisor's, from ready to close.
   const background = serverBackground(opts, metrics, exchange);

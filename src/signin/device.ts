@@ -11,6 +11,7 @@ import { Expiring, randomToken, verifierMatches } from './pending.js';
 import { describeError } from './provider.js';
 import type { SignIn, Vouched } from './sign-in.js';
 import type { MintedKey } from './mint.js';
+import type { BudgetScope } from '../auth/failure-limit.js';
 
 type Session = { challenge: string } & ({ state: 'pending' } | { state: 'vouched'; vouched: Omit<Vouched, 'challenge' | 'redirectUri'> } | { state: 'refused'; message: string });
 
@@ -37,13 +38,15 @@ export const defaultMaxWaitingPerClient = 5;
 export class DeviceSignIn {
   private readonly sessions = new Expiring<Session>(15 * 60_000);
   private waiting = 0;
-  /** Waiting sign-ins per client address (entries leave at zero, so this holds at most maxWaiting addresses). */
+  /** Waiting sign-ins per budget of a client (entries leave at zero, so this holds at most a few per waiting sign-in). */
   private readonly byClient = new Map<string, number>();
 
   constructor(
     private readonly signIn: SignIn,
     private readonly maxWaiting = defaultMaxWaitingDeviceSignIns,
     private readonly maxPerClient = defaultMaxWaitingPerClient,
+    /** The budgets a client spends: its own by default; the server's, its address and networks (server/client-address.ts). */
+    private readonly scopes: (client: string) => readonly BudgetScope[] = (client) => [{ key: client, share: 1 }],
   ) {}
 
   /**
@@ -51,7 +54,10 @@ export class DeviceSignIn {
    * body (an anonymous client at its bound has its body neither read nor parsed); start asks again.
    */
   refusal(client: string): ApiError | undefined {
-    if ((this.byClient.get(client) ?? 0) >= this.maxPerClient) return tooManyRequests(`too many device sign-ins from this address are waiting for approval (at most ${this.maxPerClient}); try again in a minute`, 60);
+    for (const { key, share } of this.scopes(client)) {
+      const most = this.maxPerClient * share;
+      if ((this.byClient.get(key) ?? 0) >= most) return tooManyRequests(share === 1 ? `too many device sign-ins from this address are waiting for approval (at most ${most}); try again in a minute` : `too many device sign-ins from this address's network (${key}) are waiting for approval (at most ${most}); try again in a minute`, 60);
+    }
     if (this.waiting >= this.maxWaiting) return tooManyRequests('too many device sign-ins are waiting for approval; try again in a minute', 60);
     return undefined;
   }
@@ -62,12 +68,15 @@ export class DeviceSignIn {
     const refused = this.refusal(client);
     if (refused) throw refused;
     this.waiting++;
-    this.byClient.set(client, (this.byClient.get(client) ?? 0) + 1);
+    const keys = this.scopes(client).map((s) => s.key);
+    for (const key of keys) this.byClient.set(key, (this.byClient.get(key) ?? 0) + 1);
     const done = () => {
       this.waiting--;
-      const left = (this.byClient.get(client) ?? 1) - 1;
-      if (left > 0) this.byClient.set(client, left);
-      else this.byClient.delete(client);
+      for (const key of keys) {
+        const left = (this.byClient.get(key) ?? 1) - 1;
+        if (left > 0) this.byClient.set(key, left);
+        else this.byClient.delete(key);
+      }
     };
     try {
       return await this.begin(body.code_challenge, done);

@@ -24,11 +24,11 @@ describe('failed-authentication budget per client', () => {
   it('attempts in flight together share the budget of a client that failed: one look cannot pass them all', () => {
     const limit = new FailureLimiter({ burst: 3, perSecond: 0.001, now: () => 0 });
     // A client with a full budget reserves nothing: valid keys from a busy address are never held back.
-    expect(limit.reserve('fresh')).toBe(0);
+    expect(limit.reserve('fresh')).toEqual([0]);
     limit.fail('a');
     limit.fail('a'); // one unit left
     const first = limit.reserve('a');
-    expect(first).toBe(1);
+    expect(first).toEqual([1]);
     // A second guess arriving while the first is still being checked is refused at once.
     expect(limit.retryAfter('a')).toBeGreaterThan(0);
     limit.settle('a', first, false); // the first was a valid key: its unit comes back
@@ -38,9 +38,26 @@ describe('failed-authentication budget per client', () => {
     expect(limit.retryAfter('a')).toBeGreaterThan(0);
     // What a success gives back is what it took, never more: valid requests do not buy guesses.
     const valid = limit.reserve('a');
-    expect(valid).toBe(0);
+    expect(valid).toEqual([0]);
     limit.settle('a', valid, false);
     expect(limit.retryAfter('a')).toBeGreaterThan(0);
+  });
+
+  it("a client spends each of its budgets: its own, and its network's of several clients' share", () => {
+    const limit = new FailureLimiter({ burst: 1, perSecond: 0.001, now: () => 0, scopes: (c) => [{ key: c, share: 1 }, { key: 'net', share: 2 }] });
+    limit.fail('a');
+    expect(limit.retryAfter('a')).toBeGreaterThan(0);
+    // Its neighbour has its own budget, and the network one unit left.
+    expect(limit.retryAfter('b')).toBeUndefined();
+    const taken = limit.reserve('b');
+    expect(taken).toEqual([0, 1]);
+    // In flight, the network's last unit is taken: a third client waits.
+    expect(limit.retryAfter('c')).toBeGreaterThan(0);
+    limit.settle('b', taken, false);
+    expect(limit.retryAfter('c')).toBeUndefined();
+    limit.fail('b');
+    expect(limit.retryAfter('c')).toBeGreaterThan(0);
+    expect(limit.retryAfter('b')).toBeGreaterThan(0);
   });
 
   it('remembers at most maxClients addresses, dropping the least recently failed', () => {

@@ -17,6 +17,7 @@ import Fastify from 'fastify';
 import { registerSignInRoutes } from '../../src/server/routes/signin.js';
 import { handleError } from '../../src/server/errors.js';
 import { statusBeforeBody } from '../support/before-body.js';
+import { budgetScopes } from '../../src/server/client-address.js';
 import { startProvider, type TestProvider } from './fixture.js';
 
 let provider: TestProvider;
@@ -52,6 +53,16 @@ describe('device sign-ins waiting for approval', () => {
     const refused = await device.start(body, '192.0.2.1').catch((err: unknown) => err);
     expect(refused).toMatchObject({ code: 429, message: 'too many device sign-ins from this address are waiting for approval (at most 2); try again in a minute' });
     await expect(device.start(body, '192.0.2.2')).resolves.toMatchObject({ user_code: expect.any(String) });
+  }, 30_000);
+
+  it("an IPv6 address has its own share, and its /64 four addresses' worth", async () => {
+    const device = new DeviceSignIn(signInFor(provider), 100, 1, budgetScopes);
+    const body = { code_challenge: s256('v'.repeat(43)) };
+    await device.start(body, '2001:db8:5:5::1');
+    await expect(device.start(body, '2001:db8:5:5::1')).rejects.toMatchObject({ code: 429, message: 'too many device sign-ins from this address are waiting for approval (at most 1); try again in a minute' });
+    for (const a of ['2001:db8:5:5::2', '2001:db8:5:5::3', '2001:db8:5:5::4']) await device.start(body, a);
+    await expect(device.start(body, '2001:db8:5:5::5')).rejects.toMatchObject({ code: 429, message: "too many device sign-ins from this address's network (2001:db8:5:5::/64) are waiting for approval (at most 4); try again in a minute" });
+    await expect(device.start(body, '2001:db8:5:6::1')).resolves.toMatchObject({ user_code: expect.any(String) });
   }, 30_000);
 
   it('the route refuses an address at its bound before reading the body', async () => {

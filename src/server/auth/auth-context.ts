@@ -9,6 +9,7 @@ import { dependentsFinder } from '../../registry/dependents.js';
 import type { Registry } from '../../registry/registry.js';
 import type { AuthContext } from './guard.js';
 import { defaultMaxKeysPerUser, keyQuota } from '../key-quota.js';
+import { budgetScopes } from '../client-address.js';
 
 export interface AuthOptions {
   /** How often a key's status.lastActivity may be written (default: activity.ts). */
@@ -45,6 +46,7 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
     dependents: dependentsFinder(registry),
     now,
     ...(opts.maxKeysPerUser !== 0 ? { keyQuota: keyQuota(registry.ownedaccesskeys, opts.maxKeysPerUser ?? defaultMaxKeysPerUser) } : {}),
-    ...(limit ? { failures: new FailureLimiter(limit) } : {}),
+    // Counted by the client's address and, for IPv6, its networks (client-address.ts).
+    ...(limit ? { failures: new FailureLimiter({ scopes: budgetScopes, ...limit }) } : {}),
   };
 }

@@ -28,7 +28,7 @@ export async function authenticateRequest(req: FastifyRequest, reply: FastifyRep
     throw tooManyRequests(`too many failed authentication attempts from this client; retry after ${wait} seconds`, wait);
   }
   // Reserved before the lookup, which may wait for the store: guesses in flight together share one budget.
-  const taken = failures?.reserve(client) ?? 0;
+  const taken = failures?.reserve(client) ?? [];
   let failed = false;
   let who: Identity;
   try {

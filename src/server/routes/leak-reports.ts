@@ -5,6 +5,7 @@ import type { Registry } from '../../registry/registry.js';
 import { defaultGitHubKeysUrl, GitHubKeys } from '../leaks/github-keys.js';
 import { registerGitHubScanningRoute } from './github-secret-scanning.js';
 import { defaultRevokeLimit, registerRevokeRoute } from './revoke.js';
+import { budgetScopes } from '../client-address.js';
 
 export interface LeakReportOptions {
   /** Where GitHub's secret scanning public keys are fetched (serve --github-secret-scanning-keys-url). */
@@ -17,6 +18,8 @@ export interface LeakReportOptions {
 export function registerLeakReportRoutes(app: FastifyInstance, registry: Registry, opts: LeakReportOptions = {}): void {
   const now = opts.now ?? (() => new Date());
   const limit = opts.limit ?? defaultRevokeLimit;
-  registerRevokeRoute(app, registry, new FailureLimiter(limit), now);
-  registerGitHubScanningRoute(app, registry, new GitHubKeys(opts.gitHubKeysUrl ?? defaultGitHubKeysUrl), new FailureLimiter(limit), now);
+  // Counted by the client's address and, for IPv6, its networks (client-address.ts).
+  const budget = () => new FailureLimiter({ scopes: budgetScopes, ...limit });
+  registerRevokeRoute(app, registry, budget(), now);
+  registerGitHubScanningRoute(app, registry, new GitHubKeys(opts.gitHubKeysUrl ?? defaultGitHubKeysUrl), budget(), now);
 }
