@@ -99,5 +99,8 @@ export const teamHolderPrefix = 'team:';
  */
 export function teamHolderNameErrors(field: string, value: unknown, old: unknown): { type: 'Invalid'; field: string; value: string; detail: string }[] {
   if (typeof value !== 'string' || !value.startsWith(teamHolderPrefix) || value === old) return [];
-  return [{ type: 'Invalid', field, value, detail: `may not begin with "${teamHolderPrefix}": that is how the keys of a team are named as their holder; set spec.team for a team's key` }];
+  return [{ type: 'Invalid', field, value, detail: teamHolderDetail }];
 }
+
+/** The refusal's detail (the reconciler judges it against the live object: gitops/team-holder-names.ts). */
+export const teamHolderDetail = `may not begin with "${teamHolderPrefix}": that is how the keys of a team are named as their holder; set spec.team for a team's key`;

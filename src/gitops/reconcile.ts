@@ -1,5 +1,6 @@
 /** One reconciliation: source -> validate -> plan -> apply -> report. */
 import { adoptedKeyHolders } from './adopted-keys.js';
+import { teamHolderNames } from './team-holder-names.js';
 import { defaultWarnExpiryMs, defaultWarnUnusedMs } from '../auth/key-health.js';
 import { systemClock, type Clock } from '../clock.js';
 import { resourceModels } from '../api/model.js';
@@ -106,7 +107,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const owners = opts.keySecretOwners ?? ownersFromSourceId(loaded.id);
   if (owners) base.keySecretOwners = owners;
   const policyRun = opts.policyDir ? await (await import('./policy/evaluate.js')).runPolicyDir(opts.policyDir, desired, live) : undefined;
-  const refErrors = [...checkTeamReferences(desired, live.teams), ...adoptedKeyHolders(desired, live.ownedaccesskeys, loaded.id, loaded.formerIds), ...(owners ? keySecretOwnerErrors(desired, owners) : []), ...(policyRun?.errors ?? [])];
+  const refErrors = [...checkTeamReferences(desired, live.teams), ...adoptedKeyHolders(desired, live.ownedaccesskeys, loaded.id, loaded.formerIds), ...teamHolderNames(desired, live), ...(owners ? keySecretOwnerErrors(desired, owners) : []), ...(policyRun?.errors ?? [])];
   const warnings = teamReferenceWarnings(desired, live.teams);
   Object.assign(base, { warnings });
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };

@@ -1,0 +1,33 @@
+/**
+ * A key's user or subject, or a FederatedCredential's user, named like a team's keys
+ * (`team:<name>`) is refused by the server where it is new: as the server does, the reconciler
+ * judges it against the live object of that name, so a repository that declares a key stored so
+ * before the rule still applies (a review found every reconcile of such a repository refused).
+ */
+import { fieldErrorBody } from '../api/field-errors.js';
+import { teamHolderNameErrors } from '../api/names.js';
+import type { KubeObject } from '../api/types.js';
+import type { Plural } from '../client/types.js';
+import type { ManifestError } from './source/manifests.js';
+import type { DesiredObject } from './validate.js';
+
+const fields: Partial<Record<Plural, readonly string[]>> = { ownedaccesskeys: ['user', 'subject'], federatedcredentials: ['user'] };
+
+const specOf = (obj: KubeObject | undefined): Record<string, unknown> => (obj?.spec ?? {}) as Record<string, unknown>;
+
+/** The manifests that would give a new name of that form, as errors at the field. */
+export function teamHolderNames(desired: DesiredObject[], live: Partial<Record<Plural, KubeObject[]>>): ManifestError[] {
+  const byName = new Map<Plural, Map<string, KubeObject>>();
+  const liveOf = (plural: Plural, name: string) => {
+    if (!byName.has(plural)) byName.set(plural, new Map((live[plural] ?? []).map((o) => [o.metadata.name!, o])));
+    return byName.get(plural)!.get(name);
+  };
+  const errors: ManifestError[] = [];
+  for (const d of desired) {
+    for (const field of fields[d.plural] ?? []) {
+      const current = liveOf(d.plural, d.obj.metadata.name!);
+      for (const e of teamHolderNameErrors(`spec.${field}`, specOf(d.obj)[field], specOf(current)[field])) errors.push({ ...d.manifest.locate(e.field), message: `${e.field}: ${fieldErrorBody(e)}` });
+    }
+  }
+  return errors;
+}
