@@ -30,6 +30,9 @@ export interface BudgetScope {
 /** What reserve() took of each of the client's budgets, for settle(). */
 export type Reservation = readonly number[];
 
+/** A reservation of nothing (every budget full): settle() reads a missing entry as 0. */
+const nothingTaken: Reservation = [];
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -64,6 +67,8 @@ export class FailureLimiter {
 
   /** Seconds until the client may try again (the longest wait of its budgets), or undefined while each has budget left. */
   retryAfter(client: string): number | undefined {
+    // Nobody has failed lately: the common case costs no look at the client's scopes.
+    if (this.buckets.size === 0) return undefined;
     let wait: number | undefined;
     for (const scope of this.scopes(client)) {
       const b = this.refilled(scope);
@@ -79,6 +84,7 @@ export class FailureLimiter {
    * under way. Returns what was taken of each (0 of a full budget), for settle().
    */
   reserve(client: string): Reservation {
+    if (this.buckets.size === 0) return nothingTaken;
     return this.scopes(client).map((scope) => {
       const b = this.refilled(scope);
       if (!b) return 0;
@@ -90,6 +96,7 @@ export class FailureLimiter {
 
   /** Ends an attempt reserve() began: a failure costs one unit of each budget in all, a success gives back what was taken. */
   settle(client: string, taken: Reservation, failed: boolean): void {
+    if (!failed && taken.every((t) => t === 0)) return;
     for (const [i, scope] of this.scopes(client).entries()) {
       const t = taken[i] ?? 0;
       if (failed) {

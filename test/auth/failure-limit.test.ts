@@ -24,7 +24,7 @@ describe('failed-authentication budget per client', () => {
   it('attempts in flight together share the budget of a client that failed: one look cannot pass them all', () => {
     const limit = new FailureLimiter({ burst: 3, perSecond: 0.001, now: () => 0 });
     // A client with a full budget reserves nothing: valid keys from a busy address are never held back.
-    expect(limit.reserve('fresh')).toEqual([0]);
+    expect(limit.reserve('fresh').some((t) => t > 0)).toBe(false);
     limit.fail('a');
     limit.fail('a'); // one unit left
     const first = limit.reserve('a');
