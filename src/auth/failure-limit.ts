@@ -115,7 +115,9 @@ export class FailureLimiter {
 
   private spend(scope: BudgetScope, units: number): void {
     const b = this.refilled(scope) ?? { tokens: this.opts.burst * scope.share, at: this.now() };
-    b.tokens = Math.max(0, b.tokens - units);
+    // Below zero, down to one burst owed: a failure that reserved nothing (it began on a full
+    // budget) must still count when a success in flight gives its unit back (a review's trace).
+    b.tokens = Math.max(-this.opts.burst * scope.share, b.tokens - units);
     // Re-inserting keeps the map in least-recently-failed order, so the oldest goes first.
     this.buckets.delete(scope.key);
     this.buckets.set(scope.key, b);

@@ -1,6 +1,6 @@
 /** One reconciliation: source -> validate -> plan -> apply -> report. */
 import { adoptedKeyHolders } from './adopted-keys.js';
-import { teamHolderNames } from './team-holder-names.js';
+import { teamHolderNames, teamHolderNameWarnings } from './team-holder-names.js';
 import { defaultWarnExpiryMs, defaultWarnUnusedMs } from '../auth/key-health.js';
 import { systemClock, type Clock } from '../clock.js';
 import { resourceModels } from '../api/model.js';
@@ -92,7 +92,8 @@ export async function validateSource(source: SourceOptions, apiVersion: string, 
   const loaded = await loadSource(source);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(modelsFor(apiVersion)));
   if (policyDir && loaded.errors.length + errors.length === 0) errors.push(...(await (await import('./policy/evaluate.js')).checkPolicyDir(policyDir, desired)));
-  const report = buildReport({ mode: 'validate', source: sourceInfo(loaded), target: '(none)', errors: [...loaded.errors, ...errors] });
+  const warnings = teamHolderNameWarnings(desired);
+  const report = buildReport({ mode: 'validate', source: sourceInfo(loaded), target: '(none)', errors: [...loaded.errors, ...errors], ...(warnings.length ? { warnings } : {}) });
   return { report, loaded };
 }
 

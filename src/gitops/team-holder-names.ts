@@ -15,6 +15,14 @@ const fields: Partial<Record<Plural, readonly string[]>> = { ownedaccesskeys: ['
 
 const specOf = (obj: KubeObject | undefined): Record<string, unknown> => (obj?.spec ?? {}) as Record<string, unknown>;
 
+/**
+ * Offline (`teamkeys validate`, which reads no server): each such name as a warning, since only the
+ * live object can say whether it is new (plan and apply refuse it then).
+ */
+export function teamHolderNameWarnings(desired: DesiredObject[]): ManifestError[] {
+  return teamHolderNames(desired, {}).map((e) => ({ ...e, message: `${e.message} (unless the server's object of this name already has it: plan judges it against the live object)` }));
+}
+
 /** The manifests that would give a new name of that form, as errors at the field. */
 export function teamHolderNames(desired: DesiredObject[], live: Partial<Record<Plural, KubeObject[]>>): ManifestError[] {
   const byName = new Map<Plural, Map<string, KubeObject>>();

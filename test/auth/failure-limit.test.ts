@@ -60,6 +60,19 @@ describe('failed-authentication budget per client', () => {
     expect(limit.retryAfter('b')).toBeGreaterThan(0);
   });
 
+  it('a failure that began on a full budget still counts when a success in flight gives its unit back', () => {
+    const limit = new FailureLimiter({ burst: 2, perSecond: 0.001, now: () => 0 });
+    // Two guesses begin while the budget is full: neither reserves anything.
+    const first = limit.reserve('a');
+    const second = limit.reserve('a');
+    limit.settle('a', first, true); // 2 -> 1
+    const valid = limit.reserve('a'); // a working key takes the last unit while it is checked
+    limit.settle('a', second, true); // owed: 0 -> -1 (it was floored at 0, and lost)
+    limit.settle('a', valid, false); // its unit back: -1 -> 0
+    // Two failures on a budget of two: the next guess waits.
+    expect(limit.retryAfter('a')).toBeGreaterThan(0);
+  });
+
   it('remembers at most maxClients addresses, dropping the least recently failed', () => {
     const limit = new FailureLimiter({ burst: 1, perSecond: 0.001, maxClients: 100, now: () => 0 });
     for (let i = 0; i < 1000; i++) limit.fail(`10.0.${i >> 8}.${i & 255}`);

@@ -13,6 +13,7 @@ import { HttpClient } from '../../src/client/http.js';
 import { reconcile } from '../../src/gitops/reconcile.js';
 import type { StoredObject } from '../../src/store/types.js';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
+import { teamkeys } from '../support/cli.js';
 
 describe('keys for users named team:<name>, declared in git', () => {
   let server: InProcess;
@@ -41,6 +42,20 @@ describe('keys for users named team:<name>, declared in git', () => {
     expect(report.errors).toEqual([]);
     expect(report.outcome).not.toBe('invalid');
     expect((await server.fetch(`${server.api}/teams/other`)).status).toBe(200);
+  });
+
+  it('teamkeys validate, which reads no server, warns of each such name and leaves the verdict to plan', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-holder-validate-'));
+    try {
+      writeFileSync(join(dir, 'keys.yaml'), key('fresh', 'team:payments'));
+      for (const target of [dir, join(dir, 'keys.yaml')]) {
+        const r = teamkeys(['validate', target], { cwd: dir });
+        expect(r.code, r.stderr).toBe(0);
+        expect(`${r.stdout}${r.stderr}`).toContain('keys.yaml:6:9: warning: spec.user: Invalid value: "team:payments": may not begin with "team:": that is how the keys of a team are named as their holder; set spec.team for a team\'s key (unless the server\'s object of this name already has it: plan judges it against the live object)');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a new key so named is an error at the field, and nothing is written', async () => {

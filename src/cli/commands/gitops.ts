@@ -13,6 +13,7 @@ import { camelName, policyFlag, pruneFlags, sourceFlags } from '../flag-specs.js
 import { keyDeliveryFromEnv } from '../../gitops/keys/github-secrets.js';
 import { approvePlan, githubApiFromEnv } from '../../gitops/approvals/plan-approvals.js';
 import { parsePullRequest, type PullRequestRef } from '../../gitops/approvals/reviews.js';
+import { teamHolderNameWarnings } from '../../gitops/team-holder-names.js';
 
 type Flags = GitopsFlags & WorkflowFlags & { pullRequest?: string };
 
@@ -41,11 +42,13 @@ async function validatePaths(paths: string[], f: Flags): Promise<Checked> {
   let errors: Report['errors'] = [];
   const desired: DesiredObject[] = [];
   const kinds: string[] = [];
+  const dirWarnings: NonNullable<Report['warnings']> = [];
   for (const path of paths) {
     if ((await stat(path).catch(() => undefined))?.isDirectory()) {
       const { validateSource } = await import('../../gitops/reconcile.js');
       const { report, loaded } = await validateSource({ ...sourceOptions(f), source: path }, `${f.apiGroup}/v1`, f.policy);
       errors = [...errors, ...report.errors];
+      dirWarnings.push(...(report.warnings ?? []));
       kinds.push(...loaded.manifests.map((m) => String(m.object.kind)));
       continue;
     }
@@ -61,7 +64,8 @@ async function validatePaths(paths: string[], f: Flags): Promise<Checked> {
     errors = [...errors, ...parsed.errors, ...checked.errors];
   }
   if (f.policy && desired.length > 0 && errors.length === 0) errors = await (await import('../../gitops/policy/evaluate.js')).checkPolicyDir(f.policy, desired);
-  return { report: buildReport({ mode: 'validate', source: { id: 'files', description: paths.join(', ') }, target: '(none)', errors }), kinds };
+  const warnings = [...dirWarnings, ...teamHolderNameWarnings(desired)];
+  return { report: buildReport({ mode: 'validate', source: { id: 'files', description: paths.join(', ') }, target: '(none)', errors, ...(warnings.length ? { warnings } : {}) }), kinds };
 }
 
 /** `5 objects (3 Team, 2 OwnedAccessKey)`. */
@@ -94,6 +98,8 @@ export function registerGitops(program: Command): void {
     if (report.errors.length === 0 && kinds.length === 0) throw noManifests(report.source.description, 'validate');
     if (f.output === 'text' && report.errors.length === 0) {
       const from = paths.length > 0 ? report.source.description : `source ${report.source.id} (${report.source.description})`;
+      // What only a server can decide (a team:<name> user new to it) is a warning here, as a compiler's.
+      for (const w of report.warnings ?? []) process.stderr.write(`${w.file}:${w.line}:${w.column}: warning: ${w.message}\n`);
       process.stdout.write(`The manifests are valid: checked ${objectCount(kinds)} from ${from}.\n`);
       await writeReports(report, f.reportDir);
       return;

@@ -70,7 +70,7 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
       }
     },
   }, async (req, reply) => {
-    // The report records the peer's own address; the budget counts its /64 (client-address.ts).
+    // The report records the peer's own address; the budget counts it and its networks (client-address.ts).
     const address = req.socket.remoteAddress ?? '';
     if (!(await verified(req, keys))) {
       budget.fail(clientOf(req));

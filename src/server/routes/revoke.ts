@@ -28,7 +28,7 @@ function formOf(body: unknown, contentType: string | undefined): URLSearchParams
 
 export function registerRevokeRoute(app: FastifyInstance, registry: Registry, budget: FailureLimiter, now: () => Date): void {
   app.post(revokePath, async (req, reply) => {
-    // The report records the peer's own address; the budget counts its /64 (client-address.ts).
+    // The report records the peer's own address; the budget counts it and its networks (client-address.ts).
     const address = req.socket.remoteAddress ?? '';
     const wait = budget.retryAfter(clientOf(req));
     if (wait !== undefined) throw tooManyRequests('too many revocations from this address; try again later', wait);
