@@ -5,7 +5,7 @@
  * counted by the address alone a single client could take a fresh budget for each address it
  * picks; counted by the /64 alone, every pod of a Kubernetes node (one /64 per node) or every
  * laptop of an office LAN would share one client's budget. An IPv4 address carried in an IPv6 one
- * (mapped, SIIT, NAT64's well-known prefix, 6to4, Teredo) is that IPv4 client: behind a translator,
+ * (mapped, SIIT, NAT64's well-known and local-use prefixes, 6to4, Teredo) is that IPv4 client: behind a translator,
  * every IPv4 client would otherwise share the translator's /64 (found by a review).
  */
 import { isIPv4, isIPv6 } from 'node:net';
@@ -41,6 +41,7 @@ function embeddedIPv4(g: number[]): string | undefined {
   if (zeros(g, 0, 5) && g[5] === 0xffff) return v4(g[6]!, g[7]!); // ::ffff:a.b.c.d (mapped)
   if (zeros(g, 0, 4) && g[4] === 0xffff && g[5] === 0) return v4(g[6]!, g[7]!); // ::ffff:0:a.b.c.d (SIIT)
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(g, 2, 6)) return v4(g[6]!, g[7]!); // 64:ff9b::/96 (NAT64)
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return v4(g[6]!, g[7]!); // 64:ff9b:1::/48 (RFC 8215, local NAT64 /96s)
   if (g[0] === 0x2002) return v4(g[1]!, g[2]!); // 2002:V4::/48 (6to4)
   if (g[0] === 0x2001 && g[1] === 0) return v4(~g[6]! & 0xffff, ~g[7]! & 0xffff); // Teredo: the client's address, inverted
   return undefined;

@@ -58,7 +58,7 @@ describe('the budgets of a peer address', () => {
         const [a, b, c, d] = v4.split('.').map(Number) as [number, number, number, number];
         const hi = hex((a << 8) | b);
         const lo = hex((c << 8) | d);
-        const carried = [v4, `::ffff:${v4}`, `::FFFF:${v4}`, `::ffff:0:${v4}`, `64:ff9b::${v4}`, `2002:${hi}:${lo}:1::5`, `2001:0:4136:e378:8000:63bf:${hex(~((a << 8) | b) & 0xffff)}:${hex(~((c << 8) | d) & 0xffff)}`];
+        const carried = [v4, `::ffff:${v4}`, `::FFFF:${v4}`, `::ffff:0:${v4}`, `64:ff9b::${v4}`, `64:ff9b:1:ab::${v4}`, `2002:${hi}:${lo}:1::5`, `2001:0:4136:e378:8000:63bf:${hex(~((a << 8) | b) & 0xffff)}:${hex(~((c << 8) | d) & 0xffff)}`];
         for (const text of carried) expect(budgetScopes(text), text).toEqual([{ key: v4, share: 1 }]);
       }),
       { numRuns: 300 },
