@@ -1,5 +1,7 @@
 /** Name syntax (DNS-1123 subdomains, qualified names, label values) and generateName, as kube does. */
 import { randomInt } from 'node:crypto';
+import type { FieldError } from './field-errors.js';
+import { isJsonMap, type KubeObject } from './types.js';
 
 const dns1123SubdomainFmt = '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*';
 const dns1123Subdomain = new RegExp(`^${dns1123SubdomainFmt}$`);
@@ -93,14 +95,25 @@ export function generateName(prefix: string): string {
  */
 export const teamHolderPrefix = 'team:';
 
-/**
- * A user or subject named like a team's holder, at `field`, as a field error; only when the value
- * is new (a stored key keeps the name it has until that field changes, as kube ratchets a new rule).
- */
-export function teamHolderNameErrors(field: string, value: unknown, old: unknown): { type: 'Invalid'; field: string; value: string; detail: string }[] {
-  if (typeof value !== 'string' || !value.startsWith(teamHolderPrefix) || value === old) return [];
-  return [{ type: 'Invalid', field, value, detail: teamHolderDetail }];
-}
+/** Whether `value` is a name of that form. */
+export const namedLikeTeamHolder = (value: unknown): value is string => typeof value === 'string' && value.startsWith(teamHolderPrefix);
 
 /** The refusal's detail (the reconciler judges it against the live object: gitops/team-holder-names.ts). */
 export const teamHolderDetail = `may not begin with "${teamHolderPrefix}": that is how the keys of a team are named as their holder; set spec.team for a team's key`;
+
+/** The fields of each kind that name whom its keys act for, besides spec.team. */
+const holderNameFields: Record<string, readonly string[]> = { OwnedAccessKey: ['user', 'subject'], FederatedCredential: ['user'] };
+
+const specOf = (obj: KubeObject | undefined): Record<string, unknown> => (isJsonMap(obj?.spec) ? obj.spec : {});
+
+/**
+ * Each such field of `obj`, an object of `kind`, named like a team's holder, as a field error; only
+ * where the value is new (`old`: the stored object, whose name stays until that field changes, as
+ * kube ratchets a new rule).
+ */
+export function holderNameErrors(kind: string, obj: KubeObject, old: KubeObject | undefined): FieldError[] {
+  return (holderNameFields[kind] ?? []).flatMap((f): FieldError[] => {
+    const value = specOf(obj)[f];
+    return namedLikeTeamHolder(value) && value !== specOf(old)[f] ? [{ type: 'Invalid', field: `spec.${f}`, value, detail: teamHolderDetail }] : [];
+  });
+}

@@ -22,7 +22,7 @@ import { describeJob } from './job.js';
 import { TokenUses } from './token-uses.js';
 
 import { accessTokenType, credentialParameter, subjectTokenTypes, tokenExchangeGrant } from '../api/token-exchange.js';
-import { teamHolderNameErrors, teamHolderPrefix } from '../api/names.js';
+import { namedLikeTeamHolder, teamHolderPrefix } from '../api/names.js';
 
 export { credentialParameter, tokenExchangeGrant };
 /** Clock skew allowed on exp, nbf and iat. */
@@ -145,7 +145,7 @@ export class TokenExchange {
     if (stale) throw invalidGrant(stale);
     // A rule stored before user names like `team:<name>` were refused (api/names.ts) keeps its
     // name, but a key for that user would be refused: said now, before the token's single use.
-    if (teamHolderNameErrors('spec.user', rule.spec.user, undefined).length > 0) throw invalidGrant(`the FederatedCredential's spec.user "${rule.spec.user}" is named like a team's keys (${teamHolderPrefix}<name>), which no key may act for: set spec.team, or another user`);
+    if (namedLikeTeamHolder(rule.spec.user)) throw invalidGrant(`the FederatedCredential's spec.user "${rule.spec.user}" is named like a team's keys (${teamHolderPrefix}<name>), which no key may act for: set spec.team, or another user`);
     const ttl = Math.min(rule.spec.ttl ?? 3600, Math.floor(payload.exp! - now.getTime() / 1000));
     if (ttl < 1) throw invalidGrant('the token has expired');
     if (!(await this.uses.claim(issuer, payload.jti!, payload.exp! * 1000))) throw invalidGrant('the token was exchanged already: a job token is exchanged once (jti)');

@@ -5,15 +5,11 @@
  * before the rule still applies (a review found every reconcile of such a repository refused).
  */
 import { fieldErrorBody } from '../api/field-errors.js';
-import { teamHolderNameErrors } from '../api/names.js';
+import { holderNameErrors } from '../api/names.js';
 import type { KubeObject } from '../api/types.js';
 import type { Plural } from '../client/types.js';
 import type { ManifestError } from './source/manifests.js';
 import type { DesiredObject } from './validate.js';
-
-const fields: Partial<Record<Plural, readonly string[]>> = { ownedaccesskeys: ['user', 'subject'], federatedcredentials: ['user'] };
-
-const specOf = (obj: KubeObject | undefined): Record<string, unknown> => (obj?.spec ?? {}) as Record<string, unknown>;
 
 /**
  * Offline (`teamkeys validate`, which reads no server): each such name as a warning, since only the
@@ -30,12 +26,7 @@ export function teamHolderNames(desired: DesiredObject[], live: Partial<Record<P
     if (!byName.has(plural)) byName.set(plural, new Map((live[plural] ?? []).map((o) => [o.metadata.name!, o])));
     return byName.get(plural)!.get(name);
   };
-  const errors: ManifestError[] = [];
-  for (const d of desired) {
-    for (const field of fields[d.plural] ?? []) {
-      const current = liveOf(d.plural, d.obj.metadata.name!);
-      for (const e of teamHolderNameErrors(`spec.${field}`, specOf(d.obj)[field], specOf(current)[field])) errors.push({ ...d.manifest.locate(e.field), message: `${e.field}: ${fieldErrorBody(e)}` });
-    }
-  }
-  return errors;
+  return desired.flatMap((d) =>
+    holderNameErrors(d.obj.kind!, d.obj, liveOf(d.plural, d.obj.metadata.name!)).map((e) => ({ ...d.manifest.locate(e.field), message: `${e.field}: ${fieldErrorBody(e)}` })),
+  );
 }

@@ -1,6 +1,6 @@
 import type { FieldError } from '../field-errors.js';
 import type { ResourceInfo } from '../resources.js';
-import { teamHolderNameErrors } from '../names.js';
+import { holderNameErrors } from '../names.js';
 import { isJsonMap, type KubeObject } from '../types.js';
 import type { Strategy } from './strategy.js';
 
@@ -15,7 +15,7 @@ export function federatedCredentialStrategy(info: ResourceInfo): Strategy {
   return {
     info,
     prepareForCreate() {},
-    validate: (obj, old) => [...validateRule(obj), ...teamHolderNameErrors('spec.user', isJsonMap(obj.spec) ? obj.spec.user : undefined, isJsonMap(old?.spec) ? old.spec.user : undefined)],
+    validate: (obj, old) => [...validateRule(obj), ...holderNameErrors(info.kind, obj, old)],
     validateUpdate: () => [],
   };
 }

@@ -1,7 +1,7 @@
 import type { FieldError } from '../field-errors.js';
 import type { ResourceInfo } from '../resources.js';
 import { generateKey, isAcceptedKeyValue, keyValueRule } from '../key-format.js';
-import { teamHolderNameErrors } from '../names.js';
+import { holderNameErrors } from '../names.js';
 import { isJsonMap, type KubeObject } from '../types.js';
 import type { Strategy } from './strategy.js';
 
@@ -19,7 +19,7 @@ export function ownedAccessKeyStrategy(info: ResourceInfo, policy: AccessKeyPoli
     prepareForCreate(obj) {
       if (isJsonMap(obj.spec) && obj.spec.key === undefined) obj.spec.key = generateKey();
     },
-    validate: (obj, old) => [...validateKeyValue(obj), ...validateSubject(obj), ...validateHolderName(obj, old), ...validateTtl(obj, old, policy)],
+    validate: (obj, old) => [...validateKeyValue(obj), ...validateSubject(obj), ...holderNameErrors(info.kind, obj, old), ...validateTtl(obj, old, policy)],
     validateUpdate: () => [],
   };
 }
@@ -34,12 +34,6 @@ function validateKeyValue(obj: KubeObject): FieldError[] {
   if (typeof key !== 'string' || isAcceptedKeyValue(key)) return [];
   return [{ type: 'Invalid', field: 'spec.key', detail: keyValueRule }];
 }
-
-const specOf = (obj: KubeObject | undefined): Record<string, unknown> => (isJsonMap(obj?.spec) ? obj.spec : {});
-
-/** A user or subject is not named like a team's holder (`team:<name>`). */
-const validateHolderName = (obj: KubeObject, old: KubeObject | undefined): FieldError[] =>
-  (['user', 'subject'] as const).flatMap((f) => teamHolderNameErrors(`spec.${f}`, specOf(obj)[f], specOf(old)[f]));
 
 const ttlOf = (obj: KubeObject | undefined) => (isJsonMap(obj?.spec) && typeof obj.spec.ttl === 'number' ? obj.spec.ttl : 0);
 
