@@ -27,6 +27,9 @@ export interface BudgetScope {
   share: number;
 }
 
+/** The default scopes: a client spends its own budget only. */
+export const ownBudget = (client: string): readonly BudgetScope[] => [{ key: client, share: 1 }];
+
 /** What reserve() took of each of the client's budgets, for settle(). */
 export type Reservation = readonly number[];
 
@@ -47,7 +50,7 @@ export class FailureLimiter {
   constructor(private readonly opts: FailureLimitOptions) {
     this.maxClients = opts.maxClients ?? 10_000;
     this.now = opts.now ?? (() => Date.now());
-    this.scopes = opts.scopes ?? ((client) => [{ key: client, share: 1 }]);
+    this.scopes = opts.scopes ?? ownBudget;
   }
 
   private refilled(scope: BudgetScope): Bucket | undefined {

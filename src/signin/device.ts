@@ -11,7 +11,7 @@ import { Expiring, randomToken, verifierMatches } from './pending.js';
 import { describeError } from './provider.js';
 import type { SignIn, Vouched } from './sign-in.js';
 import type { MintedKey } from './mint.js';
-import type { BudgetScope } from '../auth/failure-limit.js';
+import { ownBudget, type BudgetScope } from '../auth/failure-limit.js';
 
 type Session = { challenge: string } & ({ state: 'pending' } | { state: 'vouched'; vouched: Omit<Vouched, 'challenge' | 'redirectUri'> } | { state: 'refused'; message: string });
 
@@ -46,7 +46,7 @@ export class DeviceSignIn {
     private readonly maxWaiting = defaultMaxWaitingDeviceSignIns,
     private readonly maxPerClient = defaultMaxWaitingPerClient,
     /** The budgets a client spends: its own by default; the server's, its address and networks (server/client-address.ts). */
-    private readonly scopes: (client: string) => readonly BudgetScope[] = (client) => [{ key: client, share: 1 }],
+    private readonly scopes: (client: string) => readonly BudgetScope[] = ownBudget,
   ) {}
 
   /**
@@ -54,7 +54,11 @@ export class DeviceSignIn {
    * body (an anonymous client at its bound has its body neither read nor parsed); start asks again.
    */
   refusal(client: string): ApiError | undefined {
-    for (const { key, share } of this.scopes(client)) {
+    return this.refusalOf(this.scopes(client));
+  }
+
+  private refusalOf(scopes: readonly BudgetScope[]): ApiError | undefined {
+    for (const { key, share } of scopes) {
       const most = this.maxPerClient * share;
       if ((this.byClient.get(key) ?? 0) >= most) return tooManyRequests(share === 1 ? `too many device sign-ins from this address are waiting for approval (at most ${most}); try again in a minute` : `too many device sign-ins from this address's network (${key}) are waiting for approval (at most ${most}); try again in a minute`, 60);
     }
@@ -65,10 +69,11 @@ export class DeviceSignIn {
   async start(body: Record<string, unknown>, client = ''): Promise<DeviceStart> {
     if (typeof body.code_challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(body.code_challenge)) throw badRequest('code_challenge (S256 of a PKCE verifier) is required');
     // Counted before the first await, so concurrent starts cannot all pass the bounds.
-    const refused = this.refusal(client);
+    const scopes = this.scopes(client);
+    const refused = this.refusalOf(scopes);
     if (refused) throw refused;
     this.waiting++;
-    const keys = this.scopes(client).map((s) => s.key);
+    const keys = scopes.map((s) => s.key);
     for (const key of keys) this.byClient.set(key, (this.byClient.get(key) ?? 0) + 1);
     const done = () => {
       this.waiting--;

@@ -9,6 +9,7 @@ import { parseListen, urlHost } from '../listen.js';
 import { createLogger, logFormat } from '../logging.js';
 import { withoutCredentials } from '../../gitops/source/git-url.js';
 import type { WatchFlags } from './watch.js';
+import { pathNotFound } from '../../api/errors.js';
 
 /** `teamkeys watch`: reconciles until SIGTERM or SIGINT. */
 export async function watch(f: WatchFlags): Promise<void> {
@@ -22,7 +23,7 @@ export async function watch(f: WatchFlags): Promise<void> {
   // A path or method nobody serves is answered from its headers: fastify's not-found route would
   // read the body first, from anyone (this listener has no key to ask for).
   app.addHook('onRequest', async (req, reply) => {
-    if (req.is404) return reply.code(404).type('application/json').send({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' });
+    if (req.is404) return reply.code(404).type('application/json').send(JSON.stringify(pathNotFound().toStatus()));
   });
   registerDaemonRoutes(app, daemon, metrics, { health: true, ...(config.webhookSecret ? { webhookSecret: config.webhookSecret } : {}) });
   await app.listen({ host: listen.host, port: listen.port });

@@ -70,10 +70,9 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
       }
     },
   }, async (req, reply) => {
-    // The report records the peer's own address; the budget counts it and its networks (client-address.ts).
-    const address = req.socket.remoteAddress ?? '';
+    const address = clientOf(req);
     if (!(await verified(req, keys))) {
-      budget.fail(clientOf(req));
+      budget.fail(address);
       throw unsigned();
     }
     const feedback = [];

@@ -28,11 +28,10 @@ function formOf(body: unknown, contentType: string | undefined): URLSearchParams
 
 export function registerRevokeRoute(app: FastifyInstance, registry: Registry, budget: FailureLimiter, now: () => Date): void {
   app.post(revokePath, async (req, reply) => {
-    // The report records the peer's own address; the budget counts it and its networks (client-address.ts).
-    const address = req.socket.remoteAddress ?? '';
-    const wait = budget.retryAfter(clientOf(req));
+    const address = clientOf(req);
+    const wait = budget.retryAfter(address);
     if (wait !== undefined) throw tooManyRequests('too many revocations from this address; try again later', wait);
-    budget.fail(clientOf(req));
+    budget.fail(address);
     const form = formOf(req.body, req.headers['content-type']);
     const token = form.get('token');
     if (!token) throw badRequest('the form must carry token=<the key> (RFC 7009)');
