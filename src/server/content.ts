@@ -11,6 +11,9 @@ import { maxBodyBytes } from './body-limit.js';
 
 export type BodyType = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'apply-patch' | 'strategic-merge-patch';
 
+/** The media types of an object body (a create, an update, a review, DeleteOptions). */
+export const objectBodies: BodyType[] = ['json', 'yaml'];
+
 /** By media type; a Map, so a Content-Type of `constructor` finds nothing. */
 const bodyTypes = new Map<string, BodyType>([
   ['application/json', 'json'],

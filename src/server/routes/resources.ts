@@ -9,7 +9,8 @@ import type { ResourceRegistry } from '../../registry/resource-registry.js';
 import type { Requester } from '../../registry/write-observer.js';
 import { seesEverything } from '../../auth/authorize.js';
 import type { Verb } from '../../auth/roles.js';
-import { bodyTypeOf, negotiate, parseBody, type BodyType } from '../content.js';
+import { bodyTypeOf, negotiate, objectBodies, parseBody } from '../content.js';
+import { bodiesBeforeBody, subresourceServes } from './resource-methods.js';
 import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
 import { authorizeBeforeBody } from '../auth/before-body.js';
@@ -29,7 +30,7 @@ interface Params {
 
 type Request = FastifyRequest<{ Params: Params; Querystring: Query; Body: Buffer | undefined }>;
 
-const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers['content-type'], ['json', 'yaml']));
+const objectBody = (req: Request) => parseBody(req.body, bodyTypeOf(req.headers['content-type'], objectBodies));
 
 /** Refuses at once a body no write can accept (annotations past kube's limit), before the work that grows with its fields. */
 function bounded(r: ResourceRegistry, body: unknown, name: string | undefined): unknown {
@@ -41,7 +42,7 @@ function bounded(r: ResourceRegistry, body: unknown, name: string | undefined): 
 
 /** An object body and the keys it gives twice, which fieldValidation judges in the registry. */
 function objectWrite(req: Request, r: ResourceRegistry) {
-  const type = bodyTypeOf(req.headers['content-type'], ['json', 'yaml']);
+  const type = bodyTypeOf(req.headers['content-type'], objectBodies);
   return { body: bounded(r, parseBody(req.body, type), req.params.name), duplicateFields: duplicateFields(req.body, type) };
 }
 
@@ -279,34 +280,6 @@ async function teamAccessKeys(req: Request, reply: FastifyReply, registry: Regis
 
 const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-/** The methods each subresource serves (its handler below refuses the rest too, after the body). */
-const statusMethods: readonly string[] = ['GET', 'PUT', 'PATCH'];
-const subresourceMethods: Record<string, readonly string[]> = {
-  'teams/accesskeys': ['GET'],
-  'ownedaccesskeys/rotation': ['POST'],
-  'accessrequests/approval': ['PUT'],
-};
-
-/**
- * Whether a request has a body to read: a length above zero, or chunks. A DELETE's body is
- * optional and judged only when it is not empty, which chunks do not say before they are read.
- */
-const announcesBody = (req: Request) =>
-  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || (req.headers['transfer-encoding'] !== undefined && req.method !== 'DELETE');
-
-/**
- * The media types a served method of a route takes (the handlers below check the same, once the
- * body is read), or none where the method is not served: that is a 405 from the handler, not a 415.
- */
-function acceptedBodies(method: string, name: string | undefined, sub: string | undefined): BodyType[] | undefined {
-  const objects: BodyType[] = ['json', 'yaml'];
-  if (method === 'DELETE') return sub === undefined ? objects : undefined;
-  if (name === undefined) return method === 'POST' ? objects : undefined;
-  if (sub === undefined) return method === 'PUT' ? objects : method === 'PATCH' ? ['json-patch', 'merge-patch', 'apply-patch'] : undefined;
-  if (sub === 'status') return method === 'PUT' ? objects : method === 'PATCH' ? ['json-patch', 'merge-patch'] : undefined;
-  return method === 'POST' || method === 'PUT' ? objects : undefined;
-}
-
 export function registerResourceRoutes(app: FastifyInstance, base: string, registry: Registry, watches: WatchHub, auth: AuthContext): void {
   const resolve = (req: Request) => {
     const r = registry.byPlural(req.params.resource);
@@ -320,12 +293,12 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
   const beforeBody = async (req: Request) => {
     const r = resolve(req);
     const sub = req.params.subresource;
-    const served = sub === undefined ? undefined : subresourceMethods[`${r.info.plural}/${sub}`] ?? (sub === 'status' ? statusMethods : undefined);
+    const served = sub === undefined ? undefined : subresourceServes(r.info.plural, sub);
     if (sub !== undefined && !served) throw pathNotFound();
     if (served && !served.includes(req.method)) throw methodNotAllowed(req.method, `${r.info.plural}/${req.params.name}/${sub}`);
     await authorizeBeforeBody(auth, guardOf(req, r), r, req.method, req.params.name, sub);
     // Then the media type, which the headers decide too (a review found 3 MiB read before a 415).
-    const accepted = announcesBody(req) ? acceptedBodies(req.method, req.params.name, sub) : undefined;
+    const accepted = bodiesBeforeBody(req.method, req.headers, req.params.name, sub);
     if (accepted) bodyTypeOf(req.headers['content-type'], accepted);
   };
   const route = (url: string, handler: (req: Request, reply: FastifyReply) => Promise<unknown>) =>

@@ -9,7 +9,7 @@ import { isJsonMap } from '../../api/types.js';
 import type { Identity } from '../../auth/identity.js';
 import { nonResourceRules } from '../../auth/non-resource.js';
 import { selfSubjectReviewGroups, type AccessAdvisor } from '../auth/access.js';
-import { bodyTypeOf, mediaType, parseBody } from '../content.js';
+import { bodyTypeOf, mediaType, objectBodies, parseBody } from '../content.js';
 import { decodeSelfSubjectReview, protobufMediaType } from '../self-subject-review-protobuf.js';
 import { identityOf } from '../auth/guard.js';
 import { send } from '../reply.js';
@@ -21,7 +21,7 @@ function review(req: Request, kind: string): Record<string, unknown> & { spec?: 
   const body =
     mediaType(req.headers['content-type']) === protobufMediaType
       ? decodeSelfSubjectReview(req.body)
-      : parseBody(req.body, bodyTypeOf(req.headers['content-type'], ['json', 'yaml']));
+      : parseBody(req.body, bodyTypeOf(req.headers['content-type'], objectBodies));
   if (!isJsonMap(body)) throw badRequest(`the request body must be a ${kind} object`);
   if (body.kind !== undefined && body.kind !== kind) throw badRequest(`the request body must be a ${kind}, not ${JSON.stringify(body.kind)}`);
   if (body.spec !== undefined && !isJsonMap(body.spec)) throw badRequest(`spec of a ${kind} must be an object`);
