@@ -5,7 +5,7 @@
  * them) instead of keeping them until compaction; history keeps its events, only the secrets go.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { leavesOf, pathString } from '../api/fields/fieldset.js';
+import { leafPathsOf, leavesOf, pathString } from '../api/fields/fieldset.js';
 import { sealedField, type StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
 import type { PendingWrite, WriteAudit } from '../store/types.js';
@@ -15,11 +15,16 @@ import type { FieldsTouched, ObservedWrite } from './write-observer.js';
 
 /** The field paths between two versions of an object (managedFields aside). */
 export function fieldsTouched(ctx: RegistryContext, before: KubeObject | undefined, after: KubeObject): FieldsTouched {
-  const old = before ? leavesOf(ctx.model.schema, before as unknown as Record<string, unknown>) : new Map<string, string>();
-  const next = leavesOf(ctx.model.schema, after as unknown as Record<string, unknown>);
   // Structural markers (`.`) say nothing a reader needs: the items and fields under them do.
   const shown = (p: string) => !p.endsWith('"."]') && p !== '[]';
   const fields: FieldsTouched = { added: [], changed: [], removed: [] };
+  // A create's every field is added: its paths are enough, no value is compared.
+  if (!before) {
+    for (const p of leafPathsOf(ctx.model.schema, after as unknown as Record<string, unknown>)) if (shown(p)) fields.added.push(pathString(p));
+    return fields;
+  }
+  const old = leavesOf(ctx.model.schema, before as unknown as Record<string, unknown>);
+  const next = leavesOf(ctx.model.schema, after as unknown as Record<string, unknown>);
   for (const [p, v] of next) {
     if (!shown(p)) continue;
     if (!old.has(p)) fields.added.push(pathString(p));

@@ -6,7 +6,7 @@
 import { lastAppliedAnnotation } from '../api/last-applied.js';
 import { decodeObject, type Decoding } from '../api/decode.js';
 import { ApiError, badRequest, conflict } from '../api/errors.js';
-import { leavesOf, pathString, pathsOf } from '../api/fields/fieldset.js';
+import { leafPathsOf, pathString } from '../api/fields/fieldset.js';
 import { recordApply, type Conflict } from '../api/fields/managed.js';
 import { mergeApplied } from '../api/fields/merge.js';
 import { invalidPatchOptions, patchOptionsErrors } from '../api/patch-options.js';
@@ -79,7 +79,7 @@ function conflictsAfterUpgrade(ctx: RegistryContext, manager: string, live: Reco
   if (manager !== kubectlManager) return conflicts;
   const applied = lastApplied(live);
   if (!applied) return conflicts;
-  const allowed = pathsOf(leavesOf(ctx.model.schema, applied));
+  const allowed = leafPathsOf(ctx.model.schema, applied);
   return conflicts.filter((c) => !allowed.has(c.path));
 }
 

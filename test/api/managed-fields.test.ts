@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fromFieldsV1, leavesOf, pathString, pathsOf, toFieldsV1 } from '../../src/api/fields/fieldset.js';
+import fc from 'fast-check';
+import { fromFieldsV1, leafPathsOf, leavesOf, pathString, pathsOf, toFieldsV1 } from '../../src/api/fields/fieldset.js';
 import { recordApply, recordUpdate, type Manager } from '../../src/api/fields/managed.js';
 import { mergeApplied } from '../../src/api/fields/merge.js';
 import { resourceModels } from '../../src/api/model.js';
@@ -53,6 +54,39 @@ describe('FieldsV1 from an object and its schema', () => {
     [['f:metadata', 'f:labels', 'f:app'], '.metadata.labels.app'],
   ])('path %j prints as %s', (path, text) => {
     expect(pathString(JSON.stringify(path))).toBe(text);
+  });
+  it('the paths alone (a create, sets of paths) are the paths of the leaves, in the same order, for any object', () => {
+    const models = resourceModels();
+    const name = fc.constantFrom('ana', 'bo', 'x', '', 'team:a', 'ü"\\');
+    const value: fc.Arbitrary<unknown> = fc.oneof(name, fc.integer(), fc.boolean(), fc.constant(null), fc.array(name, { maxLength: 3 }), fc.dictionary(name, name, { maxKeys: 2 }));
+    // Fields of the kinds' schemas (sets, map lists, atomic lists, structs, maps), others unknown to them, and wrong shapes.
+    const spec = fc.record(
+      {
+        displayName: value,
+        users: fc.oneof(fc.array(name, { maxLength: 4 }), value),
+        groups: fc.array(name, { maxLength: 3 }),
+        clusterRoles: fc.oneof(fc.array(fc.record({ name, extra: value }, { requiredKeys: ['name'] }), { maxLength: 3 }), value),
+        access: fc.array(fc.record({ verbs: fc.array(name, { maxLength: 2 }), users: fc.array(name, { maxLength: 2 }) }), { maxLength: 2 }),
+        owner: fc.oneof(fc.record({ user: name }), value),
+        user: name,
+        team: name,
+        scope: fc.record({ teams: fc.array(name, { maxLength: 2 }) }, { requiredKeys: [] }),
+        unknown: value,
+      },
+      { requiredKeys: [] },
+    );
+    const object = fc.record({
+      metadata: fc.record({ name, labels: fc.dictionary(name, name, { maxKeys: 3 }), annotations: fc.dictionary(name, name, { maxKeys: 2 }), finalizers: fc.array(name, { maxLength: 2 }) }, { requiredKeys: ['name'] }),
+      spec,
+      status: fc.option(fc.record({ phase: name, lastActivity: name }, { requiredKeys: [] }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.constantFrom(...Object.values(models)), object, (model, obj) => {
+        const body = obj as unknown as Record<string, unknown>;
+        expect([...leafPathsOf(model.schema, body)]).toEqual([...leavesOf(model.schema, body).keys()]);
+      }),
+      { numRuns: 400 },
+    );
   });
 });
 

@@ -20,7 +20,11 @@ function sortedKeys(obj: Record<string, unknown>, keys: string[]): string {
 }
 
 
-function collect(schema: StructuralSchema | undefined, value: unknown, path: string[], out: Leaves): void {
+/** What a leaf's value is recorded as: its canonical JSON, or nothing when only the paths are wanted. */
+type Fingerprint = (value: unknown) => string;
+const noFingerprint: Fingerprint = () => marker;
+
+function collect(schema: StructuralSchema | undefined, value: unknown, path: string[], out: Leaves, fingerprint: Fingerprint): void {
   // The path's JSON text without its closing bracket, built once: each of a list's or a map's
   // thousands of members then costs one concatenation, not a JSON.stringify of the whole path.
   const open = JSON.stringify(path).slice(0, -1);
@@ -39,28 +43,28 @@ function collect(schema: StructuralSchema | undefined, value: unknown, path: str
         if (!isJsonMap(item)) continue;
         const element = `k:${sortedKeys(item, keys)}`;
         out.set(at([element, '.']), marker);
-        collectFields(schema?.items, item, [...path, element], out);
+        collectFields(schema?.items, item, [...path, element], out, fingerprint);
       }
       return;
     }
-    out.set(at([]), canonicalJson(value)); // atomic: owned as a whole
+    out.set(at([]), fingerprint(value)); // atomic: owned as a whole
     return;
   }
   if (isJsonMap(value) && schema && (schema.properties || typeof schema.additionalProperties === 'object')) {
     const before = out.size;
     if (!schema.properties) out.set(at(['.']), marker); // a granular map (labels): the map itself is a node
-    collectFields(schema, value, path, out);
-    if (out.size === before) out.set(at([]), canonicalJson(value)); // an empty struct is set as a whole
+    collectFields(schema, value, path, out, fingerprint);
+    if (out.size === before) out.set(at([]), fingerprint(value)); // an empty struct is set as a whole
     return;
   }
-  out.set(at([]), canonicalJson(value));
+  out.set(at([]), fingerprint(value));
 }
 
-function collectFields(schema: StructuralSchema | undefined, obj: Record<string, unknown>, path: string[], out: Leaves): void {
+function collectFields(schema: StructuralSchema | undefined, obj: Record<string, unknown>, path: string[], out: Leaves, fingerprint: Fingerprint): void {
   for (const [key, child] of Object.entries(obj)) {
     if (child === undefined) continue;
     const childSchema = propertySchema(schema, key) ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined);
-    collect(childSchema, child, [...path, `f:${key}`], out);
+    collect(childSchema, child, [...path, `f:${key}`], out, fingerprint);
   }
 }
 
@@ -69,13 +73,27 @@ const managedMetadata = ['labels', 'annotations', 'finalizers', 'ownerReferences
 
 /** Every field an object sets (spec, status, and the client-managed metadata), with fingerprints. */
 export function leavesOf(schema: StructuralSchema, obj: Record<string, unknown>): Leaves {
+  return collectLeaves(schema, obj, canonicalJson);
+}
+
+/**
+ * The same fields' paths alone. Where no value is compared (a create, whose every field is new;
+ * a set of paths to keep or remove) the fingerprints, each a sorted copy of a value stringified,
+ * are work for nothing: they were most of a create's field bookkeeping.
+ */
+export function leafPathsOf(schema: StructuralSchema, obj: Record<string, unknown>): FieldSet {
+  return new Set(collectLeaves(schema, obj, noFingerprint).keys());
+}
+
+/** The fields of `obj` as leaves whose values are `fingerprint` of theirs. */
+function collectLeaves(schema: StructuralSchema, obj: Record<string, unknown>, fingerprint: Fingerprint): Leaves {
   const out: Leaves = new Map();
   const meta = isJsonMap(obj.metadata) ? obj.metadata : {};
   const kept = Object.fromEntries(managedMetadata.filter((k) => meta[k] !== undefined).map((k) => [k, meta[k]]));
   const top: Record<string, unknown> = {};
   if (Object.keys(kept).length > 0) top.metadata = kept;
   for (const k of ['spec', 'status']) if (obj[k] !== undefined) top[k] = obj[k];
-  collectFields(schema, top, [], out);
+  collectFields(schema, top, [], out, fingerprint);
   return out;
 }
 

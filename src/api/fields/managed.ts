@@ -10,12 +10,12 @@ import {
   difference,
   fromFieldsV1,
   intersection,
+  leafPathsOf,
   leavesOf,
   pathsOf,
   toFieldsV1,
   union,
   type FieldSet,
-  type Leaves,
   withContainers,
 } from './fieldset.js';
 import { parseFieldPath } from './field-path.js';
@@ -96,10 +96,13 @@ export function recordUpdate(
   apiVersion: string,
   time: string,
 ): ManagedFieldsEntry[] {
-  const before: Leaves = old ? leavesOf(schema, old) : new Map();
-  const after = leavesOf(schema, next);
-  const present = pathsOf(after);
-  const changed = changedPaths(before, after);
+  let present: FieldSet;
+  let changed: FieldSet;
+  if (old) {
+    const after = leavesOf(schema, next);
+    present = pathsOf(after);
+    changed = changedPaths(leavesOf(schema, old), after);
+  } else changed = present = leafPathsOf(schema, next); // a create: every field is new, no value to compare
   const entries = decode(previous);
   for (const e of entries) e.set = intersection(difference(e.set, changed), present);
   if (changed.size > 0) {
@@ -177,7 +180,7 @@ export function recordApply(
   const changedByMe = changedPaths(liveLeaves, applied).size > 0 || dropped.size > 0 || mine.set.size === 0;
   mine.set = appliedSet;
   if (changedByMe) mine.meta.time = time;
-  const present = pathsOf(leavesOf(schema, object));
+  const present = leafPathsOf(schema, object);
   for (const e of entries) e.set = intersection(e.set, present);
   return { object, managedFields: encode(foldAncient(entries, apiVersion)), conflicts: [] };
 }

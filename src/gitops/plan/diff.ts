@@ -9,7 +9,7 @@
 import fastJsonPatch from 'fast-json-patch';
 import type { AuditEvent } from '../../api/audit-event.js';
 import { dottedPath, fieldNames, fieldPath, fieldSetMember, hasPrefix, innermost, parseFieldPath, type FieldPath } from '../../api/fields/field-path.js';
-import { fromFieldsV1, leavesOf, owns, type FieldSet, type Leaves } from '../../api/fields/fieldset.js';
+import { fromFieldsV1, leafPathsOf, leavesOf, owns, type FieldSet, type Leaves } from '../../api/fields/fieldset.js';
 import { mergeApplied, removePath } from '../../api/fields/merge.js';
 import type { ResourceModel } from '../../api/model.js';
 import { isJsonMap, type KubeObject, type ManagedFieldsEntry } from '../../api/types.js';
@@ -93,8 +93,8 @@ export function diffObject(model: ResourceModel, desired: KubeObject, live: Kube
   };
   const desiredCore = coreOf(desired);
   // Ignored fields keep their live values: drop them from what git asks for.
-  remove(desiredCore, [...leavesOf(schema, desiredCore).keys()].filter((p) => !counts(p)));
-  const wanted = new Set([...leavesOf(schema, desiredCore).keys()]);
+  remove(desiredCore, [...leafPathsOf(schema, desiredCore)].filter((p) => !counts(p)));
+  const wanted = leafPathsOf(schema, desiredCore);
   const mine = ownedBy(entries, (m) => m === gitopsManager);
   // Another manager holds a map or list when it holds something in it (an Apply entry names no node of its own).
   const others = owns(ownedBy(entries, (m) => m !== gitopsManager));
@@ -105,7 +105,7 @@ export function diffObject(model: ResourceModel, desired: KubeObject, live: Kube
   remove(targetCore, [...mine].filter((p) => counts(p) && !wanted.has(p) && !others(p)));
   // Where git's value is the whole value, whatever else is live goes, whoever added it.
   const whole = opts.replace ? replaced : model.authoritativePaths.map((names) => fieldPath(...names));
-  remove(targetCore, [...leavesOf(schema, targetCore).keys()].filter((p) => counts(p) && !wanted.has(p) && whole.some((f) => hasPrefix(pathOf(p), f))));
+  remove(targetCore, [...leafPathsOf(schema, targetCore)].filter((p) => counts(p) && !wanted.has(p) && whole.some((f) => hasPrefix(pathOf(p), f))));
   // A field git does not hold at all goes whole (not as an empty struct).
   for (const f of whole.filter((f) => valueAt(desiredCore, fieldNames(f)) === undefined && !opts.ignore(dottedPath(f)))) {
     const names = fieldNames(f);
