@@ -7,6 +7,7 @@
  */
 import type { Entry } from './cache/cache-state.js';
 import type { CacheIndexers } from './cache/field-index.js';
+import type { CachedRange } from './cache/cache-range.js';
 import type { ListOptions, ScanFilter, StoredObject } from './types.js';
 
 export type { Entry as CachedEntry } from './cache/cache-state.js';
@@ -42,8 +43,5 @@ export interface CacheReads {
    * identity of the filled state read: a refill (after its watch ended) makes a new one, so with
    * `revision` it names what was read even if the store's revisions went back.
    */
-  cachedRange(
-    prefix: string,
-    opts?: Pick<ListOptions, 'after' | 'revision' | 'within'>,
-  ): Promise<{ revision: number; fill: object; entries: Generator<[string, Entry]>; countAfter(key: string): number } | undefined>;
+  cachedRange(prefix: string, opts?: Pick<ListOptions, 'after' | 'revision' | 'within'>): Promise<CachedRange | undefined>;
 }

@@ -9,7 +9,6 @@ import { isStorageError, notFound } from '../errors.js';
 import type { LogStore } from '../log/log-store.js';
 import {
   prefixEnd,
-  scanTest,
   silentLog,
   type Indexer,
   type ScanFilter,
@@ -24,13 +23,14 @@ import {
   type WriteOptions,
   type FenceOption,
 } from '../types.js';
-import { CacheState, bytesOf, decodeEntry, type Entry } from './cache-state.js';
+import { CacheState, decodeEntry, type Entry } from './cache-state.js';
 import { deepFreeze, fill } from './fill.js';
 import type { CacheIndexers } from './field-index.js';
 import { RevisionGate } from './revision-gate.js';
 import type { CacheReads } from '../cache-reads.js';
-import { Pace } from '../../background/pace.js';
-import { NarrowedKeys, positionAfter } from './narrowed-keys.js';
+import { NarrowedKeys } from './narrowed-keys.js';
+import { rangeOf, type CachedRange } from './cache-range.js';
+import { decodedInTurn, scanState } from './cache-scan.js';
 
 /** What the cache needs of the store beyond Store: pages of stored rows with their keys (LogStore). */
 export type CacheableStore = Store & Pick<LogStore, 'listRows'> & { notifyWatchers?(): void };
@@ -47,14 +47,6 @@ export interface CachedStoreOptions {
   retryMs?: number;
   log?: StoreLog;
 }
-
-
-/**
- * A scan's step (background/pace.ts): a key looked at and passed over (its JSON searched) counts
- * 1, a key decoded and given to the caller, who works on it, 10; about a millisecond of work.
- */
-const scanStep = 1000;
-const givenWeight = 10;
 
 export class CachedStore implements Store, CacheReads {
   private state: CacheState;
@@ -142,28 +134,17 @@ export class CachedStore implements Store, CacheReads {
   async dueBy<T extends StoredObject>(prefix: string, name: string, at: number): Promise<Iterable<T> | undefined> {
     // A sweep, as scan: the cache as it is, when filled (no consistent read needed off the request path).
     if (this.gate.state !== 'Ready') return undefined;
-    return this.decodedInTurn<T>(this.state.dueBy(name, prefix, prefixEnd(prefix), at).sort());
+    return decodedInTurn<T>(() => this.state, this.state.dueBy(name, prefix, prefixEnd(prefix), at).sort());
   }
 
   /** byField for a sweep: the cache as it is, when filled, each object decoded as it is reached. */
   async eachByField<T extends StoredObject>(prefix: string, name: string, value: string): Promise<Iterable<T> | undefined> {
     if (this.gate.state !== 'Ready') return undefined;
-    return this.decodedInTurn<T>(this.state.fieldLookup(name, prefix, prefixEnd(prefix), value).sort());
+    return decodedInTurn<T>(() => this.state, this.state.fieldLookup(name, prefix, prefixEnd(prefix), value).sort());
   }
 
   scanStore<T extends StoredObject>(prefix: string, mightMatch: ScanFilter): AsyncGenerator<T> {
     return this.inner.scan<T>(prefix, mightMatch);
-  }
-
-  /**
-   * Decoded one at a time as the sweep reaches them (from the state of that moment: a key removed
-   * meanwhile is skipped), so that a sweep over a million keys never holds a million objects.
-   */
-  private *decodedInTurn<T extends StoredObject>(keys: string[]): Generator<T> {
-    for (const k of keys) {
-      const obj = this.state.get<T>(k);
-      if (obj) yield obj;
-    }
   }
 
   async getByIndex<T extends StoredObject>(prefix: string, value: string): Promise<T[]> {
@@ -235,34 +216,11 @@ export class CachedStore implements Store, CacheReads {
    * The cached entries under prefix after `opts.after`, in key order, read lazily: the caller takes
    * them before its next await, while the cache is still at `revision`. Undefined as for cachedList.
    */
-  async cachedRange(
-    prefix: string,
-    opts: Pick<ListOptions, 'after' | 'revision' | 'within'> = {},
-  ): Promise<{ revision: number; fill: object; entries: Generator<[string, Entry]>; countAfter(key: string): number } | undefined> {
+  async cachedRange(prefix: string, opts: Pick<ListOptions, 'after' | 'revision' | 'within'> = {}): Promise<CachedRange | undefined> {
     if (!(await this.fresh())) return undefined;
     const revision = this.gate.applied;
     if (opts.revision !== undefined && opts.revision !== revision) return undefined;
-    const state = this.state;
-    const end = prefixEnd(prefix);
-    const after = opts.after ?? '';
-    const keys = this.narrowed.keys(state, prefix, end, revision, opts.within?.());
-    if (keys) {
-      // Only the keys carrying one of the values: a reader who may see a few keys of a million
-      // reads those few (their union, in key order), not the kind.
-      const picked = keys.slice(positionAfter(keys, after));
-      function* entries(): Generator<[string, Entry]> {
-        for (const key of picked) {
-          const entry = state.entry(key);
-          if (entry) yield [key, entry];
-        }
-      }
-      return { revision, fill: state, entries: entries(), countAfter: (key) => keys.length - positionAfter(keys, key) };
-    }
-    const range = state.range(prefix, end, after);
-    function* entries(): Generator<[string, Entry]> {
-      for (const key of range) yield [key, state.entry(key)!];
-    }
-    return { revision, fill: state, entries: entries(), countAfter: (key) => state.count(prefix, end, key) };
+    return rangeOf(this.state, this.narrowed, prefix, prefixEnd(prefix), revision, opts);
   }
 
   async *scan<T extends StoredObject>(prefix: string, mightMatch: ScanFilter, pageSize?: number): AsyncGenerator<T> {
@@ -271,19 +229,7 @@ export class CachedStore implements Store, CacheReads {
       yield* this.inner.scan<T>(prefix, mightMatch, pageSize);
       return;
     }
-    const state = this.state;
-    // Both JSONs in one string: a match across their seam is a false positive, which callers allow.
-    const test = scanTest(mightMatch);
-    const mightHold = (e: Entry | undefined) => e !== undefined && test(bytesOf(e).toString());
-    // Key by key (a range resumes after the last key it gave when the cache changes meanwhile), in
-    // steps with pauses between them: a sweep over a million objects neither holds their keys nor
-    // keeps requests waiting until it is through them.
-    const pace = new Pace(scanStep);
-    for (const key of state.range(prefix, prefixEnd(prefix), '')) {
-      const obj = mightHold(state.entry(key)) ? state.get<T>(key) : undefined;
-      if (obj) yield obj;
-      if (pace.counted(obj ? givenWeight : 1)) await pace.pause();
-    }
+    yield* scanState<T>(this.state, prefix, mightMatch);
   }
 
   async create<T extends StoredObject>(key: string, obj: T, opts?: WriteOptions<T>): Promise<T> {
