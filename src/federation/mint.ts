@@ -10,7 +10,7 @@ import type { FederatedCredential, OwnedAccessKey } from '../api/types.js';
 import type { Admit } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
-import { runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
+import { Holds, runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
 
 
 /** The field manager of every write the exchange makes. */
@@ -42,25 +42,29 @@ export async function mintFederatedKey(
 ): Promise<MintedFederatedKey> {
   const keys = registry.ownedaccesskeys;
   const name = rule.metadata.name!;
+  // Parallel jobs of one rule mint for one holder: each holds its quota place until its key is stored.
+  const holds = new Holds();
   const admit: Admit | undefined = admission && (async (write) => {
     const who = { name: requester.username, groups: [], teams: [], clusterRoles: new Set<string>(), keyName: '' };
-    const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys' }, admission, exchangeExemptions);
+    const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys', hold: holds.hold }, admission, exchangeExemptions);
     if (!refused) return;
     if (typeof refused.refusal !== 'string') throw refused.refusal;
     throw new ApiError(403, 'Forbidden', refused.refusal);
   });
-  const { object } = await keys.create(
-    {
-      apiVersion: keys.info.apiVersion,
-      kind: 'OwnedAccessKey',
-      metadata: {
-        generateName: `fed-${name.slice(0, 40)}-`,
-        annotations: { [jobAnnotation]: job, [ruleAnnotation]: `${name}@${rule.metadata.generation ?? 1}` },
-        ownerReferences: [{ apiVersion: rule.apiVersion, kind: 'FederatedCredential', name, uid: rule.metadata.uid! }],
+  const { object } = await holds.around(() =>
+    keys.create(
+      {
+        apiVersion: keys.info.apiVersion,
+        kind: 'OwnedAccessKey',
+        metadata: {
+          generateName: `fed-${name.slice(0, 40)}-`,
+          annotations: { [jobAnnotation]: job, [ruleAnnotation]: `${name}@${rule.metadata.generation ?? 1}` },
+          ownerReferences: [{ apiVersion: rule.apiVersion, kind: 'FederatedCredential', name, uid: rule.metadata.uid! }],
+        },
+        spec: { ...mintedKeySpec(rule), displayName: `${job} (via FederatedCredential ${name})`, ttl: ttlSeconds },
       },
-      spec: { ...mintedKeySpec(rule), displayName: `${job} (via FederatedCredential ${name})`, ttl: ttlSeconds },
-    },
-    { fieldManager: exchangeManager, requester, ...(admit ? { admit } : {}) },
+      { fieldManager: exchangeManager, requester, ...(admit ? { admit } : {}) },
+    ),
   );
   const created = object as OwnedAccessKey;
   return { name: created.metadata.name!, key: created.spec.key!, ttlSeconds };

@@ -101,6 +101,8 @@ export interface Admission {
   setsKey?: boolean;
   /** A delete's propagationPolicy as asked (absent: Background). */
   propagationPolicy?: string;
+  /** A dry run: judged all the same (as kube's admission judges one), but nothing will be stored. */
+  dryRun?: boolean;
 }
 
 export type Admit = (a: Admission) => void | Promise<void>;

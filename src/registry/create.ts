@@ -65,7 +65,7 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
   );
   tieToSignIn(ctx, stored, opts.signIn);
   const prepared = (await ctx.prepareWrite?.(ctx, stored, undefined)) ?? [];
-  await opts.admit?.({ verb: 'create', object: present(stored), setsKey: true });
+  await opts.admit?.({ verb: 'create', object: present(stored), setsKey: true, ...(opts.dryRun ? { dryRun: true } : {}) });
   if (prepared.length > 0) throw invalid(ctx.gk, meta.name ?? '', prepared);
   if (revealedKey !== undefined && keySupplied) await assertKeyUnused(ctx, stored, meta.name ?? '');
 

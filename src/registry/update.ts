@@ -156,6 +156,7 @@ export async function runUpdate(
       object: present(result.stored),
       ...(setsKey ? { setsKey: true } : {}),
       ...(opts.subresource ? { subresource: opts.subresource } : {}),
+      ...(opts.dryRun ? { dryRun: true } : {}),
     });
     if (prepared.length > 0) throw invalid(ctx.gk, name, prepared);
     // A rotation must give the key a value it has not got: not its current one, nor its previous

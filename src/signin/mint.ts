@@ -10,7 +10,7 @@ import { isLoginKey, loginKeyType, refusedAnnotation } from '../auth/login-keys.
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
-import { runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
+import { Holds, runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
 import type { Admit } from '../registry/context.js';
 
 /**
@@ -77,10 +77,10 @@ async function heldByAnotherAccount(registry: Registry, username: string, identi
 }
 
 /** The admission of a mint: the chain, less mintExemptions, a refusal worded for the person signing in. */
-function mintAdmission(ctx: AdmissionContext, req: MintRequest): Admit {
+function mintAdmission(ctx: AdmissionContext, req: MintRequest, holds: Holds): Admit {
   const who = { name: req.username, user: req.username, groups: req.identity.groups ?? [], teams: [], clusterRoles: new Set<string>(), keyName: '' };
   return async (write) => {
-    const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys', ...(req.replaces ? { replaces: req.replaces } : {}) }, ctx, mintExemptions);
+    const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys', hold: holds.hold, ...(req.replaces ? { replaces: req.replaces } : {}) }, ctx, mintExemptions);
     if (!refused) return;
     if (typeof refused.refusal !== 'string') throw refused.refusal;
     throw new ApiError(403, 'Forbidden', `${req.username} may not sign in now: ${refused.refusal}; sign out elsewhere (teamkeys logout) or ask your administrator to delete one of those keys`);
@@ -150,22 +150,27 @@ async function mintNow(registry: Registry, req: MintRequest, now: Date, admissio
   if (req.replaces && !(await replaceableLoginKey(registry, req.replaces, req.username))) req = withoutReplaces(req);
   const identity: ConnectorIdentity = { ...req.identity };
   if (req.refreshToken) identity.connectorData = JSON.stringify({ refreshToken: req.refreshToken } satisfies ConnectorData);
-  const { object } = await keys.create(
-    {
-      apiVersion: keys.info.apiVersion,
-      kind: 'OwnedAccessKey',
-      metadata: { generateName: namePrefixFor(req.username) },
-      spec: {
-        displayName: `${req.username} (signed in ${req.via})`,
-        user: req.username,
-        type: loginKeyType,
-        identity,
-        identityRefresh: timestamp(now),
-        ttl: req.ttlSeconds,
-        ttlAfterLastActivity: true,
+  // The quota's place is held until the key is stored: a create of the user's through the API
+  // meanwhile counts it (mints of one user already run one at a time).
+  const holds = new Holds();
+  const { object } = await holds.around(() =>
+    keys.create(
+      {
+        apiVersion: keys.info.apiVersion,
+        kind: 'OwnedAccessKey',
+        metadata: { generateName: namePrefixFor(req.username) },
+        spec: {
+          displayName: `${req.username} (signed in ${req.via})`,
+          user: req.username,
+          type: loginKeyType,
+          identity,
+          identityRefresh: timestamp(now),
+          ttl: req.ttlSeconds,
+          ttlAfterLastActivity: true,
+        },
       },
-    },
-    { fieldManager: signInManager, requester: req.requester, ...(admission ? { admit: mintAdmission(admission, req) } : {}) },
+      { fieldManager: signInManager, requester: req.requester, ...(admission ? { admit: mintAdmission(admission, req, holds) } : {}) },
+    ),
   );
   const created = object as OwnedAccessKey;
   if (req.replaces && req.replaces !== created.metadata.name) await removePrevious(registry, req.replaces, req.username, req.requester);

@@ -60,6 +60,8 @@ export interface InProcess {
 
 export interface InProcessOptions {
   bookmarkIntervalMs?: number;
+  /** `teamkeys serve --max-keys-per-user` (default 100). */
+  maxKeysPerUser?: number;
   activityIntervalMs?: number;
   maxTtlSeconds?: number;
   logger?: Logger;
@@ -100,7 +102,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(audit ? { onWrite: audit.observer } : {}),
   });
   await bootstrapAdmin(registry, { adminKey, keyFile: unusedAdminKeyFile, ...(opts.maxTtlSeconds ? { ttlSeconds: opts.maxTtlSeconds } : {}) });
-  const auth = await createAuthContext(registry, logger, { ...(opts.failureLimit !== undefined ? { failureLimit: opts.failureLimit } : {}), ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}), ...(opts.now ? { now: opts.now } : {}) });
+  const auth = await createAuthContext(registry, logger, { ...(opts.maxKeysPerUser !== undefined ? { maxKeysPerUser: opts.maxKeysPerUser } : {}), ...(opts.failureLimit !== undefined ? { failureLimit: opts.failureLimit } : {}), ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}), ...(opts.now ? { now: opts.now } : {}) });
   const app = await buildServer({
     registry,
     auth,

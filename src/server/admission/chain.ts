@@ -46,6 +46,40 @@ export interface AdmissionRequest extends Omit<Admission, 'subresource'> {
   resource: Resource;
   /** A key the write replaces (a sign-in's previous Login key): not counted by the quota. */
   replaces?: string;
+  /** Keeps what a plugin holds for the write (the quota's place) until the write has settled (Holds). */
+  hold?: (release: Release) => void;
+}
+
+/** Gives back what a plugin held for a write; `failed`: the write did not happen (refused, or it failed). */
+export type Release = (failed: boolean) => void;
+
+/**
+ * What the admission of one write holds until the write has settled: the key quota's places
+ * (server/key-quota.ts). Whoever runs a write through the chain with `hold` releases them after it,
+ * whatever its outcome (`around`).
+ */
+export class Holds {
+  private releases: Release[] = [];
+
+  readonly hold = (release: Release): void => {
+    this.releases.push(release);
+  };
+
+  release(failed: boolean): void {
+    for (const release of this.releases.splice(0)) release(failed);
+  }
+
+  /** Runs the write, then releases what its admission held, saying whether it happened. */
+  async around<T>(write: () => Promise<T>): Promise<T> {
+    let failed = true;
+    try {
+      const result = await write();
+      failed = false;
+      return result;
+    } finally {
+      this.release(failed);
+    }
+  }
 }
 
 export type Verdict = string | ApiError | undefined;

@@ -4,6 +4,7 @@ import type { AdmissionPlugin } from './chain.js';
 
 export const keyQuotaPlugin: AdmissionPlugin = {
   name: 'key-quota',
-  admit: ({ resource, subresource, old, object, replaces }, ctx) =>
-    resource === 'ownedaccesskeys' && object && subresource !== 'status' ? quotaDenial(ctx.keyQuota, old, object, replaces) : undefined,
+  // A dry run stores nothing, so it holds no place (a burst of them would refuse one another).
+  admit: ({ resource, subresource, old, object, replaces, hold, dryRun }, ctx) =>
+    resource === 'ownedaccesskeys' && object && subresource !== 'status' ? quotaDenial(ctx.keyQuota, old, object, replaces, dryRun ? undefined : hold) : undefined,
 };

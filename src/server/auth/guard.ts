@@ -18,7 +18,7 @@ import { tooManyRequests } from '../../api/errors.js';
 import type { Admit } from '../../registry/context.js';
 import { revealsKeyValue } from '../../registry/storage-errors.js';
 import type { KeyQuota } from '../key-quota.js';
-import { reasonAmong, runAdmission, type AdmissionRequest } from '../admission/chain.js';
+import { Holds, reasonAmong, runAdmission, type AdmissionRequest } from '../admission/chain.js';
 
 export interface AuthContext {
   authenticator: Authenticator;
@@ -54,12 +54,26 @@ export class Guard {
   private budgetWait: number | undefined;
 
   /**
+   * What the admission of the write under way (probing) holds until it settles: the key quota's
+   * place. Only a write run through probing holds one, so none is held by a write nothing releases.
+   */
+  private holds: Holds | undefined;
+
+  /**
    * Runs a write that may set an access key's value. Learning that a value is already in use tells
    * the caller it is someone's key, as a successful authentication with it would: such a failure
    * costs the client's failed-authentication budget, and a client over its budget may not try one
-   * (admit below), even with a key that works.
+   * (admit below), even with a key that works. What its admission held is given back once it has
+   * settled, whatever the outcome.
    */
-  async probing<T>(write: () => Promise<T>): Promise<T> {
+  probing<T>(write: () => Promise<T>): Promise<T> {
+    const holds = (this.holds = new Holds());
+    return holds.around(() => this.budgeted(write)).finally(() => {
+      if (this.holds === holds) this.holds = undefined;
+    });
+  }
+
+  private async budgeted<T>(write: () => Promise<T>): Promise<T> {
     const failures = this.auth.failures;
     if (!failures || this.resource !== 'ownedaccesskeys') return write();
     // Looked at before this attempt reserves its unit, as authentication does.
@@ -155,7 +169,7 @@ export class Guard {
       if (wait !== undefined) throw tooManyRequests(`too many failed attempts from this client; retry after ${wait} seconds`, wait);
       // Judged on the teams as they are: every write before this one is in the index.
       await this.auth.teams.caughtUp();
-      const req: AdmissionRequest = { ...write, who: this.who, resource: this.resource };
+      const req: AdmissionRequest = { ...write, who: this.who, resource: this.resource, ...(this.holds ? { hold: this.holds.hold } : {}) };
       // Status is written by the server itself (lastActivity); through the API only by admins.
       if (subresource === 'status' || subresource === 'approval') this.authorizeObject(verb, old, name, subresource);
       else {
