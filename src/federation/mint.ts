@@ -44,13 +44,16 @@ export async function mintFederatedKey(
   const name = rule.metadata.name!;
   // Parallel jobs of one rule mint for one holder: each holds its quota place until its key is stored.
   const holds = new Holds();
-  const admit: Admit | undefined = admission && (async (write) => {
-    const who = { name: requester.username, groups: [], teams: [], clusterRoles: new Set<string>(), keyName: '' };
-    const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys', hold: holds.hold }, admission, exchangeExemptions);
-    if (!refused) return;
-    if (typeof refused.refusal !== 'string') throw refused.refusal;
-    throw new ApiError(403, 'Forbidden', refused.refusal);
-  });
+  const admit: Admit | undefined =
+    admission &&
+    ((write) =>
+      holds.judged(async () => {
+        const who = { name: requester.username, groups: [], teams: [], clusterRoles: new Set<string>(), keyName: '' };
+        const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys', hold: holds.hold }, admission, exchangeExemptions);
+        if (!refused) return;
+        if (typeof refused.refusal !== 'string') throw refused.refusal;
+        throw new ApiError(403, 'Forbidden', refused.refusal);
+      }));
   const { object } = await holds.around(() =>
     keys.create(
       {

@@ -10,8 +10,10 @@
  * the stored keys. Without them, the creates of a burst in parallel read the same count and passed
  * at the last free place (19 of 20 in one measured burst: test/server/key-quota-burst.test.ts).
  * Places are counted by uid (a create keeps its uid when a taken generated name is retried); a
- * place whose write failed counts no more; a write refused while an earlier one still held the
- * last place, which then failed, was refused at the very edge (never a key past the bound).
+ * place whose write was refused counts no more, one whose write failed after admission (it may
+ * have committed) still counts for the writes that read it while held; a write refused while an
+ * earlier one still held the last place, which then failed, was refused at the very edge (never a
+ * key past the bound).
  * Servers sharing one database still each count their own: across replicas the bound is per
  * replica's burst, not exact.
  */
@@ -49,11 +51,12 @@ export interface KeyQuota {
   /** The places held for `holder` now. */
   held(holder: string): Place[];
   /**
-   * How many keys act for `holder` (keyHolder): those stored other than `except` (names), and those
-   * of `writing` still held or stored since (the places the caller read, by uid), each once; a
-   * place whose write failed counts no more, one that replaces a stored key stands for it.
+   * How many keys act for `holder` (keyHolder): those stored other than `except` (names) and the
+   * key `self` (a uid: the key being written, already this holder's by a move in parallel), and
+   * those of `writing` still held or stored since (the places the caller read, by uid), each once;
+   * a place whose write failed counts no more, one that replaces a stored key stands for it.
    */
-  count(holder: string, except: readonly string[], writing: readonly Place[]): Promise<{ stored: number; writing: number }>;
+  count(holder: string, except: readonly string[], writing: readonly Place[], self?: string): Promise<{ stored: number; writing: number }>;
 }
 
 export function keyQuota(keys: Pick<ResourceRegistry, 'byField'>, max = defaultMaxKeysPerUser): KeyQuota {
@@ -81,12 +84,12 @@ export function keyQuota(keys: Pick<ResourceRegistry, 'byField'>, max = defaultM
         },
       };
     },
-    async count(holder, except, writing) {
+    async count(holder, except, writing, self) {
       // The places were read by the caller before the stored keys are: a write that settles (and
       // gives its place back) while the index is read is counted one way or the other, as the
       // stored key or as its place, and by uid never both.
       // The holder index (registry/indexes.ts) holds exactly keyHolder's value: no walk of every key.
-      const stored = (await keys.byField('holder', holder)).filter((k) => !except.includes(k.metadata.name!));
+      const stored = (await keys.byField('holder', holder)).filter((k) => !except.includes(k.metadata.name!) && k.metadata.uid !== self);
       const counted = writing.filter((p) => p.state !== 'failed');
       const replaced = new Set(counted.flatMap((p) => (p.replaces ? [p.replaces] : [])));
       const kept = stored.filter((k) => !replaced.has(k.metadata.name!));
@@ -113,13 +116,14 @@ export async function quotaDenial(
   const holder = keyHolder(next);
   if (old && keyHolder(old) === holder) return undefined;
   // The write's own name is not left out of the stored keys: a key of this holder stored under it
-  // (a generated name that collided, which the create then retries under another) is one of its keys.
+  // (a generated name that collided, which the create then retries under another) is one of its
+  // keys. The key itself is left out, by uid: a move of it in parallel may have stored it here already.
   const uid = next.metadata.uid || `name:${next.metadata.name}`;
   // Held before the count, and handed to the write at once: a count that fails gives it back too.
   const mine = hold ? quota.reserve(holder, uid, replaces) : undefined;
   if (mine) hold!(mine.release);
   // Without a place of its own, a write counts every place held now.
-  const { stored, writing } = await quota.count(holder, replaces ? [replaces] : [], (mine ? mine.before : quota.held(holder)).filter((p) => p.uid !== uid));
+  const { stored, writing } = await quota.count(holder, replaces ? [replaces] : [], (mine ? mine.before : quota.held(holder)).filter((p) => p.uid !== uid), uid);
   if (stored + writing < quota.max) return undefined;
   mine?.release(true);
   const more = writing > 0 ? ` and ${writing} more being written` : '';

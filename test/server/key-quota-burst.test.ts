@@ -217,6 +217,48 @@ describe('what a count of places counts (server/key-quota.ts)', () => {
     expect(await quotaDenial(quota, undefined, key('h-aaaaa', 'uid-new'))).toBe('exceeded quota: "h" already has 2 access keys, the most allowed (--max-keys-per-user 2)');
   });
 
+  it('a move of a key that a move in parallel already gave this holder does not count the key against itself', async () => {
+    const { keyQuota, quotaDenial } = await import('../../src/server/key-quota.js');
+    const quota = keyQuota(stored(['other', 'uid-o'], ['k', 'uid-k']), 2);
+    const from = { metadata: { name: 'k', uid: 'uid-k' }, spec: { user: 'elsewhere' } } as never;
+    expect(await quotaDenial(quota, from, key('k', 'uid-k'))).toBeUndefined();
+  });
+
+  it('a write refused by admission gives its place back as failed; one that fails after it was admitted (it may have committed) as stored', async () => {
+    const { keyQuota, quotaDenial } = await import('../../src/server/key-quota.js');
+    const { Holds } = await import('../../src/server/admission/chain.js');
+    const quota = keyQuota(stored(), 1);
+    // Refused by a plugin after the quota: nothing was written, the place counts no more, even for a
+    // write that read it while it was held.
+    const refusedWrite = new Holds();
+    let early: Awaited<ReturnType<typeof quota.reserve>> | undefined;
+    await expect(
+      refusedWrite.around(() =>
+        refusedWrite.judged(async () => {
+          expect(await quotaDenial(quota, undefined, key('a', 'uid-a'), undefined, refusedWrite.hold)).toBeUndefined();
+          early = quota.reserve('h', 'uid-e');
+          throw new Error('refused by a later plugin');
+        }),
+      ),
+    ).rejects.toThrow('refused by a later plugin');
+    expect(await quota.count('h', [], early!.before)).toEqual({ stored: 0, writing: 0 });
+    early!.release(true);
+    // Admitted, then its store call failed without saying whether it committed (a lost answer to COMMIT).
+    const lostWrite = new Holds();
+    let reader: Awaited<ReturnType<typeof quota.reserve>> | undefined;
+    await expect(
+      lostWrite.around(async () => {
+        await lostWrite.judged(async () => {
+          expect(await quotaDenial(quota, undefined, key('b', 'uid-b'), undefined, lostWrite.hold)).toBeUndefined();
+        });
+        reader = quota.reserve('h', 'uid-c'); // a write that reads the places while b's is held
+        throw new Error('the answer to COMMIT was lost');
+      }),
+    ).rejects.toThrow('lost');
+    expect(await quota.count('h', [], reader!.before)).toEqual({ stored: 0, writing: 1 });
+    expect(quota.held('h').map((p) => p.uid)).toEqual(['uid-c']);
+  });
+
   it('a retried update does not count its own earlier place', async () => {
     const { keyQuota, quotaDenial } = await import('../../src/server/key-quota.js');
     const { Holds } = await import('../../src/server/admission/chain.js');

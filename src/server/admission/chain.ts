@@ -55,8 +55,11 @@ export type Release = (failed: boolean) => void;
 
 /**
  * What the admission of one write holds until the write has settled: the key quota's places
- * (server/key-quota.ts). Whoever runs a write through the chain with `hold` releases them after it,
- * whatever its outcome (`around`).
+ * (server/key-quota.ts). Whoever runs a write through the chain with `hold` judges it in `judged`
+ * (a refusal gives the places back as failed: the write will not happen) and runs the write in
+ * `around`, which gives them back once it has settled. A write that fails after it was admitted may
+ * have committed (a lost answer to COMMIT), so `around` gives its places back as stored: counted
+ * by the writes that read them while held, never a key past the bound.
  */
 export class Holds {
   private releases: Release[] = [];
@@ -69,15 +72,22 @@ export class Holds {
     for (const release of this.releases.splice(0)) release(failed);
   }
 
-  /** Runs the write, then releases what its admission held, saying whether it happened. */
-  async around<T>(write: () => Promise<T>): Promise<T> {
-    let failed = true;
+  /** Runs one admission of the write: if it refuses (throws), what the write held is given back as failed. */
+  async judged(admission: () => Promise<void>): Promise<void> {
     try {
-      const result = await write();
-      failed = false;
-      return result;
+      await admission();
+    } catch (err) {
+      this.release(true);
+      throw err;
+    }
+  }
+
+  /** Runs the write, then gives back what its admission held (as stored: see above). */
+  async around<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
     } finally {
-      this.release(failed);
+      this.release(false);
     }
   }
 }

@@ -15,7 +15,7 @@ import { allows, authorizeObject, authorizeScope, forbiddenBy, type ResourceAttr
 import { roleVerbs, type Resource, type Verb } from '../../auth/roles.js';
 import type { TeamIndex } from '../../auth/team-index.js';
 import { tooManyRequests } from '../../api/errors.js';
-import type { Admit } from '../../registry/context.js';
+import type { Admission, Admit } from '../../registry/context.js';
 import { revealsKeyValue } from '../../registry/storage-errors.js';
 import type { KeyQuota } from '../key-quota.js';
 import { Holds, reasonAmong, runAdmission, type AdmissionRequest } from '../admission/chain.js';
@@ -154,37 +154,44 @@ export class Guard {
    */
   admit(through?: 'approval'): Admit {
     return async (registryWrite) => {
-      // A write through the approval subresource is the registry's status write, judged as what was asked.
-      const write = through ? { ...registryWrite, subresource: through } : registryWrite;
-      const { verb, subresource, old, object } = write;
-      const name = (old ?? object)?.metadata.name;
-      // A previous value is a value being retired, maybe because it leaked: it may not undo its
-      // rotation (set a value back, rotate or confirm, make itself a new key). Reads and other kinds stay open to it.
-      const previous = this.resource === 'ownedaccesskeys' ? this.who.previousValue : undefined;
-      if (previous) throw this.forbidden(verb, name, subresource, previousValueWrites(previous.rotatedAt));
-      // The route checked the scope for the verb it was asked (patch); a server-side apply that
-      // creates is a create, and the scope must allow that too.
-      if (verb === 'create') this.scope(verb, name, subresource);
-      const wait = write.setsKey ? this.budgetWait : undefined;
-      if (wait !== undefined) throw tooManyRequests(`too many failed attempts from this client; retry after ${wait} seconds`, wait);
-      // Judged on the teams as they are: every write before this one is in the index.
-      await this.auth.teams.caughtUp();
-      const req: AdmissionRequest = { ...write, who: this.who, resource: this.resource, ...(this.holds ? { hold: this.holds.hold } : {}) };
-      // Status is written by the server itself (lastActivity); through the API only by admins.
-      if (subresource === 'status' || subresource === 'approval') this.authorizeObject(verb, old, name, subresource);
-      else {
-        // A new object is judged by its content for keys (for another user, a team, ...), by nothing yet for teams.
-        const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
-        if (!allows(authorizeObject(this.auth.authorizer, this.attributes(verb, name, undefined, target)))) {
-          // A new key is refused for the reason its content gives.
-          throw this.forbidden(verb, name, undefined, verb === 'create' && object ? await reasonAmong(req, this.auth, ['login-keys', 'federated-keys', 'escalation']) : undefined);
-        }
-      }
-      const refused = await runAdmission(req, this.auth);
-      if (!refused) return;
-      if (typeof refused.refusal !== 'string') throw refused.refusal;
-      throw this.forbidden(verb, name, subresource, refused.refusal);
+      // A refusal, here or by a plugin, means the write will not happen: what it held goes back as failed.
+      const holds = this.holds;
+      if (!holds) return this.judge(registryWrite, through);
+      return holds.judged(() => this.judge(registryWrite, through));
     };
+  }
+
+  private async judge(registryWrite: Admission, through?: 'approval'): Promise<void> {
+    // A write through the approval subresource is the registry's status write, judged as what was asked.
+    const write = through ? { ...registryWrite, subresource: through } : registryWrite;
+    const { verb, subresource, old, object } = write;
+    const name = (old ?? object)?.metadata.name;
+    // A previous value is a value being retired, maybe because it leaked: it may not undo its
+    // rotation (set a value back, rotate or confirm, make itself a new key). Reads and other kinds stay open to it.
+    const previous = this.resource === 'ownedaccesskeys' ? this.who.previousValue : undefined;
+    if (previous) throw this.forbidden(verb, name, subresource, previousValueWrites(previous.rotatedAt));
+    // The route checked the scope for the verb it was asked (patch); a server-side apply that
+    // creates is a create, and the scope must allow that too.
+    if (verb === 'create') this.scope(verb, name, subresource);
+    const wait = write.setsKey ? this.budgetWait : undefined;
+    if (wait !== undefined) throw tooManyRequests(`too many failed attempts from this client; retry after ${wait} seconds`, wait);
+    // Judged on the teams as they are: every write before this one is in the index.
+    await this.auth.teams.caughtUp();
+    const req: AdmissionRequest = { ...write, who: this.who, resource: this.resource, ...(this.holds ? { hold: this.holds.hold } : {}) };
+    // Status is written by the server itself (lastActivity); through the API only by admins.
+    if (subresource === 'status' || subresource === 'approval') this.authorizeObject(verb, old, name, subresource);
+    else {
+      // A new object is judged by its content for keys (for another user, a team, ...), by nothing yet for teams.
+      const target = verb === 'create' ? (this.resource === 'teams' ? undefined : object) : old;
+      if (!allows(authorizeObject(this.auth.authorizer, this.attributes(verb, name, undefined, target)))) {
+        // A new key is refused for the reason its content gives.
+        throw this.forbidden(verb, name, undefined, verb === 'create' && object ? await reasonAmong(req, this.auth, ['login-keys', 'federated-keys', 'escalation']) : undefined);
+      }
+    }
+    const refused = await runAdmission(req, this.auth);
+    if (!refused) return;
+    if (typeof refused.refusal !== 'string') throw refused.refusal;
+    throw this.forbidden(verb, name, subresource, refused.refusal);
   }
 }
 
