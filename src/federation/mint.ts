@@ -4,13 +4,12 @@
  * the rule's scope, owned by the rule (deleting the rule ends it: registry/garbage-collector.ts),
  * and saying in annotations which job it was minted for.
  */
-import { ApiError } from '../api/errors.js';
 import { jobAnnotation, mintedKeySpec, ruleAnnotation } from '../api/federated-key.js';
 import type { FederatedCredential, OwnedAccessKey } from '../api/types.js';
 import type { Admit } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
-import { Holds, runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
+import { Holds, keyMintAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
 
 
 /** The field manager of every write the exchange makes. */
@@ -44,16 +43,8 @@ export async function mintFederatedKey(
   const name = rule.metadata.name!;
   // Parallel jobs of one rule mint for one holder: each holds its quota place until its key is stored.
   const holds = new Holds();
-  const admit: Admit | undefined =
-    admission &&
-    ((write) =>
-      holds.judged(async () => {
-        const who = { name: requester.username, groups: [], teams: [], clusterRoles: new Set<string>(), keyName: '' };
-        const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys', hold: holds.hold }, admission, exchangeExemptions);
-        if (!refused) return;
-        if (typeof refused.refusal !== 'string') throw refused.refusal;
-        throw new ApiError(403, 'Forbidden', refused.refusal);
-      }));
+  const who = { name: requester.username, groups: [], teams: [], clusterRoles: new Set<string>(), keyName: '' };
+  const admit: Admit | undefined = admission && keyMintAdmission(admission, who, holds, exchangeExemptions, (refusal) => refusal);
   const { object } = await holds.around(() =>
     keys.create(
       {

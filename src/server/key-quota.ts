@@ -20,6 +20,7 @@
 import type { KubeObject, OwnedAccessKeySpec } from '../api/types.js';
 import { subjectOf } from '../auth/identity.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
+import type { AdmissionRequest } from './admission/chain.js';
 
 /** The default of `teamkeys serve --max-keys-per-user`. */
 export const defaultMaxKeysPerUser = 100;
@@ -33,7 +34,10 @@ interface Place {
   uid: string;
   /** The key the write replaces (a re-login's previous Login key): the two count once. */
   replaces?: string;
-  /** Held (in flight), stored (the write succeeded), or failed (refused, or the write failed). */
+  /**
+   * Held (in flight); stored (the write settled and may have committed: it succeeded, or failed
+   * after admission); or failed (refused by admission: nothing was written).
+   */
   state: 'held' | 'stored' | 'failed';
 }
 
@@ -51,12 +55,12 @@ export interface KeyQuota {
   /** The places held for `holder` now. */
   held(holder: string): Place[];
   /**
-   * How many keys act for `holder` (keyHolder): those stored other than `except` (names) and the
-   * key `self` (a uid: the key being written, already this holder's by a move in parallel), and
-   * those of `writing` still held or stored since (the places the caller read, by uid), each once;
-   * a place whose write failed counts no more, one that replaces a stored key stands for it.
+   * How many keys act for `holder` (keyHolder), other than the key being written (`self`, a uid:
+   * neither its own earlier place nor the key itself, which a move in parallel may have stored
+   * here already) and the keys `except` (names): those stored, and those of `writing` (the places
+   * the caller read) not refused, each once by uid; a place that replaces a stored key stands for it.
    */
-  count(holder: string, except: readonly string[], writing: readonly Place[], self?: string): Promise<{ stored: number; writing: number }>;
+  count(holder: string, except: readonly string[], writing: readonly Place[], self: string): Promise<{ stored: number; writing: number }>;
 }
 
 export function keyQuota(keys: Pick<ResourceRegistry, 'byField'>, max = defaultMaxKeysPerUser): KeyQuota {
@@ -90,7 +94,7 @@ export function keyQuota(keys: Pick<ResourceRegistry, 'byField'>, max = defaultM
       // stored key or as its place, and by uid never both.
       // The holder index (registry/indexes.ts) holds exactly keyHolder's value: no walk of every key.
       const stored = (await keys.byField('holder', holder)).filter((k) => !except.includes(k.metadata.name!) && k.metadata.uid !== self);
-      const counted = writing.filter((p) => p.state !== 'failed');
+      const counted = writing.filter((p) => p.state !== 'failed' && p.uid !== self);
       const replaced = new Set(counted.flatMap((p) => (p.replaces ? [p.replaces] : [])));
       const kept = stored.filter((k) => !replaced.has(k.metadata.name!));
       const uids = new Set(kept.map((k) => k.metadata.uid));
@@ -110,7 +114,7 @@ export async function quotaDenial(
   old: KubeObject | undefined,
   next: KubeObject,
   replaces?: string,
-  hold?: (release: (failed: boolean) => void) => void,
+  hold?: AdmissionRequest['hold'],
 ): Promise<string | undefined> {
   if (!quota) return undefined;
   const holder = keyHolder(next);
@@ -123,7 +127,7 @@ export async function quotaDenial(
   const mine = hold ? quota.reserve(holder, uid, replaces) : undefined;
   if (mine) hold!(mine.release);
   // Without a place of its own, a write counts every place held now.
-  const { stored, writing } = await quota.count(holder, replaces ? [replaces] : [], (mine ? mine.before : quota.held(holder)).filter((p) => p.uid !== uid), uid);
+  const { stored, writing } = await quota.count(holder, replaces ? [replaces] : [], mine ? mine.before : quota.held(holder), uid);
   if (stored + writing < quota.max) return undefined;
   mine?.release(true);
   const more = writing > 0 ? ` and ${writing} more being written` : '';

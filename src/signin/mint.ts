@@ -10,7 +10,7 @@ import { isLoginKey, loginKeyType, refusedAnnotation } from '../auth/login-keys.
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
-import { Holds, runAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
+import { Holds, keyMintAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
 import type { Admit } from '../registry/context.js';
 
 /**
@@ -79,13 +79,8 @@ async function heldByAnotherAccount(registry: Registry, username: string, identi
 /** The admission of a mint: the chain, less mintExemptions, a refusal worded for the person signing in. */
 function mintAdmission(ctx: AdmissionContext, req: MintRequest, holds: Holds): Admit {
   const who = { name: req.username, user: req.username, groups: req.identity.groups ?? [], teams: [], clusterRoles: new Set<string>(), keyName: '' };
-  return (write) =>
-    holds.judged(async () => {
-      const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys', hold: holds.hold, ...(req.replaces ? { replaces: req.replaces } : {}) }, ctx, mintExemptions);
-      if (!refused) return;
-      if (typeof refused.refusal !== 'string') throw refused.refusal;
-      throw new ApiError(403, 'Forbidden', `${req.username} may not sign in now: ${refused.refusal}; sign out elsewhere (teamkeys logout) or ask your administrator to delete one of those keys`);
-    });
+  const word = (refusal: string) => `${req.username} may not sign in now: ${refusal}; sign out elsewhere (teamkeys logout) or ask your administrator to delete one of those keys`;
+  return keyMintAdmission(ctx, who, holds, mintExemptions, word, req.replaces ? { replaces: req.replaces } : {});
 }
 
 /** Mints a Login key; `admission` is the server's chain (absent only where a test builds a registry alone). */

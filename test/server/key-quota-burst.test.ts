@@ -5,6 +5,12 @@
  * place back, and a later one gets it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import { CachedStore } from '../../src/store/cache/cached-store.js';
+import { createRegistry } from '../../src/registry/registry.js';
+import { keyQuota, quotaDenial } from '../../src/server/key-quota.js';
+import { Holds } from '../../src/server/admission/chain.js';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 
 const max = 3;
@@ -92,12 +98,6 @@ describe('the key quota over generated interleavings of parallel writers (server
   };
 
   it('never stores more keys than the bound for a holder, and refuses none while a place is free (no write fails)', async () => {
-    const { CachedStore } = await import('../../src/store/cache/cached-store.js');
-    const { MemoryStore } = await import('../../src/store/backends/memory.js');
-    const { createRegistry } = await import('../../src/registry/registry.js');
-    const { keyQuota, quotaDenial } = await import('../../src/server/key-quota.js');
-    const { Holds } = await import('../../src/server/admission/chain.js');
-    const fc = (await import('fast-check')).default;
     let round = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -177,56 +177,42 @@ describe('what a count of places counts (server/key-quota.ts)', () => {
   const key = (name: string, uid: string) => ({ metadata: { name, uid }, spec: { user: 'h' } }) as never;
 
   it('a key stored under another name than its place was admitted with (a generated name retried) counts once, by uid', async () => {
-    const { keyQuota } = await import('../../src/server/key-quota.js');
     const quota = keyQuota(stored(['x-bbbbb', 'uid-1']), 2);
     quota.reserve('h', 'uid-1'); // admitted as x-aaaaa, stored as x-bbbbb
     const second = quota.reserve('h', 'uid-2');
-    expect(await quota.count('h', [], second.before)).toEqual({ stored: 1, writing: 0 });
+    expect(await quota.count('h', [], second.before, 'uid-2')).toEqual({ stored: 1, writing: 0 });
   });
 
-  it('a place whose write was refused or failed counts no more, even for a write that read it while it was held', async () => {
-    const { keyQuota } = await import('../../src/server/key-quota.js');
+  it.each([
+    ['was refused by admission counts no more, even for a write that read it while it was held', true, { stored: 0, writing: 0 }],
+    ['settled (it may have committed) still counts until the count finds its key stored', false, { stored: 0, writing: 1 }],
+  ] as const)('a place whose write %s', async (_, refused, counted) => {
     const quota = keyQuota(stored(), 1);
     const first = quota.reserve('h', 'uid-1');
     const second = quota.reserve('h', 'uid-2');
-    first.release(true);
-    expect(await quota.count('h', [], second.before)).toEqual({ stored: 0, writing: 0 });
-  });
-
-  it('a place whose write succeeded still counts until the count finds its key stored', async () => {
-    const { keyQuota } = await import('../../src/server/key-quota.js');
-    const quota = keyQuota(stored(), 1);
-    const first = quota.reserve('h', 'uid-1');
-    const second = quota.reserve('h', 'uid-2');
-    first.release(false);
-    expect(await quota.count('h', [], second.before)).toEqual({ stored: 0, writing: 1 });
+    first.release(refused);
+    expect(await quota.count('h', [], second.before, 'uid-2')).toEqual(counted);
   });
 
   it("a sign-in's place that replaces a stored Login key stands for it: the two count once", async () => {
-    const { keyQuota, quotaDenial } = await import('../../src/server/key-quota.js');
     const quota = keyQuota(stored(['old-login', 'uid-old']), 2);
     quota.reserve('h', 'uid-new-login', 'old-login');
-    const { Holds } = await import('../../src/server/admission/chain.js');
     const holds = new Holds();
     expect(await quotaDenial(quota, undefined, key('ci', 'uid-ci'), undefined, holds.hold)).toBeUndefined();
   });
 
   it("a new key under the name of one of the holder's stored keys (a generated name that collided) counts that key", async () => {
-    const { keyQuota, quotaDenial } = await import('../../src/server/key-quota.js');
     const quota = keyQuota(stored(['h-aaaaa', 'uid-a'], ['h-bbbbb', 'uid-b']), 2);
     expect(await quotaDenial(quota, undefined, key('h-aaaaa', 'uid-new'))).toBe('exceeded quota: "h" already has 2 access keys, the most allowed (--max-keys-per-user 2)');
   });
 
   it('a move of a key that a move in parallel already gave this holder does not count the key against itself', async () => {
-    const { keyQuota, quotaDenial } = await import('../../src/server/key-quota.js');
     const quota = keyQuota(stored(['other', 'uid-o'], ['k', 'uid-k']), 2);
     const from = { metadata: { name: 'k', uid: 'uid-k' }, spec: { user: 'elsewhere' } } as never;
     expect(await quotaDenial(quota, from, key('k', 'uid-k'))).toBeUndefined();
   });
 
   it('a write refused by admission gives its place back as failed; one that fails after it was admitted (it may have committed) as stored', async () => {
-    const { keyQuota, quotaDenial } = await import('../../src/server/key-quota.js');
-    const { Holds } = await import('../../src/server/admission/chain.js');
     const quota = keyQuota(stored(), 1);
     // Refused by a plugin after the quota: nothing was written, the place counts no more, even for a
     // write that read it while it was held.
@@ -241,7 +227,7 @@ describe('what a count of places counts (server/key-quota.ts)', () => {
         }),
       ),
     ).rejects.toThrow('refused by a later plugin');
-    expect(await quota.count('h', [], early!.before)).toEqual({ stored: 0, writing: 0 });
+    expect(await quota.count('h', [], early!.before, 'uid-e')).toEqual({ stored: 0, writing: 0 });
     early!.release(true);
     // Admitted, then its store call failed without saying whether it committed (a lost answer to COMMIT).
     const lostWrite = new Holds();
@@ -255,13 +241,11 @@ describe('what a count of places counts (server/key-quota.ts)', () => {
         throw new Error('the answer to COMMIT was lost');
       }),
     ).rejects.toThrow('lost');
-    expect(await quota.count('h', [], reader!.before)).toEqual({ stored: 0, writing: 1 });
+    expect(await quota.count('h', [], reader!.before, 'uid-c')).toEqual({ stored: 0, writing: 1 });
     expect(quota.held('h').map((p) => p.uid)).toEqual(['uid-c']);
   });
 
   it('a retried update does not count its own earlier place', async () => {
-    const { keyQuota, quotaDenial } = await import('../../src/server/key-quota.js');
-    const { Holds } = await import('../../src/server/admission/chain.js');
     const quota = keyQuota(stored(['k1', 'uid-1']), 2);
     const holds = new Holds();
     const moved = key('k2', 'uid-2');

@@ -7,13 +7,13 @@
  * is exempt from instead of going around the chain. A refusal is data: a reason (403 Forbidden,
  * worded by the caller) or a whole ApiError (a 422 naming fields).
  */
-import type { ApiError } from '../../api/errors.js';
+import { ApiError } from '../../api/errors.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Authorizer } from '../../auth/authorize.js';
 import type { Identity } from '../../auth/identity.js';
 import type { Resource } from '../../auth/roles.js';
 import type { TeamIndex } from '../../auth/team-index.js';
-import type { Admission } from '../../registry/context.js';
+import type { Admission, Admit } from '../../registry/context.js';
 import type { KeyQuota } from '../key-quota.js';
 import { accessRequestsPlugin } from './access-requests.js';
 import { cascadePlugin } from './cascade.js';
@@ -50,7 +50,7 @@ export interface AdmissionRequest extends Omit<Admission, 'subresource'> {
   hold?: (release: Release) => void;
 }
 
-/** Gives back what a plugin held for a write; `failed`: the write did not happen (refused, or it failed). */
+/** Gives back what a plugin held for a write; `failed`: admission refused it, so nothing was written. */
 export type Release = (failed: boolean) => void;
 
 /**
@@ -112,6 +112,28 @@ export async function runAdmission(req: AdmissionRequest, ctx: AdmissionContext,
     if (refusal !== undefined) return { plugin: plugin.name, refusal };
   }
   return undefined;
+}
+
+/**
+ * The admission of an access key the server mints for someone (a sign-in's Login key, the token
+ * exchange's key): the chain less `exempt`, judged for `who`, its quota place held in `holds`
+ * (whose `around` runs the mint), a string refusal a 403 worded by `word`.
+ */
+export function keyMintAdmission(
+  ctx: AdmissionContext,
+  who: Identity,
+  holds: Holds,
+  exempt: readonly PluginName[],
+  word: (refusal: string) => string,
+  extra: Pick<AdmissionRequest, 'replaces'> = {},
+): Admit {
+  return (write) =>
+    holds.judged(async () => {
+      const refused = await runAdmission({ ...write, who, resource: 'ownedaccesskeys', hold: holds.hold, ...extra }, ctx, exempt);
+      if (!refused) return;
+      if (typeof refused.refusal !== 'string') throw refused.refusal;
+      throw new ApiError(403, 'Forbidden', word(refused.refusal));
+    });
 }
 
 /** The reason of the first refusal among `only`, for a 403 that says why a create is not allowed. */
