@@ -17,7 +17,7 @@ import type { Authorizer, Grant } from './authorize.js';
 import type { Identity } from './identity.js';
 import { nonResourceDecision, type NonResourceAttributes } from './non-resource.js';
 import { roleVerbs, type Resource, type Verb } from './roles.js';
-import { scopeDenial } from './scope.js';
+import { scopeDenial, scopeNarrows } from './scope.js';
 
 export type { NonResourceAttributes } from './non-resource.js';
 
@@ -85,7 +85,10 @@ const scopeRequests = (resource: Resource, verb: Verb, subresource: string | und
 /** The decision for each of `verbs` with the same attributes: the grants on the object are read once. */
 export function authorizeVerbs(authz: Authorizer, a: Omit<ResourceAttributes, 'verb'>, verbs: readonly Verb[]): (Decision & { verb: Verb })[] {
   const held = authz.explain(a.user, a.resource, a.object, a.subresource);
-  return verbs.map((verb) => ({ verb, ...(authorizeScope(authz, { ...a, verb }) ?? objectStep({ ...a, verb }, held)) }));
+  // A scope that narrows nothing refuses no verb (scopeDenial's first step): asked once, not per
+  // verb, since an access review asks this for every identity it lists.
+  const scoped = scopeNarrows(a.user.scope);
+  return verbs.map((verb) => ({ verb, ...((scoped ? authorizeScope(authz, { ...a, verb }) : undefined) ?? objectStep(a, verb, held)) }));
 }
 
 /**
@@ -93,11 +96,11 @@ export function authorizeVerbs(authz: Authorizer, a: Omit<ResourceAttributes, 'v
  * for a rotation, for the update it is judged as: server/routes/resources.ts).
  */
 export function authorizeObject(authz: Authorizer, a: ResourceAttributes): Decision {
-  return objectStep(a, authz.explain(a.user, a.resource, a.object, a.subresource));
+  return objectStep(a, a.verb, authz.explain(a.user, a.resource, a.object, a.subresource));
 }
 
-function objectStep(a: ResourceAttributes, held: { verbs: readonly Verb[]; grant: Grant }[]): Decision {
-  const { verb, resource, subresource } = a;
+function objectStep(a: Omit<ResourceAttributes, 'verb'>, verb: Verb, held: { verbs: readonly Verb[]; grant: Grant }[]): Decision {
+  const { resource, subresource } = a;
   if (subresource && !servedVerbs(resource, subresource).includes(verb)) return deny(`${resource}/${subresource} does not serve ${verb}`);
   const grants = held.filter((h) => h.verbs.includes(verb)).map((h) => h.grant);
   // Status is written by the server itself; through the API only by holders of the verb everywhere.
