@@ -50,6 +50,13 @@ function deferred<T>(): Deferred<T> {
 
 export class PeriodicRunner<T = void> {
   private current: RunnerState<T> = { name: 'Idle' };
+  /**
+   * When the timer's pass is due (ms since the epoch), from the timer's wait until a timer pass
+   * begins. A pass asked for (run, soon) may take the timer's place, but not its due time: asks
+   * more frequent than the interval would otherwise put the timer's pass off for ever, and a
+   * controller whose timer pass does more than an asked one (the notifier's sweep) would never do it.
+   */
+  private timerDue: number | undefined;
 
   constructor(private readonly opts: PeriodicRunnerOptions<T>) {}
 
@@ -75,6 +82,7 @@ export class PeriodicRunner<T = void> {
     // Asked for a pass now while an unstarted one runs: the start's own pass follows it.
     if (s.name === 'Running' && firstDelayMs !== undefined && firstDelayMs <= 0) this.soon(0);
     if (s.name !== 'Idle' && s.name !== 'Stopped') return;
+    this.timerDue = undefined;
     const delay = firstDelayMs ?? this.interval();
     if (delay <= 0) void this.begin('timer', true).catch(this.opts.onError);
     else this.wait(delay, 'timer', true);
@@ -132,12 +140,16 @@ export class PeriodicRunner<T = void> {
   }
 
   private wait(ms: number, cause: PassCause, periodic: boolean): void {
+    if (cause === 'timer') this.timerDue = Date.now() + ms;
     const timer = setTimeout(() => void this.begin(cause, periodic).catch(this.opts.onError), ms);
     timer.unref();
     this.current = { name: 'Waiting', timer, due: Date.now() + ms, periodic };
   }
 
-  private begin(cause: PassCause, periodic: boolean): Promise<T> {
+  private begin(asked: PassCause, periodic: boolean): Promise<T> {
+    // A pass that begins when the timer's is due, whoever asked for it, is the timer's pass.
+    const cause: PassCause = periodic && this.timerDue !== undefined && Date.now() >= this.timerDue ? 'timer' : asked;
+    if (cause === 'timer') this.timerDue = undefined;
     const pass = Promise.resolve().then(() => this.opts.pass(cause));
     const state: RunnerState<T> = { name: 'Running', pass, next: undefined, periodic };
     this.current = state;
@@ -159,7 +171,7 @@ export class PeriodicRunner<T = void> {
       was.next.settle(Promise.resolve(undefined));
       this.wait(was.gatherMs, 'asked', was.periodic);
     } else if (was.next) was.next.settle(this.begin('asked', was.periodic));
-    else if (was.periodic) this.wait(this.interval(), 'timer', true);
+    else if (was.periodic) this.wait(this.timerDue === undefined ? this.interval() : Math.max(0, this.timerDue - Date.now()), 'timer', true);
     else this.current = { name: 'Idle' };
   }
 }

@@ -120,6 +120,27 @@ describe('PeriodicRunner', () => {
     expect(causes).toHaveLength(3);
   });
 
+  it.each(['run', 'soon'] as const)('asks (%s) more often than the interval do not put the timer off: its pass still comes once an interval', async (how) => {
+    // The notifier's timer pass is its sweep (the digest of expiring keys); its key watch asks for
+    // a pass at each change. Changes every 100 ms must not stop the sweep that is due every second.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const causes: [number, string][] = [];
+    const runner = new PeriodicRunner({ intervalMs: 1_000, onError: () => {}, pass: async (cause) => void causes.push([Date.now(), cause]) });
+    const started = Date.now();
+    runner.start();
+    for (let t = 100; t <= 3_500; t += 100) {
+      await vi.advanceTimersByTimeAsync(100);
+      if (how === 'run') await runner.run();
+      else runner.soon(10);
+    }
+    await runner.stop();
+    const timerPasses = causes.filter(([, c]) => c === 'timer').map(([at]) => at - started);
+    expect(timerPasses).toHaveLength(3);
+    // Each within one ask's spacing of its due time (1 s after the timer pass before it).
+    timerPasses.forEach((at, i) => expect(at - (i === 0 ? 0 : timerPasses[i - 1]!)).toBeLessThanOrEqual(1_100));
+    expect(causes.filter(([, c]) => c === 'asked').length).toBeGreaterThan(20);
+  });
+
   it('changes seen during a pass (soon) wait their gathering time after it, not the next pass at once; run() during a pass still runs it at once', async () => {
     // The sync daemon sees its own writes as changes: a pass asked for with soon() during its
     // cycle must gather for its time after the cycle, as before it, not start the next at once.
