@@ -13,6 +13,7 @@ import { isLoginKey, loginKeyRefusal } from './login-keys.js';
 import { identityFor, type Identity } from './identity.js';
 import { activeGrants, withTemporaryAccess } from './temporary-access.js';
 import type { TeamIndex } from './team-index.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'Unauthorized', message);
 
@@ -147,7 +148,7 @@ export class Authenticator {
     if (isLoginKey(key)) return { name: key.metadata.name!, uid: key.metadata.uid! };
     const keys = this.registry.ownedaccesskeys;
     let signIn: SignIn | undefined;
-    for (const ref of key.metadata.ownerReferences ?? []) {
+    for (const ref of ownerReferencesOf(key.metadata)) {
       if (ref.apiVersion !== keys.info.apiVersion || ref.kind !== 'OwnedAccessKey') continue;
       const owner = (await keys.get(ref.name).catch(unlessNotFound)) as OwnedAccessKey | undefined;
       if (owner?.metadata.uid !== ref.uid) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer exists`);
@@ -209,7 +210,7 @@ export function keyRefusal(key: OwnedAccessKey, now: Date, lastUseMs: number | u
   const team = key.spec?.team;
   if (team) {
     const live = teams.get(team);
-    const bound = (key.metadata.ownerReferences ?? []).some((r) => r.kind === 'Team' && r.name === team && r.uid === live?.metadata.uid);
+    const bound = ownerReferencesOf(key.metadata).some((r) => r.kind === 'Team' && r.name === team && r.uid === live?.metadata.uid);
     if (!live || !bound) return "access key's team no longer exists";
     if (live.metadata.deletionTimestamp) return "access key's team is being deleted";
   }

@@ -16,6 +16,7 @@ import type { Identity } from './identity.js';
 import { isAdminFor, verbs as allVerbs } from './roles.js';
 import { scopeDenial } from './scope.js';
 import { scopeWithin } from './scope-containment.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 const roleNames = (t: Team | undefined) => new Set((t?.spec?.clusterRoles ?? []).map((r) => r.name));
 const addedItems = <T>(next: T[] = [], old: T[] = []) => next.filter((x) => !old.some((o) => isDeepStrictEqual(o, x)));
@@ -101,7 +102,7 @@ function widens(old: OwnedAccessKey | undefined, next: OwnedAccessKey, setsKey: 
   const o = old.spec;
   const n = next.spec;
   if (identityFields.some((f) => !isDeepStrictEqual(o[f], n[f]))) return true;
-  const binding = (k: OwnedAccessKey) => (k.metadata.ownerReferences ?? []).filter((r) => r.kind === 'Team').map((r) => r.uid);
+  const binding = (k: OwnedAccessKey) => ownerReferencesOf(k.metadata).filter((r) => r.kind === 'Team').map((r) => r.uid);
   if (!isDeepStrictEqual(binding(old), binding(next))) return true;
   if (!scopeWithin(n.scope, o.scope)) return true;
   if (n.ttlAfterLastActivity && !o.ttlAfterLastActivity) return true;

@@ -6,6 +6,7 @@
 import { servedPlurals } from '../api/resources.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import type { Registry } from './registry.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 /** Whether `ref` names `owner` (an object of this API, `apiVersion`) as the collector reads it. */
 export const namesOwner = (ref: OwnerReference, owner: KubeObject, apiVersion: string) =>
@@ -19,7 +20,7 @@ export function dependentsFinder(registry: Registry) {
     const found: KubeObject[] = [];
     for (const r of servedPlurals.map((p) => registry.byPlural(p)!)) {
       for (const o of await r.byField('owner', uid)) {
-        if (o.metadata.uid !== uid && (o.metadata.ownerReferences ?? []).some((ref) => namesOwner(ref, owner, apiVersion))) found.push(o);
+        if (o.metadata.uid !== uid && ownerReferencesOf(o.metadata).some((ref) => namesOwner(ref, owner, apiVersion))) found.push(o);
       }
     }
     return found;

@@ -23,6 +23,7 @@ import type { ResourceRegistry } from './resource-registry.js';
 import { lostRace } from './storage-errors.js';
 import { teamOf } from './team-binding.js';
 import { PeriodicRunner } from '../background/periodic-runner.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 const manager = { fieldManager: 'teamkeys-garbage-collector' };
 
@@ -35,7 +36,7 @@ export interface CollectionReport {
 /** Changes that can give the collector work: deletions, and objects with owners or being deleted. */
 function concernsCollector(e: StoreEvent): boolean {
   const meta = (e.object as Partial<KubeObject>).metadata;
-  return e.type === 'DELETED' || Boolean(meta?.deletionTimestamp) || (meta?.ownerReferences ?? []).length > 0;
+  return e.type === 'DELETED' || Boolean(meta?.deletionTimestamp) || ownerReferencesOf(meta).length > 0;
 }
 
 /**
@@ -150,7 +151,7 @@ export class GarbageCollector {
     // A reference names its owner by uid, kind and name together (as exists() reads it): a uid
     // alone would let a reference naming one object tie its dependent to another.
     const names = (r: OwnerReference, owner: KubeObject) => ours(r) && r.uid === owner.metadata.uid && r.kind === owner.kind && r.name === owner.metadata.name;
-    const refsTo = (d: KubeObject, owner: KubeObject) => (d.metadata.ownerReferences ?? []).filter((r) => names(r, owner));
+    const refsTo = (d: KubeObject, owner: KubeObject) => ownerReferencesOf(d.metadata).filter((r) => names(r, owner));
     const dependentsOf = (owner: KubeObject) => objects.filter((d) => d !== owner && refsTo(d, owner).length > 0);
     const waiting = (o: KubeObject | undefined) => Boolean(o?.metadata.deletionTimestamp) && (o?.metadata.finalizers ?? []).includes('foregroundDeletion');
     const boundTo = (d: KubeObject, owner: KubeObject) => d.kind !== 'Team' && owner.kind === 'Team' && teamOf(d) === owner.metadata.name;
@@ -161,7 +162,7 @@ export class GarbageCollector {
     const byUid = new Map(objects.map((o) => [o.metadata.uid, o]));
     /** Whether another owner than `owner` keeps `d` (kube's "solid" owner: live, not waiting for its dependents). */
     const keptByAnother = async (d: KubeObject, owner: KubeObject) => {
-      for (const r of d.metadata.ownerReferences ?? []) {
+      for (const r of ownerReferencesOf(d.metadata)) {
         if (names(r, owner) || !ours(r)) continue;
         if ((await ownerAlive(r)) && !waiting(byUid.get(r.uid))) return true;
       }
@@ -209,7 +210,7 @@ export class GarbageCollector {
 
     for (const d of objects) {
       if (stopping()) return report;
-      const refs = d.metadata.ownerReferences ?? [];
+      const refs = ownerReferencesOf(d.metadata);
       // Owners of kinds this server does not serve cannot be checked, so such objects are left alone.
       if (refs.length === 0 || d.metadata.deletionTimestamp || !refs.every(ours)) continue;
       const live = await Promise.all(refs.map(ownerAlive));
@@ -253,7 +254,7 @@ export class GarbageCollector {
     this.written = new Set();
     const byUid = new Map<string, KubeObject>();
     const add = (o: KubeObject) => {
-      if (o.metadata.deletionTimestamp || (o.metadata.ownerReferences ?? []).length > 0) byUid.set(o.metadata.uid!, o);
+      if (o.metadata.deletionTimestamp || ownerReferencesOf(o.metadata).length > 0) byUid.set(o.metadata.uid!, o);
     };
     if (full) {
       // Its own look at the owners: collect() looks again at those of the objects kept, after its
@@ -307,7 +308,7 @@ export class GarbageCollector {
 
   /** The patch operation that drops an object's references matching `drop`. */
   private withoutRefsTo(d: KubeObject, drop: (r: OwnerReference) => boolean): unknown {
-    const refs = (d.metadata.ownerReferences ?? []).filter((r) => !drop(r));
+    const refs = ownerReferencesOf(d.metadata).filter((r) => !drop(r));
     return refs.length ? { op: 'replace', path: '/metadata/ownerReferences', value: refs } : { op: 'remove', path: '/metadata/ownerReferences' };
   }
 

@@ -15,6 +15,7 @@
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import { mentions } from './mentions.js';
 import type { ResourceRegistry } from './resource-registry.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 /**
  * `ownerGone(refs)`: whether the references are all to kinds served and one names an object gone.
@@ -27,7 +28,7 @@ export async function actionable(kinds: ResourceRegistry[], ownerGone: (refs: Ow
   for (const r of kinds) {
     for await (const o of r.scan(mentions('ownerReferences', 'deletionTimestamp'))) {
       if (stopped()) return undefined;
-      const refs = o.metadata.ownerReferences ?? [];
+      const refs = ownerReferencesOf(o.metadata);
       if (o.metadata.deletionTimestamp || (refs.length > 0 && (await ownerGone(refs)))) kept.set(o.metadata.uid!, o);
     }
   }

@@ -17,6 +17,7 @@ import type { ScanFilter, TextFilter } from '../store/types.js';
 import { fieldValues } from '../store/cache/field-index.js';
 import { keyOf, present, type RegistryContext } from './context.js';
 import { storeCall } from './storage-errors.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 const keysPrefix = '/ownedaccesskeys/';
 const requestsPrefix = '/accessrequests/';
@@ -37,7 +38,7 @@ export const fieldIndexes = {
     return typeof team === 'string' && team !== '' ? team : undefined;
   },
   /** Objects of every kind by the uids their ownerReferences name: an owner's dependents. */
-  owner: (_key: string, obj: unknown) => (metaOf(obj).ownerReferences ?? []).map((r) => r.uid),
+  owner: (_key: string, obj: unknown) => ownerReferencesOf(metaOf(obj)).map((r) => r.uid),
   /** AccessRequests by spec.user, whom they would give a membership: authentication reads a user's on every request. */
   requester: (key: string, obj: unknown) => {
     const user = key.startsWith(requestsPrefix) ? (obj as { spec?: { user?: unknown } }).spec?.user : undefined;

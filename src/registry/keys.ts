@@ -18,6 +18,7 @@ import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import { keyOf, type RegistryContext, type SignInTie } from './context.js';
 import { keyValueInUse, storeCall } from './storage-errors.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 /** Whether a write of `next` (over `old`) sets a key value its writer can use (see above). */
 export function isKeySetting(old: KubeObject | undefined, next: KubeObject, revealedKey: string | undefined): boolean {
@@ -45,6 +46,6 @@ export const signInReference = (apiVersion: string, tie: SignInTie): OwnerRefere
  */
 export function tieToSignIn(ctx: RegistryContext, stored: StoredApiObject, tie: SignInTie | undefined): void {
   if (!tie || ctx.model.info.kind !== 'OwnedAccessKey' || stored.metadata.uid === tie.uid) return;
-  const others = (stored.metadata.ownerReferences ?? []).filter((r) => r.uid !== tie.uid);
+  const others = ownerReferencesOf(stored.metadata).filter((r) => r.uid !== tie.uid);
   stored.metadata.ownerReferences = [...others, signInReference(ctx.model.info.apiVersion, tie)];
 }

@@ -8,13 +8,14 @@ import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import { keyOf, type RegistryContext } from './context.js';
 import { storeCallUnless } from './storage-errors.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 /** The team an access key belongs to (spec.team), if any. */
 export const teamOf = (obj: KubeObject | undefined) => (obj?.spec as { team?: unknown } | undefined)?.team;
 
 /** The Team reference the server set on a key of `team`, if any. */
 export function teamBinding(obj: KubeObject | undefined, team: string): OwnerReference | undefined {
-  return (obj?.metadata.ownerReferences ?? []).find((r) => r.kind === 'Team' && r.name === team);
+  return ownerReferencesOf(obj?.metadata).find((r) => r.kind === 'Team' && r.name === team);
 }
 
 /**
@@ -27,8 +28,8 @@ export function bindToTeam(teams: RegistryContext) {
     const team = teamOf(next);
     const wasTeam = teamOf(old);
     // Whatever a client wrote, Team references of this key are the server's to set.
-    const given = (next.metadata.ownerReferences ?? []).filter((r) => r.kind === 'Team' && (r.name === team || r.name === wasTeam));
-    const refs = (next.metadata.ownerReferences ?? []).filter((r) => !given.includes(r));
+    const given = ownerReferencesOf(next.metadata).filter((r) => r.kind === 'Team' && (r.name === team || r.name === wasTeam));
+    const refs = ownerReferencesOf(next.metadata).filter((r) => !given.includes(r));
     let binding: OwnerReference | undefined;
     const errs: FieldError[] = [];
     if (typeof team === 'string' && team !== '') {

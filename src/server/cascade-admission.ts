@@ -13,6 +13,7 @@ import { allows, authorizeObject } from '../auth/decision.js';
 import type { Resource } from '../auth/roles.js';
 import { teamOf } from '../registry/team-binding.js';
 import { mayDelete, type OwnerAdmission } from './owner-admission.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 /** The collector's own rule (garbage-collector.ts boundTo): a team's keys always go with it. */
 const boundTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey' && owner.kind === 'Team' && teamOf(d) === owner.metadata.name;
@@ -22,7 +23,7 @@ const boundTo = (d: KubeObject, owner: KubeObject) => d.kind === 'OwnedAccessKey
  * or to an owner being deleted itself, keeps nothing here.
  */
 async function keptByAnother(a: OwnerAdmission, d: KubeObject, going: Set<string>): Promise<boolean> {
-  for (const ref of d.metadata.ownerReferences ?? []) {
+  for (const ref of ownerReferencesOf(d.metadata)) {
     if (going.has(ref.uid) || ref.apiVersion !== `${a.authorizer.group}/v1` || !pluralOfKind(ref.kind)) continue;
     const owner = await a.lookup(ref.kind, ref.name);
     if (owner?.metadata.uid === ref.uid && !owner.metadata.deletionTimestamp) return true;

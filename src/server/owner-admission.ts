@@ -27,6 +27,7 @@ import type { Identity } from '../auth/identity.js';
 import { isLoginKey } from '../auth/login-keys.js';
 import { isAdminFor, type Resource } from '../auth/roles.js';
 import { gcFinalizers } from '../registry/delete.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 export interface OwnerAdmission {
   who: Identity;
@@ -38,7 +39,7 @@ export interface OwnerAdmission {
   dependents(owner: KubeObject): Promise<KubeObject[]>;
 }
 
-const refsOf = (o: KubeObject | undefined): OwnerReference[] => o?.metadata.ownerReferences ?? [];
+const refsOf = (o: KubeObject | undefined): OwnerReference[] => ownerReferencesOf(o?.metadata);
 
 /** Whether a reference is the server-set binding of an access key (or a FederatedCredential) to its team. */
 function isTeamBinding(resource: Resource, obj: KubeObject, ref: OwnerReference): boolean {

@@ -12,6 +12,7 @@ import type { Registry } from '../registry/registry.js';
 import type { Requester } from '../registry/write-observer.js';
 import { Holds, keyMintAdmission, type AdmissionContext, type PluginName } from '../server/admission/chain.js';
 import type { Admit } from '../registry/context.js';
+import { ownerReferencesOf } from '../api/owner-references.js';
 
 /**
  * The admission plugins a mint is exempt from, and why: the Login-key rules refuse type Login to
@@ -95,7 +96,7 @@ async function heldOutsideSignIn(registry: Registry, username: string): Promise<
   for (const key of items) {
     if (isLoginKey(key) || key.spec.user !== username) continue;
     const tied = [];
-    for (const ref of key.metadata.ownerReferences ?? []) {
+    for (const ref of ownerReferencesOf(key.metadata)) {
       if (ref.kind !== 'OwnedAccessKey' || ref.apiVersion !== keys.info.apiVersion) continue;
       const owner = (await keys.get(ref.name).catch(() => undefined)) as OwnedAccessKey | undefined;
       if (owner?.metadata.uid === ref.uid && isLoginKey(owner)) tied.push(ref);

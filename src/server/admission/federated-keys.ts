@@ -8,8 +8,9 @@ import { isFederatedKey } from '../../api/key-types.js';
 import type { KubeObject } from '../../api/types.js';
 import { jobAnnotation, ruleAnnotation } from '../../api/federated-key.js';
 import type { AdmissionPlugin } from './chain.js';
+import { ownerReferencesOf } from '../../api/owner-references.js';
 
-const origin = (k: KubeObject | undefined) => [k?.metadata.annotations?.[jobAnnotation], k?.metadata.annotations?.[ruleAnnotation], (k?.metadata.ownerReferences ?? []).filter((r) => r.kind === 'FederatedCredential')];
+const origin = (k: KubeObject | undefined) => [k?.metadata.annotations?.[jobAnnotation], k?.metadata.annotations?.[ruleAnnotation], ownerReferencesOf(k?.metadata).filter((r) => r.kind === 'FederatedCredential')];
 
 export function federatedKeyWriteRefusal(old: KubeObject | undefined, next: KubeObject): string | undefined {
   if (!old) return isFederatedKey(next) ? 'access keys of type Federated are minted only by the token exchange (a FederatedCredential and POST /auth/token)' : undefined;

@@ -6,6 +6,7 @@
  */
 import { sameReference, signInTieDenial, signInTieOf } from '../owner-admission.js';
 import { ownersOf, type AdmissionPlugin } from './chain.js';
+import { ownerReferencesOf } from '../../api/owner-references.js';
 
 export const signInTiePlugin: AdmissionPlugin = {
   name: 'sign-in-tie',
@@ -14,7 +15,7 @@ export const signInTiePlugin: AdmissionPlugin = {
     if (resource !== 'ownedaccesskeys' || !object || req.subresource === 'status') return undefined;
     const owners = ownersOf(req, ctx);
     const tie = signInTieOf(owners);
-    if (setsKey && tie && object.metadata.uid !== tie.uid && !(object.metadata.ownerReferences ?? []).some((r) => sameReference(r, tie))) {
+    if (setsKey && tie && object.metadata.uid !== tie.uid && !ownerReferencesOf(object.metadata).some((r) => sameReference(r, tie))) {
       return 'a key written, rotated or enabled with a Login key must end with that sign-in, and this write would not tie it';
     }
     return signInTieDenial(owners, req.old, object);
