@@ -7,6 +7,9 @@
 
 /** Why the server disabled a key: set with spec.disabled=true, and recorded in the audit event of that write. */
 export const disabledReasonAnnotation = 'management.service/disabled-reason';
+/** The field managers of the server's own disabling writes: a leak report's, and the unused-key rule's. */
+export const leakReportManager = 'teamkeys-leak-report';
+export const unusedKeysManager = 'teamkeys-unused-keys';
 /** The same, as the issue names it; read as well, should a writer spell it so. */
 export const otherDisabledReasonAnnotation = 'teamkeys.dev/disabled-reason';
 /** Written by the reconciler once the current key reached the key-secret target (`pending:<target>` until then). */

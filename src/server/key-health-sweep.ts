@@ -19,7 +19,7 @@ import { defaultWarnExpiryMs, expiresWithin, formatSpan, isoSeconds, keyHealth, 
 import { keyRefusal } from '../auth/authenticate.js';
 import { scopeNarrows } from '../auth/scope.js';
 import { reEnabledAtAnnotation } from '../api/re-enable.js';
-import { disabledReasonAnnotation } from '../api/key-notices.js';
+import { disabledReasonAnnotation, unusedKeysManager } from '../api/key-notices.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Registry } from '../registry/registry.js';
 import { ApiError } from '../api/errors.js';
@@ -31,7 +31,7 @@ import { Pace } from '../background/pace.js';
 import { WarnedKeys } from './warned-keys.js';
 
 /** The field manager of the server's disabling write (its audit event's user is system:teamkeys). */
-export const unusedKeysManager = 'teamkeys-unused-keys';
+export { unusedKeysManager } from '../api/key-notices.js';
 /** The role whose last working key is never disabled (so unused-key disabling cannot lock everyone out). */
 const adminRole = 'management-admin';
 

@@ -9,6 +9,8 @@
  */
 import type { ResourceModel } from '../../api/model.js';
 import type { KubeObject } from '../../api/types.js';
+import { fromFieldsV1 } from '../../api/fields/fieldset.js';
+import { disabledReasonAnnotation, leakReportManager, unusedKeysManager } from '../../api/key-notices.js';
 import { annotations } from './annotations.js';
 
 const own = 'metadata.annotations.gitops.management.service/';
@@ -52,4 +54,23 @@ export function accessFieldsIgnored(model: ResourceModel, obj: KubeObject): { en
     const field = access.find((f) => covers(dotted, f));
     return field ? [{ entry, field }] : [];
   });
+}
+
+/** spec.disabled as a field set member. */
+const disabledField = JSON.stringify(['f:spec', 'f:disabled']);
+
+/**
+ * Why git's `spec.disabled` is held back on a key, or undefined: the live key was disabled by the
+ * server for a reason (a leak report, the unused-key rule: `management.service/disabled-reason`, or,
+ * where the reason did not fit in the annotations, the server's field manager owning the field),
+ * and git would enable it. Re-enabling stays a person's act (after rotating a leaked key, writing
+ * spec.disabled: false by hand); left to the reconciler, the next apply would undo the revocation.
+ */
+export function heldDisabled(wanted: KubeObject, live: KubeObject): string | undefined {
+  const disabled = (o: KubeObject) => (o.spec as { disabled?: unknown } | undefined)?.disabled === true;
+  if (!disabled(live) || disabled(wanted)) return undefined;
+  const reason: unknown = live.metadata.annotations?.[disabledReasonAnnotation];
+  const server = (live.metadata.managedFields ?? []).find((e) => (e.manager === leakReportManager || e.manager === unusedKeysManager) && fromFieldsV1(e.fieldsV1).has(disabledField));
+  const why = typeof reason === 'string' && reason !== '' ? `${disabledReasonAnnotation}: ${reason}` : server ? `field manager ${server.manager}` : undefined;
+  return why && `held disabled by the server (${why}); git's spec.disabled applies once a person enables the key (spec.disabled: false)`;
 }

@@ -13,7 +13,7 @@ import type { DesiredObject } from '../validate.js';
 import { annotations, keyDirSink } from './annotations.js';
 import { attributeFields, type FieldEvidence } from './attribution.js';
 import { diffObject, type Diff, type FieldChange } from './diff.js';
-import { ignoredFields } from './ignore-fields.js';
+import { heldDisabled, ignoredFields } from './ignore-fields.js';
 import { awaitingConfirmation, dueRotation, type PlannedRotation } from './rotation.js';
 import { systemClock, type Clock } from '../../clock.js';
 
@@ -24,7 +24,7 @@ export interface PlanStep {
   plural: Plural;
   name: string;
   type: StepType;
-  /** Why a skip is a skip, or why an object is pruned. */
+  /** Why a skip is a skip, why an object is pruned, or what of git's an update holds back (a key the server disabled). */
   reason?: string;
   /** The reason as a pull request may read it, when `reason` quotes a live value (another source's id). */
   reasonWithheld?: string;
@@ -140,7 +140,11 @@ function stepOf(model: DeclaredModel, desired: DesiredObject | undefined, live: 
   if (managedBy && managedBy !== opts.sourceId && !formerly) return { ...base, type: 'skip', reason: `managed by another source (${managedBy})`, reasonWithheld: 'managed by another source (which one is not shown in a pull request)' };
   if (live.metadata.deletionTimestamp) return { ...base, type: 'skip', reason: 'being deleted on the server' };
   const replace = wanted.metadata.annotations?.[annotations.syncStrategy] === 'replace';
-  const diff = diffObject(model, wanted, live, { ignore: ignoredFields(wanted), replace, ...(history ? { history } : {}) });
+  // A key the server disabled for a reason (a leak report, the unused-key rule) stays disabled
+  // whatever git says, until someone removes the reason: git's `enabled` would undo a revocation.
+  const held = plural === 'ownedaccesskeys' ? heldDisabled(wanted, live) : undefined;
+  const ignored = ignoredFields(wanted);
+  const diff = diffObject(model, wanted, live, { ignore: held ? (d) => d === 'spec.disabled' || ignored(d) : ignored, replace, ...(history ? { history } : {}) });
   const { target, patch, changes } = diff;
   // A resourceVersion in a patch is a precondition: a write racing another one loses with 409 Conflict.
   const guard = { op: 'replace', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion };
@@ -156,12 +160,15 @@ function stepOf(model: DeclaredModel, desired: DesiredObject | undefined, live: 
   const due = keySecret && !rotate.rotateKey ? dueRotation(wanted, live, (opts.now ?? systemClock)(), moved, keySecret) : undefined;
   const scheduled = due ? { keySecret, rotation: due } : {};
   const drift = changes.some((c) => c.drift);
+  // The reason is a live annotation's text: a pull request reads only that something holds the key.
+  const heldReason = held ? { reason: held, reasonWithheld: 'held disabled by the server (why is not shown in a pull request); git\'s spec.disabled applies once a person enables the key (spec.disabled: false)' } : {};
   if (patch.length === 0) {
-    if (rotate.rotateKey) return { ...base, type: 'update', patch: [guard], ...rotate };
-    return due ? { ...base, type: 'update', patch: [guard], ...scheduled } : { ...base, type: 'unchanged' };
+    if (rotate.rotateKey) return { ...base, type: 'update', patch: [guard], ...rotate, ...heldReason };
+    if (due) return { ...base, type: 'update', patch: [guard], ...scheduled, ...heldReason };
+    return held ? { ...base, type: 'skip', ...heldReason } : { ...base, type: 'unchanged' };
   }
-  if (replace && !rotate.rotateKey) return { step: { ...base, type: 'replace', body: target, changes, drift, ...scheduled }, diff };
-  return { step: { ...base, type: 'update', patch: [guard, ...patch], changes, drift, ...rotate, ...scheduled }, diff };
+  if (replace && !rotate.rotateKey) return { step: { ...base, type: 'replace', body: target, changes, drift, ...scheduled, ...heldReason }, diff };
+  return { step: { ...base, type: 'update', patch: [guard, ...patch], changes, drift, ...rotate, ...scheduled, ...heldReason }, diff };
 }
 
 /** The plan, its changes named from managedFields alone (see draftReconcile for the audit trail's). */

@@ -35,11 +35,11 @@ function changeText(o: ReportObject): Md {
   if (o.action === 'rotate') return md`${rotationText(o.rotation!)}`;
   if (o.action === 'skip' && o.changes.length === 0) return md`${o.reason ?? ''}`;
   return mdJoin(
-    o.changes.map((c) =>
+    [...(o.action === 'update' && o.reason ? [md`${o.reason}`] : []), ...o.changes.map((c) =>
       c.withheld
         ? md`${c.drift ? md`**drift**: ` : ''}${codeText(c.path)}: ${withheldText}`
         : md`${c.drift ? md`**drift**: ${drift(c)}<br>` : ''}${codeText(c.path)}: ${c.before === undefined ? '(unset)' : code(c.before)} → ${c.after === undefined ? '(removed)' : code(c.after)}`,
-    ),
+    )],
     '<br>',
   );
 }

@@ -35,7 +35,9 @@ export function renderText(r: Report): string {
   for (const o of r.objects) {
     const where = o.file ? `  (${o.file}:${o.line}:${o.column})` : '';
     const result = o.result ? ` -> ${o.result}` : '';
-    lines.push(`${symbol[o.action]} ${o.kind}/${o.name}${o.action === 'skip' ? `: skipped, ${o.reason ?? ''}` : ''}${o.drift ? ' [drift]' : ''}${result}${where}`);
+    // An update's reason is what it holds back of git's (a key the server disabled: plan/ignore-fields.ts heldDisabled).
+    const why = o.action === 'skip' ? `: skipped, ${o.reason ?? ''}` : o.action === 'update' && o.reason ? `: ${o.reason}` : '';
+    lines.push(`${symbol[o.action]} ${o.kind}/${o.name}${why}${o.drift ? ' [drift]' : ''}${result}${where}`);
     for (const c of o.action === 'create' ? [] : o.changes) {
       if (c.withheld) {
         lines.push(`    ${c.path}: ${withheldText}${c.drift ? ' [drift]' : ''}`);

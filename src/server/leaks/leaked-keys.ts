@@ -11,12 +11,12 @@ import { previousValueRefusal } from '../../api/key-rotation.js';
 import { hashKey, type StoredApiObject } from '../../api/secrets.js';
 import type { OwnedAccessKey } from '../../api/types.js';
 import type { Registry } from '../../registry/registry.js';
-import { disabledReasonAnnotation } from '../../api/key-notices.js';
+import { disabledReasonAnnotation, leakReportManager } from '../../api/key-notices.js';
 
 /** The disabled-reason of a key reported leaked (notifications match on it). */
 export const reportedLeakedReason = 'reported-leaked';
-/** The field manager of the disabling write. */
-export const leakReportManager = 'teamkeys-leak-report';
+/** The field manager of the disabling write (api/key-notices.ts, where the reconciler reads it too). */
+export { leakReportManager } from '../../api/key-notices.js';
 /** Audit annotations of the disabling write: who reported it, through what, and where it was found. */
 export const reportedByAnnotation = 'management.service/reported-by';
 export const reportedViaAnnotation = 'management.service/reported-via';
@@ -73,14 +73,18 @@ export async function reportLeakedKey(registry: Registry, value: string, report:
     [reportedViaAnnotation]: report.via,
     ...(report.sourceUrl ? { [leakSourceAnnotation]: report.sourceUrl } : {}),
   };
+  // No resourceVersion precondition: the key is disabled whatever else changed meanwhile.
+  const disable = (patch: object) => registry.ownedaccesskeys.patch(name, 'merge', patch, { fieldManager: leakReportManager, requester: { username: report.username, sourceIP: report.address }, auditAnnotations: audit });
   try {
-    // No resourceVersion precondition: the key is disabled whatever else changed meanwhile.
-    await registry.ownedaccesskeys.patch(
-      name,
-      'merge',
-      { metadata: { annotations: { [disabledReasonAnnotation]: reportedLeakedReason } }, spec: { disabled: true } },
-      { fieldManager: leakReportManager, requester: { username: report.username, sourceIP: report.address }, auditAnnotations: audit },
-    );
+    try {
+      await disable({ metadata: { annotations: { [disabledReasonAnnotation]: reportedLeakedReason } }, spec: { disabled: true } });
+    } catch (err) {
+      // The reason does not fit: whoever holds the value filled the key's annotations to their limit
+      // (a review found such a key could not be revoked at all). It is disabled without it: the
+      // audit event keeps the reason, and the reconciler holds it disabled by this field manager.
+      if (!(err instanceof ApiError && err.code === 422)) throw err;
+      await disable({ spec: { disabled: true } });
+    }
   } catch (err) {
     // Deleted since the read: nothing is left to disable.
     if (err instanceof ApiError && err.code === 404) return { known: true };
@@ -88,3 +92,10 @@ export async function reportLeakedKey(registry: Registry, value: string, report:
   }
   return { known: true, disabled: name };
 }
+
+/**
+ * Whether a report's failure is the server's to retry (the store out of reach: 5xx), or one the
+ * reporter must not see (a refusal of the disabling write names the key): the routes answer the
+ * latter as they answer any report, and log it for the operator.
+ */
+export const retryable = (err: unknown): boolean => !(err instanceof ApiError) || err.code >= 500;

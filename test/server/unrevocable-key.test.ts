@@ -1,0 +1,79 @@
+/**
+ * Whoever holds a key's current value could make it impossible to revoke: the disabling write
+ * (leaked-keys.ts) adds the disabled-reason annotation through a full validation of the object; a
+ * key whose annotations are filled to the 256 KiB limit failed it (422 TooLong). POST /auth/revoke
+ * then answered the anonymous reporter a 422 naming the key (not RFC 7009's 200 {}), and the key kept
+ * working; a GitHub alert holding such a key stopped at it, so every key after it in the batch stayed
+ * live, and GitHub's retries of the same batch stopped there again. Now the key is disabled without
+ * the reason annotation (the audit event keeps it), and each alert entry stands alone.
+ */
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maxAnnotationsBytes } from '../../src/api/object-meta.js';
+import { startInProcess, type InProcess } from '../support/in-process.js';
+
+const json = { 'Content-Type': 'application/json' };
+const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+const github = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+
+describe('a key whose holder filled its annotations', () => {
+  let s: InProcess;
+  let keyServer: Server;
+  beforeAll(async () => {
+    const published = JSON.stringify({ public_keys: [{ key_identifier: 'k1', key: github.publicKey.export({ type: 'spki', format: 'pem' }), is_current: true }] });
+    keyServer = createServer((_req, res) => res.writeHead(200, json).end(published));
+    await new Promise<void>((done) => keyServer.listen(0, '127.0.0.1', done));
+    const { port } = keyServer.address() as AddressInfo;
+    s = await startInProcess({ leakReports: { gitHubKeysUrl: `http://127.0.0.1:${port}/keys` } });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await new Promise<void>((done) => keyServer?.close(() => done()));
+  });
+
+  const makeKey = async (name: string, user: string) => {
+    const res = await s.fetch(`${s.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name }, spec: { user } }) });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { spec: { key: string } }).spec.key;
+  };
+  const works = async (key: string) => (await fetch(`${s.api}/teams`, { headers: { Authorization: `Bearer ${key}` } })).status;
+  /** With the key itself (as whoever found it can), fills its annotations to exactly the limit. */
+  const pad = async (name: string, key: string) => {
+    const k = 'pad.example.com/x';
+    const res = await fetch(`${s.api}/ownedaccesskeys/${name}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/merge-patch+json', Authorization: `Bearer ${key}` },
+      body: JSON.stringify({ metadata: { annotations: { [k]: 'p'.repeat(maxAnnotationsBytes - k.length) } } }),
+    });
+    expect(res.status).toBe(200);
+  };
+
+  it('POST /auth/revoke still disables it, and answers 200 {} as for any string', async () => {
+    const key = await makeKey('padded', 'mallory');
+    await pad('padded', key);
+    const res = await fetch(`${s.base}/auth/revoke`, { method: 'POST', headers: form, body: new URLSearchParams({ token: key }).toString() });
+    const text = await res.text();
+    expect.soft(res.status, text.slice(0, 200)).toBe(200);
+    expect.soft(text).not.toContain('padded');
+    expect(await works(key)).toBe(401);
+  });
+
+  it("a GitHub alert with such a key in it still disables the batch's other keys", async () => {
+    const bait = await makeKey('bait', 'mallory');
+    await pad('bait', bait);
+    const victim = await makeKey('victim-ci', 'victim');
+    const body = JSON.stringify([
+      { token: bait, type: 'teamkeys_access_key', url: 'https://github.com/m/p/blob/x/a', source: 'content' },
+      { token: victim, type: 'teamkeys_access_key', url: 'https://github.com/v/app/blob/x/.env', source: 'content' },
+    ]);
+    const res = await fetch(`${s.base}/auth/secret-scanning/github`, {
+      method: 'POST',
+      headers: { ...json, 'Github-Public-Key-Identifier': 'k1', 'Github-Public-Key-Signature': sign('sha256', Buffer.from(body), github.privateKey).toString('base64') },
+      body,
+    });
+    expect.soft(res.status).toBe(200);
+    expect(await works(victim)).toBe(401);
+  });
+});
