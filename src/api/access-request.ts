@@ -155,7 +155,8 @@ export function reviewed(req: AccessRequest, reviewer: string, now: Date): NonNu
 
 /**
  * The status after `approver` approves at `now`: the same approver twice counts once; once the team's
- * required number is reached the request is Active until now + its duration. Only a Pending request changes.
+ * required number is reached the request is Active until now + its duration, at most the team's
+ * maxDuration as it is now. Only a Pending request changes.
  */
 export function approved(req: AccessRequest, team: Team | undefined, approver: string, now: Date): NonNullable<AccessRequest['status']> {
   const status = structuredClone(req.status ?? pendingStatus());
@@ -169,7 +170,9 @@ export function approved(req: AccessRequest, team: Team | undefined, approver: s
   status.conditions = withCondition(status.conditions, { type: 'Approved', status: 'True', reason: 'Approved', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
   status.phase = 'Active';
   status.activatedAt = time(now);
-  status.expiresAt = time(new Date(now.getTime() + requestMs(req, team)));
+  // The team's maximum as it is now: one lowered since the request was asked bounds it too (a
+  // review found a request asked under 8h approved for 8h after the team allowed 1h).
+  status.expiresAt = time(new Date(now.getTime() + Math.min(requestMs(req, team), teamMaxMs(team))));
   return status;
 }
 

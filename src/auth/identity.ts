@@ -32,6 +32,8 @@ export interface Identity {
   previousValue?: { rotatedAt: string };
   /** Active AccessRequests behind some of `teams` and `clusterRoles` (auth/temporary-access.ts). */
   temporary?: readonly { request: string; team: string; roles?: string[]; expiresAt: number; breakGlass?: true }[];
+  /** With `temporary`: the teams and roles without it, what the escalation checks judge by (standingOf). */
+  standing?: { teams: string[]; clusterRoles: ReadonlySet<string> };
   /**
    * Set when the request impersonates this identity (Impersonate-* headers, auth/impersonation.ts):
    * who really sent it, and the uid and extra it asked for, which the audit trail records. The key's

@@ -54,5 +54,22 @@ export function withTemporaryAccess(identity: Identity, grants: readonly Tempora
     for (const r of teamRoles) if (g.roles === undefined || g.roles.includes(r)) roles.add(r);
   }
   if (kept.length === 0) return identity;
-  return { ...identity, teams: [...teams].sort(), clusterRoles: roles, temporary: kept };
+  return { ...identity, teams: [...teams].sort(), clusterRoles: roles, temporary: kept, standing: { teams: identity.teams, clusterRoles: identity.clusterRoles } };
 }
+
+/**
+ * The identity without its temporary access: what a write may hand on is judged by it. A write that
+ * grants (a team's access rule or member, a key, a rule minting keys, an approval) outlives the
+ * request behind the writer's temporary membership; judged by the full identity, a member for an
+ * hour could write itself a standing rule, mint a team key that never expires, or approve others'
+ * access past its own end (found by a review).
+ */
+export function standingOf(who: Identity): Identity {
+  if (!who.standing) return who;
+  const { temporary: _temporary, standing, ...rest } = who;
+  return { ...rest, teams: standing.teams, clusterRoles: standing.clusterRoles };
+}
+
+/** A refusal judged by the standing identity, saying so when the temporary access would have allowed it. */
+export const standingRefusal = (who: Identity, refusal: string | undefined): string | undefined =>
+  refusal && who.standing ? `${refusal} (temporary access from an AccessRequest does not count towards what outlives it)` : refusal;

@@ -8,6 +8,7 @@ import { bindingOf, durationRefusal, madeOf, owesReview } from '../../api/access
 import { invalid } from '../../api/errors.js';
 import type { AccessRequest } from '../../api/types.js';
 import { grantsAnything, lacking, membershipGrants, type Atom } from '../../auth/grants.js';
+import { standingOf, standingRefusal } from '../../auth/temporary-access.js';
 import type { AdmissionPlugin } from './chain.js';
 
 export const accessRequestsPlugin: AdmissionPlugin = {
@@ -46,7 +47,11 @@ export const accessRequestsPlugin: AdmissionPlugin = {
     // teamEscalation): the approver must hold what membership confers (the team's roles, and
     // ownership of and access to other teams naming it), or the roles of the subset.
     const atoms: Atom[] = req.spec.roles ? [...new Set(req.spec.roles)].sort().map((role) => ({ kind: 'role', role })) : membershipGrants(req.spec.team, ctx.teams, ctx.authorizer);
-    const missing = lacking(who, atoms, ctx.teams, ctx.authorizer, true);
-    return missing ? `approving this request would grant ${missing}, which you do not hold` : undefined;
+    // An approver only through temporary access (a member for an hour of the team that owns this one)
+    // would hand out access outliving its own: approving takes standing approver rights.
+    if (!ctx.authorizer.allowed(standingOf(who), 'update', 'accessrequests', req, 'approval')) return standingRefusal(who, `approving requests for team "${req.spec.team}" needs standing rights to approve them`);
+    // Judged by the approver's standing rights: the access approved outlives a temporary one of its own.
+    const missing = lacking(standingOf(who), atoms, ctx.teams, ctx.authorizer, true);
+    return standingRefusal(who, missing ? `approving this request would grant ${missing}, which you do not hold` : undefined);
   },
 };

@@ -7,21 +7,24 @@
 import { keyJudgedForRule } from '../../api/federated-key.js';
 import type { FederatedCredential, Team } from '../../api/types.js';
 import { asKey, keyEscalation, teamEscalation } from '../../auth/escalation.js';
+import { standingOf, standingRefusal } from '../../auth/temporary-access.js';
 import { nowOf, type AdmissionPlugin } from './chain.js';
 
 export const escalationPlugin: AdmissionPlugin = {
   name: 'escalation',
-  admit: ({ who, resource, subresource, old, object, setsKey }, ctx) => {
+  admit: ({ who: asking, resource, subresource, old, object, setsKey }, ctx) => {
     // AccessRequests grant nothing by being written; their approval is judged in access-requests.ts.
     if (!object || resource === 'accessrequests') return undefined;
-    if (resource === 'teams') return subresource === 'status' ? undefined : teamEscalation(who, ctx.authorizer, ctx.teams, old as Team | undefined, object as Team);
+    // What a write grants outlives the request: the writer's temporary access does not count (temporary-access.ts).
+    const who = standingOf(asking);
+    if (resource === 'teams') return subresource === 'status' ? undefined : standingRefusal(asking, teamEscalation(who, ctx.authorizer, ctx.teams, old as Team | undefined, object as Team));
     const status = subresource === 'status';
     if (resource === 'federatedcredentials') {
       if (status) return undefined;
       const refusal = keyEscalation(who, ctx.authorizer, ctx.teams, undefined, keyJudgedForRule(object as FederatedCredential), { setsKey: true, now: nowOf(ctx) });
-      return refusal && `a FederatedCredential mints keys for its team or user with its scope, so writing one needs the rights to create such a key: ${refusal}`;
+      return standingRefusal(asking, refusal && `a FederatedCredential mints keys for its team or user with its scope, so writing one needs the rights to create such a key: ${refusal}`);
     }
     if (status && !old) return undefined;
-    return keyEscalation(who, ctx.authorizer, ctx.teams, asKey(old), asKey(object)!, { setsKey: !status && setsKey === true, now: nowOf(ctx) });
+    return standingRefusal(asking, keyEscalation(who, ctx.authorizer, ctx.teams, asKey(old), asKey(object)!, { setsKey: !status && setsKey === true, now: nowOf(ctx) }));
   },
 };

@@ -1,0 +1,118 @@
+/**
+ * What an approval may give, found by a review of temporary access: an approval lasts no longer than
+ * the team allows when it is approved, and a temporary membership hands on nothing that outlives it
+ * (a standing access rule, a team key, an approval of others), since escalation is judged by the
+ * writer's standing rights (auth/temporary-access.ts standingOf). Each case failed on the code before.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcess, type InProcess } from '../support/in-process.js';
+import { ManualClock, hour } from '../support/clock.js';
+
+const json = { 'Content-Type': 'application/json' };
+const merge = { 'Content-Type': 'application/merge-patch+json' };
+const keyOf = (who: string) => `${who[0]!.toUpperCase()}${who.slice(1)}Key${'k'.repeat(40)}`;
+const as = (who: string) => ({ ...json, Authorization: `Bearer ${keyOf(who)}` });
+
+describe('what temporary access and its approvals hand on', () => {
+  let server: InProcess;
+  const clock = new ManualClock('2026-11-27T10:00:00Z');
+  const url = (path: string) => `${server.api}/${path}`;
+  const get = (who: string, path: string) => server.fetch(url(path), { headers: as(who) });
+  const ask = async (who: string, spec: Record<string, unknown>) => {
+    const res = await server.fetch(url('accessrequests'), { method: 'POST', headers: as(who), body: JSON.stringify({ apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { generateName: 'req-' }, spec }) });
+    expect(res.status, await res.clone().text()).toBe(201);
+    return ((await res.json()) as { metadata: { name: string } }).metadata.name;
+  };
+  const decide = async (who: string | undefined, name: string) => {
+    const current = (await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status?: { conditions?: unknown[] } };
+    const body = { ...current, status: { ...current.status, conditions: [...(current.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok' }] } };
+    return server.fetch(url(`accessrequests/${name}/approval`), { method: 'PUT', headers: who ? as(who) : json, body: JSON.stringify(body) });
+  };
+  const make = async (path: string, body: unknown) => {
+    const res = await server.fetch(url(path), { method: 'POST', headers: json, body: JSON.stringify(body) });
+    expect(res.status, await res.clone().text()).toBe(201);
+  };
+  const patchTeam = async (name: string, spec: unknown, who?: string) =>
+    server.fetch(url(`teams/${name}`), { method: 'PATCH', headers: { ...merge, ...(who ? { Authorization: `Bearer ${keyOf(who)}` } : {}) }, body: JSON.stringify({ spec }) });
+  const phaseOf = async (name: string) => ((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string; expiresAt?: string } }).status;
+
+  beforeAll(async () => {
+    server = await startInProcess({ now: clock.now });
+    for (const who of ['alice', 'bob', 'carol', 'erin', 'frank', 'gina', 'eve']) await make('ownedaccesskeys', { metadata: { name: `${who}-key` }, spec: { user: who, key: keyOf(who) } });
+  });
+  afterAll(() => server.close());
+
+  it('an approval lasts no longer than the team allows when it is approved (maxDuration lowered after the ask)', async () => {
+    await make('teams', { metadata: { name: 'd1' }, spec: { owner: { user: 'bob' }, accessRequests: { maxDuration: '8h' } } });
+    const name = await ask('alice', { team: 'd1', duration: '8h', reason: 'INC-1' });
+    // The owner tightens the team: requests for it now last at most 1h.
+    expect((await patchTeam('d1', { accessRequests: { maxDuration: '1h' } })).status).toBe(200);
+    const res = await decide('bob', name);
+    // Either refused, or capped at the team's maximum now: never 8h.
+    if (res.status === 200) {
+      const { expiresAt } = await phaseOf(name);
+      expect(Date.parse(expiresAt!) - clock.now().getTime()).toBeLessThanOrEqual(hour);
+    } else expect(res.status).toBeGreaterThanOrEqual(400);
+  });
+
+
+  it('a temporary member cannot turn the membership into a standing access rule that outlives expiresAt', async () => {
+    // ledger3's access rule lets the members of d3 read and update it; alice gets d3 for one hour.
+    await make('teams', { metadata: { name: 'd3' }, spec: { owner: { user: 'bob' } } });
+    await make('teams', { metadata: { name: 'ledger3' }, spec: { owner: { user: 'bob' }, access: [{ verbs: ['get', 'update', 'patch'], teams: ['d3'] }] } });
+    const name = await ask('alice', { team: 'd3', duration: '1h', reason: 'INC-3' });
+    expect((await decide('bob', name)).status).toBe(200);
+    expect((await get('alice', 'teams/ledger3')).status).toBe(200);
+    // With the temporary update she writes herself a standing rule on ledger3.
+    const written = await patchTeam('ledger3', { access: [{ verbs: ['get', 'update', 'patch'], teams: ['d3'] }, { verbs: ['get', 'update', 'patch'], users: ['alice'] }] }, 'alice');
+    expect(written.status).toBe(403);
+    expect(((await written.json()) as { message: string }).message).toContain('temporary access from an AccessRequest does not count');
+    clock.advance(hour + 1000);
+    expect((await get('alice', 'teams/ledger3')).status).toBe(403);
+  });
+
+
+  it('a temporary member cannot mint a team key (never expiring) that outlives expiresAt', async () => {
+    await make('teams', { metadata: { name: 'd3b' }, spec: { owner: { user: 'bob' }, access: [{ verbs: ['get', 'update'], teams: ['d3b'] }] } });
+    const name = await ask('alice', { team: 'd3b', duration: '1h', reason: 'INC-3b' });
+    expect((await decide('bob', name)).status).toBe(200);
+    const minted = await server.fetch(url('ownedaccesskeys'), { method: 'POST', headers: as('alice'), body: JSON.stringify({ metadata: { name: 'd3b-by-alice' }, spec: { team: 'd3b' } }) });
+    expect(minted.status).toBe(403);
+    clock.advance(hour + 1000);
+    if (minted.status !== 201) return;
+    const key = ((await minted.json()) as { spec: { key?: string }; status?: { key?: string } });
+    const value = key.spec.key ?? key.status?.key;
+    expect(value).toBeTruthy();
+    // alice's request ended an hour ago; the key she made with it still reads (and updates) d3b.
+    const res = await server.fetch(url('teams/d3b'), { headers: { Authorization: `Bearer ${value}` } });
+    expect(res.status).toBe(401);
+  });
+
+
+  it('an approver whose own right is temporary cannot approve access outliving it', async () => {
+    // prod is owned by team leads; alice is made a member of leads for one hour.
+    await make('teams', { metadata: { name: 'leads' }, spec: { owner: { user: 'bob' }, accessRequests: { maxDuration: '1h' } } });
+    await make('teams', { metadata: { name: 'prod' }, spec: { owner: { team: 'leads' }, accessRequests: { maxDuration: '8h' } } });
+    const mine = await ask('alice', { team: 'leads', duration: '1h', reason: 'INC-3c' });
+    expect((await decide(undefined, mine)).status).toBe(200); // approved by the administrator
+    const carols = await ask('carol', { team: 'prod', duration: '8h', reason: 'INC-3c' });
+    const res = await decide('alice', carols);
+    expect(res.status).toBe(403);
+    expect(await res.clone().text()).toContain('needs standing rights to approve them');
+    if (res.status === 200) {
+      const { expiresAt } = await phaseOf(carols);
+      const alicesEnd = Date.parse((await phaseOf(mine)).expiresAt!);
+      expect(Date.parse(expiresAt!)).toBeLessThanOrEqual(alicesEnd);
+    }
+  });
+
+  it('a temporary member still does what the membership allows while it lasts: reads, and edits that grant nothing', async () => {
+    await make('teams', { metadata: { name: 'd7' }, spec: { owner: { user: 'bob' }, access: [{ verbs: ['get', 'update', 'patch'], teams: ['d7'] }] } });
+    const name = await ask('alice', { team: 'd7', duration: '1h', reason: 'INC-7' });
+    expect((await decide('bob', name)).status).toBe(200);
+    expect((await get('alice', 'teams/d7')).status).toBe(200);
+    expect((await patchTeam('d7', { displayName: 'edited during the incident' }, 'alice')).status).toBe(200);
+    clock.advance(hour + 1000);
+    expect((await get('alice', 'teams/d7')).status).toBe(403);
+  });
+});
