@@ -54,11 +54,22 @@ export interface ExchangeRequester {
 
 const param = (p: Record<string, unknown>, name: string): string | undefined => (typeof p[name] === 'string' ? (p[name] as string) : undefined);
 
+/** What an exchange learned of its token before it was refused. */
+interface Checked {
+  /** Set when the token verified and its claims matched no rule: a guess at the rules' claims. */
+  guessed?: string;
+}
+
+/** The charged tokens remembered (firstGuess): about 1 MB of strings at most. */
+const maxGuessesKept = 10_000;
+
 export class TokenExchange {
   private readonly keys: IssuerKeys;
   private readonly uses: TokenUses;
   private readonly now: Clock;
   private readonly failures: FailureLimiter;
+  /** The tokens already charged to their subject's budget (firstGuess). */
+  private readonly guessed = new Set<string>();
 
   constructor(
     private readonly registry: Registry,
@@ -94,14 +105,17 @@ export class TokenExchange {
     const budgetKey = `${unverified.iss}\0${typeof unverified.sub === 'string' ? unverified.sub : ''}`;
     const wait = this.failures.retryAfter(budgetKey);
     if (wait !== undefined) throw new OAuthError(429, 'slow_down', `too many failed exchanges for this issuer and subject; retry after ${wait} seconds`, wait);
-    const checked = { signed: false };
+    const checked: Checked = {};
     try {
       return await this.verifyAndMint(token, unverified.iss, rules, named !== undefined, requester, checked);
     } catch (err) {
-      // Only a token the issuer signed spends its subject's budget: anyone can write an unsigned
-      // token naming a subject (a CI job's `sub` is predictable), and charging those would let a
-      // stranger lock that job out with a forged request every two minutes (found by a review).
-      if (err instanceof OAuthError && err.status === 400 && checked.signed) this.failures.fail(budgetKey);
+      // Only a guess at a rule's claims spends its subject's budget: a token the issuer signed, for
+      // a trusted audience, unexpired, whose claims match no rule, each such token once. Anyone can
+      // write an unsigned token naming a subject (a CI job's `sub` is predictable), and anyone may
+      // hold one expired token of it (an old CI log) or one signed for another audience (AWS,
+      // Vault): charging those, again at each replay, let a stranger lock the job out (found by
+      // two reviews).
+      if (err instanceof OAuthError && checked.guessed !== undefined && this.firstGuess(`${unverified.iss}\0${checked.guessed}`)) this.failures.fail(budgetKey);
       throw err;
     }
   }
@@ -114,8 +128,16 @@ export class TokenExchange {
     return (items as FederatedCredential[]).filter((r) => (named === undefined || r.metadata.name === named) && !r.metadata.deletionTimestamp);
   }
 
-  /** `checked.signed` turns true once the token's signature verified (also when a claim check after it fails). */
-  private async verifyAndMint(token: string, issuer: string, rules: FederatedCredential[], named: boolean, requester: ExchangeRequester, checked: { signed: boolean }): Promise<TokenResponse> {
+  /** Whether this token (issuer and jti) is charged for the first time; the set is bounded, so a flood of tokens forgets the oldest at once. */
+  private firstGuess(token: string): boolean {
+    if (this.guessed.has(token)) return false;
+    if (this.guessed.size >= maxGuessesKept) this.guessed.clear();
+    this.guessed.add(token);
+    return true;
+  }
+
+  /** `checked.guessed` is the token's jti once it verified and its claims matched no rule. */
+  private async verifyAndMint(token: string, issuer: string, rules: FederatedCredential[], named: boolean, requester: ExchangeRequester, checked: Checked): Promise<TokenResponse> {
     const keys = await this.keys.keysOf(issuer).catch(() => {
       throw new OAuthError(503, 'temporarily_unavailable', "the issuer's discovery document or keys could not be fetched; retry later");
     });
@@ -125,11 +147,8 @@ export class TokenExchange {
     try {
       ({ payload } = await jwtVerify(token, keys, { issuer, audience: audiences, algorithms, clockTolerance: clockSkewSeconds, currentDate: now, requiredClaims: ['exp', 'iat', 'jti'] }));
     } catch (err) {
-      // jose checks the claims only once the signature verified: these refusals are of a signed token.
-      checked.signed = err instanceof joseErrors.JWTExpired || err instanceof joseErrors.JWTClaimValidationFailed;
       throw verificationRefusal(err);
     }
-    checked.signed = true;
     if (payload.iat! > now.getTime() / 1000 + clockSkewSeconds) throw invalidGrant('the token was issued in the future (iat)');
     const tokenAud = [payload.aud ?? []].flat();
     const candidates = rules.filter((r) => r.spec.audiences.some((a) => tokenAud.includes(a)));
@@ -137,6 +156,7 @@ export class TokenExchange {
     if (matching.length === 0) {
       // The caller named the rule: the check that failed is about the token it holds, not news of other rules.
       const why = named && candidates.length === 1 ? claimsMismatch(candidates[0]!.spec.claims, payload)! : 'the token\'s claims match no FederatedCredential';
+      checked.guessed = payload.jti!;
       throw invalidGrant(why);
     }
     if (matching.length > 1) throw invalidTarget(`the token matches more than one FederatedCredential: name one with ${credentialParameter}`);
