@@ -8,7 +8,7 @@ import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
-import { jobOf } from '../api/federated-key.js';
+import { jobOf, ruleAnnotation } from '../api/federated-key.js';
 import { isLoginKey, loginKeyRefusal } from './login-keys.js';
 import { identityFor, type Identity } from './identity.js';
 import { activeGrants, withTemporaryAccess } from './temporary-access.js';
@@ -149,7 +149,13 @@ export class Authenticator {
     const keys = this.registry.ownedaccesskeys;
     let signIn: SignIn | undefined;
     for (const ref of ownerReferencesOf(key.metadata)) {
-      if (ref.apiVersion !== keys.info.apiVersion || ref.kind !== 'OwnedAccessKey') continue;
+      if (ref.apiVersion !== keys.info.apiVersion) continue;
+      if (ref.kind === 'FederatedCredential') {
+        const refusal = await this.ruleRefusal(key, ref);
+        if (refusal) throw unauthorized(refusal);
+        continue;
+      }
+      if (ref.kind !== 'OwnedAccessKey') continue;
       const owner = (await keys.get(ref.name).catch(unlessNotFound)) as OwnedAccessKey | undefined;
       if (owner?.metadata.uid !== ref.uid) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer exists`);
       if (!isLoginKey(owner)) continue;
@@ -157,6 +163,22 @@ export class Authenticator {
       signIn ??= { name: ref.name, uid: ref.uid };
     }
     return signIn;
+  }
+
+  /**
+   * Why a key a FederatedCredential minted may not act now, or undefined: the rule is gone (or is
+   * another of its name), is being deleted, or changed since the mint (its generation, recorded on
+   * the key). The minted key never outlives its rule (DECISIONS.md 11): a rule held by a finalizer
+   * kept its keys working until their ttl, as did one narrowed during an incident (found by a
+   * review). One consistent get by name, as for a Login key's owner.
+   */
+  private async ruleRefusal(key: OwnedAccessKey, ref: { name: string; uid: string }): Promise<string | undefined> {
+    const rule = await this.registry.federatedcredentials.get(ref.name).catch(unlessNotFound);
+    if (rule?.metadata.uid !== ref.uid) return `the FederatedCredential this key was minted by ("${ref.name}") no longer exists`;
+    if (rule.metadata.deletionTimestamp) return `the FederatedCredential this key was minted by ("${ref.name}") is being deleted`;
+    const minted = key.metadata.annotations?.[ruleAnnotation];
+    if (minted !== `${ref.name}@${rule.metadata.generation ?? 1}`) return `the FederatedCredential this key was minted by ("${ref.name}") changed since`;
+    return undefined;
   }
 
   /**

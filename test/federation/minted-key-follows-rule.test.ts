@@ -1,0 +1,83 @@
+/**
+ * A minted key never outlives its rule (DECISIONS.md 11): authentication reads the FederatedCredential
+ * that minted the key, and refuses it when the rule is gone, being deleted, or changed since the
+ * mint. Before, a rule held by a finalizer, or narrowed during an incident, left its keys working
+ * until their ttl (found by a review).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { create } from '../auth/fixture.js';
+import { startInProcess, type InProcess } from '../support/in-process.js';
+import { startIssuer, type TestIssuer } from './issuer.js';
+
+const grant = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const idToken = 'urn:ietf:params:oauth:token-type:id_token';
+
+function harness(opts: { garbageCollector?: boolean }) {
+  const h = {} as { server: InProcess; issuer: TestIssuer };
+  beforeAll(async () => {
+    h.issuer = await startIssuer();
+    h.server = await startInProcess({ federation: { ca: h.issuer.ca, jwksCooldownMs: 0 }, ...(opts.garbageCollector === false ? { garbageCollector: false } : {}) });
+  });
+  afterAll(async () => {
+    await h.server.close();
+    await h.issuer.close();
+  });
+  const exchange = async (token: string, extra: Record<string, string> = {}) => {
+    const res = await fetch(`${h.server.base}/auth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: grant, subject_token: token, subject_token_type: idToken, ...extra }).toString(),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, string | number> };
+  };
+  const rule = (name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) =>
+    create(h.server, 'federatedcredentials', { apiVersion: 'management.service/v1', kind: 'FederatedCredential', metadata: { name, ...metadata }, spec: { issuer: h.issuer.url, audiences: ['teamkeys'], ...spec } });
+  const as = (key: string, path: string) => fetch(`${h.server.api}${path}`, { headers: { Authorization: `Bearer ${key}` } });
+  return { h, exchange, rule, as };
+}
+
+describe('a key minted by a FederatedCredential', () => {
+  const { h, exchange, rule, as } = harness({});
+  beforeAll(async () => {
+    expect((await create(h.server, 'teams', { metadata: { name: 'ops' }, spec: { clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
+  });
+
+  it('a rule deleted (a finalizer keeps it terminating) ends its keys at once, as a deleted Login key ends the keys made with it', async () => {
+    expect((await rule('held', { team: 'ops', claims: { repository_id: '5151' } }, { finalizers: ['example.com/hold'] })).status).toBe(201);
+    const minted = await exchange(await h.issuer.token({ repository_id: '5151', sub: 'held' }));
+    expect(minted.status, JSON.stringify(minted.body)).toBe(200);
+    const key = String(minted.body.access_token);
+    expect((await as(key, '/teams/ops')).status).toBe(200);
+    expect((await h.server.fetch(`${h.server.api}/federatedcredentials/held`, { method: 'DELETE' })).status).toBe(200);
+    // The exchange already refuses the terminating rule...
+    expect((await exchange(await h.issuer.token({ repository_id: '5151', sub: 'held2' }))).status).toBe(400);
+    // ...and the key it minted is refused at once, whatever the collector has done.
+    const refused = await as(key, '/teams/ops');
+    expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([401, 'the FederatedCredential this key was minted by ("held") is being deleted']);
+  });
+
+  it('a rule narrowed (a too-wide glob fixed during an incident) ends the keys minted under the old claims', async () => {
+    expect((await rule('wide', { team: 'ops', claims: { repository_id: '6161', ref: 'refs/heads/*' } })).status).toBe(201);
+    const minted = await exchange(await h.issuer.token({ repository_id: '6161', ref: 'refs/heads/attacker', sub: 'wide' }));
+    expect(minted.status, JSON.stringify(minted.body)).toBe(200);
+    const key = String(minted.body.access_token);
+    const narrowed = await h.server.fetch(`${h.server.api}/federatedcredentials/wide`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { claims: { ref: 'refs/heads/main' } } }) });
+    expect(narrowed.status).toBe(200);
+    // The rule (generation 2) no longer trusts refs/heads/attacker: the key minted at generation 1 stops.
+    const refused = await as(key, '/teams/ops');
+    expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([401, 'the FederatedCredential this key was minted by ("wide") changed since']);
+    // A key minted under the rule as it is now works.
+    const again = await exchange(await h.issuer.token({ repository_id: '6161', ref: 'refs/heads/main', sub: 'wide' }));
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect((await as(String(again.body.access_token), '/teams/ops')).status).toBe(200);
+  });
+
+  it('a label added to the rule (no change of its spec) leaves its keys working', async () => {
+    expect((await rule('kept', { team: 'ops', claims: { repository_id: '8181' } })).status).toBe(201);
+    const minted = await exchange(await h.issuer.token({ repository_id: '8181', sub: 'kept' }));
+    const labelled = await h.server.fetch(`${h.server.api}/federatedcredentials/kept`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { labels: { tier: 'ci' } } }) });
+    expect(labelled.status).toBe(200);
+    expect((await as(String(minted.body.access_token), '/teams/ops')).status).toBe(200);
+  });
+});
+
