@@ -21,21 +21,37 @@ export type Message = { kind: 'event'; item: MessageItem } | { kind: 'digest'; d
 
 const enable = (name: string) => `kubectl patch ownedaccesskey ${name} --type merge -p '{"spec":{"disabled":false}}'`;
 
+/**
+ * Text a key's writer may have chosen (a disable reason, a delivery target, a user's name) as a
+ * message shows it: as it is when it is plain words, which every reason and target the server
+ * writes is, else not at all. Any user may write those annotations on a key of their own, and the
+ * messages go to channels security staff read: Slack's `<!channel>` and `<url|text>`, GitHub's
+ * `@team` mentions, links and HTML would be theirs to send (found by a review).
+ */
+export function plainOr(text: string, instead: string): string {
+  return /^[A-Za-z0-9 .,:;()_=+"'/-]{0,300}$/.test(text) && !text.includes('//') ? text : instead;
+}
+
 function summaryOf(e: KeyEvent): string {
-  const k = `access key "${e.key.name}" of ${e.key.owner}`;
+  const k = `access key "${e.key.name}" of ${plainOr(e.key.owner, 'its holder')}`;
+  const said = plainOr(e.detail, `a reason not shown here (kubectl get ownedaccesskey ${e.key.name} -o yaml shows it)`);
+  return summaryWith(e, k, said);
+}
+
+function summaryWith(e: KeyEvent, k: string, detail: string): string {
   switch (e.event) {
     case 'KeyExpiring':
-      return `${k} ${e.detail}`;
+      return `${k} ${detail}`;
     case 'KeyUnused':
-      return `${k} is ${e.detail}`;
+      return `${k} is ${detail}`;
     case 'KeyDisabled':
-      return `${k} was disabled: ${e.detail}`;
+      return `${k} was disabled: ${detail}`;
     case 'KeyLeaked':
-      return `${k} was reported leaked and is disabled (${e.detail}): whoever found it could use it`;
+      return `${k} was reported leaked and is disabled (${detail}): whoever found it could use it`;
     case 'RotationFailed':
-      return `${k}: its scheduled rotation failed (${e.detail}); the previous value keeps working`;
+      return `${k}: its scheduled rotation failed (${detail}); the previous value keeps working`;
     case 'DeliveryFailed':
-      return `${k}: ${e.detail}`;
+      return `${k}: ${detail}`;
   }
 }
 
@@ -48,7 +64,7 @@ function actionOf(e: KeyEvent): string {
     case 'KeyUnused':
       return `use it before then if it is needed; if nobody needs it, delete it: teamkeys delete ownedaccesskeys ${n}`;
     case 'KeyDisabled':
-      return `if it is still needed, enable it again (or set spec.disabled: false in Git): ${enable(n)}`;
+      return `if it is still needed, enable it again by hand (a key managed from Git stays disabled until then): ${enable(n)}`;
     case 'KeyLeaked':
       return `rotate it at once and replace the value wherever it is used: teamkeys rotate ${n}; then enable it again: ${enable(n)}`;
     case 'RotationFailed':
@@ -78,12 +94,19 @@ export function slackBody(m: Message): string {
   return JSON.stringify({ text });
 }
 
-/** A GitHub issue: in the repository holding the key's secret, else (and for a digest) the receiver's. */
+/**
+ * A GitHub issue: in the repository holding the key's secret when the receiver's owner (user or
+ * organization) owns it too, else (and for a digest) the receiver's. The key's repository comes from
+ * an annotation any user may write on a key of their own: the operator's token must not open issues
+ * wherever it reaches (found by a review).
+ */
 export function githubIssue(m: Message, fallback: string): { repository: string; body: string } {
   const line = (i: MessageItem) => `**${i.event}**: ${i.summary}\n\nWhat to do: \`${i.action}\``;
   if (m.kind === 'event') {
     const title = `teamkeys: ${m.item.event} of access key ${m.item.key.name}`;
-    return { repository: m.item.key.repository ?? fallback, body: JSON.stringify({ title, body: line(m.item) }) };
+    const own = m.item.key.repository;
+    const sameOwner = own !== undefined && own.split('/')[0]!.toLowerCase() === fallback.split('/')[0]!.toLowerCase();
+    return { repository: sameOwner ? own : fallback, body: JSON.stringify({ title, body: line(m.item) }) };
   }
   const title = `teamkeys: ${m.items.length} access key warning${m.items.length === 1 ? '' : 's'} on ${m.day}`;
   return { repository: fallback, body: JSON.stringify({ title, body: m.items.map(line).join('\n\n---\n\n') }) };
