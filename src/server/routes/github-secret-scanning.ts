@@ -55,12 +55,23 @@ async function verified(req: FastifyRequest, keys: GitHubKeys): Promise<boolean>
   return key !== undefined && verifiesBody(key, req.body, signature);
 }
 
+/** An alert's largest body: GitHub sends at most maxTokens matches, each a token and a URL. */
+export const alertBodyLimit = 1024 * 1024;
+/** Alerts whose bodies are read at once, before their signature is checked (GitHub retries a 429). */
+const maxAlertsReading = 4;
+
 export function registerGitHubScanningRoute(app: FastifyInstance, registry: Registry, keys: GitHubKeys, budget: FailureLimiter, now: () => Date): void {
   const unsigned = () => new ApiError(401, 'Unauthorized', 'the alert is not signed by a key GitHub publishes for secret scanning');
+  // Bodies read before their signature is checked: at most this many at once, each at most
+  // alertBodyLimit. The budget is charged only once a body failed to verify, so requests sent
+  // together all passed it: a review had one address make the server hold 24 bodies of 2.5 MB.
+  let reading = 0;
   app.post(gitHubScanningPath, {
+    bodyLimit: alertBodyLimit,
     // What the headers decide is decided before the body is read: an address past its budget, an
-    // alert without GitHub's signature headers (a review found up to 3 MiB read first).
-    onRequest: async (req) => {
+    // alert without GitHub's signature headers (a review found up to 3 MiB read first), too many
+    // alerts being read at once.
+    onRequest: async (req, reply) => {
       const client = clientOf(req);
       const wait = budget.retryAfter(client);
       if (wait !== undefined) throw tooManyRequests('too many unverified secret scanning alerts from this address; try again later', wait);
@@ -68,6 +79,9 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
         budget.fail(client);
         throw unsigned();
       }
+      if (reading >= maxAlertsReading) throw tooManyRequests('too many secret scanning alerts are being read at once; try again', 1);
+      reading++;
+      reply.raw.once('close', () => reading--);
     },
   }, async (req, reply) => {
     const address = clientOf(req);

@@ -1,0 +1,70 @@
+/**
+ * The GitHub secret scanning endpoint charges a client's budget only after it has read the body and
+ * failed to verify it, so requests sent at once all pass the budget check: one address with any two
+ * header strings made the server buffer up to 3 MiB (the server-wide limit) per concurrent request
+ * (found by a review). Now at most 4 alerts are read at once (429 beyond), each at most 1 MiB (413).
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcess, type InProcess } from '../support/in-process.js';
+
+describe('unverified GitHub alerts sent at once', () => {
+  let s: InProcess;
+  let keyServer: Server;
+  beforeAll(async () => {
+    const github = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const published = JSON.stringify({ public_keys: [{ key_identifier: 'k1', key: github.publicKey.export({ type: 'spki', format: 'pem' }) }] });
+    keyServer = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(published));
+    await new Promise<void>((done) => keyServer.listen(0, '127.0.0.1', done));
+    const { port } = keyServer.address() as AddressInfo;
+    s = await startInProcess({ leakReports: { gitHubKeysUrl: `http://127.0.0.1:${port}/keys`, limit: { burst: 3, perSecond: 0.001 } } });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await new Promise<void>((done) => keyServer?.close(() => done()));
+  });
+
+  /** One raw request: headers now, the body once `go` resolves; resolves to the status code. */
+  const slowAlert = (go: Promise<void>, body: Buffer) =>
+    new Promise<number>((resolve, reject) => {
+      const { port } = new URL(s.base);
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          `POST /auth/secret-scanning/github HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nGithub-Public-Key-Identifier: k1\r\nGithub-Public-Key-Signature: AAAA\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+        );
+        void go.then(() => socket.write(body));
+      });
+      let answer = '';
+      socket.on('data', (d: Buffer) => {
+        answer += d.toString('latin1');
+        const m = /^HTTP\/1\.1 (\d+)/.exec(answer);
+        if (m) {
+          resolve(Number(m[1]));
+          socket.destroy();
+        }
+      });
+      socket.on('error', reject);
+    });
+
+  // First: the next case spends the address's budget.
+  it('a body over 1 MiB is refused (413) before it is read', async () => {
+    const body = Buffer.from(`[${'"x",'.repeat(300_000)}"x"]`); // 1.5 MB
+    expect(await slowAlert(Promise.resolve(), body)).toBe(413);
+  });
+
+  it('are bounded: at most four bodies are read at once, the others answered 429 before theirs', async () => {
+    const body = Buffer.from(`[${'"x",'.repeat(200_000)}"x"]`); // 1.0 MB, under the route's 1 MiB
+    let go = () => {};
+    const started = new Promise<void>((r) => (go = r));
+    const answers = Array.from({ length: 24 }, () => slowAlert(started, body));
+    await new Promise((r) => setTimeout(r, 300)); // every request's headers have passed onRequest
+    go();
+    const codes = await Promise.all(answers);
+    const read = codes.filter((c) => c === 401).length; // 401: the body was read and its signature checked
+    expect(read, JSON.stringify(codes)).toBeLessThanOrEqual(4);
+    expect(codes.filter((c) => c === 429).length, JSON.stringify(codes)).toBe(24 - read);
+  });
+});
