@@ -101,8 +101,9 @@ export class Authenticator {
     if (user === undefined) return identity;
     // Temporary access only adds: a store that cannot list requests now gives the identity its
     // standing rights alone (fail closed), rather than taking every request down with it.
-    // The user's requests by the watch cache's index: a lookup, not a list of every request.
-    const items = await this.registry.accessrequests.byField('requester', user).catch(() => []);
+    // The user's Active requests by the watch cache's index: a lookup, not a list of every request
+    // (nor of every request of the user: those that ended stay, and cost nothing here).
+    const items = await this.registry.accessrequests.byField('activeRequester', user).catch(() => []);
     return withTemporaryAccess(identity, activeGrants(items, user, now), this.teams);
   }
 

@@ -18,13 +18,21 @@ const json = { 'Content-Type': 'application/json' };
 const aliceKey = `AliceKey${'a'.repeat(40)}`;
 const bobKey = `BobKey${'b'.repeat(40)}`;
 
-/** The cache, with each whole-range read it answers (list, scan, cachedRange, cachedList) recorded by prefix. */
-function recording(cache: CachedStore): { store: Store; ranges: string[] } {
+/** The cache, with each whole-range read it answers (list, scan, cachedRange, cachedList) recorded by prefix, and each index lookup with how many objects it gave. */
+function recording(cache: CachedStore): { store: Store; ranges: string[]; lookups: string[] } {
   const ranges: string[] = [];
+  const lookups: string[] = [];
   const store = new Proxy(cache, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
+      if (prop === 'byField') {
+        return async (prefix: string, index: string, v: string) => {
+          const found = (await (value as (...a: unknown[]) => Promise<unknown[]>).call(receiver, prefix, index, v)) as unknown[];
+          lookups.push(`${prefix} ${index}=${v}: ${found.length}`);
+          return found;
+        };
+      }
       if (['list', 'scan', 'cachedRange', 'cachedList'].includes(String(prop))) {
         return (prefix: string, ...rest: unknown[]) => {
           ranges.push(prefix);
@@ -34,12 +42,13 @@ function recording(cache: CachedStore): { store: Store; ranges: string[] } {
       return value;
     },
   });
-  return { store, ranges };
+  return { store, ranges, lookups };
 }
 
 describe('reads of the request path and the AccessRequest expiry sweep', () => {
   let server: InProcess;
   let ranges: string[];
+  let lookups: string[];
   const clock = new ManualClock('2026-11-27T10:00:00Z');
   const make = async (path: string, body: unknown) => {
     const res = await server.fetch(`${server.api}/${path}`, { method: 'POST', headers: json, body: JSON.stringify(body) });
@@ -51,13 +60,16 @@ describe('reads of the request path and the AccessRequest expiry sweep', () => {
     const cache = new CachedStore(new MemoryStore());
     const recorded = recording(cache);
     ranges = recorded.ranges;
+    lookups = recorded.lookups;
     server = await startInProcess({ store: recorded.store, now: clock.now });
     await make('teams', { metadata: { name: 'payments' }, spec: { owner: { user: 'bob' }, users: ['carol'] } });
     // payments' members may read team ledger: what alice's approved request gives her.
     await make('teams', { metadata: { name: 'ledger' }, spec: { access: [{ verbs: ['get'], teams: ['payments'], users: ['bob'] }] } });
     await make('ownedaccesskeys', { metadata: { name: 'alice-key' }, spec: { user: 'alice', key: aliceKey } });
     await make('ownedaccesskeys', { metadata: { name: 'bob-key' }, spec: { user: 'bob', key: bobKey } });
-    // Requests of many other users (made by the administrator for them), one of alice's, approved by bob (payments' owner).
+    // Requests of many other users (made by the administrator for them), many of alice's that are
+    // still Pending (made for her by the administrator), one of hers approved by bob (payments' owner).
+    for (let i = 0; i < 40; i++) await make('accessrequests', { metadata: { name: `alice-pending-${i}` }, spec: { user: 'alice', team: 'payments', duration: '1h', reason: 'asked for her' } });
     for (let i = 0; i < 60; i++) await make('accessrequests', { metadata: { name: `other-${i}` }, spec: { user: `user-${i}`, team: 'payments', duration: '1h', reason: 'load' } });
     const mine = await make('accessrequests', { metadata: { name: 'alice-req' }, spec: { user: 'alice', team: 'payments', duration: '1h', reason: 'INC-1' } });
     const current = (await (await server.fetch(`${server.api}/accessrequests/${mine.metadata.name}`)).json()) as { status?: { conditions?: unknown[] } };
@@ -77,6 +89,12 @@ describe('reads of the request path and the AccessRequest expiry sweep', () => {
     // The approval makes alice a member of payments, which may read ledger; without it she is refused (403).
     expect(((await res.json()) as { metadata: { name: string } }).metadata.name).toBe('ledger');
     expect(ranges.filter((p) => p.startsWith('/accessrequests/'))).toEqual([]);
+  });
+
+  it("authentication reads alice's Active request alone, not the 40 others of hers that are Pending (nor those that ended)", async () => {
+    lookups.length = 0;
+    expect((await server.fetch(`${server.api}/teams/ledger`, { headers: { Authorization: `Bearer ${aliceKey}` } })).status).toBe(200);
+    expect(lookups.filter((l) => l.startsWith('/accessrequests/'))).toEqual(['/accessrequests/ activeRequester=alice: 1']);
   });
 
   it('the expiry sweep reads the Active requests due by index: it records the end of the one due, and no sweep reads the range of every AccessRequest', async () => {

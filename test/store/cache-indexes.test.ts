@@ -106,6 +106,7 @@ const fieldQueries: Record<keyof typeof fieldIndexes, readonly string[]> = {
   owner: uids,
   lifecycle: ['terminating'],
   requester: [...people, ''],
+  activeRequester: [...people, ''],
   notice: [mayNotifyValue],
   issuer: [...issuers, ''],
   references: ['u:ann', 'u:bob', 't:ops', 'u:team:ops'],
