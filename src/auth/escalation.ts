@@ -31,7 +31,7 @@ function mayRead(who: Identity, authz: Authorizer, world: TeamWorld, name: strin
  * What a refusal to `who` may name: the team being written (its content is the request's), roles
  * the request itself names or that come from `roleSources` teams it may read, and teams it may read.
  */
-function mayNameFor(who: Identity, authz: Authorizer, world: TeamWorld, written?: string, roleSources?: readonly string[]): MayName {
+export function mayNameFor(who: Identity, authz: Authorizer, world: TeamWorld, written?: string, roleSources?: readonly string[]): MayName {
   return (a) => {
     if (a.kind === 'userKeys') return true;
     if (a.kind === 'role') return !roleSources || roleSources.some((t) => roleNames(world.get(t)).has(a.role) && mayRead(who, authz, world, t));

@@ -8,6 +8,7 @@ import { bindingOf, durationRefusal, madeOf, owesReview } from '../../api/access
 import { invalid } from '../../api/errors.js';
 import type { AccessRequest } from '../../api/types.js';
 import { grantsAnything, lacking, membershipGrants, type Atom } from '../../auth/grants.js';
+import { mayNameFor } from '../../auth/escalation.js';
 import { standingOf, standingRefusal } from '../../auth/temporary-access.js';
 import type { AdmissionPlugin } from './chain.js';
 
@@ -51,7 +52,10 @@ export const accessRequestsPlugin: AdmissionPlugin = {
     // would hand out access outliving its own: approving takes standing approver rights.
     if (!ctx.authorizer.allowed(standingOf(who), 'update', 'accessrequests', req, 'approval')) return standingRefusal(who, `approving requests for team "${req.spec.team}" needs standing rights to approve them`);
     // Judged by the approver's standing rights: the access approved outlives a temporary one of its own.
-    const missing = lacking(standingOf(who), atoms, ctx.teams, ctx.authorizer, true);
+    // A refusal names only what the approver may read (the team asked of, teams it may get), as
+    // every escalation refusal does: a review found it named a team the approver gets 403 on.
+    const standing = standingOf(who);
+    const missing = lacking(standing, atoms, ctx.teams, ctx.authorizer, true, mayNameFor(standing, ctx.authorizer, ctx.teams, req.spec.team));
     return standingRefusal(who, missing ? `approving this request would grant ${missing}, which you do not hold` : undefined);
   },
 };
