@@ -153,20 +153,33 @@ export function reviewed(req: AccessRequest, reviewer: string, now: Date): NonNu
   return status;
 }
 
+/** One approval as the request's status records it. */
+export type Approval = NonNullable<NonNullable<AccessRequest['status']>['approvals']>[number];
+
 /**
  * The status after `approver` approves at `now`: the same approver twice counts once; once the team's
- * required number is reached the request is Active until now + its duration, at most the team's
- * maxDuration as it is now. Only a Pending request changes.
+ * required number of those who may still approve is reached the request is Active until now + its
+ * duration, at most the team's maxDuration as it is now. Only a Pending request changes.
  */
-export function approved(req: AccessRequest, team: Team | undefined, approver: string, now: Date): NonNullable<AccessRequest['status']> {
+export function approved(
+  req: AccessRequest,
+  team: Team | undefined,
+  approver: { user: string; groups: readonly string[] },
+  now: Date,
+  /** Whether an earlier approver, with the groups it had then, may still approve the request. */
+  stillApproves: (a: Approval) => boolean,
+): NonNullable<AccessRequest['status']> {
   const status = structuredClone(req.status ?? pendingStatus());
   if (status.phase !== 'Pending') return status;
   const approvals = status.approvals ?? [];
-  if (!approvals.some((a) => a.user === approver)) approvals.push({ user: approver, time: time(now) });
+  if (!approvals.some((a) => a.user === approver.user)) approvals.push({ user: approver.user, time: time(now), ...(approver.groups.length > 0 ? { groups: [...approver.groups].sort() } : {}) });
   status.approvals = approvals;
+  // An approval counts while its approver may still approve: one taken out of the approvers (or
+  // the owner team) since would otherwise still make up the team's two-person rule (found by a review).
+  const counted = approvals.filter((a) => a.user === approver.user || stillApproves(a));
   const needed = requiredApprovals(team);
-  if (approvals.length < needed) return status;
-  const message = `approved by ${approvals.map((a) => a.user).join(', ')}`;
+  if (counted.length < needed) return status;
+  const message = `approved by ${counted.map((a) => a.user).join(', ')}`;
   status.conditions = withCondition(status.conditions, { type: 'Approved', status: 'True', reason: 'Approved', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
   status.phase = 'Active';
   status.activatedAt = time(now);

@@ -910,6 +910,12 @@ export interface AccessRequestStatus {
   approvals?: {
     user: string;
     time: string;
+    /**
+     * The approver's groups when it approved: its approval counts towards requiredApprovals only while the approver, with them, may still approve.
+     *
+     * @maxItems 256
+     */
+    groups?: string[];
   }[];
   /**
    * When the access began.

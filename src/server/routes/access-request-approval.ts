@@ -6,7 +6,9 @@
  * requester) and the admission chain judge it inside the write (guard.ts admit('approval')). On a
  * break-glass request, Active already, an approval is its review (the NeedsReview condition turns False).
  */
-import { approved, denied, reviewed } from '../../api/access-request.js';
+import { approved, denied, reviewed, type Approval } from '../../api/access-request.js';
+import type { Authorizer } from '../../auth/authorize.js';
+import { identityFor } from '../../auth/identity.js';
 import { badRequest, conflict } from '../../api/errors.js';
 import type { AccessRequest, KubeObject } from '../../api/types.js';
 import { isJsonMap } from '../../api/types.js';
@@ -37,7 +39,7 @@ function readVersion(body: unknown): { uid?: string; resourceVersion?: string } 
  * preconditions answer; before, the decision landed on whatever request held the name (found by a
  * review: a request for one role, re-asked for the whole membership between the read and the PUT).
  */
-export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, guard: Guard, name: string, body: unknown, opts: { fieldManager: string; now: () => Date; dryRun?: boolean }): Promise<KubeObject> {
+export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, authz: Authorizer, guard: Guard, name: string, body: unknown, opts: { fieldManager: string; now: () => Date; dryRun?: boolean }): Promise<KubeObject> {
   const { approve, reason } = decisionOf(body);
   const read = readVersion(body);
   const approver = guard.who.name;
@@ -49,7 +51,9 @@ export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, guard
       const req = current as AccessRequest;
       const now = opts.now();
       if (req.spec.breakGlass) return approve ? reviewed(req, approver, now) : req.status;
-      return approve ? approved(req, teams.get(req.spec.team), approver, now) : denied(req, approver, reason, now);
+      // An earlier approver, as its groups were then, judged by the authorizer as a request now would be.
+      const stillApproves = (a: Approval) => authz.allowed(identityFor({ user: a.user, ...(a.groups ? { groups: a.groups } : {}) }, teams, ''), 'update', 'accessrequests', req, 'approval');
+      return approve ? approved(req, teams.get(req.spec.team), { user: approver, groups: guard.who.groups }, now, stillApproves) : denied(req, approver, reason, now);
     },
     { fieldManager: opts.fieldManager, observedAs: 'approval', admit: guard.admit('approval'), ...(opts.dryRun ? { dryRun: true } : {}) },
   );
