@@ -150,6 +150,13 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
     replan: async (a) => {
       const [desiredNow, liveNow] = [byKey.get(`${a.plural}/${a.name}`), await client.get(a.plural, a.name)];
       if (!desiredNow && !liveNow) return { ...a, type: 'skip', reason: 'deleted by someone else since the plan' };
+      // What the plan-time guards would say of the object as it is now: one made under the name
+      // since the plan (a create that met AlreadyExists) would otherwise be adopted unjudged, a
+      // key squatted with a value its maker chose given the team's rights (found by a review).
+      if (desiredNow && liveNow) {
+        const refused = [...adoptedKeyHolders([desiredNow], a.plural === 'ownedaccesskeys' ? [liveNow] : [], loaded.id, loaded.formerIds), ...teamHolderNames([desiredNow], { ...live, [a.plural]: [liveNow] })];
+        if (refused.length > 0) throw new Error(`refused on re-planning against the object as it is now: ${refused.map((e) => e.message).join('; ')}`);
+      }
       return planObject(models[a.plural], desiredNow, liveNow, planOpts);
     },
   });

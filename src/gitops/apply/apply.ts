@@ -41,6 +41,7 @@ export interface ApplyOptions {
   /** file: sinks: where relative paths start and where keys may never be written (the source). */
   fileSinks?: FileSinkOptions;
   /** Reads the object again and plans it anew, after a conflict; without it (a saved plan) a conflict fails. */
+  /** The action planned again against the object as it is now; a throw fails the action (a guard refused what it found). */
   replan?: (action: PlanStep) => Promise<PlanStep>;
   onProgress?: (done: number, total: number) => void;
   /** Stops starting new writes (SIGTERM); writes already sent complete. */
@@ -185,12 +186,17 @@ async function run(client: ApiClient, first: PlanStep, opts: ApplyOptions): Prom
       const replanned = `changed on the server since the plan; re-planned: ${action.type}${action.reason ? ` (${action.reason})` : ''}`;
       return { ...entry, note: entry.note ? `${replanned}; ${entry.note}` : replanned };
     } catch (err) {
+      const failed = (e: unknown): ChangeSetEntry => ({ action, result: 'Failed', error: `${action.kind}/${action.name}: ${action.type} failed: ${e instanceof Error ? e.message : String(e)}` });
       if (isConflict(err) && opts.replan && attempt < maxAttempts) {
-        action = await opts.replan(action);
+        // A re-plan may refuse what it finds (an object made under the name since the plan): the action fails.
+        try {
+          action = await opts.replan(action);
+        } catch (refused) {
+          return failed(refused);
+        }
         continue;
       }
-      const why = err instanceof Error ? err.message : String(err);
-      return { action, result: 'Failed', error: `${action.kind}/${action.name}: ${action.type} failed: ${why}` };
+      return failed(err);
     }
   }
 }
