@@ -171,7 +171,12 @@ export class PeriodicRunner<T = void> {
       was.next.settle(Promise.resolve(undefined));
       this.wait(was.gatherMs, 'asked', was.periodic);
     } else if (was.next) was.next.settle(this.begin('asked', was.periodic));
-    else if (was.periodic) this.wait(this.timerDue === undefined ? this.interval() : Math.max(0, this.timerDue - Date.now()), 'timer', true);
+    else if (was.periodic) {
+      // The interval is asked after every pass (a controller's backoff reads how the pass went), and
+      // a timer pass put off by asks still comes no later than it was due.
+      const next = this.interval();
+      this.wait(this.timerDue === undefined ? next : Math.min(next, Math.max(0, this.timerDue - Date.now())), 'timer', true);
+    }
     else this.current = { name: 'Idle' };
   }
 }

@@ -141,6 +141,35 @@ describe('PeriodicRunner', () => {
     expect(causes.filter(([, c]) => c === 'asked').length).toBeGreaterThan(20);
   });
 
+  it('an interval decided after each pass (a backoff) holds after an asked pass too: a failed asked pass is retried after the backoff the interval gives, not at the old timer', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    let failures = 0;
+    const at: number[] = [];
+    const start = Date.now();
+    const runner = new PeriodicRunner({
+      // as the daemon: 1 s after a failure, else the interval (10 min)
+      intervalMs: () => (failures > 0 ? 1_000 : 600_000),
+      onError: () => {},
+      pass: async () => {
+        at.push(Date.now() - start);
+        if (at.length === 2) {
+          failures++;
+          throw new Error('the cycle failed');
+        }
+        failures = 0;
+      },
+    });
+    runner.start(0);
+    await vi.advanceTimersByTimeAsync(10);
+    await vi.advanceTimersByTimeAsync(60_000);
+    await runner.run().catch(() => {}); // a webhook asks for a cycle; it fails
+    await vi.advanceTimersByTimeAsync(5_000);
+    await runner.stop();
+    // A retry about 1 s after the failed cycle at 60 s (the daemon's backoff), not at the old timer.
+    expect(at.length, JSON.stringify(at)).toBeGreaterThanOrEqual(3);
+    expect(at[2]! - at[1]!).toBeLessThanOrEqual(2_000);
+  });
+
   it('changes seen during a pass (soon) wait their gathering time after it, not the next pass at once; run() during a pass still runs it at once', async () => {
     // The sync daemon sees its own writes as changes: a pass asked for with soon() during its
     // cycle must gather for its time after the cycle, as before it, not start the next at once.
