@@ -149,6 +149,9 @@ export class Authenticator {
     if (isLoginKey(key)) return { name: key.metadata.name!, uid: key.metadata.uid! };
     const keys = this.registry.ownedaccesskeys;
     let signIn: SignIn | undefined;
+    // Owners this check cannot read (a list of another shape, written past the API) could be the
+    // sign-in or the rule the key must end with: refused rather than read as none.
+    if (key.metadata.ownerReferences !== undefined && ownerReferencesOf(key.metadata) !== key.metadata.ownerReferences) throw unauthorized('the access key\'s owner references cannot be read');
     for (const ref of ownerReferencesOf(key.metadata)) {
       if (ref.apiVersion !== keys.info.apiVersion) continue;
       if (ref.kind === 'FederatedCredential') {

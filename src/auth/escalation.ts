@@ -13,6 +13,7 @@ import { expiresAt } from './expiry.js';
 import { authView } from './team-view.js';
 import { added, allTeamVerbs, describe, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type MayName, type TeamWorld } from './grants.js';
 import type { Identity } from './identity.js';
+import { standingOf } from './temporary-access.js';
 import { isAdminFor, verbs as allVerbs } from './roles.js';
 import { scopeDenial } from './scope.js';
 import { scopeWithin } from './scope-containment.js';
@@ -141,6 +142,15 @@ export function keyEscalation(
     if (lacks.length > 0) return `moving a key to another user or team hands it to whoever manages them; you lack ${quoted(lacks)} on it`;
   }
   if (!widens(old, next, opts.setsKey, opts.now)) return undefined;
+  // What the key gains outlives the writer's temporary access: judged by its standing rights. The
+  // checks above are the write's own (who may manage the key at all), judged by the full identity:
+  // a temporary member on call disables a leaked team key (found by a review of the change).
+  return widenedKeyEscalation(standingOf(who), authz, world, next);
+}
+
+/** A key write that widens the key: what the writer must hold for the key's new rights. */
+function widenedKeyEscalation(who: Identity, authz: Authorizer, world: TeamWorld, next: OwnedAccessKey): string | undefined {
+  const n = next.spec;
   // A narrowed writer makes only keys at least as narrow: scope within its scope, expiry no later.
   if (hasScope(who) && !scopeWithin(n.scope, who.scope)) return "a key made or widened by a scoped key needs a scope within that key's scope";
   if (who.expiresAt !== undefined) {

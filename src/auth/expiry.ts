@@ -18,6 +18,6 @@ export function expiresAt(key: OwnedAccessKey, lastUseMs?: number): number | und
   const ttl: unknown = key.spec?.ttl ?? 0;
   if (!ttl) return undefined;
   let base = instant(key.metadata.creationTimestamp) ?? 0;
-  if (key.spec?.ttlAfterLastActivity) base = Math.max(base, instant(key.status?.lastActivity) ?? 0, lastUseMs ?? 0);
+  if (key.spec?.ttlAfterLastActivity) base = Math.max(base, instant(key.status?.lastActivity) ?? 0, Number.isFinite(lastUseMs) ? lastUseMs! : 0);
   return typeof ttl === 'number' && Number.isFinite(ttl) ? base + ttl * 1000 : base;
 }

@@ -12,6 +12,7 @@ import type { Authorizer } from './authorize.js';
 import { impersonationEscalation } from './escalation.js';
 import type { TeamWorld } from './grants.js';
 import { identityFor, type Identity } from './identity.js';
+import { standingOf } from './temporary-access.js';
 import { impersonationDenial, impersonationGroups, type ImpersonatedAttribute } from './impersonation-rights.js';
 
 /** What the Impersonate-* headers ask for. */
@@ -55,7 +56,11 @@ export function impersonate(who: Identity, asked: ImpersonationAsked, authz: Aut
   }
   const gains = impersonationEscalation(who, authz, world, user, asked.groups);
   if (gains) throw forbidden(who, { resource: 'users', name: user }, gains);
-  const as = identityFor({ user, groups: asked.groups }, world, who.keyName);
+  // Allowed only through temporary access: the request may read and act as the user, but what it
+  // writes that grants is judged by the impersonator's standing rights, which do not cover that
+  // user's: none (a temporary admin impersonating a standing one added itself to a team, found by a review).
+  const beyondStanding = who.standing !== undefined && impersonationEscalation(standingOf(who), authz, world, user, asked.groups) !== undefined;
+  const as = { ...identityFor({ user, groups: asked.groups }, world, who.keyName), ...(beyondStanding ? { standing: { teams: [], clusterRoles: new Set<string>() } } : {}) };
   const extra = Object.keys(asked.extra).length > 0 ? { extra: asked.extra } : {};
   return {
     ...as,

@@ -72,6 +72,22 @@ describe('a key minted by a FederatedCredential', () => {
     expect((await as(String(again.body.access_token), '/teams/ops')).status).toBe(200);
   });
 
+  it('a key whose owner references hold an odd item (a restore, a hand edit) is refused, not read as owned by nothing', async () => {
+    // A rule for a user, not a team: a team key with unreadable references is refused by its team binding already.
+    expect((await rule('odd', { user: 'opsbot', claims: { repository_id: '9191' } })).status).toBe(201);
+    const minted = await exchange(await h.issuer.token({ repository_id: '9191', sub: 'odd' }));
+    const key = String(minted.body.access_token);
+    const keys = (await (await h.server.fetch(`${h.server.api}/ownedaccesskeys`)).json()) as { items: { metadata: { name: string; ownerReferences?: { kind: string; name: string }[] } }[] };
+    const name = keys.items.find((k) => (k.metadata.ownerReferences ?? []).some((r) => r.kind === 'FederatedCredential' && r.name === 'odd'))!.metadata.name;
+    expect((await as(key, '/teams/ops')).status).toBe(403); // authenticated; opsbot may not read ops
+    await h.server.registry.store.guaranteedUpdate(`/ownedaccesskeys/${name}`, undefined, (o: never) => {
+      const obj = o as { metadata: { ownerReferences: unknown[] } };
+      return { ...obj, metadata: { ...obj.metadata, ownerReferences: [...obj.metadata.ownerReferences, { kind: 'Legacy', name: 'x' }] } } as never;
+    });
+    const refused = await as(key, '/teams/ops');
+    expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([401, "the access key's owner references cannot be read"]);
+  });
+
   it('a label added to the rule (no change of its spec) leaves its keys working', async () => {
     expect((await rule('kept', { team: 'ops', claims: { repository_id: '8181' } })).status).toBe(201);
     const minted = await exchange(await h.issuer.token({ repository_id: '8181', sub: 'kept' }));

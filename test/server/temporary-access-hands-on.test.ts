@@ -115,4 +115,42 @@ describe('what temporary access and its approvals hand on', () => {
     clock.advance(hour + 1000);
     expect((await get('alice', 'teams/d7')).status).toBe(403);
   });
+
+  it('a temporary member may still disable a key of the team, and deny requests as a temporary approver: neither hands anything on', async () => {
+    await make('teams', { metadata: { name: 'svc9' }, spec: { owner: { user: 'bob' }, access: [{ verbs: ['get', 'update', 'patch'], teams: ['svc9'] }] } });
+    await make('ownedaccesskeys', { metadata: { name: 'svc9-deploy' }, spec: { team: 'svc9' } });
+    const oncall = await ask('alice', { team: 'svc9', duration: '1h', reason: 'INC-9: svc9-deploy leaked' });
+    expect((await decide('bob', oncall)).status).toBe(200);
+    const disabled = await server.fetch(url('ownedaccesskeys/svc9-deploy'), { method: 'PATCH', headers: { ...merge, Authorization: `Bearer ${keyOf('alice')}` }, body: JSON.stringify({ spec: { disabled: true } }) });
+    expect(disabled.status, await disabled.clone().text()).toBe(200);
+    // ...but not enable a team key again, nor mint one: those hand the team's rights on.
+    const minted = await server.fetch(url('ownedaccesskeys'), { method: 'POST', headers: as('alice'), body: JSON.stringify({ metadata: { name: 'svc9-by-alice' }, spec: { team: 'svc9' } }) });
+    expect(minted.status).toBe(403);
+    // A temporary member of the owner team denies a request for the team it owns.
+    await make('teams', { metadata: { name: 'leads9' }, spec: { owner: { user: 'bob' }, accessRequests: { maxDuration: '1h' } } });
+    await make('teams', { metadata: { name: 'prod9' }, spec: { owner: { team: 'leads9' }, accessRequests: { maxDuration: '8h' } } });
+    const mine = await ask('alice', { team: 'leads9', duration: '1h', reason: 'INC-9' });
+    expect((await decide(undefined, mine)).status).toBe(200);
+    const carols = await ask('carol', { team: 'prod9', duration: '8h', reason: 'INC-9' });
+    const current = (await (await server.fetch(url(`accessrequests/${carols}`))).json()) as { status?: { conditions?: unknown[] } };
+    const body = { ...current, status: { ...current.status, conditions: [...(current.status?.conditions ?? []), { type: 'Denied', status: 'True', reason: 'NotNow', message: 'no' }] } };
+    const denied = await server.fetch(url(`accessrequests/${carols}/approval`), { method: 'PUT', headers: as('alice'), body: JSON.stringify(body) });
+    expect(denied.status, await denied.clone().text()).toBe(200);
+    expect((await phaseOf(carols)).phase).toBe('Denied');
+  });
+
+  it('a temporary member of an admin team gains nothing standing by impersonating a standing admin: it may read as that user, not grant', async () => {
+    await make('teams', { metadata: { name: 'oncall-admins' }, spec: { users: ['root-ann'], clusterRoles: [{ name: 'management-admin' }], accessRequests: { maxDuration: '1h' } } });
+    const mine = await ask('alice', { team: 'oncall-admins', duration: '1h', reason: 'INC-10' });
+    expect((await decide(undefined, mine)).status).toBe(200);
+    const addMe = (headers: Record<string, string>) => server.fetch(url('teams/oncall-admins'), { method: 'PATCH', headers: { ...merge, Authorization: `Bearer ${keyOf('alice')}`, ...headers }, body: JSON.stringify({ spec: { users: ['root-ann', 'alice'] } }) });
+    expect((await addMe({})).status).toBe(403);
+    const viaImpersonation = await addMe({ 'Impersonate-User': 'root-ann' });
+    expect(viaImpersonation.status).toBe(403);
+    expect(await viaImpersonation.text()).toContain('temporary access from an AccessRequest does not count');
+    // Reading as the impersonated admin works while the membership lasts.
+    expect((await server.fetch(url('teams/oncall-admins'), { headers: { Authorization: `Bearer ${keyOf('alice')}`, 'Impersonate-User': 'root-ann' } })).status).toBe(200);
+    clock.advance(hour + 1000);
+    expect((await get('alice', 'teams/oncall-admins')).status).toBe(403);
+  });
 });

@@ -48,6 +48,8 @@ export const accessRequestsPlugin: AdmissionPlugin = {
     // teamEscalation): the approver must hold what membership confers (the team's roles, and
     // ownership of and access to other teams naming it), or the roles of the subset.
     const atoms: Atom[] = req.spec.roles ? [...new Set(req.spec.roles)].sort().map((role) => ({ kind: 'role', role })) : membershipGrants(req.spec.team, ctx.teams, ctx.authorizer);
+    // A denial grants nothing: any approver may deny, a temporary one too.
+    if (req.status?.phase === 'Denied') return undefined;
     // An approver only through temporary access (a member for an hour of the team that owns this one)
     // would hand out access outliving its own: approving takes standing approver rights.
     if (!ctx.authorizer.allowed(standingOf(who), 'update', 'accessrequests', req, 'approval')) return standingRefusal(who, `approving requests for team "${req.spec.team}" needs standing rights to approve them`);

@@ -16,15 +16,15 @@ export const escalationPlugin: AdmissionPlugin = {
     // AccessRequests grant nothing by being written; their approval is judged in access-requests.ts.
     if (!object || resource === 'accessrequests') return undefined;
     // What a write grants outlives the request: the writer's temporary access does not count (temporary-access.ts).
-    const who = standingOf(asking);
-    if (resource === 'teams') return subresource === 'status' ? undefined : standingRefusal(asking, teamEscalation(who, ctx.authorizer, ctx.teams, old as Team | undefined, object as Team));
+    if (resource === 'teams') return subresource === 'status' ? undefined : standingRefusal(asking, teamEscalation(standingOf(asking), ctx.authorizer, ctx.teams, old as Team | undefined, object as Team));
     const status = subresource === 'status';
     if (resource === 'federatedcredentials') {
       if (status) return undefined;
-      const refusal = keyEscalation(who, ctx.authorizer, ctx.teams, undefined, keyJudgedForRule(object as FederatedCredential), { setsKey: true, now: nowOf(ctx) });
+      const refusal = keyEscalation(asking, ctx.authorizer, ctx.teams, undefined, keyJudgedForRule(object as FederatedCredential), { setsKey: true, now: nowOf(ctx) });
       return standingRefusal(asking, refusal && `a FederatedCredential mints keys for its team or user with its scope, so writing one needs the rights to create such a key: ${refusal}`);
     }
     if (status && !old) return undefined;
-    return standingRefusal(asking, keyEscalation(who, ctx.authorizer, ctx.teams, asKey(old), asKey(object)!, { setsKey: !status && setsKey === true, now: nowOf(ctx) }));
+    // keyEscalation judges what a widened key gains by the standing rights itself (auth/escalation.ts).
+    return standingRefusal(asking, keyEscalation(asking, ctx.authorizer, ctx.teams, asKey(old), asKey(object)!, { setsKey: !status && setsKey === true, now: nowOf(ctx) }));
   },
 };
