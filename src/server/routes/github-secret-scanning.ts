@@ -57,15 +57,17 @@ async function verified(req: FastifyRequest, keys: GitHubKeys): Promise<boolean>
 
 /** An alert's largest body: GitHub sends at most maxTokens matches, each a token and a URL. */
 export const alertBodyLimit = 1024 * 1024;
-/** Alerts whose bodies are read at once, before their signature is checked (GitHub retries a 429). */
-const maxAlertsReading = 4;
+/** Alerts of one client address whose bodies are read at once, before their signature is checked (GitHub retries a 429). */
+const maxAlertsReading = 2;
 
 export function registerGitHubScanningRoute(app: FastifyInstance, registry: Registry, keys: GitHubKeys, budget: FailureLimiter, now: () => Date): void {
   const unsigned = () => new ApiError(401, 'Unauthorized', 'the alert is not signed by a key GitHub publishes for secret scanning');
-  // Bodies read before their signature is checked: at most this many at once, each at most
-  // alertBodyLimit. The budget is charged only once a body failed to verify, so requests sent
-  // together all passed it: a review had one address make the server hold 24 bodies of 2.5 MB.
-  let reading = 0;
+  // Bodies read before their signature is checked: at most this many at once per client address,
+  // each at most alertBodyLimit. The budget is charged only once a body failed to verify, so
+  // requests sent together all passed it: a review had one address make the server hold 24 bodies
+  // of 2.5 MB. Per address, not for the whole server: a cap for all let one address hold every
+  // place with bodies it never sent, and GitHub's alerts were refused (found by the next review).
+  const reading = new Map<string, number>();
   app.post(gitHubScanningPath, {
     bodyLimit: alertBodyLimit,
     // What the headers decide is decided before the body is read: an address past its budget, an
@@ -79,9 +81,14 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
         budget.fail(client);
         throw unsigned();
       }
-      if (reading >= maxAlertsReading) throw tooManyRequests('too many secret scanning alerts are being read at once; try again', 1);
-      reading++;
-      reply.raw.once('close', () => reading--);
+      const now = reading.get(client) ?? 0;
+      if (now >= maxAlertsReading) throw tooManyRequests('too many secret scanning alerts from this address are being read at once; try again', 1);
+      reading.set(client, now + 1);
+      reply.raw.once('close', () => {
+        const left = (reading.get(client) ?? 1) - 1;
+        if (left > 0) reading.set(client, left);
+        else reading.delete(client);
+      });
     },
   }, async (req, reply) => {
     const address = clientOf(req);
