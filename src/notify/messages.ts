@@ -29,12 +29,22 @@ const enable = (name: string) => `kubectl patch ownedaccesskey ${name} --type me
  * `@team` mentions, links and HTML would be theirs to send (found by a review).
  */
 export function plainOr(text: string, instead: string): string {
-  return /^[A-Za-z0-9 .,:;()_=+"'/-]{0,300}$/.test(text) && !text.includes('//') ? text : instead;
+  // No `//` (a URL) and nothing shaped like a host name, which GitHub and Slack turn into links.
+  return /^[A-Za-z0-9 .,:;()_=+"'/-]{0,300}$/.test(text) && !text.includes('//') && !/[A-Za-z0-9-]\.[A-Za-z]{2,}/.test(text) ? text : instead;
 }
 
+/** The reasons the server itself disables a key for (leaked-keys.ts, key-health-sweep.ts); any other is a writer's own text. */
+const serverReasons = [/^reported-leaked$/, /^(unused since|never used since its creation at) \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(no use for [0-9a-z ]+; --disable-unused-after\)$/, /^never used, and without a creation time \(no use for [0-9a-z ]+; --disable-unused-after\)$/];
+
+/** A holder's name (a user's, `team "x"`): set by an administrator or the identity provider, shown unless it holds markup or a mention. */
+const holderText = (owner: string) => (/^[A-Za-z0-9 .,:;()_=+"'/@#-]{0,300}$/.test(owner) && !/(^|[^A-Za-z0-9])@/.test(owner) ? owner : 'its holder');
+
 function summaryOf(e: KeyEvent): string {
-  const k = `access key "${e.key.name}" of ${plainOr(e.key.owner, 'its holder')}`;
-  const said = plainOr(e.detail, `a reason not shown here (kubectl get ownedaccesskey ${e.key.name} -o yaml shows it)`);
+  const k = `access key "${e.key.name}" of ${holderText(e.key.owner)}`;
+  const unshown = `a reason not shown here (kubectl get ownedaccesskey ${e.key.name} -o yaml shows it)`;
+  // A disable reason any user may write on a key of their own is shown only in the server's words.
+  const disabling = e.event === 'KeyDisabled' || e.event === 'KeyLeaked';
+  const said = disabling ? (serverReasons.some((r) => r.test(e.detail)) ? e.detail : unshown) : plainOr(e.detail, unshown);
   return summaryWith(e, k, said);
 }
 

@@ -88,7 +88,16 @@ spec:
 
   it('plainOr keeps the reasons and targets the server writes, and nothing with markup', async () => {
     const { plainOr } = await import('../../src/notify/messages.js');
-    for (const ours of ['reported-leaked', 'unused since 2026-08-01T00:00:00Z (no use for 90d; --disable-unused-after)', 'the value was not delivered to github:acme/app/DEPLOY_KEY', 'user "alice"']) expect(plainOr(ours, 'x')).toBe(ours);
-    for (const theirs of ['<!channel>', 'see https://evil.example', '@acme/security', '<b>x</b>', 'a\nb', 'x'.repeat(301)]) expect(plainOr(theirs, 'x')).toBe('x');
+    for (const ours of ['reported-leaked', 'unused since 2026-08-01T00:00:00Z (no use for 90d; --disable-unused-after)', 'the value was not delivered to github:acme/app/DEPLOY_KEY', 'expires at 2026-12-01T00:00:00Z']) expect(plainOr(ours, 'x')).toBe(ours);
+    for (const theirs of ['<!channel>', 'see https://evil.example', 're-authenticate at www.evil.example/login', 'evil.example', '@acme/security', '<b>x</b>', 'a\nb', 'x'.repeat(301)]) expect(plainOr(theirs, 'x')).toBe('x');
+  });
+
+  it("a disable reason in plain words is still a writer's own: shown only in the server's words; a holder named by an email is named", async () => {
+    const { messageItem } = await import('../../src/notify/messages.js');
+    const key = (owner: string) => ({ name: 'k1', uid: 'u', owner });
+    const disabled = (detail: string, owner = 'user "alice@example.com"') => messageItem({ event: 'KeyDisabled', key: key(owner), occurrence: 'x', detail } as never).summary;
+    expect(disabled('unused since 2026-08-01T00:00:00Z (no use for 90d; --disable-unused-after)')).toBe('access key "k1" of user "alice@example.com" was disabled: unused since 2026-08-01T00:00:00Z (no use for 90d; --disable-unused-after)');
+    expect(disabled('please call the helpdesk now')).toBe('access key "k1" of user "alice@example.com" was disabled: a reason not shown here (kubectl get ownedaccesskey k1 -o yaml shows it)');
+    expect(disabled('unused since 2026-08-01T00:00:00Z', 'user "@acme/security"')).toContain('of its holder was disabled');
   });
 });
