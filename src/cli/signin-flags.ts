@@ -83,6 +83,7 @@ export function signInSettings(f: SignInFlags): SignInSettings {
       allowedGroups: list(f.oidcAllowedGroups),
       extraScopes: list(f.oidcExtraScopes?.replace(/\s+/g, ',')),
       connectorName: f.oidcConnectorName,
+      maxStalenessMs,
       ...(f.oidcRedirectUrl ? { redirectUrl: f.oidcRedirectUrl } : {}),
       loginKeyTtlSeconds: Math.ceil(parseDuration('--login-key-ttl', f.loginKeyTtl) / 1000),
       refreshIntervalMs,

@@ -26,6 +26,8 @@ export interface SignInOptions {
   refreshIntervalMs: number;
   /** How many keys are refreshed at once. */
   refreshConcurrency: number;
+  /** --identity-max-staleness: a Login key not refreshed for longer has ended, and the refresher never revives it. */
+  maxStalenessMs?: number;
 }
 
 /** The real system's default lifetime of a Login key (after its last use). */

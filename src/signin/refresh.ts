@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import { ApiError } from '../api/errors.js';
 import type { ConnectorIdentity, OwnedAccessKey } from '../api/types.js';
-import { isLoginKey, refreshErrorAnnotation, refusedAnnotation } from '../auth/login-keys.js';
+import { defaultIdentityMaxStalenessMs, isLoginKey, refreshErrorAnnotation, refusedAnnotation } from '../auth/login-keys.js';
 import { timestamp } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
 import type { RefreshOutcome } from './metrics.js';
@@ -28,6 +28,8 @@ const firstRetryMs = 30_000;
 export interface RefreshOptions {
   intervalMs: number;
   concurrency: number;
+  /** --identity-max-staleness (default 24h): a key not refreshed for longer is refused for good, never refreshed back to life. */
+  maxStalenessMs?: number;
   now?: () => Date;
 }
 
@@ -88,13 +90,26 @@ export class IdentityRefresher {
   async refreshDue(): Promise<void> {
     const now = this.now().getTime();
     const due: OwnedAccessKey[] = [];
+    const ended: OwnedAccessKey[] = [];
     for (const key of await this.candidates(now)) {
       if (!isLoginKey(key) || key.metadata.deletionTimestamp || key.metadata.annotations?.[refusedAnnotation] !== undefined) continue;
       const last = Date.parse(key.spec.identityRefresh ?? '') || 0;
+      // Past the staleness bound authentication has refused it (its holder could not even log out
+      // with it): a refresh now would bring it, and every key tied to it, back to life for whoever
+      // holds a copy (found by a review). It is marked refused instead, for good.
+      if (now - last > (this.opts.maxStalenessMs ?? defaultIdentityMaxStalenessMs)) {
+        ended.push(key);
+        continue;
+      }
       // Each key's own phase, spread over a tenth of the interval so the keys of one burst of sign-ins spread out.
       const spread = (hash(key.metadata.uid ?? '') % 1000) / 10_000;
       const back = this.backoff.get(key.metadata.uid ?? '');
       if (back ? now >= back.nextAt : now - last >= this.opts.intervalMs * (0.9 + spread)) due.push(key);
+    }
+    for (const key of ended) {
+      await this.write(key.metadata.name!, key.metadata.uid ?? '', { outcome: 'refused', reason: 'not refreshed within --identity-max-staleness: this sign-in has ended' }).catch((err: unknown) => {
+        if (!(err instanceof ApiError && err.code === 404)) this.log.warn({ err, keyName: key.metadata.name }, 'could not mark a stale sign-in ended');
+      });
     }
     let next = 0;
     const worker = async () => {
@@ -115,7 +130,18 @@ export class IdentityRefresher {
     } else this.backoff.delete(uid);
     if (outcome.outcome !== 'refreshed') this.log.warn({ keyName: name, user: key.spec.user, outcome: outcome.outcome, reason: outcome.reason }, 'identity refresh did not succeed');
     try {
-      await this.write(name, uid, outcome);
+      try {
+        await this.write(name, uid, outcome);
+      } catch (err) {
+        // An identity the key cannot hold (more groups or claims than its schema allows) would
+        // leave the old one, groups removed at the provider included, until the staleness bound
+        // (found by a review): the sign-in ends instead.
+        if (!(outcome.outcome === 'refreshed' && err instanceof ApiError && err.code === 422)) throw err;
+        const refused: Attempt = { outcome: 'refused', reason: `the identity provider's answer cannot be stored on the key (${err.message.slice(0, 200)})` };
+        await this.write(name, uid, refused);
+        this.log.warn({ keyName: name, user: key.spec.user, reason: refused.reason }, 'identity refresh ended the sign-in');
+        return 'refused';
+      }
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return outcome.outcome;
       this.provider.metrics.refreshes.inc({ outcome: 'failed' });

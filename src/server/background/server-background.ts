@@ -85,7 +85,7 @@ export function serverBackground(opts: BackgroundOptions, metrics: ServerMetrics
   work.push(accessRequestExpiry);
   if (opts.garbageCollector !== false) work.push(new GarbageCollector(fencedFor('garbage-collector'), log));
   work.push(tokenUsesCollection(exchange, fencedFor('token-uses').store, log));
-  if (opts.signIn) work.push(new IdentityRefresher(fencedFor('identity-refresh'), opts.signIn.provider, log, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency }));
+  if (opts.signIn) work.push(new IdentityRefresher(fencedFor('identity-refresh'), opts.signIn.provider, log, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency, ...(opts.signIn.opts.maxStalenessMs !== undefined ? { maxStalenessMs: opts.signIn.opts.maxStalenessMs } : {}) }));
   // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
   // sweeps once more on taking the lease, so a new leader need not wait a whole interval. It reads
   // through the registry, and disables (while leading, checked at each sweep) through a view fenced
