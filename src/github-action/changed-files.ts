@@ -5,7 +5,7 @@
  * cannot be compared (no base commit, a shallow checkout without it), every tracked file is scanned:
  * stricter, never weaker.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { findKeys, keyInFileMessage } from '../api/key-scan.js';
@@ -44,7 +44,10 @@ export async function keysInChangedFiles(workspace: string, base: string | undef
   const errors: ManifestError[] = [];
   for (const file of files.sort()) {
     const path = join(workspace, file);
-    const info = await stat(path).catch(() => undefined);
+    // lstat, and a link is not read: git holds a link as the path it names, and a pull request's
+    // link to /outside/deploy.env or /proc/self/environ would have its author told where a key sits
+    // in a file outside the checkout (found by a review). A folder on the way is git's own.
+    const info = await lstat(path).catch(() => undefined);
     if (!info?.isFile() || info.size > maxFileBytes) continue;
     const text = await readFile(path, 'utf8').catch(() => '');
     for (const k of findKeys(text)) errors.push({ file, line: k.line, column: k.column, message: keyInFileMessage });

@@ -27,6 +27,7 @@ import { commentBody, commentMarker, upsertComment } from './comment.js';
 import { authMode, serverKey } from './auth.js';
 import { baseCommitOf, isTrustedEvent, parseTrustedEvents } from './trust.js';
 import { changeOf, keysInChangedFiles } from './changed-files.js';
+import { refuseLinkedFolder } from '../gitops/no-follow.js';
 
 /** GitHub shows at most this many error annotations per step. */
 const maxAnnotations = 10;
@@ -207,6 +208,11 @@ async function run(): Promise<void> {
   }
   if (!trusted) core.info(`the ${event || '(unnamed)'} event is not in trusted-events: pull-request mode (policies from the base commit, live values withheld, no apply)`);
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
+  // The source folder and path are the checkout's, which a pull request writes: one committed as a
+  // link would have the loader read wherever it points ($HOME, /) into the report (found by a review).
+  const sourceDir = resolve(workspace, input('source', '.'));
+  await refuseLinkedFolder(sourceDir, 'the source folder', { anchor: workspace, fix: 'a source folder committed as a link is not read' });
+  if (input('path')) await refuseLinkedFolder(resolve(sourceDir, input('path')), 'the source path', { anchor: workspace, fix: 'a path committed as a link is not read' });
   const report = await refuseKeysInChanges(workspace, trusted) ?? (await runCommand(command, workspace, trusted));
   const reportDir = reportDirOf(workspace);
   await writeReports(report, reportDir);
@@ -216,7 +222,6 @@ async function run(): Promise<void> {
   await core.summary.addRaw(markdown + more).write();
   // Annotations name files from the repository root: manifests are named from the source folder,
   // policy files from the workspace.
-  const sourceDir = resolve(workspace, input('source', '.'));
   for (const e of report.errors.slice(0, maxAnnotations)) {
     const file = relative(workspace, existsSync(resolve(sourceDir, e.file)) ? resolve(sourceDir, e.file) : resolve(workspace, e.file));
     // Annotations are text from manifests too: hidden and look-alike characters shown as escapes.

@@ -3,13 +3,13 @@
  * URL) at a ref, read from a bare mirror (kept in `mirrorDir` between runs, else a temporary one),
  * optionally below a sub-path.
  */
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { lstat, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { SourceError } from './errors.js';
 import type { Manifest, ManifestError } from './manifests.js';
-import { missingFolder, parseFiles, readManifests } from './files.js';
+import { missingFolder, outsideSource, parseFiles, readManifests } from './files.js';
 import { resolveRevision, updateMirror } from './git-mirror.js';
 import { readTree, treeReEncoding } from './git-tree.js';
 import { workTreeReEncoding } from './attributes.js';
@@ -67,6 +67,10 @@ async function openFolder(opts: SourceOptions): Promise<OpenedSource> {
   }
   const sub = opts.path ?? '.';
   const read = async (): Promise<LoadedSource> => {
+    // A source folder that is itself a link, in a work tree its target is not in (a pull request
+    // that commits `gitops` as a link to $HOME or /), is refused at the link: found by a review,
+    // the work tree was looked up at the target, which is in none, so nothing bounded the walk.
+    if (await linkedOutOfItsTree(root)) return { id: opts.sourceId ?? root, identified: opts.sourceId !== undefined, formerIds: [], description: root, manifests: [], files: 0, errors: [{ file: basename(root), line: 1, column: 1, message: outsideSource }] };
     // Files are named from the repository root (as the git sources and CI annotations name them),
     // or from the folder outside git.
     const tree = await workTreeOf(root);
@@ -131,4 +135,14 @@ export async function loadSource(opts: SourceOptions): Promise<LoadedSource> {
   } finally {
     await opened.close();
   }
+}
+
+/** Whether `root` is a symbolic link whose target lies outside the git work tree holding the link. */
+async function linkedOutOfItsTree(root: string): Promise<boolean> {
+  if (!(await lstat(root).then((i) => i.isSymbolicLink(), () => false))) return false;
+  const tree = await workTreeOf(dirname(root));
+  if (!tree) return false;
+  const [top, target] = await Promise.all([realpath(tree.top), realpath(root)]);
+  const rel = relative(top, target);
+  return rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel);
 }
