@@ -39,8 +39,14 @@ export async function upsertComment(target: CommentTarget, marker: string, body:
   const octokit = github.getOctokit(target.token);
   const where = { owner: target.owner, repo: target.repo };
   const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: target.issueNumber, per_page: 100 });
-  // Ours starts with the marker: a marker quoted anywhere else in a comment (text from a manifest) does not make it ours.
-  const mine = comments.find((c) => c.body?.startsWith(`${marker}\n`));
+  // Ours starts with the marker (a marker quoted anywhere else in a comment, text from a manifest,
+  // does not make it ours), and the Action's own identity wrote it: the marker is public, and a
+  // comment a pull request's author posted with it first took the plan's place, theirs to edit
+  // back afterwards (found by a review). A user's token can say whom it acts for; the workflow's
+  // GITHUB_TOKEN and an app's token cannot (403), and comment as a bot, which no person can be.
+  const me = await octokit.rest.users.getAuthenticated().then((r) => r.data.login, () => undefined);
+  const byUs = (c: { user?: { login?: string; type?: string } | null }) => (me !== undefined ? c.user?.login === me : c.user?.type === 'Bot');
+  const mine = comments.find((c) => c.body?.startsWith(`${marker}\n`) && byUs(c));
   const done = (action: 'created' | 'updated', data: { id: number; html_url?: string; url?: string }) => ({ action, id: data.id, url: data.html_url || data.url || `comment ${data.id}` });
   if (mine) return done('updated', (await octokit.rest.issues.updateComment({ ...where, comment_id: mine.id, body })).data);
   return done('created', (await octokit.rest.issues.createComment({ ...where, issue_number: target.issueNumber, body })).data);

@@ -19,6 +19,8 @@ export interface FakeGitHub {
 export async function startFakeGitHub(owner: string, repo: string, pr: number): Promise<FakeGitHub> {
   const calls: ApiCall[] = [];
   const comments = new Map<number, string>([[1, 'LGTM, a comment by a person']]);
+  /** Who wrote each comment: the Action's bot, but for the person's comment 1 (GitHub names a bot's type Bot). */
+  const authorOf = (id: number) => (id === 1 ? { login: 'a-person', type: 'User' } : { login: 'github-actions[bot]', type: 'Bot' });
   let nextId = 100;
   const base = `/repos/${owner}/${repo}/issues`;
   const server: Server = createServer((req, res) => {
@@ -33,7 +35,7 @@ export async function startFakeGitHub(owner: string, repo: string, pr: number): 
         res.writeHead(code, { 'content-type': 'application/json' });
         res.end(JSON.stringify(value));
       };
-      const comment = (id: number) => ({ id, body: comments.get(id), html_url: `https://github.example/${owner}/${repo}/pull/${pr}#issuecomment-${id}`, user: { login: 'github-actions[bot]' } });
+      const comment = (id: number) => ({ id, body: comments.get(id), html_url: `https://github.example/${owner}/${repo}/pull/${pr}#issuecomment-${id}`, user: authorOf(id) });
       if (req.method === 'GET' && path === `${base}/${pr}/comments`) return send(200, [...comments.keys()].map(comment));
       if (req.method === 'POST' && path === `${base}/${pr}/comments`) {
         const id = nextId++;
