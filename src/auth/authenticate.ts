@@ -10,6 +10,7 @@ import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
 import { jobOf, ruleAnnotation } from '../api/federated-key.js';
 import { isLoginKey, loginKeyRefusal } from './login-keys.js';
+import { isFederatedKey } from '../api/key-types.js';
 import { identityFor, type Identity } from './identity.js';
 import { activeGrants, withTemporaryAccess } from './temporary-access.js';
 import type { TeamIndex } from './team-index.js';
@@ -162,10 +163,22 @@ export class Authenticator {
       if (ref.kind !== 'OwnedAccessKey') continue;
       const owner = (await keys.get(ref.name).catch(unlessNotFound)) as OwnedAccessKey | undefined;
       if (owner?.metadata.uid !== ref.uid) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer exists`);
+      if (isFederatedKey(owner)) {
+        // Made with a key a FederatedCredential minted: it ends with that key and that rule.
+        if (keyRefusal(owner, now, this.activity.lastUsed(ref.name), this.teams, this.identityMaxStalenessMs)) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer works`);
+        for (const rule of ownerReferencesOf(owner.metadata).filter((r) => r.kind === 'FederatedCredential')) {
+          const refusal = await this.ruleRefusal(owner, rule);
+          if (refusal) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer works: ${refusal}`);
+        }
+        continue;
+      }
       if (!isLoginKey(owner)) continue;
       if (keyRefusal(owner, now, this.activity.lastUsed(ref.name), this.teams, this.identityMaxStalenessMs)) throw unauthorized(signInEnded);
       signIn ??= { name: ref.name, uid: ref.uid };
     }
+    // A key a FederatedCredential minted ties the keys it makes to itself, as a Login key does: a
+    // job's key made a user key that worked on after the rule was narrowed or deleted (found by a review).
+    if (isFederatedKey(key)) return { name: key.metadata.name!, uid: key.metadata.uid! };
     return signIn;
   }
 

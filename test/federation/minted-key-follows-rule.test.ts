@@ -88,6 +88,24 @@ describe('a key minted by a FederatedCredential', () => {
     expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([401, "the access key's owner references cannot be read"]);
   });
 
+  it('a key made with a minted key ends with the rule as the minted key does (tied to it, as to a Login key)', async () => {
+    expect((await create(h.server, 'teams', { metadata: { name: 'deployers' }, spec: { users: ['deployer'], clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
+    expect((await rule('derive', { user: 'deployer', claims: { repository_id: '7272', ref: 'refs/heads/*' } })).status).toBe(201);
+    const minted = String((await exchange(await h.issuer.token({ repository_id: '7272', ref: 'refs/heads/attacker', sub: 'x' }))).body.access_token);
+    // The minted key makes a plain key for its own user, expiring no later than itself.
+    const made = await create(h.server, 'ownedaccesskeys', { metadata: { name: 'derived' }, spec: { user: 'deployer', ttl: 200 } }, minted);
+    expect(made.status, await made.clone().text()).toBe(201);
+    const derivedKey = (await made.json()) as { metadata: { ownerReferences?: { kind: string; name: string }[] }; spec: { key: string } };
+    expect(derivedKey.metadata.ownerReferences?.map((r) => r.kind)).toEqual(['OwnedAccessKey']);
+    expect((await as(derivedKey.spec.key, '/teams/deployers')).status).toBe(200);
+    // The incident: the glob is fixed. Both keys stop.
+    const narrowed = await h.server.fetch(`${h.server.api}/federatedcredentials/derive`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { claims: { ref: 'refs/heads/main' } } }) });
+    expect(narrowed.status).toBe(200);
+    expect((await as(minted, '/teams/deployers')).status).toBe(401);
+    const refused = await as(derivedKey.spec.key, '/teams/deployers');
+    expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([401, expect.stringMatching(/^the access key this key was made with \(".+"\) no longer works: the FederatedCredential this key was minted by \("derive"\) changed since$/)]);
+  });
+
   it('a label added to the rule (no change of its spec) leaves its keys working', async () => {
     expect((await rule('kept', { team: 'ops', claims: { repository_id: '8181' } })).status).toBe(201);
     const minted = await exchange(await h.issuer.token({ repository_id: '8181', sub: 'kept' }));
