@@ -51,3 +51,21 @@ export async function upsertComment(target: CommentTarget, marker: string, body:
   if (mine) return done('updated', (await octokit.rest.issues.updateComment({ ...where, comment_id: mine.id, body })).data);
   return done('created', (await octokit.rest.issues.createComment({ ...where, issue_number: target.issueNumber, body })).data);
 }
+
+/** What GitHub keeps of a step summary (1 MiB; a longer one is dropped whole), less room for the note. */
+export const summaryLimitBytes = 1024 * 1024 - 4096;
+
+/**
+ * The job summary: the report whole when GitHub keeps it, else cut at a line with a note saying
+ * where the whole report is. A pull request decides the report's length, and GitHub drops a
+ * summary over 1 MiB entirely, so the rest of a long report was shown nowhere (found by a review).
+ */
+export function summaryBody(markdown: string, reportFile: string, limit = summaryLimitBytes): string {
+  if (Buffer.byteLength(markdown) <= limit) return markdown;
+  const note = `\n\n> [!WARNING]\n> **The report is too long for a job summary (${Buffer.byteLength(markdown)} bytes): it was cut here.** The whole report is the file ${reportFile} the step wrote (upload it as an artifact), and the \`report-json\` output.\n`;
+  // Cut by characters first (never more bytes than characters), then at the last line that fits.
+  let text = markdown.slice(0, limit - Buffer.byteLength(note));
+  while (Buffer.byteLength(text) + Buffer.byteLength(note) > limit) text = text.slice(0, Math.floor(text.length * 0.9));
+  const cut = text.lastIndexOf('\n');
+  return (cut > 0 ? text.slice(0, cut) : text) + note;
+}

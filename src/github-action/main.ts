@@ -23,7 +23,7 @@ import type { PolicySource } from '../gitops/policy/at-ref.js';
 import { durationError, durationMs, formatDuration } from '../duration.js';
 import { defaultReconcileOptions as defaults } from '../gitops/reconcile-defaults.js';
 import { visible } from '../gitops/report/hidden-text.js';
-import { commentBody, commentMarker, upsertComment } from './comment.js';
+import { commentBody, commentMarker, summaryBody, upsertComment } from './comment.js';
 import { authMode, serverKey } from './auth.js';
 import { baseCommitOf, isTrustedEvent, parseTrustedEvents } from './trust.js';
 import { changeOf, keysInChangedFiles } from './changed-files.js';
@@ -219,7 +219,7 @@ async function run(): Promise<void> {
   const markdown = renderMarkdown(report);
   const unannotated = report.errors.length - maxAnnotations;
   const more = unannotated > 0 ? `\n${unannotated} more error(s) are not annotated (GitHub shows ${maxAnnotations} per step); all ${report.errors.length} are listed above.\n` : '';
-  await core.summary.addRaw(markdown + more).write();
+  await core.summary.addRaw(summaryBody(markdown + more, join(reportDir, 'report.md'))).write();
   // Annotations name files from the repository root: manifests are named from the source folder,
   // policy files from the workspace.
   for (const e of report.errors.slice(0, maxAnnotations)) {
