@@ -4,40 +4,12 @@
  * another audience, or one mismatched token replayed, locked the subject's jobs out before (found by
  * a review).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { create } from '../auth/fixture.js';
-import { startInProcess, type InProcess } from '../support/in-process.js';
-import { startIssuer, type TestIssuer } from './issuer.js';
-
-const grant = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const idToken = 'urn:ietf:params:oauth:token-type:id_token';
-
-function harness(opts: { garbageCollector?: boolean }) {
-  const h = {} as { server: InProcess; issuer: TestIssuer };
-  beforeAll(async () => {
-    h.issuer = await startIssuer();
-    h.server = await startInProcess({ federation: { ca: h.issuer.ca, jwksCooldownMs: 0 }, ...(opts.garbageCollector === false ? { garbageCollector: false } : {}) });
-  });
-  afterAll(async () => {
-    await h.server.close();
-    await h.issuer.close();
-  });
-  const exchange = async (token: string, extra: Record<string, string> = {}) => {
-    const res = await fetch(`${h.server.base}/auth/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: grant, subject_token: token, subject_token_type: idToken, ...extra }).toString(),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, string | number> };
-  };
-  const rule = (name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) =>
-    create(h.server, 'federatedcredentials', { apiVersion: 'management.service/v1', kind: 'FederatedCredential', metadata: { name, ...metadata }, spec: { issuer: h.issuer.url, audiences: ['teamkeys'], ...spec } });
-  const as = (key: string, path: string) => fetch(`${h.server.api}${path}`, { headers: { Authorization: `Bearer ${key}` } });
-  return { h, exchange, rule, as };
-}
+import { exchangeWorld } from './exchange-world.js';
 
 describe('the failure budget of an issuer and subject', () => {
-  const { h, exchange, rule } = harness({});
+  const { h, exchange, rule } = exchangeWorld();
   beforeAll(async () => {
     expect((await create(h.server, 'teams', { metadata: { name: 'payments' }, spec: { clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
     expect((await rule('victim', { team: 'payments', claims: { repository_id: '4242' } })).status).toBe(201);

@@ -2,7 +2,10 @@
  * What an approval may give, found by a review of temporary access: an approval lasts no longer than
  * the team allows when it is approved, and a temporary membership hands on nothing that outlives it
  * (a standing access rule, a team key, an approval of others), since escalation is judged by the
- * writer's standing rights (auth/temporary-access.ts standingOf). Each case failed on the code before.
+ * writer's standing rights (auth/temporary-access.ts standingOf). And an approval counts towards
+ * requiredApprovals while its approver may still approve: one taken out of the approvers since no
+ * longer makes up the team's two-person rule, while approvers through a group, and administrators,
+ * still count. Each case failed on the code before.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
@@ -13,7 +16,7 @@ const merge = { 'Content-Type': 'application/merge-patch+json' };
 const keyOf = (who: string) => `${who[0]!.toUpperCase()}${who.slice(1)}Key${'k'.repeat(40)}`;
 const as = (who: string) => ({ ...json, Authorization: `Bearer ${keyOf(who)}` });
 
-describe('what temporary access and its approvals hand on', () => {
+describe('what temporary access and its approvals hand on, and which approvals count', () => {
   let server: InProcess;
   const clock = new ManualClock('2026-11-27T10:00:00Z');
   const url = (path: string) => `${server.api}/${path}`;
@@ -152,5 +155,33 @@ describe('what temporary access and its approvals hand on', () => {
     expect((await server.fetch(url('teams/oncall-admins'), { headers: { Authorization: `Bearer ${keyOf('alice')}`, 'Impersonate-User': 'root-ann' } })).status).toBe(200);
     clock.advance(hour + 1000);
     expect((await get('alice', 'teams/oncall-admins')).status).toBe(403);
+  });
+
+  it('an approval by someone no longer an approver does not count towards requiredApprovals', async () => {
+    await make('teams', { metadata: { name: 'd2' }, spec: { owner: { user: 'bob' }, accessRequests: { requiredApprovals: 2, approvers: ['erin', 'frank'] } } });
+    const name = await ask('alice', { team: 'd2', duration: '1h', reason: 'INC-2' });
+    expect((await decide('frank', name)).status).toBe(200);
+    // frank is taken out of the approvers: his approval is stale.
+    expect((await patchTeam('d2', { accessRequests: { requiredApprovals: 2, approvers: ['erin'] } })).status).toBe(200);
+    expect((await decide('erin', name)).status).toBe(200);
+    expect((await phaseOf(name)).phase).toBe('Pending');
+    // A second current approver makes it Active, and the status names those who counted.
+    expect((await decide('bob', name)).status).toBe(200);
+    const status = (await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string; approvals: { user: string }[]; conditions: { type: string; message: string }[] } };
+    expect(status.status.phase).toBe('Active');
+    expect(status.status.approvals.map((a) => a.user)).toEqual(['frank', 'erin', 'bob']);
+    expect(status.status.conditions.find((c) => c.type === 'Approved')?.message).toBe('approved by erin, bob');
+  });
+
+  it('approvers through a group of the owner team, and an administrator, still count', async () => {
+    await make('teams', { metadata: { name: 'owners8' }, spec: { groups: ['sre'] } });
+    await make('teams', { metadata: { name: 'd8' }, spec: { owner: { team: 'owners8' }, accessRequests: { requiredApprovals: 3 } } });
+    for (const who of ['gwen', 'hank']) await make('ownedaccesskeys', { metadata: { name: `${who}-sre-key` }, spec: { user: who, groups: ['sre'], key: keyOf(who) } });
+    const name = await ask('alice', { team: 'd8', duration: '1h', reason: 'INC-8' });
+    expect((await decide(undefined, name)).status).toBe(200); // the administrator
+    expect((await decide('gwen', name)).status).toBe(200);
+    expect((await phaseOf(name)).phase).toBe('Pending');
+    expect((await decide('hank', name)).status).toBe(200);
+    expect((await phaseOf(name)).phase).toBe('Active');
   });
 });
