@@ -3,6 +3,7 @@
  * (requirements.ts), the pull request's reviews read now (reviews.ts), and the result in the report.
  * A saved plan keeps the requirements and the pull request, and its apply asks GitHub again.
  */
+import type { KubeObject } from '../../api/types.js';
 import type { Reconciled } from '../reconcile.js';
 import { checkApprovals, type ApprovalReport } from './check.js';
 import { approvalRequirements, type ApprovalRequirement } from './requirements.js';
@@ -34,6 +35,36 @@ export async function approvalsOf(pr: PullRequestRef, github: GitHubApi, require
 export async function approvePlan(r: Reconciled, pr: PullRequestRef, github: GitHubApi): Promise<SavedApprovals | undefined> {
   if (!r.plan || !r.desired || !r.live) return undefined;
   const requirements = approvalRequirements(r.plan.actions, r.desired.map((d) => d.obj), r.live);
-  r.report.approvals = await approvalsOf(pr, github, requirements);
+  const checked = await approvalsOf(pr, github, requirements);
+  // A pull request's report names no member of a team it does not describe (as its access change
+  // withholds them): approvers come from the live owner team too (found by a review). The saved
+  // requirements keep every login, for the apply's check.
+  r.report.approvals = r.withheld ? withholdApprovers(checked, loginsNamedIn(r.desired.map((d) => d.obj))) : checked;
   return { pullRequest: pr, requirements };
+}
+
+/** Every word of every string a manifest holds (its users, its owner, its approvers annotation's logins). */
+function loginsNamedIn(objects: readonly KubeObject[]): (login: string) => boolean {
+  const words = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') for (const w of v.split(/[\s,]+/)) words.add(w.toLowerCase());
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  for (const o of objects) walk([o.spec, o.metadata.annotations]);
+  return (login) => words.has(login.toLowerCase());
+}
+
+/** The report with only the approvers the manifests name; the others counted, not named. */
+function withholdApprovers(report: ApprovalReport, named: (login: string) => boolean): ApprovalReport {
+  // Who approved is on the pull request for anyone to read already.
+  const teams = report.teams.map((t) => ({ ...t, approvers: t.approvers.filter(named) }));
+  const missing = report.missing.map((m) => m.replace(/needs an approval from one of (.*)$/, (_all, list: string) => {
+    const logins = list.split(', ').map((l) => l.replace(/^@/, ''));
+    const shown = logins.filter(named);
+    const hidden = logins.length - shown.length;
+    const others = hidden > 0 ? `${hidden} of its owners or approvers not named in this pull request` : '';
+    return `needs an approval from one of ${[shown.map((l) => `@${l}`).join(', '), others].filter(Boolean).join(', or ')}`;
+  }));
+  return { ...report, teams, missing };
 }
