@@ -32,11 +32,13 @@ export interface CommentTarget {
   owner: string;
   repo: string;
   issueNumber: number;
+  /** The API's base URL; default @actions/github's (GITHUB_API_URL as the process started). */
+  apiUrl?: string;
 }
 
 /** Creates the comment, or edits the one carrying the marker; returns which it did, its id and URL (its API URL, or its id, when GitHub gave no page URL). */
 export async function upsertComment(target: CommentTarget, marker: string, body: string): Promise<{ action: 'created' | 'updated'; id: number; url: string }> {
-  const octokit = github.getOctokit(target.token);
+  const octokit = github.getOctokit(target.token, target.apiUrl ? { baseUrl: target.apiUrl } : {});
   const where = { owner: target.owner, repo: target.repo };
   const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: target.issueNumber, per_page: 100 });
   // Ours starts with the marker (a marker quoted anywhere else in a comment, text from a manifest,

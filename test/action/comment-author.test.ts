@@ -14,6 +14,8 @@ describe('the plan comment and comments written by others', () => {
   const comments = new Map<number, { body: string; login: string; type: string }>();
   const calls: string[] = [];
   let marker: string;
+  // Given to upsertComment: @actions/github reads GITHUB_API_URL once, when a test file first loads it.
+  let apiUrl: string;
   let upsertComment: typeof import('../../src/github-action/comment.js').upsertComment;
 
   beforeAll(async () => {
@@ -44,8 +46,7 @@ describe('the plan comment and comments written by others', () => {
       });
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    process.env.GITHUB_API_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    // @actions/github reads GITHUB_API_URL when it is loaded.
+    apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // The pull request's author got there first (comment 1), with the Action's marker and a plan of their own.
     const mod = await import('../../src/github-action/comment.js');
     upsertComment = mod.upsertComment;
@@ -53,17 +54,16 @@ describe('the plan comment and comments written by others', () => {
     comments.set(1, { body: `${marker}\n## teamkeys plan: no changes\n`, login: 'mallory', type: 'User' });
   });
   afterAll(async () => {
-    delete process.env.GITHUB_API_URL;
     await new Promise((done) => server.close(done));
   });
 
   it('writes its own comment and leaves the author\'s alone', async () => {
-    const done = await upsertComment({ token: 'ghs_test', owner: 'acme', repo: 'platform-teams', issueNumber: 7 }, marker, `${marker}\n## teamkeys plan: 1 to update\n`);
+    const done = await upsertComment({ token: 'ghs_test', owner: 'acme', repo: 'platform-teams', issueNumber: 7, apiUrl }, marker, `${marker}\n## teamkeys plan: 1 to update\n`);
     expect(calls).not.toContain('PATCH /repos/acme/platform-teams/issues/comments/1');
     expect(done.action).toBe('created');
     expect(comments.get(1)!.body).toBe(`${marker}\n## teamkeys plan: no changes\n`);
     // The next run edits the Action's own comment, not a new one.
-    const again = await upsertComment({ token: 'ghs_test', owner: 'acme', repo: 'platform-teams', issueNumber: 7 }, marker, `${marker}\n## teamkeys plan: 2 to update\n`);
+    const again = await upsertComment({ token: 'ghs_test', owner: 'acme', repo: 'platform-teams', issueNumber: 7, apiUrl }, marker, `${marker}\n## teamkeys plan: 2 to update\n`);
     expect([again.action, again.id]).toEqual(['updated', done.id]);
     expect(comments.get(done.id)!.body).toContain('2 to update');
   });
