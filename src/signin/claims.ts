@@ -30,6 +30,10 @@ export function identityFromClaims(claims: Record<string, unknown>, opts: Mappin
   if (typeof claimed !== 'string' || claimed === '') return { refusal: `the identity provider gave no ${opts.usernameClaim} claim to name you by; ask your administrator` };
   // The prefix keeps signed-in names apart from every other name (options.ts usernamePrefixFor).
   const username = `${opts.usernamePrefix}${claimed}`;
+  // Reserved, as kube-apiserver reserves it: the server's own writes and anonymous reports are
+  // recorded as system:teamkeys and system:anonymous, which a provider's account named so (with
+  // usernames unprefixed) would share in the audit trail (found by a review).
+  if (username.startsWith('system:')) return { refusal: `${claimed} names you with the reserved system: prefix; ask your administrator` };
   // As kube-apiserver: an email the provider says it has not verified may be anyone's, so it names no one.
   if (opts.usernameClaim === 'email' && claims.email_verified !== undefined && claims.email_verified !== true) {
     return { refusal: `the identity provider has not verified the email ${claimed} that would name you; verify it there, or ask your administrator` };

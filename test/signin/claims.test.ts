@@ -21,6 +21,8 @@ describe('identityFromClaims', () => {
     ['none of the allowed groups refuses', ana, { allowedGroups: ['z'] }, { refusal: 'ana is in none of the groups allowed to sign in (z)' }],
     ['a single group given as a string counts', { ...ana, groups: 'solo' }, {}, { identity: expect.objectContaining({ groups: ['solo'] }) }],
     ['email_verified other than true is not verified', { ...ana, email_verified: 'true' }, {}, { identity: expect.not.objectContaining({ emailVerified: true }) }],
+    ['a name with the reserved system: prefix refuses (the server records its own writes as system:teamkeys)', { ...ana, preferred_username: 'system:teamkeys' }, {}, { refusal: 'system:teamkeys names you with the reserved system: prefix; ask your administrator' }],
+    ['a prefixed name is not the reserved one', { ...ana, preferred_username: 'system:teamkeys' }, { usernamePrefix: 'https://idp#' }, { username: 'https://idp#system:teamkeys' }],
   ];
   for (const [name, claims, opts, expected] of cases) {
     it(name, () => expect(identityFromClaims(claims, { ...mapping, ...opts })).toMatchObject(expected as object));
