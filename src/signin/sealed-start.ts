@@ -10,9 +10,13 @@ import type { FieldCipher } from '../api/field-cipher.js';
 
 /** The AES-GCM additional data: a sealed start opens only as one (never as another sealed field). */
 const context = 'teamkeys sign-in start v1';
-/** The cookie's name carries the start of the state, so sign-ins begun in several tabs do not overwrite each other. */
+/**
+ * The cookie's name carries the start of the state, so sign-ins begun in several tabs do not
+ * overwrite each other. The server's states are base64url; a callback's may be anything, and only
+ * those characters may reach a Set-Cookie name (`;` or `=` would add attributes or cookies).
+ */
 const cookiePrefix = 'teamkeys-signin-';
-const cookieName = (state: string) => `${cookiePrefix}${state.slice(0, 16)}`;
+const cookieName = (state: string) => `${cookiePrefix}${state.slice(0, 16).replace(/[^A-Za-z0-9_-]/g, '_')}`;
 
 export interface SealedCookie {
   /** The Set-Cookie header value. */
