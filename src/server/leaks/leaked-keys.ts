@@ -7,6 +7,7 @@
  */
 import { ApiError } from '../../api/errors.js';
 import { isAcceptedKeyValue } from '../../api/key-format.js';
+import { findKeys } from '../../api/key-scan.js';
 import { previousValueRefusal } from '../../api/key-rotation.js';
 import { hashKey, type StoredApiObject } from '../../api/secrets.js';
 import type { OwnedAccessKey } from '../../api/types.js';
@@ -47,7 +48,12 @@ export function recordedSourceUrl(raw: unknown): string | undefined {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > maxSourceUrl) return undefined;
   try {
     const url = new URL(raw);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+    // A reporter's URL may hold the very value it reports (a raw file's link with the key in its
+    // query): the audit trail and the log never keep a key value (found by a review).
+    let href = url.href;
+    for (const k of findKeys(href)) href = href.split(k.value).join('[key removed]');
+    return href;
   } catch {
     return undefined;
   }
