@@ -10,6 +10,8 @@ import type { FederatedCredential, OwnedAccessKey, OwnedAccessKeySpec } from './
 export const jobAnnotation = 'federation.management.service/job';
 /** The rule and its generation when the key was minted. */
 export const ruleAnnotation = 'federation.management.service/rule';
+/** The ruleAnnotation's value for a key minted by `rule` as it is: its name and generation. */
+export const ruleStamp = (rule: Pick<FederatedCredential, 'metadata'>): string => `${rule.metadata.name ?? ''}@${rule.metadata.generation ?? 1}`;
 
 /** The job a Federated key was minted for, if it is one. */
 export const jobOf = (key: OwnedAccessKey): string | undefined => (key.spec.type === federatedKeyType ? key.metadata.annotations?.[jobAnnotation] : undefined);

@@ -8,7 +8,7 @@ import type { OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
-import { jobOf, ruleAnnotation } from '../api/federated-key.js';
+import { jobOf, ruleAnnotation, ruleStamp } from '../api/federated-key.js';
 import { isLoginKey, loginKeyRefusal } from './login-keys.js';
 import { isFederatedKey } from '../api/key-types.js';
 import { identityFor, type Identity } from './identity.js';
@@ -153,23 +153,17 @@ export class Authenticator {
     // Owners this check cannot read (a list of another shape, written past the API) could be the
     // sign-in or the rule the key must end with: refused rather than read as none.
     if (key.metadata.ownerReferences !== undefined && ownerReferencesOf(key.metadata) !== key.metadata.ownerReferences) throw unauthorized('the access key\'s owner references cannot be read');
+    const minted = await this.ruleRefusal(key);
+    if (minted) throw unauthorized(minted);
     for (const ref of ownerReferencesOf(key.metadata)) {
-      if (ref.apiVersion !== keys.info.apiVersion) continue;
-      if (ref.kind === 'FederatedCredential') {
-        const refusal = await this.ruleRefusal(key, ref);
-        if (refusal) throw unauthorized(refusal);
-        continue;
-      }
-      if (ref.kind !== 'OwnedAccessKey') continue;
+      if (ref.apiVersion !== keys.info.apiVersion || ref.kind !== 'OwnedAccessKey') continue;
       const owner = (await keys.get(ref.name).catch(unlessNotFound)) as OwnedAccessKey | undefined;
       if (owner?.metadata.uid !== ref.uid) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer exists`);
       if (isFederatedKey(owner)) {
         // Made with a key a FederatedCredential minted: it ends with that key and that rule.
         if (keyRefusal(owner, now, this.activity.lastUsed(ref.name), this.teams, this.identityMaxStalenessMs)) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer works`);
-        for (const rule of ownerReferencesOf(owner.metadata).filter((r) => r.kind === 'FederatedCredential')) {
-          const refusal = await this.ruleRefusal(owner, rule);
-          if (refusal) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer works: ${refusal}`);
-        }
+        const ownerMinted = await this.ruleRefusal(owner);
+        if (ownerMinted) throw unauthorized(`the access key this key was made with ("${ref.name}") no longer works: ${ownerMinted}`);
         continue;
       }
       if (!isLoginKey(owner)) continue;
@@ -187,14 +181,16 @@ export class Authenticator {
    * another of its name), is being deleted, or changed since the mint (its generation, recorded on
    * the key). The minted key never outlives its rule (DECISIONS.md 11): a rule held by a finalizer
    * kept its keys working until their ttl, as did one narrowed during an incident (found by a
-   * review). One consistent get by name, as for a Login key's owner.
+   * review). One consistent get by name for each such owner, as for a Login key's owner.
    */
-  private async ruleRefusal(key: OwnedAccessKey, ref: { name: string; uid: string }): Promise<string | undefined> {
-    const rule = await this.registry.federatedcredentials.get(ref.name).catch(unlessNotFound);
-    if (rule?.metadata.uid !== ref.uid) return `the FederatedCredential this key was minted by ("${ref.name}") no longer exists`;
-    if (rule.metadata.deletionTimestamp) return `the FederatedCredential this key was minted by ("${ref.name}") is being deleted`;
-    const minted = key.metadata.annotations?.[ruleAnnotation];
-    if (minted !== `${ref.name}@${rule.metadata.generation ?? 1}`) return `the FederatedCredential this key was minted by ("${ref.name}") changed since`;
+  private async ruleRefusal(key: OwnedAccessKey): Promise<string | undefined> {
+    for (const ref of ownerReferencesOf(key.metadata)) {
+      if (ref.kind !== 'FederatedCredential' || ref.apiVersion !== this.registry.federatedcredentials.info.apiVersion) continue;
+      const rule = await this.registry.federatedcredentials.get(ref.name).catch(unlessNotFound);
+      if (rule?.metadata.uid !== ref.uid) return `the FederatedCredential this key was minted by ("${ref.name}") no longer exists`;
+      if (rule.metadata.deletionTimestamp) return `the FederatedCredential this key was minted by ("${ref.name}") is being deleted`;
+      if (key.metadata.annotations?.[ruleAnnotation] !== ruleStamp(rule)) return `the FederatedCredential this key was minted by ("${ref.name}") changed since`;
+    }
     return undefined;
   }
 

@@ -4,7 +4,7 @@
  * the rule's scope, owned by the rule (deleting the rule ends it: registry/garbage-collector.ts),
  * and saying in annotations which job it was minted for.
  */
-import { jobAnnotation, mintedKeySpec, ruleAnnotation } from '../api/federated-key.js';
+import { jobAnnotation, mintedKeySpec, ruleAnnotation, ruleStamp } from '../api/federated-key.js';
 import type { FederatedCredential, OwnedAccessKey } from '../api/types.js';
 import type { Admit } from '../registry/context.js';
 import type { Registry } from '../registry/registry.js';
@@ -52,7 +52,7 @@ export async function mintFederatedKey(
         kind: 'OwnedAccessKey',
         metadata: {
           generateName: `fed-${name.slice(0, 40)}-`,
-          annotations: { [jobAnnotation]: job, [ruleAnnotation]: `${name}@${rule.metadata.generation ?? 1}` },
+          annotations: { [jobAnnotation]: job, [ruleAnnotation]: ruleStamp(rule) },
           ownerReferences: [{ apiVersion: rule.apiVersion, kind: 'FederatedCredential', name, uid: rule.metadata.uid! }],
         },
         spec: { ...mintedKeySpec(rule), displayName: `${job} (via FederatedCredential ${name})`, ttl: ttlSeconds },
