@@ -30,8 +30,6 @@ import { PeriodicRunner } from '../background/periodic-runner.js';
 import { Pace } from '../background/pace.js';
 import { WarnedKeys } from './warned-keys.js';
 
-/** The field manager of the server's disabling write (its audit event's user is system:teamkeys). */
-export { unusedKeysManager } from '../api/key-notices.js';
 /** The role whose last working key is never disabled (so unused-key disabling cannot lock everyone out). */
 const adminRole = 'management-admin';
 

@@ -16,8 +16,6 @@ import { disabledReasonAnnotation, leakReportManager } from '../../api/key-notic
 
 /** The disabled-reason of a key reported leaked (notifications match on it). */
 export const reportedLeakedReason = 'reported-leaked';
-/** The field manager of the disabling write (api/key-notices.ts, where the reconciler reads it too). */
-export { leakReportManager } from '../../api/key-notices.js';
 /** Audit annotations of the disabling write: who reported it, through what, and where it was found. */
 export const reportedByAnnotation = 'management.service/reported-by';
 export const reportedViaAnnotation = 'management.service/reported-via';
@@ -41,6 +39,12 @@ export interface LeakReport {
 export interface LeakOutcome {
   known: boolean;
   disabled?: string;
+  /**
+   * Why the key's disabling write was refused (4xx but a 404), for the operator's log: the
+   * reporter gets the answer every report gets, as the refusal names the key. A 5xx is thrown (the
+   * store out of reach: the report is worth retrying).
+   */
+  refused?: string;
 }
 
 /** A source URL as recorded: an http(s) URL of bounded length, else nothing (never the reporter's raw text). */
@@ -94,14 +98,8 @@ export async function reportLeakedKey(registry: Registry, value: string, report:
   } catch (err) {
     // Deleted since the read: nothing is left to disable.
     if (err instanceof ApiError && err.code === 404) return { known: true };
+    if (err instanceof ApiError && err.code < 500) return { known: true, refused: err.message };
     throw err;
   }
   return { known: true, disabled: name };
 }
-
-/**
- * Whether a report's failure is the server's to retry (the store out of reach: 5xx), or one the
- * reporter must not see (a refusal of the disabling write names the key): the routes answer the
- * latter as they answer any report, and log it for the operator.
- */
-export const retryable = (err: unknown): boolean => !(err instanceof ApiError) || err.code >= 500;

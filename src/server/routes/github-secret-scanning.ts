@@ -13,7 +13,7 @@ import type { FailureLimiter } from '../../auth/failure-limit.js';
 import type { Registry } from '../../registry/registry.js';
 import type { GitHubKeys } from '../leaks/github-keys.js';
 import { verifiesBody } from '../leaks/github-keys.js';
-import { recordedSourceUrl, reportLeakedKey, retryable } from '../leaks/leaked-keys.js';
+import { recordedSourceUrl, reportLeakedKey } from '../leaks/leaked-keys.js';
 import { clientOf } from '../client-address.js';
 
 export const gitHubScanningPath = '/auth/secret-scanning/github';
@@ -101,11 +101,8 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
       const sourceUrl = recordedSourceUrl(m.url);
       // One entry whose key cannot be disabled does not stop the batch's others (a review found a
       // key with full annotations stopped every alert it was in, GitHub's retries included).
-      const { known, disabled } = await reportLeakedKey(registry, m.token, { address, via: 'github-secret-scanning', username: gitHubReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now()).catch((err: unknown) => {
-        if (retryable(err)) throw err;
-        req.log.error({ err: String(err), via: 'github-secret-scanning' }, 'a reported key could not be disabled');
-        return { known: true, disabled: undefined };
-      });
+      const { known, disabled, refused } = await reportLeakedKey(registry, m.token, { address, via: 'github-secret-scanning', username: gitHubReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now());
+      if (refused) req.log.error({ err: refused, via: 'github-secret-scanning' }, 'a reported key could not be disabled');
       if (disabled) req.log.warn({ key: disabled, via: 'github-secret-scanning', ...(sourceUrl ? { sourceUrl } : {}) }, `disabled access key "${disabled}": reported leaked`);
       feedback.push({ token_raw: m.token, token_type: m.type, label: known ? 'true_positive' : 'false_positive' });
     }

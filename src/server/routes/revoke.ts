@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { badRequest, tooManyRequests } from '../../api/errors.js';
 import type { FailureLimiter } from '../../auth/failure-limit.js';
 import type { Registry } from '../../registry/registry.js';
-import { recordedSourceUrl, reportLeakedKey, retryable } from '../leaks/leaked-keys.js';
+import { recordedSourceUrl, reportLeakedKey } from '../leaks/leaked-keys.js';
 import { clientOf } from '../client-address.js';
 
 export const revokePath = '/auth/revoke';
@@ -36,13 +36,10 @@ export function registerRevokeRoute(app: FastifyInstance, registry: Registry, bu
     const token = form.get('token');
     if (!token) throw badRequest('the form must carry token=<the key> (RFC 7009)');
     const sourceUrl = recordedSourceUrl(form.get('source_url'));
-    const { disabled } = await reportLeakedKey(registry, token, { address, via: 'revoke', username: anonymousReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now()).catch((err: unknown) => {
-      // RFC 7009's answer is the same for every string: a refusal of the disabling write (which
-      // names the key) is the operator's to see, not the reporter's.
-      if (retryable(err)) throw err;
-      req.log.error({ err: String(err), reporter: address, via: 'revoke' }, 'a reported key could not be disabled');
-      return { disabled: undefined };
-    });
+    const { disabled, refused } = await reportLeakedKey(registry, token, { address, via: 'revoke', username: anonymousReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now());
+    // RFC 7009's answer is the same for every string: a refusal of the disabling write (which
+    // names the key) is the operator's to see, not the reporter's.
+    if (refused) req.log.error({ err: refused, reporter: address, via: 'revoke' }, 'a reported key could not be disabled');
     if (disabled) req.log.warn({ key: disabled, reporter: address, via: 'revoke', ...(sourceUrl ? { sourceUrl } : {}) }, `disabled access key "${disabled}": reported leaked`);
     return reply.code(200).header('Cache-Control', 'no-store').type('application/json').send(revokeAnswer);
   });
