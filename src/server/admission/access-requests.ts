@@ -44,19 +44,19 @@ export const accessRequestsPlugin: AdmissionPlugin = {
     // Asked of a team deleted since whose name another now holds: an approval would grant nothing
     // (temporary-access.ts), so it is refused, saying why; a denial still closes the request.
     if (req.status?.phase !== 'Denied' && team && !madeOf(bindingOf(req), team)) return `request "${req.metadata.name}" was asked of an earlier team "${req.spec.team}", deleted since: it grants nothing on the team of that name now; ask again`;
-    // The approval adds a member for a while, and is judged as adding one is (auth/escalation.ts
-    // teamEscalation): the approver must hold what membership confers (the team's roles, and
-    // ownership of and access to other teams naming it), or the roles of the subset.
-    const atoms: Atom[] = req.spec.roles ? [...new Set(req.spec.roles)].sort().map((role) => ({ kind: 'role', role })) : membershipGrants(req.spec.team, ctx.teams, ctx.authorizer);
     // A denial grants nothing: any approver may deny, a temporary one too.
     if (req.status?.phase === 'Denied') return undefined;
     // An approver only through temporary access (a member for an hour of the team that owns this one)
     // would hand out access outliving its own: approving takes standing approver rights.
-    if (!ctx.authorizer.allowed(standingOf(who), 'update', 'accessrequests', req, 'approval')) return standingRefusal(who, `approving requests for team "${req.spec.team}" needs standing rights to approve them`);
-    // Judged by the approver's standing rights: the access approved outlives a temporary one of its own.
-    // A refusal names only what the approver may read (the team asked of, teams it may get), as
-    // every escalation refusal does: a review found it named a team the approver gets 403 on.
     const standing = standingOf(who);
+    if (!ctx.authorizer.allowed(standing, 'update', 'accessrequests', req, 'approval')) return standingRefusal(who, `approving requests for team "${req.spec.team}" needs standing rights to approve them`);
+    // The approval adds a member for a while, and is judged as adding one is (auth/escalation.ts
+    // teamEscalation): the approver must hold what membership confers (the team's roles, and
+    // ownership of and access to other teams naming it), or the roles of the subset. Judged by the
+    // approver's standing rights: the access approved outlives a temporary one of its own. A
+    // refusal names only what the approver may read (the team asked of, teams it may get), as
+    // every escalation refusal does: a review found it named a team the approver gets 403 on.
+    const atoms: Atom[] = req.spec.roles ? [...new Set(req.spec.roles)].sort().map((role) => ({ kind: 'role', role })) : membershipGrants(req.spec.team, ctx.teams, ctx.authorizer);
     const missing = lacking(standing, atoms, ctx.teams, ctx.authorizer, true, mayNameFor(standing, ctx.authorizer, ctx.teams, req.spec.team));
     return standingRefusal(who, missing ? `approving this request would grant ${missing}, which you do not hold` : undefined);
   },

@@ -8,23 +8,26 @@ import { keyJudgedForRule } from '../../api/federated-key.js';
 import type { FederatedCredential, Team } from '../../api/types.js';
 import { asKey, keyEscalation, teamEscalation } from '../../auth/escalation.js';
 import { standingOf, standingRefusal } from '../../auth/temporary-access.js';
-import { nowOf, type AdmissionPlugin } from './chain.js';
+import { nowOf, type AdmissionContext, type AdmissionPlugin, type AdmissionRequest } from './chain.js';
 
 export const escalationPlugin: AdmissionPlugin = {
   name: 'escalation',
-  admit: ({ who: asking, resource, subresource, old, object, setsKey }, ctx) => {
-    // AccessRequests grant nothing by being written; their approval is judged in access-requests.ts.
-    if (!object || resource === 'accessrequests') return undefined;
-    // What a write grants outlives the request: the writer's temporary access does not count (temporary-access.ts).
-    if (resource === 'teams') return subresource === 'status' ? undefined : standingRefusal(asking, teamEscalation(standingOf(asking), ctx.authorizer, ctx.teams, old as Team | undefined, object as Team));
-    const status = subresource === 'status';
-    if (resource === 'federatedcredentials') {
-      if (status) return undefined;
-      const refusal = keyEscalation(asking, ctx.authorizer, ctx.teams, undefined, keyJudgedForRule(object as FederatedCredential), { setsKey: true, now: nowOf(ctx) });
-      return standingRefusal(asking, refusal && `a FederatedCredential mints keys for its team or user with its scope, so writing one needs the rights to create such a key: ${refusal}`);
-    }
-    if (status && !old) return undefined;
-    // keyEscalation judges what a widened key gains by the standing rights itself (auth/escalation.ts).
-    return standingRefusal(asking, keyEscalation(asking, ctx.authorizer, ctx.teams, asKey(old), asKey(object)!, { setsKey: !status && setsKey === true, now: nowOf(ctx) }));
-  },
+  // What a write grants outlives the request: the writer's temporary access does not count
+  // (temporary-access.ts), and a refusal says so.
+  admit: (a, ctx) => standingRefusal(a.who, judged(a, ctx)),
 };
+
+function judged({ who, resource, subresource, old, object, setsKey }: AdmissionRequest, ctx: AdmissionContext): string | undefined {
+  // AccessRequests grant nothing by being written; their approval is judged in access-requests.ts.
+  if (!object || resource === 'accessrequests') return undefined;
+  if (resource === 'teams') return subresource === 'status' ? undefined : teamEscalation(standingOf(who), ctx.authorizer, ctx.teams, old as Team | undefined, object as Team);
+  const status = subresource === 'status';
+  if (resource === 'federatedcredentials') {
+    if (status) return undefined;
+    const refusal = keyEscalation(who, ctx.authorizer, ctx.teams, undefined, keyJudgedForRule(object as FederatedCredential), { setsKey: true, now: nowOf(ctx) });
+    return refusal && `a FederatedCredential mints keys for its team or user with its scope, so writing one needs the rights to create such a key: ${refusal}`;
+  }
+  if (status && !old) return undefined;
+  // keyEscalation judges what a widened key gains by the standing rights itself (auth/escalation.ts).
+  return keyEscalation(who, ctx.authorizer, ctx.teams, asKey(old), asKey(object)!, { setsKey: !status && setsKey === true, now: nowOf(ctx) });
+}
