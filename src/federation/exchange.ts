@@ -20,6 +20,7 @@ import { mintFederatedKey } from './mint.js';
 import { invalidGrant, invalidRequest, invalidTarget, OAuthError } from './oauth-error.js';
 import { describeJob } from './job.js';
 import { TokenUses } from './token-uses.js';
+import { Expiring } from '../signin/pending.js';
 
 import { accessTokenType, credentialParameter, subjectTokenTypes, tokenExchangeGrant } from '../api/token-exchange.js';
 import { namedLikeTeamHolder, teamHolderPrefix } from '../api/names.js';
@@ -62,14 +63,16 @@ interface Checked {
 
 /** The charged tokens remembered (firstGuess): about 1 MB of strings at most. */
 const maxGuessesKept = 10_000;
+/** The failure budget's window: a subject's budget refills in it, and a token charged in it is not charged again. */
+const budgetWindowMs = 600_000;
 
 export class TokenExchange {
   private readonly keys: IssuerKeys;
   private readonly uses: TokenUses;
   private readonly now: Clock;
   private readonly failures: FailureLimiter;
-  /** The tokens already charged to their subject's budget (firstGuess). */
-  private readonly guessed = new Set<string>();
+  /** The tokens already charged to their subject's budget (firstGuess), for one budget window. */
+  private readonly guessed: Expiring<true>;
 
   constructor(
     private readonly registry: Registry,
@@ -80,7 +83,8 @@ export class TokenExchange {
     this.keys = new IssuerKeys({ ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.jwksCooldownMs !== undefined ? { cooldownMs: opts.jwksCooldownMs } : {}), now: () => this.now().getTime() });
     this.uses = new TokenUses(registry.store);
     const burst = opts.failureBurst ?? 5;
-    this.failures = new FailureLimiter({ burst, perSecond: burst / 600, now: () => this.now().getTime() });
+    this.failures = new FailureLimiter({ burst, perSecond: (burst * 1000) / budgetWindowMs, now: () => this.now().getTime() });
+    this.guessed = new Expiring<true>(budgetWindowMs, maxGuessesKept, () => this.now().getTime());
   }
 
   async exchange(params: Record<string, unknown>, requester: ExchangeRequester): Promise<TokenResponse> {
@@ -128,11 +132,10 @@ export class TokenExchange {
     return (items as FederatedCredential[]).filter((r) => (named === undefined || r.metadata.name === named) && !r.metadata.deletionTimestamp);
   }
 
-  /** Whether this token (issuer and jti) is charged for the first time; the set is bounded, so a flood of tokens forgets the oldest at once. */
+  /** Whether this token (issuer and jti) is charged for the first time in the window; a flood of tokens forgets the oldest first. */
   private firstGuess(token: string): boolean {
-    if (this.guessed.has(token)) return false;
-    if (this.guessed.size >= maxGuessesKept) this.guessed.clear();
-    this.guessed.add(token);
+    if (this.guessed.peek(token)) return false;
+    this.guessed.put(token, true);
     return true;
   }
 
