@@ -12,18 +12,30 @@ export interface ApprovalReport {
   missing: string[];
 }
 
-const list = (logins: string[]) => logins.map((l) => `@${l}`).join(', ');
+/** The logins as the report names them: each one `named` allows, and how many others there are. */
+function list(logins: string[], named: (login: string) => boolean): string {
+  const shown = logins.filter(named).map((l) => `@${l}`).join(', ');
+  const hidden = logins.filter((l) => !named(l)).length;
+  return [shown, hidden > 0 ? `${hidden} of its owners or approvers not named in this pull request` : ''].filter(Boolean).join(', or ');
+}
 
-export function checkApprovals(pr: PullRequestRef, given: PullRequestApprovals, requirements: readonly ApprovalRequirement[]): ApprovalReport {
-  const teams = requirements.map((r) => ({ ...r, approvedBy: r.approvers.filter((a) => given.approvedBy.includes(a)) }));
-  const missing = teams
+/**
+ * The requirements against the approvals given. `named`: which approvers the report may name (in
+ * pull-request mode, those the manifests name: approvers come from live owner teams too, whose
+ * members a pull request's report does not tell); the others are counted, and who approved is
+ * named as the pull request shows it anyway.
+ */
+export function checkApprovals(pr: PullRequestRef, given: PullRequestApprovals, requirements: readonly ApprovalRequirement[], named: (login: string) => boolean = () => true): ApprovalReport {
+  const checked = requirements.map((r) => ({ ...r, approvedBy: r.approvers.filter((a) => given.approvedBy.includes(a)) }));
+  const missing = checked
     .filter((t) => t.approvedBy.length === 0)
     .map((t) => {
       const what = t.changes.join(', ');
       const eligible = t.approvers.filter((a) => a !== given.author.toLowerCase());
       if (eligible.length === 0) return `team "${t.team}" (${what}): needs an approval from its owners or approvers, and it declares none but the author (spec.owner, or the ${'gitops.management.service/approvers'} annotation)`;
-      return `team "${t.team}" (${what}): needs an approval from one of ${list(eligible)}`;
+      return `team "${t.team}" (${what}): needs an approval from one of ${list(eligible, named)}`;
     });
+  const teams = checked.map((t) => ({ ...t, approvers: t.approvers.filter(named) }));
   return { pullRequest: pullRequestName(pr), author: given.author, headSha: given.headSha, teams, missing };
 }
 

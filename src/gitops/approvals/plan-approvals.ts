@@ -21,12 +21,12 @@ export function githubApiFromEnv(env: NodeJS.ProcessEnv = process.env): GitHubAp
 }
 
 /** Reads the pull request's approvals and checks them; a GitHub that cannot be read counts as no approval (fail closed). */
-export async function approvalsOf(pr: PullRequestRef, github: GitHubApi, requirements: ApprovalRequirement[]): Promise<ApprovalReport> {
+export async function approvalsOf(pr: PullRequestRef, github: GitHubApi, requirements: ApprovalRequirement[], named?: (login: string) => boolean): Promise<ApprovalReport> {
   try {
-    return checkApprovals(pr, await readApprovals(github, pr), requirements);
+    return checkApprovals(pr, await readApprovals(github, pr), requirements, named);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    const report = checkApprovals(pr, { author: '(unknown)', headSha: '', approvedBy: [] }, requirements);
+    const report = checkApprovals(pr, { author: '(unknown)', headSha: '', approvedBy: [] }, requirements, named);
     return { ...report, missing: requirements.length > 0 ? [`the reviews of the pull request could not be read (${why}), so no approval counts`] : [] };
   }
 }
@@ -35,11 +35,10 @@ export async function approvalsOf(pr: PullRequestRef, github: GitHubApi, require
 export async function approvePlan(r: Reconciled, pr: PullRequestRef, github: GitHubApi): Promise<SavedApprovals | undefined> {
   if (!r.plan || !r.desired || !r.live) return undefined;
   const requirements = approvalRequirements(r.plan.actions, r.desired.map((d) => d.obj), r.live);
-  const checked = await approvalsOf(pr, github, requirements);
   // A pull request's report names no member of a team it does not describe (as its access change
   // withholds them): approvers come from the live owner team too (found by a review). The saved
   // requirements keep every login, for the apply's check.
-  r.report.approvals = r.withheld ? withholdApprovers(checked, loginsNamedIn(r.desired.map((d) => d.obj))) : checked;
+  r.report.approvals = await approvalsOf(pr, github, requirements, r.withheld ? loginsNamedIn(r.desired.map((d) => d.obj)) : undefined);
   return { pullRequest: pr, requirements };
 }
 
@@ -53,18 +52,4 @@ function loginsNamedIn(objects: readonly KubeObject[]): (login: string) => boole
   };
   for (const o of objects) walk([o.spec, o.metadata.annotations]);
   return (login) => words.has(login.toLowerCase());
-}
-
-/** The report with only the approvers the manifests name; the others counted, not named. */
-function withholdApprovers(report: ApprovalReport, named: (login: string) => boolean): ApprovalReport {
-  // Who approved is on the pull request for anyone to read already.
-  const teams = report.teams.map((t) => ({ ...t, approvers: t.approvers.filter(named) }));
-  const missing = report.missing.map((m) => m.replace(/needs an approval from one of (.*)$/, (_all, list: string) => {
-    const logins = list.split(', ').map((l) => l.replace(/^@/, ''));
-    const shown = logins.filter(named);
-    const hidden = logins.length - shown.length;
-    const others = hidden > 0 ? `${hidden} of its owners or approvers not named in this pull request` : '';
-    return `needs an approval from one of ${[shown.map((l) => `@${l}`).join(', '), others].filter(Boolean).join(', or ')}`;
-  }));
-  return { ...report, teams, missing };
 }
