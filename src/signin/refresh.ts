@@ -130,25 +130,13 @@ export class IdentityRefresher {
     } else this.backoff.delete(uid);
     if (outcome.outcome !== 'refreshed') this.log.warn({ keyName: name, user: key.spec.user, outcome: outcome.outcome, reason: outcome.reason }, 'identity refresh did not succeed');
     try {
-      try {
-        await this.write(name, uid, outcome);
-      } catch (err) {
-        // An identity the key cannot hold (more groups or claims than its schema allows) would
-        // leave the old one, groups removed at the provider included, until the staleness bound
-        // (found by a review): the sign-in ends instead.
-        if (!(outcome.outcome === 'refreshed' && err instanceof ApiError && err.code === 422)) throw err;
-        const refused: Attempt = { outcome: 'refused', reason: `the identity provider's answer cannot be stored on the key (${err.message.slice(0, 200)})` };
-        await this.write(name, uid, refused);
-        this.log.warn({ keyName: name, user: key.spec.user, reason: refused.reason }, 'identity refresh ended the sign-in');
-        return 'refused';
-      }
+      return await this.writeOutcome(key, outcome);
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return outcome.outcome;
       this.provider.metrics.refreshes.inc({ outcome: 'failed' });
       this.log.warn({ err, keyName: name }, 'could not write the outcome of an identity refresh');
       return 'failed';
     }
-    return outcome.outcome;
   }
 
   private async attempt(key: OwnedAccessKey): Promise<Attempt> {
@@ -166,6 +154,25 @@ export class IdentityRefresher {
     // A key acts for one user: a provider that now names the person otherwise ends the key, never renames it.
     if (answer.username !== key.spec.user) return { outcome: 'refused', reason: `the identity provider now names this person ${answer.username}` };
     return { outcome: 'refreshed', identity: { ...answer.identity, connectorData: JSON.stringify({ refreshToken: answer.refreshToken } satisfies ConnectorData) } };
+  }
+
+  /**
+   * Writes the outcome, and says which was written. An identity the key cannot hold (more groups or
+   * claims than its schema allows) would leave the old one, groups removed at the provider
+   * included, until the staleness bound (found by a review): the sign-in ends instead.
+   */
+  private async writeOutcome(key: OwnedAccessKey, outcome: Attempt): Promise<RefreshOutcome> {
+    const [name, uid] = [key.metadata.name!, key.metadata.uid ?? ''];
+    try {
+      await this.write(name, uid, outcome);
+      return outcome.outcome;
+    } catch (err) {
+      if (!(outcome.outcome === 'refreshed' && err instanceof ApiError && err.code === 422)) throw err;
+      const refused: Attempt = { outcome: 'refused', reason: `the identity provider's answer cannot be stored on the key (${err.message.slice(0, 200)})` };
+      await this.write(name, uid, refused);
+      this.log.warn({ keyName: name, user: key.spec.user, reason: refused.reason }, 'identity refresh ended the sign-in');
+      return 'refused';
+    }
   }
 
   /** Writes the outcome to the key (a read-modify-write, retried when someone wrote the key meanwhile). */

@@ -59,6 +59,12 @@ export function accessFieldsIgnored(model: ResourceModel, obj: KubeObject): { en
 /** spec.disabled as a field set member. */
 const disabledField = JSON.stringify(['f:spec', 'f:disabled']);
 
+/** The server's field manager owning spec.disabled (a disabling write the reason did not fit in), as a reason. */
+function serverDisabler(live: KubeObject): string | undefined {
+  const server = (live.metadata.managedFields ?? []).find((e) => (e.manager === leakReportManager || e.manager === unusedKeysManager) && fromFieldsV1(e.fieldsV1).has(disabledField));
+  return server && `field manager ${server.manager}`;
+}
+
 /**
  * Why git's `spec.disabled` is held back on a key, or undefined: the live key was disabled by the
  * server for a reason (a leak report, the unused-key rule: `management.service/disabled-reason`, or,
@@ -70,7 +76,6 @@ export function heldDisabled(wanted: KubeObject, live: KubeObject): string | und
   const disabled = (o: KubeObject) => (o.spec as { disabled?: unknown } | undefined)?.disabled === true;
   if (!disabled(live) || disabled(wanted)) return undefined;
   const reason: unknown = live.metadata.annotations?.[disabledReasonAnnotation];
-  const server = (live.metadata.managedFields ?? []).find((e) => (e.manager === leakReportManager || e.manager === unusedKeysManager) && fromFieldsV1(e.fieldsV1).has(disabledField));
-  const why = typeof reason === 'string' && reason !== '' ? `${disabledReasonAnnotation}: ${reason}` : server ? `field manager ${server.manager}` : undefined;
+  const why = typeof reason === 'string' && reason !== '' ? `${disabledReasonAnnotation}: ${reason}` : serverDisabler(live);
   return why && `held disabled by the server (${why}); git's spec.disabled applies once a person enables the key (spec.disabled: false)`;
 }

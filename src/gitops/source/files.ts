@@ -22,7 +22,7 @@ export function isManifestPath(path: string): boolean {
 type Loaded = { manifests: Manifest[]; errors: ManifestError[]; files: number };
 
 /** Whether `path` is `root` or below it (both real paths). */
-function within(root: string, path: string): boolean {
+export function within(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }

@@ -5,11 +5,11 @@
  */
 import { lstat, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { SourceError } from './errors.js';
 import type { Manifest, ManifestError } from './manifests.js';
-import { missingFolder, outsideSource, parseFiles, readManifests } from './files.js';
+import { missingFolder, outsideSource, parseFiles, readManifests, within } from './files.js';
 import { resolveRevision, updateMirror } from './git-mirror.js';
 import { readTree, treeReEncoding } from './git-tree.js';
 import { workTreeReEncoding } from './attributes.js';
@@ -143,6 +143,5 @@ async function linkedOutOfItsTree(root: string): Promise<boolean> {
   const tree = await workTreeOf(dirname(root));
   if (!tree) return false;
   const [top, target] = await Promise.all([realpath(tree.top), realpath(root)]);
-  const rel = relative(top, target);
-  return rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+  return !within(top, target);
 }
