@@ -6,10 +6,8 @@
  * Usage: node scripts/build-action.mjs [--outfile FILE]   (CI rebuilds and compares the bytes)
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { nodeBundle, root } from './esbuild-node.mjs';
 const at = process.argv.indexOf('--outfile');
 const outfile = at > 0 ? process.argv[at + 1] : `${root}dist-action/index.mjs`;
 
@@ -32,26 +30,10 @@ const inlineSchemas = {
 };
 
 const result = await build({
+  ...nodeBundle,
   entryPoints: [`${root}src/github-action/main.ts`],
-  // node_modules may be a link (git worktrees share one install): paths in the bundle must not depend on it.
-  preserveSymlinks: true,
   outfile,
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'esm',
-  // CommonJS dependencies call require(); an ES module has none of its own.
-  banner: { js: "import { createRequire as __teamkeysCreateRequire } from 'node:module';\nconst require = __teamkeysCreateRequire(import.meta.url);" },
-  // Whitespace and syntax only: names stay, so a stack trace from a runner still reads.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-  sourcemap: false,
-  metafile: true,
-  logLevel: 'warning',
   plugins: [inlineSchemas],
-  // Paths in the output are relative to this: the same bytes from any working directory.
-  absWorkingDir: root,
 });
 
 // The npm package `bindings` (a native-module loader), not a source file whose name holds the word.

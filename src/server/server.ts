@@ -1,5 +1,4 @@
 /** The HTTP server of the management API: fastify routes over a Registry. */
-import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import compress from '@fastify/compress';
 import type { Logger } from 'pino';
@@ -43,8 +42,9 @@ import { registerTokenRoute } from './routes/token.js';
 /** kubeconfig server URLs end with this; kubectl asks for <prefix>/apis and so on. */
 export { apiPrefix } from '../api/resources.js';
 import { apiPrefix } from '../api/resources.js';
+import { packageVersion as readPackageVersion } from '../package-files.js';
 
-const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const packageVersion = readPackageVersion();
 
 /** The server's options; those of its background controllers are in server-background.ts. */
 export interface ServerOptions extends BackgroundOptions {

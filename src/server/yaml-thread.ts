@@ -9,6 +9,7 @@
  *   only its own request (413); the next body starts a fresh thread.
  */
 import { Worker } from 'node:worker_threads';
+import { packageFile } from '../package-files.js';
 import type { FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../api/errors.js';
 import type { YamlResult } from './yaml-body.js';
@@ -35,7 +36,7 @@ const tooSlow = (ms: number): YamlResult => ({ error: `the request body takes lo
 /** Built JavaScript beside this file, or, from the TypeScript source (tests), the source behind tsx's loader. */
 function startWorker(heapMb: number): Worker {
   const resourceLimits = { maxOldGenerationSizeMb: heapMb };
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./yaml-worker.js', import.meta.url), { resourceLimits });
+  if (!import.meta.url.endsWith('.ts')) return new Worker(packageFile('dist/server/yaml-worker.js'), { resourceLimits });
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./yaml-worker.ts', import.meta.url).href;
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;

@@ -2,14 +2,21 @@
  * `teamkeys validate` (and --help) load none of the server's modules: they work on a machine where
  * those are missing (a native build of better-sqlite3 that failed, an install without them), and
  * they start fast because nothing of the server is read. The built CLI runs with a module hook that
- * makes every server-only package unresolvable, as if it were not installed.
+ * makes every server-only package unresolvable, as if it were not installed: by its name where it
+ * stays in node_modules, and as the bundle's files that hold it where it is bundled
+ * (dist/bundle-packages.json, written by scripts/bundle-cli.mjs).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bin, root } from '../support/cli.js';
+
+/** Which packages each file of the CLI's bundle holds, by its path from the root. */
+function bundledPackages(): Record<string, string[]> {
+  return JSON.parse(readFileSync(join(root, 'dist/bundle-packages.json'), 'utf8')) as Record<string, string[]>;
+}
 
 /** What only serve, watch, plan/apply or the embedded store need. */
 const serverOnly = ['openid-client', 'undici', 'oidc-provider', 'fastify', 'better-sqlite3', 'pg', 'pino', 'pino-pretty', 'simple-git', '@bufbuild/cel', '@bufbuild/protobuf', 'prom-client', 'libsodium-wrappers', '@actions/core', '@actions/github', 'chokidar', 'selfsigned', 'fast-json-patch'];
@@ -25,14 +32,20 @@ function hider(name: string, hidden: string[]): string {
   writeFileSync(
     hooks,
     `const missing = ${JSON.stringify(hidden)};
+const bundled = ${JSON.stringify(bundledPackages())};
+const root = ${JSON.stringify(`file://${root}/`.replace(/\/+$/, '/'))};
+function hide(name) {
+  const err = new Error('Cannot find package ' + JSON.stringify(name) + ' (hidden by the test)');
+  err.code = 'ERR_MODULE_NOT_FOUND';
+  throw err;
+}
 export async function resolve(specifier, context, next) {
   const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
-  if (missing.includes(name)) {
-    const err = new Error('Cannot find package ' + JSON.stringify(name) + ' (hidden by the test)');
-    err.code = 'ERR_MODULE_NOT_FOUND';
-    throw err;
-  }
-  return next(specifier, context);
+  if (missing.includes(name)) hide(name);
+  const resolved = await next(specifier, context);
+  const held = resolved.url.startsWith(root) ? bundled[resolved.url.slice(root.length)] ?? [] : [];
+  for (const p of held) if (missing.includes(p)) hide(p);
+  return resolved;
 }
 `,
   );
@@ -109,5 +122,13 @@ describe('the CLI loads server modules only for the commands that need them', ()
     const r = withoutServer(['get', 'teams', '--store', 'memory:']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/hidden by the test/);
+  });
+
+  it('the hook hides a package inside the bundle too: serve, which needs fastify (bundled), cannot start without it', () => {
+    // fastify is bundled (dist/bundle-packages.json names the chunk holding it), not resolved by name.
+    expect(Object.values(bundledPackages()).some((p) => p.includes('fastify'))).toBe(true);
+    const r = withoutServer(['serve', '--listen', '127.0.0.1:0', '--store', 'memory:'], {}, hider('fastify', ['fastify']));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/Cannot find package "fastify" \(hidden by the test\)/);
   });
 });

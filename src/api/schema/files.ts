@@ -3,8 +3,9 @@
  * bundle replaces this module with one holding the files' text (scripts/build-action.mjs).
  */
 import { readFileSync } from 'node:fs';
+import { packageFile } from '../../package-files.js';
 
 /** The text of schemas/NAME. */
 export function readSchemaFile(name: string): string {
-  return readFileSync(new URL(`../../../schemas/${name}`, import.meta.url), 'utf8');
+  return readFileSync(packageFile(`schemas/${name}`), 'utf8');
 }

@@ -5,6 +5,7 @@
  */
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import { LineCounter, parseDocument } from 'yaml';
 import { defaultGroup } from '../../api/resources.js';
 import type { KubeObject, OwnedAccessKey, Team } from '../../api/types.js';
 import type { ApiClient } from '../../client/types.js';
@@ -74,7 +75,6 @@ async function readPrevious(file: string): Promise<import('../../review/model.js
   const review = asReview(value);
   if (!('error' in review)) return review;
   // JSON is YAML: its parser gives the position of the misfit value.
-  const { LineCounter, parseDocument } = await import('yaml');
   const lines = new LineCounter();
   const node = parseDocument(text, { lineCounter: lines }).getIn(review.at, true) as { range?: [number, number, number] } | undefined;
   const pos = node?.range ? lines.linePos(node.range[0]) : { line: 1, col: 1 };

@@ -7,6 +7,7 @@
  * (it reads the last committed snapshot), so they stay cheap and never stall behind a writer.
  */
 import { Worker } from 'node:worker_threads';
+import { packageFile } from '../../package-files.js';
 import { StorageError, isStorageError } from '../errors.js';
 import type { LogBackend, Row } from '../log/log-backend.js';
 import type { LogRecord, StoreLog } from '../types.js';
@@ -33,7 +34,7 @@ const resourceLimits = { maxYoungGenerationSizeMb: 6 };
  * TypeScript source (tests, tsx), that source behind tsx's loader, registered inside the thread.
  */
 function startWorker(config: WorkerConfig): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: config, resourceLimits });
+  if (!import.meta.url.endsWith('.ts')) return new Worker(packageFile('dist/store/backends/sqlite-worker.js'), { workerData: config, resourceLimits });
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./sqlite-worker.ts', import.meta.url).href;
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
