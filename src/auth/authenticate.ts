@@ -4,7 +4,7 @@ import { ApiError, serviceUnavailable } from '../api/errors.js';
 import { previousValueRefusal, rotationOf } from '../api/key-rotation.js';
 import { hashKey, type StoredApiObject } from '../api/secrets.js';
 import { isAcceptedKeyValue } from '../api/key-format.js';
-import type { OwnedAccessKey } from '../api/types.js';
+import type { FederatedCredential, OwnedAccessKey } from '../api/types.js';
 import type { Registry } from '../registry/registry.js';
 import type { ActivityRecorder } from './activity.js';
 import { expiresAt } from './expiry.js';
@@ -186,10 +186,15 @@ export class Authenticator {
   private async ruleRefusal(key: OwnedAccessKey): Promise<string | undefined> {
     for (const ref of ownerReferencesOf(key.metadata)) {
       if (ref.kind !== 'FederatedCredential' || ref.apiVersion !== this.registry.federatedcredentials.info.apiVersion) continue;
-      const rule = await this.registry.federatedcredentials.get(ref.name).catch(unlessNotFound);
+      const rule = (await this.registry.federatedcredentials.get(ref.name).catch(unlessNotFound)) as FederatedCredential | undefined;
       if (rule?.metadata.uid !== ref.uid) return `the FederatedCredential this key was minted by ("${ref.name}") no longer exists`;
       if (rule.metadata.deletionTimestamp) return `the FederatedCredential this key was minted by ("${ref.name}") is being deleted`;
       if (key.metadata.annotations?.[ruleAnnotation] !== ruleStamp(rule)) return `the FederatedCredential this key was minted by ("${ref.name}") changed since`;
+      // The exchange checks the rule's team before it mints, and the mint binds the key to the team
+      // live then: a team deleted and created again in between gave a key of the new team on a rule
+      // that trusts the old one (found by a review). The key's team must be the rule's, by uid.
+      const team = rule.spec?.team;
+      if (team && teamUid(rule, team) !== teamUid(key, team)) return `the FederatedCredential this key was minted by ("${ref.name}") trusts another team "${team}" than this key's: the team was deleted and created again`;
     }
     return undefined;
   }
@@ -228,6 +233,11 @@ export class Authenticator {
     const job = jobOf(key);
     return job === undefined ? identity : { ...identity, job };
   }
+}
+
+/** The uid of the Team reference named `team` in `obj`'s owner references (the server sets it on team keys and rules). */
+function teamUid(obj: OwnedAccessKey | FederatedCredential, team: string): string | undefined {
+  return ownerReferencesOf(obj.metadata).find((r) => r.kind === 'Team' && r.name === team)?.uid;
 }
 
 /**

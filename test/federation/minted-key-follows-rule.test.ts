@@ -85,5 +85,23 @@ describe('a key minted by a FederatedCredential', () => {
     expect(labelled.status).toBe(200);
     expect((await as(String(minted.body.access_token), '/teams/ops')).status).toBe(200);
   });
+
+  it("a key bound to a team created again after the exchange checked the rule's team is refused (the rule trusts the old team)", async () => {
+    expect((await create(h.server, 'teams', { metadata: { name: 'racy' }, spec: { clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
+    expect((await rule('racer', { team: 'racy', claims: { repository_id: '8282' } })).status).toBe(201);
+    const minted = await exchange(await h.issuer.token({ repository_id: '8282', sub: 'racer' }));
+    expect(minted.status, JSON.stringify(minted.body)).toBe(200);
+    const key = String(minted.body.access_token);
+    expect((await as(key, '/teams/racy')).status).toBe(200);
+    // What the race leaves: the exchange checked the rule's team, an administrator deleted and
+    // created the team again, and the mint bound the key to the new team. Here the rule is made
+    // to trust an earlier uid instead; the key stays bound to the live team, as the mint bound it.
+    await h.server.registry.store.guaranteedUpdate('/federatedcredentials/racer', undefined, (o: never) => {
+      const obj = o as { metadata: { ownerReferences: { kind: string; uid: string }[] } };
+      return { ...obj, metadata: { ...obj.metadata, ownerReferences: obj.metadata.ownerReferences.map((r) => (r.kind === 'Team' ? { ...r, uid: 'the-team-before' } : r)) } } as never;
+    });
+    const refused = await as(key, '/teams/racy');
+    expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([401, 'the FederatedCredential this key was minted by ("racer") trusts another team "racy" than this key\'s: the team was deleted and created again']);
+  });
 });
 
