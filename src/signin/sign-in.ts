@@ -95,6 +95,13 @@ const cliRedirect = (to: string, params: Record<string, string>): Next => {
 export class SignIn {
   private readonly started: SealedStarts<Started>;
   private readonly vouched = new Expiring<Vouched>(codeTtlMs);
+  /**
+   * The states whose callback came, for as long as their sealed start lasts: a callback's URL and
+   * cookie replayed (from a proxy's log, a shared screen) each cost a request to the provider's
+   * token endpoint, for ten minutes (found by a review). One replica's memory: another replica may
+   * take one replay more.
+   */
+  private readonly finished: Expiring<true>;
   /** The server's admission chain, which every mint meets (mint.ts names what it is exempt from). */
   private readonly admission: AdmissionContext | undefined;
 
@@ -109,6 +116,7 @@ export class SignIn {
     this.admission = services.admission;
     // Without the server's key (a test's SignIn), a key of this process's own: one replica only.
     this.started = new SealedStarts(services.cipher ?? FieldCipher.ephemeral(), startTtlMs, () => this.now().getTime());
+    this.finished = new Expiring<true>(startTtlMs, undefined, () => this.now().getTime());
   }
 
   get opts(): SignInOptions {
@@ -150,11 +158,17 @@ export class SignIn {
 
   /** Step 2: the provider's answer, checked against the browser's sealed start, and kept under a one-time code for the CLI. */
   async callback(currentUrl: URL, cookieHeader: string | undefined): Promise<Next> {
-    const started = this.started.open(currentUrl.searchParams.get('state'), cookieHeader);
+    const state = currentUrl.searchParams.get('state');
+    const started = this.started.open(state, cookieHeader);
     if (!started) {
       this.metrics.signIns.inc({ result: 'invalid' });
       return { status: 400, message: 'This sign-in is unknown or has expired (state does not match one this browser started here). Run teamkeys login again.' };
     }
+    if (this.finished.peek(state)) {
+      this.metrics.signIns.inc({ result: 'invalid' });
+      return { status: 400, message: 'This sign-in was finished already: a callback is answered once. Run teamkeys login again.' };
+    }
+    this.finished.put(state!, true);
     const back = (params: Record<string, string>) => cliRedirect(started.redirectUri, { ...params, state: started.state });
     const providerError = currentUrl.searchParams.get('error');
     if (providerError) {

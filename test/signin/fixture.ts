@@ -136,6 +136,8 @@ export interface Visit {
 export class Browser {
   /** Every URL it requested, in order (to show no key ever travels in one). */
   readonly urls: string[] = [];
+  /** The cookies sent with each of those requests (the Cookie header), in the same order. */
+  readonly sentCookies: string[] = [];
   private readonly cookies = new Map<string, string>();
   private readonly dispatcher: Agent;
 
@@ -155,11 +157,13 @@ export class Browser {
     let next: { url: string; method: string; body?: string } = { url, method: 'GET' };
     for (let step = 0; step < 30; step++) {
       this.urls.push(next.url);
+      const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+      this.sentCookies.push(cookie);
       const res = await fetch(next.url, {
         method: next.method,
         redirect: 'manual',
         dispatcher: this.dispatcher,
-        headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), ...(next.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        headers: { cookie, ...(next.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
         ...(next.body ? { body: next.body } : {}),
       });
       for (const c of res.headers.getSetCookie()) {

@@ -23,8 +23,8 @@ let loopback: { redirectUri: string; close(): void };
 let redirectUri: string;
 let base: string;
 
-/** Signs `user` in through the browser as a CLI would start it; the code (or error) the loopback received. */
-async function signIn(user: string, challenge: string): Promise<{ page: { status: number; body: string }; received: URL }> {
+/** Signs `user` in through the browser as a CLI would start it; the code (or error) the loopback received, and the callback as the browser sent it. */
+async function signIn(user: string, challenge: string): Promise<{ page: { status: number; body: string }; received: URL; callback: { url: string; cookie: string } }> {
   const state = randomBytes(16).toString('base64url');
   const start = new URL(`${base}/auth/login`);
   for (const [k, v] of Object.entries({ redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state })) start.searchParams.set(k, v);
@@ -33,7 +33,8 @@ async function signIn(user: string, challenge: string): Promise<{ page: { status
   const page = await browser.signIn(start.toString(), user).finally(() => browser.close());
   const received = new URL(browser.urls[browser.urls.length - 1]!);
   expect(received.searchParams.get('state')).toBe(state);
-  return { page, received };
+  const at = browser.urls.findIndex((u) => new URL(u).pathname === '/auth/callback');
+  return { page, received, callback: { url: browser.urls[at]!, cookie: browser.sentCookies[at]! } };
 }
 
 const exchange = async (body: Record<string, unknown>) => {
@@ -87,6 +88,14 @@ describe('sign-in refusals', () => {
     expect(wrong).toMatchObject({ status: 400, body: { message: 'code_verifier does not match the code_challenge this sign-in started with' } });
     const late = await exchange({ code, code_verifier: verifier, redirect_uri: redirectUri });
     expect(late).toMatchObject({ status: 400, body: { message: 'the code is unknown, expired or already used: run teamkeys login again' } });
+  });
+
+  it("a callback is answered once: its URL and cookie replayed cost the provider's token endpoint nothing more", async () => {
+    const { received, callback } = await signIn('ana', verifierPair().challenge);
+    expect(received.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const replay = await fetch(callback.url, { dispatcher, redirect: 'manual', headers: { cookie: callback.cookie } });
+    expect(replay.status).toBe(400);
+    expect(await replay.text()).toContain('<h1>Cannot sign in</h1><p>This sign-in was finished already: a callback is answered once. Run teamkeys login again.</p>');
   });
 
   it('a code is exchanged once: the replay is refused; groups are filtered by the allowed ones and prefixed', async () => {
