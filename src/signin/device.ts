@@ -12,6 +12,7 @@ import { describeError } from './provider.js';
 import type { SignIn, Vouched } from './sign-in.js';
 import type { MintedKey } from './mint.js';
 import { ownBudget, type BudgetScope } from '../auth/failure-limit.js';
+import { ConcurrentLimit } from '../auth/concurrent-limit.js';
 
 type Session = { challenge: string } & ({ state: 'pending' } | { state: 'vouched'; vouched: Omit<Vouched, 'challenge' | 'redirectUri'> } | { state: 'refused'; message: string });
 
@@ -38,29 +39,28 @@ export const defaultMaxWaitingPerClient = 5;
 export class DeviceSignIn {
   private readonly sessions = new Expiring<Session>(15 * 60_000);
   private waiting = 0;
-  /** Waiting sign-ins per budget of a client (entries leave at zero, so this holds at most a few per waiting sign-in). */
-  private readonly byClient = new Map<string, number>();
+  /** Waiting sign-ins per budget of a client. */
+  private readonly byClient: ConcurrentLimit;
 
   constructor(
     private readonly signIn: SignIn,
     private readonly maxWaiting = defaultMaxWaitingDeviceSignIns,
-    private readonly maxPerClient = defaultMaxWaitingPerClient,
+    maxPerClient = defaultMaxWaitingPerClient,
     /** The budgets a client spends: its own by default; the server's, its address and networks (server/client-address.ts). */
-    private readonly scopes: (client: string) => readonly BudgetScope[] = ownBudget,
-  ) {}
+    scopes: (client: string) => readonly BudgetScope[] = ownBudget,
+  ) {
+    this.byClient = new ConcurrentLimit(maxPerClient, scopes);
+  }
 
   /**
    * The refusal a start from `client` would meet now, if any. The route asks before it reads the
    * body (an anonymous client at its bound has its body neither read nor parsed); start asks again.
    */
   refusal(client: string): ApiError | undefined {
-    return this.refusalOf(this.scopes(client));
-  }
-
-  private refusalOf(scopes: readonly BudgetScope[]): ApiError | undefined {
-    for (const { key, share } of scopes) {
-      const most = this.maxPerClient * share;
-      if ((this.byClient.get(key) ?? 0) >= most) return tooManyRequests(share === 1 ? `too many device sign-ins from this address are waiting for approval (at most ${most}); try again in a minute` : `too many device sign-ins from this address's network (${key}) are waiting for approval (at most ${most}); try again in a minute`, 60);
+    const full = this.byClient.full(client);
+    if (full) {
+      const most = this.byClient.perClient * full.share;
+      return tooManyRequests(full.share === 1 ? `too many device sign-ins from this address are waiting for approval (at most ${most}); try again in a minute` : `too many device sign-ins from this address's network (${full.key}) are waiting for approval (at most ${most}); try again in a minute`, 60);
     }
     if (this.waiting >= this.maxWaiting) return tooManyRequests('too many device sign-ins are waiting for approval; try again in a minute', 60);
     return undefined;
@@ -69,19 +69,13 @@ export class DeviceSignIn {
   async start(body: Record<string, unknown>, client = ''): Promise<DeviceStart> {
     if (typeof body.code_challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(body.code_challenge)) throw badRequest('code_challenge (S256 of a PKCE verifier) is required');
     // Counted before the first await, so concurrent starts cannot all pass the bounds.
-    const scopes = this.scopes(client);
-    const refused = this.refusalOf(scopes);
+    const refused = this.refusal(client);
     if (refused) throw refused;
     this.waiting++;
-    const keys = scopes.map((s) => s.key);
-    for (const key of keys) this.byClient.set(key, (this.byClient.get(key) ?? 0) + 1);
+    const release = this.byClient.take(client);
     const done = () => {
       this.waiting--;
-      for (const key of keys) {
-        const left = (this.byClient.get(key) ?? 1) - 1;
-        if (left > 0) this.byClient.set(key, left);
-        else this.byClient.delete(key);
-      }
+      release();
     };
     try {
       return await this.begin(body.code_challenge, done);

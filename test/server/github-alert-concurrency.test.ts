@@ -10,6 +10,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 
@@ -70,6 +71,22 @@ describe('unverified GitHub alerts sent at once', () => {
     const res = await s.inject({ method: 'POST', url: '/auth/secret-scanning/github', remoteAddress: '2001:db8::7', headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA' }, payload: '[]' });
     expect(res.statusCode).toBe(401);
     for (const h of held) h.destroy();
+  });
+
+  it("a host's addresses share its network's places: a /64 holds 8 alerts being read (4 addresses' share), the next address of it is refused", async () => {
+    const alert = (remoteAddress: string, payload: string | PassThrough) =>
+      s.inject({ method: 'POST', url: '/auth/secret-scanning/github', remoteAddress, headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA' }, payload });
+    // Eight addresses of one /64, one alert each, their bodies never finished: each address is
+    // under its own bound of 2, the network at its 8.
+    const bodies = Array.from({ length: 8 }, () => new PassThrough());
+    const held = bodies.map((body, i) => alert(`2001:db8:5:6::${i + 1}`, body));
+    await new Promise((r) => setTimeout(r, 300));
+    const ninth = await alert('2001:db8:5:6::99', '[]');
+    expect([ninth.statusCode, (ninth.json() as { message: string }).message]).toEqual([429, "too many secret scanning alerts from this address's network (2001:db8:5:6::/64) are being read at once; try again"]);
+    // Another /64 (GitHub's, say) is read and judged (401 for this made-up signature).
+    expect((await alert('2001:db8:7:8::1', '[]')).statusCode).toBe(401);
+    for (const body of bodies) body.end('[]');
+    expect((await Promise.all(held)).map((r) => r.statusCode)).toEqual(new Array(8).fill(401));
   });
 
   it('are bounded: at most two bodies of one address are read at once, the others answered 429 before theirs', async () => {

@@ -14,7 +14,8 @@ import type { Registry } from '../../registry/registry.js';
 import type { GitHubKeys } from '../leaks/github-keys.js';
 import { verifiesBody } from '../leaks/github-keys.js';
 import { recordedSourceUrl, reportLeakedKey } from '../leaks/leaked-keys.js';
-import { clientOf } from '../client-address.js';
+import { budgetScopes, clientOf } from '../client-address.js';
+import { ConcurrentLimit } from '../../auth/concurrent-limit.js';
 
 export const gitHubScanningPath = '/auth/secret-scanning/github';
 /** The audit event's user of a report GitHub made. */
@@ -67,7 +68,8 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
   // requests sent together all passed it: a review had one address make the server hold 24 bodies
   // of 2.5 MB. Per address, not for the whole server: a cap for all let one address hold every
   // place with bodies it never sent, and GitHub's alerts were refused (found by the next review).
-  const reading = new Map<string, number>();
+  // Per address and, for IPv6, its /64 and /48: a host picks any of its /64's addresses.
+  const reading = new ConcurrentLimit(maxAlertsReading, budgetScopes);
   app.post(gitHubScanningPath, {
     bodyLimit: alertBodyLimit,
     // What the headers decide is decided before the body is read: an address past its budget, an
@@ -81,14 +83,9 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
         budget.fail(client);
         throw unsigned();
       }
-      const now = reading.get(client) ?? 0;
-      if (now >= maxAlertsReading) throw tooManyRequests('too many secret scanning alerts from this address are being read at once; try again', 1);
-      reading.set(client, now + 1);
-      reply.raw.once('close', () => {
-        const left = (reading.get(client) ?? 1) - 1;
-        if (left > 0) reading.set(client, left);
-        else reading.delete(client);
-      });
+      const full = reading.full(client);
+      if (full) throw tooManyRequests(`too many secret scanning alerts from this address${full.share === 1 ? '' : `'s network (${full.key})`} are being read at once; try again`, 1);
+      reply.raw.once('close', reading.take(client));
     },
   }, async (req, reply) => {
     const address = clientOf(req);
