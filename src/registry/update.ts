@@ -15,7 +15,7 @@ import { isRemovable } from './delete.js';
 import { assertKeyUnused, isKeySetting, tieToSignIn } from './keys.js';
 import { auditOf, describeDelete, fieldsTouched, scrubReplacedSecrets } from './observe.js';
 import { keyValueInUse, storeCall } from './storage-errors.js';
-import { Removal } from '../store/types.js';
+import { Removal, type Preconditions } from '../store/types.js';
 
 export interface UpdateOptions extends Writer, Decoding {
   dryRun?: boolean;
@@ -37,6 +37,12 @@ export interface UpdateOptions extends Writer, Decoding {
    * write keeps it as stored. Never set from a request.
    */
   serverStatus?: boolean;
+  /**
+   * The object the server's own writer read (its uid): a write to another of the same name is a
+   * 409, as a delete's preconditions are (a key reported leaked, then deleted and created again
+   * under its name before the disabling write, must not disable the new one). Never set from a request.
+   */
+  preconditions?: Preconditions;
 }
 
 export type PatchType = 'json' | 'merge';
@@ -176,7 +182,7 @@ export async function runUpdate(
   });
   const decided = opts.dryRun
     ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
-    : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), undefined, tryUpdate, { audit }));
+    : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), opts.preconditions, tryUpdate, { audit }));
   const object = decided instanceof Removal ? decided.object : decided;
   // Removed, it is gone as by a delete: its secrets leave the history too (delete.ts does the same).
   if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, removed ? object : before, removed ? undefined : object);

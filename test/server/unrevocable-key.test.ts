@@ -12,6 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxAnnotationsBytes } from '../../src/api/object-meta.js';
+import { reportLeakedKey } from '../../src/server/leaks/leaked-keys.js';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 
 const json = { 'Content-Type': 'application/json' };
@@ -75,5 +76,54 @@ describe('a key whose holder filled its annotations', () => {
     });
     expect.soft(res.status).toBe(200);
     expect(await works(victim)).toBe(401);
+  });
+
+  /**
+   * The report reads the key by the value's hash, then disables it by name: a key deleted and
+   * created again under that name in between is another key (noted by a review). Between the two,
+   * here, the first disabling write finds the key replaced (`replace` runs before it).
+   */
+  const racedReport = async (value: string, replace: () => Promise<void>) => {
+    const keys = s.registry.ownedaccesskeys;
+    const patch = keys.patch.bind(keys);
+    let raced = false;
+    keys.patch = (async (...args: Parameters<typeof keys.patch>) => {
+      if (!raced) {
+        raced = true;
+        await replace();
+      }
+      return patch(...args);
+    }) as typeof keys.patch;
+    try {
+      return await reportLeakedKey(s.registry, value, { address: '192.0.2.9', via: 'revoke', username: 'system:anonymous' }, new Date());
+    } finally {
+      keys.patch = patch;
+    }
+  };
+  /** Deletes the key `name` and creates another under its name (with `key`, or a value of the server's); its value. */
+  const recreate = async (name: string, user: string, key?: string) => {
+    expect((await s.fetch(`${s.api}/ownedaccesskeys/${name}`, { method: 'DELETE' })).status).toBe(200);
+    const res = await s.fetch(`${s.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name }, spec: { user, ...(key ? { key } : {}) } }) });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { spec: { key: string } }).spec.key;
+  };
+
+  it('a key created again under the name of the reported one, with another value, is left working', async () => {
+    const leaked = await makeKey('replaced', 'ana');
+    let fresh = '';
+    const outcome = await racedReport(leaked, async () => {
+      fresh = await recreate('replaced', 'ana');
+    });
+    // The reported value opens no key any more: nothing is disabled, the new key works.
+    expect(outcome).toEqual({ known: false });
+    expect(await works(fresh)).toBe(200);
+    expect(await works(leaked)).toBe(401);
+  });
+
+  it('a key created again under that name with the reported value itself is disabled (looked up again)', async () => {
+    const leaked = await makeKey('reborn', 'ana');
+    const outcome = await racedReport(leaked, async () => void (await recreate('reborn', 'ana', leaked)));
+    expect(outcome).toEqual({ known: true, disabled: 'reborn' });
+    expect(await works(leaked)).toBe(401);
   });
 });

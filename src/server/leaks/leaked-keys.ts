@@ -71,6 +71,20 @@ export function recordedSourceUrl(raw: unknown): string | undefined {
 export async function reportLeakedKey(registry: Registry, value: string, report: LeakReport, now: Date): Promise<LeakOutcome> {
   if (!isAcceptedKeyValue(value)) return { known: false };
   const hash = hashKey(value);
+  // The key found is disabled only as read (its uid): one deleted and created again under its
+  // name in between is another key, which the value may or may not open. Looked up again then.
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await disableHolder(registry, hash, report, now);
+    if (outcome !== 'replaced') return outcome;
+    if (attempt === maxLookups) return { known: true, refused: `the key holding the value was replaced under its name ${maxLookups} times while it was being disabled` };
+  }
+}
+
+/** How often a report looks the value up again when its key was replaced meanwhile. */
+const maxLookups = 3;
+
+/** One look-up and disabling write; `replaced` when the key read was deleted and another created under its name before the write. */
+async function disableHolder(registry: Registry, hash: string, report: LeakReport, now: Date): Promise<LeakOutcome | 'replaced'> {
   const { items } = await registry.ownedaccesskeys.findByIndex(hash);
   const stored = items[0] as (Readonly<StoredApiObject> & OwnedAccessKey) | undefined;
   if (!stored || items.length !== 1) return { known: false };
@@ -83,8 +97,9 @@ export async function reportLeakedKey(registry: Registry, value: string, report:
     [reportedViaAnnotation]: report.via,
     ...(report.sourceUrl ? { [leakSourceAnnotation]: report.sourceUrl } : {}),
   };
-  // No resourceVersion precondition: the key is disabled whatever else changed meanwhile.
-  const disable = (patch: object) => registry.ownedaccesskeys.patch(name, 'merge', patch, { fieldManager: leakReportManager, requester: { username: report.username, sourceIP: report.address }, auditAnnotations: audit });
+  // Its uid, no resourceVersion, as precondition: the key read is disabled whatever else changed meanwhile.
+  const preconditions = { uid: stored.metadata.uid! };
+  const disable = (patch: object) => registry.ownedaccesskeys.patch(name, 'merge', patch, { fieldManager: leakReportManager, requester: { username: report.username, sourceIP: report.address }, auditAnnotations: audit, preconditions });
   try {
     try {
       await disable({ metadata: { annotations: { [disabledReasonAnnotation]: reportedLeakedReason } }, spec: { disabled: true } });
@@ -96,8 +111,9 @@ export async function reportLeakedKey(registry: Registry, value: string, report:
       await disable({ spec: { disabled: true } });
     }
   } catch (err) {
-    // Deleted since the read: nothing is left to disable.
+    // Deleted since the read: nothing is left to disable; replaced: look again.
     if (err instanceof ApiError && err.code === 404) return { known: true };
+    if (err instanceof ApiError && err.code === 409) return 'replaced';
     if (err instanceof ApiError && err.code < 500) return { known: true, refused: err.message };
     throw err;
   }
