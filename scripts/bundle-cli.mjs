@@ -7,7 +7,8 @@
  * start spent most of its time there (validate 155 ms against 125 ms bundled, serve ready in 650 ms
  * against 400 ms; docs/performance.md, "CLI start"). Commands stay loaded on demand (splitting
  * keeps each dynamic import its own chunk). Native modules and what loads them stay in
- * node_modules. The rest of dist/ is tsc's, as before. A dependency imported with import() must be
+ * node_modules. The rest of dist/ is tsc's, as before (the tests read some of it); the package ships
+ * the bundle alone (package.json `files`). Nothing is printed: `npm pack --json` runs this. A dependency imported with import() must be
  * an ES module, or give its exports as `.default`: in the bundle a CommonJS package imported that
  * way has no named exports (its exports object is the default, as esbuild reads Node's rules).
  */
@@ -46,4 +47,5 @@ const outputs = Object.fromEntries(
   Object.entries(result.metafile.outputs).map(([file, { inputs }]) => [file, [...new Set(Object.keys(inputs).map(packageOf).filter(Boolean))].sort()]),
 );
 writeFileSync(`${root}dist/bundle-packages.json`, `${JSON.stringify(outputs, null, 1)}\n`);
-console.log(`bundled the CLI: ${Object.keys(outputs).length} files in dist/`);
+// tsc's source maps of the files the bundle wrote over would map its lines to other code.
+for (const entry of ['cli/main', 'store/backends/sqlite-worker', 'server/yaml-worker']) rmSync(`${root}dist/${entry}.js.map`, { force: true });

@@ -5,9 +5,11 @@ import { CountingClient } from '../daemon/counting-client.js';
 import { SyncDaemon, type DaemonOptions } from '../daemon/daemon.js';
 import { DaemonMetrics } from '../daemon/metrics.js';
 import type { DaemonConfig } from './daemon-setup.js';
+import { loadCycleModules } from '../gitops/reconcile.js';
 
-/** The daemon and its metrics, writing through `client` (counted by verb and code). */
-export function buildDaemon(config: DaemonConfig, client: ApiClient, log: Logger, onCycle?: DaemonOptions['onCycle']): { daemon: SyncDaemon; metrics: DaemonMetrics; client: CountingClient } {
+/** The daemon and its metrics, writing through `client` (counted by verb and code), with every module its cycles use loaded. */
+export async function buildDaemon(config: DaemonConfig, client: ApiClient, log: Logger, onCycle?: DaemonOptions['onCycle']): Promise<{ daemon: SyncDaemon; metrics: DaemonMetrics; client: CountingClient }> {
+  await loadCycleModules(config);
   const metrics = new DaemonMetrics();
   const counted = new CountingClient(client, metrics);
   const { webhookSecret: _secret, ...options } = config;

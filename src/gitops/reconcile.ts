@@ -10,7 +10,7 @@ import type { ApiClient, Plural } from '../client/types.js';
 import { applyPlan } from './apply/apply.js';
 import { sourceFolders } from './keys/file-sink.js';
 import { keySecretOwnerErrors, ownersFromSourceId } from './keys/owner-allow-list.js';
-import type { KeyDelivery } from './keys/github-secrets.js';
+import { loadSodium, type KeyDelivery } from './keys/github-secrets.js';
 import type { PolicySource } from './policy/at-ref.js';
 import { draftReconcile, planObject, type Plan, type PlanOptions } from './plan/plan.js';
 import { attributeFromTrail, listLive } from './read-live.js';
@@ -84,6 +84,18 @@ const modelsFor = (apiVersion: string) => resourceModels(apiVersion.split('/')[0
 
 function sourceInfo(loaded: LoadedSource): Report['source'] {
   return { id: loaded.id, description: loaded.description, ...(loaded.revision ? { revision: loaded.revision } : {}) };
+}
+
+/**
+ * Loads now what a cycle would load only once it needs it (the policy engine; the sealing of keys
+ * delivered to GitHub): a long-running command (watch, serve's sidecar) then keeps the code it
+ * started with when the install under it is rebuilt or upgraded. The CLI is a bundle whose chunks
+ * a later build names otherwise (scripts/bundle-cli.mjs): a cycle that loaded one late failed with
+ * "Cannot find module" until the process was restarted (found by a review).
+ */
+export async function loadCycleModules(opts: { policyDir?: unknown; keyDelivery?: unknown }): Promise<void> {
+  if (opts.policyDir) await Promise.all([import('./policy/evaluate.js'), import('./policy/access-policy.js')]);
+  if (opts.keyDelivery) await loadSodium();
 }
 
 /** Checks the manifests only: no server is asked. */

@@ -15,10 +15,10 @@ export interface Watcher {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts the daemon with its own state directory (git mirrors), removed when it stops. */
-export async function startWatch(args: string[]): Promise<Watcher> {
+/** Starts the daemon with its own state directory (git mirrors), removed when it stops; `from`: another built teamkeys than this checkout's. */
+export async function startWatch(args: string[], from = bin): Promise<Watcher> {
   const stateDir = mkdtempSync(join(tmpdir(), 'teamkeys-watch-state-'));
-  const child = spawn(process.execPath, [bin, 'watch', '--listen', '127.0.0.1:0', '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [from, 'watch', '--listen', '127.0.0.1:0', '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

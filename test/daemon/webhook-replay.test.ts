@@ -97,7 +97,7 @@ describe('the daemon\'s report without a webhook secret', () => {
     const app = Fastify();
     // A daemon that is never started: the route answers from its (empty) last report.
     const client = new HttpClient({ server: 'https://127.0.0.1:1', token: 'unused', group: 'management.service' });
-    const { daemon, metrics } = buildDaemon({ source: { source: tmpdir() }, intervalMs: 3_600_000, selfHeal: false, prune: false, allowEmpty: false, maxPrune: 50, concurrency: 1 }, client, pino({ level: 'silent' }));
+    const { daemon, metrics } = await buildDaemon({ source: { source: tmpdir() }, intervalMs: 3_600_000, selfHeal: false, prune: false, allowEmpty: false, maxPrune: 50, concurrency: 1 }, client, pino({ level: 'silent' }));
     registerDaemonRoutes(app, daemon, metrics, { health: true });
     try {
       const remote = await app.inject({ method: 'GET', url: '/sync/report', remoteAddress: '192.0.2.7' });

@@ -131,7 +131,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
   const syncWork = 'sync';
   let leader: Leader | undefined;
   const fencedForSync = registry.fencedBy(() => (leader ? leader.fenceOnceStarted(syncWork) : notLeading));
-  const daemon = syncConfig ? sidecar(syncConfig, fencedForSync, logger, audit) : undefined;
+  const daemon = syncConfig ? await sidecar(syncConfig, fencedForSync, logger, audit) : undefined;
   const app = await buildServer({
     registry,
     auth,
@@ -235,10 +235,10 @@ export async function serve(flags: ServeFlags): Promise<void> {
 }
 
 /** The sidecar: a sync daemon in this process, on the same registry, with /metrics and POST /sync. */
-function sidecar(config: DaemonConfig, registry: Registry, log: Logger, audit: AuditRecorder): ReturnType<typeof buildDaemon> {
+async function sidecar(config: DaemonConfig, registry: Registry, log: Logger, audit: AuditRecorder): ReturnType<typeof buildDaemon> {
   const source = withoutCredentials(config.source.source);
   // The sidecar reads its own server's audit trail, to name who made the drift it reports.
-  const built = buildDaemon(config, new EmbeddedClient(registry, 'embedded store (this server)', undefined, audit), log, (report, error) => {
+  const built = await buildDaemon(config, new EmbeddedClient(registry, 'embedded store (this server)', undefined, audit), log, (report, error) => {
     if (built.daemon.cycles !== 1) return;
     if (report) process.stdout.write(`teamkeys: first sync from ${source} (report in ${join(config.reportDir!, 'report.md')}):\n${renderText(report)}`);
     else console.log(`teamkeys: first sync from ${source} failed: ${error}`);

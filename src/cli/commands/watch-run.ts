@@ -16,7 +16,7 @@ export async function watch(f: WatchFlags): Promise<void> {
   const listen = parseListen(f.listen);
   const config = await daemonConfig(f, '', resolve(f.stateDir));
   const log = createLogger(f.logLevel, logFormat(f.logFormat));
-  const { daemon, metrics, client } = buildDaemon(config, await openClient(f), log);
+  const { daemon, metrics, client } = await buildDaemon(config, await openClient(f), log);
   const app = Fastify({ loggerInstance: log, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));

@@ -84,9 +84,7 @@ export class GitHubSecrets implements KeyDelivery {
     const base = collection(target);
     const publicKey = (await this.request('GET', `${base}/public-key`, target)) as { key_id?: string; key?: string } | undefined;
     if (!publicKey?.key || !publicKey.key_id) throw new KeyDeliveryError(`the key was not delivered to ${describeTarget(target)}: GitHub sent no public key`);
-    // Loaded here, not at start: validate and plan parse secret targets but never seal a key.
-    const sodium = (await import('libsodium-wrappers')).default;
-    await sodium.ready;
+    const sodium = await loadSodium();
     let encrypted_value: string;
     try {
       const sealed = sodium.crypto_box_seal(sodium.from_string(key), sodium.from_base64(publicKey.key, sodium.base64_variants.ORIGINAL));
@@ -132,6 +130,13 @@ export function githubSecretsFromEnv(env: NodeJS.ProcessEnv = process.env): GitH
 }
 
 /** The run option that delivers new keys' values to GitHub secrets, when the environment has a token. */
+/** libsodium, ready. Loaded when first needed, not at start: validate and plan parse secret targets but never seal a key. */
+export async function loadSodium() {
+  const sodium = (await import('libsodium-wrappers')).default;
+  await sodium.ready;
+  return sodium;
+}
+
 export function keyDeliveryFromEnv(env: NodeJS.ProcessEnv = process.env): { keyDelivery?: KeyDelivery } {
   const delivery = githubSecretsFromEnv(env);
   return delivery ? { keyDelivery: delivery } : {};
