@@ -168,13 +168,15 @@ export class SignIn {
       this.metrics.signIns.inc({ result: 'invalid' });
       return { status: 400, message: 'This sign-in was finished already: a callback is answered once. Run teamkeys login again.' };
     }
-    this.finished.put(state!, true);
     const back = (params: Record<string, string>) => cliRedirect(started.redirectUri, { ...params, state: started.state });
     const providerError = currentUrl.searchParams.get('error');
     if (providerError) {
       this.metrics.signIns.inc({ result: 'failed' });
       return back({ error: providerError, error_description: `the identity provider said: ${currentUrl.searchParams.get('error_description') ?? providerError}` });
     }
+    // Remembered only for a callback that reaches the provider: callbacks with an error, which cost
+    // nothing, would otherwise push the remembered states out of their bounded memory (a review).
+    this.finished.put(state!, true);
     let vouched: Vouched;
     try {
       const config = await this.provider.configuration();

@@ -12,6 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxAnnotationsBytes } from '../../src/api/object-meta.js';
+import { conflict } from '../../src/api/errors.js';
 import { reportLeakedKey } from '../../src/server/leaks/leaked-keys.js';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 
@@ -118,6 +119,25 @@ describe('a key whose holder filled its annotations', () => {
     expect(outcome).toEqual({ known: false });
     expect(await works(fresh)).toBe(200);
     expect(await works(leaked)).toBe(401);
+  });
+
+  it("another conflict (the store's contention) is the report's refusal as it came, not a replaced key looked up again", async () => {
+    const leaked = await makeKey('contended', 'ana');
+    const keys = s.registry.ownedaccesskeys;
+    const patch = keys.patch.bind(keys);
+    let writes = 0;
+    // The store gives up on a write after its retries under contention (store/log-store.ts): a 409 without a uid in it.
+    keys.patch = (async () => {
+      writes++;
+      throw conflict({ group: 'management.service', resource: 'ownedaccesskeys' }, 'contended', 'too many concurrent updates');
+    }) as typeof keys.patch;
+    try {
+      const outcome = await reportLeakedKey(s.registry, leaked, { address: '192.0.2.9', via: 'revoke', username: 'system:anonymous' }, new Date());
+      expect(outcome).toEqual({ known: true, refused: 'Operation cannot be fulfilled on ownedaccesskeys.management.service "contended": too many concurrent updates' });
+      expect(writes).toBe(1);
+    } finally {
+      keys.patch = patch;
+    }
   });
 
   it('a key created again under that name with the reported value itself is disabled (looked up again)', async () => {

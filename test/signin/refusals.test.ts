@@ -98,6 +98,20 @@ describe('sign-in refusals', () => {
     expect(await replay.text()).toContain('<h1>Cannot sign in</h1><p>This sign-in was finished already: a callback is answered once. Run teamkeys login again.</p>');
   });
 
+  it("a callback carrying the provider's error is not remembered (it costs the provider nothing, and would push real ones out)", async () => {
+    const start = new URL(`${base}/auth/login`);
+    for (const [k, v] of Object.entries({ redirect_uri: redirectUri, code_challenge: verifierPair().challenge, code_challenge_method: 'S256', state: randomBytes(16).toString('base64url') })) start.searchParams.set(k, v);
+    const started = await fetch(start, { dispatcher, redirect: 'manual' });
+    expect(started.status).toBe(302);
+    const state = new URL(started.headers.get('location')!).searchParams.get('state')!;
+    const cookie = started.headers.getSetCookie()[0]!.split(';')[0]!;
+    for (let i = 0; i < 2; i++) {
+      const back = await fetch(`${base}/auth/callback?state=${encodeURIComponent(state)}&error=access_denied`, { dispatcher, redirect: 'manual', headers: { cookie } });
+      expect(back.status, `callback ${i + 1}`).toBe(302);
+      expect(new URL(back.headers.get('location')!).searchParams.get('error')).toBe('access_denied');
+    }
+  });
+
   it('a code is exchanged once: the replay is refused; groups are filtered by the allowed ones and prefixed', async () => {
     const { challenge, verifier } = verifierPair();
     const { received } = await signIn('ana', challenge);

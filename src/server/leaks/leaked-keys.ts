@@ -80,6 +80,9 @@ export async function reportLeakedKey(registry: Registry, value: string, report:
   }
 }
 
+/** The store's answer to a write whose uid precondition failed (store/preconditions.ts); other conflicts are refusals as they come. */
+const uidPreconditionFailed = 'Precondition failed: UID in precondition';
+
 /** How often a report looks the value up again when its key was replaced meanwhile. */
 const maxLookups = 3;
 
@@ -113,7 +116,7 @@ async function disableHolder(registry: Registry, hash: string, report: LeakRepor
   } catch (err) {
     // Deleted since the read: nothing is left to disable; replaced: look again.
     if (err instanceof ApiError && err.code === 404) return { known: true };
-    if (err instanceof ApiError && err.code === 409) return 'replaced';
+    if (err instanceof ApiError && err.code === 409 && err.message.includes(uidPreconditionFailed)) return 'replaced';
     if (err instanceof ApiError && err.code < 500) return { known: true, refused: err.message };
     throw err;
   }
