@@ -4,7 +4,6 @@ import { reportError } from './errors.js';
 import { errorWriter } from './fatal-line.js';
 import { packageVersion } from '../package-files.js';
 
-
 type Register = (program: Command) => void;
 
 /**
