@@ -15,6 +15,7 @@ import { identityFor, type Identity } from './identity.js';
 import { activeGrants, withTemporaryAccess } from './temporary-access.js';
 import type { TeamIndex } from './team-index.js';
 import { ownerReferencesOf } from '../api/owner-references.js';
+import { teamBinding } from '../registry/team-binding.js';
 
 const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'Unauthorized', message);
 
@@ -194,7 +195,7 @@ export class Authenticator {
       // live then: a team deleted and created again in between gave a key of the new team on a rule
       // that trusts the old one (found by a review). The key's team must be the rule's, by uid.
       const team = rule.spec?.team;
-      if (team && teamUid(rule, team) !== teamUid(key, team)) return `the FederatedCredential this key was minted by ("${ref.name}") trusts another team "${team}" than this key's: the team was deleted and created again`;
+      if (team && teamBinding(rule, team)?.uid !== teamBinding(key, team)?.uid) return `the FederatedCredential this key was minted by ("${ref.name}") trusts another team "${team}" than this key's: the team was deleted and created again`;
     }
     return undefined;
   }
@@ -233,11 +234,6 @@ export class Authenticator {
     const job = jobOf(key);
     return job === undefined ? identity : { ...identity, job };
   }
-}
-
-/** The uid of the Team reference named `team` in `obj`'s owner references (the server sets it on team keys and rules). */
-function teamUid(obj: OwnedAccessKey | FederatedCredential, team: string): string | undefined {
-  return ownerReferencesOf(obj.metadata).find((r) => r.kind === 'Team' && r.name === team)?.uid;
 }
 
 /**

@@ -20,7 +20,7 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string, exp
     case 'Conflict':
       return conflict(ctx.gr, name);
     case 'PreconditionFailed':
-      return conflict(ctx.gr, name, err.message);
+      return preconditionFailed(conflict(ctx.gr, name, err.message));
     case 'Expired':
       return expired(expiredMessage(err.message));
     case 'TooLargeResourceVersion':
@@ -82,6 +82,20 @@ export async function storeCallUnless<T>(ctx: RegistryContext, name: string, exp
 export function lostRace(err: unknown): boolean {
   return err instanceof ApiError && (err.code === 404 || err.code === 409 || err.code === 422);
 }
+
+/**
+ * The 409 of a write whose preconditions (the uid or resourceVersion the writer read) the stored
+ * object no longer meets, told from other conflicts (the store's contention) by failedPrecondition.
+ */
+const preconditionErrors = new WeakSet<object>();
+
+function preconditionFailed(err: ApiError): ApiError {
+  preconditionErrors.add(err);
+  return err;
+}
+
+/** Whether a write failed because the object was no longer the one its preconditions named. */
+export const failedPrecondition = (err: unknown): boolean => typeof err === 'object' && err !== null && preconditionErrors.has(err);
 
 /**
  * The answer that an access key's value is already another key's: 422 on spec.key. It tells the

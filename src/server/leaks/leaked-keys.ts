@@ -12,6 +12,7 @@ import { previousValueRefusal } from '../../api/key-rotation.js';
 import { hashKey, type StoredApiObject } from '../../api/secrets.js';
 import type { OwnedAccessKey } from '../../api/types.js';
 import type { Registry } from '../../registry/registry.js';
+import { failedPrecondition } from '../../registry/storage-errors.js';
 import { disabledReasonAnnotation, leakReportManager } from '../../api/key-notices.js';
 
 /** The disabled-reason of a key reported leaked (notifications match on it). */
@@ -80,9 +81,6 @@ export async function reportLeakedKey(registry: Registry, value: string, report:
   }
 }
 
-/** The store's answer to a write whose uid precondition failed (store/preconditions.ts); other conflicts are refusals as they come. */
-const uidPreconditionFailed = 'Precondition failed: UID in precondition';
-
 /** How often a report looks the value up again when its key was replaced meanwhile. */
 const maxLookups = 3;
 
@@ -116,7 +114,8 @@ async function disableHolder(registry: Registry, hash: string, report: LeakRepor
   } catch (err) {
     // Deleted since the read: nothing is left to disable; replaced: look again.
     if (err instanceof ApiError && err.code === 404) return { known: true };
-    if (err instanceof ApiError && err.code === 409 && err.message.includes(uidPreconditionFailed)) return 'replaced';
+    // Only the uid precondition's 409 (the write's one precondition); other conflicts are refusals as they come.
+    if (failedPrecondition(err)) return 'replaced';
     if (err instanceof ApiError && err.code < 500) return { known: true, refused: err.message };
     throw err;
   }
