@@ -16,6 +16,8 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 import { nodeBundle, root } from './esbuild-node.mjs';
 
+/** The entry points, from src/ and in dist/: the CLI and the worker threads. */
+const entries = ['cli/main', 'store/backends/sqlite-worker', 'server/yaml-worker'];
 /** Packages with native code (or that load it by path at run time): required from node_modules. */
 const external = ['better-sqlite3', 'bindings', 'pg', 'pg-native'];
 
@@ -24,7 +26,7 @@ rmSync(`${root}dist/chunks`, { recursive: true, force: true });
 
 const result = await build({
   ...nodeBundle,
-  entryPoints: ['src/cli/main.ts', 'src/store/backends/sqlite-worker.ts', 'src/server/yaml-worker.ts'],
+  entryPoints: entries.map((e) => `src/${e}.ts`),
   outbase: 'src',
   outdir: 'dist',
   entryNames: '[dir]/[name]',
@@ -48,4 +50,4 @@ const outputs = Object.fromEntries(
 );
 writeFileSync(`${root}dist/bundle-packages.json`, `${JSON.stringify(outputs, null, 1)}\n`);
 // tsc's source maps of the files the bundle wrote over would map its lines to other code.
-for (const entry of ['cli/main', 'store/backends/sqlite-worker', 'server/yaml-worker']) rmSync(`${root}dist/${entry}.js.map`, { force: true });
+for (const entry of entries) rmSync(`${root}dist/${entry}.js.map`, { force: true });

@@ -129,7 +129,6 @@ export function githubSecretsFromEnv(env: NodeJS.ProcessEnv = process.env): GitH
   return token ? new GitHubSecrets({ token, ...(env.GITHUB_API_URL ? { apiUrl: env.GITHUB_API_URL } : {}) }) : undefined;
 }
 
-/** The run option that delivers new keys' values to GitHub secrets, when the environment has a token. */
 /** libsodium, ready. Loaded when first needed, not at start: validate and plan parse secret targets but never seal a key. */
 export async function loadSodium() {
   const sodium = (await import('libsodium-wrappers')).default;
@@ -137,6 +136,7 @@ export async function loadSodium() {
   return sodium;
 }
 
+/** The run option that delivers new keys' values to GitHub secrets, when the environment has a token. */
 export function keyDeliveryFromEnv(env: NodeJS.ProcessEnv = process.env): { keyDelivery?: KeyDelivery } {
   const delivery = githubSecretsFromEnv(env);
   return delivery ? { keyDelivery: delivery } : {};
