@@ -3,13 +3,18 @@ import { maxNodes, membersOf } from './decoded-size.js';
 import type { FieldError } from './field-errors.js';
 import type { ResourceModel } from './model.js';
 import { validateObjectMeta } from './object-meta.js';
+import { ratcheted } from './ratchet.js';
 import { ajvToFieldErrors } from './schema/ajv-errors.js';
 import { validatorFor } from './schema/load.js';
 import { checkListTypes } from './schema/walk.js';
 import { isSecretPath } from './secrets.js';
 import type { KubeObject } from './types.js';
 
-/** Every problem with the object: metadata rules, then schema, list semantics and kind rules. */
+/**
+ * Every problem with the object: metadata rules, then schema, list semantics and kind rules. On an
+ * update (`old` given) the first three judge only values the update changed (ratchet.ts); kind
+ * rules decide that for themselves (a server's maximum ttl binds only a changed ttl).
+ */
 export function validateObject(model: ResourceModel, obj: KubeObject, old?: KubeObject): FieldError[] {
   // First, and alone: every check below walks the object, and pays for each of its fields. An
   // object stored larger before the bound existed may still be written, as long as it does not grow.
@@ -24,6 +29,5 @@ export function validateObject(model: ResourceModel, obj: KubeObject, old?: Kube
     errs.push(...schemaErrs.filter((e) => !(e.type === 'TooLong' && judged.has(e.field))));
   }
   errs.push(...checkListTypes(model.schema, obj));
-  errs.push(...model.strategy.validate(obj, old));
-  return errs;
+  return [...ratcheted(errs, obj, old), ...model.strategy.validate(obj, old)];
 }

@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxAnnotationsBytes } from '../../src/api/object-meta.js';
 import { conflict } from '../../src/api/errors.js';
+import { keyOf } from '../../src/registry/context.js';
+import type { StoredObject } from '../../src/store/types.js';
 import { reportLeakedKey } from '../../src/server/leaks/leaked-keys.js';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 
@@ -145,5 +147,48 @@ describe('a key whose holder filled its annotations', () => {
     const outcome = await racedReport(leaked, async () => void (await recreate('reborn', 'ana', leaked)));
     expect(outcome).toEqual({ known: true, disabled: 'reborn' });
     expect(await works(leaked)).toBe(401);
+  });
+
+  /**
+   * A key stored in a shape the rules refuse (a restore, a hand edit, a rule tightened since) was
+   * not disabled: the disabling write validated the whole key and was refused for fields it never
+   * touched, and the key kept working. Validation ratchets now (src/api/ratchet.ts).
+   */
+  const storeOdd = async (name: string, odd: (spec: Record<string, unknown>, meta: Record<string, unknown>) => void) => {
+    const ctx = s.registry.ownedaccesskeys.ctx;
+    await ctx.store.guaranteedUpdate(keyOf(ctx, name), undefined, (cur) => {
+      const next = structuredClone(cur) as unknown as { spec: Record<string, unknown>; metadata: Record<string, unknown> };
+      odd(next.spec, next.metadata);
+      return next as unknown as StoredObject;
+    });
+  };
+
+  it('a key stored in a shape the schema and metadata rules refuse is still disabled by POST /auth/revoke', async () => {
+    const key = await makeKey('odd-shape', 'ana');
+    await storeOdd('odd-shape', (spec, meta) => {
+      spec.displayName = 5;
+      spec.groups = ['dev', 'dev'];
+      meta.labels = { 'not a label!': 'v' };
+    });
+    expect(await works(key)).toBe(200);
+    const res = await fetch(`${s.base}/auth/revoke`, { method: 'POST', headers: form, body: new URLSearchParams({ token: key }).toString() });
+    expect(res.status).toBe(200);
+    expect(await works(key)).toBe(401);
+    const stored = (await (await s.fetch(`${s.api}/ownedaccesskeys/odd-shape`)).json()) as { spec: Record<string, unknown>; metadata: { annotations?: Record<string, string> } };
+    expect(stored.spec).toMatchObject({ disabled: true, displayName: 5, groups: ['dev', 'dev'] });
+    expect(stored.metadata.annotations?.['management.service/disabled-reason']).toBeDefined();
+  });
+
+  it('a key stored with two holders is still disabled by a report, and cannot be given a third', async () => {
+    const key = await makeKey('two-holders', 'ana');
+    await storeOdd('two-holders', (spec) => {
+      spec.subject = 'robot';
+    });
+    expect(await works(key)).toBe(200);
+    expect(await reportLeakedKey(s.registry, key, { address: '192.0.2.9', via: 'revoke', username: 'system:anonymous' }, new Date())).toEqual({ known: true, disabled: 'two-holders' });
+    expect(await works(key)).toBe(401);
+    const moved = await s.fetch(`${s.api}/ownedaccesskeys/two-holders`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { subject: 'other' } }) });
+    expect(moved.status).toBe(422);
+    expect(await moved.text()).toContain('exactly one of spec.user, spec.team or spec.subject may be set');
   });
 });

@@ -19,7 +19,7 @@ export function ownedAccessKeyStrategy(info: ResourceInfo, policy: AccessKeyPoli
     prepareForCreate(obj) {
       if (isJsonMap(obj.spec) && obj.spec.key === undefined) obj.spec.key = generateKey();
     },
-    validate: (obj, old) => [...validateKeyValue(obj), ...validateSubject(obj), ...holderNameErrors(info.kind, obj, old), ...validateTtl(obj, old, policy)],
+    validate: (obj, old) => [...validateKeyValue(obj), ...validateSubject(obj, old), ...holderNameErrors(info.kind, obj, old), ...validateTtl(obj, old, policy)],
     validateUpdate: () => [],
   };
 }
@@ -47,9 +47,12 @@ function validateTtl(obj: KubeObject, old: KubeObject | undefined, policy: Acces
   return [{ type: 'Invalid', field: 'spec.ttl', value: ttl, detail: `must be between 1 and ${max} seconds (the server's maximum ttl)` }];
 }
 
-function validateSubject(obj: KubeObject): FieldError[] {
+/** Exactly one holder; an update that leaves a stored key's holders as they were is not judged on them (ratchet.ts). */
+function validateSubject(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
   if (!isJsonMap(obj.spec)) return [];
   const spec = obj.spec;
+  const before = isJsonMap(old?.spec) ? old.spec : undefined;
+  if (before && subjects.every((s) => spec[s] === before[s])) return [];
   const set = subjects.filter((s) => typeof spec[s] === 'string' && spec[s] !== '');
   if (set.length === 1) return [];
   return [
