@@ -73,7 +73,11 @@ export class DeviceSignIn {
     if (refused) throw refused;
     this.waiting++;
     const release = this.byClient.take(client);
+    // Once only, as `release` is: a second call would free a place another sign-in holds.
+    let finished = false;
     const done = () => {
+      if (finished) return;
+      finished = true;
       this.waiting--;
       release();
     };
