@@ -12,12 +12,16 @@ import type { KubeObject } from './types.js';
 /**
  * Where an error's value is compared: its field up to the first list item or map key (`spec.groups[2]`
  * compares `spec.groups`, `metadata.labels` all the labels). Items are not matched across a list
- * (kube matches those of map and set lists only): a list is unchanged when all of it is.
+ * (kube matches those of map and set lists by their keys): a list is unchanged when all of it is.
+ * A missing field is compared at the object it is missing from, as kube's `required` belongs to
+ * the object: unchanged, it lacked the field as stored too.
  */
-function comparedPath(field: string): string[] | undefined {
-  const head = field.split('[', 1)[0]!;
+function comparedPath(e: FieldError): string[] | undefined {
+  const head = e.field.split('[', 1)[0]!;
   if (head === '' || head.startsWith('<')) return undefined;
-  return head.split('.');
+  const path = head.split('.');
+  if (e.type === 'Required' && head === e.field) path.pop();
+  return path.length > 0 ? path : undefined;
 }
 
 function at(obj: unknown, path: readonly string[]): unknown {
@@ -33,7 +37,7 @@ function at(obj: unknown, path: readonly string[]): unknown {
 export function ratcheted(errs: FieldError[], next: KubeObject, old: KubeObject | undefined): FieldError[] {
   if (!old || errs.length === 0) return errs;
   return errs.filter((e) => {
-    const path = comparedPath(e.field);
+    const path = comparedPath(e);
     if (!path) return true;
     const was = at(old, path);
     return was === undefined || !isDeepStrictEqual(at(next, path), was);

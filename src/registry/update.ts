@@ -191,7 +191,7 @@ export async function runUpdate(
 
 /** PUT: the body is the whole object as the client last read it, resourceVersion included. */
 export async function update(ctx: RegistryContext, name: string, body: unknown, opts: UpdateOptions = {}): Promise<WriteResult> {
-  const { obj, warnings, resetManagedFields } = decodeObject(ctx.model, body, opts);
+  const { obj, warnings, resetManagedFields } = decodeObject(ctx.model, body, { ...opts, update: true });
   // A body without a name is refused too (kube's checkName): the URL does not fill it in.
   if ((obj.metadata.name ?? '') !== name) {
     throw badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${name})`);
@@ -225,7 +225,7 @@ export async function patch(
   const object = await runUpdate(ctx, name, 'patch', opts, (current) => {
     const external = withoutSecrets(current);
     const patched = type === 'json' ? applyJsonPatch(external, body) : applyMergePatch(external, body);
-    const decoded = decodeObject(ctx.model, patched, opts);
+    const decoded = decodeObject(ctx.model, patched, { ...opts, update: true });
     warnings = decoded.warnings;
     const meta = decoded.obj.metadata;
     if (!meta.resourceVersion) meta.resourceVersion = current.metadata.resourceVersion!;

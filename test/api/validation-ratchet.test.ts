@@ -43,6 +43,26 @@ describe('validation ratcheting', () => {
     expect(fields(validateObject(keys, key({ team: 'dev', disabled: true }), old))).toEqual(['spec.team']);
   });
 
+  it('a field the stored object lacked where the schema requires it: judged at the object it belongs to (found by a review)', () => {
+    const team = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): KubeObject =>
+      ({ apiVersion: 'management.service/v1', kind: 'Team', metadata: { name: 't', uid: 'u', ...metadata }, spec }) as KubeObject;
+    // A finalizer removed from a Team stored without breakGlass.users: the object lacking it is unchanged.
+    const old = team({ accessRequests: { breakGlass: {} } }, { finalizers: ['example.com/hold'] });
+    expect(validateObject(teams, team({ accessRequests: { breakGlass: {} } }), old)).toEqual([]);
+    // The object changed: the missing field is judged.
+    expect(fields(validateObject(teams, team({ accessRequests: { breakGlass: { reason: 'x' } } }), old))).toContain('spec.accessRequests.breakGlass.users');
+  });
+
+  it('a list stored longer than its bound is judged only when it changes, and a map list is compared whole (unlike kube, which matches its items by key)', () => {
+    const long = Array.from({ length: 1001 }, (_, i) => `g${i}`);
+    const old = key({ groups: long });
+    expect(validateObject(keys, old)).toEqual([expect.objectContaining({ field: 'spec.groups', type: 'TooMany' })]);
+    expect(validateObject(keys, key({ groups: long, disabled: true }), old)).toEqual([]);
+    expect(fields(validateObject(keys, key({ groups: [...long, 'more'] }), old))).toEqual(['spec.groups']);
+    const stored = key({ scope: { projects: [{ project: 'p'.repeat(300) }] } });
+    expect(fields(validateObject(keys, key({ scope: { projects: [{ project: 'p'.repeat(300) }, { project: 'ok' }] } }), stored))).toEqual(['spec.scope.projects[0].project']);
+  });
+
   it('from a valid object, an update is refused exactly when the same object would be refused on create (generated)', () => {
     // Values of every kind at fields with rules: an update from a valid stored object can add
     // nothing invalid through ratcheting, since nothing invalid was there to keep.

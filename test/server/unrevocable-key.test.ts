@@ -179,6 +179,26 @@ describe('a key whose holder filled its annotations', () => {
     expect(stored.metadata.annotations?.['management.service/disabled-reason']).toBeDefined();
   });
 
+  it('a key stored with a list longer than its bound is still disabled: the update path does not refuse the list before judging it (found by a review)', async () => {
+    const key = await makeKey('long-groups', 'ana');
+    await storeOdd('long-groups', (spec) => {
+      spec.groups = Array.from({ length: 1001 }, (_, i) => `g${i}`);
+    });
+    expect(await works(key)).toBe(200);
+    expect(await reportLeakedKey(s.registry, key, { address: '192.0.2.9', via: 'revoke', username: 'system:anonymous' }, new Date())).toEqual({ known: true, disabled: 'long-groups' });
+    expect(await works(key)).toBe(401);
+    // A PUT that lengthens it is refused, as an apply declaring it and a create with it are.
+    const current = (await (await s.fetch(`${s.api}/ownedaccesskeys/long-groups`)).json()) as { spec: { groups: string[] } };
+    current.spec.groups.push('one-more');
+    const put = await s.fetch(`${s.api}/ownedaccesskeys/long-groups`, { method: 'PUT', headers: json, body: JSON.stringify(current) });
+    expect(put.status).toBe(422);
+    expect(await put.text()).toContain('spec.groups');
+    const apply = await s.fetch(`${s.api}/ownedaccesskeys/long-groups?fieldManager=t&force=true`, { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: JSON.stringify({ apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'long-groups' }, spec: { groups: current.spec.groups } }) });
+    expect(apply.status).toBe(422);
+    const created = await s.fetch(`${s.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'long-new' }, spec: { user: 'ana', groups: current.spec.groups } }) });
+    expect(created.status).toBe(422);
+  });
+
   it('a key stored with two holders is still disabled by a report, and cannot be given a third', async () => {
     const key = await makeKey('two-holders', 'ana');
     await storeOdd('two-holders', (spec) => {
