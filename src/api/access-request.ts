@@ -164,15 +164,19 @@ export type Approval = NonNullable<NonNullable<AccessRequest['status']>['approva
 export function approved(
   req: AccessRequest,
   team: Team | undefined,
-  approver: { user: string; groups: readonly string[] },
+  approver: { user: string; groups: readonly string[]; key?: string },
   now: Date,
-  /** Whether an earlier approver, with the groups it had then, may still approve the request. */
+  /** Whether an earlier approver may still approve the request. */
   stillApproves: (a: Approval) => boolean,
 ): NonNullable<AccessRequest['status']> {
   const status = structuredClone(req.status ?? pendingStatus());
   if (status.phase !== 'Pending') return status;
   const approvals = status.approvals ?? [];
-  if (!approvals.some((a) => a.user === approver.user)) approvals.push({ user: approver.user, time: time(now), ...(approver.groups.length > 0 ? { groups: [...approver.groups].sort() } : {}) });
+  // Once per approver; approving again records the key and groups it approves with now.
+  const record = { user: approver.user, time: time(now), ...(approver.groups.length > 0 ? { groups: [...approver.groups].sort() } : {}), ...(approver.key ? { key: approver.key } : {}) };
+  const at = approvals.findIndex((a) => a.user === approver.user);
+  if (at < 0) approvals.push(record);
+  else approvals[at] = record;
   status.approvals = approvals;
   // An approval counts while its approver may still approve: one taken out of the approvers (or
   // the owner team) since would otherwise still make up the team's two-person rule (found by a review).

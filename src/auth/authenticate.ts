@@ -228,6 +228,26 @@ export class Authenticator {
     return identity;
   }
 
+  /**
+   * Who the stored key `name` acts for now, as a request with it would be authenticated (its
+   * standing rights; no use counted), or undefined when such a request would be refused or the key
+   * is gone. Asked of an earlier approver's key when its approval is counted again: a Login key's
+   * groups follow the identity provider, so a group the approver lost since no longer approves.
+   */
+  async currentIdentity(name: string): Promise<Identity | undefined> {
+    const key = (await this.registry.ownedaccesskeys.get(name).catch(unlessNotFound)) as OwnedAccessKey | undefined;
+    if (!key) return undefined;
+    const now = this.now();
+    if (keyRefusal(key, now, this.activity.lastUsed(name), this.teams, this.identityMaxStalenessMs)) return undefined;
+    try {
+      await this.signInOf(key, now);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 401) return undefined;
+      throw err;
+    }
+    return this.identityOf(key);
+  }
+
   /** The identity without its expiry. */
   private baseIdentity(key: OwnedAccessKey): Identity {
     const identity = identityFor(key.spec, this.teams, key.metadata.name!);

@@ -184,4 +184,43 @@ describe('what temporary access and its approvals hand on, and which approvals c
     expect((await decide('hank', name)).status).toBe(200);
     expect((await phaseOf(name)).phase).toBe('Active');
   });
+
+  /**
+   * An earlier approval was judged with the groups recorded when it was made: an approver through a
+   * group the identity provider took away since still made up the two-person rule. It is judged now
+   * with the groups its key has now (a Login key's follow the provider: the refresher writes them,
+   * as the administrator's patch does here), and not at all by a key that no longer works.
+   */
+  it("an approver through a group counts with the groups its key has now: one that lost the group, or whose key stopped working, does not", async () => {
+    await make('teams', { metadata: { name: 'owners9' }, spec: { groups: ['sre9'] } });
+    await make('teams', { metadata: { name: 'd9' }, spec: { owner: { team: 'owners9' }, accessRequests: { requiredApprovals: 2 } } });
+    for (const who of ['ivy', 'jay', 'kim']) await make('ownedaccesskeys', { metadata: { name: `${who}-sre-key` }, spec: { user: who, groups: ['sre9'], key: keyOf(who) } });
+    const patchKey = async (name: string, spec: unknown) => expect((await server.fetch(url(`ownedaccesskeys/${name}`), { method: 'PATCH', headers: merge, body: JSON.stringify({ spec }) })).status).toBe(200);
+    const status = async (name: string) => ((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string; approvals: { user: string; key?: string }[]; conditions?: { type: string; message: string }[] } }).status;
+
+    const first = await ask('alice', { team: 'd9', duration: '1h', reason: 'INC-9' });
+    expect((await decide('ivy', first)).status).toBe(200);
+    expect((await status(first)).approvals).toEqual([expect.objectContaining({ user: 'ivy', key: 'ivy-sre-key' })]);
+    // The provider took ivy out of sre9.
+    await patchKey('ivy-sre-key', { groups: [] });
+    expect((await decide('jay', first)).status).toBe(200);
+    expect((await status(first)).phase).toBe('Pending');
+    expect((await decide('kim', first)).status).toBe(200);
+    const active = await status(first);
+    expect(active.phase).toBe('Active');
+    expect(active.conditions?.find((c) => c.type === 'Approved')?.message).toBe('approved by jay, kim');
+
+    // A key that stopped working (disabled) makes its approval count no more either.
+    const second = await ask('alice', { team: 'd9', duration: '1h', reason: 'INC-9b' });
+    expect((await decide('jay', second)).status).toBe(200);
+    await patchKey('jay-sre-key', { disabled: true });
+    expect((await decide('kim', second)).status).toBe(200);
+    expect((await status(second)).phase).toBe('Pending');
+    // jay approves again with another key that works: the record is now of that key.
+    await make('ownedaccesskeys', { metadata: { name: 'jay-new-key' }, spec: { user: 'jay', groups: ['sre9'], key: keyOf('jay2') } });
+    expect((await decide('jay2', second)).status).toBe(200);
+    const again = await status(second);
+    expect(again.approvals).toEqual([expect.objectContaining({ user: 'jay', key: 'jay-new-key' }), expect.objectContaining({ user: 'kim', key: 'kim-sre-key' })]);
+    expect(again.phase).toBe('Active');
+  });
 });

@@ -911,11 +911,15 @@ export interface AccessRequestStatus {
     user: string;
     time: string;
     /**
-     * The approver's groups when it approved: its approval counts towards requiredApprovals only while the approver, with them, may still approve.
+     * The approver's groups when it approved, as a record: its approval counts towards requiredApprovals only while the approver may still approve, judged with the groups the key it approved with has now (none when that key no longer works).
      *
      * @maxItems 256
      */
     groups?: string[];
+    /**
+     * The name of the access key the approval was made with (absent for an approval made by impersonation): its groups now are the approver's when the approval is counted again.
+     */
+    key?: string;
   }[];
   /**
    * When the access began.

@@ -322,7 +322,7 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
       const guard = guardOf(req, r);
       guard.scope('update', name, 'approval');
       const w = writeQuery(req.query, 'UpdateOptions');
-      const object = await concealing(r, guard, 'update', name, undefined, () => decideRequest(r, auth.teams, auth.authorizer, guard, name, objectBody(req), { fieldManager: w.fieldManager ?? agentOf(req), now: auth.now ?? (() => new Date()), ...(w.dryRun ? { dryRun: true } : {}) }));
+      const object = await concealing(r, guard, 'update', name, undefined, () => decideRequest(r, auth.teams, auth.authorizer, auth.authenticator, guard, name, objectBody(req), { fieldManager: w.fieldManager ?? agentOf(req), now: auth.now ?? (() => new Date()), ...(w.dryRun ? { dryRun: true } : {}) }));
       return send(req, reply, 200, object);
     }
     throw pathNotFound();
