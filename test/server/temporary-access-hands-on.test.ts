@@ -223,4 +223,37 @@ describe('what temporary access and its approvals hand on, and which approvals c
     expect(again.approvals).toEqual([expect.objectContaining({ user: 'jay', key: 'jay-new-key' }), expect.objectContaining({ user: 'kim', key: 'kim-sre-key' })]);
     expect(again.phase).toBe('Active');
   });
+
+  it('a key narrowed since by its scope so that it may not approve makes its approval count no more', async () => {
+    await make('teams', { metadata: { name: 'd10' }, spec: { owner: { team: 'owners9' }, accessRequests: { requiredApprovals: 2 } } });
+    for (const who of ['lee', 'max']) await make('ownedaccesskeys', { metadata: { name: `${who}-sre-key` }, spec: { user: who, groups: ['sre9'], key: keyOf(who) } });
+    const name = await ask('alice', { team: 'd10', duration: '1h', reason: 'INC-10b' });
+    expect((await decide('lee', name)).status).toBe(200);
+    const narrowed = await server.fetch(url('ownedaccesskeys/lee-sre-key'), { method: 'PATCH', headers: merge, body: JSON.stringify({ spec: { scope: { rules: [{ verbs: ['get'], resources: [{ group: 'management.service', resources: ['teams'] }] }] } } }) });
+    expect(narrowed.status).toBe(200);
+    expect((await decide('max', name)).status).toBe(200);
+    expect(((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string } }).status.phase).toBe('Pending');
+  });
+
+  // Found by a review of the change above.
+  it('two approvers through a group approving at the same moment (bodies naming no resourceVersion) make the request Active', async () => {
+    await make('teams', { metadata: { name: 'd11' }, spec: { owner: { team: 'owners9' }, accessRequests: { requiredApprovals: 2 } } });
+    for (const who of ['nia', 'oto']) await make('ownedaccesskeys', { metadata: { name: `${who}-sre-key` }, spec: { user: who, groups: ['sre9'], key: keyOf(who) } });
+    const name = await ask('alice', { team: 'd11', duration: '1h', reason: 'INC-11' });
+    const bare = (who: string) => server.fetch(url(`accessrequests/${name}/approval`), { method: 'PUT', headers: as(who), body: JSON.stringify({ metadata: { name }, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Script', message: 'ok' }] } }) });
+    const answers = await Promise.all([bare('nia'), bare('oto')]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string } }).status.phase).toBe('Active');
+  });
+
+  it('an administrator through a key of a subject (not a user) still counts as an earlier approver', async () => {
+    await make('teams', { metadata: { name: 'ops-admins12' }, spec: { groups: ['opsadm12'], clusterRoles: [{ name: 'management-admin' }] } });
+    await make('ownedaccesskeys', { metadata: { name: 'robot-key' }, spec: { subject: 'robot', groups: ['opsadm12'], key: keyOf('robot') } });
+    await make('ownedaccesskeys', { metadata: { name: 'owen-key' }, spec: { user: 'owen', key: keyOf('owen') } });
+    await make('teams', { metadata: { name: 'd12' }, spec: { owner: { user: 'owen' }, accessRequests: { requiredApprovals: 2 } } });
+    const name = await ask('alice', { team: 'd12', duration: '1h', reason: 'INC-12' });
+    expect((await decide('robot', name)).status).toBe(200);
+    expect((await decide('owen', name)).status).toBe(200);
+    expect(((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string } }).status.phase).toBe('Active');
+  });
 });

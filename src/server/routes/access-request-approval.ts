@@ -6,10 +6,11 @@
  * requester) and the admission chain judge it inside the write (guard.ts admit('approval')). On a
  * break-glass request, Active already, an approval is its review (the NeedsReview condition turns False).
  */
-import { approved, denied, reviewed, type Approval } from '../../api/access-request.js';
+import { approved, denied, reviewed } from '../../api/access-request.js';
 import type { Authorizer } from '../../auth/authorize.js';
-import { identityFor, type Identity } from '../../auth/identity.js';
-import { ApiError, badRequest, conflict } from '../../api/errors.js';
+import type { Identity } from '../../auth/identity.js';
+import { approvalKeys, stillApproves, type KeysNow } from '../earlier-approvals.js';
+import { badRequest, conflict } from '../../api/errors.js';
 import type { AccessRequest, KubeObject } from '../../api/types.js';
 import { isJsonMap } from '../../api/types.js';
 import type { ResourceRegistry } from '../../registry/resource-registry.js';
@@ -43,17 +44,7 @@ export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, authz
   const { approve, reason } = decisionOf(body);
   const read = readVersion(body);
   const approver = guard.who.name;
-  // The earlier approvers' keys as they authenticate now, read before the write (whose function
-  // cannot wait): an approval recorded meanwhile is judged as one whose key no longer works.
-  const earlier = approve ? await approversNow(r, keysNow, name) : new Map<string, Identity | undefined>();
-  // An approver's standing now: its name, and the groups its key has now (none when that key no
-  // longer works, or the approval was made by impersonation). Judged with the groups recorded when
-  // it approved, an approver whose group membership ended at the identity provider still counted.
-  const stillApproves = (a: Approval, req: AccessRequest) => {
-    const now = a.key === undefined ? undefined : earlier.get(a.key);
-    const groups = now?.user === a.user ? now.groups : [];
-    return authz.allowed(identityFor({ user: a.user, groups }, teams, ''), 'update', 'accessrequests', req, 'approval');
-  };
+  const keys = approve ? await approvalKeys(r, keysNow, name) : new Map<string, Identity | undefined>();
   // Impersonated, the key is the impersonator's: not the approver's to count again later.
   const key = guard.who.impersonation ? undefined : guard.who.keyName;
   return r.writeStatus(
@@ -64,25 +55,8 @@ export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, authz
       const req = current as AccessRequest;
       const now = opts.now();
       if (req.spec.breakGlass) return approve ? reviewed(req, approver, now) : req.status;
-      return approve ? approved(req, teams.get(req.spec.team), { user: approver, groups: guard.who.groups, ...(key ? { key } : {}) }, now, (a) => stillApproves(a, req)) : denied(req, approver, reason, now);
+      return approve ? approved(req, teams.get(req.spec.team), { user: approver, groups: guard.who.groups, ...(key ? { key } : {}) }, now, (a) => stillApproves(a, req, keys, authz, teams)) : denied(req, approver, reason, now);
     },
     { fieldManager: opts.fieldManager, observedAs: 'approval', admit: guard.admit('approval'), ...(opts.dryRun ? { dryRun: true } : {}) },
   );
-}
-
-/** Reads who a stored key acts for now (auth/authenticate.ts currentIdentity). */
-export interface KeysNow {
-  currentIdentity(name: string): Promise<Identity | undefined>;
-}
-
-/** The keys the request's approvals were made with, each as it authenticates now. */
-async function approversNow(r: ResourceRegistry, keysNow: KeysNow, name: string): Promise<Map<string, Identity | undefined>> {
-  const current = (await r.get(name).catch((err: unknown) => {
-    if (err instanceof ApiError && err.code === 404) return undefined;
-    throw err;
-  })) as AccessRequest | undefined;
-  const names = new Set((current?.status?.approvals ?? []).flatMap((a) => (a.key === undefined ? [] : [a.key])));
-  const found = new Map<string, Identity | undefined>();
-  for (const key of names) found.set(key, await keysNow.currentIdentity(key));
-  return found;
 }
