@@ -84,6 +84,12 @@ export class ApiError extends Error {
 
 const qualified = (gr: GroupResource) => (gr.group ? `${gr.resource}.${gr.group}` : gr.resource);
 
+/** A read's 404 as undefined (for `.catch`); any other failure (the store out of reach) stays an error. */
+export function unlessNotFound(err: unknown): undefined {
+  if (err instanceof ApiError && err.code === 404) return undefined;
+  throw err;
+}
+
 export function notFound(gr: GroupResource, name: string): ApiError {
   return new ApiError(404, 'NotFound', `${qualified(gr)} "${name}" not found`, {
     name,

@@ -1,6 +1,6 @@
 /** Bearer authentication: one indexed read by the key's SHA-256 hash, no plaintext anywhere. */
 import { timingSafeEqual } from 'node:crypto';
-import { ApiError, serviceUnavailable } from '../api/errors.js';
+import { ApiError, serviceUnavailable, unlessNotFound } from '../api/errors.js';
 import { previousValueRefusal, rotationOf } from '../api/key-rotation.js';
 import { hashKey, type StoredApiObject } from '../api/secrets.js';
 import { isAcceptedKeyValue } from '../api/key-format.js';
@@ -30,11 +30,8 @@ const withSignIn = (identity: Identity, signIn: SignIn | undefined): Identity =>
 const asPrevious = (identity: Identity, key: OwnedAccessKey, previous: boolean): Identity =>
   previous ? { ...identity, previousValue: { rotatedAt: rotationOf(key)?.rotatedAt ?? 'an unknown time' } } : identity;
 
-/** A read's 404 as undefined; any other failure (the store out of reach) stays an error. */
-function unlessNotFound(err: unknown): undefined {
-  if (err instanceof ApiError && err.code === 404) return undefined;
-  throw err;
-}
+/** A stored key as a request with it would be authenticated now (Authenticator.currentIdentity). */
+export type KeyNow = { identity: Identity } | { disabled: true } | { ended: true };
 
 /** Whether a stored hash is `hash`, compared in constant time. */
 function sameHash(stored: string | undefined, hash: string): boolean {
@@ -229,23 +226,40 @@ export class Authenticator {
   }
 
   /**
-   * Who the stored key `name` acts for now, as a request with it would be authenticated (its
-   * standing rights; no use counted), or undefined when such a request would be refused or the key
-   * is gone. Asked of an earlier approver's key when its approval is counted again: a Login key's
-   * groups follow the identity provider, so a group the approver lost since no longer approves.
+   * What the stored key `name` is now, as a request with it would be authenticated (its standing
+   * rights; no use counted): who it acts for, or `disabled`, or `ended` (gone, expired, its sign-in
+   * ended, refused otherwise). Asked of an earlier approver's key when its approval is counted
+   * again: a Login key's groups follow the identity provider, so a group lost since stops counting.
    */
-  async currentIdentity(name: string): Promise<Identity | undefined> {
+  async currentIdentity(name: string): Promise<KeyNow> {
     const key = (await this.registry.ownedaccesskeys.get(name).catch(unlessNotFound)) as OwnedAccessKey | undefined;
-    if (!key) return undefined;
+    if (!key) return { ended: true };
+    if (key.spec?.disabled) return { disabled: true };
     const now = this.now();
-    if (keyRefusal(key, now, this.activity.lastUsed(name), this.teams, this.identityMaxStalenessMs)) return undefined;
+    if (keyRefusal(key, now, this.activity.lastUsed(name), this.teams, this.identityMaxStalenessMs)) return { ended: true };
     try {
       await this.signInOf(key, now);
     } catch (err) {
-      if (err instanceof ApiError && err.code === 401) return undefined;
+      if (err instanceof ApiError && err.code === 401) return { ended: true };
       throw err;
     }
-    return this.identityOf(key);
+    return { identity: this.identityOf(key) };
+  }
+
+  /**
+   * Who `user`'s newest working Login key acts for now, if any: the person as the identity provider
+   * says now. Asked when the key an approval was made with has ended: signing in again deletes the
+   * CLI's previous Login key, and with it the key an approval names.
+   */
+  async currentSignIn(user: string): Promise<Identity | undefined> {
+    const keys = ((await this.registry.ownedaccesskeys.byField('holder', user)) as OwnedAccessKey[])
+      .filter((k) => isLoginKey(k) && k.spec.user === user && !k.spec.disabled)
+      .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
+    for (const key of keys) {
+      const now = await this.currentIdentity(key.metadata.name!);
+      if ('identity' in now) return now.identity;
+    }
+    return undefined;
   }
 
   /** The identity without its expiry. */

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 import { ManualClock, hour } from '../support/clock.js';
+import { mintLoginKey } from '../../src/signin/mint.js';
 
 const json = { 'Content-Type': 'application/json' };
 const merge = { 'Content-Type': 'application/merge-patch+json' };
@@ -255,5 +256,47 @@ describe('what temporary access and its approvals hand on, and which approvals c
     expect((await decide('robot', name)).status).toBe(200);
     expect((await decide('owen', name)).status).toBe(200);
     expect(((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string } }).status.phase).toBe('Active');
+  });
+
+  // Found by a review: signing in again deletes the previous Login key, the one the approval names.
+  it("an approver who signed in again counts as its new sign-in says now: with the provider's groups, or not once the provider took the group", async () => {
+    await make('teams', { metadata: { name: 'owners13' }, spec: { groups: ['sre13'] } });
+    await make('teams', { metadata: { name: 'd13' }, spec: { owner: { team: 'owners13' }, accessRequests: { requiredApprovals: 2 } } });
+    await make('ownedaccesskeys', { metadata: { name: 'rex-sre-key' }, spec: { user: 'rex', groups: ['sre13'], key: keyOf('rex') } });
+    const signIn = (groups: string[], replaces?: string) =>
+      mintLoginKey(server.registry, { username: 'pia', identity: { userId: 'u-pia', username: 'pia', groups, connector: 'oidc', connectorData: '{}' }, ttlSeconds: 8 * 3600, requester: { username: 'pia' }, via: 'in a test', ...(replaces ? { replaces } : {}) }, clock.now());
+    const approveAs = async (key: string, name: string) => {
+      const current = (await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status?: { conditions?: unknown[] } };
+      const body = { ...current, status: { ...current.status, conditions: [{ type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok' }] } };
+      return server.fetch(url(`accessrequests/${name}/approval`), { method: 'PUT', headers: { ...json, Authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+    };
+    const phase = async (name: string) => ((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string } }).status.phase;
+
+    const first = await signIn(['sre13']);
+    const one = await ask('alice', { team: 'd13', duration: '1h', reason: 'INC-13' });
+    expect((await approveAs(first.key, one)).status).toBe(200);
+    // pia signs in again: the key her approval names is deleted, the new one has the same groups.
+    const second = await signIn(['sre13'], first.name);
+    expect((await server.fetch(url(`ownedaccesskeys/${first.name}`))).status).toBe(404);
+    expect((await decide('rex', one)).status).toBe(200);
+    expect(await phase(one)).toBe('Active');
+
+    const two = await ask('alice', { team: 'd13', duration: '1h', reason: 'INC-13b' });
+    expect((await approveAs(second.key, two)).status).toBe(200);
+    // Signed in again after the provider took her out of sre13.
+    await signIn([], second.name);
+    expect((await decide('rex', two)).status).toBe(200);
+    expect(await phase(two)).toBe('Pending');
+  });
+
+  it('an approval made with a key disabled since (a leak report, an administrator) counts no more, even for an approver by name', async () => {
+    await make('teams', { metadata: { name: 'd14' }, spec: { owner: { user: 'bob' }, accessRequests: { requiredApprovals: 2, approvers: ['sam', 'tom'] } } });
+    for (const who of ['sam', 'tom']) await make('ownedaccesskeys', { metadata: { name: `${who}-key` }, spec: { user: who, key: keyOf(who) } });
+    const name = await ask('alice', { team: 'd14', duration: '1h', reason: 'INC-14' });
+    expect((await decide('sam', name)).status).toBe(200);
+    const disabled = await server.fetch(url('ownedaccesskeys/sam-key'), { method: 'PATCH', headers: merge, body: JSON.stringify({ spec: { disabled: true } }) });
+    expect(disabled.status).toBe(200);
+    expect((await decide('tom', name)).status).toBe(200);
+    expect(((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string } }).status.phase).toBe('Pending');
   });
 });

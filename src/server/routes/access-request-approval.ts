@@ -8,8 +8,7 @@
  */
 import { approved, denied, reviewed } from '../../api/access-request.js';
 import type { Authorizer } from '../../auth/authorize.js';
-import type { Identity } from '../../auth/identity.js';
-import { approvalKeys, stillApproves, type KeysNow } from '../earlier-approvals.js';
+import { approversNow, nobodyRead, stillApproves, type KeysNow } from '../earlier-approvals.js';
 import { badRequest, conflict } from '../../api/errors.js';
 import type { AccessRequest, KubeObject } from '../../api/types.js';
 import { isJsonMap } from '../../api/types.js';
@@ -44,7 +43,9 @@ export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, authz
   const { approve, reason } = decisionOf(body);
   const read = readVersion(body);
   const approver = guard.who.name;
-  const keys = approve ? await approvalKeys(r, keysNow, name) : new Map<string, Identity | undefined>();
+  // Read once the gate found the caller may approve requests at all (authorizeBeforeBody), before
+  // the write judges it on this one: at most 64 key reads (the approvals' bound).
+  const approvers = approve ? await approversNow(r, keysNow, name) : nobodyRead;
   // Impersonated, the key is the impersonator's: not the approver's to count again later.
   const key = guard.who.impersonation ? undefined : guard.who.keyName;
   return r.writeStatus(
@@ -55,7 +56,7 @@ export async function decideRequest(r: ResourceRegistry, teams: TeamIndex, authz
       const req = current as AccessRequest;
       const now = opts.now();
       if (req.spec.breakGlass) return approve ? reviewed(req, approver, now) : req.status;
-      return approve ? approved(req, teams.get(req.spec.team), { user: approver, groups: guard.who.groups, ...(key ? { key } : {}) }, now, (a) => stillApproves(a, req, keys, authz, teams)) : denied(req, approver, reason, now);
+      return approve ? approved(req, teams.get(req.spec.team), { user: approver, groups: guard.who.groups, ...(key ? { key } : {}) }, now, (a) => stillApproves(a, req, approvers, authz, teams)) : denied(req, approver, reason, now);
     },
     { fieldManager: opts.fieldManager, observedAs: 'approval', admit: guard.admit('approval'), ...(opts.dryRun ? { dryRun: true } : {}) },
   );
