@@ -233,10 +233,14 @@ export class Authenticator {
    */
   async currentIdentity(name: string): Promise<KeyNow> {
     const key = (await this.registry.ownedaccesskeys.get(name).catch(unlessNotFound)) as OwnedAccessKey | undefined;
-    if (!key) return { ended: true };
+    return key ? this.keyNow(key) : { ended: true };
+  }
+
+  /** currentIdentity of a key already read. */
+  private async keyNow(key: OwnedAccessKey): Promise<KeyNow> {
     if (key.spec?.disabled) return { disabled: true };
     const now = this.now();
-    if (keyRefusal(key, now, this.activity.lastUsed(name), this.teams, this.identityMaxStalenessMs)) return { ended: true };
+    if (keyRefusal(key, now, this.activity.lastUsed(key.metadata.name!), this.teams, this.identityMaxStalenessMs)) return { ended: true };
     try {
       await this.signInOf(key, now);
     } catch (err) {
@@ -256,7 +260,8 @@ export class Authenticator {
       .filter((k) => isLoginKey(k) && k.spec.user === user && !k.spec.disabled)
       .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
     for (const key of keys) {
-      const now = await this.currentIdentity(key.metadata.name!);
+      // The key as the index read it: read again by name, it was the same read twice.
+      const now = await this.keyNow(key);
       if ('identity' in now) return now.identity;
     }
     return undefined;

@@ -28,7 +28,7 @@ export interface KeysNow {
   currentSignIn(user: string): Promise<Identity | undefined>;
 }
 
-/** What approvalKeys read: each approval's key now, and the sign-in now of approvers whose key ended. */
+/** What approversNow read: each approval's key now, and the sign-in now of approvers whose key ended. */
 export interface ApproversNow {
   keys: ReadonlyMap<string, KeyNow>;
   signIns: ReadonlyMap<string, Identity | undefined>;
@@ -53,7 +53,8 @@ export async function approversNow(r: ResourceRegistry, keysNow: KeysNow, name: 
 
 /** Whether the earlier approval `a` of `req` still counts (see above), by what approversNow read. */
 export function stillApproves(a: Approval, req: AccessRequest, read: ApproversNow, authz: Authorizer, teams: TeamIndex): boolean {
-  const byName = () => authz.allowed(identityFor({ user: a.user }, teams, ''), 'update', 'accessrequests', req, 'approval');
+  // By the approver's name and these groups, as no key of its own says now.
+  const byName = (groups: string[] = []) => authz.allowed(identityFor({ user: a.user, groups }, teams, ''), 'update', 'accessrequests', req, 'approval');
   // As the identity would approve now: its rights and its key's scope.
   const asNow = (who: Identity) =>
     who.name === a.user &&
@@ -62,7 +63,7 @@ export function stillApproves(a: Approval, req: AccessRequest, read: ApproversNo
   if (a.key === undefined) return byName();
   const now = read.keys.get(a.key);
   // Recorded after the keys were read (an approval at the same moment): its groups are its key's of a moment ago.
-  if (now === undefined) return authz.allowed(identityFor({ user: a.user, groups: a.groups ?? [] }, teams, ''), 'update', 'accessrequests', req, 'approval');
+  if (now === undefined) return byName(a.groups);
   if ('identity' in now) return asNow(now.identity);
   if ('disabled' in now) return false;
   const signIn = read.signIns.get(a.user);
