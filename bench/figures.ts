@@ -70,6 +70,25 @@ export async function apiReads(s: Settings): Promise<Figure[]> {
         }),
       );
     }
+    // The GET target's reach: the least any server of this contract does per GET, on node:http,
+    // against the same anchor, measured after it (the anchor's rate is the first figure's).
+    const getBody = await (await fetch(`${api(server)}/teams/team-000500`, { headers: auth })).text();
+    const least = await bareServer(getBody, { key: adminKey });
+    const leastValue = await load(least.url, s, { headers: auth });
+    least.stop();
+    const anchorOfGet = out[0]!.anchorValue;
+    out.push(
+      figure({
+        name: 'api.get.least-work',
+        value: leastValue,
+        unit: 'requests/s',
+        anchor: `bare node:http returning the same ${getBody.length} bytes (api.get's anchor, this run)`,
+        anchorValue: anchorOfGet,
+        target: 0.75,
+        better: 'higher',
+        notes: `not teamkeys: node:http doing only what every authenticated GET must (the key's SHA-256 looked up in a Map, Audit-Id and Cache-Control), no routing, authorization, consistent read or metrics; below 0.75 means api.get's target is out of any such server's reach here. autocannon, ${s.connections} connections, ${s.seconds} s`,
+      }),
+    );
     return out;
   } finally {
     await server.stop();

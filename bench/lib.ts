@@ -53,19 +53,37 @@ export async function load(url: string, s: Settings, opts: { headers?: Record<st
   return Math.round(ok / s.seconds);
 }
 
-/** A bare node:http server in its own process returning exactly these bytes: the ceiling. */
-export async function bareServer(body: string): Promise<{ url: string; pid: number; stop(): void }> {
+/**
+ * A bare node:http server in its own process returning exactly these bytes: the ceiling. With
+ * `leastWork`, it first does what every authenticated GET of the API must and nothing else: the
+ * bearer key's SHA-256 looked up in a Map (as the authenticator's index does; 401 when absent),
+ * and kube-apiserver's Audit-Id (a random UUID) and Cache-Control headers. No routing, no
+ * authorization, no consistent-read check, no metrics: the rate no server of this contract on
+ * node:http can pass on this machine (docs/performance.md, "What the GET target asks").
+ */
+export async function bareServer(body: string, leastWork?: { key: string }): Promise<{ url: string; pid: number; stop(): void }> {
   const file = join(mkdtempSync(join(tmpdir(), 'teamkeys-bench-body-')), 'body');
   writeFileSync(file, body);
   const script = `
+    const { hash, randomUUID } = require('node:crypto');
     const body = require('node:fs').readFileSync(process.env.BODY_FILE);
+    const key = process.env.LEAST_WORK_KEY;
+    const holders = new Map(key ? [['sha256:' + hash('sha256', key, 'hex'), { name: 'admin' }]] : []);
     const server = require('node:http').createServer((req, res) => {
+      if (key) {
+        const bearer = req.headers.authorization;
+        const who = bearer && bearer.startsWith('Bearer ') ? holders.get('sha256:' + hash('sha256', bearer.slice(7), 'hex')) : undefined;
+        if (!who) { res.writeHead(401); res.end(); return; }
+        res.setHeader('Audit-Id', randomUUID());
+        res.setHeader('Cache-Control', 'no-cache, private');
+      }
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
       res.end(body);
     });
     server.keepAliveTimeout = 60000;
     server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
-  const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, BODY_FILE: file }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const env = { ...process.env, BODY_FILE: file, ...(leastWork ? { LEAST_WORK_KEY: leastWork.key } : {}) };
+  const child = spawn(process.execPath, ['-e', script], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
   return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => child.kill() };
 }

@@ -20,7 +20,7 @@ const settings: Settings = { quick, seconds: quick ? 2 : 10, connections: 50 };
 const scaleSizes = (process.argv.find((a) => a.startsWith('--scale-sizes='))?.slice('--scale-sizes='.length) ?? (quick ? '1000,10000' : '1000,10000,100000')).split(',').map(Number);
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const steps: [string, () => Promise<Figure | Figure[]>][] = [
-  ['api.get,api.get.member,api.list', () => apiReads(settings)],
+  ['api.get,api.get.member,api.list,api.get.least-work', () => apiReads(settings)],
   ['api.create,api.create.sqlite', () => apiCreates(settings)],
   ['plan.noop10k', () => planNoop(settings)],
   ['apply.1k', () => applyNew(settings)],
