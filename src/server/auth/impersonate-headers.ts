@@ -12,11 +12,29 @@ function single(values: string[] | undefined, header: string): string | undefine
   return distinct[0] || undefined;
 }
 
+/**
+ * The Impersonate-* headers by lowercased name, each with every value sent, as `headersDistinct`
+ * has them; undefined when there is none (nearly every request). Read from the raw pairs: Node builds
+ * `headersDistinct` for all of a request's headers on first use, a cost every request paid for none.
+ */
+export function impersonateHeaders(raw: string[]): Record<string, string[]> | undefined {
+  let found: Record<string, string[]> | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    // 'i' or 'I': the cheap test first, then the whole prefix in any case.
+    if ((name.charCodeAt(0) | 0x20) !== 0x69 || name.length < 12 || name.slice(0, 12).toLowerCase() !== 'impersonate-') continue;
+    const key = name.toLowerCase();
+    found ??= Object.create(null) as Record<string, string[]>;
+    (found[key] ??= []).push(raw[i + 1]!);
+  }
+  return found;
+}
+
 /** What the request asks to impersonate, or undefined when it sends no Impersonate-* header. */
 export function impersonationAsked(req: IncomingMessage): ImpersonationAsked | undefined {
-  const headers = req.headersDistinct;
-  const names = Object.keys(headers).filter((h) => h.startsWith('impersonate-'));
-  if (names.length === 0) return undefined;
+  const headers = impersonateHeaders(req.rawHeaders);
+  if (headers === undefined) return undefined;
+  const names = Object.keys(headers);
   const extra: Record<string, string[]> = {};
   for (const name of names.filter((h) => h.startsWith(extraPrefix))) {
     let key: string;
