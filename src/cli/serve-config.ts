@@ -13,6 +13,7 @@ import { parseDuration, parseSecondsOrDuration } from './duration.js';
 import { encryptionKeyFileName } from './encryption-key-file.js';
 import { CliError } from './errors.js';
 import { wholeNumber } from './flag-values.js';
+import { minAnonymousBodyBytes, type AnonymousBodyLimits } from '../server/auth/anonymous-bodies.js';
 import { parseListen, type ListenAddress } from './listen.js';
 import { logFormat, type LogFormat } from './logging.js';
 import { signInSettings, type SignInSettings } from './signin-flags.js';
@@ -56,6 +57,18 @@ export interface ServeConfig {
   sync?: DaemonSettings;
   /** --github-secret-scanning-keys-url. */
   gitHubKeysUrl: string;
+  /** --max-anonymous-bodies-per-address and --max-anonymous-body-bytes. */
+  anonymousBodies: AnonymousBodyLimits;
+}
+
+const byteUnits = { '': 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 } as const;
+
+/** A size in bytes: a whole number, or one with a binary suffix (512Ki, 32Mi, 1Gi), at least `least`. */
+function byteSize(flag: string, value: string, least: number): number {
+  const m = /^(\d{1,12})(Ki|Mi|Gi)?$/.exec(value);
+  const n = m ? Number(m[1]) * byteUnits[(m[2] ?? '') as keyof typeof byteUnits] : undefined;
+  if (n === undefined || n < least) throw new CliError(`${flag} must be a size of at least ${least / 1024 / 1024}Mi, in bytes or with Ki, Mi or Gi (like 32Mi), not "${value}"`);
+  return n;
 }
 
 /** BURST/PER_SECOND, e.g. 50/2, or "off". */
@@ -162,5 +175,9 @@ export function serveConfig(f: ServeFlags, env: NodeJS.ProcessEnv = process.env)
     signIn,
     ...(sync ? { sync } : {}),
     gitHubKeysUrl: httpUrl('--github-secret-scanning-keys-url', f.githubSecretScanningKeysUrl),
+    anonymousBodies: {
+      perClient: wholeNumber('--max-anonymous-bodies-per-address', f.maxAnonymousBodiesPerAddress, { above: 0 }),
+      totalBytes: byteSize('--max-anonymous-body-bytes', f.maxAnonymousBodyBytes, minAnonymousBodyBytes),
+    },
   };
 }

@@ -20,6 +20,7 @@ import { defaultRequestTimeoutMs, requestTimeouts } from './request-timeouts.js'
 import { pathNotFound } from '../api/errors.js';
 import { endpointAuthorizer } from './auth/endpoint-auth.js';
 import { registerRequestGate } from './auth/request-gate.js';
+import { AnonymousBodies, type AnonymousBodyLimits } from './auth/anonymous-bodies.js';
 import { canonicalUrl } from './canonical-path.js';
 import { callerOf } from './yaml-thread.js';
 import { registerResponseConventions } from './response-conventions.js';
@@ -60,6 +61,8 @@ export interface ServerOptions extends BackgroundOptions {
   federation?: TokenExchangeOptions;
   /** POST /auth/revoke and GitHub's secret scanning alerts (routes/leak-reports.ts). */
   leakReports?: LeakReportOptions;
+  /** Bodies read from clients without a key at once, per address and in bytes for the server (auth/anonymous-bodies.ts). */
+  anonymousBodies?: AnonymousBodyLimits;
 }
 
 declare module 'fastify' {
@@ -103,7 +106,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // Read only after the gate (request-gate.ts, before-body.ts) let the request through. YAML is
   // decoded here already, in a worker thread (yaml-thread.ts), for parseBody to pick up, on the
   // routes that take YAML only (route config `yamlBody`): never for sign-in or an unknown path.
+  const anonymousBodies = new AnonymousBodies(opts.anonymousBodies);
   app.addContentTypeParser('*', { parseAs: 'buffer' }, async (req: FastifyRequest, body: Buffer) => {
+    // Received: a body sent without a key no longer counts against the bound on those (anonymous-bodies.ts).
+    anonymousBodies.received(req);
     if ((req.routeOptions.config as { yamlBody?: boolean } | undefined)?.yamlBody) await preDecodeBody(req.headers['content-type'], body, callerOf(req));
     return body;
   });
@@ -116,7 +122,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   await app.register(compress, { globalCompression: true, globalDecompression: false, encodings: ['gzip'], threshold: 128 * 1024 });
   app.decorateRequest('identity', undefined);
   // Every request needs a key but those on the gate's explicit anonymous list (request-gate.ts).
-  registerRequestGate(app, opts.auth, { signIn: opts.signIn !== undefined });
+  registerRequestGate(app, opts.auth, { signIn: opts.signIn !== undefined, anonymousBodies });
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send(JSON.stringify(pathNotFound().toStatus()));
   });

@@ -49,6 +49,15 @@ describe('serveConfig: flags -> config', () => {
     expect(config(['--disable-unused-after', '1h']).keyHealth.disableUnusedAfterMs).toBe(3_600_000);
   });
 
+  it('takes the bounds on bodies sent without a key (default 8 per address, 32Mi for the server; at least 3Mi)', () => {
+    expect(config([]).anonymousBodies).toEqual({ perClient: 8, totalBytes: 32 * 1024 * 1024 });
+    expect(config(['--max-anonymous-bodies-per-address', '64', '--max-anonymous-body-bytes', '1Gi']).anonymousBodies).toEqual({ perClient: 64, totalBytes: 1024 ** 3 });
+    expect(config(['--max-anonymous-body-bytes', '4194304']).anonymousBodies.totalBytes).toBe(4 * 1024 * 1024);
+    expect(() => config(['--max-anonymous-body-bytes', '2Mi'])).toThrow('--max-anonymous-body-bytes must be a size of at least 3Mi, in bytes or with Ki, Mi or Gi (like 32Mi), not "2Mi"');
+    expect(() => config(['--max-anonymous-body-bytes', '32MB'])).toThrow(/not "32MB"/);
+    expect(() => config(['--max-anonymous-bodies-per-address', '0'])).toThrow('--max-anonymous-bodies-per-address must be a whole number above 0, not "0"');
+  });
+
   it('takes --lease-duration (default 15s, at least 1s)', () => {
     expect(config([]).leaseTtlMs).toBe(15_000);
     expect(config(['--lease-duration', '4s']).leaseTtlMs).toBe(4_000);

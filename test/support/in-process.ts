@@ -28,6 +28,7 @@ import type { NotificationsOptions } from '../../src/notify/work.js';
 
 /** The administrator key every test server starts with. */
 import type { TokenExchangeOptions } from '../../src/federation/exchange.js';
+import type { AnonymousBodyLimits } from '../../src/server/auth/anonymous-bodies.js';
 export const adminKey = `TestAdmin${'k'.repeat(55)}`;
 /**
  * The key file a bootstrap given `adminKey` never writes. Not /dev/null: a mutant that drops the
@@ -89,6 +90,8 @@ export interface InProcessOptions {
   synced?: () => Promise<unknown>;
   /** The background-work lease (default: this process's alone, always held). */
   lease?: Lease;
+  /** Bodies read from clients without a key at once (auth/anonymous-bodies.ts; default its defaults). */
+  anonymousBodies?: AnonymousBodyLimits;
 }
 
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcess> {
@@ -118,6 +121,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(opts.keyHealth || opts.now ? { keyHealth: { ...(opts.now ? { now: opts.now } : {}), ...opts.keyHealth } } : {}),
     ...(opts.synced ? { synced: opts.synced } : {}),
     ...(opts.lease ? { lease: opts.lease } : {}),
+    ...(opts.anonymousBodies ? { anonymousBodies: opts.anonymousBodies } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   // Each of the leader's work writes under the hold that started it (Leader.fenceOf): a test that

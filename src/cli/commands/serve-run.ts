@@ -147,6 +147,7 @@ async function assemble(config: ServeConfig): Promise<Assembled> {
     audit,
     requestTimeoutMs: config.requestTimeoutMs,
     watchLimits: config.watchLimits,
+    anonymousBodies: config.anonymousBodies,
     ...(signIn ? { signIn } : {}),
     // The API server's /metrics also serves the sidecar's and sign-in's.
     moreMetrics: [...(daemon ? [daemon.metrics.registry] : []), ...(signIn ? [signIn.provider.metrics.registry] : [])],

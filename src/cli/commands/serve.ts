@@ -7,6 +7,7 @@ import { defaultWarnExpiryMs } from '../../auth/key-health.js';
 import { formatDuration } from '../../duration.js';
 import { defaultAuditRetentionMs } from '../../server/audit/audit-recorder.js';
 import { defaultFailureLimit } from '../../server/auth/auth-context.js';
+import { defaultAnonymousBodyLimits } from '../../server/auth/anonymous-bodies.js';
 import { defaultMaxKeysPerUser } from '../../server/key-quota.js';
 import { defaultGitHubKeysUrl } from '../../server/leaks/github-keys.js';
 import { defaultRequestTimeoutMs, maxHeadersTimeoutMs } from '../../server/request-timeouts.js';
@@ -41,6 +42,18 @@ export const serveFlags = [
     arg: '<burst/per-second>',
     help: 'failed authentications a client address may make at once, and how fast that budget refills; then 429 (or "off")',
     default: `${defaultFailureLimit.burst}/${defaultFailureLimit.perSecond}`,
+  },
+  {
+    name: 'max-anonymous-bodies-per-address',
+    arg: '<n>',
+    help: "request bodies one client address may be sending at once without a key (sign-in, token exchange, leak reports, webhooks; an IPv6 /64 holds 4 addresses' share, a /48 16); one more is answered 429. Behind a proxy every client shares the proxy's address",
+    default: String(defaultAnonymousBodyLimits.perClient),
+  },
+  {
+    name: 'max-anonymous-body-bytes',
+    arg: '<bytes>',
+    help: "bytes of request bodies the server receives at once from clients without a key, each counted at its Content-Length (else its route's limit); more is answered 429 (like 32Mi, 512Ki; at least 3Mi)",
+    default: `${defaultAnonymousBodyLimits.totalBytes / 1024 / 1024}Mi`,
   },
   { name: 'request-timeout', arg: '<duration>', help: `time a client has to send its whole request (headers within ${maxHeadersTimeoutMs / 1000} s); then 408${seconds}`, default: String(defaultRequestTimeoutMs / 1000) },
   { name: 'audit-log', arg: '<file>', help: 'also append every audit event (who wrote what, when) to this file as JSON lines' },

@@ -15,6 +15,7 @@ import { gitHubScanningPath } from '../routes/github-secret-scanning.js';
 import { revokePath } from '../routes/revoke.js';
 import { authenticateRequest } from './endpoint-auth.js';
 import type { AuthContext } from './guard.js';
+import type { AnonymousBodies } from './anonymous-bodies.js';
 
 /** What kube-apiserver serves to anyone (system:public-info-viewer), as exact canonical paths. */
 const publicPaths = ['/healthz', '/livez', '/readyz', '/version', `${apiPrefix}/version`];
@@ -36,10 +37,12 @@ export const anonymousBodyLimit = 64 * 1024;
 export interface GateOptions {
   /** Sign-in is served: /auth/* is open to anyone (it is how one gets a key). */
   signIn: boolean;
+  /** The bound on bodies read from clients without a key, per address and for the server (anonymous-bodies.ts). */
+  anonymousBodies: AnonymousBodies;
 }
 
 /** The explicit list of what needs no key, by canonical path. */
-export function anonymousPath(path: string, opts: GateOptions): boolean {
+export function anonymousPath(path: string, opts: Pick<GateOptions, 'signIn'>): boolean {
   if (publicPaths.includes(path) || reportPaths.includes(path) || selfAuthenticating.includes(path) || path === tokenPath) return true;
   return opts.signIn && path.startsWith(`${authPrefix}/`);
 }
@@ -69,9 +72,12 @@ export function registerRequestGate(app: FastifyInstance, auth: AuthContext, opt
   app.addHook('onRequest', async (req, reply) => {
     const path = pathOf(req.raw);
     if (path === undefined) throw badRequest('the request path is not valid: malformed percent-encoding');
-    if (!anonymousPath(path, opts)) await authenticateRequest(req, reply, auth);
+    const anonymous = anonymousPath(path, opts);
+    if (!anonymous) await authenticateRequest(req, reply, auth);
     // No route serves this method on this path (POST /healthz, a GET-only discovery path): the
     // answer is known now, so the body is neither read nor decoded (the not-found route would read it).
     if (req.is404) throw pathNotFound();
+    // Whoever sends no key sends its body only within the bounds of all such bodies.
+    if (anonymous) opts.anonymousBodies.admit(req, reply);
   });
 }
