@@ -182,7 +182,13 @@ export function approved(
   // the owner team) since would otherwise still make up the team's two-person rule (found by a review).
   const counted = approvals.filter((a) => a.user === approver.user || stillApproves(a));
   const needed = requiredApprovals(team);
-  if (counted.length < needed) return status;
+  if (counted.length < needed) {
+    // Said where every client reads it (kubectl, `teamkeys approve`): how far the request is, and
+    // whose approvals make it up now, since an earlier one may have stopped counting.
+    const message = `${counted.length} of ${needed} required approvals count: ${counted.map((a) => a.user).join(', ')}`;
+    status.conditions = withCondition(status.conditions, { type: 'Approved', status: 'False', reason: 'AwaitingApprovals', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
+    return status;
+  }
   const message = `approved by ${counted.map((a) => a.user).join(', ')}`;
   status.conditions = withCondition(status.conditions, { type: 'Approved', status: 'True', reason: 'Approved', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
   status.phase = 'Active';

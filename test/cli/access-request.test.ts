@@ -26,7 +26,8 @@ describe('teamkeys request and approve', () => {
     const make = async (path: string, body: unknown) => expect((await api(path, undefined, { method: 'POST', body: JSON.stringify(body) })).status).toBe(201);
     await make('teams', { metadata: { name: 'payments' }, spec: { owner: { user: 'bob' } } });
     await make('teams', { metadata: { name: 'ledger' }, spec: { access: [{ verbs: ['get', 'update'], teams: ['payments'], users: ['bob'] }] } });
-    for (const who of ['alice', 'bob']) {
+    await make('teams', { metadata: { name: 'audit' }, spec: { owner: { user: 'bob' }, accessRequests: { requiredApprovals: 2, approvers: ['carol'] } } });
+    for (const who of ['alice', 'bob', 'carol']) {
       await make('ownedaccesskeys', { metadata: { name: `${who}-key` }, spec: { user: who, key: keyOf(who) } });
       writeFileSync(join(dir, `${who}.key`), keyOf(who));
     }
@@ -71,4 +72,12 @@ describe('teamkeys request and approve', () => {
     const teamAfter = (await (await api('teams/payments')).json()) as { metadata: { resourceVersion: string } };
     expect(teamAfter.metadata.resourceVersion).toBe(teamBefore.metadata.resourceVersion);
   }, 30_000);
+
+  it('an approval that leaves the request Pending says how many of the required approvals count, and whose', async () => {
+    const name = teamkeys(['request', '--team', 'audit', '--for', '1h', '--reason', 'INC-77', ...flags('alice')]).stdout.trim();
+    const first = teamkeys(['approve', name, ...flags('bob')]);
+    expect([first.code, first.stdout]).toEqual([0, `accessrequest.management.service/${name} approved: Pending (1 of 2 required approvals count: bob)\n`]);
+    const second = teamkeys(['approve', name, ...flags('carol')]);
+    expect(second.stdout).toMatch(new RegExp(`^accessrequest.management.service/${name} approved: Active until \\S+Z\\n$`));
+  });
 });

@@ -48,8 +48,10 @@ async function decide(name: string, opts: DecideOptions, type: 'Approved' | 'Den
     const condition = { type, status: 'True', reason: type === 'Approved' ? 'ApprovedByCli' : 'DeniedByCli', message: opts.reason ?? '' };
     const body: KubeObject = { ...current, status: { ...status, conditions: [...(status.conditions ?? []), condition] } };
     const decided = await client.decideAccessRequest(name, body);
-    const phase = (decided.status as { phase?: string; expiresAt?: string } | undefined) ?? {};
-    console.log(`accessrequest.${opts.apiGroup}/${name} ${type.toLowerCase()}: ${phase.phase ?? 'Pending'}${phase.phase === 'Active' ? ` until ${phase.expiresAt}` : ''}`);
+    const phase = (decided.status as { phase?: string; expiresAt?: string; conditions?: { type: string; status: string; message?: string }[] } | undefined) ?? {};
+    // Still Pending: the server's count of the approvals that count (a second approver is needed, or an earlier one no longer counts).
+    const waiting = phase.phase === 'Pending' ? phase.conditions?.find((c) => c.type === 'Approved' && c.status === 'False')?.message : undefined;
+    console.log(`accessrequest.${opts.apiGroup}/${name} ${type.toLowerCase()}: ${phase.phase ?? 'Pending'}${phase.phase === 'Active' ? ` until ${phase.expiresAt}` : ''}${waiting ? ` (${waiting})` : ''}`);
   } finally {
     await client.close();
   }
