@@ -117,6 +117,10 @@ function withCondition(conditions: Condition[] | undefined, c: Condition): Condi
   return [...(conditions ?? []).filter((x) => x.type !== c.type), c];
 }
 
+/** The condition a Pending request holds once approved short of its required approvals. */
+export const awaiting = 'AwaitingApprovals';
+const withoutAwaiting = (conditions: Condition[] | undefined) => conditions?.filter((c) => c.type !== awaiting);
+
 /** The status a new request starts with. */
 export const pendingStatus = (): NonNullable<AccessRequest['status']> => ({ phase: 'Pending', approvals: [] });
 
@@ -184,13 +188,15 @@ export function approved(
   const needed = requiredApprovals(team);
   if (counted.length < needed) {
     // Said where every client reads it (kubectl, `teamkeys approve`): how far the request is, and
-    // whose approvals make it up now, since an earlier one may have stopped counting.
+    // whose approvals make it up now, since an earlier one may have stopped counting. Its own type,
+    // held only while waiting: an `Approved` condition of any status reads as decided to clients
+    // written for kube's CertificateSigningRequests (kubectl certificate approve skips those).
     const message = `${counted.length} of ${needed} required approvals count: ${counted.map((a) => a.user).join(', ')}`;
-    status.conditions = withCondition(status.conditions, { type: 'Approved', status: 'False', reason: 'AwaitingApprovals', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
+    status.conditions = withCondition(status.conditions, { type: awaiting, status: 'True', reason: 'MoreApprovalsRequired', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
     return status;
   }
   const message = `approved by ${counted.map((a) => a.user).join(', ')}`;
-  status.conditions = withCondition(status.conditions, { type: 'Approved', status: 'True', reason: 'Approved', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
+  status.conditions = withCondition(withoutAwaiting(status.conditions), { type: 'Approved', status: 'True', reason: 'Approved', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
   status.phase = 'Active';
   status.activatedAt = time(now);
   // The team's maximum as it is now: one lowered since the request was asked bounds it too (a
@@ -204,7 +210,7 @@ export function denied(req: AccessRequest, approver: string, reason: string, now
   const status = structuredClone(req.status ?? pendingStatus());
   if (status.phase !== 'Pending') return status;
   status.phase = 'Denied';
-  status.conditions = withCondition(status.conditions, { type: 'Denied', status: 'True', reason: 'Denied', message: `denied by ${approver}${reason ? `: ${reason}` : ''}`, lastTransitionTime: time(now), lastUpdateTime: time(now) });
+  status.conditions = withCondition(withoutAwaiting(status.conditions), { type: 'Denied', status: 'True', reason: 'Denied', message: `denied by ${approver}${reason ? `: ${reason}` : ''}`, lastTransitionTime: time(now), lastUpdateTime: time(now) });
   return status;
 }
 

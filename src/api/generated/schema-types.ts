@@ -930,7 +930,7 @@ export interface AccessRequestStatus {
    */
   expiresAt?: string;
   /**
-   * Kube-style conditions: Approved, Denied, Expired, and for break-glass BreakGlass and NeedsReview (True until an approver reviews it).
+   * Kube-style conditions: Approved, Denied, Expired, AwaitingApprovals (True while a Pending request has some of its required approvals, saying how many count), and for break-glass BreakGlass and NeedsReview (True until an approver reviews it).
    *
    * @maxItems 32
    */

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { defaultGroup } from '../../api/resources.js';
+import { awaiting } from '../../api/access-request.js';
 import type { KubeObject } from '../../api/types.js';
 import { CliError } from '../errors.js';
 import type { TargetFlags } from '../gitops-flags.js';
@@ -50,7 +51,7 @@ async function decide(name: string, opts: DecideOptions, type: 'Approved' | 'Den
     const decided = await client.decideAccessRequest(name, body);
     const phase = (decided.status as { phase?: string; expiresAt?: string; conditions?: { type: string; status: string; message?: string }[] } | undefined) ?? {};
     // Still Pending: the server's count of the approvals that count (a second approver is needed, or an earlier one no longer counts).
-    const waiting = phase.phase === 'Pending' ? phase.conditions?.find((c) => c.type === 'Approved' && c.status === 'False')?.message : undefined;
+    const waiting = phase.phase === 'Pending' ? phase.conditions?.find((c) => c.type === awaiting && c.status === 'True')?.message : undefined;
     console.log(`accessrequest.${opts.apiGroup}/${name} ${type.toLowerCase()}: ${phase.phase ?? 'Pending'}${phase.phase === 'Active' ? ` until ${phase.expiresAt}` : ''}${waiting ? ` (${waiting})` : ''}`);
   } finally {
     await client.close();
