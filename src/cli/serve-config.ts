@@ -6,14 +6,14 @@
 import { join, resolve } from 'node:path';
 import { defaultActivityIntervalMs } from '../auth/activity.js';
 import { formatDuration } from '../duration.js';
+import { minAnonymousBodyBytes, type AnonymousBodyLimits } from '../server/auth/anonymous-bodies.js';
 import type { FailureLimitOptions } from '../auth/failure-limit.js';
 import type { ServeFlags } from './commands/serve.js';
 import { daemonSettings, hasSource, type DaemonSettings } from './daemon-setup.js';
 import { parseDuration, parseSecondsOrDuration } from './duration.js';
 import { encryptionKeyFileName } from './encryption-key-file.js';
 import { CliError } from './errors.js';
-import { wholeNumber } from './flag-values.js';
-import { minAnonymousBodyBytes, type AnonymousBodyLimits } from '../server/auth/anonymous-bodies.js';
+import { byteSize, wholeNumber } from './flag-values.js';
 import { parseListen, type ListenAddress } from './listen.js';
 import { logFormat, type LogFormat } from './logging.js';
 import { signInSettings, type SignInSettings } from './signin-flags.js';
@@ -61,15 +61,6 @@ export interface ServeConfig {
   anonymousBodies: AnonymousBodyLimits;
 }
 
-const byteUnits = { '': 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 } as const;
-
-/** A size in bytes: a whole number, or one with a binary suffix (512Ki, 32Mi, 1Gi), at least `least`. */
-function byteSize(flag: string, value: string, least: number): number {
-  const m = /^(\d{1,12})(Ki|Mi|Gi)?$/.exec(value);
-  const n = m ? Number(m[1]) * byteUnits[(m[2] ?? '') as keyof typeof byteUnits] : undefined;
-  if (n === undefined || n < least) throw new CliError(`${flag} must be a size of at least ${least / 1024 / 1024}Mi, in bytes or with Ki, Mi or Gi (like 32Mi), not "${value}"`);
-  return n;
-}
 
 /** BURST/PER_SECOND, e.g. 50/2, or "off". */
 function failureLimit(value: string): FailureLimitOptions | false {

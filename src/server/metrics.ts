@@ -77,6 +77,31 @@ export class ServerMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Bodies sent without a key (auth/anonymous-bodies.ts): bytes being received, by pool, read at
+   * each scrape; and refusals, by the bound that refused (`address`, or the pool's server bound).
+   * An attack on the key-less endpoints shows as a full pool and a rising count.
+   */
+  readonly anonymousBodyRefusals = new Counter({
+    name: 'teamkeys_anonymous_bodies_refused_total',
+    help: 'Requests without a key refused (429) before their body was read, by the bound that refused them: address (its address or network sends as many as it may), forms or webhooks (the server receives as many bytes of those as it may).',
+    labelNames: ['bound'],
+    registers: [this.registry],
+  });
+
+  /** Reads `receiving` (bytes by pool) at each scrape. */
+  watchAnonymousBodies(receiving: () => Readonly<Record<string, number>>): void {
+    new Gauge({
+      name: 'teamkeys_anonymous_body_bytes',
+      help: 'Bytes of request bodies from clients without a key being received now, each counted at the most it may be, by pool (forms: revocations, token exchanges, sign-in; webhooks: GitHub alerts, the sidecar), against --max-anonymous-body-bytes each.',
+      labelNames: ['pool'],
+      registers: [this.registry],
+      collect() {
+        for (const [pool, bytes] of Object.entries(receiving())) this.set({ pool }, bytes);
+      },
+    });
+  }
+
   /** Records a finished request: its route says the resource and whether it named a collection. */
   observe(req: FastifyRequest, reply: FastifyReply): void {
     const params = (req.params ?? {}) as { resource?: string; name?: string };

@@ -106,7 +106,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // Read only after the gate (request-gate.ts, before-body.ts) let the request through. YAML is
   // decoded here already, in a worker thread (yaml-thread.ts), for parseBody to pick up, on the
   // routes that take YAML only (route config `yamlBody`): never for sign-in or an unknown path.
-  const anonymousBodies = new AnonymousBodies(opts.anonymousBodies);
+  const metrics = new ServerMetrics();
+  const anonymousBodies = new AnonymousBodies(opts.anonymousBodies, (bound) => metrics.anonymousBodyRefusals.inc({ bound }));
+  metrics.watchAnonymousBodies(() => anonymousBodies.receiving());
   app.addContentTypeParser('*', { parseAs: 'buffer' }, async (req: FastifyRequest, body: Buffer) => {
     // Received: a body sent without a key no longer counts against the bound on those (anonymous-bodies.ts).
     anonymousBodies.received(req);
@@ -138,7 +140,6 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerSelfSubjectReviewRoutes(app, apiPrefix, new AccessAdvisor(opts.auth.authorizer, registry));
   registerLeakReportRoutes(app, registry, { ...(opts.auth.now ? { now: opts.auth.now } : {}), ...opts.leakReports });
   const authorizeEndpoint = endpointAuthorizer(opts.auth);
-  const metrics = new ServerMetrics();
   registerMetrics(app, metrics, (req, reply) => authorizeEndpoint(req, reply, 'metrics'), opts.moreMetrics);
 
   const exchange = new TokenExchange(registry, opts.auth, opts.federation);

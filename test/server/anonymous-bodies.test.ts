@@ -4,14 +4,13 @@
  * bounded how many were read at once, so clients without a key could make the server hold a
  * route's limit per connection they opened.
  */
-import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInProcess, type InProcess } from '../support/in-process.js';
+import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
 import { bodyBound } from '../../src/server/auth/anonymous-bodies.js';
+import { startGitHubKeysServer } from '../support/github-keys-server.js';
 
 /** A revocation form of exactly `size` bytes (any string is a well-formed report: 200 `{}`). */
 const form = (size: number) => `token=${'x'.repeat(Math.max(1, size - 6))}`;
@@ -63,11 +62,13 @@ describe('bodies sent without a key', () => {
       const held = bodies.map((b) => revoke('203.0.113.7', 40, b));
       await new Promise((r) => setTimeout(r, 200));
       expect((await s.inject({ method: 'GET', url: '/healthz', remoteAddress: '203.0.113.7' })).statusCode).toBe(200);
+      // A GET's body is never read, whatever length it claims.
+      expect((await s.inject({ method: 'GET', url: '/healthz', remoteAddress: '203.0.113.7', headers: { 'content-length': '3' }, payload: 'abc' })).statusCode).toBe(200);
       const made = await s.inject({
         method: 'POST',
         url: '/kubernetes/management/apis/management.service/v1/teams',
         remoteAddress: '203.0.113.7',
-        headers: { authorization: `Bearer ${(await import('../support/in-process.js')).adminKey}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
         payload: JSON.stringify({ metadata: { name: 'keyed-body' }, spec: { displayName: 'Keyed' } }),
       });
       expect(made.statusCode, made.body).toBe(201);
@@ -163,13 +164,9 @@ describe('bodies sent without a key', () => {
 
   it("a body that has arrived holds no place while its request is answered: a second sender is read while the first's handler waits", async () => {
     // GitHub's alerts: the handler waits for GitHub's published keys, which this key server answers after 1.5 s.
-    const github = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-    const published = JSON.stringify({ public_keys: [{ key_identifier: 'k1', key: github.publicKey.export({ type: 'spki', format: 'pem' }) }] });
-    const keyServer = createServer((_req, res) => void setTimeout(() => res.writeHead(200, { 'Content-Type': 'application/json' }).end(published), 1500));
-    await new Promise<void>((done) => keyServer.listen(0, '127.0.0.1', done));
-    const { port } = keyServer.address() as AddressInfo;
+    const keys = await startGitHubKeysServer(1500);
     // Room for one 600-byte body at a time.
-    const s = await startInProcess({ anonymousBodies: { perClient: 8, totalBytes: 1000 }, leakReports: { gitHubKeysUrl: `http://127.0.0.1:${port}/keys` } });
+    const s = await startInProcess({ anonymousBodies: { perClient: 8, totalBytes: 1000 }, leakReports: { gitHubKeysUrl: keys.url } });
     try {
       const alert = (remoteAddress: string) =>
         s.inject({ method: 'POST', url: '/auth/secret-scanning/github', remoteAddress, headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA' }, payload: `[${' '.repeat(598)}]` });
@@ -182,15 +179,45 @@ describe('bodies sent without a key', () => {
       expect(Date.now() - started).toBeGreaterThan(800);
     } finally {
       await s.close();
-      await new Promise<void>((done) => keyServer.close(() => done()));
+      await keys.close();
+    }
+  });
+
+  it("webhook bodies (GitHub's alerts, the sidecar's) have a bound of their own: holding it full turns away no revocation or token exchange; both show on /metrics", async () => {
+    const keys = await startGitHubKeysServer();
+    const s = await startInProcess({ anonymousBodies: { perClient: 8, totalBytes: 2 * 1024 * 1024 }, leakReports: { gitHubKeysUrl: keys.url, limit: { burst: 1000, perSecond: 1000 } } });
+    try {
+      // Two chunked alerts from two addresses, one byte sent each: each counts as the route's 1 MiB.
+      const alert = (remoteAddress: string, body: PassThrough | string) =>
+        s.inject({ method: 'POST', url: '/auth/secret-scanning/github', remoteAddress, headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA' }, payload: body });
+      const bodies = [new PassThrough(), new PassThrough()];
+      const held = bodies.map((b, i) => alert(`198.18.0.${i + 1}`, b));
+      for (const b of bodies) b.write('[');
+      await new Promise((r) => setTimeout(r, 200));
+      const third = await alert('198.18.0.3', '[]');
+      expect([third.statusCode, (third.json() as { message: string }).message]).toEqual([429, 'the server is receiving as many request bodies from clients without a key as it allows at once; try again']);
+      const revoke = await s.inject({ method: 'POST', url: '/auth/revoke', remoteAddress: '203.0.113.77', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form(60) });
+      expect(revoke.statusCode).toBe(200);
+      const metrics = await (await s.fetch(`${s.base}/metrics`)).text();
+      expect(metrics).toMatch(/^teamkeys_anonymous_body_bytes\{pool="webhooks"\} 2097152$/m);
+      expect(metrics).toMatch(/^teamkeys_anonymous_body_bytes\{pool="forms"\} 0$/m);
+      expect(metrics).toMatch(/^teamkeys_anonymous_bodies_refused_total\{bound="webhooks"\} 1$/m);
+      for (const b of bodies) b.end(']');
+      await Promise.all(held);
+      expect(await (await s.fetch(`${s.base}/metrics`)).text()).toMatch(/^teamkeys_anonymous_body_bytes\{pool="webhooks"\} 0$/m);
+    } finally {
+      await s.close();
+      await keys.close();
     }
   });
 
   it('a body counts at most as its route allows, and not at all without one', () => {
-    expect(bodyBound({ 'content-length': '10' }, 64)).toBe(10);
-    expect(bodyBound({ 'content-length': '1000000' }, 64)).toBe(64);
-    expect(bodyBound({ 'transfer-encoding': 'chunked' }, 64)).toBe(64);
-    expect(bodyBound({}, 64)).toBe(0);
-    expect(bodyBound({ 'content-length': '0' }, 64)).toBe(0);
+    expect(bodyBound('POST', { 'content-length': '10' }, 64)).toBe(10);
+    expect(bodyBound('POST', { 'content-length': '1000000' }, 64)).toBe(64);
+    expect(bodyBound('PUT', { 'transfer-encoding': 'chunked' }, 64)).toBe(64);
+    expect(bodyBound('POST', {}, 64)).toBe(0);
+    expect(bodyBound('POST', { 'content-length': '0' }, 64)).toBe(0);
+    // fastify reads no body of these, whatever their headers say.
+    for (const method of ['GET', 'HEAD', 'TRACE']) expect(bodyBound(method, { 'content-length': '10' }, 64), method).toBe(0);
   });
 });

@@ -10,24 +10,31 @@
  *   most `perClient` bodies being received at once, so one address cannot take the server's room;
  * - for the whole server: at most `totalBytes` of bodies being received, each counted as the most it
  *   may be (its Content-Length, else the route's limit), so many addresses together cannot exhaust
- *   memory.
+ *   memory. Forms (the routes of at most 64 KiB: revocations, token exchanges, sign-in) and
+ *   webhooks (GitHub's alerts, 1 MiB; the sidecar's, 3 MiB) have a bound each: a few addresses
+ *   holding webhook bodies open would otherwise turn away every revocation and token exchange (found
+ *   by a review: 16 addresses did it with one-byte chunked alerts).
  * Beyond either, 429 with Retry-After: 1 before the body is read. The places come back once the
- * body has arrived (the content parser, `received`), or when the response ends however it ends (a
- * 413, a cut connection): a whole small body arrives with its headers, so a burst of clients behind
- * one proxy address holds its places for a moment each, while a slow sender holds its own only.
- * Routes with stricter bounds of their own keep them (GitHub's alerts: 2 per address until
- * answered). Requests with a key are not counted: the key answers for them.
+ * body has arrived (the content parser, `received`), or when the response ends or the connection
+ * goes, however that happens (connection-gone.ts). A whole small body arrives with its headers, so a
+ * burst of clients behind one proxy address holds its places for a moment each, while a slow sender
+ * holds its own. Routes with stricter bounds of their own keep them (GitHub's alerts: 2 per address
+ * until answered). Requests to the paths that need a key are not counted: the key answers for them.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../../api/errors.js';
 import { ConcurrentLimit } from '../../auth/concurrent-limit.js';
 import { budgetScopes, clientOf } from '../client-address.js';
 import { maxBodyBytes } from '../body-limit.js';
+import { whenGone } from '../connection-gone.js';
+
+/** The bodies a caller without a key may send to the forms (sign-in's, revocations, the token exchange): no more is buffered. */
+export const anonymousBodyLimit = 64 * 1024;
 
 export interface AnonymousBodyLimits {
-  /** Bodies one client address reads at once (a /64 holds 4 addresses' share, a /48 16). */
+  /** Bodies one client address sends at once (a /64 holds 4 addresses' share, a /48 16). */
   perClient: number;
-  /** Bytes of anonymous bodies the server reads at once, each counted at the most it may be. */
+  /** Bytes of bodies the server receives at once, for forms and for webhooks each, each body counted at the most it may be. */
   totalBytes: number;
 }
 
@@ -36,44 +43,64 @@ export const defaultAnonymousBodyLimits: AnonymousBodyLimits = { perClient: 8, t
 /** The server bound may not be under the largest body an anonymous route takes (the sidecar's webhook: the server's 3 MiB), which it could then never admit. */
 export const minAnonymousBodyBytes = maxBodyBytes;
 
+/** Methods whose bodies fastify never reads (a Content-Length on them costs nothing). */
+const bodyless = new Set(['GET', 'HEAD', 'TRACE']);
+
 /** The most a request's body may be, by its headers and its route's limit; 0 when it has none. */
-export function bodyBound(headers: FastifyRequest['headers'], routeLimit: number): number {
+export function bodyBound(method: string, headers: FastifyRequest['headers'], routeLimit: number): number {
+  if (bodyless.has(method)) return 0;
   // Node refuses a request that sends both, or a Content-Length that is not a number (400).
   if (headers['transfer-encoding'] !== undefined) return routeLimit;
   const length = Number(headers['content-length'] ?? 0);
   return Math.min(Number.isSafeInteger(length) && length > 0 ? length : 0, routeLimit);
 }
 
+export type BodyPool = 'forms' | 'webhooks';
+const poolOf = (routeLimit: number): BodyPool => (routeLimit <= anonymousBodyLimit ? 'forms' : 'webhooks');
+
 export class AnonymousBodies {
   private readonly byClient: ConcurrentLimit;
-  private bytes = 0;
+  private readonly bytes: Record<BodyPool, number> = { forms: 0, webhooks: 0 };
   /** The places of each request whose body is being received, by its raw request. */
   private readonly held = new WeakMap<object, () => void>();
 
-  constructor(readonly limits: AnonymousBodyLimits = defaultAnonymousBodyLimits) {
+  constructor(
+    readonly limits: AnonymousBodyLimits = defaultAnonymousBodyLimits,
+    /** Told of each refusal, by which bound refused it (the server's metrics). */
+    private readonly refused: (bound: 'address' | BodyPool) => void = () => {},
+  ) {
     this.byClient = new ConcurrentLimit(limits.perClient, budgetScopes);
   }
 
-  /** Takes the request's places until its body has arrived or its response ends, or throws 429; a request without a body takes none. */
+  /** Bytes counted now, by pool (the server's metrics). */
+  receiving(): Readonly<Record<BodyPool, number>> {
+    return this.bytes;
+  }
+
+  /** Takes the request's places until its body has arrived or it is gone, or throws 429; a request without a body takes none. */
   admit(req: FastifyRequest, reply: FastifyReply): void {
-    const bound = bodyBound(req.headers, req.routeOptions.bodyLimit ?? 0);
+    const routeLimit = req.routeOptions.bodyLimit ?? 0;
+    const bound = bodyBound(req.method, req.headers, routeLimit);
     if (bound === 0) return;
     const client = clientOf(req);
     const full = this.byClient.full(client);
-    if (full) throw tooManyRequests(`too many requests from this address${full.share === 1 ? '' : `'s network (${full.key})`} are sending a body at once; try again`, 1);
-    if (this.bytes + bound > this.limits.totalBytes) throw tooManyRequests('the server is receiving as many request bodies from clients without a key as it allows at once; try again', 1);
+    if (full) {
+      this.refused('address');
+      throw tooManyRequests(`too many requests from this address${full.share === 1 ? '' : `'s network (${full.key})`} are sending a body at once; try again`, 1);
+    }
+    const pool = poolOf(routeLimit);
+    if (this.bytes[pool] + bound > this.limits.totalBytes) {
+      this.refused(pool);
+      throw tooManyRequests('the server is receiving as many request bodies from clients without a key as it allows at once; try again', 1);
+    }
     const giveBack = this.byClient.take(client);
-    this.bytes += bound;
-    let held = true;
-    const release = () => {
-      if (!held) return;
-      held = false;
+    this.bytes[pool] += bound;
+    const release = whenGone(req.raw, reply.raw, () => {
       this.held.delete(req.raw);
       giveBack();
-      this.bytes -= bound;
-    };
+      this.bytes[pool] -= bound;
+    });
     this.held.set(req.raw, release);
-    reply.raw.once('close', release);
   }
 
   /** The request's body has arrived whole: its places come back (a request that took none: nothing). */

@@ -15,7 +15,7 @@ import { gitHubScanningPath } from '../routes/github-secret-scanning.js';
 import { revokePath } from '../routes/revoke.js';
 import { authenticateRequest } from './endpoint-auth.js';
 import type { AuthContext } from './guard.js';
-import type { AnonymousBodies } from './anonymous-bodies.js';
+import { anonymousBodyLimit, type AnonymousBodies } from './anonymous-bodies.js';
 
 /** What kube-apiserver serves to anyone (system:public-info-viewer), as exact canonical paths. */
 const publicPaths = ['/healthz', '/livez', '/readyz', '/version', `${apiPrefix}/version`];
@@ -31,8 +31,8 @@ const selfAuthenticating = ['/sync', gitHubScanningPath];
 /** The token endpoint: a CI job trades its ID token there for a key (src/federation), so it needs none. */
 const tokenPath = `${authPrefix}/token`;
 
-/** The bodies a caller without a key may send (sign-in's small JSON forms): no more is buffered. */
-export const anonymousBodyLimit = 64 * 1024;
+/** The bodies a caller without a key may send to the forms: anonymous-bodies.ts. */
+export { anonymousBodyLimit } from './anonymous-bodies.js';
 
 export interface GateOptions {
   /** Sign-in is served: /auth/* is open to anyone (it is how one gets a key). */

@@ -16,6 +16,7 @@ import { verifiesBody } from '../leaks/github-keys.js';
 import { recordedSourceUrl, reportLeakedKey } from '../leaks/leaked-keys.js';
 import { budgetScopes, clientOf } from '../client-address.js';
 import { ConcurrentLimit } from '../../auth/concurrent-limit.js';
+import { whenGone } from '../connection-gone.js';
 
 export const gitHubScanningPath = '/auth/secret-scanning/github';
 /** The audit event's user of a report GitHub made. */
@@ -85,7 +86,7 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
       }
       const full = reading.full(client);
       if (full) throw tooManyRequests(`too many secret scanning alerts from this address${full.share === 1 ? '' : `'s network (${full.key})`} are being read at once; try again`, 1);
-      reply.raw.once('close', reading.take(client));
+      whenGone(req.raw, reply.raw, reading.take(client));
     },
   }, async (req, reply) => {
     const address = clientOf(req);

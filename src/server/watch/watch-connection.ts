@@ -17,6 +17,7 @@ import type { KeptWatch } from './watch-keeper.js';
 import { watchDurationMs } from './watch-limits.js';
 import { drained, finishStream, openStream, writeLine } from './watch-response.js';
 import { earlierWarnings } from '../reply.js';
+import { whenGone } from '../connection-gone.js';
 
 export type WatchEventOut = WatchEvent<KubeObject | Status>;
 
@@ -143,10 +144,10 @@ export class WatchConnection {
     const res = this.reply.raw;
     // A hijacked reply sends none of fastify's headers: the Warning set at authentication goes along here.
     openStream(res, earlierWarnings(this.reply));
-    res.on('close', () => this.end({ why: 'client-gone' }));
-    // A client gone while the watch started sent its 'close' before anyone listened: without this,
-    // a watch with nothing to send would hold its places until its time ends.
-    if (res.destroyed) this.end({ why: 'client-gone' });
+    // The response's end or the connection's (a watch pipelined behind another request never sees
+    // its response close when the connection is cut), or gone already while the watch started:
+    // without these, a watch with nothing to send would hold its places until its time ends.
+    whenGone(this.req.raw, res, () => this.end({ why: 'client-gone' }));
     if (this.state.name !== 'Starting') return res;
     this.state = { name: 'Streaming' };
     this.timer = setTimeout(() => this.end({ why: 'timeout' }), watchDurationMs(this.spec.timeoutSeconds, this.hub.slots.limits.minRequestTimeoutSeconds));
