@@ -192,7 +192,9 @@ export function approved(
     // held only while waiting: an `Approved` condition of any status reads as decided to clients
     // written for kube's CertificateSigningRequests (kubectl certificate approve skips those).
     const message = `${counted.length} of ${needed} required approvals count: ${counted.map((a) => a.user).join(', ')}`;
-    status.conditions = withCondition(status.conditions, { type: awaiting, status: 'True', reason: 'MoreApprovalsRequired', message, lastTransitionTime: time(now), lastUpdateTime: time(now) });
+    // Already waiting: its status did not change, so neither does when it last did (kube's convention).
+    const since = status.conditions?.find((c) => c.type === awaiting && c.status === 'True')?.lastTransitionTime ?? time(now);
+    status.conditions = withCondition(status.conditions, { type: awaiting, status: 'True', reason: 'MoreApprovalsRequired', message, lastTransitionTime: since, lastUpdateTime: time(now) });
     return status;
   }
   const message = `approved by ${counted.map((a) => a.user).join(', ')}`;

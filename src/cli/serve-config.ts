@@ -61,7 +61,6 @@ export interface ServeConfig {
   anonymousBodies: AnonymousBodyLimits;
 }
 
-
 /** BURST/PER_SECOND, e.g. 50/2, or "off". */
 function failureLimit(value: string): FailureLimitOptions | false {
   if (value === 'off') return false;

@@ -42,7 +42,8 @@ export async function exchangeJobToken(opts: JobTokenExchange): Promise<Exchange
   // behind one address starting together waits its turn rather than failing (a review measured the
   // bound refusing bursts whose bodies lagged their headers by 5 ms or more).
   for (let i = 0; i < retries && answer.status === 429 && answer.retryAfter !== undefined && answer.retryAfter <= longestWaitSeconds; i++) {
-    await new Promise((r) => setTimeout(r, answer.retryAfter! * 1000));
+    // Up to a second more at random: jobs refused together do not all come back together.
+    await new Promise((r) => setTimeout(r, answer.retryAfter! * 1000 + Math.random() * 1000));
     answer = await post(target, payload, opts);
   }
   const { status, text } = answer;

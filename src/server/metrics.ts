@@ -93,7 +93,7 @@ export class ServerMetrics {
   watchAnonymousBodies(receiving: () => Readonly<Record<string, number>>): void {
     new Gauge({
       name: 'teamkeys_anonymous_body_bytes',
-      help: 'Bytes of request bodies from clients without a key being received now, each counted at the most it may be, by pool (forms: revocations, token exchanges, sign-in; webhooks: GitHub alerts, the sidecar), against --max-anonymous-body-bytes each.',
+      help: 'Bytes of request bodies from clients without a key being received now, as arrived so far, by pool (forms: revocations, token exchanges, sign-in; webhooks: GitHub alerts, the sidecar), against --max-anonymous-body-bytes each.',
       labelNames: ['pool'],
       registers: [this.registry],
       collect() {

@@ -112,31 +112,38 @@ describe('bodies sent without a key', () => {
     const revoke = (remoteAddress: string, headers: Record<string, string>, body: PassThrough | string) =>
       s.inject({ method: 'POST', url: '/auth/revoke', remoteAddress, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: body });
 
-    it('bodies of many addresses together stop at the server bound, each counted at its Content-Length; the next is refused until one ends', async () => {
+    const refusal = 'the server is receiving as many request bodies from clients without a key as it allows at once; try again';
+
+    it('bodies are counted as they arrive: one whose declared length would not fit is refused before it is read, one that crosses the bound while arriving is cut; both 429', async () => {
       const first = new PassThrough();
-      // Under the route's 64 KiB, and 140 bytes short of the server's bound.
-      const held = revoke('198.51.100.1', { 'content-length': String(total - 140) }, first);
+      // Declared 64 KiB - 1 (under the route's limit); 60 KiB of it sent and held.
+      const held = revoke('198.51.100.1', { 'content-length': String(64 * 1024 - 1) }, first);
+      first.write(form(64 * 1024 - 1).slice(0, 60 * 1024));
       await new Promise((r) => setTimeout(r, 200));
-      const over = await revoke('198.51.100.2', { 'content-length': '141' }, form(141));
-      expect([over.statusCode, over.headers['retry-after'], (over.json() as { message: string }).message]).toEqual([
-        429,
-        '1',
-        'the server is receiving as many request bodies from clients without a key as it allows at once; try again',
-      ]);
+      const declared = await revoke('198.51.100.2', { 'content-length': String(total - 60 * 1024 + 1) }, form(total - 60 * 1024 + 1));
+      expect([declared.statusCode, declared.headers['retry-after'], (declared.json() as { message: string }).message]).toEqual([429, '1', refusal]);
       // One that fits in what is left is read.
-      expect((await revoke('198.51.100.3', { 'content-length': '140' }, form(140))).statusCode).toBe(200);
-      first.end(form(total - 140));
+      expect((await revoke('198.51.100.3', { 'content-length': String(total - 60 * 1024) }, form(total - 60 * 1024))).statusCode).toBe(200);
+      // Chunked: admitted with room left, cut when a chunk crosses the bound.
+      const chunked = new PassThrough();
+      const crossing = revoke('198.51.100.4', { 'transfer-encoding': 'chunked' }, chunked);
+      chunked.write(`token=${'y'.repeat(20 * 1024)}`);
+      await new Promise((r) => setTimeout(r, 100));
+      chunked.end('y'.repeat(20 * 1024));
+      const cut = await crossing;
+      expect([cut.statusCode, (cut.json() as { message: string }).message]).toEqual([429, refusal]);
+      first.end(form(64 * 1024 - 1).slice(60 * 1024));
       expect((await held).statusCode).toBe(200);
-      expect((await revoke('198.51.100.2', { 'content-length': '141' }, form(141))).statusCode).toBe(200);
+      expect((await revoke('198.51.100.2', { 'content-length': String(total - 60 * 1024 + 1) }, form(total - 60 * 1024 + 1))).statusCode).toBe(200);
     });
 
-    it("a body without a length (chunked) counts as its route's limit (64 KiB for the anonymous forms)", async () => {
+    it('a body held open after one byte counts one byte, whatever length it declared or may reach', async () => {
       const first = new PassThrough();
-      const held = revoke('198.51.100.4', { 'transfer-encoding': 'chunked' }, first);
+      const held = revoke('198.51.100.5', { 'transfer-encoding': 'chunked' }, first);
+      first.write('t');
       await new Promise((r) => setTimeout(r, 200));
-      expect((await revoke('198.51.100.5', { 'content-length': '101' }, form(101))).statusCode).toBe(429);
-      expect((await revoke('198.51.100.5', { 'content-length': '100' }, form(100))).statusCode).toBe(200);
-      first.end(form(40));
+      expect((await revoke('198.51.100.6', { 'content-length': String(64 * 1024) }, form(64 * 1024))).statusCode).toBe(200);
+      first.end('oken=abc');
       expect((await held).statusCode).toBe(200);
     });
 
@@ -187,24 +194,52 @@ describe('bodies sent without a key', () => {
     const keys = await startGitHubKeysServer();
     const s = await startInProcess({ anonymousBodies: { perClient: 8, totalBytes: 2 * 1024 * 1024 }, leakReports: { gitHubKeysUrl: keys.url, limit: { burst: 1000, perSecond: 1000 } } });
     try {
-      // Two chunked alerts from two addresses, one byte sent each: each counts as the route's 1 MiB.
-      const alert = (remoteAddress: string, body: PassThrough | string) =>
-        s.inject({ method: 'POST', url: '/auth/secret-scanning/github', remoteAddress, headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA' }, payload: body });
+      const alert = (remoteAddress: string, headers: Record<string, string>, body: PassThrough | string) =>
+        s.inject({ method: 'POST', url: '/auth/secret-scanning/github', remoteAddress, headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA', ...headers }, payload: body });
+      // Two chunked alerts from two addresses, a million bytes sent each and held.
       const bodies = [new PassThrough(), new PassThrough()];
-      const held = bodies.map((b, i) => alert(`198.18.0.${i + 1}`, b));
-      for (const b of bodies) b.write('[');
-      await new Promise((r) => setTimeout(r, 200));
-      const third = await alert('198.18.0.3', '[]');
+      const held = bodies.map((b, i) => alert(`198.18.0.${i + 1}`, { 'transfer-encoding': 'chunked' }, b));
+      for (const b of bodies) b.write(`[${' '.repeat(999_999)}`);
+      await new Promise((r) => setTimeout(r, 300));
+      const third = await alert('198.18.0.3', { 'content-length': '100000' }, `[${' '.repeat(99_998)}]`);
       expect([third.statusCode, (third.json() as { message: string }).message]).toEqual([429, 'the server is receiving as many request bodies from clients without a key as it allows at once; try again']);
       const revoke = await s.inject({ method: 'POST', url: '/auth/revoke', remoteAddress: '203.0.113.77', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form(60) });
       expect(revoke.statusCode).toBe(200);
       const metrics = await (await s.fetch(`${s.base}/metrics`)).text();
-      expect(metrics).toMatch(/^teamkeys_anonymous_body_bytes\{pool="webhooks"\} 2097152$/m);
+      expect(metrics).toMatch(/^teamkeys_anonymous_body_bytes\{pool="webhooks"\} 2000000$/m);
       expect(metrics).toMatch(/^teamkeys_anonymous_body_bytes\{pool="forms"\} 0$/m);
       expect(metrics).toMatch(/^teamkeys_anonymous_bodies_refused_total\{bound="webhooks"\} 1$/m);
       for (const b of bodies) b.end(']');
-      await Promise.all(held);
+      expect((await Promise.all(held)).map((r) => r.statusCode)).toEqual([401, 401]);
       expect(await (await s.fetch(`${s.base}/metrics`)).text()).toMatch(/^teamkeys_anonymous_body_bytes\{pool="webhooks"\} 0$/m);
+    } finally {
+      await s.close();
+      await keys.close();
+    }
+  });
+
+  it("one-byte alerts held open from an IPv6 /62 (32, at the address and network bounds) do not turn GitHub's alerts away (default bounds)", async () => {
+    const keys = await startGitHubKeysServer();
+    const s = await startInProcess({ leakReports: { gitHubKeysUrl: keys.url, limit: { burst: 1000, perSecond: 1000 } } });
+    try {
+      const alert = (remoteAddress: string, headers: Record<string, string>, body: PassThrough | string) =>
+        s.inject({ method: 'POST', url: '/auth/secret-scanning/github', remoteAddress, headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA', ...headers }, payload: body });
+      const bodies: PassThrough[] = [];
+      const held: Promise<{ statusCode: number }>[] = [];
+      for (let net = 0; net < 4; net++)
+        for (let host = 1; host <= 4; host++)
+          for (let i = 0; i < 2; i++) {
+            const body = new PassThrough();
+            bodies.push(body);
+            held.push(alert(`2001:db8:0:${net}::${host}`, { 'transfer-encoding': 'chunked' }, body));
+            body.write('[');
+          }
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await (await s.fetch(`${s.base}/metrics`)).text()).toMatch(/^teamkeys_anonymous_body_bytes\{pool="webhooks"\} 32$/m);
+      // GitHub's alert is read and judged (401: this signature is made up), not refused.
+      expect((await alert('192.30.252.1', {}, '[]')).statusCode).toBe(401);
+      for (const b of bodies) b.end(']');
+      await Promise.all(held);
     } finally {
       await s.close();
       await keys.close();

@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
+import { startGitHubKeysServer, type GitHubKeysServer } from '../support/github-keys-server.js';
+import { eventually } from '../support/eventually.js';
 
 describe('unverified GitHub alerts sent at once', () => {
   let s: InProcess;
@@ -101,4 +103,46 @@ describe('unverified GitHub alerts sent at once', () => {
     expect(read, JSON.stringify(codes)).toBeLessThanOrEqual(2);
     expect(codes.filter((c) => c === 429).length, JSON.stringify(codes)).toBe(24 - read);
   });
+});
+
+describe("GitHub's alert route, alerts sent whole and cut at once", () => {
+  let s: InProcess;
+  let keys: GitHubKeysServer;
+  beforeAll(async () => {
+    // GitHub's keys take 1.5 s: each alert's handler waits that long, holding its body.
+    keys = await startGitHubKeysServer(1500);
+    // Six unverified alerts per address, then 429: spent only by alerts whose handlers ran.
+    s = await startInProcess({ leakReports: { gitHubKeysUrl: keys.url, limit: { burst: 6, perSecond: 0.001 } } });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await keys?.close();
+  });
+
+  const body = `[${' '.repeat(500_000)}]`;
+  const sendAndCut = () =>
+    new Promise<void>((done) => {
+      const socket = connect(Number(new URL(s.base).port), '127.0.0.1', () => {
+        socket.write(`POST /auth/secret-scanning/github HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nGithub-Public-Key-Identifier: k1\r\nGithub-Public-Key-Signature: AAAA\r\nContent-Length: ${body.length}\r\n\r\n${body}`, () => {
+          setTimeout(() => {
+            socket.destroy();
+            done();
+          }, 30);
+        });
+      });
+      socket.on('error', () => done());
+    });
+
+  it('hold their places until handled: of six half-MB alerts of one address, two are verified at once, four refused (found by a review: all six were)', async () => {
+    for (let i = 0; i < 6; i++) await sendAndCut();
+    await eventually('the two handlers have failed their verification', async () => {
+      // The address's budget (6) is spent by two: its next alert is read and judged, not refused.
+      const next = await s.inject({ method: 'POST', url: '/auth/secret-scanning/github', remoteAddress: '127.0.0.1', headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA' }, payload: '[]' });
+      return next.statusCode === 401 ? next : undefined;
+    });
+    // The budget counts what the handlers refused: two of the six, and this one.
+    const spent = [];
+    for (let i = 0; i < 4; i++) spent.push((await s.inject({ method: 'POST', url: '/auth/secret-scanning/github', remoteAddress: '127.0.0.1', headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA' }, payload: '[]' })).statusCode);
+    expect(spent).toEqual([401, 401, 401, 429]);
+  }, 20_000);
 });

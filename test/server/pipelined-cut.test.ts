@@ -8,6 +8,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminKey, startInProcess, type InProcess } from '../support/in-process.js';
+import { eventually } from '../support/eventually.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { startGitHubKeysServer, type GitHubKeysServer } from '../support/github-keys-server.js';
@@ -67,9 +68,12 @@ describe('requests pipelined behind a slow one, the connection cut', () => {
       await behindReadyz(watch);
       await new Promise((r) => setTimeout(r, 20));
     }
-    await new Promise((r) => setTimeout(r, 300));
-    const again = await s.fetch(`${s.api}/teams?watch=true`);
-    expect(again.status).toBe(200);
+    const again = await eventually('the key watches again', async () => {
+      const res = await s.fetch(`${s.api}/teams?watch=true`);
+      if (res.status === 200) return res;
+      await res.body?.cancel();
+      return undefined;
+    });
     await again.body?.cancel();
   });
 
@@ -78,10 +82,34 @@ describe('requests pipelined behind a slow one, the connection cut', () => {
       await behindReadyz('POST /auth/secret-scanning/github HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nGithub-Public-Key-Identifier: k1\r\nGithub-Public-Key-Signature: AAAA\r\nContent-Length: 100\r\n\r\n[');
       await new Promise((r) => setTimeout(r, 20));
     }
-    await new Promise((r) => setTimeout(r, 300));
     // Read and judged (401: this signature is made up), not refused as one of too many being read.
-    const alert = await fetch(`${s.base}/auth/secret-scanning/github`, { method: 'POST', headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA' }, body: '[]' });
-    expect(alert.status).toBe(401);
-    await alert.body?.cancel();
+    await eventually("the address's alerts are read again", async () => {
+      const alert = await fetch(`${s.base}/auth/secret-scanning/github`, { method: 'POST', headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'AAAA' }, body: '[]' });
+      await alert.body?.cancel();
+      return alert.status === 401;
+    });
+  });
+  it('many requests waiting on one connection take one listener of it (twenty pipelined watches: no MaxListenersExceededWarning)', async () => {
+    const many = await startInProcess({ watchLimits: { maxPerKey: 30 } });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const watch = `GET ${new URL(many.api).pathname}/teams?watch=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${adminKey}\r\n\r\n`;
+      const socket = connect(Number(new URL(many.base).port), '127.0.0.1', () => socket.write(watch.repeat(20)));
+      socket.on('error', () => {});
+      // Every watch has started (the first streams, the others wait their turn on the connection).
+      await new Promise((r) => setTimeout(r, 500));
+      socket.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+      // And all twenty gave their slots back: thirty more fit.
+      const again = await Promise.all(Array.from({ length: 30 }, () => many.fetch(`${many.api}/teams?watch=true`)));
+      expect(again.map((r) => r.status)).toEqual(new Array(30).fill(200));
+      await Promise.all(again.map((r) => r.body?.cancel()));
+    } finally {
+      process.off('warning', onWarning);
+      await many.close();
+    }
   });
 });

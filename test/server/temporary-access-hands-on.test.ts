@@ -161,15 +161,19 @@ describe('what temporary access and its approvals hand on, and which approvals c
   it('an approval by someone no longer an approver does not count towards requiredApprovals', async () => {
     await make('teams', { metadata: { name: 'd2' }, spec: { owner: { user: 'bob' }, accessRequests: { requiredApprovals: 2, approvers: ['erin', 'frank'] } } });
     const name = await ask('alice', { team: 'd2', duration: '1h', reason: 'INC-2' });
-    const waiting = async () => ((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { conditions?: { type: string; status: string; reason: string; message: string }[] } }).status.conditions?.find((c) => c.type === 'AwaitingApprovals');
+    const waiting = async () => ((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { conditions?: { type: string; status: string; reason: string; message: string }[] } }).status.conditions?.find((c) => c.type === 'AwaitingApprovals') as { status: string; reason: string; message: string; lastTransitionTime?: string; lastUpdateTime?: string } | undefined;
     expect((await decide('frank', name)).status).toBe(200);
     // Pending says how far it is, and whose approvals make that up.
     expect(await waiting()).toMatchObject({ status: 'True', reason: 'MoreApprovalsRequired', message: '1 of 2 required approvals count: frank' });
     // frank is taken out of the approvers: his approval is stale.
     expect((await patchTeam('d2', { accessRequests: { requiredApprovals: 2, approvers: ['erin'] } })).status).toBe(200);
+    const before = await waiting();
+    clock.advance(60_000);
     expect((await decide('erin', name)).status).toBe(200);
     expect((await phaseOf(name)).phase).toBe('Pending');
-    expect((await waiting())?.message).toBe('1 of 2 required approvals count: erin');
+    // Still waiting: the message follows the count, the transition time stays that of the first wait.
+    expect(await waiting()).toMatchObject({ message: '1 of 2 required approvals count: erin', lastTransitionTime: before?.lastTransitionTime });
+    expect((await waiting())?.lastUpdateTime).not.toBe(before?.lastUpdateTime);
     // A second current approver makes it Active, and the status names those who counted.
     expect((await decide('bob', name)).status).toBe(200);
     const status = (await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string; approvals: { user: string }[]; conditions: { type: string; message: string }[] } };

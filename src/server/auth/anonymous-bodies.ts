@@ -8,12 +8,13 @@
  * costs memory before a key is checked, a body being received:
  * - per client address (and, for IPv6, its /64 and /48 with their shares, client-address.ts): at
  *   most `perClient` bodies being received at once, so one address cannot take the server's room;
- * - for the whole server: at most `totalBytes` of bodies being received, each counted as the most it
- *   may be (its Content-Length, else the route's limit), so many addresses together cannot exhaust
- *   memory. Forms (the routes of at most 64 KiB: revocations, token exchanges, sign-in) and
- *   webhooks (GitHub's alerts, 1 MiB; the sidecar's, 3 MiB) have a bound each: a few addresses
- *   holding webhook bodies open would otherwise turn away every revocation and token exchange (found
- *   by a review: 16 addresses did it with one-byte chunked alerts).
+ * - for the whole server: at most `totalBytes` of bodies being received, counted as they arrive
+ *   (`metered`), so many addresses together cannot exhaust memory. A body whose declared length
+ *   would not fit is refused before it is read; one that crosses the bound while arriving is cut
+ *   with the same 429. Counted as declared instead, one-byte chunked bodies from a few addresses
+ *   held the whole bound (found by a review: 32 bodies of one byte from one IPv6 /62). Forms (the
+ *   routes of at most 64 KiB: revocations, token exchanges, sign-in) and webhooks (GitHub's
+ *   alerts, 1 MiB; the sidecar's, 3 MiB) have a bound each, so neither can turn the other away.
  * Beyond either, 429 with Retry-After: 1 before the body is read. The places come back once the
  * body has arrived (the content parser, `received`), or when the response ends or the connection
  * goes, however that happens (connection-gone.ts). A whole small body arrives with its headers, so a
@@ -21,6 +22,7 @@
  * holds its own. Routes with stricter bounds of their own keep them (GitHub's alerts: 2 per address
  * until answered). Requests to the paths that need a key are not counted: the key answers for them.
  */
+import { pipeline, Transform, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../../api/errors.js';
 import { ConcurrentLimit } from '../../auth/concurrent-limit.js';
@@ -34,7 +36,7 @@ export const anonymousBodyLimit = 64 * 1024;
 export interface AnonymousBodyLimits {
   /** Bodies one client address sends at once (a /64 holds 4 addresses' share, a /48 16). */
   perClient: number;
-  /** Bytes of bodies the server receives at once, for forms and for webhooks each, each body counted at the most it may be. */
+  /** Bytes of bodies the server holds while receiving them, for forms and for webhooks each. */
   totalBytes: number;
 }
 
@@ -58,11 +60,24 @@ export function bodyBound(method: string, headers: FastifyRequest['headers'], ro
 export type BodyPool = 'forms' | 'webhooks';
 const poolOf = (routeLimit: number): BodyPool => (routeLimit <= anonymousBodyLimit ? 'forms' : 'webhooks');
 
+/** What one request's body has been charged, and how its places come back. */
+interface Account {
+  pool: BodyPool;
+  charged: number;
+  release: () => void;
+}
+
+const serverFull = () => {
+  const err = tooManyRequests('the server is receiving as many request bodies from clients without a key as it allows at once; try again', 1);
+  // fastify's body reader answers an error of a stream with its statusCode (400 when it has none).
+  return Object.assign(err, { statusCode: 429 });
+};
+
 export class AnonymousBodies {
   private readonly byClient: ConcurrentLimit;
   private readonly bytes: Record<BodyPool, number> = { forms: 0, webhooks: 0 };
-  /** The places of each request whose body is being received, by its raw request. */
-  private readonly held = new WeakMap<object, () => void>();
+  /** Each request whose body is being received, by its raw request. */
+  private readonly accounts = new WeakMap<object, Account>();
 
   constructor(
     readonly limits: AnonymousBodyLimits = defaultAnonymousBodyLimits,
@@ -72,12 +87,12 @@ export class AnonymousBodies {
     this.byClient = new ConcurrentLimit(limits.perClient, budgetScopes);
   }
 
-  /** Bytes counted now, by pool (the server's metrics). */
+  /** Bytes held now, by pool (the server's metrics). */
   receiving(): Readonly<Record<BodyPool, number>> {
     return this.bytes;
   }
 
-  /** Takes the request's places until its body has arrived or it is gone, or throws 429; a request without a body takes none. */
+  /** Takes the request's place until its body has arrived or it is gone, or throws 429; a request without a body takes none. */
   admit(req: FastifyRequest, reply: FastifyReply): void {
     const routeLimit = req.routeOptions.bodyLimit ?? 0;
     const bound = bodyBound(req.method, req.headers, routeLimit);
@@ -89,22 +104,45 @@ export class AnonymousBodies {
       throw tooManyRequests(`too many requests from this address${full.share === 1 ? '' : `'s network (${full.key})`} are sending a body at once; try again`, 1);
     }
     const pool = poolOf(routeLimit);
-    if (this.bytes[pool] + bound > this.limits.totalBytes) {
+    // A declared length that would not fit is refused now; a chunked body is judged as it arrives.
+    const declared = req.headers['transfer-encoding'] === undefined ? bound : 0;
+    if (this.bytes[pool] + declared > this.limits.totalBytes) {
       this.refused(pool);
-      throw tooManyRequests('the server is receiving as many request bodies from clients without a key as it allows at once; try again', 1);
+      throw serverFull();
     }
     const giveBack = this.byClient.take(client);
-    this.bytes[pool] += bound;
-    const release = whenGone(req.raw, reply.raw, () => {
-      this.held.delete(req.raw);
+    const account: Account = { pool, charged: 0, release: () => {} };
+    account.release = whenGone(req.raw, reply.raw, () => {
+      this.accounts.delete(req.raw);
       giveBack();
-      this.bytes[pool] -= bound;
+      this.bytes[pool] -= account.charged;
+      account.charged = 0;
     });
-    this.held.set(req.raw, release);
+    this.accounts.set(req.raw, account);
   }
 
-  /** The request's body has arrived whole: its places come back (a request that took none: nothing). */
+  /** The body as it arrives, each chunk counted against its pool; a chunk past the pool's bound ends it with 429. */
+  metered(req: FastifyRequest, payload: Readable): Readable {
+    const account = this.accounts.get(req.raw);
+    if (!account) return payload;
+    const meter = new Transform({
+      transform: (chunk: Buffer, _encoding, next) => {
+        if (this.bytes[account.pool] + chunk.length > this.limits.totalBytes) {
+          this.refused(account.pool);
+          next(serverFull());
+          return;
+        }
+        this.bytes[account.pool] += chunk.length;
+        account.charged += chunk.length;
+        next(null, chunk);
+      },
+    });
+    // The request's errors (a cut connection) reach the reader through the meter.
+    return pipeline(payload, meter, () => {});
+  }
+
+  /** The request's body has arrived whole: its places and bytes come back (a request that took none: nothing). */
   received(req: FastifyRequest): void {
-    this.held.get(req.raw)?.();
+    this.accounts.get(req.raw)?.release();
   }
 }

@@ -6,7 +6,7 @@
  * Authorization of the request's attributes follows before the body too (before-body.ts, on the
  * resource routes); only then is the body read and decoded (content.ts), then admission. docs/auth.md.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, preParsingHookHandler } from 'fastify';
 import { badRequest, pathNotFound } from '../../api/errors.js';
 import { apiPrefix } from '../../api/resources.js';
 import { authPrefix } from '../../signin/options.js';
@@ -68,6 +68,11 @@ export function registerRequestGate(app: FastifyInstance, auth: AuthContext, opt
     table.push({ methods: [route.method].flat(), url: route.url ?? route.path });
     // Route paths are already canonical; the sign-in forms are small, and read before any key.
     if (anonymousPath(route.url ?? route.path, opts) && !selfAuthenticating.includes(route.url ?? route.path)) route.bodyLimit = anonymousBodyLimit;
+    // Bodies sent without a key are counted as they arrive (anonymous-bodies.ts); only these routes pay for the meter.
+    if (anonymousPath(route.url ?? route.path, opts)) {
+      const meter: preParsingHookHandler = (req, _reply, payload, done) => done(null, opts.anonymousBodies.metered(req, payload));
+      route.preParsing = [...[route.preParsing ?? []].flat(), meter];
+    }
   });
   app.addHook('onRequest', async (req, reply) => {
     const path = pathOf(req.raw);

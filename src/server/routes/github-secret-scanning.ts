@@ -7,7 +7,7 @@
  * signature does not verify is 401 and changes nothing; such failures spend the client address's
  * budget, as failed authentications do.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, badRequest, serviceUnavailable, tooManyRequests } from '../../api/errors.js';
 import type { FailureLimiter } from '../../auth/failure-limit.js';
 import type { Registry } from '../../registry/registry.js';
@@ -71,6 +71,10 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
   // place with bodies it never sent, and GitHub's alerts were refused (found by the next review).
   // Per address and, for IPv6, its /64 and /48: a host picks any of its /64's addresses.
   const reading = new ConcurrentLimit(maxAlertsReading, budgetScopes);
+  // A place comes back when its alert has been handled; when the request is gone before its handler
+  // began (a body never finished), then. Not at the cut alone: a handler still holds the body while
+  // it waits for GitHub's keys (found by a review: six cut alerts of one address verified at once).
+  const places = new WeakMap<object, { handling: boolean; giveBack: () => void }>();
   app.post(gitHubScanningPath, {
     bodyLimit: alertBodyLimit,
     // What the headers decide is decided before the body is read: an address past its budget, an
@@ -86,9 +90,23 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
       }
       const full = reading.full(client);
       if (full) throw tooManyRequests(`too many secret scanning alerts from this address${full.share === 1 ? '' : `'s network (${full.key})`} are being read at once; try again`, 1);
-      whenGone(req.raw, reply.raw, reading.take(client));
+      const place = { handling: false, giveBack: reading.take(client) };
+      places.set(req.raw, place);
+      whenGone(req.raw, reply.raw, () => {
+        if (!place.handling) place.giveBack();
+      });
     },
   }, async (req, reply) => {
+    const place = places.get(req.raw);
+    if (place) place.handling = true;
+    try {
+      return await handle(req, reply);
+    } finally {
+      place?.giveBack();
+    }
+  });
+
+  async function handle(req: FastifyRequest, reply: FastifyReply) {
     const address = clientOf(req);
     if (!(await verified(req, keys))) {
       budget.fail(address);
@@ -106,5 +124,5 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
     }
     req.log.info({ tokens: feedback.length, truePositives: feedback.filter((f) => f.label === 'true_positive').length }, 'GitHub secret scanning alert handled');
     return reply.code(200).header('Cache-Control', 'no-store').type('application/json').send(JSON.stringify(feedback));
-  });
+  }
 }
