@@ -15,12 +15,13 @@
  *   held the whole bound (found by a review: 32 bodies of one byte from one IPv6 /62). Forms (the
  *   routes of at most 64 KiB: revocations, token exchanges, sign-in) and webhooks (GitHub's
  *   alerts, 1 MiB; the sidecar's, 3 MiB) have a bound each, so neither can turn the other away.
- * Beyond either, 429 with Retry-After: 1 before the body is read. The places come back once the
+ * Beyond either, 429 with Retry-After: 1: before the body is read when the address's places or the
+ * declared length do not fit, else when a chunk crosses the bound. The places come back once the
  * body has arrived (the content parser, `received`), or when the response ends or the connection
  * goes, however that happens (connection-gone.ts). A whole small body arrives with its headers, so a
  * burst of clients behind one proxy address holds its places for a moment each, while a slow sender
  * holds its own. Routes with stricter bounds of their own keep them (GitHub's alerts: 2 per address
- * until answered). Requests to the paths that need a key are not counted: the key answers for them.
+ * until handled). Requests to the paths that need a key are not counted: the key answers for them.
  */
 import { pipeline, Transform, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
