@@ -59,7 +59,7 @@ export async function load(url: string, s: Settings, opts: { headers?: Record<st
  * bearer key's SHA-256 looked up in a Map (as the authenticator's index does; 401 when absent),
  * and kube-apiserver's Audit-Id (a random UUID) and Cache-Control headers. No routing, no
  * authorization, no consistent-read check, no metrics: the rate no server of this contract on
- * node:http can pass on this machine (docs/performance.md, "What the GET target asks").
+ * node:http can pass on this machine (docs/performance.md, "Latest run": `api.get.least-work`).
  */
 export async function bareServer(body: string, leastWork?: { key: string }): Promise<{ url: string; pid: number; stop(): void }> {
   const file = join(mkdtempSync(join(tmpdir(), 'teamkeys-bench-body-')), 'body');

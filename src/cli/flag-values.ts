@@ -22,7 +22,8 @@ const byteUnits = { '': 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 } as const;
 /** A size in bytes: a whole number, or one with a binary suffix (512Ki, 32Mi, 1Gi), at least `least`. */
 export function byteSize(flag: string, value: string, least: number): number {
   const m = /^(\d{1,12})(Ki|Mi|Gi)?$/.exec(value);
-  const n = m ? Number(m[1]) * byteUnits[(m[2] ?? '') as keyof typeof byteUnits] : undefined;
-  if (n === undefined || n < least) throw new CliError(`${flag} must be a size of at least ${least / 1024 / 1024}Mi, in bytes or with Ki, Mi or Gi (like 32Mi), not "${value}"`);
+  if (!m) throw new CliError(`${flag} must be a size in bytes or with Ki, Mi or Gi (like 32Mi), not "${value}"`);
+  const n = Number(m[1]) * byteUnits[(m[2] ?? '') as keyof typeof byteUnits];
+  if (n < least) throw new CliError(`${flag} must be at least ${least / 1024 / 1024}Mi, not "${value}"`);
   return n;
 }

@@ -56,8 +56,10 @@ export async function exchangeJobToken(opts: JobTokenExchange): Promise<Exchange
   if (status === 200 && typeof body.access_token === 'string' && body.access_token) {
     return { key: body.access_token, expiresInSeconds: typeof body.expires_in === 'number' ? body.expires_in : 0 };
   }
-  const error = typeof body.error === 'string' ? body.error : 'no RFC 6749 error';
-  const description = typeof body.error_description === 'string' ? `: ${body.error_description}` : '';
+  // The server's own refusals before the exchange (413, the bound's 429) are kube Status bodies.
+  const statusMessage = body.kind === 'Status' && typeof body.message === 'string' ? body.message : undefined;
+  const error = typeof body.error === 'string' ? body.error : statusMessage !== undefined ? String(body.reason ?? 'Status') : 'no RFC 6749 error';
+  const description = typeof body.error_description === 'string' ? `: ${body.error_description}` : statusMessage !== undefined ? `: ${statusMessage}` : '';
   throw new Error(`the server refused the token exchange at ${target.origin}/auth/token (${status} ${error}${description})`);
 }
 

@@ -84,7 +84,7 @@ export class ServerMetrics {
    */
   readonly anonymousBodyRefusals = new Counter({
     name: 'teamkeys_anonymous_bodies_refused_total',
-    help: 'Requests without a key refused (429) before their body was read, by the bound that refused them: address (its address or network sends as many as it may), forms or webhooks (the server receives as many bytes of those as it may).',
+    help: 'Requests without a key refused (429) before their body was read or cut while it arrived, by the bound that refused them: address (its address or network sends as many as it may), forms or webhooks (the server holds as many bytes of those as it may).',
     labelNames: ['bound'],
     registers: [this.registry],
   });

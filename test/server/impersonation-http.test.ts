@@ -26,6 +26,13 @@ describe('Impersonate-* headers over HTTP', () => {
     }
   });
 
+  it('an extra named __proto__, constructor or toString is a key like any other (each was a 500)', async () => {
+    for (const name of ['Impersonate-Extra-__proto__', 'Impersonate-Extra-constructor', 'Impersonate-Extra-toString']) {
+      const res = await server.fetch(`${server.api}/teams`, { headers: { 'Impersonate-User': 'bob', [name]: 'x' } });
+      expect(res.status, name).toBe(200);
+    }
+  });
+
   it('a write with a uid and extras is audited with the impersonator as user and all it asked as impersonatedUser', async () => {
     const headers = { ...json, 'Impersonate-User': 'dana', 'Impersonate-Uid': 'u-42', 'Impersonate-Extra-Example.com%2fReason': 'ticket-7' };
     const made = await server.fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers, body: JSON.stringify({ metadata: { name: 'dana-key' }, spec: { user: 'dana' } }) });

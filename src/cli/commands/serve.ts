@@ -52,7 +52,7 @@ export const serveFlags = [
   {
     name: 'max-anonymous-body-bytes',
     arg: '<bytes>',
-    help: "bytes of request bodies the server holds while receiving them from clients without a key, for forms and for webhooks each, counted as they arrive; more is answered 429 (like 32Mi, 512Ki; at least 3Mi)",
+    help: "bytes of request bodies the server holds while receiving them from clients without a key, for forms and for webhooks each, counted as they arrive; more is answered 429 (like 32Mi, 1Gi, or bytes; at least 3Mi)",
     default: `${defaultAnonymousBodyLimits.totalBytes / 1024 / 1024}Mi`,
   },
   { name: 'request-timeout', arg: '<duration>', help: `time a client has to send its whole request (headers within ${maxHeadersTimeoutMs / 1000} s); then 408${seconds}`, default: String(defaultRequestTimeoutMs / 1000) },

@@ -35,7 +35,8 @@ export function impersonationAsked(req: IncomingMessage): ImpersonationAsked | u
   const headers = impersonateHeaders(req.rawHeaders);
   if (headers === undefined) return undefined;
   const names = Object.keys(headers);
-  const extra: Record<string, string[]> = {};
+  // No prototype: an extra named __proto__ or constructor is a key like any other (it was a 500).
+  const extra = Object.create(null) as Record<string, string[]>;
   for (const name of names.filter((h) => h.startsWith(extraPrefix))) {
     let key: string;
     try {
