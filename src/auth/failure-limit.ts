@@ -27,6 +27,9 @@ export interface BudgetScope {
   share: number;
 }
 
+/** Whose budget is spent, as a refusal names it: "this address", or "this address's network (2001:db8::/64)". */
+export const scopeWords = (scope: BudgetScope): string => (scope.share === 1 ? 'this address' : `this address's network (${scope.key})`);
+
 /** The default scopes: a client spends its own budget only. */
 export const ownBudget = (client: string): readonly BudgetScope[] => [{ key: client, share: 1 }];
 

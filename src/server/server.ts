@@ -103,12 +103,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   // Bodies are decoded by the routes, which know which media types each verb accepts.
   app.removeAllContentTypeParsers();
-  // Read only after the gate (request-gate.ts, before-body.ts) let the request through. YAML is
-  // decoded here already, in a worker thread (yaml-thread.ts), for parseBody to pick up, on the
-  // routes that take YAML only (route config `yamlBody`): never for sign-in or an unknown path.
   const metrics = new ServerMetrics();
   const anonymousBodies = new AnonymousBodies(opts.anonymousBodies, (bound) => metrics.anonymousBodyRefusals.inc({ bound }));
   metrics.watchAnonymousBodies(() => anonymousBodies.receiving());
+  // Read only after the gate (request-gate.ts, before-body.ts) let the request through. YAML is
+  // decoded here already, in a worker thread (yaml-thread.ts), for parseBody to pick up, on the
+  // routes that take YAML only (route config `yamlBody`): never for sign-in or an unknown path.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, async (req: FastifyRequest, body: Buffer) => {
     // Received: a body sent without a key no longer counts against the bound on those (anonymous-bodies.ts).
     anonymousBodies.received(req);

@@ -11,7 +11,7 @@ import { Expiring, randomToken, verifierMatches } from './pending.js';
 import { describeError } from './provider.js';
 import type { SignIn, Vouched } from './sign-in.js';
 import type { MintedKey } from './mint.js';
-import { ownBudget, type BudgetScope } from '../auth/failure-limit.js';
+import { ownBudget, scopeWords, type BudgetScope } from '../auth/failure-limit.js';
 import { ConcurrentLimit } from '../auth/concurrent-limit.js';
 
 type Session = { challenge: string } & ({ state: 'pending' } | { state: 'vouched'; vouched: Omit<Vouched, 'challenge' | 'redirectUri'> } | { state: 'refused'; message: string });
@@ -60,7 +60,7 @@ export class DeviceSignIn {
     const full = this.byClient.full(client);
     if (full) {
       const most = this.byClient.perClient * full.share;
-      return tooManyRequests(full.share === 1 ? `too many device sign-ins from this address are waiting for approval (at most ${most}); try again in a minute` : `too many device sign-ins from this address's network (${full.key}) are waiting for approval (at most ${most}); try again in a minute`, 60);
+      return tooManyRequests(`too many device sign-ins from ${scopeWords(full)} are waiting for approval (at most ${most}); try again in a minute`, 60);
     }
     if (this.waiting >= this.maxWaiting) return tooManyRequests('too many device sign-ins are waiting for approval; try again in a minute', 60);
     return undefined;

@@ -27,6 +27,7 @@ import { Transform, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../../api/errors.js';
 import { ConcurrentLimit } from '../../auth/concurrent-limit.js';
+import { scopeWords } from '../../auth/failure-limit.js';
 import { budgetScopes, clientOf } from '../client-address.js';
 import { maxBodyBytes } from '../body-limit.js';
 import { whenGone } from '../connection-gone.js';
@@ -104,7 +105,7 @@ export class AnonymousBodies {
     const full = this.byClient.full(client);
     if (full) {
       this.refused('address');
-      throw tooManyRequests(`too many requests from this address${full.share === 1 ? '' : `'s network (${full.key})`} are sending a body at once; try again`, 1);
+      throw tooManyRequests(`too many requests from ${scopeWords(full)} are sending a body at once; try again`, 1);
     }
     const pool = poolOf(routeLimit);
     // A declared length that would not fit is refused now; a chunked body is judged as it arrives.

@@ -65,14 +65,14 @@ export function registerRequestGate(app: FastifyInstance, auth: AuthContext, opt
   const table: RouteEntry[] = [];
   app.decorate('routeTable', table);
   app.addHook('onRoute', (route) => {
-    table.push({ methods: [route.method].flat(), url: route.url ?? route.path });
+    const url = route.url ?? route.path;
+    table.push({ methods: [route.method].flat(), url });
+    if (!anonymousPath(url, opts)) return;
     // Route paths are already canonical; the sign-in forms are small, and read before any key.
-    if (anonymousPath(route.url ?? route.path, opts) && !selfAuthenticating.includes(route.url ?? route.path)) route.bodyLimit = anonymousBodyLimit;
+    if (!selfAuthenticating.includes(url)) route.bodyLimit = anonymousBodyLimit;
     // Bodies sent without a key are counted as they arrive (anonymous-bodies.ts); only these routes pay for the meter.
-    if (anonymousPath(route.url ?? route.path, opts)) {
-      const meter: preParsingHookHandler = (req, _reply, payload, done) => done(null, opts.anonymousBodies.metered(req, payload));
-      route.preParsing = [...[route.preParsing ?? []].flat(), meter];
-    }
+    const meter: preParsingHookHandler = (req, _reply, payload, done) => done(null, opts.anonymousBodies.metered(req, payload));
+    route.preParsing = [...[route.preParsing ?? []].flat(), meter];
   });
   app.addHook('onRequest', async (req, reply) => {
     const path = pathOf(req.raw);

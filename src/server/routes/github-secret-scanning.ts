@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, badRequest, serviceUnavailable, tooManyRequests } from '../../api/errors.js';
-import type { FailureLimiter } from '../../auth/failure-limit.js';
+import { scopeWords, type FailureLimiter } from '../../auth/failure-limit.js';
 import type { Registry } from '../../registry/registry.js';
 import type { GitHubKeys } from '../leaks/github-keys.js';
 import { verifiesBody } from '../leaks/github-keys.js';
@@ -89,7 +89,7 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
         throw unsigned();
       }
       const full = reading.full(client);
-      if (full) throw tooManyRequests(`too many secret scanning alerts from this address${full.share === 1 ? '' : `'s network (${full.key})`} are being read at once; try again`, 1);
+      if (full) throw tooManyRequests(`too many secret scanning alerts from ${scopeWords(full)} are being read at once; try again`, 1);
       const place = { handling: false, giveBack: reading.take(client) };
       places.set(req.raw, place);
       whenGone(req.raw, reply.raw, () => {
