@@ -8,6 +8,7 @@ import { bootstrapAdmin } from '../../src/auth/bootstrap.js';
 import { createRegistry, type Registry } from '../../src/registry/registry.js';
 import { createAuthContext } from '../../src/server/auth/auth-context.js';
 import { apiPrefix, buildServer } from '../../src/server/server.js';
+import { closeGracefully } from '../../src/server/shutdown.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import type { Store } from '../../src/store/types.js';
@@ -141,8 +142,10 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
     ...(app.notifier ? { notifier: app.notifier } : {}),
     inject: app.inject.bind(app) as FastifyInstance['inject'],
     fetch: (url, init = {}) => fetch(url, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } }),
+    // As `teamkeys serve` closes (shutdown.ts): an ended watch leaves its connection idle after
+    // server.close() swept the idle ones, and app.close() alone would wait for it.
     close: async () => {
-      await app.close();
+      await closeGracefully(app, { graceMs: 2_000, log: logger });
       await registry.store.close();
     },
   };
