@@ -2,16 +2,16 @@
  * scale.sweep: what one request costs as the fleet grows. For each size (1k, 10k, 100k keys, and
  * 1M with --scale-sizes=...,1000000), a SQLite file is filled through the store's own write path
  * (the registry over the worker-thread store, 64 writes in flight, so group commit batches them),
- * then served behind the watch cache in a process of its own and measured (scale-measure.ts): p50 of key
- * create, key delete (a team key, which has an owner), GET, LIST page of 500, sign-in's mint (both
- * username checks and the quota: mintLoginKey, unprefixed) and one watch event's fan-out to 50
- * watchers, from 30 s after the cache is ready (as scale.million waits 60 s). Each figure's anchor
+ * then served behind the watch cache in a process of its own, all sizes at once, and measured in
+ * turns (scale-measure.ts, measureTogether): p50 of key create, key delete (a team key, which has
+ * an owner), GET, LIST page of 500, sign-in's mint (both username checks and the quota:
+ * mintLoginKey, unprefixed) and one watch event's fan-out to 50 watchers, from 30 s after the cache is ready (as scale.million waits 60 s). Each figure's anchor
  * is the same figure at the smallest size of the same run; the target is at most 1.2x, the issue's
  * flat-cost bound.
  */
 import { join } from 'node:path';
 import { figure, tempDir, type Figure, type Settings } from './lib.js';
-import { fill, measureApart, metrics, type Served } from './scale-measure.js';
+import { fill, measureTogether, metrics } from './scale-measure.js';
 
 export const sizeName = (n: number) => (n >= 1e6 ? `${n / 1e6}m` : `${n / 1000}k`);
 
@@ -21,38 +21,35 @@ export const sizeName = (n: number) => (n >= 1e6 ? `${n / 1e6}m` : `${n / 1000}k
  */
 const settleS = () => Number(process.env.SCALE_SETTLE_S ?? 30);
 
-async function measure(n: number, count: number): Promise<Served & { fillS: number }> {
-  const { dir, cleanup } = tempDir(`scale-${n}`);
-  try {
-    const path = join(dir, 'store.db');
-    const fillS = await fill(path, n);
-    return { ...(await measureApart(path, n, count, settleS())), fillS };
-  } finally {
-    cleanup();
-  }
-}
-
 export async function scaleSweep(s: Settings, sizes: number[]): Promise<Figure[]> {
   const count = s.quick ? 50 : 200;
-  const runs: { n: number; r: Awaited<ReturnType<typeof measure>> }[] = [];
-  for (const n of sizes) {
-    runs.push({ n, r: await measure(n, count) });
-    process.stderr.write(` ${n} keys done;`);
+  const dirs = sizes.map((n) => ({ n, ...tempDir(`scale-${n}`) }));
+  try {
+    const files: { n: number; path: string; fillS: number }[] = [];
+    for (const { n, dir } of dirs) {
+      const path = join(dir, 'store.db');
+      files.push({ n, path, fillS: await fill(path, n) });
+      process.stderr.write(` ${n} keys filled;`);
+    }
+    const served = await measureTogether(files, count, settleS());
+    const runs = files.map((f) => ({ n: f.n, fillS: f.fillS, r: served.get(f.n)! }));
+    const [base, ...rest] = runs;
+    const table = runs.map(({ n, fillS, r }) => `${n} keys: ${metrics.map((m) => `${m} ${r.timings[m].p50} ms`).join(', ')}; filled in ${fillS.toFixed(1)} s, cache ready ${r.readyS.toFixed(1)} s, RSS ${r.rss} MiB`).join('; ');
+    return rest.flatMap(({ n, r }) =>
+      metrics.map((m, i) =>
+        figure({
+          name: `scale.${m}.${sizeName(n)}`,
+          value: r.timings[m].p50,
+          unit: 'ms (p50)',
+          anchor: `the same at ${base!.n} keys, same run`,
+          anchorValue: base!.r.timings[m].p50,
+          target: 1.2,
+          better: 'lower',
+          ...(i === 0 && n === rest.at(-1)!.n ? { notes: `${count} sequential requests each, from ${settleS()} s after ready, a server process of its own per size, all served at once and timed in turns (ten requests of each size, then the next size; in-process server, worker-thread SQLite store, watch cache). ${table}` } : {}),
+        }),
+      ),
+    );
+  } finally {
+    for (const d of dirs) d.cleanup();
   }
-  const [base, ...rest] = runs;
-  const table = runs.map(({ n, r }) => `${n} keys: ${metrics.map((m) => `${m} ${r.timings[m].p50} ms`).join(', ')}; filled in ${r.fillS.toFixed(1)} s, cache ready ${r.readyS.toFixed(1)} s, RSS ${r.rss} MiB`).join('; ');
-  return rest.flatMap(({ n, r }) =>
-    metrics.map((m, i) =>
-      figure({
-        name: `scale.${m}.${sizeName(n)}`,
-        value: r.timings[m].p50,
-        unit: 'ms (p50)',
-        anchor: `the same at ${base!.n} keys, same run`,
-        anchorValue: base!.r.timings[m].p50,
-        target: 1.2,
-        better: 'lower',
-        ...(i === 0 && n === rest.at(-1)!.n ? { notes: `${count} sequential requests each, from ${settleS()} s after ready, a server process of its own per size (in-process server, worker-thread SQLite store, watch cache). ${table}` } : {}),
-      }),
-    ),
-  );
 }

@@ -1,13 +1,17 @@
 /**
  * The size sweep's two halves: fill a SQLite file through the store's own write path, then serve
- * it behind the watch cache and time requests. Run as a script (`tsx bench/scale-measure.ts FILE
- * N COUNT SETTLE_S`, which measureApart does), it measures in a process of its own and prints one JSON line,
- * so that RSS, start to ready and the timings are the server's alone, with nothing the bench ran
- * before in the same heap (scale.sweep and scale.million both measure so).
+ * it behind the watch cache and time requests. Each size is served by a process of its own (this
+ * file as a script: `tsx bench/scale-measure.ts FILE N SETTLE_S`), so that RSS, start to ready and
+ * the timings are the server's alone, with nothing the bench ran before in the same heap; and all
+ * the sizes of a run are served at once and timed in turns (`measureTogether`), one request of each
+ * size after the other, so that the machine's slow minutes fall on every size alike rather than on
+ * whichever size was being measured then (scale.sweep and scale.million both measure so).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { createRegistry, type Registry } from '../src/registry/registry.js';
 import { SqliteStore } from '../src/store/backends/sqlite.js';
@@ -21,8 +25,11 @@ export type Metric = 'create' | 'delete' | 'get' | 'list500' | 'mint' | 'fanout'
 export const metrics: Metric[] = ['create', 'delete', 'get', 'list500', 'mint', 'fanout'];
 export const pad = (i: number) => String(i).padStart(7, '0');
 export interface Timing { p50: number; p99: number }
-/** rss: MiB resident once the cache is ready; peak: the most resident (VmHWM) by the end of the measurement. */
-export interface Served { timings: Record<Metric, Timing>; readyS: number; readyAt: number; rss: number; peak: number }
+/**
+ * rss: MiB resident once the cache is ready; peak: the most resident (VmHWM) by the end of the
+ * measurement; readyAt - spawnedAt: the process's start to ready.
+ */
+export interface Served { timings: Record<Metric, Timing>; readyS: number; readyAt: number; spawnedAt: number; rss: number; peak: number }
 
 /** Runs `fn(i)` for i in [0, n) with `width` in flight. */
 async function inFlight(n: number, width: number, fn: (i: number) => Promise<unknown>): Promise<void> {
@@ -74,22 +81,24 @@ export async function fill(path: string, n: number, maxSeconds = Infinity): Prom
   return (performance.now() - started) / 1000;
 }
 
-/** p50 and p99 of `count` sequential calls, after `warm` untimed ones (the first calls of a fresh process pay for compiling the code). */
-async function timed(count: number, fn: (i: number) => Promise<unknown>, warm = 20): Promise<Timing> {
-  const ms: number[] = [];
-  for (let i = 0; i < warm + count; i++) {
-    const t = performance.now();
-    await fn(i);
-    if (i >= warm) ms.push(performance.now() - t);
-  }
+/** p50 and p99 of a metric's timed calls. */
+function timing(ms: number[]): Timing {
   return { p50: Number(percentile(ms, 50).toFixed(2)), p99: Number(percentile(ms, 99).toFixed(2)) };
 }
 
 /** Watchers of one key (the administrator's key allows 100 watches; 50 here). */
 const watchers = 50;
 
-/** Per write: from sending a patch of key-0000000 to the last of `watchers` watchers reading its event. */
-async function fanout(server: InProcess, count: number): Promise<Timing> {
+/** Untimed calls before the timed ones (the first calls of a fresh process pay for compiling the code). */
+const warmCalls = (m: Metric) => (m === 'fanout' ? 5 : 20);
+/** Timed calls of a metric when `count` are asked (a fan-out is 50 watchers' worth of events). */
+const timedCalls = (m: Metric, count: number) => (m === 'fanout' ? Math.min(count, 100) : count);
+
+/** Calls of one size in a turn, back to back, before the next size's turn. */
+const turnCalls = 10;
+
+/** 50 watchers of key-0000000, opened from the list's revision; `write(i)` patches the key and waits until all saw it. */
+async function openFanout(server: InProcess): Promise<{ write(i: number): Promise<void>; close(): void }> {
   const key = `${server.api}/ownedaccesskeys/key-${pad(0)}`;
   // From the list's revision, the current one: the key's own may be further back than a watch replays.
   const rv = ((await (await server.fetch(`${server.api}/ownedaccesskeys?limit=1`)).json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
@@ -110,8 +119,8 @@ async function fanout(server: InProcess, count: number): Promise<Timing> {
     req.end();
     requests.push(req);
   })));
-  try {
-    return await timed(count, async (i) => {
+  return {
+    write: async (i) => {
       const res = await server.fetch(key, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { labels: { write: String(i) } } }) });
       const written = ((await res.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
       const deadline = performance.now() + 30_000;
@@ -119,10 +128,11 @@ async function fanout(server: InProcess, count: number): Promise<Timing> {
         if (performance.now() > deadline) throw new Error(`scale: ${seen.get(written)?.n ?? 0} of ${watchers} watchers saw revision ${written}`);
         await new Promise((r) => setImmediate(r));
       }
-    }, 5);
-  } finally {
-    for (const r of requests) r.destroy();
-  }
+    },
+    close: () => {
+      for (const r of requests) r.destroy();
+    },
+  };
 }
 
 /** The process's peak resident set (VmHWM), MiB. */
@@ -131,59 +141,144 @@ function peakMiB(): number {
   return Number((Number(kb ?? NaN) / 1024).toFixed(1));
 }
 
-/** Serves the filled file in-process behind the watch cache and times `count` requests per metric. */
-export async function measureServed(path: string, n: number, count: number, settleS: number): Promise<Served> {
-  const started = performance.now();
-  const cache = new CachedStore(new SqliteStore(path, { threads: true }));
-  // As teamkeys serve: the lease and the key health sweep wait for the cache's fill.
-  const server = await startInProcess({ store: cache, synced: () => cache.ready(600_000) });
-  await cache.ready(600_000);
-  const readyS = (performance.now() - started) / 1000;
-  const readyAt = Date.now();
-  const rss = rssMiB(process.pid);
-  // Seconds to wait after ready before timing: the server's startup work (the first key health
-  // sweep and the collector's first full pass, over every key) is not a request's.
-  await new Promise((r) => setTimeout(r, settleS * 1000));
+/** One call of each metric against the server (the i-th: each call names its own key). */
+function callsOf(server: InProcess, n: number): Record<Exclude<Metric, 'fanout'>, (i: number) => Promise<unknown>> {
   const ok = async (res: Promise<Response>) => {
     const r = await res;
     if (!r.ok) throw new Error(`scale: ${r.status} ${await r.text()}`);
     await r.arrayBuffer();
   };
   const json = { 'Content-Type': 'application/json' };
-  try {
-    const timings: Record<Metric, Timing> = {
-      create: await timed(count, (i) => ok(server.fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: `new-${pad(i)}` }, spec: { user: `new-u${i}`, ttl: 86400 } }) }))),
-      delete: await timed(count, (i) => ok(server.fetch(`${server.api}/ownedaccesskeys/key-${pad(2 * i + 1)}`, { method: 'DELETE' }))),
-      get: await timed(count, (i) => ok(server.fetch(`${server.api}/ownedaccesskeys/key-${pad((2 * i + 2) % n)}`))),
-      list500: await timed(count, () => ok(server.fetch(`${server.api}/ownedaccesskeys?limit=500`))),
-      mint: await timed(count, (i) =>
-        mintLoginKey(server.registry, { username: `sso-u${i}`, identity: { connector: 'bench', userId: `id${i}` }, ttlSeconds: 3600, requester: { username: 'bench' }, via: 'bench', unprefixed: true }, new Date()),
-      ),
-      fanout: await fanout(server, Math.min(count, 100)),
-    };
-    return { timings, readyS, readyAt, rss, peak: peakMiB() };
-  } finally {
-    await server.close();
+  return {
+    create: (i) => ok(server.fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: `new-${pad(i)}` }, spec: { user: `new-u${i}`, ttl: 86400 } }) })),
+    delete: (i) => ok(server.fetch(`${server.api}/ownedaccesskeys/key-${pad(2 * i + 1)}`, { method: 'DELETE' })),
+    get: (i) => ok(server.fetch(`${server.api}/ownedaccesskeys/key-${pad((2 * i + 2) % n)}`)),
+    list500: () => ok(server.fetch(`${server.api}/ownedaccesskeys?limit=500`)),
+    mint: (i) => mintLoginKey(server.registry, { username: `sso-u${i}`, identity: { connector: 'bench', userId: `id${i}` }, ttlSeconds: 3600, requester: { username: 'bench' }, via: 'bench', unprefixed: true }, new Date()),
+  };
+}
+
+/**
+ * The script's side: serves the filled file in-process behind the watch cache, says when it is
+ * ready and when `settleS` have passed since, then does what each line it reads asks
+ * (`<metric> <first i> <calls>`: that many calls back to back, timed; `open fanout`, `close
+ * fanout`, `end`), answering one JSON line each.
+ */
+async function serveAndTime(path: string, n: number, settleS: number): Promise<void> {
+  const say = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
+  const started = performance.now();
+  const cache = new CachedStore(new SqliteStore(path, { threads: true }));
+  // As teamkeys serve: the lease and the key health sweep wait for the cache's fill.
+  const server = await startInProcess({ store: cache, synced: () => cache.ready(600_000) });
+  await cache.ready(600_000);
+  say({ readyS: (performance.now() - started) / 1000, readyAt: Date.now(), rss: rssMiB(process.pid) });
+  // Seconds to wait after ready before timing: the server's startup work (the first key health
+  // sweep and the collector's first full pass, over every key) is not a request's.
+  await new Promise((r) => setTimeout(r, settleS * 1000));
+  say({ settled: true });
+  const calls = callsOf(server, n);
+  let fanout: Awaited<ReturnType<typeof openFanout>> | undefined;
+  for await (const line of createInterface({ input: process.stdin })) {
+    const [what, arg, k] = line.split(' ');
+    if (what === 'end') break;
+    if (what === 'open') fanout = await openFanout(server);
+    else if (what === 'close') fanout?.close();
+    else {
+      const call = what === 'fanout' ? (j: number) => fanout!.write(j) : calls[what as Exclude<Metric, 'fanout'>];
+      const ms: number[] = [];
+      for (let i = Number(arg); i < Number(arg) + Number(k); i++) {
+        const t = performance.now();
+        await call(i);
+        ms.push(performance.now() - t);
+      }
+      say({ ms });
+      continue;
+    }
+    say({ ok: true });
+  }
+  say({ peak: peakMiB() });
+  await server.close();
+}
+
+/** A size's server process, answering one line per line sent. */
+class ServedApart {
+  private readonly replies: AsyncIterator<string>;
+  private constructor(
+    readonly child: ChildProcessByStdio<Writable, Readable, null>,
+    readonly n: number,
+    readonly spawnedAt: number,
+  ) {
+    this.replies = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  }
+
+  static start(path: string, n: number, settleS: number): ServedApart {
+    const spawnedAt = Date.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, path, String(n), String(settleS)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    return new ServedApart(child, n, spawnedAt);
+  }
+
+  /** The next JSON line the process prints (lines that are not JSON are someone else's output). */
+  async next<T>(): Promise<T> {
+    for (;;) {
+      const { value, done } = await this.replies.next();
+      if (done) throw new Error(`scale: the server process for ${this.n} keys ended (exit ${this.child.exitCode})`);
+      if (value.startsWith('{')) return JSON.parse(value) as T;
+    }
+  }
+
+  async ask<T>(line: string): Promise<T> {
+    this.child.stdin.write(`${line}\n`);
+    return this.next<T>();
+  }
+
+  async end(): Promise<number> {
+    const { peak } = await this.ask<{ peak: number }>('end');
+    this.child.stdin.end();
+    await new Promise((r) => (this.child.exitCode !== null ? r(null) : this.child.once('exit', r)));
+    return peak;
   }
 }
 
 /**
- * measureServed in a process of its own (this file as a script), timing from `settleS` after ready;
- * spawnedAt is when the process was started (start to ready = readyAt - spawnedAt).
+ * Serves each filled file from a process of its own, all at once, and times `count` calls of every
+ * metric per size in turns: ten calls of each size, the sizes in an order that rotates each turn,
+ * then the next ten. Timing starts once every process is `settleS` past its own ready.
  */
-export async function measureApart(path: string, n: number, count: number, settleS: number): Promise<Served & { spawnedAt: number }> {
-  const spawnedAt = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, path, String(n), String(count), String(settleS)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`scale: the server process for ${n} keys exited with ${code}`);
-  return { ...(JSON.parse(out.trim().split('\n').at(-1)!) as Served), spawnedAt };
+export async function measureTogether(files: { path: string; n: number }[], count: number, settleS: number): Promise<Map<number, Served>> {
+  const servers = files.map((f) => ServedApart.start(f.path, f.n, settleS));
+  try {
+    const ready = await Promise.all(servers.map((s) => s.next<{ readyS: number; readyAt: number; rss: number }>()));
+    await Promise.all(servers.map((s) => s.next<{ settled: true }>()));
+    const ms = servers.map(() => new Map<Metric, number[]>(metrics.map((m) => [m, []])));
+    for (const m of metrics) {
+      if (m === 'fanout') await Promise.all(servers.map((s) => s.ask('open fanout')));
+      const warm = warmCalls(m);
+      const total = warm + timedCalls(m, count);
+      // A turn is a few calls back to back: single calls between idle pauses measured the
+      // machine's wake-up (a GET at 1.3-1.9 ms, against 0.6 back to back), not the request.
+      for (let first = 0, turn = 0; first < total; first += turnCalls, turn++) {
+        const calls = Math.min(turnCalls, total - first);
+        for (let k = 0; k < servers.length; k++) {
+          const at = (turn + k) % servers.length;
+          const { ms: took } = await servers[at]!.ask<{ ms: number[] }>(`${m} ${first} ${calls}`);
+          took.forEach((t, j) => first + j >= warm && ms[at]!.get(m)!.push(t));
+        }
+      }
+      if (m === 'fanout') await Promise.all(servers.map((s) => s.ask('close fanout')));
+    }
+    const out = new Map<number, Served>();
+    for (const [k, s] of servers.entries()) {
+      const timings = Object.fromEntries(metrics.map((m) => [m, timing(ms[k]!.get(m)!)])) as Record<Metric, Timing>;
+      out.set(s.n, { timings, ...ready[k]!, spawnedAt: s.spawnedAt, peak: await s.end() });
+    }
+    return out;
+  } finally {
+    for (const s of servers) if (s.child.exitCode === null) s.child.kill();
+  }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [path, n, count, settleS] = process.argv.slice(2);
-  const served = await measureServed(path!, Number(n), Number(count), Number(settleS ?? 0));
-  process.stdout.write(`${JSON.stringify(served)}\n`);
+  const [path, n, settleS] = process.argv.slice(2);
+  await serveAndTime(path!, Number(n), Number(settleS ?? 0));
   process.exit(0);
 }
