@@ -93,9 +93,18 @@ describe('expiresAt over generated keys', () => {
         expect(typeof at === 'number' && !Number.isNaN(at), `expiresAt is ${at}`).toBe(true);
         const readable = [created, afterActivity ? lastActivity : undefined].map((s) => (typeof s === 'string' ? Date.parse(s) : NaN)).filter(Number.isFinite);
         const latest = Math.max(0, ...readable, afterActivity && Number.isFinite(lastUse) ? lastUse! : 0);
-        expect(at!).toBeLessThanOrEqual(latest + (typeof ttl === 'number' ? ttl * 1000 : 0));
+        // A ttl that is not a finite number lasts no time at all (expiry.ts): the bound is the base.
+        expect(at!).toBeLessThanOrEqual(latest + (typeof ttl === 'number' && Number.isFinite(ttl) ? ttl * 1000 : 0));
       }),
-      { numRuns: 500 },
+      {
+        numRuns: 500,
+        // Found by a run of the suite: the bound added an infinite ttl, and -Infinity is below every instant.
+        examples: [
+          ['1970-01-01T00:00:00.000Z', '2026-06-30T23:59:60Z', Number.NEGATIVE_INFINITY, false, undefined],
+          ['2026-07-01T00:00:00.000Z', '2026-06-30T23:59:60Z', Number.POSITIVE_INFINITY, true, 5],
+          ['2026-07-01T00:00:00.000Z', undefined, Number.NaN, true, undefined],
+        ],
+      },
     );
   });
 });

@@ -32,13 +32,17 @@ function sendText(text: Buffer, method = 'POST', to = path, type = 'application/
   return send(server.base, method, to, headers, text, 30_000);
 }
 
-/** Sends the body up to three times while it takes more than the bound; the least CPU time counts. */
+/**
+ * Sends the body up to five times while it takes more than the bound; the least CPU time counts.
+ * Three were not always enough on a loaded machine: a full suite run with another compile beside it
+ * measured the 2.8 MB body at 104 ms three times running, 30-33 ms alone.
+ */
 async function cpuOf(body: unknown, ...to: [method?: string, path?: string, type?: string]) {
   const text = Buffer.from(JSON.stringify(body));
   expect(text.length).toBeLessThanOrEqual(3 * 1024 * 1024);
   let best = Infinity;
   let answer: Awaited<ReturnType<typeof post>> | undefined;
-  for (let i = 0; i < 3 && best > boundMs; i++) {
+  for (let i = 0; i < 5 && best > boundMs; i++) {
     const before = process.cpuUsage();
     answer = await sendText(text, ...to);
     const used = process.cpuUsage(before);
