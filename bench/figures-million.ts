@@ -10,43 +10,20 @@
  * in the same run. SCALE_MILLION_KEYS sets the large size (to try the figure smaller);
  * SCALE_MILLION_MAX_FILL_S gives up a fill projected past it (default 1,500 s).
  */
-import { join } from 'node:path';
-import { figure, tempDir, type Figure, type Settings } from './lib.js';
-import { fill, measureTogether, metrics, type Served } from './scale-measure.js';
+import { figure, type Figure, type Settings } from './lib.js';
+import { fillAndMeasure, metrics, type Served } from './scale-measure.js';
 import { sizeName } from './figures-scale.js';
 
 interface Run { n: number; fillS: number; startToReadyS: number; served: Served }
-
-/**
- * Fills a file for each size, then serves both from fresh processes at once and times them in
- * turns (measureTogether). The server's first minute after ready is its startup work (the
- * collector's full pass, the key health sweep over every key, since every fixture key expires
- * within a day): timed after it.
- */
-async function runBoth(sizes: number[], count: number, maxFillS: number): Promise<Run[]> {
-  const dirs = sizes.map((n) => ({ n, ...tempDir(`million-${n}`) }));
-  try {
-    const files: { n: number; path: string; fillS: number }[] = [];
-    for (const { n, dir } of dirs) {
-      const path = join(dir, 'store.db');
-      files.push({ n, path, fillS: await fill(path, n, maxFillS) });
-      process.stderr.write(` ${n} keys filled;`);
-    }
-    const served = await measureTogether(files, count, Number(process.env.SCALE_SETTLE_S ?? 60));
-    return files.map(({ n, fillS }) => {
-      const r = served.get(n)!;
-      return { n, fillS, startToReadyS: (r.readyAt - r.spawnedAt) / 1000, served: r };
-    });
-  } finally {
-    for (const d of dirs) d.cleanup();
-  }
-}
 
 export async function scaleMillion(s: Settings): Promise<Figure[]> {
   const count = s.quick ? 50 : 200;
   const large = Number(process.env.SCALE_MILLION_KEYS ?? 1_000_000);
   const maxFillS = Number(process.env.SCALE_MILLION_MAX_FILL_S ?? 1500);
-  const [base, big] = (await runBoth([10_000, large], count, maxFillS)) as [Run, Run];
+  // The server's first minute after ready is its startup work (the collector's full pass, the key
+  // health sweep over every key, since every fixture key expires within a day): timed after it.
+  const measured = await fillAndMeasure([10_000, large], count, { settleS: Number(process.env.SCALE_SETTLE_S ?? 60), dirPrefix: 'million', maxFillS });
+  const [base, big] = measured.map((r): Run => ({ n: r.n, fillS: r.fillS, startToReadyS: (r.readyAt - r.spawnedAt) / 1000, served: r })) as [Run, Run];
   const row = (r: Run) => `${r.n} keys: ${metrics.map((m) => `${m} ${r.served.timings[m].p50}/${r.served.timings[m].p99}`).join(', ')} ms (p50/p99); filled in ${r.fillS.toFixed(0)} s; start to ready ${r.startToReadyS.toFixed(1)} s (cache ${r.served.readyS.toFixed(1)} s); RSS ${r.served.rss} MiB ready, ${r.served.peak} MiB peak`;
   const anchor = `the same at ${base.n} keys, same run`;
   const name = sizeName(large);

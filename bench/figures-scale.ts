@@ -9,9 +9,8 @@
  * is the same figure at the smallest size of the same run; the target is at most 1.2x, the issue's
  * flat-cost bound.
  */
-import { join } from 'node:path';
-import { figure, tempDir, type Figure, type Settings } from './lib.js';
-import { fill, measureTogether, metrics } from './scale-measure.js';
+import { figure, type Figure, type Settings } from './lib.js';
+import { fillAndMeasure, metrics } from './scale-measure.js';
 
 export const sizeName = (n: number) => (n >= 1e6 ? `${n / 1e6}m` : `${n / 1000}k`);
 
@@ -23,33 +22,21 @@ const settleS = () => Number(process.env.SCALE_SETTLE_S ?? 30);
 
 export async function scaleSweep(s: Settings, sizes: number[]): Promise<Figure[]> {
   const count = s.quick ? 50 : 200;
-  const dirs = sizes.map((n) => ({ n, ...tempDir(`scale-${n}`) }));
-  try {
-    const files: { n: number; path: string; fillS: number }[] = [];
-    for (const { n, dir } of dirs) {
-      const path = join(dir, 'store.db');
-      files.push({ n, path, fillS: await fill(path, n) });
-      process.stderr.write(` ${n} keys filled;`);
-    }
-    const served = await measureTogether(files, count, settleS());
-    const runs = files.map((f) => ({ n: f.n, fillS: f.fillS, r: served.get(f.n)! }));
-    const [base, ...rest] = runs;
-    const table = runs.map(({ n, fillS, r }) => `${n} keys: ${metrics.map((m) => `${m} ${r.timings[m].p50} ms`).join(', ')}; filled in ${fillS.toFixed(1)} s, cache ready ${r.readyS.toFixed(1)} s, RSS ${r.rss} MiB`).join('; ');
-    return rest.flatMap(({ n, r }) =>
-      metrics.map((m, i) =>
-        figure({
-          name: `scale.${m}.${sizeName(n)}`,
-          value: r.timings[m].p50,
-          unit: 'ms (p50)',
-          anchor: `the same at ${base!.n} keys, same run`,
-          anchorValue: base!.r.timings[m].p50,
-          target: 1.2,
-          better: 'lower',
-          ...(i === 0 && n === rest.at(-1)!.n ? { notes: `${count} sequential requests each, from ${settleS()} s after ready, a server process of its own per size, all served at once and timed in turns (ten requests of each size, then the next size; in-process server, worker-thread SQLite store, watch cache). ${table}` } : {}),
-        }),
-      ),
-    );
-  } finally {
-    for (const d of dirs) d.cleanup();
-  }
+  const runs = await fillAndMeasure(sizes, count, { settleS: settleS(), dirPrefix: 'scale' });
+  const [base, ...rest] = runs;
+  const table = runs.map((r) => `${r.n} keys: ${metrics.map((m) => `${m} ${r.timings[m].p50} ms`).join(', ')}; filled in ${r.fillS.toFixed(1)} s, cache ready ${r.readyS.toFixed(1)} s, RSS ${r.rss} MiB`).join('; ');
+  return rest.flatMap((r) =>
+    metrics.map((m, i) =>
+      figure({
+        name: `scale.${m}.${sizeName(r.n)}`,
+        value: r.timings[m].p50,
+        unit: 'ms (p50)',
+        anchor: `the same at ${base!.n} keys, same run`,
+        anchorValue: base!.timings[m].p50,
+        target: 1.2,
+        better: 'lower',
+        ...(i === 0 && r === rest.at(-1) ? { notes: `${count} sequential requests each, from ${settleS()} s after ready, a server process of its own per size, all served at once and timed in turns (ten requests of each size, then the next size; in-process server, worker-thread SQLite store, watch cache). ${table}` } : {}),
+      }),
+    ),
+  );
 }

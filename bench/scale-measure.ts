@@ -9,6 +9,7 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -19,7 +20,7 @@ import { CachedStore } from '../src/store/cache/cached-store.js';
 import { mintLoginKey } from '../src/signin/mint.js';
 import { bootstrapAdmin } from '../src/auth/bootstrap.js';
 import { adminHeaders, adminKey, startInProcess, type InProcess } from '../test/support/in-process.js';
-import { onWatchEvents, percentile, rssMiB } from './lib.js';
+import { onWatchEvents, percentile, rssMiB, tempDir } from './lib.js';
 
 export type Metric = 'create' | 'delete' | 'get' | 'list500' | 'mint' | 'fanout';
 export const metrics: Metric[] = ['create', 'delete', 'get', 'list500', 'mint', 'fanout'];
@@ -44,7 +45,7 @@ async function inFlight(n: number, width: number, fn: (i: number) => Promise<unk
  * ownerReference), 64 writes in flight so group commit batches them. Gives up (throws) once the
  * keys written so far project the whole fill past `maxSeconds`.
  */
-export async function fill(path: string, n: number, maxSeconds = Infinity): Promise<number> {
+async function fill(path: string, n: number, maxSeconds = Infinity): Promise<number> {
   const started = performance.now();
   const store = new SqliteStore(path, { threads: true });
   const registry: Registry = createRegistry(store);
@@ -244,7 +245,7 @@ class ServedApart {
  * metric per size in turns: ten calls of each size, the sizes in an order that rotates each turn,
  * then the next ten. Timing starts once every process is `settleS` past its own ready.
  */
-export async function measureTogether(files: { path: string; n: number }[], count: number, settleS: number): Promise<Map<number, Served>> {
+async function measureTogether(files: { path: string; n: number }[], count: number, settleS: number): Promise<Map<number, Served>> {
   const servers = files.map((f) => ServedApart.start(f.path, f.n, settleS));
   try {
     const ready = await Promise.all(servers.map((s) => s.next<{ readyS: number; readyAt: number; rss: number }>()));
@@ -274,6 +275,27 @@ export async function measureTogether(files: { path: string; n: number }[], coun
     return out;
   } finally {
     for (const s of servers) if (s.child.exitCode === null) s.child.kill();
+  }
+}
+
+/**
+ * The sweep's whole measurement, for scale.sweep and scale.million alike: a file filled per size
+ * (one after the other; `maxFillS` as `fill`'s), then all served at once and timed in turns
+ * (measureTogether); the files go afterwards.
+ */
+export async function fillAndMeasure(sizes: number[], count: number, opts: { settleS: number; dirPrefix: string; maxFillS?: number }): Promise<(Served & { n: number; fillS: number })[]> {
+  const dirs = sizes.map((n) => ({ n, ...tempDir(`${opts.dirPrefix}-${n}`) }));
+  try {
+    const files: { n: number; path: string; fillS: number }[] = [];
+    for (const { n, dir } of dirs) {
+      const path = join(dir, 'store.db');
+      files.push({ n, path, fillS: await fill(path, n, opts.maxFillS) });
+      process.stderr.write(` ${n} keys filled;`);
+    }
+    const served = await measureTogether(files, count, opts.settleS);
+    return files.map(({ n, fillS }) => ({ ...served.get(n)!, n, fillS }));
+  } finally {
+    for (const d of dirs) d.cleanup();
   }
 }
 
