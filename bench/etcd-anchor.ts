@@ -9,9 +9,12 @@ import { Etcd3 } from 'etcd3';
 import { freePort } from '../test/support/free-port.js';
 import { tempDir } from './lib.js';
 
-export interface EtcdPuts {
-  perSecond: number;
+/** etcd running, for loads taken in turns with another's: `puts` can be called again and again. */
+export interface Etcd {
   version: string;
+  /** Puts per second of `row` under new keys, `inFlight` at a time: those completed in `seconds`. */
+  puts(row: string, seconds: number, inFlight: number): Promise<number>;
+  stop(): Promise<void>;
 }
 
 /** etcd's version, or an error saying how to install it: asked before any load runs. */
@@ -37,10 +40,10 @@ async function healthy(url: string, exited: () => boolean, said: () => string): 
 }
 
 /**
- * Puts per second of `row` under new keys, `inFlight` at a time: those completed in `seconds`,
- * after one second of warm-up (which the API's figure does not get: the anchor is the stricter).
+ * etcd started on loopback and healthy, with a client connected. Its first second of puts is a
+ * warm-up not counted (which the API's figure does not get: the anchor is the stricter).
  */
-export async function etcdPuts(row: string, seconds: number, inFlight: number): Promise<EtcdPuts> {
+export async function startEtcd(row: string, inFlight: number): Promise<Etcd> {
   const version = etcdVersion();
   const [client, peer] = [await freePort(), await freePort()];
   const at = (port: number) => `http://127.0.0.1:${port}`;
@@ -56,33 +59,37 @@ export async function etcdPuts(row: string, seconds: number, inFlight: number): 
   etcd.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   const exited = new Promise<void>((resolve) => etcd.once('close', () => resolve()));
   let kv: Etcd3 | undefined;
-  try {
-    await healthy(at(client), () => failed !== undefined || etcd.exitCode !== null || etcd.signalCode !== null, () => failed?.message ?? (stderr.trim() || 'no output'));
-    kv = new Etcd3({ hosts: `127.0.0.1:${client}` });
-    const store = kv;
-    // Every put a new key, as every create is a new object.
-    let n = 0;
-    const run = async (ms: number) => {
-      const end = performance.now() + ms;
-      let done = 0;
-      await Promise.all(
-        Array.from({ length: inFlight }, async () => {
-          while (performance.now() < end) {
-            await store.put(`/teams/raw-${n++}`).value(row);
-            if (performance.now() <= end) done++;
-          }
-        }),
-      );
-      return done;
-    };
-    await run(1000);
-    return { perSecond: Math.round((await run(seconds * 1000)) / seconds), version };
-  } finally {
+  const stop = async () => {
     kv?.close();
     etcd.kill('SIGTERM');
     const killed = setTimeout(() => etcd.kill('SIGKILL'), 5000);
     if (!failed) await exited;
     clearTimeout(killed);
     tmp.cleanup();
+  };
+  try {
+    await healthy(at(client), () => failed !== undefined || etcd.exitCode !== null || etcd.signalCode !== null, () => failed?.message ?? (stderr.trim() || 'no output'));
+    kv = new Etcd3({ hosts: `127.0.0.1:${client}` });
+    const store = kv;
+    // Every put a new key, as every create is a new object.
+    let n = 0;
+    const puts = async (value: string, seconds: number, many: number) => {
+      const end = performance.now() + seconds * 1000;
+      let done = 0;
+      await Promise.all(
+        Array.from({ length: many }, async () => {
+          while (performance.now() < end) {
+            await store.put(`/teams/raw-${n++}`).value(value);
+            if (performance.now() <= end) done++;
+          }
+        }),
+      );
+      return Math.round(done / seconds);
+    };
+    await puts(row, 1, inFlight);
+    return { version, puts, stop };
+  } catch (err) {
+    await stop();
+    throw err;
   }
 }
