@@ -56,15 +56,35 @@ const defaultBookmarkIntervalMs = 60_000;
  * (the one the reader could see) at the event's revision, as kube's cacher sends it.
  */
 function translate(e: StoreEvent<StoredApiObject>, match: Matcher | undefined): WatchEvent<KubeObject> | undefined {
-  if (!match) return { type: e.type, object: present(e.object) };
+  if (!match) return shared(e, e.type, false);
   const now = match(e.object);
   const before = e.prevObject ? match(e.prevObject) : now;
-  if (e.type === 'ADDED') return now ? { type: 'ADDED', object: present(e.object) } : undefined;
-  if (e.type === 'DELETED') return before ? { type: 'DELETED', object: present(e.prevObject && !now ? atRevision(e.prevObject, e.revision) : e.object) } : undefined;
-  if (now && before) return { type: 'MODIFIED', object: present(e.object) };
-  if (now) return { type: 'ADDED', object: present(e.object) };
-  if (before) return { type: 'DELETED', object: present(atRevision(e.prevObject!, e.revision)) };
+  if (e.type === 'ADDED') return now ? shared(e, 'ADDED', false) : undefined;
+  if (e.type === 'DELETED') return before ? shared(e, 'DELETED', e.prevObject !== undefined && !now) : undefined;
+  if (now && before) return shared(e, 'MODIFIED', false);
+  if (now) return shared(e, 'ADDED', false);
+  if (before) return shared(e, 'DELETED', true);
   return undefined;
+}
+
+/**
+ * The watch events made of each store event, by type and version: the store's watchers share one
+ * store event per write (store/log/log-record.ts), so every watch sending the same change sends the
+ * same event object, and a route encodes it once for all of them (server/routes/watch.ts), as kube's
+ * cacher serializes an event once per format. Frozen: no reader may change what others send.
+ */
+const translated = new WeakMap<StoreEvent<StoredApiObject>, Map<string, WatchEvent<KubeObject>>>();
+
+function shared(e: StoreEvent<StoredApiObject>, type: WatchEvent<KubeObject>['type'], previous: boolean): WatchEvent<KubeObject> {
+  let made = translated.get(e);
+  if (!made) translated.set(e, (made = new Map()));
+  const key = previous ? `${type}/previous` : type;
+  let event = made.get(key);
+  if (!event) {
+    event = Object.freeze({ type, object: Object.freeze(present(previous ? atRevision(e.prevObject!, e.revision) : e.object)) });
+    made.set(key, event);
+  }
+  return event;
 }
 
 /** The object as it was, with the resourceVersion of the event that took it away. */

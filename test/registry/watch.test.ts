@@ -48,6 +48,26 @@ describe('watch', () => {
     expect(Number(left.metadata.resourceVersion)).toBeGreaterThan(Number((events[1]!.object as KubeObject).metadata.resourceVersion));
   });
 
+  it('watches of one change share one frozen event per version: the server encodes it once for all of them', async () => {
+    const { registry, store } = newRegistry();
+    await registry.teams.create(team('a', {}, { labels: { env: 'prod' } }));
+    const from = String(await store.currentRevision());
+    const [w1, w2, gone] = [registry.teams.watch({ resourceVersion: from }), registry.teams.watch({ resourceVersion: from }), registry.teams.watch({ resourceVersion: from, labelSelector: 'env=prod' })];
+    await registry.teams.patch('a', 'merge', { metadata: { labels: { env: 'dev' } }, spec: { displayName: 'A' } });
+    const [[e1], [e2], [left]] = await Promise.all([take(w1, 1), take(w2, 1), take(gone, 1)]);
+    expect(e1!.type).toBe('MODIFIED');
+    expect(e2).toBe(e1);
+    expect(Object.isFrozen(e1) && Object.isFrozen(e1!.object)).toBe(true);
+    // A reader cannot change what the others send (ES modules are strict: the write throws).
+    expect(() => ((e1!.object as KubeObject).spec = {})).toThrow(TypeError);
+    expect(((e2!.object as KubeObject).spec as { displayName: string }).displayName).toBe('A');
+    // The selector's departure is another version of the same change: the one that matched, at the change's revision.
+    expect(left!.type).toBe('DELETED');
+    expect(left).not.toBe(e1);
+    expect((left!.object as KubeObject).metadata.labels).toEqual({ env: 'prod' });
+    expect((left!.object as KubeObject).metadata.resourceVersion).toBe((e1!.object as KubeObject).metadata.resourceVersion);
+  });
+
   it('sends bookmarks carrying a resourceVersion when asked', async () => {
     const { registry, store } = newRegistry();
     await registry.teams.create(team('a'));

@@ -10,6 +10,19 @@ import { toTable } from '../table.js';
 import { serveWatch, type WatchEventOut } from '../watch/watch-connection.js';
 import type { WatchHub } from '../watch/watch-hub.js';
 
+/**
+ * An object's event as its JSON line, encoded once for every watch that sends it: the registry's
+ * watches share one event object per change (registry/watch.ts), so with 500 watchers of a Team a
+ * write is stringified and UTF-8 encoded once, not 500 times (each writes the same bytes).
+ */
+const jsonLines = new WeakMap<WatchEventOut, Buffer>();
+
+function jsonLine(event: WatchEventOut): Buffer {
+  let line = jsonLines.get(event);
+  if (!line) jsonLines.set(event, (line = Buffer.from(`${JSON.stringify(event)}\n`)));
+  return line;
+}
+
 /** Serves `?watch` on a collection of `r`, showing only what `filter` keeps (undefined: a reader who sees everything). */
 export function serveResourceWatch(
   req: FastifyRequest,
@@ -20,8 +33,9 @@ export function serveResourceWatch(
   filter: ((obj: KubeObject) => boolean) | undefined,
 ): Promise<void> {
   const format = negotiate(req.headers.accept, 'object');
-  const encode = (event: WatchEventOut): string => {
-    if (format === 'json' || format === 'yaml' || event.type === 'ERROR' || event.type === 'BOOKMARK') return `${JSON.stringify(event)}\n`;
+  const encode = (event: WatchEventOut): string | Buffer => {
+    if (event.type === 'ERROR' || event.type === 'BOOKMARK') return `${JSON.stringify(event)}\n`;
+    if (format === 'json' || format === 'yaml') return jsonLine(event);
     const obj = event.object as KubeObject;
     if (format === 'partial') return `${JSON.stringify({ type: event.type, object: partialObject(obj) })}\n`;
     // Every event carries the column definitions: kubectl get --watch-only has no list to take them from.

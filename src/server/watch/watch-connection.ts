@@ -41,7 +41,7 @@ export interface WatchSpec {
   /** Starts the source; it may throw (a bad selector is a 400), after the place was taken, as kube checks limits first. */
   open(): WatchSource;
   /** One event as the line the client asked for (JSON, a Table, PartialObjectMetadata). */
-  encode(event: WatchEventOut): string;
+  encode(event: WatchEventOut): string | Buffer;
   /** The error a failure of the source's iteration is, as the API says it (a storage error's Status). */
   apiError(err: unknown): unknown;
   timeoutSeconds: number | undefined;

@@ -9,7 +9,7 @@ export function openStream(res: ServerResponse, warnings: string[] = []): void {
 }
 
 /** Writes a line; false when the client has not taken what was written before (wait for `drained`). */
-export function writeLine(res: ServerResponse, line: string): boolean {
+export function writeLine(res: ServerResponse, line: string | Buffer): boolean {
   if (res.destroyed) return true;
   return res.write(line);
 }

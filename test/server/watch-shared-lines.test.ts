@@ -1,0 +1,44 @@
+/**
+ * Every watcher of a change is sent the event encoded once (routes/watch.ts, registry/watch.ts):
+ * what each watcher receives is still its own answer. Watchers of the same format get the same
+ * bytes, a selector's watcher the version that matched, a Table watcher a Table, and a second
+ * change after the first is sent as fresh to each of them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readEvents, startInProcess, type InProcess } from '../support/in-process.js';
+
+const tableAccept = 'application/json;as=Table;g=meta.k8s.io;v=v1';
+
+describe('watch events encoded once for all their watchers', () => {
+  let s: InProcess;
+  beforeAll(async () => {
+    s = await startInProcess();
+  });
+  afterAll(() => s.close());
+
+  it('gives each watcher its own correct stream', async () => {
+    const made = await s.fetch(`${s.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'shared', labels: { env: 'prod' } }, spec: { displayName: 'Before' } }) });
+    expect(made.status).toBe(201);
+    const rv = ((await made.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const watch = (query: string, accept = 'application/json') => s.fetch(`${s.api}/teams?watch=true&resourceVersion=${rv}${query}`, { headers: { Accept: accept } });
+    const [json1, json2, prod, table] = await Promise.all([watch(''), watch('&fieldSelector=metadata.name%3Dshared'), watch('&labelSelector=env%3Dprod'), watch('', tableAccept)]);
+    for (const res of [json1, json2, prod, table]) expect(res.status).toBe(200);
+
+    const patch = (body: unknown) => s.fetch(`${s.api}/teams/shared`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify(body) });
+    const first = (await (await patch({ metadata: { labels: { env: 'dev' } }, spec: { displayName: 'After' } })).json()) as { metadata: { resourceVersion: string } };
+    const second = (await (await patch({ spec: { displayName: 'Again' } })).json()) as { metadata: { resourceVersion: string } };
+
+    const [a, b, c, t] = await Promise.all([readEvents(json1, 2), readEvents(json2, 2), readEvents(prod, 1), readEvents(table, 2)]);
+    expect(a.map((e) => e.type)).toEqual(['MODIFIED', 'MODIFIED']);
+    expect(JSON.stringify(b)).toBe(JSON.stringify(a));
+    expect(a.map((e) => (e.object as { spec: { displayName: string } }).spec.displayName)).toEqual(['After', 'Again']);
+    expect(a.map((e) => (e.object as { metadata: { resourceVersion: string } }).metadata.resourceVersion)).toEqual([first.metadata.resourceVersion, second.metadata.resourceVersion]);
+    // The label selector's watcher: the team left it, sent as DELETED with the version it matched.
+    expect(c).toHaveLength(1);
+    expect(c[0]!.type).toBe('DELETED');
+    expect(c[0]!.object).toMatchObject({ metadata: { labels: { env: 'prod' }, resourceVersion: first.metadata.resourceVersion }, spec: { displayName: 'Before' } });
+    // kubectl get --watch's Table, a row per event.
+    expect(t.map((e) => (e.object as { kind: string }).kind)).toEqual(['Table', 'Table']);
+    expect(t.map((e) => (e.object as { rows: { cells: unknown[] }[] }).rows[0]!.cells[0])).toEqual(['shared', 'shared']);
+  });
+});
