@@ -41,4 +41,23 @@ describe('watch events encoded once for all their watchers', () => {
     expect(t.map((e) => (e.object as { kind: string }).kind)).toEqual(['Table', 'Table']);
     expect(t.map((e) => (e.object as { rows: { cells: unknown[] }[] }).rows[0]!.cells[0])).toEqual(['shared', 'shared']);
   });
+
+  it('sends a watcher far behind (past the 256 lines kept) every change as it was', async () => {
+    const made = await s.fetch(`${s.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'behind' }, spec: { displayName: 'v0' } }) });
+    const rv = ((await made.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const live = await s.fetch(`${s.api}/teams?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dbehind`);
+    const writes = 300;
+    for (let i = 1; i <= writes; i++) {
+      const res = await s.fetch(`${s.api}/teams/behind`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { displayName: `v${i}` } }) });
+      expect(res.status).toBe(200);
+    }
+    // The live watcher's lines were encoded as they happened; this one's, for the first 44 changes, long after.
+    const late = await s.fetch(`${s.api}/teams?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dbehind`);
+    const [a, b] = await Promise.all([readEvents(live, writes), readEvents(late, writes)]);
+    const names = (events: typeof a) => events.map((e) => (e.object as { spec: { displayName: string } }).spec.displayName);
+    const expected = Array.from({ length: writes }, (_, i) => `v${i + 1}`);
+    expect(names(a)).toEqual(expected);
+    expect(names(b)).toEqual(expected);
+    expect(JSON.stringify(b)).toBe(JSON.stringify(a));
+  });
 });

@@ -13,13 +13,23 @@ import type { WatchHub } from '../watch/watch-hub.js';
 /**
  * An object's event as its JSON line, encoded once for every watch that sends it: the registry's
  * watches share one event object per change (registry/watch.ts), so with 500 watchers of a Team a
- * write is stringified and UTF-8 encoded once, not 500 times (each writes the same bytes).
+ * write is stringified and UTF-8 encoded once, not 500 times (each writes the same bytes). Only the
+ * last events' lines are kept: the watchers of a change send it within moments of each other, and
+ * one far behind encodes its own. Each line is a buffer of its own, not a slice of Node's shared
+ * 8 KiB pool, which one kept line would hold whole.
  */
-const jsonLines = new WeakMap<WatchEventOut, Buffer>();
+const recentLines = new Map<WatchEventOut, Buffer>();
+const recentLinesKept = 256;
 
 function jsonLine(event: WatchEventOut): Buffer {
-  let line = jsonLines.get(event);
-  if (!line) jsonLines.set(event, (line = Buffer.from(`${JSON.stringify(event)}\n`)));
+  let line = recentLines.get(event);
+  if (!line) {
+    const text = `${JSON.stringify(event)}\n`;
+    line = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    line.write(text);
+    recentLines.set(event, line);
+    if (recentLines.size > recentLinesKept) recentLines.delete(recentLines.keys().next().value!);
+  }
   return line;
 }
 
