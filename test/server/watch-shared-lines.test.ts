@@ -4,7 +4,7 @@
  * bytes, a selector's watcher the version that matched, a Table watcher a Table, and a second
  * change after the first is sent as fresh to each of them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readEvents, startInProcess, type InProcess } from '../support/in-process.js';
 
 const tableAccept = 'application/json;as=Table;g=meta.k8s.io;v=v1';
@@ -21,16 +21,28 @@ describe('watch events encoded once for all their watchers', () => {
     expect(made.status).toBe(201);
     const rv = ((await made.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
     const watch = (query: string, accept = 'application/json') => s.fetch(`${s.api}/teams?watch=true&resourceVersion=${rv}${query}`, { headers: { Accept: accept } });
-    const [json1, json2, prod, table] = await Promise.all([watch(''), watch('&fieldSelector=metadata.name%3Dshared'), watch('&labelSelector=env%3Dprod'), watch('', tableAccept)]);
-    for (const res of [json1, json2, prod, table]) expect(res.status).toBe(200);
+    const [json1, json2, prod, table, yaml, partial] = await Promise.all([
+      watch(''),
+      watch('&fieldSelector=metadata.name%3Dshared'),
+      watch('&labelSelector=env%3Dprod'),
+      watch('', tableAccept),
+      watch('', 'application/yaml'),
+      watch('', 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1'),
+    ]);
+    for (const res of [json1, json2, prod, table, yaml, partial]) expect(res.status).toBe(200);
 
     const patch = (body: unknown) => s.fetch(`${s.api}/teams/shared`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify(body) });
     const first = (await (await patch({ metadata: { labels: { env: 'dev' } }, spec: { displayName: 'After' } })).json()) as { metadata: { resourceVersion: string } };
     const second = (await (await patch({ spec: { displayName: 'Again' } })).json()) as { metadata: { resourceVersion: string } };
 
-    const [a, b, c, t] = await Promise.all([readEvents(json1, 2), readEvents(json2, 2), readEvents(prod, 1), readEvents(table, 2)]);
+    const [a, b, c, t, y, m] = await Promise.all([readEvents(json1, 2), readEvents(json2, 2), readEvents(prod, 1), readEvents(table, 2), readEvents(yaml, 2), readEvents(partial, 2)]);
     expect(a.map((e) => e.type)).toEqual(['MODIFIED', 'MODIFIED']);
     expect(JSON.stringify(b)).toBe(JSON.stringify(a));
+    // A watch asked for in YAML streams JSON lines, as kube-apiserver's does (and did before).
+    expect(JSON.stringify(y)).toBe(JSON.stringify(a));
+    // Metadata only: its own line, no spec.
+    expect(m.map((e) => e.object.kind)).toEqual(['PartialObjectMetadata', 'PartialObjectMetadata']);
+    expect(m.every((e) => e.object.spec === undefined)).toBe(true);
     expect(a.map((e) => (e.object as { spec: { displayName: string } }).spec.displayName)).toEqual(['After', 'Again']);
     expect(a.map((e) => (e.object as { metadata: { resourceVersion: string } }).metadata.resourceVersion)).toEqual([first.metadata.resourceVersion, second.metadata.resourceVersion]);
     // The label selector's watcher: the team left it, sent as DELETED with the version it matched.
@@ -59,5 +71,39 @@ describe('watch events encoded once for all their watchers', () => {
     expect(names(a)).toEqual(expected);
     expect(names(b)).toEqual(expected);
     expect(JSON.stringify(b)).toBe(JSON.stringify(a));
+  });
+
+  it('encodes a change once for all its watchers, and shows none of them a key value', async () => {
+    const made = await s.fetch(`${s.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'once' }, spec: { displayName: 'v0' } }) });
+    const rv = ((await made.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const watchers = await Promise.all(Array.from({ length: 20 }, () => s.fetch(`${s.api}/teams?watch=true&resourceVersion=${rv}`)));
+    const keyWatchers = await Promise.all(Array.from({ length: 3 }, () => s.fetch(`${s.api}/ownedaccesskeys?watch=true&resourceVersion=${rv}`)));
+    const stringify = vi.spyOn(JSON, 'stringify');
+    let events: Awaited<ReturnType<typeof readEvents>>[];
+    let calls: unknown[][];
+    try {
+      expect((await s.fetch(`${s.api}/teams/once`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { displayName: 'v1' } }) })).status).toBe(200);
+      events = await Promise.all(watchers.map((w) => readEvents(w, 1)));
+    } finally {
+      calls = [...stringify.mock.calls];
+      stringify.mockRestore();
+    }
+    expect(events.map((e) => (e[0]?.object as { spec?: { displayName?: string } } | undefined)?.spec?.displayName)).toEqual(Array(20).fill('v1'));
+    // The server stringified the event once, not once per watcher.
+    const encodings = calls.filter(([v]) => (v as { type?: string; object?: { metadata?: { name?: string } } } | null)?.type === 'MODIFIED' && (v as { object: { metadata: { name?: string } } }).object.metadata.name === 'once');
+    expect(encodings).toHaveLength(1);
+
+    const value = `Shared${'v'.repeat(58)}`;
+    const key = await s.fetch(`${s.api}/ownedaccesskeys`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'watched-key' }, spec: { user: 'ana', key: value } }) });
+    expect(key.status).toBe(201);
+    for (const w of keyWatchers) {
+      const reader = w.body!.getReader();
+      let text = '';
+      while (!text.includes('watched-key')) text += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      expect(text).toContain('"type":"ADDED"');
+      expect(text).not.toContain(value);
+      expect(text).not.toContain('sealed');
+    }
   });
 });

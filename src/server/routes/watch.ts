@@ -21,12 +21,15 @@ import type { WatchHub } from '../watch/watch-hub.js';
 const recentLines = new Map<WatchEventOut, Buffer>();
 const recentLinesKept = 256;
 
-function jsonLine(event: WatchEventOut): Buffer {
+function jsonLine(event: WatchEventOut): string | Buffer {
+  // Only the registry's shared events, which it freezes, are kept: a watch's initial objects and
+  // the events of one catching up from the log are its own, and would push the shared ones out.
+  if (!Object.isFrozen(event)) return `${JSON.stringify(event)}\n`;
   let line = recentLines.get(event);
   if (!line) {
-    const text = `${JSON.stringify(event)}\n`;
-    line = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-    line.write(text);
+    const pooled = Buffer.from(`${JSON.stringify(event)}\n`);
+    line = Buffer.allocUnsafeSlow(pooled.length);
+    pooled.copy(line);
     recentLines.set(event, line);
     if (recentLines.size > recentLinesKept) recentLines.delete(recentLines.keys().next().value!);
   }
