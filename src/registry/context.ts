@@ -55,9 +55,9 @@ export function timestamp(date: Date): string {
 /** The object as a client sees it, with the key value added back only when this request set it. */
 export function present(stored: StoredApiObject, revealedKey?: string): KubeObject {
   const external = withoutSecrets(stored);
-  if (revealedKey !== undefined && external.spec && typeof external.spec === 'object') {
-    (external.spec as Record<string, unknown>).key = revealedKey;
-  }
+  // A spec of its own: the copy above is shallow, and the stored object's spec may be one others
+  // hold (the watch cache's, a shared event's), where the value must never appear.
+  if (revealedKey !== undefined && external.spec && typeof external.spec === 'object') external.spec = { ...external.spec, key: revealedKey };
   return external;
 }
 

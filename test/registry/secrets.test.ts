@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/api/key-format.js';
 import { hashKey } from '../../src/api/secrets.js';
 import type { KubeObject } from '../../src/api/types.js';
+import { present } from '../../src/registry/context.js';
 import { accessKey, newRegistry, spec, statusOf } from './helpers.js';
 
 const connectorData = 'upstream-refresh-token-SECRET';
@@ -12,6 +13,14 @@ function storedHash(obj: unknown): string | undefined {
 }
 
 describe('access key secrets', () => {
+  it('a key value shown once is added to a copy of the spec, never to the stored object others may hold', () => {
+    const stored = { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'k' }, spec: { user: 'ana' }, sealed: { keyHash: 'sha256:x' } };
+    const shown = present(stored, 'tk_shown-once');
+    expect(spec(shown).key).toBe('tk_shown-once');
+    expect(shown).not.toHaveProperty('sealed');
+    expect(stored.spec).toEqual({ user: 'ana' });
+  });
+
   it('generates a key in the tk_ format when none is given and shows it once, in the create response', async () => {
     const { registry, store } = newRegistry();
     const { object } = await registry.ownedaccesskeys.create(accessKey('ci', { user: 'ana' }));
