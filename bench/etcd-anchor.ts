@@ -12,8 +12,8 @@ import { tempDir } from './lib.js';
 /** etcd running, for loads taken in turns with another's: `puts` can be called again and again. */
 export interface Etcd {
   version: string;
-  /** Puts per second of `row` under new keys, `inFlight` at a time: those completed in `seconds`. */
-  puts(row: string, seconds: number, inFlight: number): Promise<number>;
+  /** Puts per second of the row under new keys, as many in flight as started with: those completed in `seconds`. */
+  puts(seconds: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -40,8 +40,8 @@ async function healthy(url: string, exited: () => boolean, said: () => string): 
 }
 
 /**
- * etcd started on loopback and healthy, with a client connected. Its first second of puts is a
- * warm-up not counted (which the API's figure does not get: the anchor is the stricter).
+ * etcd started on loopback and healthy, with a client connected, to put `row` under new keys,
+ * `inFlight` at a time. Its first second of puts is a warm-up not counted (which the API's figure does not get: the anchor is the stricter).
  */
 export async function startEtcd(row: string, inFlight: number): Promise<Etcd> {
   const version = etcdVersion();
@@ -73,20 +73,20 @@ export async function startEtcd(row: string, inFlight: number): Promise<Etcd> {
     const store = kv;
     // Every put a new key, as every create is a new object.
     let n = 0;
-    const puts = async (value: string, seconds: number, many: number) => {
+    const puts = async (seconds: number) => {
       const end = performance.now() + seconds * 1000;
       let done = 0;
       await Promise.all(
-        Array.from({ length: many }, async () => {
+        Array.from({ length: inFlight }, async () => {
           while (performance.now() < end) {
-            await store.put(`/teams/raw-${n++}`).value(value);
+            await store.put(`/teams/raw-${n++}`).value(row);
             if (performance.now() <= end) done++;
           }
         }),
       );
       return Math.round(done / seconds);
     };
-    await puts(row, 1, inFlight);
+    await puts(1);
     return { version, puts, stop };
   } catch (err) {
     await stop();

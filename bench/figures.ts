@@ -139,9 +139,8 @@ export async function apiCreates(s: Settings): Promise<Figure[]> {
     const row = (await made.text()).trimEnd();
     // As many in flight as the API's load has connections (the issue's figure was 32; more only raises etcd's rate).
     etcd = await startEtcd(row, s.connections);
-    const puts = etcd.puts;
     // etcd and the server each run while the other waits its turn: the machine's slow moments fall on both.
-    const [value, etcdValue] = (await inTurns(s, [loadOf(s, `${api(server)}/teams`, create), (seconds) => puts(row, seconds, s.connections)])) as [number, number];
+    const [value, etcdValue] = (await inTurns(s, [loadOf(s, `${api(server)}/teams`, create), etcd.puts])) as [number, number];
     await server.stop();
     const raw = tempDir('raw');
     const db = new Database(join(raw.dir, 'raw.db'));

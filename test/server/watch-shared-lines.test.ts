@@ -16,10 +16,14 @@ describe('watch events encoded once for all their watchers', () => {
   });
   afterAll(() => s.close());
 
+  const post = (plural: string, body: unknown) => s.fetch(`${s.api}/${plural}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const patchTeam = (name: string, body: unknown) => s.fetch(`${s.api}/teams/${name}`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify(body) });
+  const versionOf = async (res: Response) => ((await res.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+
   it('gives each watcher its own correct stream', async () => {
-    const made = await s.fetch(`${s.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'shared', labels: { env: 'prod' } }, spec: { displayName: 'Before' } }) });
+    const made = await post('teams', { metadata: { name: 'shared', labels: { env: 'prod' } }, spec: { displayName: 'Before' } });
     expect(made.status).toBe(201);
-    const rv = ((await made.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const rv = await versionOf(made);
     const watch = (query: string, accept = 'application/json') => s.fetch(`${s.api}/teams?watch=true&resourceVersion=${rv}${query}`, { headers: { Accept: accept } });
     const [json1, json2, prod, table, yaml, partial] = await Promise.all([
       watch(''),
@@ -31,9 +35,8 @@ describe('watch events encoded once for all their watchers', () => {
     ]);
     for (const res of [json1, json2, prod, table, yaml, partial]) expect(res.status).toBe(200);
 
-    const patch = (body: unknown) => s.fetch(`${s.api}/teams/shared`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify(body) });
-    const first = (await (await patch({ metadata: { labels: { env: 'dev' } }, spec: { displayName: 'After' } })).json()) as { metadata: { resourceVersion: string } };
-    const second = (await (await patch({ spec: { displayName: 'Again' } })).json()) as { metadata: { resourceVersion: string } };
+    const first = await versionOf(await patchTeam('shared', { metadata: { labels: { env: 'dev' } }, spec: { displayName: 'After' } }));
+    const second = await versionOf(await patchTeam('shared', { spec: { displayName: 'Again' } }));
 
     const [a, b, c, t, y, m] = await Promise.all([readEvents(json1, 2), readEvents(json2, 2), readEvents(prod, 1), readEvents(table, 2), readEvents(yaml, 2), readEvents(partial, 2)]);
     expect(a.map((e) => e.type)).toEqual(['MODIFIED', 'MODIFIED']);
@@ -44,24 +47,22 @@ describe('watch events encoded once for all their watchers', () => {
     expect(m.map((e) => e.object.kind)).toEqual(['PartialObjectMetadata', 'PartialObjectMetadata']);
     expect(m.every((e) => e.object.spec === undefined)).toBe(true);
     expect(a.map((e) => (e.object as { spec: { displayName: string } }).spec.displayName)).toEqual(['After', 'Again']);
-    expect(a.map((e) => (e.object as { metadata: { resourceVersion: string } }).metadata.resourceVersion)).toEqual([first.metadata.resourceVersion, second.metadata.resourceVersion]);
+    expect(a.map((e) => (e.object as { metadata: { resourceVersion: string } }).metadata.resourceVersion)).toEqual([first, second]);
     // The label selector's watcher: the team left it, sent as DELETED with the version it matched.
     expect(c).toHaveLength(1);
     expect(c[0]!.type).toBe('DELETED');
-    expect(c[0]!.object).toMatchObject({ metadata: { labels: { env: 'prod' }, resourceVersion: first.metadata.resourceVersion }, spec: { displayName: 'Before' } });
+    expect(c[0]!.object).toMatchObject({ metadata: { labels: { env: 'prod' }, resourceVersion: first }, spec: { displayName: 'Before' } });
     // kubectl get --watch's Table, a row per event.
     expect(t.map((e) => (e.object as { kind: string }).kind)).toEqual(['Table', 'Table']);
     expect(t.map((e) => (e.object as { rows: { cells: unknown[] }[] }).rows[0]!.cells[0])).toEqual(['shared', 'shared']);
   });
 
   it('sends a watcher far behind (past the 256 lines kept) every change as it was', async () => {
-    const made = await s.fetch(`${s.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'behind' }, spec: { displayName: 'v0' } }) });
-    const rv = ((await made.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const rv = await versionOf(await post('teams', { metadata: { name: 'behind' }, spec: { displayName: 'v0' } }));
     const live = await s.fetch(`${s.api}/teams?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dbehind`);
     const writes = 300;
     for (let i = 1; i <= writes; i++) {
-      const res = await s.fetch(`${s.api}/teams/behind`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { displayName: `v${i}` } }) });
-      expect(res.status).toBe(200);
+      expect((await patchTeam('behind', { spec: { displayName: `v${i}` } })).status).toBe(200);
     }
     // The live watcher's lines were encoded as they happened; this one's, for the first 44 changes, long after.
     const late = await s.fetch(`${s.api}/teams?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dbehind`);
@@ -74,15 +75,14 @@ describe('watch events encoded once for all their watchers', () => {
   });
 
   it('encodes a change once for all its watchers, and shows none of them a key value', async () => {
-    const made = await s.fetch(`${s.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'once' }, spec: { displayName: 'v0' } }) });
-    const rv = ((await made.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const rv = await versionOf(await post('teams', { metadata: { name: 'once' }, spec: { displayName: 'v0' } }));
     const watchers = await Promise.all(Array.from({ length: 20 }, () => s.fetch(`${s.api}/teams?watch=true&resourceVersion=${rv}`)));
     const keyWatchers = await Promise.all(Array.from({ length: 3 }, () => s.fetch(`${s.api}/ownedaccesskeys?watch=true&resourceVersion=${rv}`)));
     const stringify = vi.spyOn(JSON, 'stringify');
     let events: Awaited<ReturnType<typeof readEvents>>[];
     let calls: unknown[][];
     try {
-      expect((await s.fetch(`${s.api}/teams/once`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { displayName: 'v1' } }) })).status).toBe(200);
+      expect((await patchTeam('once', { spec: { displayName: 'v1' } })).status).toBe(200);
       events = await Promise.all(watchers.map((w) => readEvents(w, 1)));
     } finally {
       calls = [...stringify.mock.calls];
@@ -94,7 +94,7 @@ describe('watch events encoded once for all their watchers', () => {
     expect(encodings).toHaveLength(1);
 
     const value = `Shared${'v'.repeat(58)}`;
-    const key = await s.fetch(`${s.api}/ownedaccesskeys`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'watched-key' }, spec: { user: 'ana', key: value } }) });
+    const key = await post('ownedaccesskeys', { metadata: { name: 'watched-key' }, spec: { user: 'ana', key: value } });
     expect(key.status).toBe(201);
     for (const w of keyWatchers) {
       const reader = w.body!.getReader();
