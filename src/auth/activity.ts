@@ -69,7 +69,7 @@ export class ActivityRecorder {
       if (isNotFound(err)) return this.forget(name);
       // The next use after the interval tries again; the time stays remembered here meanwhile.
       this.lastWrite.delete(name);
-      this.log.warn({ err, key: name }, 'could not record key activity; will retry on its next use');
+      this.log.warn({ err, keyName: name }, 'could not record key activity; will retry on its next use');
     });
   }
 

@@ -235,7 +235,7 @@ export class Notifier {
         if (known.has(`${receiver}/${name}`)) continue;
         if (await this.outbox.add(this.record(receiver, name, now, { kind: 'event', item: messageItem(e) }, { source }))) {
           known.add(`${receiver}/${name}`);
-          this.log.info({ receiver, event: e.event, key: e.key.name }, `notification queued: ${e.event} of access key "${e.key.name}" for ${receiver}`);
+          this.log.info({ receiver, event: e.event, keyName: e.key.name }, `notification queued: ${e.event} of access key "${e.key.name}" for ${receiver}`);
         }
       }
     }

@@ -215,7 +215,7 @@ export class KeyHealthSweep {
     // An expired key stays remembered (it is refused, and maintenance removes it), never warned of late.
     if (known || h.expired) return;
     this.log.warn(
-      { key: h.name, owner: h.owner, ...(h.type ? { type: h.type } : {}), expiresAt: isoSeconds(h.expiresAt), warnExpiry: formatSpan(this.warnExpiryMs) },
+      { keyName: h.name, owner: h.owner, ...(h.type ? { type: h.type } : {}), expiresAt: isoSeconds(h.expiresAt), warnExpiry: formatSpan(this.warnExpiryMs) },
       `access key "${h.name}" of ${h.owner} expires at ${isoSeconds(h.expiresAt)}, in ${formatSpan(h.expiresInMs!)}: rotate it or extend its ttl before it is refused`,
     );
   }
@@ -257,7 +257,7 @@ export class KeyHealthSweep {
       if (spared) {
         disabled = unused.filter((u) => u !== spared);
         const h = spared.health;
-        this.log.warn({ key: h.name, owner: h.owner, lastUse: isoSeconds(h.lastUse) }, `access key "${h.name}" is unused for longer than --disable-unused-after but is the last working ${adminRole} key: left enabled`);
+        this.log.warn({ keyName: h.name, owner: h.owner, lastUse: isoSeconds(h.lastUse) }, `access key "${h.name}" is unused for longer than --disable-unused-after but is the last working ${adminRole} key: left enabled`);
       }
     }
     for (const { key, health } of disabled) await this.disable(key, health, after);
@@ -280,11 +280,11 @@ export class KeyHealthSweep {
         { fieldManager: unusedKeysManager, auditAnnotations: { [disabledReasonAnnotation]: reason } },
       );
       this.metrics.keysAutoDisabled.inc();
-      this.log.warn({ key: name, owner: h.owner, ...(h.type ? { type: h.type } : {}), lastUse: isoSeconds(h.lastUse), neverUsed: h.neverUsed }, `disabled access key "${name}" of ${h.owner}: ${reason}`);
+      this.log.warn({ keyName: name, owner: h.owner, ...(h.type ? { type: h.type } : {}), lastUse: isoSeconds(h.lastUse), neverUsed: h.neverUsed }, `disabled access key "${name}" of ${h.owner}: ${reason}`);
     } catch (err) {
       // Changed (a use recorded, an edit) or deleted since the read: the next sweep decides again.
       if (err instanceof ApiError && (err.code === 404 || err.code === 409)) return;
-      this.log.warn({ err, key: name }, 'could not disable an unused access key; will retry at the next sweep');
+      this.log.warn({ err, keyName: name }, 'could not disable an unused access key; will retry at the next sweep');
     }
   }
 }

@@ -5,6 +5,7 @@
  * key cannot be read (then it is kept: a failed read says nothing about the key).
  */
 import pino from 'pino';
+import { loggerOptions } from '../../src/cli/logging.js';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/types.js';
@@ -34,8 +35,8 @@ class FaultyStore extends MemoryStore {
 function world() {
   const store = new FaultyStore();
   const { registry } = newRegistry({ store });
-  const lines: { msg: string; key?: string; err?: { message?: string } }[] = [];
-  const log = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+  const lines: { msg: string; keyName?: string; err?: { message?: string } }[] = [];
+  const log = pino(loggerOptions('warn'), new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
   const recorder = new ActivityRecorder(registry.ownedaccesskeys, 0, log);
   return { store, registry, recorder, lines };
 }
@@ -57,7 +58,7 @@ describe('the activity recorder when the store answers badly', () => {
     store.failUpdates = true;
     recorder.touch('ci', now, 'h', false);
     await eventually('the failure is logged', () => lines.length > 0, 2000);
-    expect(lines.map((l) => ({ msg: l.msg, key: l.key, err: l.err?.message }))).toEqual([{ msg: 'could not record key activity; will retry on its next use', key: 'ci', err: 'storage is unavailable: injected write failure' }]);
+    expect(lines.map((l) => ({ msg: l.msg, keyName: l.keyName, err: l.err?.message }))).toEqual([{ msg: 'could not record key activity; will retry on its next use', keyName: 'ci', err: 'storage is unavailable: injected write failure' }]);
     expect(recorder.lastUsed('ci')).toBe(now.getTime());
     store.failUpdates = false;
     recorder.touch('ci', now, 'h', false);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { loggerOptions } from '../../src/cli/logging.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { auditApiVersion, type AuditEvent } from '../../src/api/audit-event.js';
 import { mintLoginKey } from '../../src/signin/mint.js';
@@ -70,7 +71,7 @@ describe('key health on the server', () => {
   async function warnedOneDayKeys(n: number): Promise<() => number> {
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(...chunk.toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)), done()) });
-    server = await serverAt(new ManualClock(start), { logger: pino({ level: 'warn' }, sink), keyHealth: { warnExpiryMs: 7 * day } });
+    server = await serverAt(new ManualClock(start), { logger: pino(loggerOptions('warn'), sink), keyHealth: { warnExpiryMs: 7 * day } });
     await oneDayKeys(server, n);
     return () => lines.filter((l) => String(l.msg).includes('expires at')).length;
   }
@@ -119,7 +120,7 @@ describe('key health on the server', () => {
     const clock = new ManualClock(start);
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(...chunk.toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)), done()) });
-    server = await serverAt(clock, { logger: pino({ level: 'warn' }, sink), keyHealth: { warnExpiryMs: 7 * day } });
+    server = await serverAt(clock, { logger: pino(loggerOptions('warn'), sink), keyHealth: { warnExpiryMs: 7 * day } });
     const value = await newKey(server, 'ci', { ttl: 10 * 86_400 });
     await newKey(server, 'later', { ttl: 30 * 86_400 });
     const warnings = () => lines.filter((l) => String(l.msg).includes('expires at'));
@@ -131,7 +132,7 @@ describe('key health on the server', () => {
       clock.advance(hour);
     }
     expect(warnings()).toHaveLength(1);
-    expect(warnings()[0]).toMatchObject({ level: 40, key: 'ci', owner: 'ci', expiresAt: '2026-08-11T00:00:00Z', msg: 'access key "ci" of ci expires at 2026-08-11T00:00:00Z, in 6d: rotate it or extend its ttl before it is refused' });
+    expect(warnings()[0]).toMatchObject({ level: 40, keyName: 'ci', owner: 'ci', expiresAt: '2026-08-11T00:00:00Z', msg: 'access key "ci" of ci expires at 2026-08-11T00:00:00Z, in 6d: rotate it or extend its ttl before it is refused' });
     expect(JSON.stringify(lines)).not.toContain(value);
     expect(server.keyHealthSweep!.warnedCount).toBe(1);
     expect((await server.fetch(`${server.api}/ownedaccesskeys/ci`, { method: 'DELETE' })).status).toBe(200);
@@ -140,21 +141,21 @@ describe('key health on the server', () => {
     clock.advance(20 * day);
     await server.keyHealthSweep!.sweep();
     await server.keyHealthSweep!.sweep();
-    expect(warnings().map((w) => w.key)).toEqual(['ci', 'later']);
+    expect(warnings().map((w) => w.keyName)).toEqual(['ci', 'later']);
   });
 
   it('a key written past the API without a uid is warned of like the others, and the sweep goes on past it', async () => {
     const clock = new ManualClock(start);
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(...chunk.toString().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)), done()) });
-    server = await serverAt(clock, { logger: pino({ level: 'warn' }, sink), keyHealth: { warnExpiryMs: 7 * day } });
+    server = await serverAt(clock, { logger: pino(loggerOptions('warn'), sink), keyHealth: { warnExpiryMs: 7 * day } });
     await newKey(server, 'a-good', { ttl: 2 * 86_400 });
     // As a restore or a hand edit could leave it: no uid (the API always sets one).
     await server.registry.ownedaccesskeys.ctx.store.create('/ownedaccesskeys/b-nouid', { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'b-nouid', creationTimestamp: start }, spec: { user: 'b-nouid', ttl: 2 * 86_400 } } as StoredObject);
     await newKey(server, 'c-good', { ttl: 2 * 86_400 });
     await server.keyHealthSweep!.sweep();
     await server.keyHealthSweep!.sweep();
-    expect(lines.filter((l) => String(l.msg).includes('expires at')).map((l) => l.key)).toEqual(['a-good', 'b-nouid', 'c-good']);
+    expect(lines.filter((l) => String(l.msg).includes('expires at')).map((l) => l.keyName)).toEqual(['a-good', 'b-nouid', 'c-good']);
     expect(lines.filter((l) => String(l.msg).includes('sweep failed'))).toEqual([]);
     expect(server.keyHealthSweep!.warnedCount).toBe(3);
   });

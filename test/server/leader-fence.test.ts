@@ -5,6 +5,7 @@
  * later hold, while the work started before it runs under the new one.
  */
 import pino from 'pino';
+import { loggerOptions } from '../../src/cli/logging.js';
 import { describe, expect, it } from 'vitest';
 import { Leader, type LeaderEvents } from '../../src/server/background/leader.js';
 import type { Lease } from '../../src/store/lease.js';
@@ -58,8 +59,8 @@ const counting = () => {
 describe('the fence of the leader’s work', () => {
   it('is refusing for work never started, logging and counting each refusal, and none for the sidecar’s then', () => {
     const { counts, events } = counting();
-    const lines: { msg: string; key?: string }[] = [];
-    const log = pino({ level: 'warn' }, { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string; key?: string }) });
+    const lines: { msg: string; object?: string }[] = [];
+    const log = pino(loggerOptions('warn'), { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string; object?: string }) });
     const leader = new Leader(handLease().lease, [], log, 10, events);
     expect(leader.fenceOf('slow')?.valid()).toBe(false);
     expect(leader.fenceOnceStarted('sync')).toBeUndefined();
@@ -67,7 +68,7 @@ describe('the fence of the leader’s work', () => {
     leader.fenceOf('slow')!.refused(new StorageError('Fenced', '/teams/a', 'refused'));
     leader.currentFence()!.refused(new StorageError('Fenced', '/ownedaccesskeys/k', 'refused'));
     expect(counts.refused).toBe(2);
-    expect(lines.map((l) => [l.key, l.msg])).toEqual([
+    expect(lines.map((l) => [l.object, l.msg])).toEqual([
       ['/teams/a', 'refused a background write: its work was never started under the background-work lease on this replica'],
       ['/ownedaccesskeys/k', 'refused a background write: its work was never started under the background-work lease on this replica'],
     ]);

@@ -5,10 +5,14 @@
  * whether or not the string was a key.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/api/key-format.js';
+import { loggerOptions } from '../../src/cli/logging.js';
 import { SqliteStore } from '../../src/store/backends/sqlite.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { adminHeaders, startInProcess, type InProcess } from '../support/in-process.js';
@@ -31,10 +35,23 @@ const use = async (s: InProcess, key: string) => {
 const annotationsOf = async (s: InProcess, name: string) =>
   (((await (await s.fetch(`${s.api}/ownedaccesskeys/${name}`)).json()) as { metadata: { annotations?: Record<string, string> } }).metadata.annotations ?? {});
 
+/** The first line of what the server answers to `head` (and as much body as it says) sent on a raw socket; `silent` when nothing comes within `ms`. */
+function firstLine(base: string, head: string, ms: number): Promise<string> {
+  return new Promise((resolve) => {
+    const sock = connect(Number(new URL(base).port), '127.0.0.1', () => sock.write(head));
+    const timer = setTimeout(() => (sock.destroy(), resolve('silent')), ms);
+    sock.once('data', (d) => (clearTimeout(timer), sock.destroy(), resolve(d.toString().split('\r\n')[0]!)));
+    sock.on('error', () => {});
+  });
+}
+
 describe('POST /auth/revoke', () => {
   let s: InProcess;
+  // The server's own log options (its redaction of secret field names included), as `teamkeys serve` logs.
+  const logged: string[] = [];
   beforeAll(async () => {
-    s = await startInProcess({ audit: true, leakReports: { limit: { burst: 14, perSecond: 0.001 } } });
+    const sink = new Writable({ write: (chunk: Buffer, _e, done) => (logged.push(chunk.toString()), done()) });
+    s = await startInProcess({ audit: true, logger: pino(loggerOptions('info'), sink), leakReports: { limit: { burst: 14, perSecond: 0.001 } } });
     const team = await s.fetch(`${s.api}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'readers' }, spec: { users: ['rita'], clusterRoles: [{ name: 'teams-viewer' }] } }) });
     expect(team.status).toBe(201);
   });
@@ -131,6 +148,20 @@ describe('POST /auth/revoke', () => {
     expect(res.status).toBe(200);
   });
 
+  it('a key of the older format reported with its value in the source URL: disabled, and the value is in neither the audit trail nor the log, which names the key', async () => {
+    const old = 'Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0PpOoNnMm';
+    await makeKey(s, 'old-ci', { user: 'rita', key: old });
+    const res = await revoke(s, new URLSearchParams({ token: old, source_url: `https://paste.example/raw/${old}?again=${old}` }).toString());
+    expect(res.status).toBe(200);
+    expect((await use(s, old)).status).toBe(401);
+    const events = await (await s.fetch(`${s.base}/kubernetes/management/apis/audit.management.service/v1/events?resource=ownedaccesskeys&name=old-ci`)).text();
+    expect(events).toContain('https://paste.example/raw/[key removed]?again=[key removed]');
+    expect(events).not.toContain(old);
+    const line = logged.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'disabled access key "old-ci": reported leaked');
+    expect(line).toMatchObject({ level: 40, keyName: 'old-ci', via: 'revoke', sourceUrl: 'https://paste.example/raw/[key removed]?again=[key removed]' });
+    expect(logged.join('')).not.toContain(old);
+  });
+
   // Last: it spends this address's whole budget.
   it('each client address has a budget of reports: then 429 with Retry-After, before the body is looked at', async () => {
     let refused: Response | undefined;
@@ -142,6 +173,10 @@ describe('POST /auth/revoke', () => {
     expect(refused?.status).toBe(429);
     expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(((await refused!.json()) as { reason: string }).reason).toBe('TooManyRequests');
+    // Past its budget, an address is answered before its body is read: a report whose body never
+    // comes is refused at once, not held open while the server waits for 60,000 bytes.
+    const head = 'POST /auth/revoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 60000\r\n\r\ntoken=abcd';
+    expect(await firstLine(s.base, head, 3000)).toBe('HTTP/1.1 429 Too Many Requests');
   });
 });
 

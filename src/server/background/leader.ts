@@ -61,7 +61,7 @@ export class Leader {
     valid: () => false,
     refused: (err) => {
       this.events.refused();
-      this.log.warn({ key: err.key, reason: err.message }, 'refused a background write: its work was never started under the background-work lease on this replica');
+      this.log.warn({ object: err.key, reason: err.message }, 'refused a background write: its work was never started under the background-work lease on this replica');
     },
   };
 
@@ -208,7 +208,7 @@ export class Leader {
       valid: () => this.lease.token() === token && this.lease.valid(),
       refused: (err: StorageError) => {
         this.events.refused();
-        this.log.warn({ key: err.key, fencingToken: token, reason: err.message }, 'refused a background write: this replica no longer holds the background-work lease');
+        this.log.warn({ object: err.key, fencingToken: token, reason: err.message }, 'refused a background write: this replica no longer holds the background-work lease');
       },
     };
   }

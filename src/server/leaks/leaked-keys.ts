@@ -48,20 +48,48 @@ export interface LeakOutcome {
   refused?: string;
 }
 
-/** A source URL as recorded: an http(s) URL of bounded length, else nothing (never the reporter's raw text). */
-export function recordedSourceUrl(raw: unknown): string | undefined {
+/**
+ * The text with its percent-encodings decoded, once and again (a URL held in another URL's query
+ * is encoded once more for each level). Byte by byte, so a malformed escape anywhere does not stop
+ * the rest being decoded: key values are ASCII.
+ */
+function decodedForms(text: string): string[] {
+  const forms = [text];
+  for (let level = 0; level < maxDecodes; level++) {
+    const last = forms[forms.length - 1]!;
+    const next = last.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    if (next === last) break;
+    forms.push(next);
+  }
+  return forms;
+}
+/** Levels of percent-encoding looked through (a link in a link in a link). */
+const maxDecodes = 4;
+
+/**
+ * A source URL as recorded: an http(s) URL of bounded length, else nothing (never the reporter's raw
+ * text). A reporter's URL may hold the very value it reports (a raw file's link with the key in its
+ * query) or other keys: the audit trail and the log never keep a key value. Each is replaced by
+ * `[key removed]`: the reported value (whatever its format: an older key has no prefix to find it
+ * by) and every value in the key format, found also behind percent-encoding (a link inside a link,
+ * where `%3Dtk_...` hid one from the scan: found by a review). A URL in which one still shows once
+ * decoded (its letters percent-encoded) is not recorded at all.
+ */
+export function recordedSourceUrl(raw: unknown, reported?: string): string | undefined {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > maxSourceUrl) return undefined;
+  let href: string;
   try {
     const url = new URL(raw);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-    // A reporter's URL may hold the very value it reports (a raw file's link with the key in its
-    // query): the audit trail and the log never keep a key value (found by a review).
-    let href = url.href;
-    for (const k of findKeys(href)) href = href.split(k.value).join('[key removed]');
-    return href;
+    href = url.href;
   } catch {
     return undefined;
   }
+  const values = new Set<string>(reported !== undefined && isAcceptedKeyValue(reported) ? [reported] : []);
+  for (const form of decodedForms(href)) for (const k of findKeys(form)) values.add(k.value);
+  for (const v of values) href = href.split(v).join('[key removed]');
+  const holdsKey = (form: string) => findKeys(form).length > 0 || [...values].some((v) => form.includes(v));
+  return decodedForms(href).some(holdsKey) ? undefined : href;
 }
 
 /**

@@ -114,12 +114,12 @@ export function registerGitHubScanningRoute(app: FastifyInstance, registry: Regi
     }
     const feedback = [];
     for (const m of matchesOf(req.body as Buffer)) {
-      const sourceUrl = recordedSourceUrl(m.url);
+      const sourceUrl = recordedSourceUrl(m.url, m.token);
       // One entry whose key cannot be disabled does not stop the batch's others (a review found a
       // key with full annotations stopped every alert it was in, GitHub's retries included).
       const { known, disabled, refused } = await reportLeakedKey(registry, m.token, { address, via: 'github-secret-scanning', username: gitHubReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now());
       if (refused) req.log.error({ err: refused, via: 'github-secret-scanning' }, 'a reported key could not be disabled');
-      if (disabled) req.log.warn({ key: disabled, via: 'github-secret-scanning', ...(sourceUrl ? { sourceUrl } : {}) }, `disabled access key "${disabled}": reported leaked`);
+      if (disabled) req.log.warn({ keyName: disabled, via: 'github-secret-scanning', ...(sourceUrl ? { sourceUrl } : {}) }, `disabled access key "${disabled}": reported leaked`);
       feedback.push({ token_raw: m.token, token_type: m.type, label: known ? 'true_positive' : 'false_positive' });
     }
     req.log.info({ tokens: feedback.length, truePositives: feedback.filter((f) => f.label === 'true_positive').length }, 'GitHub secret scanning alert handled');

@@ -27,20 +27,26 @@ function formOf(body: unknown, contentType: string | undefined): URLSearchParams
 }
 
 export function registerRevokeRoute(app: FastifyInstance, registry: Registry, budget: FailureLimiter, now: () => Date): void {
-  app.post(revokePath, async (req, reply) => {
+  app.post(revokePath, {
+    // The budget is spent and checked before the body is read: an address past it is answered at
+    // once, not after the server took its form (a review found it waited for the whole body first).
+    onRequest: async (req) => {
+      const address = clientOf(req);
+      const wait = budget.retryAfter(address);
+      if (wait !== undefined) throw tooManyRequests('too many revocations from this address; try again later', wait);
+      budget.fail(address);
+    },
+  }, async (req, reply) => {
     const address = clientOf(req);
-    const wait = budget.retryAfter(address);
-    if (wait !== undefined) throw tooManyRequests('too many revocations from this address; try again later', wait);
-    budget.fail(address);
     const form = formOf(req.body, req.headers['content-type']);
     const token = form.get('token');
     if (!token) throw badRequest('the form must carry token=<the key> (RFC 7009)');
-    const sourceUrl = recordedSourceUrl(form.get('source_url'));
+    const sourceUrl = recordedSourceUrl(form.get('source_url'), token);
     const { disabled, refused } = await reportLeakedKey(registry, token, { address, via: 'revoke', username: anonymousReporter, ...(sourceUrl ? { sourceUrl } : {}) }, now());
     // RFC 7009's answer is the same for every string: a refusal of the disabling write (which
     // names the key) is the operator's to see, not the reporter's.
     if (refused) req.log.error({ err: refused, reporter: address, via: 'revoke' }, 'a reported key could not be disabled');
-    if (disabled) req.log.warn({ key: disabled, reporter: address, via: 'revoke', ...(sourceUrl ? { sourceUrl } : {}) }, `disabled access key "${disabled}": reported leaked`);
+    if (disabled) req.log.warn({ keyName: disabled, reporter: address, via: 'revoke', ...(sourceUrl ? { sourceUrl } : {}) }, `disabled access key "${disabled}": reported leaked`);
     return reply.code(200).header('Cache-Control', 'no-store').type('application/json').send(revokeAnswer);
   });
 }
