@@ -173,8 +173,8 @@ export function unsupportedMediaType(contentType: string, supported: string[]): 
   );
 }
 
-export function methodNotAllowed(method: string, what: string): ApiError {
-  return new ApiError(405, 'MethodNotAllowed', `${method} is not supported on ${what}`);
+export function methodNotAllowed(method: string, what: string, why?: string): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', `${method} is not supported on ${what}${why ? `: ${why}` : ''}`);
 }
 
 export function timeout(message: string, retryAfterSeconds?: number): ApiError {

@@ -54,7 +54,10 @@ export const subresources: Record<Resource, Record<string, readonly Verb[]>> = {
   teams: { status: ['get', 'patch', 'update'], accesskeys: ['get'] },
   ownedaccesskeys: { status: ['get', 'patch', 'update'], rotation: ['update'] },
   federatedcredentials: { status: ['get', 'patch', 'update'] },
-  accessrequests: { status: ['get', 'patch', 'update'], approval: ['update'] },
+  // An AccessRequest's status is the server's alone (docs/access-requests.md): a write of it would
+  // decide the request without the approval's checks, or lengthen it (a review found a temporary
+  // management-admin made its own access last for ever). Approve or deny through `approval`.
+  accessrequests: { status: ['get'], approval: ['update'] },
 };
 
 /** The verbs a subresource serves; a name the caller chose (`constructor`) serves none. */

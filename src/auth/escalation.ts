@@ -18,6 +18,7 @@ import { isAdminFor, verbs as allVerbs } from './roles.js';
 import { scopeDenial } from './scope.js';
 import { scopeWithin } from './scope-containment.js';
 import { ownerReferencesOf } from '../api/owner-references.js';
+import { defaultBreakGlassMs, defaultRequestMs, goDurationMs } from '../api/access-request.js';
 
 const roleNames = (t: Team | undefined) => new Set((t?.spec?.clusterRoles ?? []).map((r) => r.name));
 const addedItems = <T>(next: T[] = [], old: T[] = []) => next.filter((x) => !old.some((o) => isDeepStrictEqual(o, x)));
@@ -38,6 +39,26 @@ export function mayNameFor(who: Identity, authz: Authorizer, world: TeamWorld, w
     if (a.kind === 'role') return !roleSources || roleSources.some((t) => roleNames(world.get(t)).has(a.role) && mayRead(who, authz, world, t));
     return a.team === written || mayRead(who, authz, world, a.team);
   };
+}
+
+/** A duration of the request policy in ms, its default when absent (an unreadable one counts as the longest). */
+const policyMs = (text: string | undefined, fallback: number) => (text === undefined ? fallback : (goDurationMs(text) ?? Infinity));
+
+/**
+ * How a write loosens the team's request policy (spec.accessRequests), in words, or undefined:
+ * approvers named, fewer approvals required, requests or break-glass ones allowed to last longer.
+ * Tightening hands nothing on, as a removed member does not.
+ */
+function loosenedRequestPolicy(old: Team | undefined, next: Team): string | undefined {
+  const was = old?.spec?.accessRequests;
+  const is = next.spec?.accessRequests;
+  if (addedItems(is?.approvers, was?.approvers).length > 0) return 'naming approvers in spec.accessRequests.approvers';
+  if ((is?.requiredApprovals ?? 1) < (was?.requiredApprovals ?? 1)) return 'lowering spec.accessRequests.requiredApprovals';
+  if (policyMs(is?.maxDuration, defaultRequestMs) > policyMs(was?.maxDuration, defaultRequestMs)) return 'lengthening spec.accessRequests.maxDuration';
+  if (is?.breakGlass && policyMs(is.breakGlass.maxDuration, defaultBreakGlassMs) > policyMs(was?.breakGlass ? was.breakGlass.maxDuration : '0s', defaultBreakGlassMs)) {
+    return 'lengthening spec.accessRequests.breakGlass.maxDuration';
+  }
+  return undefined;
 }
 
 /** Team create or update: roles, members, owner, access rules, and what membership confers. */
@@ -74,6 +95,11 @@ export function teamEscalation(who: Identity, authz: Authorizer, world: TeamWorl
   // `update` on a team also manages its keys (authorize.ts keyVerbs): granting it grants them.
   const withKeys = (atoms: Atom[]): Atom[] => (atoms.some((a) => a.kind === 'team' && a.verb === 'update') ? [...atoms, { kind: 'teamKeys', team: name }] : atoms);
   if (!isDeepStrictEqual(owner, old?.spec?.owner) && owner && onTeam(withKeys(allTeamVerbs(name)))) return 'changing spec.owner requires every verb on the team and its access keys';
+  // Who approves the team's requests, how many must, and how long they last are the owner's say
+  // over its membership: loosening them needs what changing the owner does (a review found a
+  // temporary member with `update` named itself a standing approver, which outlived its access).
+  const loosened = loosenedRequestPolicy(old, next);
+  if (loosened && onTeam(withKeys(allTeamVerbs(name)))) return `${loosened} requires every verb on the team and its access keys, as changing spec.owner does`;
   for (const rule of addedItems(next.spec?.access, old?.spec?.access)) {
     const wanted = withKeys((rule.verbs ?? []).includes('*') ? allTeamVerbs(name) : allTeamVerbs(name).filter((a) => (rule.verbs ?? []).includes((a as { verb: string }).verb)));
     const missing = wanted.filter((a) => onTeam([a]));

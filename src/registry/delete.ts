@@ -7,6 +7,7 @@ import { conflict, invalid } from '../api/errors.js';
 import type { FieldError } from '../api/field-errors.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject } from '../api/types.js';
+import { servedPlurals } from '../api/resources.js';
 import { checkPreconditions } from '../store/preconditions.js';
 import type { Preconditions, WriteAudit } from '../store/types.js';
 import { keyOf, present, timestamp, type Admit, type RegistryContext, type Writer } from './context.js';
@@ -66,7 +67,12 @@ export const gcFinalizers: Partial<Record<PropagationPolicy, string>> = { Foregr
 
 export async function remove(ctx: RegistryContext, name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
   validateDeleteOptions(opts);
-  const gcFinalizer = gcFinalizers[(opts.propagationPolicy ?? 'Background') as PropagationPolicy];
+  // The garbage collector works through the kinds declared in Git (garbage-collector.ts). On another
+  // (an AccessRequest) nothing would ever take its finalizer, and nothing it collects depends on such
+  // an object: a Foreground or Orphan delete is a Background one there, not terminating for ever
+  // (found by a review).
+  const collected = (servedPlurals as readonly string[]).includes(ctx.model.info.plural);
+  const gcFinalizer = collected ? gcFinalizers[(opts.propagationPolicy ?? 'Background') as PropagationPolicy] : undefined;
   // One event per delete, stored with the write that ends it: the removal, or the start of terminating.
   const removal = auditOf(ctx, opts, describeDelete);
   const terminating = auditOf(ctx, opts, (w) => (isRemovable(w.object, ctx.now()) ? undefined : describeDelete(w)));

@@ -147,4 +147,14 @@ describe('AccessRequest', () => {
     expect(second.status.phase).toBe('Active');
     expect(second.status.approvals.map((a) => a.user)).toEqual(['bob', 'erin']);
   });
+
+  it('a Foreground or Orphan delete of a request removes it at once: the garbage collector works through the declared kinds only, so no one would take its finalizer', async () => {
+    for (const policy of ['Foreground', 'Orphan']) {
+      const name = ((await (await ask('alice', { team: 'payments', duration: '30m', reason: `INC-${policy}` })).json()) as { metadata: { name: string } }).metadata.name;
+      const res = await server.fetch(url(`accessrequests/${name}?propagationPolicy=${policy}`), { method: 'DELETE', headers: as('alice') });
+      expect(res.status).toBe(200);
+      expect((await server.fetch(url(`accessrequests/${name}`))).status).toBe(404);
+    }
+  });
 });
+

@@ -309,4 +309,61 @@ describe('what temporary access and its approvals hand on, and which approvals c
     expect((await decide('tom', name)).status).toBe(200);
     expect(((await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status: { phase: string } }).status.phase).toBe('Pending');
   });
+
+  it("no one writes a request's status through the API, a temporary management-admin included: 405 saying how to approve, and the access still ends at expiresAt", async () => {
+    await make('teams', { metadata: { name: 'adm1' }, spec: { owner: { user: 'bob' }, clusterRoles: [{ name: 'management-admin' }], accessRequests: { maxDuration: '1h' } } });
+    const name = await ask('eve', { team: 'adm1', duration: '1h', reason: 'INC-9' });
+    expect((await decide(undefined, name)).status).toBe(200);
+    const before = await phaseOf(name);
+    const current = (await (await server.fetch(url(`accessrequests/${name}`))).json()) as Record<string, unknown>;
+    const forever = { status: { expiresAt: '2099-01-01T00:00:00Z' } };
+    const writes = [
+      { method: 'PATCH', headers: { ...merge, Authorization: `Bearer ${keyOf('eve')}` }, body: JSON.stringify(forever) },
+      { method: 'PATCH', headers: { 'Content-Type': 'application/json-patch+json', Authorization: `Bearer ${keyOf('eve')}` }, body: JSON.stringify([{ op: 'replace', path: '/status/expiresAt', value: '2099-01-01T00:00:00Z' }]) },
+      { method: 'PUT', headers: as('eve'), body: JSON.stringify({ ...current, ...forever }) },
+      // The standing administrator too: the status is the server's (approve or deny through approval).
+      { method: 'PUT', headers: json, body: JSON.stringify({ ...current, ...forever }) },
+    ];
+    for (const w of writes) {
+      const res = await server.fetch(url(`accessrequests/${name}/status`), w);
+      const body = (await res.json()) as { reason: string; message: string };
+      expect([res.status, body.reason]).toEqual([405, 'MethodNotAllowed']);
+      expect(body.message).toBe(`${w.method} is not supported on accessrequests/${name}/status: the server alone writes the status of an AccessRequest: approve or deny it through its approval subresource, end it with DELETE`);
+    }
+    expect(await phaseOf(name)).toEqual(before);
+    expect((await get('eve', `accessrequests/${name}/status`)).status).toBe(200);
+    // What an access review says of it, for the administrator who holds every verb elsewhere.
+    const review = await server.fetch(`${server.base}/kubernetes/management/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'patch', group: 'management.service', resource: 'accessrequests', subresource: 'status', name } } }),
+    });
+    expect(((await review.json()) as { status: unknown }).status).toEqual({ allowed: false, reason: 'accessrequests/status does not serve patch' });
+    expect((await get('eve', 'teams/adm1')).status).toBe(200);
+    clock.advance(hour + 1000);
+    expect((await get('eve', 'teams/adm1')).status).toBe(403);
+  });
+
+  it('a temporary member with update on a team cannot loosen who approves its requests, or how many, or how long: that outlives the access', async () => {
+    await make('teams', { metadata: { name: 'd20' }, spec: { owner: { user: 'bob' }, accessRequests: { maxDuration: '1h' } } });
+    await make('teams', { metadata: { name: 't20' }, spec: { owner: { user: 'bob' }, access: [{ verbs: ['get', 'update', 'patch'], teams: ['d20'] }], accessRequests: { requiredApprovals: 2, maxDuration: '2h', breakGlass: { users: ['bob'], maxDuration: '10m' } } } });
+    const name = await ask('frank', { team: 'd20', duration: '1h', reason: 'INC-10' });
+    expect((await decide('bob', name)).status).toBe(200);
+    const loosen = [
+      [{ accessRequests: { approvers: ['frank'] } }, 'naming approvers in spec.accessRequests.approvers'],
+      [{ accessRequests: { requiredApprovals: 1 } }, 'lowering spec.accessRequests.requiredApprovals'],
+      [{ accessRequests: { maxDuration: '8h' } }, 'lengthening spec.accessRequests.maxDuration'],
+      [{ accessRequests: { maxDuration: null } }, 'lengthening spec.accessRequests.maxDuration'],
+      [{ accessRequests: { breakGlass: { maxDuration: '1h' } } }, 'lengthening spec.accessRequests.breakGlass.maxDuration'],
+    ] as const;
+    for (const [spec, what] of loosen) {
+      const res = await patchTeam('t20', spec, 'frank');
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { message: string }).message).toContain(`${what} requires every verb on the team and its access keys, as changing spec.owner does (temporary access from an AccessRequest does not count towards what outlives it)`);
+    }
+    // Tightening hands nothing on: allowed with the temporary update, as removing a member is.
+    expect((await patchTeam('t20', { accessRequests: { requiredApprovals: 3, maxDuration: '30m' } }, 'frank')).status).toBe(200);
+    // The owner, who holds every verb on it, loosens it again.
+    expect((await patchTeam('t20', { accessRequests: { approvers: ['carol'], requiredApprovals: 1, maxDuration: '4h' } }, 'bob')).status).toBe(200);
+  });
 });

@@ -12,7 +12,17 @@ const subresourceMethods: Record<string, readonly string[]> = {
   'teams/accesskeys': ['GET'],
   'ownedaccesskeys/rotation': ['POST'],
   'accessrequests/approval': ['PUT'],
+  // Read only: auth/decision.ts says why.
+  'accessrequests/status': ['GET'],
 };
+
+/** Why a subresource does not serve a method, where a client needs to be told what to do instead. */
+const readOnlyWhy: Record<string, string> = {
+  'accessrequests/status': 'the server alone writes the status of an AccessRequest: approve or deny it through its approval subresource, end it with DELETE',
+};
+
+/** What a 405 of this subresource adds to its message, if anything. */
+export const whyNotServed = (plural: string, sub: string): string | undefined => readOnlyWhy[`${plural}/${sub}`];
 
 /** The methods a subresource of `plural` serves, or none where there is no such subresource. */
 export const subresourceServes = (plural: string, sub: string): readonly string[] | undefined => subresourceMethods[`${plural}/${sub}`] ?? (sub === 'status' ? statusMethods : undefined);

@@ -10,7 +10,7 @@ import type { Requester } from '../../registry/write-observer.js';
 import { seesEverything } from '../../auth/authorize.js';
 import type { Verb } from '../../auth/roles.js';
 import { bodyTypeOf, negotiate, objectBodies, parseBody } from '../content.js';
-import { bodiesBeforeBody, subresourceServes } from './resource-methods.js';
+import { bodiesBeforeBody, subresourceServes, whyNotServed } from './resource-methods.js';
 import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
 import { authorizeBeforeBody } from '../auth/before-body.js';
@@ -295,7 +295,7 @@ export function registerResourceRoutes(app: FastifyInstance, base: string, regis
     const sub = req.params.subresource;
     const served = sub === undefined ? undefined : subresourceServes(r.info.plural, sub);
     if (sub !== undefined && !served) throw pathNotFound();
-    if (served && !served.includes(req.method)) throw methodNotAllowed(req.method, `${r.info.plural}/${req.params.name}/${sub}`);
+    if (served && !served.includes(req.method)) throw methodNotAllowed(req.method, `${r.info.plural}/${req.params.name}/${sub}`, whyNotServed(r.info.plural, sub!));
     await authorizeBeforeBody(auth, guardOf(req, r), r, req.method, req.params.name, sub);
     // Then the media type, which the headers decide too (a review found 3 MiB read before a 415).
     const accepted = bodiesBeforeBody(req.method, req.headers, req.params.name, sub);
