@@ -28,6 +28,7 @@ import { registerMetrics, ServerMetrics } from './metrics.js';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { lazyChildLogger } from './request-logger.js';
 import { registerSignInRoutes } from './routes/signin.js';
+import { CallbackLimit } from '../signin/callback-limit.js';
 import { DeviceSignIn, defaultMaxWaitingDeviceSignIns, defaultMaxWaitingPerClient } from '../signin/device.js';
 import { budgetScopes } from './client-address.js';
 import { registerLeakReportRoutes, type LeakReportOptions } from './routes/leak-reports.js';
@@ -144,7 +145,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   const exchange = new TokenExchange(registry, opts.auth, opts.federation);
   registerTokenRoute(app, exchange, opts.signIn);
-  if (opts.signIn) registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn, defaultMaxWaitingDeviceSignIns, defaultMaxWaitingPerClient, budgetScopes));
+  if (opts.signIn) registerSignInRoutes(app, opts.signIn, new DeviceSignIn(opts.signIn, defaultMaxWaitingDeviceSignIns, defaultMaxWaitingPerClient, budgetScopes), new CallbackLimit({ scopes: budgetScopes }));
 
   // The routes are the server's; what runs beside them is the supervisor's, from ready to close.
   const background = serverBackground(opts, metrics, exchange);

@@ -11,6 +11,7 @@ import type { DeviceSignIn } from '../../signin/device.js';
 import { authPrefix } from '../../signin/options.js';
 import { describeError } from '../../signin/provider.js';
 import type { SignIn } from '../../signin/sign-in.js';
+import { CallbackLimit } from '../../signin/callback-limit.js';
 import { clientOf } from '../client-address.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -37,7 +38,7 @@ function unreachable(err: unknown): ApiError {
   return err instanceof ApiError ? err : serviceUnavailable(`the identity provider cannot be reached: ${describeError(err)}`, 5);
 }
 
-export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, device: DeviceSignIn): void {
+export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, device: DeviceSignIn, callbacks = new CallbackLimit()): void {
   // Nothing here may be cached: every answer is for one person, once.
   const noStore = (reply: FastifyReply) => reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer');
   const html = (reply: FastifyReply, status: number, title: string, message: string) => noStore(reply).code(status).type('text/html; charset=utf-8').send(page(title, message));
@@ -54,12 +55,30 @@ export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, devic
     }
   });
 
-  app.get(`${authPrefix}/callback`, async (req, reply) => {
-    const next = await signIn.callback(new URL(req.url, 'http://callback'), req.headers.cookie);
-    const state = new URL(req.url, 'http://callback').searchParams.get('state');
-    if (state) noStore(reply).header('Set-Cookie', signIn.clearStart(state));
-    if ('redirect' in next) return noStore(reply).redirect(next.redirect, 302);
-    return html(reply, next.status, 'Cannot sign in', next.message);
+  // A callback may make the server call the provider: bounded per address, for the server, and in
+  // failures per address (signin/callback-limit.ts), all before anything else is done with it.
+  app.get(`${authPrefix}/callback`, {
+    onRequest: async (req, reply) => {
+      const refused = callbacks.refusal(clientOf(req));
+      if (refused) return html(reply.header('Retry-After', String(refused.details?.retryAfterSeconds ?? 1)), 429, 'Cannot sign in', refused.message);
+    },
+  }, async (req, reply) => {
+    const client = clientOf(req);
+    // Asked again: other callbacks may have taken the places since the hook (no await between this and take).
+    const refused = callbacks.refusal(client);
+    if (refused) return html(reply.header('Retry-After', String(refused.details?.retryAfterSeconds ?? 1)), 429, 'Cannot sign in', refused.message);
+    const giveBack = callbacks.take(client);
+    let failed = true;
+    try {
+      const next = await signIn.callback(new URL(req.url, 'http://callback'), req.headers.cookie);
+      failed = !('redirect' in next) || new URL(next.redirect).searchParams.has('error');
+      const state = new URL(req.url, 'http://callback').searchParams.get('state');
+      if (state) noStore(reply).header('Set-Cookie', signIn.clearStart(state));
+      if ('redirect' in next) return noStore(reply).redirect(next.redirect, 302);
+      return html(reply, next.status, 'Cannot sign in', next.message);
+    } finally {
+      giveBack(failed);
+    }
   });
 
   app.post(`${authPrefix}/device`, {
