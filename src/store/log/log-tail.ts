@@ -155,6 +155,7 @@ export class LogTail {
           // The tail was started afresh meanwhile (its last watcher left, a new one came): these
           // records were read from the old head; read again from the new one.
           if (span !== this.span) continue;
+          if (records.length === 0 && (await this.wentBack(span))) return;
           for (const r of records) this.append(r);
           if (records.length < pageSize) break;
         }
@@ -168,9 +169,28 @@ export class LogTail {
     }
   }
 
-  /** History this tail had not read is gone: every watch ends with 410, and its owner lists again. */
+  /**
+   * Whether the store's revision is now below what this tail read (a restored backup, a failover to
+   * a replica behind): its new writes take revisions the tail has passed, so it would never read
+   * them, and every watcher (the watch cache among them) would go on with a timeline that no longer
+   * exists. Asked when a read finds nothing new, so it costs a read of the revision only then.
+   * Every watch ends with 410 and its owner lists again (found by a review). Read twice: once could
+   * be a read of an older snapshot than the log's.
+   */
+  private async wentBack(span: Span): Promise<boolean> {
+    for (let look = 0; look < 2; look++) {
+      const current = await this.source.currentRevision();
+      if (span !== this.span || current >= span.head) return false;
+      if (look === 1) {
+        this.expireAll(new StorageError('Expired', '/', `the store's revision went back from ${span.head} to ${current} (restored from a backup, or failed over to a replica behind it): list again`));
+      }
+    }
+    return true;
+  }
+
+  /** History this tail had not read is gone, or the store went back: every watch ends with 410, and its owner lists again. */
   private expireAll(err: unknown): void {
-    this.log.warn({ err }, 'history the watchers had not read was compacted; ending every watch (they list again)');
+    this.log.warn({ err }, 'history the watchers had not read is gone (compacted, or the store went back); ending every watch (they list again)');
     for (const sub of [...this.subs]) sub.queue.fail(err);
   }
 
