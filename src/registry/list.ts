@@ -82,9 +82,19 @@ export async function assertReached(ctx: RegistryContext, requested: number | un
   if (requested > current) throw tooLargeResourceVersion(`Too large resource version: ${requested}, current: ${current}`);
 }
 
+/**
+ * Objects a filtered LIST that pages (a limit) reads from the store in one request at most: past
+ * it the page ends with a token, as kube allows a page shorter than its limit. A reader who sees a
+ * few keys among a million, reading a past revision (resourceVersionMatch=Exact, or a continue token
+ * after a write), read the whole kind in one request (a review measured 20,000 rows for one key).
+ */
+export const maxExaminedPerPage = 10_000;
+/** A filtered LIST without a limit reads the store this many at a time: what it holds at once, not the whole kind. */
+const filteredStep = 1000;
+
 /** Store page size: the rest of the limit, or more when a selector will filter some out. */
 function pageSize(limit: number, have: number, filtered: boolean): number {
-  if (limit === 0) return 0;
+  if (limit === 0) return filtered ? filteredStep : 0;
   return filtered ? Math.max(limit - have, 256) : limit - have;
 }
 
@@ -97,10 +107,12 @@ interface Page {
 /** Reads store pages from `after` until `limit` objects match or the kind is exhausted. */
 async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: number, after: string, at?: number, past?: LiveObjects): Promise<Page> {
   const items: KubeObject[] = [];
+  const filtered = match !== undefined || past !== undefined;
   let revision = at;
+  let examined = 0;
   for (;;) {
     const page = await ctx.store.list<StoredApiObject>(ctx.prefix, {
-      limit: pageSize(limit, items.length, match !== undefined || past !== undefined),
+      limit: pageSize(limit, items.length, filtered),
       after,
       ...(revision === undefined ? {} : { revision }),
       // Where a restricted reader's objects are (a superset: `match` still decides).
@@ -121,12 +133,14 @@ async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: num
         // A reader who sees only some objects gets a token whenever its page is full: whether one
         // follows would tell it that objects it may not see sort after its own (a review spelled a
         // hidden key's name out that way). Its next page may be empty, as kube allows.
-        const more = match !== undefined || past !== undefined || i < page.items.length - 1 || page.continueAfter !== undefined;
+        const more = filtered || i < page.items.length - 1 || page.continueAfter !== undefined;
         return more ? { items, revision, token: encodeContinue(revision, keyOf(ctx, obj.metadata.name!)) } : { items, revision };
       }
     }
     if (page.continueAfter === undefined) return { items, revision };
     after = page.continueAfter;
+    examined += page.items.length;
+    if (filtered && limit > 0 && examined >= maxExaminedPerPage) return { items, revision, token: encodeContinue(revision, after) };
   }
 }
 
