@@ -10,6 +10,7 @@ import { grantsAnything, listed, principalTokens } from './grants.js';
 import type { Identity } from './identity.js';
 import { isAdminFor, managementRole, roleVerbs, verbs as allVerbs, type Resource, type Verb } from './roles.js';
 import type { TeamWorld } from './grants.js';
+import { scopeDenial } from './scope.js';
 
 /**
  * Why an identity holds verbs on an object: a cluster role it holds (through its teams), the
@@ -140,7 +141,11 @@ export class Authorizer {
     // yet stored, judged by the team as it is.
     const stored = req.metadata.creationTimestamp !== undefined;
     if (!team || !grantsAnything(team) || (stored && !madeOf(bindingOf(req as AccessRequest), team))) return;
-    if (subresource === undefined && !own) this.teamGrants(who, team, undefined, (vs, because) => vs.includes('update') && emit(['create'], { kind: 'teamAdder', team: spec.team!, because }));
+    // Asking in another's name rests on `update` of the team (adding a member): a key whose scope
+    // does not allow that update asks only for its own user (found by a review), as a scoped key
+    // writes keys only within its scope.
+    const mayUpdateTeam = scopeDenial(who.scope, { verb: 'update', group: this.group, resource: 'teams', name: spec.team! }) === undefined;
+    if (subresource === undefined && !own && mayUpdateTeam) this.teamGrants(who, team, undefined, (vs, because) => vs.includes('update') && emit(['create'], { kind: 'teamAdder', team: spec.team!, because }));
     if (isApprover(team, who.user, who.teams)) emit(own ? ['get', 'list', 'watch', 'delete'] : ['get', 'list', 'watch', 'delete', 'update'], { kind: 'approver', team: spec.team! });
   }
 

@@ -137,6 +137,17 @@ describe('AccessRequest', () => {
     expect(((await byOwner.json()) as { spec: { user: string } }).spec.user).toBe('dave');
   });
 
+  it("asks in another's name only with a key whose scope allows updating the team: one scoped to AccessRequests asks for its own user alone", async () => {
+    const scopedKey = `BobScoped${'s'.repeat(40)}`;
+    await make('ownedaccesskeys', { metadata: { name: 'bob-requests-only' }, spec: { user: 'bob', key: scopedKey, scope: { rules: [{ verbs: ['create', 'get'], resources: [{ group: 'management.service', resources: ['accessrequests'] }] }] } } });
+    const withScoped = (spec: Record<string, unknown>) =>
+      server.fetch(url('accessrequests'), { method: 'POST', headers: { ...json, Authorization: `Bearer ${scopedKey}` }, body: JSON.stringify({ apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { generateName: 'req-' }, spec }) });
+    const forDave = await withScoped({ user: 'dave', team: 'payments', duration: '1h', reason: 'INC-11' });
+    expect(forDave.status).toBe(403);
+    expect(((await forDave.json()) as { reason: string }).reason).toBe('Forbidden');
+    expect((await withScoped({ team: 'ledger', duration: '1h', reason: 'INC-11' })).status).toBe(201);
+  });
+
   it('counts a second approval by the same person once: a team needing two stays Pending until another approver approves', async () => {
     const name = ((await (await ask('alice', { team: 'vault', duration: '30m', reason: 'INC-8' })).json()) as { metadata: { name: string } }).metadata.name;
     expect((await decide('bob', name)).status).toBe(200);
