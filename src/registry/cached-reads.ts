@@ -67,7 +67,8 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   // A restricted reader's filter may say where its objects are: only those keys are read.
   const within = seesAll ? undefined : filter?.within;
   const range = await readList(ctx, plan, () => store.cachedRange(ctx.prefix, { after: plan.after, ...(plan.revision === undefined ? {} : { revision: plan.revision }), ...(within ? { within } : {}) }));
-  if (!range) return undefined;
+  // Moved on since the range was made (the awaits above): the store answers at the revision asked.
+  if (!range?.current()) return undefined;
   const match = plan.selection.match;
   // Without a selector or filter the page is the same bytes for everyone at this revision (page-bodies.ts).
   const keep = !match ? pages : undefined;

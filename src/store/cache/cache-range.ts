@@ -15,6 +15,12 @@ export interface CachedRange {
   entries: Generator<[string, Entry]>;
   /** How many keys of the range follow `key`, counted without visiting them. */
   countAfter(key: string): number;
+  /**
+   * Whether the cache is still at `revision` in the same state: the entries are read lazily, and an
+   * event applied between the range's making and its reading (in the awaits between them) would put
+   * a newer object into a page labelled with the older revision (found by a review, not seen).
+   */
+  current(): boolean;
 }
 
 export function rangeOf(
@@ -24,7 +30,7 @@ export function rangeOf(
   end: string,
   revision: number,
   opts: Pick<ListOptions, 'after' | 'within'>,
-): CachedRange {
+): Omit<CachedRange, 'current'> {
   const after = opts.after ?? '';
   const keys = narrowed.keys(state, prefix, end, revision, opts.within?.());
   if (keys) {

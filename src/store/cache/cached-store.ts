@@ -202,7 +202,7 @@ export class CachedStore implements Store, CacheReads {
     opts: ListOptions = {},
   ): Promise<{ entries: (Entry & { key: string })[]; revision: number; continueAfter?: string } | undefined> {
     const range = await this.cachedRange(prefix, opts);
-    if (!range) return undefined;
+    if (!range?.current()) return undefined;
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const entries: (Entry & { key: string })[] = [];
     for (const [key, entry] of range.entries) {
@@ -220,7 +220,8 @@ export class CachedStore implements Store, CacheReads {
     if (!(await this.fresh())) return undefined;
     const revision = this.gate.applied;
     if (opts.revision !== undefined && opts.revision !== revision) return undefined;
-    return rangeOf(this.state, this.narrowed, prefix, prefixEnd(prefix), revision, opts);
+    const state = this.state;
+    return { ...rangeOf(state, this.narrowed, prefix, prefixEnd(prefix), revision, opts), current: () => this.state === state && this.gate.applied === revision };
   }
 
   async *scan<T extends StoredObject>(prefix: string, mightMatch: ScanFilter, pageSize?: number): AsyncGenerator<T> {
