@@ -1,0 +1,50 @@
+/**
+ * /readyz needs no key, and each ask pinged the store (a database round trip on PostgreSQL): a flood
+ * of asks made as many pings at once. Asks while a ping is out now share it; none is kept after it
+ * answers, so a store that just failed is unready at the next ask.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import { startInProcess, type InProcess } from '../support/in-process.js';
+
+/** A store whose ping takes 100 ms, counting the pings at once, and failing when told. */
+class SlowPing extends MemoryStore {
+  pings = 0;
+  atOnce = 0;
+  most = 0;
+  failing = false;
+  override async ping(): Promise<void> {
+    this.pings++;
+    this.most = Math.max(this.most, ++this.atOnce);
+    await new Promise((r) => setTimeout(r, 100));
+    this.atOnce--;
+    if (this.failing) throw new Error('the store does not answer');
+    return super.ping();
+  }
+}
+
+describe('/readyz under many asks', () => {
+  let server: InProcess;
+  const store = new SlowPing();
+  const readyz = () => fetch(`${server.base}/readyz`);
+  beforeAll(async () => {
+    server = await startInProcess({ store });
+  });
+  afterAll(() => server.close());
+
+  it('thirty asks at once: each answered ok, the store pinged once at a time', async () => {
+    store.pings = 0;
+    const statuses = await Promise.all(Array.from({ length: 30 }, async () => (await readyz()).status));
+    expect(statuses).toEqual(Array(30).fill(200));
+    expect(store.most).toBe(1);
+    expect(store.pings).toBeLessThanOrEqual(3);
+  });
+
+  it('a store that fails is unready at the next ask, and ready at the next once it answers', async () => {
+    expect((await readyz()).status).toBe(200);
+    store.failing = true;
+    expect((await readyz()).status).toBe(503);
+    store.failing = false;
+    expect((await readyz()).status).toBe(200);
+  });
+});
