@@ -18,7 +18,7 @@ import type { Plural } from '../client/types.js';
 import { durationMs, formatDuration } from '../duration.js';
 import { parseSecretTarget, sinkIdentity } from './keys/sinks.js';
 import { accessFieldsIgnored } from './plan/ignore-fields.js';
-import { annotations, defaultRotationOverlapMs, maxRotationOverlapMs, minRotateEveryMs } from './plan/annotations.js';
+import { annotations, defaultRotationOverlapMs, keyDirSink, maxRotationOverlapMs, minRotateEveryMs } from './plan/annotations.js';
 import type { Manifest, ManifestError } from './source/manifests.js';
 import { teamHolderDetail } from '../api/names.js';
 
@@ -42,7 +42,7 @@ export function validateManifests(manifests: Manifest[], models: DeclaredModel[]
   const errors: ManifestError[] = [];
   const at = (m: Manifest, field: string | undefined, message: string) => errors.push({ ...(field ? m.locate(field) : m), message });
   const seen = new Map<string, Manifest>();
-  const sinks = new Map<string, { name: string; at: Manifest }>();
+  const sinks = new Map<string, { name: string; at: Manifest; implicit: boolean }>();
   // Every kind's secrets, whatever kind the manifest claims: a secret is refused before its kind is judged.
   const secretFields = secretFieldPaths(models);
   for (const m of manifests) {
@@ -103,14 +103,20 @@ export function validateManifests(manifests: Manifest[], models: DeclaredModel[]
     seen.set(id, m);
     // One sink, one key: two keys delivered to one secret would overwrite each other, and a holder
     // would read whichever came last (a rotation of either would kill the other's value there).
-    const sink = model.info.kind === 'OwnedAccessKey' ? obj.metadata.annotations?.[annotations.keySecret] : undefined;
+    // A key without key-secret goes to <name>.key in --key-dir (apply.ts): that file is its sink as
+    // much as a declared one is, so no key may declare it (a review had key a declare file:b.key:
+    // both were recorded delivered there, and b's value was lost).
+    const declared = model.info.kind === 'OwnedAccessKey' ? obj.metadata.annotations?.[annotations.keySecret] : undefined;
+    const sink = model.info.kind !== 'OwnedAccessKey' ? undefined : (declared ?? keyDirSink(obj.metadata.name!));
     const sinkKey = sink === undefined ? undefined : sinkIdentity(sink);
     const owner = sinkKey === undefined ? undefined : sinks.get(sinkKey);
     if (owner) {
-      at(m, `metadata.annotations[${annotations.keySecret}]`, `${annotations.keySecret} ${sink} is also the sink of OwnedAccessKey/${owner.name} (${owner.at.file}:${owner.at.line}:${owner.at.column}): one sink holds one key's value`);
+      const whose = `OwnedAccessKey/${owner.name} (${owner.at.file}:${owner.at.line}:${owner.at.column}${owner.implicit ? `, its --key-dir file: it has no ${annotations.keySecret}` : ''})`;
+      if (declared !== undefined) at(m, `metadata.annotations[${annotations.keySecret}]`, `${annotations.keySecret} ${sink} is also the sink of ${whose}: one sink holds one key's value`);
+      else at(m, 'metadata.name', `without ${annotations.keySecret} this key's value goes to ${sink!.slice('file:'.length)} in --key-dir, which is also the sink of ${whose}: one sink holds one key's value`);
       continue;
     }
-    if (sinkKey !== undefined) sinks.set(sinkKey, { name: obj.metadata.name, at: m });
+    if (sinkKey !== undefined) sinks.set(sinkKey, { name: obj.metadata.name!, at: m, implicit: declared === undefined });
     desired.push({ plural: model.info.plural, obj, manifest: m });
   }
   return { desired, errors };

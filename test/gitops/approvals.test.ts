@@ -107,7 +107,20 @@ describe('approvals from the Teams: plan --pull-request, apply --plan', () => {
     expect(validReport(report('applied-none.json')), JSON.stringify(validReport.errors)).toBe(true);
     expect(users()).toBe('["ana"]');
     const saved = JSON.parse(readFileSync(join(work, 'none.json'), 'utf8')) as SavedPlan;
-    expect(saved.approvals).toEqual({ pullRequest: { owner: 'acme', repo: 'teams', number: 7 }, requirements: [{ team: 'payments', approvers: ['alice', 'carol'], changes: ['update Team/payments'] }] });
+    expect(saved.approvals).toEqual({ pullRequest: { owner: 'acme', repo: 'teams', number: 7 }, requirements: [{ team: 'payments', approvers: ['alice', 'carol'], changes: ['update Team/payments'] }], headSha: head });
+  });
+
+  it('approvals of a later head do not apply a plan made at an earlier one: refused, plan again', async () => {
+    const later = 'facade0000000000000000000000000000000002';
+    github.pulls.set('acme/teams#7', { author: 'alice', headSha: later, reviews: [review('carol', 'APPROVED', later)] });
+    try {
+      const r = await apply('none.json');
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain('refused: pull request acme/teams#7 has changed since the plan (its head was c0ffee000000 when planned, now facade000000): its approvals are of the new head, not of this plan. Plan again. Nothing was written');
+      expect(users()).toBe('["ana"]');
+    } finally {
+      setReviews();
+    }
   });
 
   it("with the owner's approval the plan passes and its saved plan applies", async () => {

@@ -39,4 +39,23 @@ describe('one sink, two keys', () => {
     ]);
     expect(desired.map((d) => d.obj.metadata.name)).toEqual(['key-a']);
   });
+
+  it("refuses a file: sink naming another key's --key-dir file (a key without key-secret goes to <name>.key), in either order", () => {
+    const key = (name: string, file: string, sink?: string) => {
+      const object = { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name, ...(sink ? { annotations: { 'gitops.management.service/key-secret': sink } } : {}) }, spec: { user: `user-${name}` } };
+      return { file, line: 1, column: 1, object, locate: (path: string) => ({ file, line: path === 'metadata.name' ? 4 : 6, column: path === 'metadata.name' ? 9 : 43 }) };
+    };
+    const models = Object.values(resourceModels());
+    const declaredFirst = validateManifests([key('a', 'a.yaml', 'file:./b.key'), key('b', 'b.yaml')], models);
+    expect(declaredFirst.errors.map((e) => `${e.file}:${e.line}:${e.column}: ${e.message}`)).toEqual([
+      "b.yaml:4:9: without gitops.management.service/key-secret this key's value goes to b.key in --key-dir, which is also the sink of OwnedAccessKey/a (a.yaml:1:1): one sink holds one key's value",
+    ]);
+    const implicitFirst = validateManifests([key('b', 'b.yaml'), key('a', 'a.yaml', 'file:b.key')], models);
+    expect(implicitFirst.errors.map((e) => `${e.file}:${e.line}:${e.column}: ${e.message}`)).toEqual([
+      "a.yaml:6:43: gitops.management.service/key-secret file:b.key is also the sink of OwnedAccessKey/b (b.yaml:1:1, its --key-dir file: it has no gitops.management.service/key-secret): one sink holds one key's value",
+    ]);
+    // Its own file by name is no clash, and keys without key-secret never clash with each other.
+    expect(validateManifests([key('a', 'a.yaml', 'file:a.key'), key('b', 'b.yaml'), key('c', 'c.yaml')], models).errors).toEqual([]);
+  });
 });
+

@@ -26,12 +26,18 @@ function list(logins: string[], named: (login: string) => boolean): string {
  * named as the pull request shows it anyway.
  */
 export function checkApprovals(pr: PullRequestRef, given: PullRequestApprovals, requirements: readonly ApprovalRequirement[], named: (login: string) => boolean = () => true): ApprovalReport {
-  const checked = requirements.map((r) => ({ ...r, approvedBy: r.approvers.filter((a) => given.approvedBy.includes(a)) }));
+  const author = given.author.toLowerCase();
+  // A key or rule acting for a user is that user's to approve; one the user asks for itself (the
+  // author) gives no one else anything, so its authorship is its approval.
+  const approvedBy = (r: ApprovalRequirement) => (r.holder === 'user' && r.approvers.includes(author) ? [author] : r.approvers.filter((a) => given.approvedBy.includes(a)));
+  const checked = requirements.map((r) => ({ ...r, approvedBy: approvedBy(r) }));
   const missing = checked
     .filter((t) => t.approvedBy.length === 0)
     .map((t) => {
       const what = t.changes.join(', ');
-      const eligible = t.approvers.filter((a) => a !== given.author.toLowerCase());
+      if (t.holder === 'user') return `user "${t.team}" (${what}): needs an approval from ${list(t.approvers, named)}, the user it acts for`;
+      if (t.holder === 'subject') return `subject "${t.team}" (${what}): a key or rule acting for a subject has no owner to approve it; make it a team's (spec.team) to have it approved`;
+      const eligible = t.approvers.filter((a) => a !== author);
       if (eligible.length === 0) return `team "${t.team}" (${what}): needs an approval from its owners or approvers, and it declares none but the author (spec.owner, or the ${'gitops.management.service/approvers'} annotation)`;
       return `team "${t.team}" (${what}): needs an approval from one of ${list(eligible, named)}`;
     });

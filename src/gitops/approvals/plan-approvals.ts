@@ -13,6 +13,12 @@ import { readApprovals, type GitHubApi, type PullRequestRef } from './reviews.js
 export interface SavedApprovals {
   pullRequest: PullRequestRef;
   requirements: ApprovalRequirement[];
+  /**
+   * The pull request's head when the plan was made ('' when GitHub could not be read): approvals
+   * count for the commit they approve, so the apply refuses once the head moved (approvals of a
+   * later commit applied an earlier plan: found by a review).
+   */
+  headSha: string;
 }
 
 /** The GitHub API the CLI uses: GITHUB_API_URL (default api.github.com) and GITHUB_TOKEN, as the Actions runner sets them. */
@@ -39,7 +45,7 @@ export async function approvePlan(r: Reconciled, pr: PullRequestRef, github: Git
   // withholds them): approvers come from the live owner team too (found by a review). The saved
   // requirements keep every login, for the apply's check.
   r.report.approvals = await approvalsOf(pr, github, requirements, r.withheld ? loginsNamedIn(r.desired.map((d) => d.obj)) : undefined);
-  return { pullRequest: pr, requirements };
+  return { pullRequest: pr, requirements, headSha: r.report.approvals.headSha };
 }
 
 /** Every word of every string a manifest holds (its users, its owner, its approvers annotation's logins). */
