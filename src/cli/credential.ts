@@ -5,6 +5,7 @@
  * ExecCredential. Only when there is no valid key does it load the login (in an interactive
  * session, as kubectl tells it through KUBERNETES_EXEC_INFO).
  */
+import { apiRoot } from '../api/resources.js';
 import { loginValid, readLogin, writeLogin, type CachedLogin } from './login-cache.js';
 
 const execApiVersion = 'client.authentication.k8s.io/v1';
@@ -21,13 +22,32 @@ function flag(args: string[], name: string): string | undefined {
 /** A word as a POSIX shell reads it back: quoted only when it holds anything but safe characters. */
 const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 
-/** Whether kubectl says a person is at the terminal (KUBERNETES_EXEC_INFO spec.interactive). */
-function interactive(): boolean {
+/** What kubectl says of this call (KUBERNETES_EXEC_INFO): whether a person is at the terminal, and the cluster it is about to call. */
+function execInfo(): { interactive?: boolean; cluster?: { server?: unknown } } {
   try {
-    const info = JSON.parse(process.env.KUBERNETES_EXEC_INFO ?? '') as { spec?: { interactive?: boolean } };
-    return info.spec?.interactive === true;
+    const info = JSON.parse(process.env.KUBERNETES_EXEC_INFO ?? '') as { spec?: { interactive?: boolean; cluster?: { server?: unknown } } };
+    return info.spec ?? {};
   } catch {
-    return false;
+    return {};
+  }
+}
+
+const interactive = () => execInfo().interactive === true;
+
+/**
+ * The server kubectl is about to call, when it says (provideClusterInfo, which teamkeys' kubeconfig
+ * entries set), and it is not the one this credential is for: `kubectl --server https://other`
+ * with the teamkeys context, or a context pairing the teamkeys user with another cluster, would
+ * hand that server the Login key (found by a review). No key is printed then. A caller that does
+ * not say (an entry written before stop 62, a client that passes no cluster) is served as before.
+ */
+function otherServer(server: string): string | undefined {
+  const target = execInfo().cluster?.server;
+  if (typeof target !== 'string' || target === '') return undefined;
+  try {
+    return apiRoot(target) === apiRoot(server) ? undefined : target;
+  } catch {
+    return target;
   }
 }
 
@@ -49,6 +69,11 @@ export async function runCredential(args: string[]): Promise<number> {
   const server = flag(args, 'server');
   if (!server) {
     process.stderr.write('teamkeys credential: --server URL is required\n');
+    return 1;
+  }
+  const other = otherServer(server);
+  if (other !== undefined) {
+    process.stderr.write(`teamkeys credential: kubectl is calling ${other}, not ${apiRoot(server)}: the key of a sign-in there is given to no other server\n`);
     return 1;
   }
   let login = readLogin(server);

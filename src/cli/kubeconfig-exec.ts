@@ -30,10 +30,11 @@ export async function writeExecKubeconfig(path: string, server: string, caFile: 
   const config: Kubeconfig = existsSync(path) ? ((parse(readFileSync(path, 'utf8')) as Kubeconfig | null) ?? {}) : {};
   const cluster: Record<string, string> = { server: apiRoot(server) };
   if (caFile) cluster['certificate-authority-data'] = readFileSync(caFile).toString('base64');
-  // The plugin runs this very CLI with this node, wherever they are installed.
+  // The plugin runs this very CLI with this node, wherever they are installed; kubectl tells it the
+  // cluster it calls (provideClusterInfo), so it hands the key to no other (credential.ts).
   const main = realpathSync(process.argv[1]!);
   const args = ['credential', '--server', apiRoot(server), ...(caFile ? ['--ca-file', resolve(caFile)] : [])];
-  const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [main, ...args], interactiveMode: 'IfAvailable', provideClusterInfo: false };
+  const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [main, ...args], interactiveMode: 'IfAvailable', provideClusterInfo: true };
   config.apiVersion ??= 'v1';
   config.kind ??= 'Config';
   config.clusters = upsert(config.clusters, { name, cluster });

@@ -105,6 +105,15 @@ describe('the CLI loads server modules only for the commands that need them', ()
     const none = withoutServer(['credential', '--server', 'https://elsewhere.example'], { XDG_CONFIG_HOME: config, KUBERNETES_EXEC_INFO: '{"spec":{"interactive":false}}' });
     expect(none.code).toBe(1);
     expect(none.stderr).toBe('teamkeys: no valid sign-in for https://elsewhere.example: run teamkeys login --server https://elsewhere.example\n');
+    // kubectl says which cluster it calls (provideClusterInfo): another one (kubectl --server
+    // https://other with this context) gets no key; the one the credential is for gets it.
+    const calling = (server: string) => ({ XDG_CONFIG_HOME: config, KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: { interactive: false, cluster: { server } } }) });
+    const elsewhere = withoutServer(['credential', '--server', 'https://teamkeys.example:8443'], calling('https://127.0.0.1:6443'));
+    expect([elsewhere.code, elsewhere.stdout]).toEqual([1, '']);
+    expect(elsewhere.stderr).toBe('teamkeys credential: kubectl is calling https://127.0.0.1:6443, not https://teamkeys.example:8443/kubernetes/management: the key of a sign-in there is given to no other server\n');
+    const same = withoutServer(['credential', '--server', 'https://teamkeys.example:8443'], calling('https://teamkeys.example:8443/kubernetes/management'));
+    expect(same.code, same.stderr).toBe(0);
+    expect((JSON.parse(same.stdout) as { status: { token: string } }).status.token).toBe(login.key);
   });
 
   it('version and completion scripts need none of them', () => {

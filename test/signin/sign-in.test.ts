@@ -8,6 +8,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, type Served } from '../support/serve-process.js';
+import { apiRoot } from '../../src/api/resources.js';
 import { startSignInWorld, type SignInWorld } from '../support/signin-world.js';
 import { openWatch, type Watching } from '../server/watch-client.js';
 import { Browser, eventually, literally, signedInName, startCli, type TestProvider } from './fixture.js';
@@ -111,6 +112,10 @@ describe('sign-in with SSO, end to end', () => {
     expect(teams.code, teams.stderr).toBe(0);
     expect(teams.stdout).toContain('payments');
     expect(asUser(['auth', 'can-i', 'create', 'teams']).stdout.trim()).toBe('yes');
+    // The same context pointed at another server (kubectl --server): the plugin gives it no key.
+    const elsewhere = asUser(['--server', 'https://127.0.0.1:9', 'get', 'teams']);
+    expect(elsewhere.code).not.toBe(0);
+    expect(elsewhere.stderr).toContain(`teamkeys credential: kubectl is calling https://127.0.0.1:9, not ${apiRoot(served.url)}: the key of a sign-in there is given to no other server`);
   });
 
   it('the group removed at the provider: after a refresh the right is gone', async () => {
