@@ -125,12 +125,25 @@ async function rotateToFile(name: string, spec: { overlapSeconds: number; awaitC
       const e = err as NodeJS.ErrnoException;
       throw new CliError(`ownedaccesskey.${opts.apiGroup}/${name}: rotated, but the new value could not be written to ${keyFile} (${e.code ?? e.message}); the previous value keeps working (the rotation awaits confirmation): run teamkeys rotate ${name} again`);
     }
-    const key = spec.awaitConfirmation ? rotated : await client.rotate(name, { confirm: true }, { fieldManager: 'teamkeys' });
+    // Confirmed as rotated (its resourceVersion): another rotation meanwhile (a second run, the
+    // reconciler's schedule) makes this a 409, not a confirmation of that one's value while this
+    // file holds a dead one (found by a review).
+    const key = spec.awaitConfirmation ? rotated : await confirmOwn(client, name, rotated, keyFile, opts);
     console.log(`${summary(name, key, opts)}; the new value is in ${keyFile}`);
   } finally {
     await handle.close().catch(() => undefined);
     await rm(temporary, { force: true });
     await client?.close();
+  }
+}
+
+/** Confirms the rotation this run made, and no other: a conflict says the file's value is not the key's. */
+export async function confirmOwn(client: Pick<ApiClient, 'rotate'>, name: string, rotated: KubeObject, keyFile: string, opts: Options): Promise<KubeObject> {
+  try {
+    return await client.rotate(name, { confirm: true }, { fieldManager: 'teamkeys', ...(rotated.metadata.resourceVersion ? { resourceVersion: rotated.metadata.resourceVersion } : {}) });
+  } catch (err) {
+    if (!(err instanceof ClientError && err.fromServer && err.code === 409)) throw err;
+    throw new CliError(`ownedaccesskey.${opts.apiGroup}/${name}: another rotation replaced this one before it was confirmed, so the value in ${keyFile} is not the key's and stops working: run teamkeys rotate ${name} again (${err.message})`);
   }
 }
 
