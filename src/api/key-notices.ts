@@ -10,6 +10,13 @@ export const disabledReasonAnnotation = 'management.service/disabled-reason';
 /** The field managers of the server's own disabling writes: a leak report's, and the unused-key rule's. */
 export const leakReportManager = 'teamkeys-leak-report';
 export const unusedKeysManager = 'teamkeys-unused-keys';
+/**
+ * The server's own writers are field managers named `teamkeys-...` (the CLI's is `teamkeys`), and
+ * what they wrote is trusted by who wrote it (a leak report's disabling, held by the reconciler and
+ * told as KeyLeaked): a request through the API may not write under such a name, given or taken
+ * from its User-Agent (found by a review).
+ */
+export const isServerFieldManager = (manager: string): boolean => manager.startsWith('teamkeys-');
 /** The same, as the issue names it; read as well, should a writer spell it so. */
 export const otherDisabledReasonAnnotation = 'teamkeys.dev/disabled-reason';
 /** Written by the reconciler once the current key reached the key-secret target (`pending:<target>` until then). */

@@ -10,7 +10,8 @@ import { reEnabledAtAnnotation } from '../api/re-enable.js';
 import { expiresWithin, isoSeconds, ownerOf, type KeyHealth } from '../auth/key-health.js';
 import { annotations } from '../gitops/plan/annotations.js';
 import { parseSecretTarget } from '../gitops/keys/sinks.js';
-import { awaitsConfirmation, disabledReason, pendingDelivery } from '../api/key-notices.js';
+import { awaitsConfirmation, disabledReason, disabledReasonAnnotation, leakReportManager, pendingDelivery, unusedKeysManager } from '../api/key-notices.js';
+import { fromFieldsV1 } from '../api/fields/fieldset.js';
 import type { NotificationEvent } from './config.js';
 
 /** The reason revocation (POST /auth/revoke, the GitHub secret-scanning endpoint) disables a leaked key with. */
@@ -58,6 +59,23 @@ export function keyRef(key: OwnedAccessKey): KeyRef {
 
 const ms = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
 
+/** The fields a server's disabling write sets: the reason, and spec.disabled (where the reason did not fit). */
+const disablingFields = [JSON.stringify(['f:metadata', 'f:annotations', `f:${disabledReasonAnnotation}`]), JSON.stringify(['f:spec', 'f:disabled'])];
+
+/**
+ * The server's field manager that disabled the key (a leak report, the unused-key rule), if one
+ * owns its reason or spec.disabled; no request through the API writes under those names
+ * (key-notices.ts isServerFieldManager).
+ */
+function serverDisabler(key: OwnedAccessKey): string | undefined {
+  for (const entry of key.metadata.managedFields ?? []) {
+    if (entry.manager !== leakReportManager && entry.manager !== unusedKeysManager) continue;
+    const owned = fromFieldsV1(entry.fieldsV1);
+    if (disablingFields.some((f) => owned.has(f))) return entry.manager;
+  }
+  return undefined;
+}
+
 /** Events to send at once: disabled (why), reported leaked, rotation or delivery failed. */
 export function immediateEvents(key: OwnedAccessKey, now: Date, opts: Pick<EventOptions, 'failureGraceMs'> = {}): KeyEvent[] {
   if (key.metadata.deletionTimestamp) return [];
@@ -66,10 +84,14 @@ export function immediateEvents(key: OwnedAccessKey, now: Date, opts: Pick<Event
   const out: KeyEvent[] = [];
   const reason = disabledReason(key);
   if (reason !== undefined) {
+    // Who disabled it decides what it is, not the reason's text, which any holder may write on a
+    // key of its own: a holder wrote "reported-leaked" and every receiver got the server's leak
+    // alarm, then one message per rewrite of the text (found by a review). A disable by its holder
+    // is one KeyDisabled, its text not shown, whatever it is rewritten to.
+    const server = serverDisabler(key);
     // A re-enable moves re-enabled-at, so a key disabled again for the same reason is a new event.
-    const occurrence = `${reason}|${notes[reEnabledAtAnnotation] ?? ''}`;
-    const leaked = reason === reportedLeakedReason || reason.startsWith(`${reportedLeakedReason}:`) || reason.startsWith(`${reportedLeakedReason} `);
-    out.push({ event: leaked ? 'KeyLeaked' : 'KeyDisabled', key: ref, occurrence, detail: reason });
+    const occurrence = `${server ? reason : 'by its holder'}|${notes[reEnabledAtAnnotation] ?? ''}`;
+    out.push({ event: server === leakReportManager ? 'KeyLeaked' : 'KeyDisabled', key: ref, occurrence, detail: server ? reason : '' });
   }
   const grace = opts.failureGraceMs ?? defaultFailureGraceMs;
   const rotation = key.status?.rotation;

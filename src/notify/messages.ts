@@ -97,9 +97,16 @@ export function webhookBody(id: string, receiver: string, createdAt: string, m: 
   return JSON.stringify({ ...common, event: 'Digest', day: m.day, items: m.items });
 }
 
+/**
+ * The summary for a channel that renders Markdown (Slack's mrkdwn, a GitHub issue): the key's name in
+ * a code span. A name is a DNS-1123 subdomain, dots allowed, and one shaped like a host name
+ * (`www.teamkeys-reauth.evil.example`) was made a link in the server's voice (found by a review).
+ */
+const rendered = (i: MessageItem) => i.summary.replace(`access key "${i.key.name}"`, `access key \`${i.key.name}\``);
+
 /** A Slack-compatible incoming webhook's body: plain mrkdwn text. */
 export function slackBody(m: Message): string {
-  const line = (i: MessageItem) => `*${i.event}*: ${i.summary}\nWhat to do: \`${i.action}\``;
+  const line = (i: MessageItem) => `*${i.event}*: ${rendered(i)}\nWhat to do: \`${i.action}\``;
   const text = m.kind === 'event' ? line(m.item) : [`teamkeys daily digest for ${m.day}: ${m.items.length} warning${m.items.length === 1 ? '' : 's'}`, ...m.items.map(line)].join('\n\n');
   return JSON.stringify({ text });
 }
@@ -111,7 +118,7 @@ export function slackBody(m: Message): string {
  * wherever it reaches (found by a review).
  */
 export function githubIssue(m: Message, fallback: string): { repository: string; body: string } {
-  const line = (i: MessageItem) => `**${i.event}**: ${i.summary}\n\nWhat to do: \`${i.action}\``;
+  const line = (i: MessageItem) => `**${i.event}**: ${rendered(i)}\n\nWhat to do: \`${i.action}\``;
   if (m.kind === 'event') {
     const title = `teamkeys: ${m.item.event} of access key ${m.item.key.name}`;
     const own = m.item.key.repository;

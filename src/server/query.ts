@@ -8,6 +8,7 @@ import { badRequest, invalid } from '../api/errors.js';
 import type { FieldError } from '../api/field-errors.js';
 import { patchOptionsErrors, type PatchKind } from '../api/patch-options.js';
 import { isJsonMap } from '../api/types.js';
+import { isServerFieldManager } from '../api/key-notices.js';
 import type { DeleteOptions } from '../registry/delete.js';
 import type { ListOptions } from '../registry/list.js';
 import type { IncludeObject } from './table.js';
@@ -75,6 +76,9 @@ export function writeQuery(q: Query, kind: OptionsKind, patch?: PatchKind): Writ
   errs.push(...dryRunErrors(all(q, 'dryRun')));
   if (fieldManager !== undefined && Buffer.byteLength(fieldManager) > 128) {
     errs.push({ type: 'TooLong', field: 'fieldManager', detail: 'may not be more than 128 bytes' });
+  }
+  if (fieldManager !== undefined && isServerFieldManager(fieldManager)) {
+    errs.push({ type: 'Invalid', field: 'fieldManager', value: fieldManager, detail: 'field managers named teamkeys-... are the server\'s own writers' });
   }
   const validation = one(q, 'fieldValidation') ?? '';
   if (validation !== '' && !(fieldValidations as readonly string[]).includes(validation)) {

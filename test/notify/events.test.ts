@@ -21,12 +21,21 @@ function key(spec: Record<string, unknown>, metadata: Record<string, unknown> = 
   } as OwnedAccessKey;
 }
 
+/** The managedFields entry of a server's disabling write (a leak report's, the unused-key rule's): the reason and spec.disabled. */
+const disabledBy = (manager: string, fields: object = { 'f:metadata': { 'f:annotations': { [`f:${reason}`]: {} } }, 'f:spec': { 'f:disabled': {} } }) => ({
+  managedFields: [{ manager, operation: 'Update', apiVersion: 'management.service/v1', time: '2026-08-10T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: fields }],
+});
+const leak = disabledBy('teamkeys-leak-report');
+
 describe('events of a stored key', () => {
   it.each([
-    ['a key disabled as reported leaked', key({ disabled: true }, { annotations: { [reason]: 'reported-leaked' } }), [['KeyLeaked', 'reported-leaked|']]],
-    ['a leak with the source after the reason', key({ disabled: true }, { annotations: { [reason]: 'reported-leaked: https://github.com/a/b/blob/x' } }), [['KeyLeaked', 'reported-leaked: https://github.com/a/b/blob/x|']]],
-    ['a key disabled as unused', key({ disabled: true }, { annotations: { [reason]: 'unused since 2026-05-01T00:00:00Z' } }), [['KeyDisabled', 'unused since 2026-05-01T00:00:00Z|']]],
-    ['the same disable after a re-enable is a new occurrence', key({ disabled: true }, { annotations: { [reason]: 'reported-leaked', 'management.service/re-enabled-at': '2026-08-05T00:00:00Z' } }), [['KeyLeaked', 'reported-leaked|2026-08-05T00:00:00Z']]],
+    ['a key disabled as reported leaked', key({ disabled: true }, { annotations: { [reason]: 'reported-leaked' }, ...leak }), [['KeyLeaked', 'reported-leaked|']]],
+    ['a leak with the source after the reason', key({ disabled: true }, { annotations: { [reason]: 'reported-leaked: https://github.com/a/b/blob/x' }, ...leak }), [['KeyLeaked', 'reported-leaked: https://github.com/a/b/blob/x|']]],
+    ['a leak whose reason did not fit: spec.disabled is the leak report\'s', key({ disabled: true }, { annotations: { [reason]: 'whatever the holder wrote' }, ...disabledBy('teamkeys-leak-report', { 'f:spec': { 'f:disabled': {} } }) }), [['KeyLeaked', 'whatever the holder wrote|']]],
+    ['a key disabled as unused', key({ disabled: true }, { annotations: { [reason]: 'unused since 2026-05-01T00:00:00Z' }, ...disabledBy('teamkeys-unused-keys') }), [['KeyDisabled', 'unused since 2026-05-01T00:00:00Z|']]],
+    ['the same disable after a re-enable is a new occurrence', key({ disabled: true }, { annotations: { [reason]: 'reported-leaked', 'management.service/re-enabled-at': '2026-08-05T00:00:00Z' }, ...leak }), [['KeyLeaked', 'reported-leaked|2026-08-05T00:00:00Z']]],
+    ["the server's words written by the holder (any other manager) are the holder's: one KeyDisabled whatever they say", key({ disabled: true }, { annotations: { [reason]: 'reported-leaked' }, ...disabledBy('kubectl') }), [['KeyDisabled', 'by its holder|']]],
+    ['a reason without managedFields (written past the API) is the holder\'s too', key({ disabled: true }, { annotations: { [reason]: 'reported-leaked' } }), [['KeyDisabled', 'by its holder|']]],
     ['a reason on a key enabled again says nothing', key({}, { annotations: { [reason]: 'reported-leaked' } }), []],
     ['disabled by hand in Git, without a reason, says nothing', key({ disabled: true }), []],
     ['a key being deleted says nothing', key({ disabled: true }, { annotations: { [reason]: 'reported-leaked' }, deletionTimestamp: '2026-08-10T00:00:00Z' }), []],

@@ -48,16 +48,18 @@ spec:
     await receiver?.close();
   });
 
-  it("an ordinary user cannot choose the repository the operator's token writes to, nor the alert's text", async () => {
+  it("an ordinary user cannot choose the repository the operator's token writes to, nor the alert's text, nor raise a leak alarm, nor flood by rewriting", async () => {
     // mallory: a user with one key of her own, no role.
     const res = await s.fetch(`${s.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'mallory-1' }, spec: { user: 'mallory' } }) });
     expect(res.status).toBe(201);
     const mallory = ((await res.json()) as { spec: { key: string } }).spec.key;
+    const asMallory = { ...json, Authorization: `Bearer ${mallory}` };
 
-    // She makes another key of her own, disabled, with the annotations the notifier reads.
+    // She makes another key of her own, disabled, with the annotations the notifier reads: the
+    // server's words for a leak, with a mention and a link after them.
     const made = await fetch(`${s.api}/ownedaccesskeys`, {
       method: 'POST',
-      headers: { ...json, Authorization: `Bearer ${mallory}` },
+      headers: asMallory,
       body: JSON.stringify({
         metadata: {
           name: 'mallory-bait',
@@ -70,20 +72,50 @@ spec:
       }),
     });
     expect(made.status).toBe(201);
+    const bait = ((await made.json()) as { spec: { key: string } }).spec.key;
 
-    await eventually('both messages are sent', () => receiver.received.length >= 2, 30_000);
+    // A key its holder disabled is a KeyDisabled, its text not shown: no leak alarm, no issue.
+    await eventually('the disable is sent', () => receiver.received.length >= 1, 30_000);
+    await s.notifier!.run();
+    expect(receiver.received.map((r) => r.path)).toEqual(['/slack']);
+    expect(receiver.received[0]!.body).toContain('*KeyDisabled*: access key `mallory-bait` of mallory was disabled: a reason not shown here (kubectl get ownedaccesskey mallory-bait -o yaml shows it)');
+    // Rewriting the text is no new event (a review had 25 rewrites send 25 messages).
+    for (let i = 0; i < 10; i++) {
+      const rewrite = await fetch(`${s.api}/ownedaccesskeys/mallory-bait`, { method: 'PATCH', headers: { ...asMallory, 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { annotations: { 'management.service/disabled-reason': `reason ${i}` } } }) });
+      expect(rewrite.status).toBe(200);
+    }
+    // Nor may she write as the server's leak report does.
+    const asServer = await fetch(`${s.api}/ownedaccesskeys/mallory-bait?fieldManager=teamkeys-leak-report`, { method: 'PATCH', headers: { ...asMallory, 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { annotations: { 'management.service/disabled-reason': 'reported-leaked' } } }) });
+    expect(asServer.status).toBe(422);
+    expect(((await asServer.json()) as { message: string }).message).toContain("fieldManager: Invalid value: \"teamkeys-leak-report\": field managers named teamkeys-... are the server's own writers");
+    const byAgent = await fetch(`${s.api}/ownedaccesskeys/mallory-bait`, { method: 'PATCH', headers: { ...asMallory, 'Content-Type': 'application/merge-patch+json', 'User-Agent': 'teamkeys-leak-report/1.0' }, body: JSON.stringify({ metadata: { annotations: { 'management.service/disabled-reason': 'reported-leaked: by the agent' } } }) });
+    expect(byAgent.status).toBe(200);
+    await s.notifier!.run();
+    expect(receiver.received).toHaveLength(1);
+
+    // Reported leaked for real (anyone who finds the value): now the server's alarm, in its words.
+    expect((await fetch(`${s.base}/auth/revoke`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `token=${bait}` })).status).toBe(200);
+    await eventually('the leak is sent to both', () => receiver.received.length >= 3, 30_000);
     const issue = receiver.received.find((r) => r.path.includes('/issues'))!;
-    const slack = receiver.received.find((r) => r.path === '/slack')!;
-    // The operator's token opened an issue in a repository the user picked.
+    const slack = receiver.received.filter((r) => r.path === '/slack').at(-1)!;
+    // The operator's token opened the issue in its own repository, not one the user picked.
     expect(issue.headers.authorization).toBe('Bearer gh-operator-token');
     expect(issue.path).toBe('/api/repos/acme/platform-ops/issues');
+    expect(slack.body).toContain('*KeyLeaked*: access key `mallory-bait` of mallory was reported leaked and is disabled (reported-leaked)');
     // The user's mention and link reach neither channel.
-    for (const body of [slack.body, issue.body]) {
-      expect(body).not.toContain('<!channel>');
-      expect(body).not.toContain('evil.example');
-      expect(body).not.toContain('@acme/security');
-      expect(body).toContain('a reason not shown here (kubectl get ownedaccesskey mallory-bait -o yaml shows it)');
+    for (const r of receiver.received) {
+      expect(r.body).not.toContain('<!channel>');
+      expect(r.body).not.toContain('evil.example');
+      expect(r.body).not.toContain('@acme/security');
     }
+  });
+
+  it('a key named like a host name is shown in a code span where Markdown is rendered, not as a link', async () => {
+    const { slackBody, githubIssue, messageItem } = await import('../../src/notify/messages.js');
+    const item = messageItem({ event: 'KeyDisabled', key: { name: 'www.teamkeys-reauth.evil.example', uid: 'u', owner: 'mallory' }, occurrence: 'x', detail: '' });
+    const message = { kind: 'event' as const, item };
+    expect(JSON.parse(slackBody(message)).text).toContain('access key `www.teamkeys-reauth.evil.example` of mallory');
+    expect((JSON.parse(githubIssue(message, 'acme/ops').body) as { body: string }).body).toContain('access key `www.teamkeys-reauth.evil.example` of mallory');
   });
 
   it('plainOr keeps the reasons and targets the server writes, and nothing with markup', async () => {

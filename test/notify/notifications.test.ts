@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { leakReportManager } from '../../src/api/key-notices.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseNotificationConfig, type NotificationConfig } from '../../src/notify/config.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
@@ -96,6 +97,8 @@ describe('owner notifications', () => {
     return ((await res.json()) as { spec: { key: string } }).spec.key;
   }
   const patch = async (s: InProcess, name: string, body: unknown) => expect((await s.fetch(`${s.api}/ownedaccesskeys/${name}`, { method: 'PATCH', headers: json, body: JSON.stringify(body) })).status).toBe(200);
+  /** Disables the key as a leak report does (server/leaks/leaked-keys.ts): its patch, by its field manager, which no API request may use. */
+  const leak = (s: InProcess, name: string) => s.registry.ownedaccesskeys.patch(name, 'merge', leaked, { fieldManager: leakReportManager });
   const metrics = async (s: InProcess) => (await s.fetch(`${s.base}/metrics`)).text();
 
   it("an expiring key's owner gets one digest a day, signed, saying what to do, without the key", slow, async () => {
@@ -150,13 +153,13 @@ describe('owner notifications', () => {
     const value = await newKey(server, 'leaky', { team: 'platform' });
     await newKey(server, 'idle', { team: 'platform' });
 
-    await patch(server, 'leaky', leaked); // as POST /auth/revoke records it
+    await leak(server, 'leaky'); // as POST /auth/revoke records it
     const [hook] = await eventually('the leak reaches the webhook', () => receiver.bodies('/hook').length === 1 && receiver.bodies('/hook'), wait);
     expect(hook).toMatchObject({ event: 'KeyLeaked', key: { name: 'leaky', owner: 'team:platform', team: 'platform' } });
     expect(String(hook!.action)).toContain('teamkeys rotate leaky');
     const slack = await eventually('the leak reaches Slack', () => receiver.bodies('/slack')[0], wait);
     expect(Object.keys(slack)).toEqual(['text']);
-    expect(String(slack.text)).toContain('*KeyLeaked*: access key "leaky" of team:platform was reported leaked');
+    expect(String(slack.text)).toContain('*KeyLeaked*: access key `leaky` of team:platform was reported leaked');
     expect(receiver.received.some((r) => r.body.includes(value))).toBe(false);
     await server.notifier!.run(); // the sweep finds the same leak: not sent again
     expect(receiver.received).toHaveLength(2);
@@ -175,11 +178,11 @@ describe('owner notifications', () => {
     server = await serverAt(clock);
     for (const name of ['one', 'two', 'three']) await newKey(server, name, { team: 'platform' });
     const release = receiver.hold();
-    await patch(server, 'one', leaked);
+    await leak(server, 'one');
     await eventually('the first leak is being delivered (the receiver holds its answer)', () => receiver.bodies('/hook').length === 1, wait);
     const watch = server.registry.store.watch('/ownedaccesskeys/', await server.registry.store.currentRevision());
-    await patch(server, 'two', leaked);
-    await patch(server, 'three', leaked);
+    await leak(server, 'two');
+    await leak(server, 'three');
     const seen = new Set<string>();
     for await (const e of watch) if (seen.add(e.key).size === 2) break; // both changes reached the store's watchers
     watch.stop();
@@ -206,9 +209,9 @@ spec:
     await patch(server, 'shipped', { metadata: { annotations: { 'gitops.management.service/key-secret': 'github-env:acme/app/production/SHIPPED_KEY' } } });
     await newKey(server, 'org-wide', { team: 'platform' });
     await patch(server, 'org-wide', { metadata: { annotations: { 'gitops.management.service/key-secret': 'github-org:acme/ORG_KEY' } } });
-    await patch(server, 'shipped', leaked);
+    await leak(server, 'shipped');
     await eventually('the issue is opened', () => receiver.received.length === 1, wait);
-    await patch(server, 'org-wide', leaked);
+    await leak(server, 'org-wide');
     await eventually('the second issue is opened', () => receiver.received.length === 2, wait);
     expect(receiver.received.map((r) => [r.path, r.headers.authorization])).toEqual([
       ['/api/repos/acme/app/issues', 'Bearer gh-test-token'],
@@ -235,7 +238,7 @@ spec:
       await receiver.down();
       server = await serverAt(clock, { store: new CachedStore(openStore(`sqlite:${path}`)), logger });
       await newKey(server, 'leaky', { team: 'platform' });
-      await patch(server, 'leaky', leaked);
+      await leak(server, 'leaky');
       const failed = async () => metric(await metrics(server!), 'teamkeys_notifications_total', 'receiver="platform-hook",event="KeyLeaked",outcome="failed"');
       await eventually('the first attempt fails', async () => (await failed()) === 1, wait);
       // Not due again before its backoff; then 30 s, 1, 2, 4 minutes.

@@ -15,7 +15,6 @@ import { startReceiver, type TestReceiver } from './receiver.js';
 
 const adminKey = 'AdminKeyForTheNotificationReplicas0123456789abcdef';
 const secret = 'replica-hook-secret';
-const leaked = { metadata: { annotations: { 'management.service/disabled-reason': 'reported-leaked' } }, spec: { disabled: true } };
 
 const acquired = (s: Served) => s.stderr().split('\n').filter((l) => l.includes('"msg":"acquired the background-work lease"')).length;
 
@@ -25,6 +24,8 @@ describe('notifications with two replicas on one SQLite file', () => {
   let a: Served;
   let b: Served;
   const stopped = new Set<Served>();
+  /** POST /auth/revoke on `s`: the value reported leaked, as whoever found it does. */
+  const revoke = (s: Served, value: string) => fetch(`${s.url.replace(/\/kubernetes\/management$/, '')}/auth/revoke`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `token=${value}` });
   const api = (s: Served, path: string, init: RequestInit = {}) =>
     fetch(`${s.url}/apis/management.service/v1/${path}`, { ...init, headers: { Authorization: `Bearer ${adminKey}`, 'Content-Type': init.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' } });
 
@@ -50,8 +51,13 @@ describe('notifications with two replicas on one SQLite file', () => {
   it('the leader sends a leak revoked through the other replica once, and the next leader does not send it again', async () => {
     const leader = acquired(a) === 1 ? a : b;
     const other = leader === a ? b : a;
-    for (const name of ['first', 'second']) expect((await api(other, 'ownedaccesskeys', { method: 'POST', body: JSON.stringify({ metadata: { name }, spec: { user: 'alice' } }) })).status).toBe(201);
-    expect((await api(other, 'ownedaccesskeys/first', { method: 'PATCH', body: JSON.stringify(leaked) })).status).toBe(200);
+    const values: Record<string, string> = {};
+    for (const name of ['first', 'second']) {
+      const made = await api(other, 'ownedaccesskeys', { method: 'POST', body: JSON.stringify({ metadata: { name }, spec: { user: 'alice' } }) });
+      expect(made.status).toBe(201);
+      values[name] = ((await made.json()) as { spec: { key: string } }).spec.key;
+    }
+    expect((await revoke(other, values.first!)).status).toBe(200);
     const [first] = await eventually('the leader sends the leak', () => receiver.received.length > 0 && receiver.received, 30_000);
     expect(JSON.parse(first!.body)).toMatchObject({ event: 'KeyLeaked', key: { name: 'first', owner: 'alice' } });
     expect(first!.headers['x-teamkeys-signature']).toBe(`sha256=${createHmac('sha256', secret).update(first!.body).digest('hex')}`);
@@ -60,7 +66,7 @@ describe('notifications with two replicas on one SQLite file', () => {
     stopped.add(leader);
     await eventually('the other replica takes the lease over', () => acquired(other) === 1, 30_000);
     // Its first sweep (which finds "first" again) runs before it looks at this change.
-    expect((await api(other, 'ownedaccesskeys/second', { method: 'PATCH', body: JSON.stringify(leaked) })).status).toBe(200);
+    expect((await revoke(other, values.second!)).status).toBe(200);
     await eventually('the new leader sends the second leak', () => receiver.received.some((r) => r.body.includes('"second"')), 30_000);
     expect(receiver.received.map((r) => (JSON.parse(r.body) as { key: { name: string } }).key.name)).toEqual(['first', 'second']);
   }, 90_000);

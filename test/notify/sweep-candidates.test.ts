@@ -42,6 +42,8 @@ const keyArb = fc.record({
   disabled: oneIn(4),
   reason: opt(fc.constantFrom('reported-leaked', 'unused for 90d', '')),
   otherReason: opt(fc.constantFrom('reported-leaked: found in a gist', 'by hand')),
+  /** Whose write disabled it: the server's (a leak report, the unused-key rule) or its holder's. */
+  disabler: opt(fc.constantFrom('teamkeys-leak-report', 'teamkeys-unused-keys', 'kubectl')),
   reEnabledDay: opt(fc.integer({ min: 0, max: 40 })),
   awaiting: oneIn(4),
   rotatedDay: fc.integer({ min: 0, max: 40 }),
@@ -51,6 +53,15 @@ const keyArb = fc.record({
   holder: fc.constantFrom({ user: 'ann' }, { team: 'platform' }),
 });
 type KeyCase = typeof keyArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Who wrote the key: git's apply, and the writer that disabled it (its reason and spec.disabled). */
+function managedFieldsOf(k: KeyCase): object[] {
+  const fieldsV1 = { 'f:metadata': { 'f:annotations': { [`f:${disabledReasonAnnotation}`]: {} } }, 'f:spec': { 'f:disabled': {} } };
+  return [
+    ...(k.writtenDay !== undefined ? [{ manager: 'gitops', operation: 'Apply', time: at(k.writtenDay) }] : []),
+    ...(k.disabler !== undefined ? [{ manager: k.disabler, operation: 'Update', time: at(k.writtenDay ?? 0), fieldsType: 'FieldsV1', fieldsV1 }] : []),
+  ];
+}
 
 function keyOf(name: string, k: KeyCase): StoredObject {
   const annotations: Record<string, string> = {};
@@ -71,7 +82,7 @@ function keyOf(name: string, k: KeyCase): StoredObject {
       ...(k.createdDay !== undefined ? { creationTimestamp: at(k.createdDay) } : {}),
       generation: 1,
       ...(Object.keys(annotations).length ? { annotations } : {}),
-      ...(k.writtenDay !== undefined ? { managedFields: [{ manager: 'gitops', operation: 'Apply', time: at(k.writtenDay) }] } : {}),
+      ...(k.writtenDay !== undefined || k.disabler !== undefined ? { managedFields: managedFieldsOf(k) } : {}),
       ...(k.terminating ? { deletionTimestamp: at(k.createdDay ?? 0), finalizers: ['example.com/hold'] } : {}),
     },
     spec: {
@@ -163,7 +174,7 @@ describe("the notifier's sweep", () => {
     // one delivery pending, one expiring within the window, one far from it.
     const quiet: KeyCase = { createdDay: 1, afterActivity: false, disabled: false, awaiting: false, rotatedDay: 0, terminating: false, holder: { user: 'ann' } } as KeyCase;
     const keys: KeyCase[] = Array.from({ length: 500 }, () => quiet);
-    keys.push({ ...quiet, disabled: true, reason: 'reported-leaked' });
+    keys.push({ ...quiet, disabled: true, reason: 'reported-leaked', disabler: 'teamkeys-leak-report' });
     keys.push({ ...quiet, awaiting: true, rotatedDay: 2 });
     keys.push({ ...quiet, delivered: 'pending:github:org/repo/TOKEN' });
     keys.push({ ...quiet, ttlDays: 12 });

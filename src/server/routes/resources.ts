@@ -11,6 +11,7 @@ import { seesEverything } from '../../auth/authorize.js';
 import type { Verb } from '../../auth/roles.js';
 import { bodyTypeOf, negotiate, objectBodies, parseBody } from '../content.js';
 import { bodiesBeforeBody, subresourceServes, whyNotServed } from './resource-methods.js';
+import { isServerFieldManager } from '../../api/key-notices.js';
 import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
 import { authorizeBeforeBody } from '../auth/before-body.js';
@@ -60,7 +61,11 @@ function signInOf(req: Request) {
 
 const optionsKind = (method: string) => (method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : 'PatchOptions');
 
-const agentOf = (req: Request) => req.headers['user-agent']?.split('/')[0]?.trim() || 'unknown';
+/** The manager a User-Agent names (kube's default); never one of the server's own (key-notices.ts). */
+const agentOf = (req: Request) => {
+  const agent = req.headers['user-agent']?.split('/')[0]?.trim() || 'unknown';
+  return isServerFieldManager(agent) ? 'unknown' : agent;
+};
 
 /** Who sent the request, for the audit trail the registry's write observer feeds. */
 function requesterOf(req: Request): Requester {
