@@ -13,6 +13,7 @@ import { request as httpRequest } from 'node:http';
 import { apiRoot } from '../api/resources.js';
 import { connectionFailure } from '../client/connection-errors.js';
 import { CliError } from './errors.js';
+import { isLoopback } from './listen.js';
 import { authBase, readLogin, writeLogin, type CachedLogin } from './login-cache.js';
 
 export interface LoginOptions {
@@ -166,7 +167,20 @@ export async function checkReachable(server: string, ca: Buffer | undefined): Pr
 }
 
 /** Signs in to the server and caches the key; returns the cached login. */
+/**
+ * A Login key travels in the answer to the sign-in and in every request made with it: over plain
+ * HTTP only to this machine (a server run with --insecure-http for a test). Elsewhere it would cross
+ * the network in clear text (found by a review), and kubectl sends no credential over HTTP anyway.
+ */
+function assertSafeTransport(server: string): void {
+  const url = new URL(server);
+  if (url.protocol === 'http:' && !isLoopback(url.hostname.replace(/^\[|\]$/g, ''))) {
+    throw new CliError(`--server ${server}: a sign-in over plain http to another machine would send its key in clear text; use the server's https address`);
+  }
+}
+
 export async function login(opts: LoginOptions): Promise<CachedLogin> {
+  assertSafeTransport(opts.server);
   const ca = opts.caFile ? readFileSync(opts.caFile) : undefined;
   await checkReachable(opts.server, ca);
   // Logging in again replaces this CLI's previous Login key on the server.

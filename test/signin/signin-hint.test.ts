@@ -50,4 +50,13 @@ describe('signing in again after logout', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^error: cannot reach https:\/\/127\.0\.0\.1:1: connection refused/);
   });
+
+  it('teamkeys login over plain http to another machine is refused before anything is sent; to this machine it goes on', () => {
+    const r = teamkeys(['login', '--no-browser', '--server', 'http://teamkeys.example.invalid:8080'], { env: world.env });
+    expect([r.code, r.stdout]).toEqual([1, '']);
+    expect(r.stderr).toBe("error: --server http://teamkeys.example.invalid:8080: a sign-in over plain http to another machine would send its key in clear text; use the server's https address\n");
+    const local = teamkeys(['login', '--no-browser', '--server', 'http://127.0.0.1:1'], { env: world.env });
+    expect(local.stderr).toMatch(/^error: cannot reach http:\/\/127\.0\.0\.1:1: connection refused/);
+  });
 });
+
