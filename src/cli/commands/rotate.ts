@@ -10,6 +10,7 @@ import { ClientError, type ApiClient, type KeyRotationSpec, type RotateOptions }
 import type { KubeObject } from '../../api/types.js';
 import type { TargetFlags } from '../gitops-flags.js';
 import { CliError } from '../errors.js';
+import { mayConfirmAgain } from '../../gitops/keys/key-delivery.js';
 import { parseDuration } from '../duration.js';
 import { addFlags, targetFlags } from '../flag-specs.js';
 
@@ -128,7 +129,7 @@ async function rotateToFile(name: string, spec: { overlapSeconds: number; awaitC
     // Confirmed as rotated (its resourceVersion): another rotation meanwhile (a second run, the
     // reconciler's schedule) makes this a 409, not a confirmation of that one's value while this
     // file holds a dead one (found by a review).
-    const key = spec.awaitConfirmation ? rotated : await confirmOwn(client, name, rotated, keyFile, opts);
+    const key = spec.awaitConfirmation ? rotated : await confirmRotation(client, name, rotated, keyFile, opts);
     console.log(`${summary(name, key, opts)}; the new value is in ${keyFile}`);
   } finally {
     await handle.close().catch(() => undefined);
@@ -137,13 +138,23 @@ async function rotateToFile(name: string, spec: { overlapSeconds: number; awaitC
   }
 }
 
-/** Confirms the rotation this run made, and no other: a conflict says the file's value is not the key's. */
-export async function confirmOwn(client: Pick<ApiClient, 'rotate'>, name: string, rotated: KubeObject, keyFile: string, opts: Options): Promise<KubeObject> {
+/**
+ * Confirms the rotation this run made, and no other: at the resourceVersion the rotation returned.
+ * A 409 is not always another rotation: the server's record of the key's use (status.lastActivity),
+ * a label, are writes too and keep the generation, so the key is read again and confirmed at its
+ * new version while its generation is still the rotation's (as the reconciler does:
+ * keys/key-delivery.ts mayConfirmAgain). Another rotation moved the generation: the file's value is
+ * not the key's, and the command says so (found by a review, then by the review of the fix).
+ */
+export async function confirmRotation(client: Pick<ApiClient, 'rotate' | 'get'>, name: string, rotated: KubeObject, keyFile: string, opts: Pick<Options, 'apiGroup'>): Promise<KubeObject> {
+  const confirm = (resourceVersion: string | undefined) => client.rotate(name, { confirm: true }, { fieldManager: 'teamkeys', ...(resourceVersion ? { resourceVersion } : {}) });
   try {
-    return await client.rotate(name, { confirm: true }, { fieldManager: 'teamkeys', ...(rotated.metadata.resourceVersion ? { resourceVersion: rotated.metadata.resourceVersion } : {}) });
+    return await confirm(rotated.metadata.resourceVersion);
   } catch (err) {
     if (!(err instanceof ClientError && err.fromServer && err.code === 409)) throw err;
-    throw new CliError(`ownedaccesskey.${opts.apiGroup}/${name}: another rotation replaced this one before it was confirmed, so the value in ${keyFile} is not the key's and stops working: run teamkeys rotate ${name} again (${err.message})`);
+    const now = await client.get('ownedaccesskeys', name);
+    if (mayConfirmAgain(rotated.metadata, now)) return confirm(now.metadata.resourceVersion);
+    throw new CliError(`ownedaccesskey.${opts.apiGroup}/${name}: another rotation replaced this one before it was confirmed, so the value in ${keyFile} is not the key's and stops working: run teamkeys rotate ${name} again`);
   }
 }
 
