@@ -112,7 +112,9 @@ async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: num
   let examined = 0;
   for (;;) {
     const page = await ctx.store.list<StoredApiObject>(ctx.prefix, {
-      limit: pageSize(limit, items.length, filtered),
+      // A filtered page that pages reads no more than its bound's rest, whatever limit it asks (a
+      // review of the bound read the whole kind with limit=1000000).
+      limit: filtered && limit > 0 ? Math.min(pageSize(limit, items.length, true), maxExaminedPerPage - examined) : pageSize(limit, items.length, filtered),
       after,
       ...(revision === undefined ? {} : { revision }),
       // Where a restricted reader's objects are (a superset: `match` still decides).

@@ -79,6 +79,16 @@ describe("a restricted reader's LIST of a past revision", () => {
     expect(readPerPage.reduce((a, b) => a + b)).toBeLessThanOrEqual(others + 1 + pages * 256);
   });
 
+  it('a limit larger than the bound reads no more than the bound in one page', async () => {
+    const now = (await (await asAlice('limit=1')).json()) as KeyList;
+    inner.read = 0;
+    const res = await asAlice(`limit=1000000&resourceVersion=${Number(now.metadata.resourceVersion) - 1}&resourceVersionMatch=Exact`);
+    const page = (await res.json()) as KeyList;
+    expect(page.items.map((i) => i.metadata.name)).toEqual(['alice-key']);
+    expect(page.metadata.continue).toBeDefined();
+    expect(inner.read).toBe(maxExaminedPerPage);
+  });
+
   it('without a limit the answer is whole, and the store is read a thousand keys at a time', async () => {
     const now = (await (await asAlice('limit=1')).json()) as KeyList;
     inner.most = 0;

@@ -40,6 +40,8 @@ type TailState =
 
 /** While the log cannot be read, it is tried again this often (a polling store also tries at each poll). */
 const retryMs = 1000;
+/** How often a store polled on a timer is asked whether its revision went back (wentBack). */
+const rewindCheckMs = 10_000;
 /** While reads keep failing, a warning at most this often. */
 const warnEveryMs = 30_000;
 
@@ -47,6 +49,8 @@ export class LogTail {
   private state: TailState = { name: 'Idle' };
   private span: Span = { head: 0, windowStart: 0, window: [], checked: true };
   private readonly subs = new Set<Subscriber>();
+  /** When a poll last asked whether the store's revision went back (wentBack). */
+  private lastRewindCheck = 0;
   /** A poll is running; `pollAgain`: another was asked for meanwhile (polls run one at a time). */
   private polling = false;
   private pollAgain = false;
@@ -178,6 +182,14 @@ export class LogTail {
    * be a read of an older snapshot than the log's.
    */
   private async wentBack(span: Span): Promise<boolean> {
+    // A store polled on a timer (PostgreSQL: every second, nearly always finding nothing) is asked
+    // at most every rewindCheckMs, not on every idle poll (a review of this check counted it
+    // doubling an idle replica's queries); a store this process alone writes, on each empty read.
+    if (this.opts.pollIntervalMs > 0) {
+      const now = Date.now();
+      if (now - this.lastRewindCheck < rewindCheckMs) return false;
+      this.lastRewindCheck = now;
+    }
     for (let look = 0; look < 2; look++) {
       const current = await this.source.currentRevision();
       if (span !== this.span || current >= span.head) return false;
