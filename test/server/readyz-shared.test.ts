@@ -4,7 +4,10 @@
  * answers, so a store that just failed is unready at the next ask.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
 import { MemoryStore } from '../../src/store/backends/memory.js';
+import type { Store } from '../../src/store/types.js';
+import { registerHealthRoutes } from '../../src/server/routes/health.js';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 
 /** A store whose ping takes 100 ms, counting the pings at once, and failing when told. */
@@ -47,4 +50,20 @@ describe('/readyz under many asks', () => {
     store.failing = false;
     expect((await readyz()).status).toBe(200);
   });
+
+  it('a ping that does not answer in time is a 503, and the next ask pings again rather than wait on it', async () => {
+    const app = Fastify();
+    let pings = 0;
+    const stuck = { ping: () => (++pings === 1 ? new Promise<void>(() => {}) : Promise.resolve()) } as unknown as Store;
+    registerHealthRoutes(app, stuck, '0.0.0', 200);
+    try {
+      const first = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(first.statusCode).toBe(503);
+      const second = await app.inject({ method: 'GET', url: '/readyz' });
+      expect([second.statusCode, second.body, pings]).toEqual([200, 'ok', 2]);
+    } finally {
+      await app.close();
+    }
+  });
 });
+
