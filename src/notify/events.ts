@@ -60,18 +60,19 @@ export function keyRef(key: OwnedAccessKey): KeyRef {
 const ms = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
 
 /** The fields a server's disabling write sets: the reason, and spec.disabled (where the reason did not fit). */
-const disablingFields = [JSON.stringify(['f:metadata', 'f:annotations', `f:${disabledReasonAnnotation}`]), JSON.stringify(['f:spec', 'f:disabled'])];
+const reasonField = JSON.stringify(['f:metadata', 'f:annotations', `f:${disabledReasonAnnotation}`]);
+const disabledField = JSON.stringify(['f:spec', 'f:disabled']);
 
 /**
  * The server's field manager that disabled the key (a leak report, the unused-key rule), if one
- * owns its reason or spec.disabled; no request through the API writes under those names
- * (key-notices.ts isServerFieldManager).
+ * owns its reason or spec.disabled, with when it wrote and whether the reason is still its own; no
+ * request through the API writes under those names (key-notices.ts isServerFieldManager).
  */
-function serverDisabler(key: OwnedAccessKey): string | undefined {
+function serverDisabler(key: OwnedAccessKey): { manager: string; time: string; ownsReason: boolean } | undefined {
   for (const entry of key.metadata.managedFields ?? []) {
     if (entry.manager !== leakReportManager && entry.manager !== unusedKeysManager) continue;
     const owned = fromFieldsV1(entry.fieldsV1);
-    if (disablingFields.some((f) => owned.has(f))) return entry.manager;
+    if (owned.has(reasonField) || owned.has(disabledField)) return { manager: entry.manager, time: entry.time ?? '', ownsReason: owned.has(reasonField) };
   }
   return undefined;
 }
@@ -90,8 +91,12 @@ export function immediateEvents(key: OwnedAccessKey, now: Date, opts: Pick<Event
     // is one KeyDisabled, its text not shown, whatever it is rewritten to.
     const server = serverDisabler(key);
     // A re-enable moves re-enabled-at, so a key disabled again for the same reason is a new event.
-    const occurrence = `${server ? reason : 'by its holder'}|${notes[reEnabledAtAnnotation] ?? ''}`;
-    out.push({ event: server === leakReportManager ? 'KeyLeaked' : 'KeyDisabled', key: ref, occurrence, detail: server ? reason : '' });
+    // The server's reason names it while the server owns it; once the holder rewrote it (the server
+    // still owning spec.disabled), the server's write does, which the holder cannot move (a review
+    // of the change had each rewrite send the leak alarm again).
+    const what = !server ? 'by its holder' : server.ownsReason ? reason : `${server.manager} at ${server.time}`;
+    const occurrence = `${what}|${notes[reEnabledAtAnnotation] ?? ''}`;
+    out.push({ event: server?.manager === leakReportManager ? 'KeyLeaked' : 'KeyDisabled', key: ref, occurrence, detail: server?.ownsReason ? reason : '' });
   }
   const grace = opts.failureGraceMs ?? defaultFailureGraceMs;
   const rotation = key.status?.rotation;

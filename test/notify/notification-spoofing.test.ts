@@ -102,6 +102,17 @@ spec:
     expect(issue.headers.authorization).toBe('Bearer gh-operator-token');
     expect(issue.path).toBe('/api/repos/acme/platform-ops/issues');
     expect(slack.body).toContain('*KeyLeaked*: access key `mallory-bait` of mallory was reported leaked and is disabled (reported-leaked)');
+    // Rewriting the reason of the key the leak report disabled sends the alarm once more at most,
+    // never once per rewrite (the occurrence is then the server's write, which she cannot move).
+    const before = receiver.received.length;
+    for (let i = 0; i < 5; i++) {
+      const rewrite = await fetch(`${s.api}/ownedaccesskeys/mallory-bait`, { method: 'PATCH', headers: { ...asMallory, 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { annotations: { 'management.service/disabled-reason': `rewritten ${i}` } } }) });
+      expect(rewrite.status).toBe(200);
+    }
+    await s.notifier!.run();
+    await new Promise((r) => setTimeout(r, 300));
+    await s.notifier!.run();
+    expect(receiver.received.length - before).toBeLessThanOrEqual(2);
     // The user's mention and link reach neither channel.
     for (const r of receiver.received) {
       expect(r.body).not.toContain('<!channel>');
