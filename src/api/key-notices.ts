@@ -11,12 +11,24 @@ export const disabledReasonAnnotation = 'management.service/disabled-reason';
 export const leakReportManager = 'teamkeys-leak-report';
 export const unusedKeysManager = 'teamkeys-unused-keys';
 /**
- * The server's own writers are field managers named `teamkeys-...` (the CLI's is `teamkeys`), and
- * what they wrote is trusted by who wrote it (a leak report's disabling, held by the reconciler and
- * told as KeyLeaked): a request through the API may not write under such a name, given or taken
- * from its User-Agent (found by a review).
+ * The field managers the server itself writes with. What they wrote is trusted by who wrote it (a
+ * leak report's disabling, held by the reconciler and told as KeyLeaked), so a request through the
+ * API may not write under one of these names, given or taken from its User-Agent (found by a
+ * review). Only these: a client's own `teamkeys-terraform` is its business (the review of the fix
+ * found the whole prefix refused). test/api/server-field-managers.test.ts checks every one the
+ * server writes with is here.
  */
-export const isServerFieldManager = (manager: string): boolean => manager.startsWith('teamkeys-');
+export const serverFieldManagers: ReadonlySet<string> = new Set([
+  leakReportManager,
+  unusedKeysManager,
+  'teamkeys-activity',
+  'teamkeys-signin',
+  'teamkeys-token-exchange',
+  'teamkeys-access-expiry',
+  'teamkeys-bootstrap',
+  'teamkeys-garbage-collector',
+]);
+export const isServerFieldManager = (manager: string): boolean => serverFieldManagers.has(manager);
 /** The same, as the issue names it; read as well, should a writer spell it so. */
 export const otherDisabledReasonAnnotation = 'teamkeys.dev/disabled-reason';
 /** Written by the reconciler once the current key reached the key-secret target (`pending:<target>` until then). */

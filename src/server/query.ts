@@ -78,7 +78,7 @@ export function writeQuery(q: Query, kind: OptionsKind, patch?: PatchKind): Writ
     errs.push({ type: 'TooLong', field: 'fieldManager', detail: 'may not be more than 128 bytes' });
   }
   if (fieldManager !== undefined && isServerFieldManager(fieldManager)) {
-    errs.push({ type: 'Invalid', field: 'fieldManager', value: fieldManager, detail: 'field managers named teamkeys-... are the server\'s own writers' });
+    errs.push({ type: 'Invalid', field: 'fieldManager', value: fieldManager, detail: 'it names one of the server\'s own writers' });
   }
   const validation = one(q, 'fieldValidation') ?? '';
   if (validation !== '' && !(fieldValidations as readonly string[]).includes(validation)) {

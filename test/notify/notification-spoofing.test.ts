@@ -87,7 +87,11 @@ spec:
     // Nor may she write as the server's leak report does.
     const asServer = await fetch(`${s.api}/ownedaccesskeys/mallory-bait?fieldManager=teamkeys-leak-report`, { method: 'PATCH', headers: { ...asMallory, 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { annotations: { 'management.service/disabled-reason': 'reported-leaked' } } }) });
     expect(asServer.status).toBe(422);
-    expect(((await asServer.json()) as { message: string }).message).toContain("fieldManager: Invalid value: \"teamkeys-leak-report\": field managers named teamkeys-... are the server's own writers");
+    expect(((await asServer.json()) as { message: string }).message).toContain("fieldManager: Invalid value: \"teamkeys-leak-report\": it names one of the server's own writers");
+    // A client's own name that merely starts like the server's is its business.
+    const terraform = await fetch(`${s.api}/ownedaccesskeys/mallory-1?fieldManager=teamkeys-terraform`, { method: 'PATCH', headers: { ...asMallory, 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { labels: { by: 'terraform' } } }) });
+    expect(terraform.status).toBe(200);
+    expect(((await terraform.json()) as { metadata: { managedFields: { manager: string }[] } }).metadata.managedFields.map((e) => e.manager)).toContain('teamkeys-terraform');
     const byAgent = await fetch(`${s.api}/ownedaccesskeys/mallory-bait`, { method: 'PATCH', headers: { ...asMallory, 'Content-Type': 'application/merge-patch+json', 'User-Agent': 'teamkeys-leak-report/1.0' }, body: JSON.stringify({ metadata: { annotations: { 'management.service/disabled-reason': 'reported-leaked: by the agent' } } }) });
     expect(byAgent.status).toBe(200);
     await s.notifier!.run();
