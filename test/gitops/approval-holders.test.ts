@@ -37,16 +37,25 @@ describe('approvals of keys and FederatedCredentials: the holder they act for', 
     ]);
   });
 
-  it('a key or rule of a user needs that user: the user itself as author approves it, another author needs its review', () => {
+  it("a key or rule of a user needs that user's review, never the author's own", () => {
     const reqs = approvalRequirements([step('OwnedAccessKey', 'ownedaccesskeys', 'cto-key'), step('FederatedCredential', 'federatedcredentials', 'cto-rule')], [key('cto-key', { user: 'CTO' }), rule('cto-rule', { user: 'CTO' })], live);
     expect(reqs).toEqual([{ team: 'CTO', holder: 'user', approvers: ['cto'], changes: ['create OwnedAccessKey/cto-key', 'create FederatedCredential/cto-rule'] }]);
     expect(checkApprovals(pr, { author: 'mallory', headSha: 'h', approvedBy: ['security-lead'] }, reqs).missing).toEqual([
       'user "CTO" (create OwnedAccessKey/cto-key, create FederatedCredential/cto-rule): needs an approval from @cto, the user it acts for',
     ]);
     expect(checkApprovals(pr, { author: 'mallory', headSha: 'h', approvedBy: ['cto'] }, reqs).missing).toEqual([]);
-    const own = checkApprovals(pr, { author: 'cto', headSha: 'h', approvedBy: [] }, reqs);
-    expect(own.missing).toEqual([]);
-    expect(own.teams[0]!.approvedBy).toEqual(['cto']);
+    // A login that names the user is not the user where sign-in is not GitHub's: its own pull request does not approve.
+    expect(checkApprovals(pr, { author: 'cto', headSha: 'h', approvedBy: ['cto'] }, reqs).missing).toEqual([
+      'user "CTO" (create OwnedAccessKey/cto-key, create FederatedCredential/cto-rule): needs an approval from the user it acts for, who is the author: a key of one\'s own is made with teamkeys login or kubectl, not by a pull request of one\'s own',
+    ]);
+  });
+
+  it("a subject's key going away needs no approval; moved to a team, that team's", () => {
+    const withBot = { ...live, ownedaccesskeys: [key('bot', { subject: 'ci-bot' })] };
+    expect(approvalRequirements([step('OwnedAccessKey', 'ownedaccesskeys', 'bot', 'delete')], [], withBot)).toEqual([]);
+    expect(approvalRequirements([step('OwnedAccessKey', 'ownedaccesskeys', 'bot', 'update')], [key('bot', { team: 'sandbox' })], withBot)).toEqual([
+      { team: 'sandbox', approvers: ['mallory', 'mallory-friend'], changes: ['update OwnedAccessKey/bot'] },
+    ]);
   });
 
   it('a key of a subject cannot be approved: a team key can', () => {

@@ -38,7 +38,8 @@ const ajv = new Ajv({ allErrors: true, strict: false });
 (addFormatsModule as unknown as (a: Ajv) => Ajv)(ajv);
 const validReport = ajv.compile(JSON.parse(readFileSync(join(root, 'schemas/report.schema.json'), 'utf8')) as object);
 
-const head = 'c0ffee0000000000000000000000000000000001';
+/** The pull request's head: the commit planned (set once it is made). */
+let head = '';
 const older = 'c0ffee0000000000000000000000000000000000';
 const review = (login: string, state: StandInReview['state'], commit = head): StandInReview => ({ user: { login }, state, commit_id: commit });
 
@@ -67,7 +68,7 @@ describe('approvals from the Teams: plan --pull-request, apply --plan', () => {
     expect(first.code, first.stderr).toBe(0);
     // The pull request: alice (payments' owner) adds bob to payments; platform is unchanged.
     repo.write('teams/payments.yaml', payments(['ana', 'bob']));
-    await repo.commit('add bob to payments');
+    head = await repo.commit('add bob to payments');
   });
   afterAll(async () => {
     await Promise.all([served.stop(), github.close()]);
@@ -108,6 +109,7 @@ describe('approvals from the Teams: plan --pull-request, apply --plan', () => {
     expect(users()).toBe('["ana"]');
     const saved = JSON.parse(readFileSync(join(work, 'none.json'), 'utf8')) as SavedPlan;
     expect(saved.approvals).toEqual({ pullRequest: { owner: 'acme', repo: 'teams', number: 7 }, requirements: [{ team: 'payments', approvers: ['alice', 'carol'], changes: ['update Team/payments'] }], headSha: head });
+    expect(head).toMatch(/^[0-9a-f]{40}$/);
   });
 
   it('approvals of a later head do not apply a plan made at an earlier one: refused, plan again', async () => {
@@ -116,7 +118,7 @@ describe('approvals from the Teams: plan --pull-request, apply --plan', () => {
     try {
       const r = await apply('none.json');
       expect(r.code).toBe(1);
-      expect(r.stdout).toContain('refused: pull request acme/teams#7 has changed since the plan (its head was c0ffee000000 when planned, now facade000000): its approvals are of the new head, not of this plan. Plan again. Nothing was written');
+      expect(r.stdout).toContain(`refused: the approvals of pull request acme/teams#7 are of its head, not of this plan: the plan was made of commit ${head.slice(0, 12)}, and its head is now facade000000. Plan the head again. Nothing was written`);
       expect(users()).toBe('["ana"]');
     } finally {
       setReviews();

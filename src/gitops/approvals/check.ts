@@ -27,15 +27,17 @@ function list(logins: string[], named: (login: string) => boolean): string {
  */
 export function checkApprovals(pr: PullRequestRef, given: PullRequestApprovals, requirements: readonly ApprovalRequirement[], named: (login: string) => boolean = () => true): ApprovalReport {
   const author = given.author.toLowerCase();
-  // A key or rule acting for a user is that user's to approve; one the user asks for itself (the
-  // author) gives no one else anything, so its authorship is its approval.
-  const approvedBy = (r: ApprovalRequirement) => (r.holder === 'user' && r.approvers.includes(author) ? [author] : r.approvers.filter((a) => given.approvedBy.includes(a)));
-  const checked = requirements.map((r) => ({ ...r, approvedBy: approvedBy(r) }));
+  // Never the author's own, a user's key included: a GitHub login is the user's name only where
+  // sign-in is GitHub's, and anyone may open a pull request under a login that names an admin.
+  const checked = requirements.map((r) => ({ ...r, approvedBy: r.approvers.filter((a) => given.approvedBy.includes(a) && a !== author) }));
   const missing = checked
     .filter((t) => t.approvedBy.length === 0)
     .map((t) => {
       const what = t.changes.join(', ');
-      if (t.holder === 'user') return `user "${t.team}" (${what}): needs an approval from ${list(t.approvers, named)}, the user it acts for`;
+      if (t.holder === 'user') {
+        if (t.approvers.every((a) => a === author)) return `user "${t.team}" (${what}): needs an approval from the user it acts for, who is the author: a key of one's own is made with teamkeys login or kubectl, not by a pull request of one's own`;
+        return `user "${t.team}" (${what}): needs an approval from ${list(t.approvers, named)}, the user it acts for`;
+      }
       if (t.holder === 'subject') return `subject "${t.team}" (${what}): a key or rule acting for a subject has no owner to approve it; make it a team's (spec.team) to have it approved`;
       const eligible = t.approvers.filter((a) => a !== author);
       if (eligible.length === 0) return `team "${t.team}" (${what}): needs an approval from its owners or approvers, and it declares none but the author (spec.owner, or the ${'gitops.management.service/approvers'} annotation)`;

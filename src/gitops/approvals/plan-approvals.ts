@@ -14,11 +14,12 @@ export interface SavedApprovals {
   pullRequest: PullRequestRef;
   requirements: ApprovalRequirement[];
   /**
-   * The pull request's head when the plan was made ('' when GitHub could not be read): approvals
-   * count for the commit they approve, so the apply refuses once the head moved (approvals of a
-   * later commit applied an earlier plan: found by a review).
+   * The commit the plan was made of (the source's revision; without one, the pull request's head
+   * read at plan time, '' when GitHub could not be read): approvals count for the commit they
+   * approve, so the apply refuses unless they are of this one (approvals of a later commit applied
+   * an earlier plan: found by a review). Absent in plans saved before stop 62.
    */
-  headSha: string;
+  headSha?: string;
 }
 
 /** The GitHub API the CLI uses: GITHUB_API_URL (default api.github.com) and GITHUB_TOKEN, as the Actions runner sets them. */
@@ -45,7 +46,10 @@ export async function approvePlan(r: Reconciled, pr: PullRequestRef, github: Git
   // withholds them): approvers come from the live owner team too (found by a review). The saved
   // requirements keep every login, for the apply's check.
   r.report.approvals = await approvalsOf(pr, github, requirements, r.withheld ? loginsNamedIn(r.desired.map((d) => d.obj)) : undefined);
-  return { pullRequest: pr, requirements, headSha: r.report.approvals.headSha };
+  // The commit the plan was made of, where the source says (a git ref), else the head read now: the
+  // apply's approvals count only if they are of that very commit (the review of the fix found a push
+  // between the checkout and this read recorded the new head against the old content).
+  return { pullRequest: pr, requirements, headSha: r.report.source.revision ?? r.report.approvals.headSha };
 }
 
 /** Every word of every string a manifest holds (its users, its owner, its approvers annotation's logins). */

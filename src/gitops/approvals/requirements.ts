@@ -15,8 +15,8 @@ export interface ApprovalRequirement {
   /** The team, or with `holder` the user or subject the changed keys and rules act for. */
   team: string;
   /**
-   * A key or FederatedCredential acting for a user (that user approves it; a change by the user
-   * itself counts as its approval) or for a subject (no one can: a team's key is approvable).
+   * A key or FederatedCredential acting for a user (that user approves it, as a reviewer who is not
+   * the author) or for a subject (no one can: a team's key is approvable).
    * Absent: a team's.
    */
   holder?: 'user' | 'subject';
@@ -68,10 +68,14 @@ export function approvalRequirements(
   for (const a of actions) {
     if (!writes.has(a.type)) continue;
     // A key or rule moved between holders needs both holders' approval.
+    // A subject's key or rule going away (deleted, or moved to a team, whose approval the move
+    // needs) hands no one anything: only one kept or made for a subject asks for an approval no one
+    // can give (the review of the change found subject keys could never be deleted or moved).
+    const leaving = holderOf(find(a.plural === 'ownedaccesskeys' ? live.ownedaccesskeys : (live.federatedcredentials ?? []), a.name));
     const holders =
       a.plural === 'teams'
         ? [`team\0${a.name}`]
-        : [holderOf(find(a.plural === 'ownedaccesskeys' ? live.ownedaccesskeys : (live.federatedcredentials ?? []), a.name)), holderOf(desired.find((d) => d.kind === a.kind && d.metadata.name === a.name))];
+        : [leaving?.startsWith('subject\0') ? undefined : leaving, holderOf(desired.find((d) => d.kind === a.kind && d.metadata.name === a.name))];
     for (const holder of new Set(holders.filter((t): t is string => t !== undefined))) byTeam.set(holder, [...(byTeam.get(holder) ?? []), `${a.type} ${a.kind}/${a.name}`]);
   }
   return [...byTeam.entries()]

@@ -52,11 +52,14 @@ export async function applySavedPlan(client: ApiClient, saved: SavedPlan, opts: 
     approvals = await approvalsOf(saved.approvals.pullRequest, opts.github ?? githubApiFromEnv(), saved.approvals.requirements);
     const missing = approvalRefusal(approvals);
     if (missing) return { ...refuse(`${missing}. Nothing was written`), approvals };
-    // Approvals are of the head commit as it is now: they stand for this plan only if it was made at that head.
-    const planned = saved.approvals.headSha ?? '';
-    if (planned !== approvals.headSha) {
-      const at = planned ? `its head was ${planned.slice(0, 12)} when planned` : 'its head could not be read when planned';
-      return { ...refuse(`pull request ${approvals.pullRequest} has changed since the plan (${at}, now ${approvals.headSha.slice(0, 12)}): its approvals are of the new head, not of this plan. Plan again. Nothing was written`), approvals };
+    // Approvals are of the head commit as it is now: they stand for this plan only if it was made of that commit.
+    const planned = saved.approvals.headSha;
+    if (saved.approvals.requirements.length > 0 && planned !== approvals.headSha) {
+      const why =
+        planned === undefined
+          ? 'the plan was saved before approvals were tied to the commit planned'
+          : `the plan was made of ${planned ? `commit ${planned.slice(0, 12)}` : 'a commit not known (GitHub could not be read)'}, and its head is now ${approvals.headSha.slice(0, 12)}`;
+      return { ...refuse(`the approvals of pull request ${approvals.pullRequest} are of its head, not of this plan: ${why}. Plan the head again. Nothing was written`), approvals };
     }
   }
   const stale: string[] = [];
