@@ -10,7 +10,6 @@ import { ClientError, type ApiClient, type KeyRotationSpec, type RotateOptions }
 import type { KubeObject } from '../../api/types.js';
 import type { TargetFlags } from '../gitops-flags.js';
 import { CliError } from '../errors.js';
-import { mayConfirmAgain } from '../../gitops/keys/key-delivery.js';
 import { parseDuration } from '../duration.js';
 import { addFlags, targetFlags } from '../flag-specs.js';
 
@@ -152,6 +151,8 @@ export async function confirmRotation(client: Pick<ApiClient, 'rotate' | 'get'>,
     return await confirm(rotated.metadata.resourceVersion);
   } catch (err) {
     if (!(err instanceof ClientError && err.fromServer && err.code === 409)) throw err;
+    // Loaded here, on a conflict only: the command's module is loaded for --help and completion too.
+    const { mayConfirmAgain } = await import('../../gitops/keys/key-delivery.js');
     const now = await client.get('ownedaccesskeys', name);
     if (mayConfirmAgain(rotated.metadata, now)) return confirm(now.metadata.resourceVersion);
     throw new CliError(`ownedaccesskey.${opts.apiGroup}/${name}: another rotation replaced this one before it was confirmed, so the value in ${keyFile} is not the key's and stops working: run teamkeys rotate ${name} again`);
