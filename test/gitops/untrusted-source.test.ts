@@ -60,6 +60,20 @@ describe('the source loader never leaves the source root', () => {
     }
   });
 
+  it("a link into the repository's .git (its config can hold a token) is refused at the link, and nothing of it is read", async () => {
+    await repo.git.addConfig('http.https://github.com/.extraheader', 'AUTHORIZATION: basic c2VjcmV0LXRva2Vu');
+    symlinkSync('../.git/config', join(repo.dir, 'gitops/leak.yaml'));
+    symlinkSync('../.git', join(repo.dir, 'gitops/dotgit'));
+    try {
+      const errors = await errorsOf(join(repo.dir, 'gitops'));
+      expect(errors).toEqual(['gitops/dotgit:1:1: symbolic link into a hidden file or folder (such as .git): not read', 'gitops/leak.yaml:1:1: symbolic link into a hidden file or folder (such as .git): not read']);
+      expect(errors.join('\n')).not.toMatch(/AUTHORIZATION|c2VjcmV0|extraheader/);
+    } finally {
+      rmSync(join(repo.dir, 'gitops/leak.yaml'), { force: true });
+      rmSync(join(repo.dir, 'gitops/dotgit'), { force: true });
+    }
+  });
+
   it('a --path that is a link out of the source is refused, and what is there is not read', async () => {
     symlinkSync(outside, join(repo.dir, 'gitops/prod'));
     try {

@@ -13,6 +13,7 @@ const manifestFile = /\.(ya?ml|json)$/i;
 
 /** The error for a link (or --path) that leads outside the source. */
 export const outsideSource = 'symbolic link outside the source';
+export const hiddenTarget = 'symbolic link into a hidden file or folder (such as .git): not read';
 
 /** Whether a file (path relative to the source, `/`-separated) holds manifests: the right extension, nothing hidden on the way. */
 export function isManifestPath(path: string): boolean {
@@ -51,6 +52,12 @@ async function walk(w: Walk, dir: string, realDir: string): Promise<void> {
       const real = await realpath(path).catch(() => undefined);
       if (!real || !within(w.realRoot, real)) {
         errorAt(w, path, outsideSource);
+        continue;
+      }
+      // Hidden entries are never read (above); nor through a link: `.git/config` can hold a token
+      // (a review had a pull request's link make the loader parse it).
+      if (relative(w.realRoot, real).split(sep).some((part) => part.startsWith('.'))) {
+        errorAt(w, path, hiddenTarget);
         continue;
       }
       const info = await stat(real);
