@@ -10,8 +10,8 @@ import { reEnabledAtAnnotation } from '../api/re-enable.js';
 import { expiresWithin, isoSeconds, ownerOf, type KeyHealth } from '../auth/key-health.js';
 import { annotations } from '../gitops/plan/annotations.js';
 import { parseSecretTarget } from '../gitops/keys/sinks.js';
-import { awaitsConfirmation, disabledReason, disabledReasonAnnotation, leakReportManager, pendingDelivery, unusedKeysManager } from '../api/key-notices.js';
-import { fromFieldsV1 } from '../api/fields/fieldset.js';
+import { awaitsConfirmation, disabledReason, leakReportManager, pendingDelivery } from '../api/key-notices.js';
+import { disabledField, disabledReasonField, serverDisablerOf } from '../api/server-disabled.js';
 import type { NotificationEvent } from './config.js';
 
 /** The reason revocation (POST /auth/revoke, the GitHub secret-scanning endpoint) disables a leaked key with. */
@@ -59,24 +59,6 @@ export function keyRef(key: OwnedAccessKey): KeyRef {
 
 const ms = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
 
-/** The fields a server's disabling write sets: the reason, and spec.disabled (where the reason did not fit). */
-const reasonField = JSON.stringify(['f:metadata', 'f:annotations', `f:${disabledReasonAnnotation}`]);
-const disabledField = JSON.stringify(['f:spec', 'f:disabled']);
-
-/**
- * The server's field manager that disabled the key (a leak report, the unused-key rule), if one
- * owns its reason or spec.disabled, with when it wrote and whether the reason is still its own; no
- * request through the API writes under those names (key-notices.ts isServerFieldManager).
- */
-function serverDisabler(key: OwnedAccessKey): { manager: string; time: string; ownsReason: boolean } | undefined {
-  for (const entry of key.metadata.managedFields ?? []) {
-    if (entry.manager !== leakReportManager && entry.manager !== unusedKeysManager) continue;
-    const owned = fromFieldsV1(entry.fieldsV1);
-    if (owned.has(reasonField) || owned.has(disabledField)) return { manager: entry.manager, time: entry.time ?? '', ownsReason: owned.has(reasonField) };
-  }
-  return undefined;
-}
-
 /** Events to send at once: disabled (why), reported leaked, rotation or delivery failed. */
 export function immediateEvents(key: OwnedAccessKey, now: Date, opts: Pick<EventOptions, 'failureGraceMs'> = {}): KeyEvent[] {
   if (key.metadata.deletionTimestamp) return [];
@@ -89,14 +71,15 @@ export function immediateEvents(key: OwnedAccessKey, now: Date, opts: Pick<Event
     // key of its own: a holder wrote "reported-leaked" and every receiver got the server's leak
     // alarm, then one message per rewrite of the text (found by a review). A disable by its holder
     // is one KeyDisabled, its text not shown, whatever it is rewritten to.
-    const server = serverDisabler(key);
+    const byReason = serverDisablerOf(key, disabledReasonField);
+    const server = byReason ?? serverDisablerOf(key, disabledField);
     // A re-enable moves re-enabled-at, so a key disabled again for the same reason is a new event.
     // The server's reason names it while the server owns it; once the holder rewrote it (the server
     // still owning spec.disabled), the server's write does, which the holder cannot move (a review
     // of the change had each rewrite send the leak alarm again).
-    const what = !server ? 'by its holder' : server.ownsReason ? reason : `${server.manager} at ${server.time}`;
+    const what = !server ? 'by its holder' : byReason ? reason : `${server.manager} at ${server.time}`;
     const occurrence = `${what}|${notes[reEnabledAtAnnotation] ?? ''}`;
-    out.push({ event: server?.manager === leakReportManager ? 'KeyLeaked' : 'KeyDisabled', key: ref, occurrence, detail: server?.ownsReason ? reason : '' });
+    out.push({ event: server?.manager === leakReportManager ? 'KeyLeaked' : 'KeyDisabled', key: ref, occurrence, detail: byReason ? reason : '' });
   }
   const grace = opts.failureGraceMs ?? defaultFailureGraceMs;
   const rotation = key.status?.rotation;

@@ -9,8 +9,8 @@
  */
 import type { ResourceModel } from '../../api/model.js';
 import type { KubeObject } from '../../api/types.js';
-import { fromFieldsV1 } from '../../api/fields/fieldset.js';
-import { disabledReasonAnnotation, leakReportManager, unusedKeysManager } from '../../api/key-notices.js';
+import { disabledReasonAnnotation } from '../../api/key-notices.js';
+import { disabledField, serverDisablerOf } from '../../api/server-disabled.js';
 import { annotations } from './annotations.js';
 
 const own = 'metadata.annotations.gitops.management.service/';
@@ -56,12 +56,9 @@ export function accessFieldsIgnored(model: ResourceModel, obj: KubeObject): { en
   });
 }
 
-/** spec.disabled as a field set member. */
-const disabledField = JSON.stringify(['f:spec', 'f:disabled']);
-
 /** The server's field manager owning spec.disabled (a disabling write the reason did not fit in), as a reason. */
 function serverDisabler(live: KubeObject): string | undefined {
-  const server = (live.metadata.managedFields ?? []).find((e) => (e.manager === leakReportManager || e.manager === unusedKeysManager) && fromFieldsV1(e.fieldsV1).has(disabledField));
+  const server = serverDisablerOf(live, disabledField);
   return server && `field manager ${server.manager}`;
 }
 
