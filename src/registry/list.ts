@@ -92,10 +92,14 @@ export const maxExaminedPerPage = 10_000;
 /** A filtered LIST without a limit reads the store this many at a time: what it holds at once, not the whole kind. */
 const filteredStep = 1000;
 
-/** Store page size: the rest of the limit, or more when a selector will filter some out. */
-function pageSize(limit: number, have: number, filtered: boolean): number {
+/**
+ * Store page size: the rest of the limit, or more when a selector will filter some out, but no more
+ * than the rest of a filtered page's bound, whatever limit it asks (a review of the bound read the
+ * whole kind with limit=1000000).
+ */
+function pageSize(limit: number, have: number, filtered: boolean, examined: number): number {
   if (limit === 0) return filtered ? filteredStep : 0;
-  return filtered ? Math.max(limit - have, 256) : limit - have;
+  return filtered ? Math.min(Math.max(limit - have, 256), maxExaminedPerPage - examined) : limit - have;
 }
 
 interface Page {
@@ -112,9 +116,7 @@ async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: num
   let examined = 0;
   for (;;) {
     const page = await ctx.store.list<StoredApiObject>(ctx.prefix, {
-      // A filtered page that pages reads no more than its bound's rest, whatever limit it asks (a
-      // review of the bound read the whole kind with limit=1000000).
-      limit: filtered && limit > 0 ? Math.min(pageSize(limit, items.length, true), maxExaminedPerPage - examined) : pageSize(limit, items.length, filtered),
+      limit: pageSize(limit, items.length, filtered, examined),
       after,
       ...(revision === undefined ? {} : { revision }),
       // Where a restricted reader's objects are (a superset: `match` still decides).
