@@ -57,22 +57,22 @@ export function registerSignInRoutes(app: FastifyInstance, signIn: SignIn, devic
 
   // A callback may make the server call the provider: bounded per address, for the server, and in
   // failures per address (signin/callback-limit.ts), all before anything else is done with it.
-  app.get(`${authPrefix}/callback`, {
-    onRequest: async (req, reply) => {
-      const refused = callbacks.refusal(clientOf(req));
-      if (refused) return html(reply.header('Retry-After', String(refused.details?.retryAfterSeconds ?? 1)), 429, 'Cannot sign in', refused.message);
-    },
-  }, async (req, reply) => {
-    const client = clientOf(req);
+  // The 429 page of a refused callback, or undefined when it may go on.
+  const refusedCallback = (req: FastifyRequest, reply: FastifyReply) => {
+    const refused = callbacks.refusal(clientOf(req));
+    return refused && html(reply.header('Retry-After', String(refused.details?.retryAfterSeconds ?? 1)), 429, 'Cannot sign in', refused.message);
+  };
+  app.get(`${authPrefix}/callback`, { onRequest: async (req, reply) => refusedCallback(req, reply) }, async (req, reply) => {
     // Asked again: other callbacks may have taken the places since the hook (no await between this and take).
-    const refused = callbacks.refusal(client);
-    if (refused) return html(reply.header('Retry-After', String(refused.details?.retryAfterSeconds ?? 1)), 429, 'Cannot sign in', refused.message);
-    const giveBack = callbacks.take(client);
+    const refused = refusedCallback(req, reply);
+    if (refused) return refused;
+    const giveBack = callbacks.take(clientOf(req));
     let failed = true;
     try {
-      const next = await signIn.callback(new URL(req.url, 'http://callback'), req.headers.cookie);
+      const url = new URL(req.url, 'http://callback');
+      const next = await signIn.callback(url, req.headers.cookie);
       failed = !('redirect' in next) || new URL(next.redirect).searchParams.has('error');
-      const state = new URL(req.url, 'http://callback').searchParams.get('state');
+      const state = url.searchParams.get('state');
       if (state) noStore(reply).header('Set-Cookie', signIn.clearStart(state));
       if ('redirect' in next) return noStore(reply).redirect(next.redirect, 302);
       return html(reply, next.status, 'Cannot sign in', next.message);
