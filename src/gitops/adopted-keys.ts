@@ -24,7 +24,11 @@ function holderOf(obj: KubeObject): string {
 }
 
 /** The manifests that would give a live key another holder, as errors. */
-export function adoptedKeyHolders(desired: DesiredObject[], liveKeys: KubeObject[], sourceId: string, formerIds: readonly string[] = []): ManifestError[] {
+/**
+ * `withhold` (pull-request mode): the live holder is not named, since a pull request could name any
+ * key with a wrong holder to learn who holds it; the error still says the holders differ.
+ */
+export function adoptedKeyHolders(desired: DesiredObject[], liveKeys: KubeObject[], sourceId: string, formerIds: readonly string[] = [], withhold = false): ManifestError[] {
   const live = new Map(liveKeys.map((k) => [k.metadata.name!, k]));
   const errors: ManifestError[] = [];
   for (const d of desired) {
@@ -41,7 +45,7 @@ export function adoptedKeyHolders(desired: DesiredObject[], liveKeys: KubeObject
     const field = holderFields.find((f) => (d.obj.spec as Record<string, unknown> | undefined)?.[f] !== undefined);
     errors.push({
       ...d.manifest.locate(field ? `spec.${field}` : 'spec'),
-      message: `OwnedAccessKey "${d.obj.metadata.name}" acts for ${was} on the server: giving it to ${wanted} would keep its value, which whoever held it knows, and give that value ${wanted === 'no one' ? 'to no one it names' : "the new holder's rights"}. Delete the key on the server (apply then creates it with a new value) or give it another name in git`,
+      message: `OwnedAccessKey "${d.obj.metadata.name}" acts for ${withhold ? 'another holder (which one is not shown in a pull request)' : was} on the server: giving it to ${wanted} would keep its value, which whoever held it knows, and give that value ${wanted === 'no one' ? 'to no one it names' : "the new holder's rights"}. Delete the key on the server (apply then creates it with a new value) or give it another name in git`,
     });
   }
   return errors;

@@ -120,7 +120,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   const owners = opts.keySecretOwners ?? ownersFromSourceId(loaded.id);
   if (owners) base.keySecretOwners = owners;
   const policyRun = opts.policyDir ? await (await import('./policy/evaluate.js')).runPolicyDir(opts.policyDir, desired, live) : undefined;
-  const refErrors = [...checkTeamReferences(desired, live.teams), ...adoptedKeyHolders(desired, live.ownedaccesskeys, loaded.id, loaded.formerIds), ...teamHolderNames(desired, live), ...(owners ? keySecretOwnerErrors(desired, owners) : []), ...(policyRun?.errors ?? [])];
+  const refErrors = [...checkTeamReferences(desired, live.teams), ...adoptedKeyHolders(desired, live.ownedaccesskeys, loaded.id, loaded.formerIds, opts.withholdUnnamedLiveValues), ...teamHolderNames(desired, live), ...(owners ? keySecretOwnerErrors(desired, owners) : []), ...(policyRun?.errors ?? [])];
   const warnings = teamReferenceWarnings(desired, live.teams);
   Object.assign(base, { warnings });
   if (refErrors.length > 0) return { report: buildReport({ ...base, errors: refErrors }), loaded };

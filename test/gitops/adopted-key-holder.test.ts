@@ -57,6 +57,14 @@ describe('a key git declares, created on the server first by someone else', () =
     expect(live.spec).toMatchObject({ user: 'mallory' });
     expect(live.spec.team).toBeUndefined();
     expect((await fetch(`${server.api}/ownedaccesskeys/admin`, { headers: { Authorization: `Bearer ${squatted}` } })).status).toBe(403);
+    // In pull-request mode the same refusal does not name the live holder: a pull request could
+    // name any key with a wrong holder to learn who holds it (noticed at stop 62, fixed at 63).
+    const pr = (await reconcile({ mode: 'plan', client, source: { source, sourceId: 'prod-keys' }, prune: false, allowEmpty: false, maxPrune: 10, concurrency: 2, withholdUnnamedLiveValues: true })).report;
+    expect(pr.outcome).toBe('invalid');
+    expect(pr.errors.map((e) => [e.line, e.message])).toEqual([
+      [6, 'OwnedAccessKey "deploy-prod" acts for another holder (which one is not shown in a pull request) on the server: giving it to team "prod" would keep its value, which whoever held it knows, and give that value the new holder\'s rights. Delete the key on the server (apply then creates it with a new value) or give it another name in git'],
+    ]);
+    expect(JSON.stringify(pr)).not.toContain('mallory');
 
     // Deleted on the server, git's key is created with a value of the server's.
     expect((await server.fetch(`${server.api}/ownedaccesskeys/deploy-prod`, { method: 'DELETE' })).status).toBe(200);
