@@ -25,7 +25,7 @@ import { defaultReconcileOptions as defaults } from '../gitops/reconcile-default
 import { visible } from '../gitops/report/hidden-text.js';
 import { commentBody, commentMarker, summaryBody, upsertComment } from './comment.js';
 import { authMode, serverKey } from './auth.js';
-import { baseCommitOf, isTrustedEvent, parseTrustedEvents } from './trust.js';
+import { baseCommitOf, defaultBranchOf, isTrustedEvent, parseTrustedEvents, parseTrustedRefs, untrustedRef } from './trust.js';
 import { changeOf, keysInChangedFiles } from './changed-files.js';
 import { refuseLinkedFolder } from '../gitops/no-follow.js';
 
@@ -69,9 +69,24 @@ const keyDelivery = () => keyDeliveryFromEnv({ ...process.env, GITHUB_TOKEN: inp
 function policySource(workspace: string, trusted: boolean): PolicySource | undefined {
   if (!input('policy')) return undefined;
   const dir = resolve(workspace, input('policy'));
-  const ref = input('policy-ref', trusted ? '' : (baseCommitOf(github.context.payload) ?? ''));
+  const ref = input('policy-ref', trusted ? '' : (baseCommitOf(github.context.payload) ?? untrustedRefPolicies()));
   if (!trusted && !ref) throw new Error(`the ${github.context.eventName} event is not trusted (trusted-events) and names no base commit: set the policy-ref input to the ref policies are read from`);
   return ref ? { dir, ref } : dir;
+}
+
+/**
+ * Where an untrusted run of a trusted event (a push to a feature branch) reads its policies: the
+ * default branch, which is reviewed, when the payload names it; '' for any other untrusted run.
+ */
+function untrustedRefPolicies(): string {
+  const branch = isTrustedEvent(github.context.eventName, parseTrustedEvents(input('trusted-events'))) ? defaultBranchOf(github.context.payload) : undefined;
+  return branch ? `refs/heads/${branch}` : '';
+}
+
+/** The ref the run checked out: GITHUB_REF, else (outside a runner) a push payload's ref. */
+function runRef(): string {
+  const fromPayload = (github.context.payload as { ref?: unknown }).ref;
+  return github.context.ref || (typeof fromPayload === 'string' ? fromPayload : '');
 }
 
 /** The owners key-secret may name: the key-secret-owners input, else the owner of the repository the workflow runs in. */
@@ -202,11 +217,19 @@ async function run(): Promise<void> {
   // A pull request's manifests are its author's: applying them would rotate keys and send their
   // values wherever the pull request says. Apply runs only on a trusted event (push, schedule).
   const event = github.context.eventName;
-  const trusted = isTrustedEvent(event, parseTrustedEvents(input('trusted-events')));
-  if (command === 'apply' && !trusted) {
+  const trustedEvent = isTrustedEvent(event, parseTrustedEvents(input('trusted-events')));
+  const trustedRefs = parseTrustedRefs(input('trusted-refs'));
+  // Even a trusted event runs on unreviewed code when its ref is a feature branch (trust.ts).
+  const refRefused = trustedEvent ? untrustedRef({ eventName: event, ref: runRef(), trustedRefs, defaultBranch: defaultBranchOf(github.context.payload) }) : undefined;
+  const trusted = trustedEvent && !refRefused;
+  if (command === 'apply' && !trustedEvent) {
     throw new Error(`command: apply is refused on a ${event || '(unnamed)'} event: it is not in trusted-events, so its manifests are treated as a pull request's, not reviewed yet (apply would rotate keys and deliver them where the pull request says); run plan on pull requests and apply on push or schedule`);
   }
-  if (!trusted) core.info(`the ${event || '(unnamed)'} event is not in trusted-events: pull-request mode (policies from the base commit, live values withheld, no apply)`);
+  if (command === 'apply' && refRefused) {
+    throw new Error(`command: apply is refused on this ${event} run: ${refRefused}, so its manifests are treated as a pull request's, not reviewed yet (apply would rotate keys and deliver them where that branch says); apply from the default branch, or list the refs you apply from in trusted-refs`);
+  }
+  if (!trustedEvent) core.info(`the ${event || '(unnamed)'} event is not in trusted-events: pull-request mode (policies from the base commit, live values withheld, no apply)`);
+  else if (refRefused) core.info(`the ${event} run's ref is not trusted: ${refRefused}: pull-request mode (policies from the default branch, live values withheld, no apply)`);
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
   // The source folder and path are the checkout's, which a pull request writes: one committed as a
   // link would have the loader read wherever it points ($HOME, /) into the report (found by a review).

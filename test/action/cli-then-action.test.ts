@@ -44,8 +44,11 @@ describe('the CLI, the Action and the sidecar on one repository', () => {
       GITHUB_OUTPUT: output,
       GITHUB_STEP_SUMMARY: join(dir, 'summary'),
       GITHUB_EVENT_NAME: 'push',
+      GITHUB_REF: 'refs/heads/main',
+      GITHUB_EVENT_PATH: join(dir, 'event.json'),
       GITHUB_REPOSITORY: 'acme/platform-teams',
     };
+    writeFileSync(env.GITHUB_EVENT_PATH!, JSON.stringify({ ref: 'refs/heads/main', repository: { default_branch: 'main' } }));
     writeFileSync(env.GITHUB_STEP_SUMMARY!, '');
     for (const [name, spec] of Object.entries(actionInputs)) env[`INPUT_${name.toUpperCase()}`] = inputs[name] ?? (name === 'github-token' ? '' : (spec.default ?? ''));
     const code = await new Promise<number | null>((done) => {

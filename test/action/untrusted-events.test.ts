@@ -142,4 +142,57 @@ describe('the Action on events that are not in trusted-events', () => {
     expect(r.code).not.toBe(0);
     expect(r.log).toContain('trusted-events may not list workflow_run');
   });
+
+  // Found in review (stop 62): a push was trusted whatever its ref, so a workflow listening to
+  // `push` without a branch filter applied a feature branch nobody had reviewed over main.
+  describe('a trusted event on a ref other than the default branch (trusted-refs)', () => {
+    beforeAll(async () => {
+      repo.write('gitops/platform.yaml', team('platform', '  users: [carla, mallory]\n  clusterRoles: [{ name: management-admin }]\n', '    gitops.management.service/sync-strategy: replace\n'));
+      await repo.commit('feature: platform replaced whole, without its owner');
+      // The checkout is the feature branch; main, the default branch, is the reviewed base with its policy.
+      await repo.git.checkout(['-b', 'feature']);
+      await repo.git.branch(['-f', 'main', base]);
+    });
+
+    it('refuses apply on a push to a feature branch, naming the ref and trusted-refs, and the live Team is not replaced', async () => {
+      const before = await liveTeam('platform');
+      const r = await run('push', { ref: 'refs/heads/feature' }, { command: 'apply' });
+      expect(r.code).not.toBe(0);
+      expect(r.log).toContain('command: apply is refused on this push run: refs/heads/feature is not the default branch (refs/heads/main), the only ref trusted while trusted-refs is not set');
+      const after = await liveTeam('platform');
+      expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+      expect(after.spec.clusterRoles).toBeUndefined();
+    });
+
+    it('plans a push to a feature branch in pull-request mode: policies from the default branch, live values withheld', async () => {
+      const r = await run('push', { ref: 'refs/heads/feature' }, { command: 'plan', policy: 'policies' });
+      expect(r.log).toContain("the push run's ref is not trusted: refs/heads/feature is not the default branch (refs/heads/main), the only ref trusted while trusted-refs is not set: pull-request mode");
+      // The feature branch deleted the policy; main's copy is read, and the missing owner is caught.
+      expect(r.code).not.toBe(0);
+      expect(r.log).toContain('Team/platform violates policy "team-has-owner"');
+      const planned = await run('workflow_dispatch', { ref: 'refs/heads/feature', inputs: {} }, { command: 'plan' });
+      expect(planned.code, planned.log).toBe(0);
+      expect(planned.summary).toContain('`spec.description`: differs; live value not shown');
+      expect(`${planned.summary}${planned.log}${readFileSync(planned.outputs['report-json']!, 'utf8')}`).not.toContain('confidential');
+    });
+
+    it('trusts a ref trusted-refs lists by pattern (release/*), reading its checkout and live values', async () => {
+      const r = await run('push', { ref: 'refs/heads/release/1' }, { command: 'plan', 'trusted-refs': 'main, release/*' });
+      expect(r.code, r.log).toBe(0);
+      expect(r.log).not.toContain('pull-request mode');
+      expect(r.summary).toContain('confidential: merger with acme-two');
+      const other = await run('push', { ref: 'refs/heads/releases' }, { command: 'apply', 'trusted-refs': 'main, release/*' });
+      expect(other.code).not.toBe(0);
+      expect(other.log).toContain('command: apply is refused on this push run: refs/heads/releases is not in trusted-refs (refs/heads/main, refs/heads/release/*)');
+    });
+
+    it('fails closed when the payload names no default branch, and refuses a trusted-refs input that is no ref pattern', async () => {
+      const r = await runner.run({ workspace: repo.dir, event: 'workflow_dispatch', payload: { ref: 'refs/heads/main' }, asIs: true, inputs: { server: server.base, token: adminKey, source: 'gitops', 'source-id': 'ci', comment: 'false', command: 'apply' }, apiUrl: github.url });
+      expect(r.code).not.toBe(0);
+      expect(r.log).toContain("command: apply is refused on this workflow_dispatch run: the workflow_dispatch event's payload names no default branch to compare refs/heads/main with: set trusted-refs");
+      const bad = await run('push', { ref: 'refs/heads/main' }, { command: 'validate', 'trusted-refs': 'ma*in, refs/heads/a..b' });
+      expect(bad.code).not.toBe(0);
+      expect(bad.log).toContain('trusted-refs lists "ma*in", "refs/heads/a..b", which are no ref patterns');
+    });
+  });
 });

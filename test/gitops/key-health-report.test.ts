@@ -180,7 +180,8 @@ describe('the key health section of reports', () => {
       const summary = join(dir, 'summary');
       writeFileSync(summary, '');
       writeFileSync(join(dir, 'output'), '');
-      const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, RUNNER_TEMP: dir, GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: source, GITHUB_OUTPUT: join(dir, 'output'), GITHUB_STEP_SUMMARY: summary, GITHUB_EVENT_NAME: 'push' };
+      const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, RUNNER_TEMP: dir, GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: source, GITHUB_OUTPUT: join(dir, 'output'), GITHUB_STEP_SUMMARY: summary, GITHUB_EVENT_NAME: 'push', GITHUB_REF: 'refs/heads/main', GITHUB_EVENT_PATH: join(dir, 'event.json') };
+      writeFileSync(env.GITHUB_EVENT_PATH!, JSON.stringify({ ref: 'refs/heads/main', repository: { default_branch: 'main' } }));
       for (const [name, value] of Object.entries({ command: 'plan', server: served.url, token: served.adminKey, 'source-id': 'src', comment: 'false', ...inputs })) env[`INPUT_${name.toUpperCase()}`] = value;
       const r = await new Promise<{ status: number | null; stdout: string }>((done) => {
         const child = spawn(process.execPath, [join(root, 'dist-action/index.mjs')], { cwd: source, env, timeout: 60_000 });

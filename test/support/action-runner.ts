@@ -22,9 +22,16 @@ export const actionYml = parse(readFileSync(join(root, 'action.yml'), 'utf8')) a
 export interface ActionStep {
   /** The checkout the step runs in (GITHUB_WORKSPACE and the working directory). */
   workspace: string;
-  /** GITHUB_EVENT_NAME and the payload written to GITHUB_EVENT_PATH. */
+  /**
+   * GITHUB_EVENT_NAME and the payload written to GITHUB_EVENT_PATH. As GitHub's payloads do, it
+   * names the repository's default branch (`main` unless the payload names its own, or
+   * `asIs` is set); a schedule's does not.
+   */
   event: string;
   payload: object;
+  asIs?: boolean;
+  /** GITHUB_REF: by default the payload's ref, else refs/heads/main (GitHub always sets it). */
+  ref?: string;
   inputs: Record<string, string>;
   /** Values for inputs the step leaves out, before action.yml's defaults. */
   inputDefaults?: Record<string, string>;
@@ -67,7 +74,9 @@ export function actionRunner(): ActionRunner {
       const files = { output: join(temp, 'output'), summary: join(temp, 'summary'), event: join(temp, 'event.json') };
       writeFileSync(files.output, '');
       writeFileSync(files.summary, '');
-      writeFileSync(files.event, JSON.stringify(step.payload));
+      const given = step.payload as { ref?: unknown; repository?: Record<string, unknown> };
+      const payload = step.asIs || step.event === 'schedule' ? given : { ...given, repository: { default_branch: 'main', ...given.repository } };
+      writeFileSync(files.event, JSON.stringify(payload));
       const env: Record<string, string> = {
         PATH: process.env.PATH ?? '',
         HOME: temp,
@@ -78,6 +87,7 @@ export function actionRunner(): ActionRunner {
         GITHUB_STEP_SUMMARY: files.summary,
         GITHUB_EVENT_NAME: step.event,
         GITHUB_EVENT_PATH: files.event,
+        GITHUB_REF: step.ref ?? (typeof given.ref === 'string' ? given.ref : 'refs/heads/main'),
         GITHUB_REPOSITORY: 'acme/platform-teams',
         GITHUB_API_URL: step.apiUrl,
         ...step.env,
