@@ -60,27 +60,42 @@ async function openServer(group: string): Promise<HttpClient> {
 /** Keys the server generates go to the GitHub secrets their manifests name, with the github-token input. */
 const keyDelivery = () => keyDeliveryFromEnv({ ...process.env, GITHUB_TOKEN: input('github-token') || process.env.GITHUB_TOKEN });
 
-/**
- * The policy folder, read on an untrusted event (a pull request, trust.ts) from git at `policy-ref`
- * (default: the pull request's or merge group's base commit), so the pull request cannot delete or
- * weaken a policy it breaks; on a trusted event from the checkout, unless `policy-ref` is given.
- * An untrusted event naming no base commit needs policy-ref: the checkout is never read for policies.
- */
-function policySource(workspace: string, trusted: boolean): PolicySource | undefined {
-  if (!input('policy')) return undefined;
-  const dir = resolve(workspace, input('policy'));
-  const ref = input('policy-ref', trusted ? '' : (baseCommitOf(github.context.payload) ?? untrustedRefPolicies()));
-  if (!trusted && !ref) throw new Error(`the ${github.context.eventName} event is not trusted (trusted-events) and names no base commit: set the policy-ref input to the ref policies are read from`);
-  return ref ? { dir, ref } : dir;
+/** How far the run is trusted (trust.ts): its event, and its ref when the event is trusted. */
+interface RunTrust {
+  event: string;
+  trustedEvent: boolean;
+  /** Why a trusted event's run is still untrusted (its ref), if it is. */
+  refRefused: string | undefined;
+  trusted: boolean;
 }
 
 /**
- * Where an untrusted run of a trusted event (a push to a feature branch) reads its policies: the
- * default branch, which is reviewed, when the payload names it; '' for any other untrusted run.
+ * The policy folder, read on an untrusted run (a pull request, trust.ts) from git at `policy-ref`
+ * (default: the pull request's or merge group's base commit; for a trusted event on an untrusted
+ * ref, the default branch as origin has it), so the change cannot delete or weaken a policy it
+ * breaks; on a trusted run from the checkout, unless `policy-ref` is given. An untrusted run with
+ * neither needs policy-ref: the checkout is never read for policies.
  */
-function untrustedRefPolicies(): string {
-  const branch = isTrustedEvent(github.context.eventName, parseTrustedEvents(input('trusted-events'))) ? defaultBranchOf(github.context.payload) : undefined;
-  return branch ? `refs/heads/${branch}` : '';
+function policySource(workspace: string, trust: RunTrust): PolicySource | undefined {
+  if (!input('policy')) return undefined;
+  const dir = resolve(workspace, input('policy'));
+  const asked = input('policy-ref');
+  if (asked) return { dir, ref: asked };
+  if (trust.trusted) return dir;
+  const base = baseCommitOf(github.context.payload);
+  if (base) return { dir, ref: base };
+  const branch = trust.trustedEvent ? defaultBranchOf(github.context.payload) : undefined;
+  // A local branch of that name may be the job's own (or stale): origin's is the reviewed one.
+  if (branch) return { dir, ref: `refs/heads/${branch}`, fromOrigin: true, named: 'the default branch' };
+  if (trust.refRefused) throw new Error(`this ${trust.event} run is not trusted (${trust.refRefused}) and the payload names no default branch to read policies from: set the policy-ref input to the ref policies are read from, or trusted-refs`);
+  throw new Error(`the ${trust.event} event is not trusted (trusted-events) and names no base commit: set the policy-ref input to the ref policies are read from`);
+}
+
+/** Where an untrusted run reads its policies, as its log says. */
+function policiesShown(trust: RunTrust): string {
+  if (input('policy-ref')) return 'policies from policy-ref';
+  if (baseCommitOf(github.context.payload)) return 'policies from the base commit';
+  return trust.trustedEvent && defaultBranchOf(github.context.payload) ? 'policies from the default branch' : 'policies from policy-ref';
 }
 
 /** The ref the run checked out: GITHUB_REF, else (outside a runner) a push payload's ref. */
@@ -98,9 +113,10 @@ function keySecretOwners(): { keySecretOwners?: string[] } {
 }
 
 /** The report of the command the inputs ask for (and the saved plan written or applied). */
-async function runCommand(command: string, workspace: string, trusted: boolean): Promise<Report> {
+async function runCommand(command: string, workspace: string, trust: RunTrust): Promise<Report> {
+  const { trusted } = trust;
   const group = input('api-group', defaultGroup);
-  const policyDir = policySource(workspace, trusted);
+  const policyDir = policySource(workspace, trust);
   const planFile = input('plan-file') ? resolve(workspace, input('plan-file')) : undefined;
   const source = {
     source: resolve(workspace, input('source', '.')),
@@ -221,22 +237,24 @@ async function run(): Promise<void> {
   const trustedRefs = parseTrustedRefs(input('trusted-refs'));
   // Even a trusted event runs on unreviewed code when its ref is a feature branch (trust.ts).
   const refRefused = trustedEvent ? untrustedRef({ eventName: event, ref: runRef(), trustedRefs, defaultBranch: defaultBranchOf(github.context.payload) }) : undefined;
-  const trusted = trustedEvent && !refRefused;
+  const trust: RunTrust = { event, trustedEvent, refRefused, trusted: trustedEvent && !refRefused };
   if (command === 'apply' && !trustedEvent) {
     throw new Error(`command: apply is refused on a ${event || '(unnamed)'} event: it is not in trusted-events, so its manifests are treated as a pull request's, not reviewed yet (apply would rotate keys and deliver them where the pull request says); run plan on pull requests and apply on push or schedule`);
   }
   if (command === 'apply' && refRefused) {
-    throw new Error(`command: apply is refused on this ${event} run: ${refRefused}, so its manifests are treated as a pull request's, not reviewed yet (apply would rotate keys and deliver them where that branch says); apply from the default branch, or list the refs you apply from in trusted-refs`);
+    throw new Error(`command: apply is refused on this ${event} run: ${refRefused}, so its manifests are treated as a pull request's, not reviewed yet (apply would rotate keys and deliver them where that ref says); apply from a trusted ref, or list the refs you apply from in trusted-refs`);
   }
-  if (!trustedEvent) core.info(`the ${event || '(unnamed)'} event is not in trusted-events: pull-request mode (policies from the base commit, live values withheld, no apply)`);
-  else if (refRefused) core.info(`the ${event} run's ref is not trusted: ${refRefused}: pull-request mode (policies from the default branch, live values withheld, no apply)`);
+  if (!trustedEvent) core.info(`the ${event || '(unnamed)'} event is not in trusted-events: pull-request mode (${policiesShown(trust)}, live values withheld, no apply)`);
+  else if (refRefused) core.info(`the ${event} run's ref is not trusted: ${refRefused}: pull-request mode (${policiesShown(trust)}, live values withheld, no apply)`);
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
   // The source folder and path are the checkout's, which a pull request writes: one committed as a
   // link would have the loader read wherever it points ($HOME, /) into the report (found by a review).
   const sourceDir = resolve(workspace, input('source', '.'));
   await refuseLinkedFolder(sourceDir, 'the source folder', { anchor: workspace, fix: 'a source folder committed as a link is not read' });
   if (input('path')) await refuseLinkedFolder(resolve(sourceDir, input('path')), 'the source path', { anchor: workspace, fix: 'a path committed as a link is not read' });
-  const report = await refuseKeysInChanges(workspace, trusted) ?? (await runCommand(command, workspace, trusted));
+  // A push to a feature branch is scanned since its previous tip, as before trusted-refs: its
+  // payload is GitHub's, not a pull request's, so its `before` is no author's choice.
+  const report = await refuseKeysInChanges(workspace, trustedEvent) ?? (await runCommand(command, workspace, trust));
   const reportDir = reportDirOf(workspace);
   await writeReports(report, reportDir);
   const markdown = renderMarkdown(report);

@@ -22,7 +22,7 @@ export function parseTrustedEvents(value: string): string[] {
   if (events.length === 0) return defaultTrustedEvents;
   const refused = events.filter((e) => neverTrusted.has(e));
   if (refused.length > 0) {
-    throw new Error(`trusted-events may not list ${refused.join(', ')}: on such events the checkout or its payload comes from a pull request's author (list push, workflow_dispatch, schedule or release)`);
+    throw new Error(`trusted-events may not list ${refused.join(', ')}: on such events the checkout or its payload comes from a pull request's author (list push, workflow_dispatch, schedule or release; a release's tags go in trusted-refs too)`);
   }
   const bad = events.filter((e) => !/^[a-z_]+$/.test(e));
   if (bad.length > 0) throw new Error(`trusted-events lists ${bad.map((e) => JSON.stringify(e)).join(', ')}, which are no event names`);
@@ -47,12 +47,15 @@ export function baseCommitOf(payload: object): string | undefined {
 
 /**
  * The trusted-refs input as patterns (comma or space separated): a branch name (`main`, meaning
- * refs/heads/main), a full ref (`refs/tags/v1.0.0`), or either ending in `*` for every ref it
- * begins (`refs/tags/v*`, `release/*`); `*` alone trusts every ref. Empty: none given.
+ * refs/heads/main), a full ref (`refs/tags/v1.0.0`), or either ending in `*` (or `**`) for every
+ * ref it begins, slashes included (`refs/tags/v*`, `release/*`); `*` alone trusts every ref.
+ * What git could never name as a ref (`..`, `@{`, a `.lock` part, an empty part) is refused
+ * rather than never matching. Empty: none given.
  */
 export function parseTrustedRefs(value: string): string[] {
-  const refs = value.split(/[\s,]+/).filter(Boolean);
-  const bad = refs.filter((r) => r.slice(0, -1).includes('*') || r.includes('..') || /[\u0000-\u001f\u007f~^:?[\\]/.test(r));
+  // `**` at the end, as GitHub's branch filters write "everything below", means what `*` does here.
+  const refs = value.split(/[\s,]+/).filter(Boolean).map((r) => (r.endsWith('**') ? r.slice(0, -1) : r));
+  const bad = refs.filter((r) => r.slice(0, -1).includes('*') || /\.\.|@\{|\/\/|^\/|\/$|\.lock(\/|$)|[\u0000-\u0020\u007f~^:?[\\]/.test(r));
   if (bad.length > 0) throw new Error(`trusted-refs lists ${bad.map((r) => JSON.stringify(r)).join(', ')}, which are no ref patterns (a branch such as main, a ref such as refs/tags/v1.0.0, or either ending in * such as refs/tags/v*)`);
   return refs.map((r) => (r === '*' || r.startsWith('refs/') ? r : `refs/heads/${r}`));
 }

@@ -6,7 +6,9 @@
  * decided from an explicit list of trusted events (trusted-events), every other event being a
  * pull request's. The bundled Action, run as a runner runs it.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { simpleGit } from 'simple-git';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionRunner, type ActionRunner } from '../support/action-runner.js';
@@ -152,6 +154,8 @@ describe('the Action on events that are not in trusted-events', () => {
       // The checkout is the feature branch; main, the default branch, is the reviewed base with its policy.
       await repo.git.checkout(['-b', 'feature']);
       await repo.git.branch(['-f', 'main', base]);
+      // The default branch's policies are read from origin: here, the repository itself.
+      await repo.git.addRemote('origin', `file://${repo.dir}`);
     });
 
     it('refuses apply on a push to a feature branch, naming the ref and trusted-refs, and the live Team is not replaced', async () => {
@@ -164,8 +168,17 @@ describe('the Action on events that are not in trusted-events', () => {
       expect(after.spec.clusterRoles).toBeUndefined();
     });
 
+    it('goes by GITHUB_REF, not by a ref the payload names', async () => {
+      const r = await runner.run({ workspace: repo.dir, event: 'push', payload: { ref: 'refs/heads/main' }, ref: 'refs/heads/feature', inputs: { server: server.base, token: adminKey, source: 'gitops', 'source-id': 'ci', comment: 'false', command: 'apply' }, apiUrl: github.url });
+      expect(r.code).not.toBe(0);
+      expect(r.log).toContain('command: apply is refused on this push run: refs/heads/feature is not the default branch (refs/heads/main)');
+      expect((await liveTeam('platform')).spec.clusterRoles).toBeUndefined();
+    });
+
     it('plans a push to a feature branch in pull-request mode: policies from the default branch, live values withheld', async () => {
-      const r = await run('push', { ref: 'refs/heads/feature' }, { command: 'plan', policy: 'policies' });
+      const r = await run('push', { ref: 'refs/heads/feature', before: base }, { command: 'plan', policy: 'policies' });
+      // The key scan covers what the push changed, as on a trusted push: the payload is GitHub's.
+      expect(r.log).toContain(`scanned files changed since ${base.slice(0, 12)} for access keys: 0 found`);
       expect(r.log).toContain("the push run's ref is not trusted: refs/heads/feature is not the default branch (refs/heads/main), the only ref trusted while trusted-refs is not set: pull-request mode");
       // The feature branch deleted the policy; main's copy is read, and the missing owner is caught.
       expect(r.code).not.toBe(0);
@@ -190,9 +203,29 @@ describe('the Action on events that are not in trusted-events', () => {
       const r = await runner.run({ workspace: repo.dir, event: 'workflow_dispatch', payload: { ref: 'refs/heads/main' }, asIs: true, inputs: { server: server.base, token: adminKey, source: 'gitops', 'source-id': 'ci', comment: 'false', command: 'apply' }, apiUrl: github.url });
       expect(r.code).not.toBe(0);
       expect(r.log).toContain("command: apply is refused on this workflow_dispatch run: the workflow_dispatch event's payload names no default branch to compare refs/heads/main with: set trusted-refs");
+      const unread = await runner.run({ workspace: repo.dir, event: 'push', payload: { ref: 'refs/heads/feature' }, asIs: true, inputs: { server: server.base, token: adminKey, source: 'gitops', 'source-id': 'ci', comment: 'false', command: 'plan', policy: 'policies' }, apiUrl: github.url });
+      expect(unread.code).not.toBe(0);
+      expect(unread.log).toContain("this push run is not trusted (the push event's payload names no default branch to compare refs/heads/feature with: set trusted-refs) and the payload names no default branch to read policies from: set the policy-ref input");
       const bad = await run('push', { ref: 'refs/heads/main' }, { command: 'validate', 'trusted-refs': 'ma*in, refs/heads/a..b' });
       expect(bad.code).not.toBe(0);
       expect(bad.log).toContain('trusted-refs lists "ma*in", "refs/heads/a..b", which are no ref patterns');
+    });
+
+    it('reads the default branch\'s policies from origin, one commit deep, never from a local branch of that name', async () => {
+      // What actions/checkout leaves: a one-commit clone of the feature branch. The job (or a reused
+      // workspace) then has a local main at the feature's commit, whose policy folder is gone.
+      const ws = mkdtempSync(join(tmpdir(), 'teamkeys-checkout-'));
+      try {
+        await simpleGit().clone(`file://${repo.dir}`, ws, ['--depth', '1', '--branch', 'feature']);
+        await simpleGit(ws).branch(['main', 'HEAD']);
+        const r = await runner.run({ workspace: ws, event: 'push', payload: { ref: 'refs/heads/feature' }, inputs: { server: server.base, token: adminKey, source: 'gitops', 'source-id': 'ci', comment: 'false', command: 'plan', policy: 'policies' }, apiUrl: github.url });
+        expect(r.code).not.toBe(0);
+        expect(r.log).toContain('Team/platform violates policy "team-has-owner"');
+        expect(r.log).not.toContain('no such folder');
+        expect((await simpleGit(ws).raw(['rev-list', '--count', 'FETCH_HEAD'])).trim()).toBe('1');
+      } finally {
+        rmSync(ws, { recursive: true, force: true });
+      }
     });
   });
 });

@@ -7,13 +7,23 @@ import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { parseFiles } from '../source/files.js';
-import { resolveRevision } from '../source/git-mirror.js';
+import { resolveOriginRevision, resolveRevision } from '../source/git-mirror.js';
 import { redactCredentials } from '../source/git-url.js';
 import { readTree } from '../source/git-tree.js';
 import type { Manifest, ManifestError } from '../source/manifests.js';
 
-/** A policy folder on disk, or that folder as it is at a git ref (what a pull request cannot change). */
-export type PolicySource = string | { dir: string; ref: string };
+/**
+ * A policy folder on disk, or that folder as it is at a git ref (what a pull request cannot change).
+ * `fromOrigin`: the ref is read from origin, never from a local ref of that name (the Action's
+ * default branch for a run on another ref); `named`: what messages call the ref (default policy-ref).
+ */
+export type PolicySource = string | PolicyRef;
+export interface PolicyRef {
+  dir: string;
+  ref: string;
+  fromOrigin?: boolean;
+  named?: string;
+}
 
 /** The nearest folder that exists, from `dir` up: a pull request may have deleted the policy folder itself. */
 async function existingAncestor(dir: string): Promise<string> {
@@ -23,22 +33,22 @@ async function existingAncestor(dir: string): Promise<string> {
 }
 
 /** The Policy manifests of `dir` at `ref`, files named relative to `base`; errors name the folder. */
-export async function readPoliciesAt(dir: string, ref: string, base: string): Promise<{ manifests: Manifest[]; errors: ManifestError[] }> {
+export async function readPoliciesAt({ dir, ref, fromOrigin, named = 'policy-ref' }: PolicyRef, base: string): Promise<{ manifests: Manifest[]; errors: ManifestError[] }> {
   const folder = resolve(base, dir);
   const shown = relative(base, folder).split(sep).join('/') || '.';
   const fail = (message: string) => ({ manifests: [], errors: [{ file: shown, line: 1, column: 1, message }] });
   const top = (await simpleGit(await existingAncestor(folder)).revparse(['--show-toplevel']).catch(() => '')).trim();
-  if (!top) return fail(`the policy folder is not in a git repository, so it cannot be read at ${ref} (policy-ref)`);
+  if (!top) return fail(`the policy folder is not in a git repository, so it cannot be read at ${ref} (${named})`);
   const within = relative(top, folder);
   if (within.startsWith('..') || isAbsolute(within)) return fail(`the policy folder is outside the repository ${top}`);
   let revision: string;
   try {
-    revision = await resolveRevision(top, ref);
+    revision = await (fromOrigin ? resolveOriginRevision : resolveRevision)(top, ref);
   } catch (err) {
-    return fail(redactCredentials(`cannot read the policies at ${ref} (policy-ref): ${err instanceof Error ? (err.message.split('\n').find((l) => l.trim()) ?? err.message) : String(err)}`));
+    return fail(redactCredentials(`cannot read the policies at ${ref} (${named}): ${err instanceof Error ? (err.message.split('\n').find((l) => l.trim()) ?? err.message) : String(err)}`));
   }
   const tree = await readTree(top, revision, within.split(sep).join('/') || '.');
-  if (tree === 'missing') return fail(`no such folder at ${ref} (policy-ref): policies are read from there, so a pull request cannot change them; add the policy folder there first`);
+  if (tree === 'missing') return fail(`no such folder at ${ref} (${named}): policies are read from there, so the change being checked cannot change them; add the policy folder there first`);
   // readTree names files from the repository's root; reports name them from `base`.
   const rename = (file: string) => relative(base, resolve(top, file)).split(sep).join('/');
   const parsed = parseFiles(tree.files.map((f) => ({ path: rename(f.path), text: f.text })));

@@ -109,7 +109,7 @@ export type { PolicySource } from './at-ref.js';
 /** Every Policy below a folder, on disk or at a git ref (files named relative to `base`, the working directory), or the errors that stop the run. */
 export async function loadPolicies(source: PolicySource, base = process.cwd()): Promise<{ policies: Policy[]; errors: ManifestError[] }> {
   const dir = typeof source === 'string' ? source : source.dir;
-  const { manifests, errors } = typeof source === 'string' ? await readManifests(resolve(base, dir), resolve(base, dir), resolve(base)) : await readPoliciesAt(dir, source.ref, resolve(base));
+  const { manifests, errors } = typeof source === 'string' ? await readManifests(resolve(base, dir), resolve(base, dir), resolve(base)) : await readPoliciesAt(source, resolve(base));
   if (errors.length === 0 && manifests.length === 0) errors.push({ file: dir, line: 1, column: 1, message: 'no Policy objects in this folder (--policy)' });
   const policies: Policy[] = [];
   const seen = new Map<string, Location>();

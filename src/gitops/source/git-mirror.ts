@@ -53,6 +53,18 @@ export async function resolveRevision(dir: string, ref: string): Promise<string>
   return (await git.revparse(['--verify', '--end-of-options', 'FETCH_HEAD^{commit}'])).trim();
 }
 
+/**
+ * The commit `ref` names on origin, fetched whatever the local repository holds: a local branch of
+ * the same name (one the job made, or a stale one in a reused workspace) is never read. A shallow
+ * repository fetches just that commit.
+ */
+export async function resolveOriginRevision(dir: string, ref: string): Promise<string> {
+  const git = simpleGit(dir);
+  const shallow = (await git.revparse(['--is-shallow-repository']).catch(() => 'false')).trim() === 'true';
+  await git.fetch(['--quiet', ...(shallow ? ['--depth=1'] : []), 'origin', '--end-of-options', ref]);
+  return (await git.revparse(['--verify', '--end-of-options', 'FETCH_HEAD^{commit}'])).trim();
+}
+
 /** Reads many blobs through one `git cat-file --batch` process. */
 export function catBlobs(dir: string, shas: string[]): Promise<string[]> {
   if (shas.length === 0) return Promise.resolve([]);
