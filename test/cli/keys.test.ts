@@ -140,11 +140,13 @@ describe('teamkeys keys', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^NAME\s+TYPE\s+OWNER\s+AGE\s+LAST USE\s+EXPIRES\s+DISABLED\s+SCOPE\s+ROTATION\s+VALUE AGE\s+NEXT ROTATION$/);
-    expect(lines[1]).toMatch(/^ana-soon\s+User\s+user:ana\s+\d+s\s+(never|\d+s ago)\s+in 2d23h\s+false\s+full\s+—\s+\d+s\s+—$/);
-    expect(lines[2]).toMatch(/^payments-ci\s+User\s+team:payments\s+\d+s\s+never\s+in 2d23h\s+false\s+rules: 2\s+—\s+\d+s\s+—$/);
+    // Ages of keys made in beforeAll: seconds, or minutes when the suite runs slowly (humanDuration).
+    const age = String.raw`\d+(s|m(\d+s)?)`;
+    expect(lines[1]).toMatch(new RegExp(String.raw`^ana-soon\s+User\s+user:ana\s+${age}\s+(never|${age} ago)\s+in 2d2[0-3]h\s+false\s+full\s+—\s+${age}\s+—$`));
+    expect(lines[2]).toMatch(new RegExp(String.raw`^payments-ci\s+User\s+team:payments\s+${age}\s+never\s+in 2d2[0-3]h\s+false\s+rules: 2\s+—\s+${age}\s+—$`));
     expect(r.stdout).not.toContain('\u001b[');
     const old = run([...asAdmin, '--unused', '90d']).stdout.split('\n')[1];
-    expect(old).toMatch(/^bo-old\s+User\s+user:bo\s+\d+s\s+100d ago\s+never\s+true\s+full\s+—\s+\d+s\s+—$/);
+    expect(old).toMatch(new RegExp(String.raw`^bo-old\s+User\s+user:bo\s+${age}\s+100d ago\s+never\s+true\s+full\s+—\s+${age}\s+—$`));
   });
 
   it('-o markdown: a table whose cells are escaped', () => {
