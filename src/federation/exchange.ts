@@ -129,7 +129,11 @@ export class TokenExchange {
     // By the issuer index: an exchange costs the rules of its issuer, not a read of every rule
     // (the issuer is read from the token before anything is verified).
     const items = await this.registry.federatedcredentials.byField('issuer', issuer);
-    return (items as FederatedCredential[]).filter((r) => (named === undefined || r.metadata.name === named) && !r.metadata.deletionTimestamp);
+    // A rule acting for a user answers only an exchange that names it. Any user may write rules for
+    // themselves, so one matching broadly (every ref of every repository) would otherwise answer
+    // another team's jobs whose own rule did not match (their CI then acting as that user, and the
+    // keys it made that user's) or make every unnamed exchange ambiguous (found by a review).
+    return (items as FederatedCredential[]).filter((r) => (named === undefined ? !r.spec.user : r.metadata.name === named) && !r.metadata.deletionTimestamp);
   }
 
   /** Whether this token (issuer and jti) is charged for the first time in the window; a flood of tokens forgets the oldest first. */

@@ -18,6 +18,13 @@ const discoveryMaxAgeMs = 3600_000;
 const failureRetryMs = 30_000;
 /** Issuers kept at once: rules name few; this bounds the memory should they name many. */
 const maxIssuers = 256;
+/**
+ * The most an issuer's discovery document or key set may weigh (GitHub's are about 2 KB). Any
+ * user may write a rule naming an issuer of their own, and one unsigned token naming it makes the
+ * server fetch from it: read whole, a 400 MB document took the server from 137 MB to 1.7 GB (found
+ * by a review).
+ */
+export const maxIssuerBodyBytes = 256 * 1024;
 
 export interface IssuerKeysOptions {
   /** PEM certificates to trust for issuers besides the system's (a private CI's CA). */
@@ -42,14 +49,20 @@ export class IssuerKeys {
   constructor(opts: IssuerKeysOptions = {}) {
     this.cooldownMs = opts.cooldownMs;
     const dispatcher = new Agent({ connect: { ...(opts.ca ? { ca: opts.ca } : {}), timeout: issuerTimeoutMs }, headersTimeout: issuerTimeoutMs, bodyTimeout: issuerTimeoutMs });
-    this.fetch = ((url: string, init?: object) => undiciFetch(url, { ...(init ?? {}), dispatcher } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch;
+    this.fetch = ((url: string, init?: object) => boundedFetch(url, { ...(init ?? {}), dispatcher } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch;
     this.now = opts.now ?? (() => Date.now());
   }
 
   /** The key resolver of an issuer; a failed discovery is tried again once `failureRetryMs` has passed. */
   keysOf(issuer: string): Promise<JWTVerifyGetKey> {
     const known = this.entries.get(issuer);
-    if (known && this.now() - known.at < (known.failed ? failureRetryMs : discoveryMaxAgeMs)) return known.keys;
+    if (known && this.now() - known.at < (known.failed ? failureRetryMs : discoveryMaxAgeMs)) {
+      // Least recently used goes first: issuers named by many rules of no use cannot push out the
+      // ones exchanges use (a review cycled 260 issuers through the 256 places).
+      this.entries.delete(issuer);
+      this.entries.set(issuer, known);
+      return known.keys;
+    }
     if (!known && this.entries.size >= maxIssuers) this.entries.delete(this.entries.keys().next().value!);
     const keys = this.discover(issuer);
     const entry: Entry = { keys, at: this.now() };
@@ -71,4 +84,24 @@ export class IssuerKeys {
     if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri.startsWith('https://')) throw new Error("the issuer's discovery document names no https jwks_uri");
     return createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: issuerTimeoutMs, ...(this.cooldownMs !== undefined ? { cooldownDuration: this.cooldownMs } : {}), [customFetch]: this.fetch as never });
   }
+}
+
+/** An issuer's answer read whole only up to maxIssuerBodyBytes: a longer one is cut off and refused. */
+async function boundedFetch(url: string, init: Parameters<typeof undiciFetch>[1]): Promise<Response> {
+  const res = await undiciFetch(url, init);
+  const tooLarge = () => new Error(`the issuer's answer from ${new URL(url).origin} is larger than ${maxIssuerBodyBytes} bytes`);
+  if (Number(res.headers.get('content-length') ?? 0) > maxIssuerBodyBytes) {
+    await res.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  // Leaving the loop by a throw cancels the rest of the body.
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    if (size > maxIssuerBodyBytes) throw tooLarge();
+    chunks.push(chunk);
+  }
+  const empty = res.status === 204 || res.status === 205 || res.status === 304 || (res.status >= 100 && res.status < 200);
+  return new Response(empty ? null : Buffer.concat(chunks), { status: res.status, statusText: res.statusText, headers: [...res.headers] });
 }

@@ -154,12 +154,12 @@ describe('token exchange: a job token for a short-lived key', () => {
     const legacy = { apiVersion: 'management.service/v1', kind: 'FederatedCredential', metadata: { name: 'legacy', uid: 'uid-legacy', creationTimestamp: '2026-11-01T00:00:00Z' }, spec: { issuer: issuer.url, audiences: ['legacy-aud'], claims: { repository_id: '7007' }, user: 'team:legacy' } };
     await store.create('/federatedcredentials/legacy', legacy as unknown as Parameters<typeof store.create>[1]);
     const token = await issuer.token({ repository_id: '7007', aud: 'legacy-aud', sub: 'repo:acme/legacy:ref:refs/heads/main' });
-    const refused = await exchange(token);
+    const refused = await exchange(token, { federated_credential: 'legacy' });
     expect(refused).toMatchObject({ status: 400, body: { error: 'invalid_grant', error_description: 'the FederatedCredential\'s spec.user "team:legacy" is named like a team\'s keys (team:<name>), which no key may act for: set spec.team, or another user' } });
     // Renamed through the API, the same token (not spent) gets its key.
     const renamed = await server.fetch(`${server.api}/federatedcredentials/legacy`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { user: 'legacy-bot' } }) });
     expect(renamed.status, await renamed.clone().text()).toBe(200);
-    const minted = await exchange(token);
+    const minted = await exchange(token, { federated_credential: 'legacy' });
     expect(minted.status, JSON.stringify(minted.body)).toBe(200);
   });
 });

@@ -31,6 +31,8 @@ export interface TestIssuer {
   discoveryFetches: () => number;
   /** Answers the discovery document 503 while true. */
   failDiscovery(failing: boolean): void;
+  /** Pads the discovery document or the JWKS with this many bytes of a field nobody reads, sent in chunks without a length (0: none). */
+  bloat(what: 'discovery' | 'jwks', bytes: number): void;
   /** A token with GitHub-like defaults, these claims over them, expiring in `ttl` seconds from `now`. */
   token(claims?: JWTPayload, opts?: { now?: Date; ttl?: number }): Promise<string>;
   foreignToken(claims?: JWTPayload, opts?: { now?: Date; ttl?: number }): Promise<string>;
@@ -67,6 +69,25 @@ export async function startIssuer(): Promise<TestIssuer> {
   let fetches = 0;
   let discoveries = 0;
   let discoveryFails = false;
+  const padding = { discovery: 0, jwks: 0 };
+  /** A JSON object sent in 64 KiB chunks, padded as bloat() asked: no Content-Length, so only the reader can bound it. */
+  const sendPadded = (res: import('node:http').ServerResponse, body: Record<string, unknown>, pad: number) => {
+    if (pad === 0) return res.end(JSON.stringify(body));
+    const text = JSON.stringify(body);
+    res.write(`${text.slice(0, -1)},"padding":"`);
+    const chunk = 'x'.repeat(64 * 1024);
+    let left = pad;
+    const more = () => {
+      while (left > 0) {
+        const n = Math.min(left, chunk.length);
+        left -= n;
+        if (!res.write(chunk.slice(0, n))) return void res.once('drain', more);
+      }
+      res.end('"}');
+    };
+    res.on('close', () => (left = 0));
+    more();
+  };
   let url = '';
   const server: Server = createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
     res.setHeader('Content-Type', 'application/json');
@@ -75,10 +96,10 @@ export async function startIssuer(): Promise<TestIssuer> {
       res.statusCode = 503;
       return res.end('{}');
     }
-    if (req.url === '/.well-known/openid-configuration') return res.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks`, id_token_signing_alg_values_supported: ['RS256'] }));
+    if (req.url === '/.well-known/openid-configuration') return sendPadded(res, { issuer: url, jwks_uri: `${url}/jwks`, id_token_signing_alg_values_supported: ['RS256'] }, padding.discovery);
     if (req.url === '/jwks') {
       fetches++;
-      return res.end(JSON.stringify({ keys: [current.jwk] }));
+      return sendPadded(res, { keys: [current.jwk] }, padding.jwks);
     }
     res.statusCode = 404;
     res.end('{}');
@@ -102,6 +123,7 @@ export async function startIssuer(): Promise<TestIssuer> {
     jwksFetches: () => fetches,
     discoveryFetches: () => discoveries,
     failDiscovery: (failing) => void (discoveryFails = failing),
+    bloat: (what, bytes) => void (padding[what] = bytes),
     token: (claims, opts) => sign(current)(claims, opts),
     foreignToken: sign(foreign),
     rotate: async () => {

@@ -47,7 +47,7 @@ describe('a key minted by a FederatedCredential', () => {
   it('a key whose owner references hold an odd item (a restore, a hand edit) is refused, not read as owned by nothing', async () => {
     // A rule for a user, not a team: a team key with unreadable references is refused by its team binding already.
     expect((await rule('odd', { user: 'opsbot', claims: { repository_id: '9191' } })).status).toBe(201);
-    const minted = await exchange(await h.issuer.token({ repository_id: '9191', sub: 'odd' }));
+    const minted = await exchange(await h.issuer.token({ repository_id: '9191', sub: 'odd' }), { federated_credential: 'odd' });
     const key = String(minted.body.access_token);
     const keys = (await (await h.server.fetch(`${h.server.api}/ownedaccesskeys`)).json()) as { items: { metadata: { name: string; ownerReferences?: { kind: string; name: string }[] } }[] };
     const name = keys.items.find((k) => (k.metadata.ownerReferences ?? []).some((r) => r.kind === 'FederatedCredential' && r.name === 'odd'))!.metadata.name;
@@ -63,7 +63,7 @@ describe('a key minted by a FederatedCredential', () => {
   it('a key made with a minted key ends with the rule as the minted key does (tied to it, as to a Login key)', async () => {
     expect((await create(h.server, 'teams', { metadata: { name: 'deployers' }, spec: { users: ['deployer'], clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
     expect((await rule('derive', { user: 'deployer', claims: { repository_id: '7272', ref: 'refs/heads/*' } })).status).toBe(201);
-    const minted = String((await exchange(await h.issuer.token({ repository_id: '7272', ref: 'refs/heads/attacker', sub: 'x' }))).body.access_token);
+    const minted = String((await exchange(await h.issuer.token({ repository_id: '7272', ref: 'refs/heads/attacker', sub: 'x' }), { federated_credential: 'derive' })).body.access_token);
     // The minted key makes a plain key for its own user, expiring no later than itself.
     const made = await create(h.server, 'ownedaccesskeys', { metadata: { name: 'derived' }, spec: { user: 'deployer', ttl: 200 } }, minted);
     expect(made.status, await made.clone().text()).toBe(201);
