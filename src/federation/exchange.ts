@@ -219,7 +219,8 @@ function verificationRefusal(err: unknown): OAuthError {
   }
   if (err instanceof joseErrors.JWKSNoMatchingKey || err instanceof joseErrors.JWSSignatureVerificationFailed) return invalidGrant("the token's signature does not verify with the issuer's published keys");
   if (err instanceof joseErrors.JOSEAlgNotAllowed) return invalidGrant("the token's signature algorithm is not accepted");
-  if (err instanceof joseErrors.JWKSTimeout || !(err instanceof joseErrors.JOSEError)) return new OAuthError(503, 'temporarily_unavailable', "the issuer's keys could not be fetched; retry later");
+  // jose's bare JOSEError is its fetch's (a key set answering other than 200), not the token's fault.
+  if (err instanceof joseErrors.JWKSTimeout || err instanceof joseErrors.JWKSInvalid || !(err instanceof joseErrors.JOSEError) || err.code === 'ERR_JOSE_GENERIC') return new OAuthError(503, 'temporarily_unavailable', "the issuer's keys could not be fetched; retry later");
   return invalidGrant('the token does not verify');
 }
 

@@ -3,7 +3,7 @@
  * jose's remote JWKS (cached; refetched on an unknown kid, at most once per cooldown). Only issuers
  * a FederatedCredential names are ever fetched, so a token naming any issuer costs no request.
  */
-import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, customFetch, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 /** How long one request to an issuer may take. */
@@ -82,7 +82,26 @@ export class IssuerKeys {
     // OpenID Connect Discovery 4.3: the document must name the issuer it was fetched for.
     if (doc.issuer !== issuer) throw new Error("the issuer's discovery document names another issuer");
     if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri.startsWith('https://')) throw new Error("the issuer's discovery document names no https jwks_uri");
-    return createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: issuerTimeoutMs, ...(this.cooldownMs !== undefined ? { cooldownDuration: this.cooldownMs } : {}), [customFetch]: this.fetch as never });
+    const remote = createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: issuerTimeoutMs, ...(this.cooldownMs !== undefined ? { cooldownDuration: this.cooldownMs } : {}), [customFetch]: this.fetch as never });
+    return this.rememberingFailures(remote);
+  }
+
+  /**
+   * The key set, with a failed fetch remembered for failureRetryMs as a failed discovery is: jose
+   * keeps no memory of one, so each anonymous exchange naming the issuer fetched its JWKS again
+   * while it was down (a review counted 11 fetches for 11 tokens). A key the set lacks is no failure.
+   */
+  private rememberingFailures(remote: JWTVerifyGetKey): JWTVerifyGetKey {
+    let failedAt: number | undefined;
+    return async (header, token) => {
+      if (failedAt !== undefined && this.now() - failedAt < failureRetryMs) throw new Error("the issuer's keys could not be fetched a moment ago; not asked again yet");
+      try {
+        return await remote(header, token);
+      } catch (err) {
+        if (!(err instanceof joseErrors.JWKSNoMatchingKey || err instanceof joseErrors.JWKSMultipleMatchingKeys)) failedAt = this.now();
+        throw err;
+      }
+    };
   }
 }
 

@@ -31,6 +31,8 @@ export interface TestIssuer {
   discoveryFetches: () => number;
   /** Answers the discovery document 503 while true. */
   failDiscovery(failing: boolean): void;
+  /** Answers the JWKS 500 while true. */
+  failJwks(failing: boolean): void;
   /** Pads the discovery document or the JWKS with this many bytes of a field nobody reads, sent in chunks without a length (0: none). */
   bloat(what: 'discovery' | 'jwks', bytes: number): void;
   /** A token with GitHub-like defaults, these claims over them, expiring in `ttl` seconds from `now`. */
@@ -70,6 +72,7 @@ export async function startIssuer(): Promise<TestIssuer> {
   let discoveries = 0;
   let discoveryFails = false;
   const padding = { discovery: 0, jwks: 0 };
+  let jwksFails = false;
   /** A JSON object sent in 64 KiB chunks, padded as bloat() asked: no Content-Length, so only the reader can bound it. */
   const sendPadded = (res: import('node:http').ServerResponse, body: Record<string, unknown>, pad: number) => {
     if (pad === 0) return res.end(JSON.stringify(body));
@@ -99,6 +102,10 @@ export async function startIssuer(): Promise<TestIssuer> {
     if (req.url === '/.well-known/openid-configuration') return sendPadded(res, { issuer: url, jwks_uri: `${url}/jwks`, id_token_signing_alg_values_supported: ['RS256'] }, padding.discovery);
     if (req.url === '/jwks') {
       fetches++;
+      if (jwksFails) {
+        res.statusCode = 500;
+        return res.end('{}');
+      }
       return sendPadded(res, { keys: [current.jwk] }, padding.jwks);
     }
     res.statusCode = 404;
@@ -124,6 +131,7 @@ export async function startIssuer(): Promise<TestIssuer> {
     discoveryFetches: () => discoveries,
     failDiscovery: (failing) => void (discoveryFails = failing),
     bloat: (what, bytes) => void (padding[what] = bytes),
+    failJwks: (failing) => void (jwksFails = failing),
     token: (claims, opts) => sign(current)(claims, opts),
     foreignToken: sign(foreign),
     rotate: async () => {
