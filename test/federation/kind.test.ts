@@ -77,6 +77,29 @@ describe('FederatedCredential served as a kind', () => {
     expect(noTeam.body.details!.causes![0]!.message).toContain('team "nowhere" does not exist');
   });
 
+  // Found by a review (stop 63): `ref: refs/*` passed "pins something" and trusted every
+  // repository's jobs on GitHub; a public issuer's rule must pin whose jobs these are.
+  it("a rule for a public issuer must pin the jobs' owner, exactly or by a glob keeping it; a private issuer's need not", async () => {
+    const gitlab = 'https://gitlab.com';
+    const cases: [string, Record<string, unknown>, number][] = [
+      ['gh-any-repo', { claims: { ref: 'refs/*', event_name: 'push' } }, 422],
+      ['gh-any-sub', { claims: { sub: 'repo:*', ref: 'refs/heads/main' } }, 422],
+      ['gh-any-owner', { claims: { repository: '*/app', ref: 'refs/heads/main' } }, 422],
+      ['gh-owner-glob', { claims: { repository: 'acme/*' } }, 201],
+      ['gh-sub-glob', { claims: { sub: 'repo:acme/*' } }, 201],
+      ['gh-ids', { claims: { repository_id: '1001', ref: 'refs/*' } }, 201],
+      ['gh-enterprise', { issuer: 'https://token.actions.githubusercontent.com/acme-corp', claims: { workflow: 'ci' } }, 422],
+      ['gl-any', { issuer: gitlab, claims: { ref: 'main', ref_protected: 'true' } }, 422],
+      ['gl-group', { issuer: gitlab, claims: { project_path: 'platform/*' } }, 201],
+      ['private-ci', { issuer: 'https://ci.acme.internal', claims: { ref: 'refs/heads/main' } }, 201],
+    ];
+    for (const [name, spec, status] of cases) {
+      const res = await write(rule(name, { team: 'payments', ...spec }));
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(status);
+      if (status === 422) expect(res.body.details!.causes!.map((c) => `${c.field}: ${c.message}`)).toEqual([expect.stringMatching(/^spec\.claims: Required value: (GitHub Actions|GitLab\.com) signs tokens for anyone's jobs: pin whose jobs these are with one of /)]);
+    }
+  });
+
   it('a writer who may create the key it mints may write the rule; one who may not is refused (403)', async () => {
     // bob may update payments, so he may make its keys, and rules minting them.
     expect((await write(rule('bob-payments', { team: 'payments' }), value('bob'))).status).toBe(201);

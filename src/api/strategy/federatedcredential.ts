@@ -23,7 +23,7 @@ export function federatedCredentialStrategy(info: ResourceInfo): Strategy {
 function validateRule(obj: KubeObject): FieldError[] {
   if (!isJsonMap(obj.spec)) return [];
   const spec = obj.spec;
-  return [...validateIssuer(spec.issuer), ...validateSubject(spec), ...validateClaims(spec.claims)];
+  return [...validateIssuer(spec.issuer), ...validateSubject(spec), ...validateClaims(spec.claims), ...validatePublicIssuerPins(spec.issuer, spec.claims)];
 }
 
 function validateIssuer(issuer: unknown): FieldError[] {
@@ -60,4 +60,41 @@ function validateClaims(claims: unknown): FieldError[] {
   const pins = Object.values(claims).some((p) => typeof p === 'string' && p.replace(/\*/g, '') !== '');
   if (errs.length === 0 && !pins) errs.push({ type: 'Required', field: 'spec.claims', detail: 'must pin at least one claim to a value other than *: without one, every job the issuer signs for the audience would match (docs/federated.md lists the claims to pin)' });
   return errs;
+}
+
+/**
+ * Public issuers sign tokens for anyone's jobs (every repository on GitHub, every project on
+ * GitLab.com), so a rule for one must pin who the job belongs to: one of the identity claims
+ * exactly, or by a glob that keeps the owner (`acme/*`, `repo:acme/*`). Pinning `ref: refs/*` or
+ * `event_name: push` alone passed the check above and trusted every repository's jobs (found by a
+ * review). Other issuers (a private CI) sign only for their own, and keep the check above.
+ */
+const publicIssuers: { matches: (issuer: string) => boolean; name: string; claims: Record<string, RegExp | null> }[] = [
+  {
+    name: 'GitHub Actions',
+    matches: (i) => i === 'https://token.actions.githubusercontent.com' || i.startsWith('https://token.actions.githubusercontent.com/'),
+    // null: exact values only (ids, an owner's name); a RegExp: the literal text before a glob's first `*` must match it.
+    claims: { repository_id: null, repository_owner_id: null, repository_owner: null, enterprise_id: null, enterprise: null, repository: /^[^/*]+\//, job_workflow_ref: /^[^/*]+\//, sub: /^repo:[^/*:]+\// },
+  },
+  {
+    name: 'GitLab.com',
+    matches: (i) => i === 'https://gitlab.com' || i === 'https://gitlab.com/',
+    claims: { project_id: null, namespace_id: null, namespace_path: null, project_path: /^[^/*]+\//, sub: /^project_path:[^/*:]+\// },
+  },
+];
+
+function pinsOwner(pattern: unknown, prefix: RegExp | null): boolean {
+  if (typeof pattern !== 'string' || pattern === '') return false;
+  const star = pattern.indexOf('*');
+  if (star < 0) return true;
+  return prefix !== null && prefix.test(pattern.slice(0, star));
+}
+
+function validatePublicIssuerPins(issuer: unknown, claims: unknown): FieldError[] {
+  if (typeof issuer !== 'string' || !isJsonMap(claims)) return [];
+  const known = publicIssuers.find((p) => p.matches(issuer));
+  if (!known) return [];
+  if (Object.entries(known.claims).some(([name, prefix]) => pinsOwner(claims[name], prefix))) return [];
+  const names = Object.keys(known.claims).join(', ');
+  return [{ type: 'Required', field: 'spec.claims', detail: `${known.name} signs tokens for anyone's jobs: pin whose jobs these are with one of ${names}, exactly or by a glob that keeps the owner (acme/*); the claims given would trust jobs of every owner (docs/federated.md lists the claims to pin)` }];
 }
