@@ -4,7 +4,7 @@
  */
 import type { JWTPayload } from 'jose';
 
-/** Events whose tokens a fork can cause on GitHub: never matched by a rule that does not pin event_name. */
+/** Events whose tokens a fork can cause on GitHub: matched only by a rule whose event_name names the event exactly. */
 export const forkableEvents = ['pull_request', 'pull_request_target'];
 
 /** A claim's value as a rule compares it: strings, and numbers or booleans as their text; nothing else. */
@@ -39,8 +39,10 @@ export function claimsMismatch(claims: Readonly<Record<string, string>>, payload
     if (!globMatch(claims[name]!, have)) return `the token's claim ${JSON.stringify(name)} does not match the rule`;
   }
   const event = claimText(payload.event_name);
-  if (event !== undefined && forkableEvents.includes(event) && !Object.hasOwn(claims, 'event_name')) {
-    return `the token is from a ${event} event, which a fork can start: only a rule that pins event_name trusts it`;
+  // Named exactly: `event_name: "*"` (or `pull_request*`) matched above, yet is no decision to
+  // trust forks (found by a review).
+  if (event !== undefined && forkableEvents.includes(event) && (!Object.hasOwn(claims, 'event_name') || claims.event_name!.includes('*'))) {
+    return `the token is from a ${event} event, which a fork can start: only a rule whose event_name names that event exactly trusts it`;
   }
   return undefined;
 }

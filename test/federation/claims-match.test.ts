@@ -27,7 +27,11 @@ describe('claimsMismatch: every entry must match; fork events need event_name pi
     [{ repository_id: '1001' }, {}, 'the token has no claim "repository_id" the rule requires'],
     [{ repository_id: '1001' }, { repository_id: { id: '1001' } }, 'the token has no claim "repository_id" the rule requires'],
     [{ repository_id: '1001', ref: 'refs/heads/main' }, { repository_id: '1001', ref: 'refs/heads/dev' }, 'the token\'s claim "ref" does not match the rule'],
-    [{ repository_id: '1001' }, { repository_id: '1001', event_name: 'pull_request' }, 'the token is from a pull_request event, which a fork can start: only a rule that pins event_name trusts it'],
-    [{ repository_id: '1001', event_name: 'pull_request*' }, { repository_id: '1001', event_name: 'pull_request_target' }, undefined],
+    [{ repository_id: '1001' }, { repository_id: '1001', event_name: 'pull_request' }, 'the token is from a pull_request event, which a fork can start: only a rule whose event_name names that event exactly trusts it'],
+    // A glob matches the claim but is no decision to trust forks: the event must be named exactly (found by a review).
+    [{ repository_id: '1001', event_name: 'pull_request*' }, { repository_id: '1001', event_name: 'pull_request_target' }, 'the token is from a pull_request_target event, which a fork can start: only a rule whose event_name names that event exactly trusts it'],
+    [{ repository_id: '1001', event_name: '*' }, { repository_id: '1001', event_name: 'pull_request' }, 'the token is from a pull_request event, which a fork can start: only a rule whose event_name names that event exactly trusts it'],
+    [{ repository_id: '1001', event_name: '*' }, { repository_id: '1001', event_name: 'push' }, undefined],
+    [{ repository_id: '1001', event_name: 'pull_request_target' }, { repository_id: '1001', event_name: 'pull_request_target' }, undefined],
   ])('%j with %j', (claims, payload, want) => expect(claimsMismatch(claims as Record<string, string>, payload)).toBe(want));
 });

@@ -76,7 +76,7 @@ describe('token exchange: a job token for a short-lived key', () => {
     const recreated = await exchange(await issuer.token({ repository_id: '9999' }), { federated_credential: 'payments-main' });
     expect(recreated.body.error_description).toBe('the token\'s claim "repository_id" does not match the rule');
     const fork = await exchange(await issuer.token({ event_name: 'pull_request_target' }), { federated_credential: 'payments-main' });
-    expect(fork.body.error_description).toBe('the token is from a pull_request_target event, which a fork can start: only a rule that pins event_name trusts it');
+    expect(fork.body.error_description).toBe('the token is from a pull_request_target event, which a fork can start: only a rule whose event_name names that event exactly trusts it');
     // A glob: any v* tag of the repository, on a push, acts for ops.
     expect((await exchange(await issuer.token({ ref: 'refs/tags/v1.2.0' }))).status).toBe(200);
   });
