@@ -5,7 +5,18 @@
  */
 import type { JWTPayload } from 'jose';
 
-const text = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v).slice(0, 200) : undefined);
+/**
+ * A claim as the description shows it: as written when it is one plain word (a name, a ref, an
+ * id), else quoted as JSON with every character outside printable ASCII escaped. Workflow and
+ * branch names are the job author's: unquoted, `ci, run 42` or a newline forged the description's
+ * other parts or the audit line it is written into (found by a review).
+ */
+function text(v: unknown): string | undefined {
+  if (typeof v !== 'string' && typeof v !== 'number') return undefined;
+  const s = String(v).slice(0, 200);
+  if (/^[\w./:@+#=-]+$/.test(s)) return s;
+  return JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
 
 export function describeJob(p: JWTPayload): string {
   const repository = text(p.repository) ?? text(p.project_path);

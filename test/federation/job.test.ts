@@ -1,0 +1,33 @@
+/**
+ * The job's description (src/federation/job.ts) from claims its author writes (workflow and branch
+ * names): found by a review (stop 63), `workflow: "ci, run 42"` or a newline forged its other parts
+ * and the audit line it is written into. Each claim is a plain word as written, or a JSON string.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { describeJob } from '../../src/federation/job.js';
+
+const part = String.raw`([\w./:@+#=-]+|"(?:[^"\\]|\\.)*")`;
+const shape = new RegExp(`^repository ${part} on ${part}, workflow ${part}, run ${part}$`);
+const decode = (p: string) => (p.startsWith('"') ? (JSON.parse(p) as string) : p);
+
+describe('the job a token was issued to, in words', () => {
+  it('reads as before for plain names, and quotes what is not one', () => {
+    expect(describeJob({ repository: 'acme/app', ref: 'refs/heads/main', workflow: 'ci', run_id: '42' })).toBe('repository acme/app on refs/heads/main, workflow ci, run 42');
+    expect(describeJob({ repository: 'acme/app', ref: 'refs/heads/main', workflow: 'ci, run 42', run_id: '1' })).toBe('repository acme/app on refs/heads/main, workflow "ci, run 42", run 1');
+    expect(describeJob({ repository: 'acme/app', ref: 'refs/heads/x\nrun 9', workflow: 'Deploy \u202eprod', run_id: 7 })).toBe('repository acme/app on "refs/heads/x\\nrun 9", workflow "Deploy \\u202eprod", run 7');
+  });
+
+  it('property: whatever the claims, one line of printable ASCII whose parts read back as the claims', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 60, unit: 'binary' }), fc.string({ minLength: 1, maxLength: 60, unit: 'binary' }), fc.string({ minLength: 1, maxLength: 60, unit: 'binary' }), fc.string({ minLength: 1, maxLength: 20 }), (repository, ref, workflow, run) => {
+        const text = describeJob({ repository, ref, workflow, run_id: run });
+        expect(text).toMatch(/^[\x20-\x7e]*$/);
+        const m = shape.exec(text);
+        expect(m, text).not.toBeNull();
+        expect(m!.slice(1).map(decode)).toEqual([repository, ref, workflow, run]);
+      }),
+      { numRuns: 500, seed: 63 },
+    );
+  });
+});
