@@ -15,10 +15,7 @@ export function parseListen(value: string): ListenAddress {
   return { host: m[1]!, port };
 }
 
-export function isLoopback(host: string): boolean {
-  if (host === 'localhost' || host === '::1') return true;
-  return isIP(host) === 4 && host.startsWith('127.');
-}
+export { isLoopback } from '../client/loopback.js';
 
 /** How to write the host in a URL. */
 export function urlHost(host: string): string {

@@ -26,6 +26,14 @@ describe('the token exchange client and a 429 before the body', () => {
       socket.on('error', () => {});
     });
 
+  // Found by a review (stop 63): the job's token went over plain http to any host.
+  it('refuses to send a job token over plain http to another machine, before any request', async () => {
+    await expect(exchangeJobToken({ server: 'http://teamkeys.example:8080/kubernetes/management', idToken: 'not.a.token' })).rejects.toThrow(
+      "the server http://teamkeys.example:8080 is plain http on another machine: the job's token would cross the network in clear text; use the server's https address",
+    );
+    await expect(exchangeJobToken({ server: 'http://[::1]:9/kubernetes/management', idToken: 'not.a.token' })).rejects.toThrow('the token exchange could not reach http://[::1]:9');
+  });
+
   it('retries after Retry-After and reaches the exchange once the place is free', async () => {
     const held = await holdPlace();
     setTimeout(() => held.destroy(), 700);

@@ -1,0 +1,7 @@
+/** Whether a host is this machine's loopback: plain HTTP is only safe there. */
+import { isIP } from 'node:net';
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost' || host === '::1') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
+}
