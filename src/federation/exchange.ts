@@ -24,6 +24,7 @@ import { Expiring } from '../signin/pending.js';
 
 import { accessTokenType, credentialParameter, subjectTokenTypes, tokenExchangeGrant } from '../api/token-exchange.js';
 import { namedLikeTeamHolder, teamHolderPrefix } from '../api/names.js';
+import { ownerPinMissing } from '../api/public-issuers.js';
 
 export { credentialParameter, tokenExchangeGrant };
 /** Clock skew allowed on exp, nbf and iat. */
@@ -104,7 +105,9 @@ export class TokenExchange {
     const named = param(params, credentialParameter);
     const rules = await this.rulesFor(unverified.iss, named);
     if (rules.length === 0) {
-      throw named !== undefined ? invalidTarget(`no FederatedCredential named ${JSON.stringify(named)} trusts tokens of this issuer`) : invalidGrant('no FederatedCredential trusts tokens of this issuer');
+      throw named !== undefined
+        ? invalidTarget(`no FederatedCredential named ${JSON.stringify(named)} trusts tokens of this issuer`)
+        : invalidGrant(`no FederatedCredential trusts tokens of this issuer for an exchange naming none (a rule acting for a user answers only when named with ${credentialParameter})`);
     }
     const budgetKey = `${unverified.iss}\0${typeof unverified.sub === 'string' ? unverified.sub : ''}`;
     const wait = this.failures.retryAfter(budgetKey);
@@ -168,6 +171,10 @@ export class TokenExchange {
     }
     if (matching.length > 1) throw invalidTarget(`the token matches more than one FederatedCredential: name one with ${credentialParameter}`);
     const rule = matching[0]!;
+    // A rule stored before rules for public issuers had to pin the jobs' owner (api/public-issuers.ts)
+    // would still trust every owner's jobs: refused until it pins one (found by a review).
+    const unpinned = ownerPinMissing(rule.spec.issuer, rule.spec.claims);
+    if (unpinned) throw invalidGrant(`the FederatedCredential matching the token was stored before rules had to pin whose jobs they trust, and is not used until it does: ${unpinned}`);
     const stale = await this.staleTeam(rule);
     if (stale) throw invalidGrant(stale);
     // A rule stored before user names like `team:<name>` were refused (api/names.ts) keeps its

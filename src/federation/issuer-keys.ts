@@ -3,7 +3,7 @@
  * jose's remote JWKS (cached; refetched on an unknown kid, at most once per cooldown). Only issuers
  * a FederatedCredential names are ever fetched, so a token naming any issuer costs no request.
  */
-import { createRemoteJWKSet, customFetch, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors as joseErrors, type JWTVerifyGetKey, type RemoteJWKSet } from 'jose';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 /** How long one request to an issuer may take. */
@@ -66,6 +66,8 @@ export class IssuerKeys {
     if (!known && this.entries.size >= maxIssuers) this.entries.delete(this.entries.keys().next().value!);
     const keys = this.discover(issuer);
     const entry: Entry = { keys, at: this.now() };
+    // A refreshed issuer moves to the back too, as a used one does above.
+    this.entries.delete(issuer);
     this.entries.set(issuer, entry);
     keys.catch(() => {
       entry.failed = true;
@@ -91,10 +93,16 @@ export class IssuerKeys {
    * keeps no memory of one, so each anonymous exchange naming the issuer fetched its JWKS again
    * while it was down (a review counted 11 fetches for 11 tokens). A key the set lacks is no failure.
    */
-  private rememberingFailures(remote: JWTVerifyGetKey): JWTVerifyGetKey {
+  private rememberingFailures(remote: RemoteJWKSet): JWTVerifyGetKey {
     let failedAt: number | undefined;
     return async (header, token) => {
-      if (failedAt !== undefined && this.now() - failedAt < failureRetryMs) throw new Error("the issuer's keys could not be fetched a moment ago; not asked again yet");
+      if (failedAt !== undefined && this.now() - failedAt < failureRetryMs) {
+        // Keys fetched before and still fresh keep serving: one failed refetch (an unknown kid
+        // anyone can put in a token) must not refuse the tokens those keys verify (found by a review).
+        const cached = remote.fresh ? remote.jwks() : undefined;
+        if (cached) return createLocalJWKSet(cached)(header, token);
+        throw new Error("the issuer's keys could not be fetched a moment ago; not asked again yet");
+      }
       try {
         return await remote(header, token);
       } catch (err) {

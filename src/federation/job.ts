@@ -5,17 +5,24 @@
  */
 import type { JWTPayload } from 'jose';
 
+/** The most one claim takes in the description, escapes included (the key's displayName holds four). */
+const maxPart = 200;
+
 /**
- * A claim as the description shows it: as written when it is one plain word (a name, a ref, an
- * id), else quoted as JSON with every character outside printable ASCII escaped. Workflow and
- * branch names are the job author's: unquoted, `ci, run 42` or a newline forged the description's
- * other parts or the audit line it is written into (found by a review).
+ * A claim as the description shows it: as written when it is one plain word (letters in any
+ * script, digits, `_./:@+#=-`), else quoted as JSON with control, format (bidi, zero-width) and
+ * separator characters escaped; other characters, any script's, stay readable. Workflow and branch
+ * names are the job author's: unquoted, `ci, run 42` or a newline forged the description's other
+ * parts or the audit line it is written into (found by a review). Cut to maxPart after escaping,
+ * so no claim pushes the minted key's displayName past its bound (a review's second pass).
  */
 function text(v: unknown): string | undefined {
   if (typeof v !== 'string' && typeof v !== 'number') return undefined;
-  const s = String(v).slice(0, 200);
-  if (/^[\w./:@+#=-]+$/.test(s)) return s;
-  return JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  let s = String(v).slice(0, maxPart);
+  if (/^[\p{L}\p{N}\p{M}_./:@+#=-]+$/u.test(s)) return s;
+  const quoted = (t: string) => JSON.stringify(t).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}]/gu, (c) => c.split('').map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''));
+  while (quoted(s).length > maxPart) s = s.slice(0, -1);
+  return quoted(s);
 }
 
 export function describeJob(p: JWTPayload): string {

@@ -85,7 +85,7 @@ describe('token exchange: a job token for a short-lived key', () => {
     const aud = await exchange(await issuer.token({ aud: 'sts.amazonaws.com' }));
     expect(aud.body).toEqual({ error: 'invalid_grant', error_description: "the token's audience is not one a FederatedCredential of this issuer accepts" });
     const other = await exchange(await issuer.token({ iss: 'https://gitlab.example.com' }));
-    expect(other.body).toEqual({ error: 'invalid_grant', error_description: 'no FederatedCredential trusts tokens of this issuer' });
+    expect(other.body).toEqual({ error: 'invalid_grant', error_description: 'no FederatedCredential trusts tokens of this issuer for an exchange naming none (a rule acting for a user answers only when named with federated_credential)' });
     const expired = await exchange(await issuer.token({ sub: 'expired' }, { now: new Date(Date.now() - 3600_000), ttl: 300 }));
     expect(expired.body).toEqual({ error: 'invalid_grant', error_description: 'the token has expired' });
     const forged = await exchange(await issuer.foreignToken({ sub: 'forged' }));

@@ -41,4 +41,19 @@ describe("an issuer whose key set cannot be fetched", () => {
     await expect(resolver(header, {} as never)).resolves.toBeTruthy();
     expect(h.issuer.jwksFetches() - before).toBe(2);
   });
+
+  // The review's second pass: one failed refetch (an unknown kid anyone may put in a token) then
+  // refused, for 30 s, the tokens whose keys were already fetched and still fresh.
+  it('keeps verifying with keys fetched before while a failed refetch is remembered', async () => {
+    const keys = new IssuerKeys({ ca: h.issuer.ca, cooldownMs: 0 });
+    const resolver = await keys.keysOf(h.issuer.url);
+    const token = await h.issuer.token();
+    const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { alg: string; kid: string };
+    await expect(resolver(header, {} as never)).resolves.toBeTruthy();
+    h.issuer.failJwks(true);
+    await expect(resolver({ ...header, kid: 'attacker-chosen' }, {} as never)).rejects.toThrow('Expected 200 OK');
+    await expect(resolver(header, {} as never)).resolves.toBeTruthy();
+    await expect(resolver({ ...header, kid: 'attacker-chosen' }, {} as never)).rejects.toThrow('no applicable key found');
+    h.issuer.failJwks(false);
+  });
 });

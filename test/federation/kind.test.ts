@@ -92,12 +92,30 @@ describe('FederatedCredential served as a kind', () => {
       ['gl-any', { issuer: gitlab, claims: { ref: 'main', ref_protected: 'true' } }, 422],
       ['gl-group', { issuer: gitlab, claims: { project_path: 'platform/*' } }, 201],
       ['private-ci', { issuer: 'https://ci.acme.internal', claims: { ref: 'refs/heads/main' } }, 201],
+      // A reusable workflow is callable by any repository, whose token then names the caller: no owner pin.
+      ['gh-reusable', { claims: { job_workflow_ref: 'acme/shared/.github/workflows/teamkeys.yml@refs/heads/main' } }, 422],
+      ['bk-any-org', { issuer: 'https://agent.buildkite.com', claims: { pipeline_slug: 'deploy' } }, 422],
+      ['bk-org', { issuer: 'https://agent.buildkite.com', claims: { organization_slug: 'acme', pipeline_slug: 'deploy' } }, 201],
+      ['tfc-any-org', { issuer: 'https://app.terraform.io', claims: { terraform_workspace_name: 'prod' } }, 422],
+      ['tfc-sub', { issuer: 'https://app.terraform.io', claims: { sub: 'organization:acme:*' } }, 201],
     ];
     for (const [name, spec, status] of cases) {
       const res = await write(rule(name, { team: 'payments', ...spec }));
       expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(status);
-      if (status === 422) expect(res.body.details!.causes!.map((c) => `${c.field}: ${c.message}`)).toEqual([expect.stringMatching(/^spec\.claims: Required value: (GitHub Actions|GitLab\.com) signs tokens for anyone's jobs: pin whose jobs these are with one of /)]);
+      if (status === 422) expect(res.body.details!.causes!.map((c) => `${c.field}: ${c.message}`)).toEqual([expect.stringMatching(/^spec\.claims: Required value: (GitHub Actions|GitLab\.com|Buildkite|Terraform Cloud) signs tokens for anyone's jobs: pin whose jobs these are with one of /)]);
     }
+  });
+
+  it('a rule stored before owner pins were required stays writable where its issuer and claims stay as they are; changing them needs the pin', async () => {
+    const store = server.registry.federatedcredentials.ctx.store;
+    const stored = { apiVersion: 'management.service/v1', kind: 'FederatedCredential', metadata: { name: 'before-pins', uid: 'uid-before-pins', creationTimestamp: '2026-11-01T00:00:00Z', finalizers: ['example.com/hold'] }, spec: { issuer: 'https://token.actions.githubusercontent.com', audiences: ['teamkeys'], claims: { ref: 'refs/heads/main' }, team: 'payments' } };
+    await store.create('/federatedcredentials/before-pins', stored as unknown as Parameters<typeof store.create>[1]);
+    const patch = (body: unknown) => server.fetch(`${server.api}/federatedcredentials/before-pins`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify(body) });
+    expect((await patch({ metadata: { labels: { audit: 'found' }, finalizers: null } })).status).toBe(200);
+    const still = await patch({ spec: { claims: { ref: 'refs/heads/release' } } });
+    expect(still.status).toBe(422);
+    expect(((await still.json()) as { message: string }).message).toContain("GitHub Actions signs tokens for anyone's jobs");
+    expect((await patch({ spec: { claims: { repository_id: '1001' } } })).status).toBe(200);
   });
 
   it('a writer who may create the key it mints may write the rule; one who may not is refused (403)', async () => {

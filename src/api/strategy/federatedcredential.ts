@@ -1,6 +1,7 @@
 import type { FieldError } from '../field-errors.js';
 import type { ResourceInfo } from '../resources.js';
 import { holderNameErrors } from '../names.js';
+import { ownerPinMissing } from '../public-issuers.js';
 import { isJsonMap, type KubeObject } from '../types.js';
 import type { Strategy } from './strategy.js';
 
@@ -15,7 +16,7 @@ export function federatedCredentialStrategy(info: ResourceInfo): Strategy {
   return {
     info,
     prepareForCreate() {},
-    validate: (obj, old) => [...validateRule(obj), ...holderNameErrors(info.kind, obj, old)],
+    validate: (obj, old) => [...validateRule(obj), ...validateOwnerPin(obj, old), ...holderNameErrors(info.kind, obj, old)],
     validateUpdate: () => [],
   };
 }
@@ -23,7 +24,7 @@ export function federatedCredentialStrategy(info: ResourceInfo): Strategy {
 function validateRule(obj: KubeObject): FieldError[] {
   if (!isJsonMap(obj.spec)) return [];
   const spec = obj.spec;
-  return [...validateIssuer(spec.issuer), ...validateSubject(spec), ...validateClaims(spec.claims), ...validatePublicIssuerPins(spec.issuer, spec.claims)];
+  return [...validateIssuer(spec.issuer), ...validateSubject(spec), ...validateClaims(spec.claims)];
 }
 
 function validateIssuer(issuer: unknown): FieldError[] {
@@ -63,38 +64,15 @@ function validateClaims(claims: unknown): FieldError[] {
 }
 
 /**
- * Public issuers sign tokens for anyone's jobs (every repository on GitHub, every project on
- * GitLab.com), so a rule for one must pin who the job belongs to: one of the identity claims
- * exactly, or by a glob that keeps the owner (`acme/*`, `repo:acme/*`). Pinning `ref: refs/*` or
- * `event_name: push` alone passed the check above and trusted every repository's jobs (found by a
- * review). Other issuers (a private CI) sign only for their own, and keep the check above.
+ * A rule for a public issuer pins whose jobs these are (public-issuers.ts). Judged where the
+ * issuer or the claims change: a rule stored before the check keeps its other updates (a label, a
+ * finalizer's removal) writable, as other new rules are ratcheted; the exchange refuses it.
  */
-const publicIssuers: { matches: (issuer: string) => boolean; name: string; claims: Record<string, RegExp | null> }[] = [
-  {
-    name: 'GitHub Actions',
-    matches: (i) => i === 'https://token.actions.githubusercontent.com' || i.startsWith('https://token.actions.githubusercontent.com/'),
-    // null: exact values only (ids, an owner's name); a RegExp: the literal text before a glob's first `*` must match it.
-    claims: { repository_id: null, repository_owner_id: null, repository_owner: null, enterprise_id: null, enterprise: null, repository: /^[^/*]+\//, job_workflow_ref: /^[^/*]+\//, sub: /^repo:[^/*:]+\// },
-  },
-  {
-    name: 'GitLab.com',
-    matches: (i) => i === 'https://gitlab.com' || i === 'https://gitlab.com/',
-    claims: { project_id: null, namespace_id: null, namespace_path: null, project_path: /^[^/*]+\//, sub: /^project_path:[^/*:]+\// },
-  },
-];
-
-function pinsOwner(pattern: unknown, prefix: RegExp | null): boolean {
-  if (typeof pattern !== 'string' || pattern === '') return false;
-  const star = pattern.indexOf('*');
-  if (star < 0) return true;
-  return prefix !== null && prefix.test(pattern.slice(0, star));
-}
-
-function validatePublicIssuerPins(issuer: unknown, claims: unknown): FieldError[] {
-  if (typeof issuer !== 'string' || !isJsonMap(claims)) return [];
-  const known = publicIssuers.find((p) => p.matches(issuer));
-  if (!known) return [];
-  if (Object.entries(known.claims).some(([name, prefix]) => pinsOwner(claims[name], prefix))) return [];
-  const names = Object.keys(known.claims).join(', ');
-  return [{ type: 'Required', field: 'spec.claims', detail: `${known.name} signs tokens for anyone's jobs: pin whose jobs these are with one of ${names}, exactly or by a glob that keeps the owner (acme/*); the claims given would trust jobs of every owner (docs/federated.md lists the claims to pin)` }];
+function validateOwnerPin(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
+  if (!isJsonMap(obj.spec)) return [];
+  const spec = obj.spec;
+  const was = old && isJsonMap(old.spec) ? old.spec : undefined;
+  if (was && JSON.stringify([was.issuer, was.claims]) === JSON.stringify([spec.issuer, spec.claims])) return [];
+  const missing = typeof spec.issuer === 'string' && isJsonMap(spec.claims) ? ownerPinMissing(spec.issuer, spec.claims) : undefined;
+  return missing ? [{ type: 'Required', field: 'spec.claims', detail: `${missing} (docs/federated.md lists the claims to pin)` }] : [];
 }
