@@ -171,15 +171,10 @@ export class TokenExchange {
     }
     if (matching.length > 1) throw invalidTarget(`the token matches more than one FederatedCredential: name one with ${credentialParameter}`);
     const rule = matching[0]!;
-    // A rule stored before rules for public issuers had to pin the jobs' owner (api/public-issuers.ts)
-    // would still trust every owner's jobs: refused until it pins one (found by a review).
-    const unpinned = ownerPinMissing(rule.spec.issuer, rule.spec.claims);
-    if (unpinned) throw invalidGrant(`the FederatedCredential matching the token was stored before rules had to pin whose jobs they trust, and is not used until it does: ${unpinned}`);
+    const stored = storedRuleRefusal(rule);
+    if (stored) throw invalidGrant(stored);
     const stale = await this.staleTeam(rule);
     if (stale) throw invalidGrant(stale);
-    // A rule stored before user names like `team:<name>` were refused (api/names.ts) keeps its
-    // name, but a key for that user would be refused: said now, before the token's single use.
-    if (namedLikeTeamHolder(rule.spec.user)) throw invalidGrant(`the FederatedCredential's spec.user "${rule.spec.user}" is named like a team's keys (${teamHolderPrefix}<name>), which no key may act for: set spec.team, or another user`);
     const ttl = Math.min(rule.spec.ttl ?? 3600, Math.floor(payload.exp! - now.getTime() / 1000));
     if (ttl < 1) throw invalidGrant('the token has expired');
     if (!(await this.uses.claim(issuer, payload.jti!, payload.exp! * 1000))) throw invalidGrant('the token was exchanged already: a job token is exchanged once (jti)');
@@ -216,6 +211,20 @@ export class TokenExchange {
 }
 
 /** jose's refusal, as the check that failed. */
+/**
+ * Why a rule stored before a check its writes now meet is not used, if it is not; said before the
+ * token's single use. Such a rule stays stored (writes to it are ratcheted), so the exchange judges it.
+ */
+export function storedRuleRefusal(rule: FederatedCredential): string | undefined {
+  // Before public issuers' rules had to pin the jobs' owner (api/public-issuers.ts), it would
+  // still trust every owner's jobs (found by a review).
+  const unpinned = ownerPinMissing(rule.spec.issuer, rule.spec.claims);
+  if (unpinned) return `the FederatedCredential matching the token was stored before rules had to pin whose jobs they trust, and is not used until it does: ${unpinned}`;
+  // Before user names like `team:<name>` were refused (api/names.ts): a key for that user would be refused.
+  if (namedLikeTeamHolder(rule.spec.user)) return `the FederatedCredential's spec.user "${rule.spec.user}" is named like a team's keys (${teamHolderPrefix}<name>), which no key may act for: set spec.team, or another user`;
+  return undefined;
+}
+
 function verificationRefusal(err: unknown): OAuthError {
   if (err instanceof joseErrors.JWTExpired) return invalidGrant('the token has expired');
   if (err instanceof joseErrors.JWTClaimValidationFailed) {

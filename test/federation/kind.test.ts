@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 import { create } from '../auth/fixture.js';
+import { storedRuleRefusal } from '../../src/federation/exchange.js';
+import type { FederatedCredential } from '../../src/api/types.js';
 
 const value = (name: string) => `Value${name.replace(/[^A-Za-z0-9]/g, '')}${'q'.repeat(40)}`;
 export const rule = (name: string, spec: Record<string, unknown>) => ({
@@ -116,6 +118,11 @@ describe('FederatedCredential served as a kind', () => {
     expect(still.status).toBe(422);
     expect(((await still.json()) as { message: string }).message).toContain("GitHub Actions signs tokens for anyone's jobs");
     expect((await patch({ spec: { claims: { repository_id: '1001' } } })).status).toBe(200);
+    // Until then the exchange does not use it (its issuer is GitHub's, so this is judged without a token).
+    const rule = (spec: Record<string, unknown>) => ({ ...stored, spec: { ...stored.spec, ...spec } }) as unknown as FederatedCredential;
+    expect(storedRuleRefusal(rule({}))).toMatch(/^the FederatedCredential matching the token was stored before rules had to pin whose jobs they trust, and is not used until it does: GitHub Actions signs tokens for anyone's jobs/);
+    expect(storedRuleRefusal(rule({ claims: { repository_owner_id: '2002', ref: 'refs/heads/main' } }))).toBeUndefined();
+    expect(storedRuleRefusal(rule({ issuer: 'https://ci.acme.internal' }))).toBeUndefined();
   });
 
   it('a writer who may create the key it mints may write the rule; one who may not is refused (403)', async () => {
