@@ -179,7 +179,10 @@ export class TokenExchange {
     if (ttl < 1) throw invalidGrant('the token has expired');
     if (!(await this.uses.claim(issuer, payload.jti!, payload.exp! * 1000))) throw invalidGrant('the token was exchanged already: a job token is exchanged once (jti)');
     const job = describeJob(payload);
-    const minted = await mintFederatedKey(this.registry, rule, job, ttl, { username: `job:${job}`, ...requester }, this.admission).catch((err: unknown) => {
+    const minted = await mintFederatedKey(this.registry, rule, job, ttl, { username: `job:${job}`, ...requester }, this.admission).catch(async (err: unknown) => {
+      // A refusal (4xx) stored nothing: the token is not spent. Any other failure may have stored
+      // the key (a commit whose answer was lost), so the token stays used.
+      if (err instanceof ApiError && err.code >= 400 && err.code < 500) await this.uses.release(issuer, payload.jti!);
       // The rule went (or changed) while the exchange ran: nothing is minted on it.
       if (err instanceof ApiError && err.code === 422) throw invalidGrant('the FederatedCredential is gone');
       throw err;

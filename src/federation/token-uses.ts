@@ -38,6 +38,16 @@ export class TokenUses {
     }
   }
 
+  /**
+   * Forgets the token's use: its mint was refused (a quota, a policy), so nothing was minted and the
+   * job may try again with the same token once the cause is gone (found by a review: a refused mint
+   * spent the token). Never after a mint that may have stored a key.
+   */
+  async release(issuer: string, jti: string): Promise<void> {
+    const name = createHash('sha256').update(`${issuer}\0${jti}`).digest('hex');
+    await this.store.delete(`${tokenUsesPrefix}${name}`).catch(() => undefined);
+  }
+
   /** Deletes the records of tokens expired more than useRecordRetentionMs before `now` (epoch ms); returns how many went. */
   async collect(now: number): Promise<number> {
     let removed = 0;
