@@ -46,6 +46,17 @@ function duration(name: string, fallback: string): number {
   return ms;
 }
 
+/**
+ * A whole-number input (max-prune): refused before anything is read or written when it is not one.
+ * Read with Number(), "unlimited" or "50," was NaN, which no count exceeds: no limit at all (found
+ * by a review). The CLI's --max-prune refuses the same values.
+ */
+function wholeNumberInput(name: string, fallback: string): number {
+  const value = input(name, fallback);
+  if (!/^\d{1,9}$/.test(value)) throw new Error(`the ${name} input must be a whole number of at least 0, not ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
 const flag = (name: string, fallback = 'false') => ['true', 'yes', '1'].includes(input(name, fallback).toLowerCase());
 
 /** A client of the server input, with the token input's key or, with auth: oidc, one minted for this job (auth.ts). */
@@ -115,6 +126,7 @@ function keySecretOwners(): { keySecretOwners?: string[] } {
 /** The report of the command the inputs ask for (and the saved plan written or applied). */
 async function runCommand(command: string, workspace: string, trust: RunTrust): Promise<Report> {
   const { trusted } = trust;
+  const maxPrune = wholeNumberInput('max-prune', String(defaults.maxPrune));
   const group = input('api-group', defaultGroup);
   const policyDir = policySource(workspace, trust);
   const planFile = input('plan-file') ? resolve(workspace, input('plan-file')) : undefined;
@@ -134,7 +146,7 @@ async function runCommand(command: string, workspace: string, trust: RunTrust): 
       source,
       prune: flag('prune'),
       allowEmpty: false,
-      maxPrune: Number(input('max-prune', String(defaults.maxPrune))),
+      maxPrune,
       concurrency: defaults.concurrency,
       ...warn,
       // An untrusted event is a pull request's: its comment shows live values only for fields its manifests name.

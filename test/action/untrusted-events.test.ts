@@ -145,6 +145,15 @@ describe('the Action on events that are not in trusted-events', () => {
     expect(r.log).toContain('trusted-events may not list workflow_run');
   });
 
+  // Found by a review (stop 63): Number("unlimited") is NaN, which no count of deletes exceeds.
+  it('refuses a max-prune input that is not a whole number, before anything is read', async () => {
+    for (const bad of ['unlimited', '50,', '-1', '1e3']) {
+      const r = await run('push', { ref: 'refs/heads/main' }, { command: 'plan', prune: 'true', 'max-prune': bad });
+      expect(r.code, bad).not.toBe(0);
+      expect(r.log).toContain(`::error::the max-prune input must be a whole number of at least 0, not ${JSON.stringify(bad)}`);
+    }
+  });
+
   // Found in review (stop 62): a push was trusted whatever its ref, so a workflow listening to
   // `push` without a branch filter applied a feature branch nobody had reviewed over main.
   describe('a trusted event on a ref other than the default branch (trusted-refs)', () => {
