@@ -82,7 +82,14 @@ export function catBlobs(dir: string, shas: string[]): Promise<string[]> {
       let at = 0;
       for (let i = 0; i < shas.length; i++) {
         const nl = out.indexOf(0x0a, at);
-        const size = Number(out.subarray(at, nl).toString('utf8').split(' ')[2]);
+        const header = out.subarray(at, nl < 0 ? out.length : nl).toString('utf8');
+        // `<sha> blob <size>`, or `<sha> missing` for an object the repository lacks (a blobless
+        // partial clone's mirror): git still exits 0. Read as an empty file, its manifests were
+        // pruned without an error (found by a review), so anything but a blob header fails the read.
+        const m = /^([0-9a-f]+) blob (\d+)$/.exec(header);
+        if (nl < 0 || !m || m[1] !== shas[i]) return reject(new Error(`git cat-file could not read ${shas[i]} (${header.trim() || 'no answer'}): the repository lacks the object (a partial or shallow clone?); clone it whole`));
+        const size = Number(m[2]);
+        if (nl + 1 + size > out.length) return reject(new Error(`git cat-file answered ${shas[i]} short`));
         texts.push(out.subarray(nl + 1, nl + 1 + size).toString('utf8'));
         at = nl + 1 + size + 1;
       }
