@@ -132,7 +132,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<Reconciled> {
   // Pull-request mode shows nothing live the manifests do not name: no key list in its comment.
   const keyHealth = opts.withholdUnnamedLiveValues ? undefined : keyHealthSection(allKeys.filter((k) => !deleted.has(k.metadata.name!)), base.now!, { warnExpiryMs: opts.warnExpiryMs ?? defaultWarnExpiryMs, warnUnusedMs: opts.warnUnusedMs ?? defaultWarnUnusedMs });
   if (keyHealth) base.keyHealth = keyHealth;
-  const orphans = deletedTeamKeys(plan, desired, live.ownedaccesskeys);
+  const orphans = deletedTeamKeys(plan, desired, live);
   if (orphans.errors.length > 0) return { report: buildReport({ ...base, errors: orphans.errors }), loaded };
   if (orphans.refused && !plan.refused) plan.refused = orphans.refused;
   if (opts.prune && !loaded.identified) plan.refused = unidentifiedPrune(loaded);

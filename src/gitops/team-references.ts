@@ -5,6 +5,7 @@
  * whose keys stay (the server would collect them with it, through their ownerReference).
  */
 import type { KubeObject, TeamSpec } from '../api/types.js';
+import type { Plural } from '../client/types.js';
 import type { Plan } from './plan/plan.js';
 import type { ManifestError } from './source/manifests.js';
 import type { DesiredObject } from './validate.js';
@@ -48,26 +49,41 @@ export function teamReferenceWarnings(desired: DesiredObject[], liveTeams: KubeO
 }
 
 /**
- * Keys whose team the plan deletes while the key stays. A key in git is an error at its manifest;
- * a live key outside the plan (another source's, or made by hand) refuses the plan.
+ * The kinds the server binds to their team by an ownerReference (registry.ts bindToTeam), so that
+ * deleting the team collects them: keys and FederatedCredentials. Only keys were checked, and a
+ * pruned team took another source's (or a hand-made) CI trust rule with it, outside the plan and
+ * max-prune (found by a review).
  */
-export function deletedTeamKeys(plan: Plan, desired: DesiredObject[], liveKeys: KubeObject[]): { errors: ManifestError[]; refused?: string } {
+const teamBound: { plural: Plural; kind: string; what: string }[] = [
+  { plural: 'ownedaccesskeys', kind: 'OwnedAccessKey', what: 'key' },
+  { plural: 'federatedcredentials', kind: 'FederatedCredential', what: 'FederatedCredential' },
+];
+
+/**
+ * Objects bound to a team the plan deletes while they stay. One in git is an error at its
+ * manifest; a live one outside the plan (another source's, or made by hand) refuses the plan.
+ */
+export function deletedTeamKeys(plan: Plan, desired: DesiredObject[], live: Partial<Record<Plural, KubeObject[]>>): { errors: ManifestError[]; refused?: string } {
   const deleted = new Set(plan.actions.filter((a) => a.plural === 'teams' && a.type === 'delete').map((a) => a.name));
   if (deleted.size === 0) return { errors: [] };
-  const keyDeleted = new Set(plan.actions.filter((a) => a.plural === 'ownedaccesskeys' && a.type === 'delete').map((a) => a.name));
   const errors: ManifestError[] = [];
-  for (const d of desired) {
-    const team = teamOf(d.obj);
-    if (d.plural === 'ownedaccesskeys' && team && deleted.has(team)) {
-      errors.push({
-        ...d.manifest.locate('spec.team'),
-        message: `spec.team: team "${team}" is no longer in the source and this plan prunes it, which deletes this key with it: remove the key from the source too, or keep the team`,
-      });
+  const kept: string[] = [];
+  for (const { plural, kind, what } of teamBound) {
+    for (const d of desired) {
+      const team = teamOf(d.obj);
+      if (d.plural === plural && team && deleted.has(team)) {
+        errors.push({
+          ...d.manifest.locate('spec.team'),
+          message: `spec.team: team "${team}" is no longer in the source and this plan prunes it, which deletes this ${what} with it: remove the ${what} from the source too, or keep the team`,
+        });
+      }
+    }
+    const goes = new Set(plan.actions.filter((a) => a.plural === plural && a.type === 'delete').map((a) => a.name));
+    const inGit = new Set(desired.filter((d) => d.plural === plural).map((d) => d.obj.metadata.name));
+    for (const o of live[plural] ?? []) {
+      if (deleted.has(teamOf(o) ?? '') && !goes.has(o.metadata.name!) && !inGit.has(o.metadata.name)) kept.push(`${kind}/${o.metadata.name} (team ${teamOf(o)})`);
     }
   }
-  const inGit = new Set(desired.filter((d) => d.plural === 'ownedaccesskeys').map((d) => d.obj.metadata.name));
-  const orphaned = liveKeys.filter((k) => deleted.has(teamOf(k) ?? '') && !keyDeleted.has(k.metadata.name!) && !inGit.has(k.metadata.name));
-  if (orphaned.length === 0) return { errors };
-  const names = orphaned.map((k) => `OwnedAccessKey/${k.metadata.name} (team ${teamOf(k)})`).join(', ');
-  return { errors, refused: `pruning a team deletes its keys too, and this plan keeps ${names}: delete the key(s) first, or keep the team in the source` };
+  if (kept.length === 0) return { errors };
+  return { errors, refused: `pruning a team deletes its keys and FederatedCredentials too, and this plan keeps ${kept.join(', ')}: delete them first, or keep the team in the source` };
 }

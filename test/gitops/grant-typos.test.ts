@@ -142,7 +142,7 @@ describe('typos in grants', () => {
     const r = json('apply', repo, '--prune');
     expect(r.code).toBe(1);
     expect(r.report.outcome).toBe('refused');
-    expect(r.report.refused).toBe('pruning a team deletes its keys too, and this plan keeps OwnedAccessKey/lonely-by-hand (team lonely): delete the key(s) first, or keep the team in the source');
+    expect(r.report.refused).toBe('pruning a team deletes its keys and FederatedCredentials too, and this plan keeps OwnedAccessKey/lonely-by-hand (team lonely): delete them first, or keep the team in the source');
     expect(kubectl(served, ['get', 'team', 'lonely', '-o', 'name']).code).toBe(0);
   });
 });

@@ -72,10 +72,12 @@ export function savePlan(input: { plan: Plan; desired: DesiredObject[]; live: Re
   const find = (plural: Plural, name: string) => input.live[plural].find((o) => o.metadata.name === name);
   const reads = new Map<string, ObjectRead>();
   for (const a of input.plan.actions) reads.set(`${a.plural}/${a.name}`, readOf(a.kind, a.plural, a.name, find(a.plural, a.name)));
-  // A key may name a team that only exists live: that team must still be there when applying.
+  // A key or a FederatedCredential may name a team that only exists live: that team must still be
+  // there, the same one, when applying (the credential's team was not read: a team re-created as an
+  // admin team since was bound to it, found by a review).
   for (const d of input.desired) {
     const team = (d.obj.spec as { team?: string } | undefined)?.team;
-    if (d.plural === 'ownedaccesskeys' && team && !reads.has(`teams/${team}`)) reads.set(`teams/${team}`, readOf('Team', 'teams', team, find('teams', team)));
+    if ((d.plural === 'ownedaccesskeys' || d.plural === 'federatedcredentials') && team && !reads.has(`teams/${team}`)) reads.set(`teams/${team}`, readOf('Team', 'teams', team, find('teams', team)));
   }
   // Change values are for reading; they never carry a secret (the server returns none, and redact makes sure).
   const redacted = input.plan.actions.map((a) => ({ ...a, changes: a.changes.map((c) => redact(c) as typeof c) }));
