@@ -61,6 +61,40 @@ describe("pruning a team and the FederatedCredentials bound to it", () => {
     writeFileSync(join(source, 'beta.yaml'), team('beta'));
   });
 
+  // Found by a review (stop 63): the deletes ran stage by stage whatever the earlier ones did, so a
+  // key whose delete was re-planned (its pruning disabled just then) went with its team anyway.
+  it("does not delete a team whose key's delete did not happen, and says why", async () => {
+    writeFileSync(join(source, 'eps.yaml'), team('eps'));
+    writeFileSync(join(source, 'eps-ci.yaml'), `apiVersion: management.service/v1\nkind: OwnedAccessKey\nmetadata:\n  name: eps-ci\nspec:\n  team: eps\n`);
+    expect((await run('apply')).outcome).toBe('applied');
+    unlinkSync(join(source, 'eps.yaml'));
+    unlinkSync(join(source, 'eps-ci.yaml'));
+    // Someone protects the key between the plan and its delete.
+    const racing = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop === 'delete') {
+          return async (plural: string, name: string, ...rest: unknown[]) => {
+            if (plural === 'ownedaccesskeys' && name === 'eps-ci') {
+              const patched = await server.fetch(`${server.api}/ownedaccesskeys/eps-ci`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { annotations: { 'gitops.management.service/prune': 'disabled' } } }) });
+              expect(patched.status).toBe(200);
+            }
+            return (target.delete as (...a: unknown[]) => Promise<unknown>).call(target, plural, name, ...rest);
+          };
+        }
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+    const report = (await reconcile({ mode: 'apply', client: racing, source: { source, sourceId: 'teams-src' }, prune: true, allowEmpty: false, maxPrune: 10, concurrency: 2 })).report;
+    expect(report.objects.filter((o) => o.name.startsWith('eps')).map((o) => `${o.kind}/${o.name} ${o.result}${o.error ? `: ${o.error}` : ''}`)).toEqual([
+      'OwnedAccessKey/eps-ci Skipped',
+      'Team/eps Failed: Team/eps: not deleted: OwnedAccessKey/eps-ci was not deleted by this run, and the server would delete it with its team',
+    ]);
+    expect(report.outcome).toBe('failed');
+    expect(await exists('teams/eps')).toBe(true);
+    expect(await exists('ownedaccesskeys/eps-ci')).toBe(true);
+    writeFileSync(join(source, 'eps.yaml'), team('eps'));
+  });
+
   describe('a saved plan', () => {
     const save = async (file: string) => {
       const planned = await reconcile({ mode: 'plan', client, source: { source, sourceId: 'teams-src' }, prune: true, allowEmpty: false, maxPrune: 10, concurrency: 2 });

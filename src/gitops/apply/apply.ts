@@ -5,6 +5,7 @@
  * Failures are results, not exceptions.
  */
 import { servedPlurals } from '../../api/resources.js';
+import type { KubeObject } from '../../api/types.js';
 import { pool } from '../pool.js';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -201,6 +202,32 @@ async function run(client: ApiClient, first: PlanStep, opts: ApplyOptions): Prom
   }
 }
 
+/**
+ * The teams a key or FederatedCredential of this run still holds: its delete failed, or was
+ * re-planned (its pruning disabled since the plan). Their Team's delete would have the server
+ * collect it anyway; a review found a key someone had just protected gone with its team.
+ */
+const anyTeam = '\0any';
+
+async function teamsHeld(client: ApiClient, ran: { planned: PlanStep; entry: ChangeSetEntry }[]): Promise<Map<string, string>> {
+  const held = new Map<string, string>();
+  for (const { planned: a, entry: e } of ran) {
+    // The entry's action is the re-planned one (a skip); the plan's was a delete.
+    if ((a.plural !== 'ownedaccesskeys' && a.plural !== 'federatedcredentials') || a.type !== 'delete' || e.result === 'Deleted') continue;
+    let live: KubeObject | undefined;
+    try {
+      live = await client.get(a.plural, a.name);
+    } catch {
+      // Unread, it may be any team's: no team is deleted (fail closed).
+      held.set(anyTeam, `${a.kind}/${a.name} (which could not be read again)`);
+      continue;
+    }
+    const team = (live?.spec as { team?: string } | undefined)?.team;
+    if (live && team && !held.has(team)) held.set(team, `${a.kind}/${a.name}`);
+  }
+  return held;
+}
+
 export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: ApplyOptions): Promise<ChangeSetEntry[]> {
   const writes = (plural: string) => actions.filter((a) => a.plural === plural && a.type !== 'delete');
   const deletes = (plural: string) => actions.filter((a) => a.plural === plural && a.type === 'delete');
@@ -209,16 +236,21 @@ export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: Ap
   const total = actions.length;
   let done = 0;
   const entries: ChangeSetEntry[] = [];
+  const ran: { planned: PlanStep; entry: ChangeSetEntry }[] = [];
   for (const stage of stages) {
-    entries.push(
-      ...(await pool(stage, opts.concurrency, async (a) => {
-        const entry = opts.signal?.aborted
-          ? { action: a, result: 'Skipped' as const, note: 'not started: the run was stopped' }
+    const held = stage[0]?.plural === 'teams' && stage[0].type === 'delete' ? await teamsHeld(client, ran) : new Map<string, string>();
+    const stageEntries = await pool(stage, opts.concurrency, async (a) => {
+      const holder = held.get(a.name) ?? held.get(anyTeam);
+      const entry: ChangeSetEntry = opts.signal?.aborted
+        ? { action: a, result: 'Skipped', note: 'not started: the run was stopped' }
+        : holder
+          ? { action: a, result: 'Failed', error: `${a.kind}/${a.name}: not deleted: ${holder} was not deleted by this run, and the server would delete it with its team` }
           : await run(client, a, opts);
-        opts.onProgress?.(++done, total);
-        return entry;
-      })),
-    );
+      opts.onProgress?.(++done, total);
+      return entry;
+    });
+    stage.forEach((planned, i) => ran.push({ planned, entry: stageEntries[i]! }));
+    entries.push(...stageEntries);
   }
   return entries;
 }
