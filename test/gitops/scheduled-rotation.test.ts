@@ -284,6 +284,22 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
     expect(held.size).toBe(2);
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
   });
+
+  // Found by a review (stop 63): rotation status was outside the saved plan's digest.
+  it('a saved plan whose key was rotated by hand since is refused as stale, and rotates nothing', async () => {
+    clock.advance(31 * day);
+    const opts = { client, source: { source, sourceId: 'ci-keys' }, prune: false, allowEmpty: false, maxPrune: 10, concurrency: 4, now: clock.now };
+    const planned = await reconcile({ mode: 'plan', ...opts });
+    expect(planned.report.summary.rotate).toBe(4);
+    const file = join(keyDir, 'plan-stale.json');
+    expect(await writeSavedPlan(file, planned, client)).toBeUndefined();
+    await client.rotate('deploy-ci', { overlapSeconds: 300 });
+    const handedOut = github.secrets.get('acme/payments/DEPLOY_KEY');
+    const applied = await applyPlanFile(file, client, { concurrency: 4, keyDir, keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }) });
+    expect(applied.outcome).toBe('refused');
+    expect(applied.refused).toMatch(/^the plan is stale, nothing was written: OwnedAccessKey\/deploy-ci changed since the plan/);
+    expect(github.secrets.get('acme/payments/DEPLOY_KEY')).toBe(handedOut);
+  });
 });
 
 describe('scheduled rotation on the embedded store', () => {

@@ -53,9 +53,15 @@ export interface SavedPlan {
 
 const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
-/** The part of a live object a plan depends on: a status write (key activity) leaves it unchanged. */
+/**
+ * The part of a live object a plan depends on: a status write (key activity) leaves it unchanged,
+ * but a key's rotation status does not, since a plan's scheduled rotation is judged from it (a
+ * saved plan rotated again a key an operator had just rotated by hand, and the value they handed
+ * out stopped working: found by a review).
+ */
 export function contentDigest(obj: KubeObject): string {
-  return sha256(canonicalJson({ ...coreOf(obj), deletionTimestamp: obj.metadata.deletionTimestamp ?? null }));
+  const rotation = (obj.status as { rotation?: unknown } | undefined)?.rotation;
+  return sha256(canonicalJson({ ...coreOf(obj), deletionTimestamp: obj.metadata.deletionTimestamp ?? null, ...(rotation !== undefined ? { rotation } : {}) }));
 }
 
 export function readOf(kind: string, plural: Plural, name: string, live: KubeObject | undefined): ObjectRead {
