@@ -63,12 +63,11 @@ const teamBound: { plural: Plural; kind: string; what: string }[] = [
  * Objects bound to a team the plan deletes while they stay. One in git is an error at its
  * manifest; a live one outside the plan (another source's, or made by hand) refuses the plan.
  */
-export function deletedTeamKeys(plan: Plan, desired: DesiredObject[], live: Partial<Record<Plural, KubeObject[]>>): { errors: ManifestError[]; refused?: string } {
-  const deleted = new Set(plan.actions.filter((a) => a.plural === 'teams' && a.type === 'delete').map((a) => a.name));
+export function deletedTeamKeys(plan: Pick<Plan, 'actions'>, desired: DesiredObject[], live: Partial<Record<Plural, KubeObject[]>>): { errors: ManifestError[]; refused?: string } {
+  const deleted = deletedTeams(plan);
   if (deleted.size === 0) return { errors: [] };
   const errors: ManifestError[] = [];
-  const kept: string[] = [];
-  for (const { plural, kind, what } of teamBound) {
+  for (const { plural, what } of teamBound) {
     for (const d of desired) {
       const team = teamOf(d.obj);
       if (d.plural === plural && team && deleted.has(team)) {
@@ -78,12 +77,29 @@ export function deletedTeamKeys(plan: Plan, desired: DesiredObject[], live: Part
         });
       }
     }
+  }
+  const declared = new Set(desired.map((d) => `${d.plural}/${d.obj.metadata.name}`));
+  const refused = keptDependents(plan, live, (plural, name) => declared.has(`${plural}/${name}`));
+  return refused ? { errors, refused } : { errors };
+}
+
+const deletedTeams = (plan: Pick<Plan, 'actions'>) => new Set(plan.actions.filter((a) => a.plural === 'teams' && a.type === 'delete').map((a) => a.name));
+
+/**
+ * Why the plan may not delete its teams: live objects bound to one of them that the plan neither
+ * deletes nor declares (what it declares moves off the team, or is an error at its manifest), or
+ * undefined. A saved plan's apply asks again with what it declares (its actions that are no delete).
+ */
+export function keptDependents(plan: Pick<Plan, 'actions'>, live: Partial<Record<Plural, KubeObject[]>>, declared: (plural: Plural, name: string) => boolean): string | undefined {
+  const deleted = deletedTeams(plan);
+  if (deleted.size === 0) return undefined;
+  const kept: string[] = [];
+  for (const { plural, kind } of teamBound) {
     const goes = new Set(plan.actions.filter((a) => a.plural === plural && a.type === 'delete').map((a) => a.name));
-    const inGit = new Set(desired.filter((d) => d.plural === plural).map((d) => d.obj.metadata.name));
     for (const o of live[plural] ?? []) {
-      if (deleted.has(teamOf(o) ?? '') && !goes.has(o.metadata.name!) && !inGit.has(o.metadata.name)) kept.push(`${kind}/${o.metadata.name} (team ${teamOf(o)})`);
+      const name = o.metadata.name!;
+      if (deleted.has(teamOf(o) ?? '') && !goes.has(name) && !declared(plural, name)) kept.push(`${kind}/${name} (team ${teamOf(o)})`);
     }
   }
-  if (kept.length === 0) return { errors };
-  return { errors, refused: `pruning a team deletes its keys and FederatedCredentials too, and this plan keeps ${kept.join(', ')}: delete them first, or keep the team in the source` };
+  return kept.length > 0 ? `pruning a team deletes its keys and FederatedCredentials too, and this plan keeps ${kept.join(', ')}: delete them first, or keep the team in the source` : undefined;
 }

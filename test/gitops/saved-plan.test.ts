@@ -37,7 +37,7 @@ describe('saved plans: plan --out, apply --plan', () => {
     expect(r.stderr).toBe(`Saved the plan to ${join(work, 'first.json')}; apply exactly it with: teamkeys apply --plan ${join(work, 'first.json')}\n`);
     expect(r.code).toBe(0);
     const file = saved('first.json');
-    expect(file).toMatchObject({ apiVersion: 'teamkeys/v1', kind: 'SavedPlan', formatVersion: 1, target: served.url, targetApiVersion: 'management.service/v1', source: { id: 'saved', revision } });
+    expect(file).toMatchObject({ apiVersion: 'teamkeys/v1', kind: 'SavedPlan', formatVersion: 2, target: served.url, targetApiVersion: 'management.service/v1', source: { id: 'saved', revision } });
     expect(file.checksum).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(file.actions.map((a) => `${a.type} ${a.kind}/${a.name}`)).toEqual(['create Team/auditors', 'create Team/payments', 'create Team/platform', 'create OwnedAccessKey/ana-laptop', 'create OwnedAccessKey/payments-ci']);
     expect(file.reads.map((r) => `${r.kind}/${r.name} ${r.absent ? 'absent' : r.resourceVersion}`)).toContain('Team/platform absent');

@@ -293,12 +293,23 @@ describe('scheduled rotation against a served API and the GitHub stand-in', () =
     expect(planned.report.summary.rotate).toBe(4);
     const file = join(keyDir, 'plan-stale.json');
     expect(await writeSavedPlan(file, planned, client)).toBeUndefined();
-    await client.rotate('deploy-ci', { overlapSeconds: 300 });
+    const rotated = await client.rotate('deploy-ci', { overlapSeconds: 300 });
     const handedOut = github.secrets.get('acme/payments/DEPLOY_KEY');
-    const applied = await applyPlanFile(file, client, { concurrency: 4, keyDir, keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }) });
+    const delivery = () => ({ concurrency: 4, keyDir, keyDelivery: new GitHubSecrets({ token: github.token, apiUrl: github.url }) });
+    const applied = await applyPlanFile(file, client, delivery());
     expect(applied.outcome).toBe('refused');
     expect(applied.refused).toMatch(/^the plan is stale, nothing was written: OwnedAccessKey\/deploy-ci changed since the plan/);
     expect(github.secrets.get('acme/payments/DEPLOY_KEY')).toBe(handedOut);
+    // Planned again, the hand-rotated key is not due. Using it (which the server records in its
+    // rotation status) between plan and apply does not make the plan stale.
+    const again = await reconcile({ mode: 'plan', ...opts });
+    expect(again.report.objects.find((o) => o.name === 'deploy-ci')?.rotation).toBeUndefined();
+    expect(await writeSavedPlan(file, again, client)).toBeUndefined();
+    const before = (await client.get('ownedaccesskeys', 'deploy-ci'))!.metadata.resourceVersion;
+    const used = await fetch(`${server.api}/teams`, { headers: { Authorization: `Bearer ${(rotated.spec as { key: string }).key}` } });
+    expect(used.status).toBeLessThan(500);
+    expect((await client.get('ownedaccesskeys', 'deploy-ci'))!.metadata.resourceVersion).not.toBe(before);
+    expect((await applyPlanFile(file, client, delivery())).outcome).toBe('applied');
   });
 });
 

@@ -119,6 +119,25 @@ describe("pruning a team and the FederatedCredentials bound to it", () => {
       writeFileSync(join(source, 'gamma.yaml'), team('gamma'));
     });
 
+    // The review's second pass: the check at apply counted a rule the plan moves to another team as kept.
+    it('pruning a team applies when the plan moves its FederatedCredential to another team', async () => {
+      writeFileSync(join(source, 'mv-a.yaml'), team('mv-a'));
+      writeFileSync(join(source, 'mv-b.yaml'), team('mv-b'));
+      writeFileSync(join(source, 'mv-ci.yaml'), rule('mv-ci', 'mv-a'));
+      expect((await run('apply')).outcome).toBe('applied');
+      unlinkSync(join(source, 'mv-a.yaml'));
+      writeFileSync(join(source, 'mv-ci.yaml'), rule('mv-ci', 'mv-b').replace('project: mv-b', 'project: mv-a'));
+      const file = join(source, '..', `mv-${Date.now()}.plan.json`);
+      await save(file);
+      const applied = await applyPlanFile(file, client, { concurrency: 2 });
+      rmSync(file, { force: true });
+      expect(applied.refused).toBeUndefined();
+      expect(applied.outcome).toBe('applied');
+      expect(await exists('teams/mv-a')).toBe(false);
+      const moved = (await (await server.fetch(`${server.api}/federatedcredentials/mv-ci`)).json()) as { spec: { team: string } };
+      expect(moved.spec.team).toBe('mv-b');
+    });
+
     it("creating a FederatedCredential for a live team is refused at apply when the team was re-created since", async () => {
       expect((await server.fetch(`${server.api}/teams`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'delta' }, spec: { users: ['ana'] } }) })).status).toBe(201);
       writeFileSync(join(source, 'delta-ci.yaml'), rule('delta-ci', 'delta'));

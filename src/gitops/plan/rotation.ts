@@ -42,6 +42,12 @@ function rotationStatus(live: KubeObject): RotationStatus {
   return isJsonMap(status.rotation) ? (status.rotation as RotationStatus) : {};
 }
 
+/** The rotation status planning reads, and only that (a saved plan's digest holds it; key use rewrites the rest). */
+export function plannedRotationStatus(live: KubeObject): RotationStatus {
+  const { rotatedAt, awaitingConfirmation } = rotationStatus(live);
+  return { ...(rotatedAt !== undefined ? { rotatedAt } : {}), ...(awaitingConfirmation !== undefined ? { awaitingConfirmation } : {}) };
+}
+
 /** When the live key's current value was set: its last rotation, else its creation. */
 export function valueSetAt(live: KubeObject): Date | undefined {
   const at = rotationStatus(live).rotatedAt ?? live.metadata.creationTimestamp;

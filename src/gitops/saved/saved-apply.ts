@@ -8,9 +8,9 @@
 import type { ApiClient } from '../../client/types.js';
 import { buildReport, type Report } from '../report/report.js';
 import { contentDigest, type ObjectRead, type SavedPlan } from './saved-plan.js';
-import type { Plan, PlanStep } from '../plan/plan.js';
+import type { PlanStep } from '../plan/plan.js';
 import { listLive } from '../read-live.js';
-import { deletedTeamKeys } from '../team-references.js';
+import { keptDependents } from '../team-references.js';
 import { applyPlan, type ApplyOptions } from '../apply/apply.js';
 import { approvalRefusal } from '../approvals/check.js';
 import { approvalsOf, githubApiFromEnv } from '../approvals/plan-approvals.js';
@@ -79,8 +79,10 @@ export async function applySavedPlan(client: ApiClient, saved: SavedPlan, opts: 
   // team: read now, as a fresh plan would, since the plan's reads name only its own objects (found
   // by a review).
   if (saved.actions.some((a) => a.plural === 'teams' && a.type === 'delete')) {
-    const { refused } = deletedTeamKeys({ actions: saved.actions } as Plan, [], (await listLive(client)).live);
-    if (refused) return refuse(`the plan is stale, nothing was written: ${refused}. Run teamkeys plan again and review the new plan`);
+    // What the plan declares (any action but a delete) moves off the team or was refused at plan time.
+    const declared = new Set(saved.actions.filter((a) => a.type !== 'delete').map((a) => `${a.plural}/${a.name}`));
+    const kept = keptDependents(saved, (await listLive(client)).live, (plural, name) => declared.has(`${plural}/${name}`));
+    if (kept) return refuse(`the plan is stale, nothing was written: ${kept}. Run teamkeys plan again and review the new plan`);
   }
   const actions = saved.actions.map((a) => reguard(a, versions.get(`${a.plural}/${a.name}`)));
   const changeSet = await applyPlan(client, actions, opts);

@@ -17,8 +17,13 @@ import type { PlanStep, Plan } from '../plan/plan.js';
 import { savedPlanNameErrors } from './saved-names.js';
 import type { SavedApprovals } from '../approvals/plan-approvals.js';
 import { withheldAction, withheldPlanRefusal, withheldRead } from './saved-withheld.js';
+import { plannedRotationStatus } from '../plan/rotation.js';
 
-export const savedPlanFormat = 1;
+/**
+ * 2 (stop 63): a key's digest holds the rotation status planning reads. A plan of format 1 is
+ * refused with "plan again" rather than found stale by a digest it never held.
+ */
+export const savedPlanFormat = 2;
 
 /** What the plan knew about one object: absent, or present at a resourceVersion with this content. */
 export interface ObjectRead {
@@ -55,13 +60,14 @@ const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).dig
 
 /**
  * The part of a live object a plan depends on: a status write (key activity) leaves it unchanged,
- * but a key's rotation status does not, since a plan's scheduled rotation is judged from it (a
- * saved plan rotated again a key an operator had just rotated by hand, and the value they handed
- * out stopped working: found by a review).
+ * but the rotation status a plan's scheduled rotation is judged from does not (a saved plan rotated
+ * again a key an operator had just rotated by hand, and the value they handed out stopped working:
+ * found by a review). Only that part: key use rewrites the rest of status.rotation, and a plan
+ * refused for every use of a recently rotated key could not be applied (the review's second pass).
  */
 export function contentDigest(obj: KubeObject): string {
-  const rotation = (obj.status as { rotation?: unknown } | undefined)?.rotation;
-  return sha256(canonicalJson({ ...coreOf(obj), deletionTimestamp: obj.metadata.deletionTimestamp ?? null, ...(rotation !== undefined ? { rotation } : {}) }));
+  const rotation = plannedRotationStatus(obj);
+  return sha256(canonicalJson({ ...coreOf(obj), deletionTimestamp: obj.metadata.deletionTimestamp ?? null, ...(Object.keys(rotation).length > 0 ? { rotation } : {}) }));
 }
 
 export function readOf(kind: string, plural: Plural, name: string, live: KubeObject | undefined): ObjectRead {
