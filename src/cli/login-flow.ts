@@ -13,7 +13,7 @@ import { request as httpRequest } from 'node:http';
 import { apiRoot } from '../api/resources.js';
 import { connectionFailure } from '../client/connection-errors.js';
 import { CliError } from './errors.js';
-import { isLoopback } from './listen.js';
+import { plainHttpElsewhere } from '../client/loopback.js';
 import { authBase, readLogin, writeLogin, type CachedLogin } from './login-cache.js';
 
 export interface LoginOptions {
@@ -173,8 +173,7 @@ export async function checkReachable(server: string, ca: Buffer | undefined): Pr
  * the network in clear text (found by a review), and kubectl sends no credential over HTTP anyway.
  */
 function assertSafeTransport(server: string): void {
-  const url = new URL(server);
-  if (url.protocol === 'http:' && !isLoopback(url.hostname.replace(/^\[|\]$/g, ''))) {
+  if (plainHttpElsewhere(new URL(server))) {
     throw new CliError(`--server ${server}: a sign-in over plain http to another machine would send its key in clear text; use the server's https address`);
   }
 }

@@ -5,3 +5,8 @@ export function isLoopback(host: string): boolean {
   if (host === 'localhost' || host === '::1') return true;
   return isIP(host) === 4 && host.startsWith('127.');
 }
+
+/** Whether a URL is plain http to another machine: what a key or token must never be sent over. */
+export function plainHttpElsewhere(url: URL): boolean {
+  return url.protocol === 'http:' && !isLoopback(url.hostname.replace(/^\[|\]$/g, ''));
+}

@@ -7,7 +7,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isLoopback } from './loopback.js';
+import { plainHttpElsewhere } from './loopback.js';
 import { authBase } from '../api/resources.js';
 import { credentialParameter, subjectTokenTypes, tokenExchangeGrant } from '../api/token-exchange.js';
 
@@ -37,7 +37,7 @@ export async function exchangeJobToken(opts: JobTokenExchange): Promise<Exchange
   const target = new URL(`${authBase(opts.server)}/auth/token`);
   // The job's token is a credential for the exchange: in clear text to another machine, anyone on
   // the path could exchange it first (found by a review; login refuses the same).
-  if (target.protocol === 'http:' && !isLoopback(target.hostname.replace(/^\[|\]$/g, ''))) {
+  if (plainHttpElsewhere(target)) {
     throw new Error(`the server ${target.origin} is plain http on another machine: the job's token would cross the network in clear text; use the server's https address`);
   }
   const form = new URLSearchParams({ grant_type: tokenExchangeGrant, subject_token: opts.idToken, subject_token_type: subjectTokenTypes[0]! });

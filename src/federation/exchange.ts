@@ -213,7 +213,6 @@ export class TokenExchange {
   }
 }
 
-/** jose's refusal, as the check that failed. */
 /**
  * Why a rule stored before a check its writes now meet is not used, if it is not; said before the
  * token's single use. Such a rule stays stored (writes to it are ratcheted), so the exchange judges it.
@@ -228,6 +227,7 @@ export function storedRuleRefusal(rule: FederatedCredential): string | undefined
   return undefined;
 }
 
+/** jose's refusal, as the check that failed. */
 function verificationRefusal(err: unknown): OAuthError {
   if (err instanceof joseErrors.JWTExpired) return invalidGrant('the token has expired');
   if (err instanceof joseErrors.JWTClaimValidationFailed) {

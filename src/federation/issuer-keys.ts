@@ -129,6 +129,6 @@ async function boundedFetch(url: string, init: Parameters<typeof undiciFetch>[1]
     if (size > maxIssuerBodyBytes) throw tooLarge();
     chunks.push(chunk);
   }
-  const empty = res.status === 204 || res.status === 205 || res.status === 304 || (res.status >= 100 && res.status < 200);
+  const empty = res.status === 204 || res.status === 205 || res.status === 304;
   return new Response(empty ? null : Buffer.concat(chunks), { status: res.status, statusText: res.statusText, headers: [...res.headers] });
 }

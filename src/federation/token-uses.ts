@@ -23,12 +23,15 @@ interface TokenUse {
 /** How long past its token's expiry a record is kept: the clock lag between replicas it covers. */
 export const useRecordRetentionMs = 3_600_000;
 
+/** A token's record: its issuer and jti, hashed. */
+const recordName = (issuer: string, jti: string) => createHash('sha256').update(`${issuer}\0${jti}`).digest('hex');
+
 export class TokenUses {
   constructor(private readonly store: Store) {}
 
   /** Records the token's use; false if it was used already (here or on another replica). */
   async claim(issuer: string, jti: string, expiresAtMs: number): Promise<boolean> {
-    const name = createHash('sha256').update(`${issuer}\0${jti}`).digest('hex');
+    const name = recordName(issuer, jti);
     try {
       await this.store.create<TokenUse>(`${tokenUsesPrefix}${name}`, { metadata: { name }, expiresAt: expiresAtMs });
       return true;
@@ -44,8 +47,7 @@ export class TokenUses {
    * spent the token). Never after a mint that may have stored a key.
    */
   async release(issuer: string, jti: string): Promise<void> {
-    const name = createHash('sha256').update(`${issuer}\0${jti}`).digest('hex');
-    await this.store.delete(`${tokenUsesPrefix}${name}`).catch(() => undefined);
+    await this.store.delete(`${tokenUsesPrefix}${recordName(issuer, jti)}`).catch(() => undefined);
   }
 
   /** Deletes the records of tokens expired more than useRecordRetentionMs before `now` (epoch ms); returns how many went. */

@@ -19,7 +19,7 @@ import { isFailedOutcome, workCount, type Report } from '../gitops/report/report
 import { writeReports } from '../gitops/report/write.js';
 import { keyDeliveryFromEnv } from '../gitops/keys/github-secrets.js';
 import { parseOwners } from '../gitops/keys/owner-allow-list.js';
-import type { PolicySource } from '../gitops/policy/at-ref.js';
+import type { PolicyRef, PolicySource } from '../gitops/policy/at-ref.js';
 import { durationError, durationMs, formatDuration } from '../duration.js';
 import { defaultReconcileOptions as defaults } from '../gitops/reconcile-defaults.js';
 import { visible } from '../gitops/report/hidden-text.js';
@@ -81,11 +81,22 @@ interface RunTrust {
 }
 
 /**
- * The policy folder, read on an untrusted run (a pull request, trust.ts) from git at `policy-ref`
- * (default: the pull request's or merge group's base commit; for a trusted event on an untrusted
- * ref, the default branch as origin has it), so the change cannot delete or weaken a policy it
- * breaks; on a trusted run from the checkout, unless `policy-ref` is given. An untrusted run with
- * neither needs policy-ref: the checkout is never read for policies.
+ * Where an untrusted run (a pull request, trust.ts) reads its policies when policy-ref is not given:
+ * the pull request's or merge group's base commit; for a trusted event on an untrusted ref, the
+ * default branch as origin has it (a local branch of that name may be the job's own, or stale).
+ * Undefined when the payload names neither: the checkout is never read for policies.
+ */
+function untrustedPolicyRef(trust: RunTrust): { at: Omit<PolicyRef, 'dir'>; shown: string } | undefined {
+  const base = baseCommitOf(github.context.payload);
+  if (base) return { at: { ref: base }, shown: 'policies from the base commit' };
+  const branch = trust.trustedEvent ? defaultBranchOf(github.context.payload) : undefined;
+  if (branch) return { at: { ref: `refs/heads/${branch}`, fromOrigin: true, named: 'the default branch' }, shown: 'policies from the default branch' };
+  return undefined;
+}
+
+/**
+ * The policy folder: from git at `policy-ref` when given; on a trusted run from the checkout; on an
+ * untrusted one at untrustedPolicyRef, so the change cannot delete or weaken a policy it breaks.
  */
 function policySource(workspace: string, trust: RunTrust): PolicySource | undefined {
   if (!input('policy')) return undefined;
@@ -93,20 +104,15 @@ function policySource(workspace: string, trust: RunTrust): PolicySource | undefi
   const asked = input('policy-ref');
   if (asked) return { dir, ref: asked };
   if (trust.trusted) return dir;
-  const base = baseCommitOf(github.context.payload);
-  if (base) return { dir, ref: base };
-  const branch = trust.trustedEvent ? defaultBranchOf(github.context.payload) : undefined;
-  // A local branch of that name may be the job's own (or stale): origin's is the reviewed one.
-  if (branch) return { dir, ref: `refs/heads/${branch}`, fromOrigin: true, named: 'the default branch' };
+  const untrusted = untrustedPolicyRef(trust);
+  if (untrusted) return { dir, ...untrusted.at };
   if (trust.refRefused) throw new Error(`this ${trust.event} run is not trusted (${trust.refRefused}) and the payload names no default branch to read policies from: set the policy-ref input to the ref policies are read from, or trusted-refs`);
   throw new Error(`the ${trust.event} event is not trusted (trusted-events) and names no base commit: set the policy-ref input to the ref policies are read from`);
 }
 
 /** Where an untrusted run reads its policies, as its log says. */
 function policiesShown(trust: RunTrust): string {
-  if (input('policy-ref')) return 'policies from policy-ref';
-  if (baseCommitOf(github.context.payload)) return 'policies from the base commit';
-  return trust.trustedEvent && defaultBranchOf(github.context.payload) ? 'policies from the default branch' : 'policies from policy-ref';
+  return (!input('policy-ref') && untrustedPolicyRef(trust)?.shown) || 'policies from policy-ref';
 }
 
 /** The ref the run checked out: GITHUB_REF, else (outside a runner) a push payload's ref. */

@@ -23,9 +23,9 @@ function holderOf(obj: KubeObject): string {
   return parts.length > 0 ? parts.join(', ') : 'no one';
 }
 
-/** The manifests that would give a live key another holder, as errors. */
 /**
- * `withhold` (pull-request mode): the live holder is not named, since a pull request could name any
+ * The manifests that would give a live key another holder, as errors. `withhold` (pull-request
+ * mode): the live holder is not named, since a pull request could name any
  * key with a wrong holder to learn who holds it; the error still says the holders differ.
  */
 export function adoptedKeyHolders(desired: DesiredObject[], liveKeys: KubeObject[], sourceId: string, formerIds: readonly string[] = [], withhold = false): ManifestError[] {
