@@ -8,10 +8,11 @@
  * file:line:col. (eol conversion only changes line ends, which YAML reads the same; filters need
  * the reader's own git config, which a pull request does not control.)
  */
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simpleGit } from 'simple-git';
 import type { ManifestError } from './manifests.js';
+import { isManifestPath } from './files.js';
 
 const attribute = /(^|\s)-?!?working-tree-encoding(=\S*)?(?=\s|$)/;
 
@@ -37,12 +38,25 @@ export function reEncodingErrors(files: { path: string; text: string }[]): Manif
 
 const isAttributes = (path: string) => path === '.gitattributes' || path.endsWith('/.gitattributes');
 
-/** The refusals for the .gitattributes files of a work tree (tracked or not), named from its top. */
-export async function workTreeReEncoding(top: string): Promise<ManifestError[]> {
-  const listed = await simpleGit(top).raw(['ls-files', '-z', '--cached', '--others', '--exclude-standard']);
-  const paths = [...new Set(listed.split('\0').filter(isAttributes))].sort();
+/**
+ * The refusals a work tree's listing gives, from one `git ls-files`: its .gitattributes files that
+ * re-encode (tracked or not), named from its top; and the manifests below `folder` (a path from
+ * the top) that a sparse checkout left out. A folder source reads what is on disk, so a file the
+ * sparse set excludes would read as removed and `--prune` would delete its objects: found by a
+ * review. A skip-worktree file still on disk is read as any other.
+ */
+export async function workTreeRefusals(top: string, folder: string): Promise<ManifestError[]> {
+  const listed = await simpleGit(top).raw(['ls-files', '-t', '-z', '--cached', '--others', '--exclude-standard']);
+  const entries = listed.split('\0').filter((e) => e.length > 2).map((e) => ({ tag: e[0], path: e.slice(2) }));
+  const paths = [...new Set(entries.map((e) => e.path).filter(isAttributes))].sort();
   const files = await Promise.all(paths.map(async (path) => ({ path, text: await readFile(join(top, path), 'utf8').catch(() => '') })));
-  return reEncodingErrors(files);
+  const prefix = folder === '' || folder === '.' ? '' : `${folder.replace(/\/+$/, '')}/`;
+  const skipped = entries.filter((e) => e.tag === 'S' && e.path.startsWith(prefix) && isManifestPath(e.path.slice(prefix.length))).map((e) => e.path);
+  const absent = (await Promise.all(skipped.map(async (path) => ((await lstat(join(top, path)).then(() => true, () => false)) ? undefined : path)))).filter((p): p is string => p !== undefined).sort();
+  return [...reEncodingErrors(files), ...absent.map((file) => ({ file, line: 1, column: 1, message: sparseMessage }))];
 }
+
+const sparseMessage =
+  'not checked out (the sparse checkout leaves it out): a folder source reads what is on disk, so its objects would be planned as removed; widen the sparse checkout (git sparse-checkout add) or read the repository from git (--ref HEAD)';
 
 export { isAttributes };

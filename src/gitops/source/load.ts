@@ -5,14 +5,14 @@
  */
 import { lstat, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, posix, resolve } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { SourceError } from './errors.js';
 import type { Manifest, ManifestError } from './manifests.js';
 import { missingFolder, outsideSource, parseFiles, readManifests, within } from './files.js';
 import { resolveRevision, updateMirror } from './git-mirror.js';
 import { readTree, treeReEncoding } from './git-tree.js';
-import { workTreeReEncoding } from './attributes.js';
+import { workTreeRefusals } from './attributes.js';
 import { isGitUrl, redactCredentials, withoutCredentials } from './git-url.js';
 import { doubleSlashId, formerDefaultIds, gitSourceId, joinId, workTreeOf } from './identity.js';
 
@@ -74,12 +74,12 @@ async function openFolder(opts: SourceOptions): Promise<OpenedSource> {
     // Files are named from the repository root (as the git sources and CI annotations name them),
     // or from the folder outside git.
     const tree = await workTreeOf(root);
-    const [read, revision, reEncoded] = await Promise.all([
+    const [read, revision, refused] = await Promise.all([
       tree ? readManifests(tree.top, join(tree.top, tree.within, sub)) : readManifests(root, join(root, sub)),
       tree ? simpleGit(root).revparse(['HEAD']).then((r) => r.trim(), () => '') : '',
-      tree ? workTreeReEncoding(tree.top) : [],
+      tree ? workTreeRefusals(tree.top, posix.join(tree.within, sub)) : [],
     ]);
-    const loaded = reEncoded.length > 0 ? { manifests: [], files: read.files, errors: reEncoded } : read;
+    const loaded = refused.length > 0 ? { manifests: [], files: read.files, errors: refused } : read;
     const byLocation = tree ? joinId(tree.repo, tree.within, sub) : joinId(root, sub);
     const id = opts.sourceId ?? byLocation;
     const formerIds = others([...formerDefaultIds(opts.source, false, opts.path, root), tree ? doubleSlashId(tree.repo, tree.within, sub) : doubleSlashId(root, sub), byLocation], id);
