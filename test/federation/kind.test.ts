@@ -6,7 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
 import { create } from '../auth/fixture.js';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { storedRuleRefusal } from '../../src/federation/exchange.js';
+import { refusedStoredRules } from '../../src/federation/stored-rules.js';
+import { CachedStore } from '../../src/store/cache/cached-store.js';
+import { MemoryStore } from '../../src/store/backends/memory.js';
+import { eventually } from '../support/eventually.js';
 import type { FederatedCredential } from '../../src/api/types.js';
 
 const value = (name: string) => `Value${name.replace(/[^A-Za-z0-9]/g, '')}${'q'.repeat(40)}`;
@@ -117,12 +123,30 @@ describe('FederatedCredential served as a kind', () => {
     const still = await patch({ spec: { claims: { ref: 'refs/heads/release' } } });
     expect(still.status).toBe(422);
     expect(((await still.json()) as { message: string }).message).toContain("GitHub Actions signs tokens for anyone's jobs");
+    // The leader names it to the operator (stored-rules.ts) until it pins the jobs' owner.
+    expect((await refusedStoredRules(server.registry)).map((r) => r.name)).toEqual(['before-pins']);
     expect((await patch({ spec: { claims: { repository_id: '1001' } } })).status).toBe(200);
+    expect(await refusedStoredRules(server.registry)).toEqual([]);
     // Until then the exchange does not use it (its issuer is GitHub's, so this is judged without a token).
     const rule = (spec: Record<string, unknown>) => ({ ...stored, spec: { ...stored.spec, ...spec } }) as unknown as FederatedCredential;
     expect(storedRuleRefusal(rule({}))).toMatch(/^the FederatedCredential matching the token was stored before rules had to pin whose jobs they trust, and is not used until it does: GitHub Actions signs tokens for anyone's jobs/);
     expect(storedRuleRefusal(rule({ claims: { repository_owner_id: '2002', ref: 'refs/heads/main' } }))).toBeUndefined();
     expect(storedRuleRefusal(rule({ issuer: 'https://ci.acme.internal' }))).toBeUndefined();
+  });
+
+  it('a server starting on a store holding such a rule logs it once its leader starts, by name and reason', async () => {
+    const store = new CachedStore(new MemoryStore());
+    const stored = { apiVersion: 'management.service/v1', kind: 'FederatedCredential', metadata: { name: 'unpinned-rule', uid: 'uid-unpinned', creationTimestamp: '2026-11-01T00:00:00Z' }, spec: { issuer: 'https://gitlab.com', audiences: ['teamkeys'], claims: { ref: 'main' }, user: 'ana' } };
+    await store.create('/federatedcredentials/unpinned-rule', stored as unknown as Parameters<typeof store.create>[1]);
+    const logged: { msg: string; federatedCredential?: string; reason?: string }[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _e, done) => done(void logged.push(JSON.parse(chunk.toString()) as (typeof logged)[number])) });
+    const other = await startInProcess({ store, logger: pino({ level: 'warn' }, sink) });
+    try {
+      await eventually('the leader logs the unpinned rule', () => logged.some((l) => l.federatedCredential));
+      expect(logged.filter((l) => l.federatedCredential)).toEqual([expect.objectContaining({ msg: 'a stored FederatedCredential is not used by the token exchange until it is changed', federatedCredential: 'unpinned-rule', reason: expect.stringContaining("GitLab.com signs tokens for anyone's jobs") })]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('a writer who may create the key it mints may write the rule; one who may not is refused (403)', async () => {

@@ -10,6 +10,7 @@ import type { ActivityRecorder } from '../../auth/activity.js';
 import { defaultStopBoundMs, Supervisor, type Controller } from '../../background/supervisor.js';
 import type { TokenExchange } from '../../federation/exchange.js';
 import { tokenUsesCollection } from '../../federation/collection.js';
+import { storedRulesCheck } from '../../federation/stored-rules.js';
 import type { Notifier } from '../../notify/notifier.js';
 import { notifierWork, type NotificationsOptions } from '../../notify/work.js';
 import { GarbageCollector } from '../../registry/garbage-collector.js';
@@ -85,6 +86,8 @@ export function serverBackground(opts: BackgroundOptions, metrics: ServerMetrics
   work.push(accessRequestExpiry);
   if (opts.garbageCollector !== false) work.push(new GarbageCollector(fencedFor('garbage-collector'), log));
   work.push(tokenUsesCollection(exchange, fencedFor('token-uses').store, log));
+  // Reads only: through the requests' registry, no fenced view.
+  work.push(storedRulesCheck(opts.registry, log));
   if (opts.signIn) work.push(new IdentityRefresher(fencedFor('identity-refresh'), opts.signIn.provider, log, { intervalMs: opts.signIn.opts.refreshIntervalMs, concurrency: opts.signIn.opts.refreshConcurrency, ...(opts.signIn.opts.maxStalenessMs !== undefined ? { maxStalenessMs: opts.signIn.opts.maxStalenessMs } : {}) }));
   // On every replica (each one's /metrics is whole); it logs and disables only while leading, and
   // sweeps once more on taking the lease, so a new leader need not wait a whole interval. It reads
