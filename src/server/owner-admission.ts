@@ -25,6 +25,7 @@ import type { Authorizer } from '../auth/authorize.js';
 import { allows, authorize } from '../auth/decision.js';
 import type { Identity } from '../auth/identity.js';
 import { isLoginKey } from '../auth/login-keys.js';
+import { isFederatedKey } from '../api/key-types.js';
 import { isAdminFor, type Resource } from '../auth/roles.js';
 import { gcFinalizers } from '../registry/delete.js';
 import { ownerReferencesOf } from '../api/owner-references.js';
@@ -125,8 +126,8 @@ export async function ownerReferenceErrors(a: OwnerAdmission, old: KubeObject | 
 }
 
 /**
- * Why the write may not drop a key's reference to a Login key (or to a key that no longer exists,
- * which may have been one), or undefined: that reference ends the key with the sign-in it was made
+ * Why the write may not drop a key's reference to a Login key or a key the token exchange minted
+ * (or to a key that no longer exists, which may have been one), or undefined: that reference ends the key with the sign-in it was made
  * with, and only an accesskeys-admin may cut it (a 403 reason).
  */
 export async function signInTieDenial(a: OwnerAdmission, old: KubeObject | undefined, object: KubeObject): Promise<string | undefined> {
@@ -136,6 +137,9 @@ export async function signInTieDenial(a: OwnerAdmission, old: KubeObject | undef
     if (ref.apiVersion !== apiVersion || ref.kind !== 'OwnedAccessKey' || refsOf(object).some((r) => sameReference(r, ref))) continue;
     const owner = await a.lookup(ref.kind, ref.name);
     if (owner?.metadata.uid !== ref.uid || isLoginKey(owner)) return 'removing the reference to the Login key this key was made with requires the accesskeys-admin role';
+    // A key the token exchange minted ties what it makes as a sign-in does: a job that cut the tie
+    // kept its keys past the rule's narrowing and the minted key's revocation (found by a review).
+    if (isFederatedKey(owner)) return 'removing the reference to the key the token exchange minted, which this key was made with, requires the accesskeys-admin role';
   }
   return undefined;
 }
