@@ -125,4 +125,33 @@ describe('review: the previous value of a rotated key cannot undo the rotation',
     const patch = await s.fetch(`${s.api}/ownedaccesskeys/job`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { key: leaked } }) });
     expect(patch.status).toBe(422);
   });
+
+  // Found by a review (stop 64): the old value wrote a FederatedCredential for its user trusting
+  // the attacker's own issuer, and after the overlap traded job tokens for fresh keys of that user.
+  it('the previous value may write no FederatedCredential and no AccessRequest, asked or approved: each would outlive it', async () => {
+    const clock = new ManualClock(t0);
+    server = await startInProcess({ now: clock.now });
+    const s = server;
+    expect((await create(s, 'teams', { metadata: { name: 'payments' }, spec: { owner: { user: 'alice' }, clusterRoles: [{ name: 'teams-viewer' }] } })).status).toBe(201);
+    const alice = ((await (await create(s, 'ownedaccesskeys', { metadata: { name: 'alice-laptop' }, spec: { user: 'alice' } })).json()) as Key).spec.key!;
+    const bob = ((await (await create(s, 'ownedaccesskeys', { metadata: { name: 'bob-laptop' }, spec: { user: 'bob' } })).json()) as Key).spec.key!;
+    const as = (token: string, method: string, path: string, body?: unknown) =>
+      s.fetch(`${s.api}/${path}`, { method, headers: { ...json, Authorization: `Bearer ${token}` }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const asked = await as(bob, 'POST', 'accessrequests', { metadata: { name: 'bob-look' }, spec: { team: 'payments', duration: '1h', reason: 'incident' } });
+    expect(asked.status, await asked.clone().text()).toBe(201);
+    expect((await rotate(s, 'alice-laptop', { overlapSeconds: 3600 })).status).toBe(201);
+    const refusal = "this access key's previous value (rotated at 2026-11-27T10:00:00Z) may not write access keys, FederatedCredentials or AccessRequests";
+    const rule = await as(alice, 'POST', 'federatedcredentials', { apiVersion: 'management.service/v1', kind: 'FederatedCredential', metadata: { name: 'alice-backdoor' }, spec: { issuer: 'https://issuer.attacker.example', audiences: ['teamkeys'], claims: { sub: 'mallory' }, user: 'alice' } });
+    const ask = await as(alice, 'POST', 'accessrequests', { metadata: { name: 'alice-look' }, spec: { team: 'payments', duration: '1h', reason: 'incident' } });
+    const seen = (await (await as(alice, 'GET', 'accessrequests/bob-look')).json()) as { status: { conditions?: unknown[] } };
+    const approve = await as(alice, 'PUT', 'accessrequests/bob-look/approval', { ...seen, status: { ...seen.status, conditions: [...(seen.status.conditions ?? []), { type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok' }] } });
+    for (const [what, res] of Object.entries({ rule, ask, approve })) {
+      expect(res.status, what).toBe(403);
+      expect(((await res.json()) as { message: string }).message, what).toContain(refusal);
+    }
+    // Reads stay open to it: the owner's old value still reads the request it was asked to review.
+    expect((await as(alice, 'GET', 'accessrequests/bob-look')).status).toBe(200);
+    expect((await s.fetch(`${s.api}/federatedcredentials/alice-backdoor`)).status).toBe(404);
+    expect(((await (await s.fetch(`${s.api}/accessrequests/bob-look`)).json()) as { status: { phase: string } }).status.phase).toBe('Pending');
+  });
 });

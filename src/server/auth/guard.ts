@@ -167,8 +167,10 @@ export class Guard {
     const { verb, subresource, old, object } = write;
     const name = (old ?? object)?.metadata.name;
     // A previous value is a value being retired, maybe because it leaked: it may not undo its
-    // rotation (set a value back, rotate or confirm, make itself a new key). Reads and other kinds stay open to it.
-    const previous = this.resource === 'ownedaccesskeys' ? this.who.previousValue : undefined;
+    // rotation (set a value back, rotate or confirm, make itself a new key), nor leave a way back in
+    // that outlives it (a FederatedCredential minting keys for its user, an AccessRequest asked or
+    // approved: found by a review). Reads and teams stay open to it, so jobs not yet switched run.
+    const previous = retiredValueKinds.has(this.resource) ? this.who.previousValue : undefined;
     if (previous) throw this.forbidden(verb, name, subresource, previousValueWrites(previous.rotatedAt));
     // The route checked the scope for the verb it was asked (patch); a server-side apply that
     // creates is a create, and the scope must allow that too.
@@ -195,9 +197,12 @@ export class Guard {
   }
 }
 
-/** Why a request authenticated by a key's previous value may not write access keys. */
+/** The kinds a key's previous value may not write: what makes keys or grants access. */
+const retiredValueKinds: ReadonlySet<Resource> = new Set<Resource>(['ownedaccesskeys', 'federatedcredentials', 'accessrequests']);
+
+/** Why a request authenticated by a key's previous value may not write access keys (nor the other retiredValueKinds). */
 export const previousValueWrites = (rotatedAt: string) =>
-  `this access key's previous value (rotated at ${rotatedAt}) may not write access keys, nor change any key's value; use the current value`;
+  `this access key's previous value (rotated at ${rotatedAt}) may not write access keys, FederatedCredentials or AccessRequests, nor change any key's value; use the current value`;
 
 /** The identity the onRequest hook established; routes under the API prefix always have one. */
 export function identityOf(req: FastifyRequest): Identity {
