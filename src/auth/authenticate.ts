@@ -12,7 +12,7 @@ import { jobOf, ruleAnnotation, ruleStamp } from '../api/federated-key.js';
 import { isLoginKey, loginKeyRefusal } from './login-keys.js';
 import { isFederatedKey } from '../api/key-types.js';
 import { identityFor, type Identity } from './identity.js';
-import { activeGrants, withTemporaryAccess } from './temporary-access.js';
+import { grantsOfUser, withTemporaryAccess } from './temporary-access.js';
 import type { TeamIndex } from './team-index.js';
 import { ownerReferencesOf } from '../api/owner-references.js';
 import { teamBinding } from '../registry/team-binding.js';
@@ -102,8 +102,8 @@ export class Authenticator {
     // standing rights alone (fail closed), rather than taking every request down with it.
     // The user's Active requests by the watch cache's index: a lookup, not a list of every request
     // (nor of every request of the user: those that ended stay, and cost nothing here).
-    const items = await this.registry.accessrequests.byField('activeRequester', user).catch(() => []);
-    return withTemporaryAccess(identity, activeGrants(items, user, now), this.teams);
+    const grants = await grantsOfUser(this.registry.accessrequests, user, now).catch(() => []);
+    return withTemporaryAccess(identity, grants, this.teams);
   }
 
   /**

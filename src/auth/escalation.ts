@@ -13,7 +13,7 @@ import { expiresAt } from './expiry.js';
 import { authView } from './team-view.js';
 import { added, allTeamVerbs, describe, grantsOf, hasScope, holds, lacking, membershipGrants, withTeam, type Atom, type MayName, type TeamWorld } from './grants.js';
 import type { Identity } from './identity.js';
-import { standingOf } from './temporary-access.js';
+import { standingOf, withTemporaryAccess, type TemporaryGrant } from './temporary-access.js';
 import { isAdminFor, verbs as allVerbs } from './roles.js';
 import { scopeDenial } from './scope.js';
 import { scopeWithin } from './scope-containment.js';
@@ -124,7 +124,7 @@ const identityFields = ['user', 'team', 'subject', 'groups', 'identity'] as cons
  * Whether a key write gives more than the key had: another identity, a wider scope, a longer life,
  * or a key-setting write (a new value, a re-enable: src/registry/keys.ts decides which).
  */
-function widens(old: OwnedAccessKey | undefined, next: OwnedAccessKey, setsKey: boolean, now: Date): boolean {
+export function widens(old: OwnedAccessKey | undefined, next: OwnedAccessKey, setsKey: boolean, now: Date): boolean {
   if (!old || setsKey) return true;
   const o = old.spec;
   const n = next.spec;
@@ -145,7 +145,16 @@ export function keyEscalation(
   world: TeamWorld,
   old: OwnedAccessKey | undefined,
   next: OwnedAccessKey,
-  opts: { setsKey: boolean; now: Date },
+  opts: {
+    setsKey: boolean;
+    now: Date;
+    /**
+     * The Active AccessRequests' grants of the key's user, given when the writer is not that user
+     * acting as itself (server/admission/escalation.ts): every request the key makes carries them,
+     * and the teams the user may break the glass of, so whoever holds its value holds them too.
+     */
+    reach?: { grants: readonly TemporaryGrant[] };
+  },
 ): string | undefined {
   const o: OwnedAccessKeySpec | undefined = old?.spec;
   const n = next.spec;
@@ -171,11 +180,23 @@ export function keyEscalation(
   // What the key gains outlives the writer's temporary access: judged by its standing rights. The
   // checks above are the write's own (who may manage the key at all), judged by the full identity:
   // a temporary member on call disables a leaked team key (found by a review of the change).
-  return widenedKeyEscalation(standingOf(who), authz, world, next);
+  return widenedKeyEscalation(standingOf(who), authz, world, next, opts.reach);
+}
+
+/**
+ * The teams and roles a key of `user` holds beyond its user's standing membership: its Active
+ * AccessRequests' (authenticate.ts adds them to every request the key makes) and the teams whose
+ * break-glass the user may take at will, whole. A key-maker who lacked them got them through a
+ * key for a user on call (found by a review).
+ */
+function reachOf(user: string, standing: string[], groups: string[], reach: { grants: readonly TemporaryGrant[] }, world: TeamWorld): { teams: string[]; roles: string[] } {
+  const temporary = withTemporaryAccess({ name: user, user, groups, teams: standing, clusterRoles: new Set(), keyName: '' }, reach.grants, world);
+  const teams = [...new Set([...temporary.teams, ...(world.breakingGlass?.(user) ?? [])])].sort();
+  return { teams, roles: [...temporary.clusterRoles].sort() };
 }
 
 /** A key write that widens the key: what the writer must hold for the key's new rights. */
-function widenedKeyEscalation(who: Identity, authz: Authorizer, world: TeamWorld, next: OwnedAccessKey): string | undefined {
+function widenedKeyEscalation(who: Identity, authz: Authorizer, world: TeamWorld, next: OwnedAccessKey, reach?: { grants: readonly TemporaryGrant[] }): string | undefined {
   const n = next.spec;
   // A narrowed writer makes only keys at least as narrow: scope within its scope, expiry no later.
   if (hasScope(who) && !scopeWithin(n.scope, who.scope)) return "a key made or widened by a scoped key needs a scope within that key's scope";
@@ -195,6 +216,12 @@ function widenedKeyEscalation(who: Identity, authz: Authorizer, world: TeamWorld
   const mayName = mayNameFor(who, authz, world, undefined, teams);
   const missing = lacking(who, grantsOf({ ...(n.user ? { user: n.user } : {}), teams }, world, authz), world, authz, false, mayName);
   if (missing) return `the key would hold ${missing}, which you do not hold`;
+  if (!reach || !n.user) return undefined;
+  const beyond = reachOf(n.user, teams, groups, reach, world);
+  const atoms = grantsOf({ user: n.user, teams: beyond.teams }, world, authz);
+  const roles = beyond.roles.filter((role) => !atoms.some((a) => a.kind === 'role' && a.role === role)).map((role): Atom => ({ kind: 'role', role }));
+  const temporary = lacking(who, [...atoms, ...roles], world, authz, false, mayNameFor(who, authz, world, undefined, beyond.teams));
+  if (temporary) return `the key would hold ${temporary}, which you do not hold: its user "${n.user}" has it from an Active AccessRequest or may take it by breaking the glass, and every key of the user carries that`;
   return undefined;
 }
 

@@ -25,6 +25,11 @@ export interface TeamWorld {
    * world without it makes a restricted reader's list of AccessRequests read every one.
    */
   approving?(user: string, teams: readonly string[]): Iterable<string>;
+  /**
+   * The teams whose spec.accessRequests.breakGlass.users name this user: memberships any key of
+   * the user may take at will. Optional: a world without it knows of none.
+   */
+  breakingGlass?(user: string): Iterable<string>;
 }
 
 /**
@@ -217,6 +222,12 @@ export function withTeam(world: TeamWorld, name: string, next: Team | undefined)
       const out = new Set(world.teamsOf(user, groups));
       out.delete(name);
       if (isMember(next, user, groups)) out.add(name);
+      return [...out].sort();
+    },
+    breakingGlass: (user) => {
+      const out = new Set(world.breakingGlass?.(user) ?? []);
+      out.delete(name);
+      if (grantsAnything(next) && (next.spec?.accessRequests?.breakGlass?.users ?? ([] as readonly string[])).includes(user)) out.add(name);
       return [...out].sort();
     },
   };

@@ -28,12 +28,17 @@ interface Snapshot {
   byReference: Map<string, Set<string>>;
   /** Users named by spec.accessRequests.approvers to the teams that name them. */
   byApprover: Map<string, Set<string>>;
+  /** Users named by spec.accessRequests.breakGlass.users to the teams that name them. */
+  byBreakGlass: Map<string, Set<string>>;
 }
 
-const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), byGroup: new Map(), byReference: new Map(), byApprover: new Map() });
+const emptySnapshot = (): Snapshot => ({ teams: new Map(), byUser: new Map(), byGroup: new Map(), byReference: new Map(), byApprover: new Map(), byBreakGlass: new Map() });
 
 /** The approvers a team (its view: team-view.ts gives a list of strings) names. */
 const approversOf = (team: Team | undefined): readonly string[] => team?.spec?.accessRequests?.approvers ?? [];
+
+/** The users a team (its view) lets break the glass into its membership. */
+const breakGlassUsersOf = (team: Team | undefined): readonly string[] => team?.spec?.accessRequests?.breakGlass?.users ?? [];
 
 /** TeamWorld.approving over one snapshot: the owner's teams (found by reference) and the named approvers. */
 function approvingIn(snap: Snapshot, referencing: Iterable<string>, user: string, teams: readonly string[]): Set<string> {
@@ -148,6 +153,10 @@ export class TeamIndex implements TeamWorld {
     return approvingIn(this.snap, this.referencing(user, teams), user, teams);
   }
 
+  breakingGlass(user: string): Iterable<string> {
+    return [...(this.snap.byBreakGlass.get(user) ?? [])].sort();
+  }
+
   /** Teams with the user in spec.users or one of the groups in spec.groups. */
   teamsOf(user: string | undefined, groups: string[]): string[] {
     const out = new Set<string>();
@@ -247,7 +256,8 @@ export function teamWorldOf(teams: Iterable<Team>): TeamWorld & Required<Pick<Te
     return [...out].sort();
   };
   const approving = (user: string, principals: readonly string[]) => approvingIn(snap, referencing(user, principals), user, principals);
-  return { get: (name) => snap.teams.get(name), referencing, teamsOf, approving, names: () => [...snap.teams.keys()].sort() };
+  const breakingGlass = (user: string) => [...(snap.byBreakGlass.get(user) ?? [])].sort();
+  return { get: (name) => snap.teams.get(name), referencing, teamsOf, approving, breakingGlass, names: () => [...snap.teams.keys()].sort() };
 }
 
 function put(snap: Snapshot, full: Team): void {
@@ -262,6 +272,7 @@ function put(snap: Snapshot, full: Team): void {
   for (const g of team.spec?.groups ?? []) add(snap.byGroup, g, name);
   for (const r of referenceTokens(team)) add(snap.byReference, r, name);
   for (const u of approversOf(team)) add(snap.byApprover, u, name);
+  for (const u of breakGlassUsersOf(team)) add(snap.byBreakGlass, u, name);
 }
 
 function remove(snap: Snapshot, name: string): void {
@@ -272,6 +283,7 @@ function remove(snap: Snapshot, name: string): void {
   for (const g of old.spec?.groups ?? []) drop(snap.byGroup, g, name);
   for (const r of referenceTokens(old)) drop(snap.byReference, r, name);
   for (const u of approversOf(old)) drop(snap.byApprover, u, name);
+  for (const u of breakGlassUsersOf(old)) drop(snap.byBreakGlass, u, name);
 }
 
 /** Removes a value, and its key once empty: the index holds only what live teams say. */

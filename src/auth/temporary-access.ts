@@ -22,6 +22,16 @@ export interface TemporaryGrant {
   binding: RequestBinding;
 }
 
+/** Where a user's Active AccessRequests are found: the registry's `activeRequester` index. */
+export interface ActiveRequests {
+  byField(index: 'activeRequester', user: string): Promise<KubeObject[]>;
+}
+
+/** The grants of `user`'s Active AccessRequests at `now`: a lookup, not a list of every request. */
+export async function grantsOfUser(requests: ActiveRequests, user: string, now: Date): Promise<TemporaryGrant[]> {
+  return activeGrants(await requests.byField('activeRequester', user), user, now);
+}
+
 /** The grants of the Active requests among `requests` for `user` at `now`. */
 export function activeGrants(requests: readonly KubeObject[], user: string | undefined, now: Date): TemporaryGrant[] {
   if (user === undefined) return [];

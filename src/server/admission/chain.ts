@@ -7,6 +7,7 @@
  * is exempt from instead of going around the chain. A refusal is data: a reason (403 Forbidden,
  * worded by the caller) or a whole ApiError (a 422 naming fields).
  */
+import type { TemporaryGrant } from '../../auth/temporary-access.js';
 import { ApiError } from '../../api/errors.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Authorizer } from '../../auth/authorize.js';
@@ -35,6 +36,8 @@ export interface AdmissionContext {
   lookup(kind: string, name: string): Promise<KubeObject | undefined>;
   /** The objects whose ownerReferences name an owner (registry/dependents.ts). */
   dependents(owner: KubeObject): Promise<KubeObject[]>;
+  /** The grants of a user's Active AccessRequests now (a consistent read). */
+  temporaryGrants(user: string): Promise<TemporaryGrant[]>;
   now?: () => Date;
 }
 

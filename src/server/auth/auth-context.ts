@@ -1,4 +1,5 @@
 /** Assembles authentication and authorization over a registry: the team index first, loaded. */
+import { grantsOfUser } from '../../auth/temporary-access.js';
 import type { Logger } from 'pino';
 import { ActivityRecorder, defaultActivityIntervalMs } from '../../auth/activity.js';
 import { Authenticator } from '../../auth/authenticate.js';
@@ -44,6 +45,7 @@ export async function createAuthContext(registry: Registry, log: Logger, opts: A
     activity,
     lookup,
     dependents: dependentsFinder(registry),
+    temporaryGrants: (user) => grantsOfUser(registry.accessrequests, user, now()),
     now,
     ...(opts.maxKeysPerUser !== 0 ? { keyQuota: keyQuota(registry.ownedaccesskeys, opts.maxKeysPerUser ?? defaultMaxKeysPerUser) } : {}),
     // Counted by the client's address and, for IPv6, its networks (client-address.ts).

@@ -13,6 +13,7 @@ import type { FailureLimiter } from '../../auth/failure-limit.js';
 import type { Identity } from '../../auth/identity.js';
 import { allows, authorizeObject, authorizeScope, forbiddenBy, type ResourceAttributes } from '../../auth/decision.js';
 import { roleVerbs, type Resource, type Verb } from '../../auth/roles.js';
+import type { TemporaryGrant } from '../../auth/temporary-access.js';
 import type { TeamIndex } from '../../auth/team-index.js';
 import { tooManyRequests } from '../../api/errors.js';
 import type { Admission, Admit } from '../../registry/context.js';
@@ -32,6 +33,8 @@ export interface AuthContext {
   lookup(kind: string, name: string): Promise<KubeObject | undefined>;
   /** The objects whose ownerReferences name an owner (registry/dependents.ts). */
   dependents(owner: KubeObject): Promise<KubeObject[]>;
+  /** The grants of a user's Active AccessRequests now (a consistent read): what a key for the user holds beyond its teams. */
+  temporaryGrants(user: string): Promise<TemporaryGrant[]>;
   now?: () => Date;
 }
 

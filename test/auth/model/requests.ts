@@ -53,6 +53,9 @@ const requestDraws = {
   // Past a 20s request, past a 30s one, past every request (at most 1h).
   tick: fc.record({ op: fc.constant('tick' as const), ms: fc.constantFrom(25_000, 35_000, 3_700_000) }),
   policy: fc.record({ op: fc.constant('patchTeam' as const), pick: fc.nat(9), patch: requestPolicy.map((p) => ({ spec: { accessRequests: p } })) }),
+  // A key made for a user (by whoever writes it): it carries the user's Active requests and break-glass
+  // teams to whoever holds its value (found by a review at stop 64, when nothing here drew it).
+  keyForUser: fc.record({ op: fc.constant('createKey' as const), spec: fc.constantFrom(...users).map((user): Spec => ({ user })), forSelf: fc.constant(false), forRequester: fc.boolean() }),
 };
 
 /** One write by the key at `by`. */
@@ -82,6 +85,8 @@ export const requestScenario: fc.Arbitrary<Scenario> = fc.record({
         { weight: 2, arbitrary: fc.tuple(by(requestDraws.approve)) },
         { weight: 2, arbitrary: fc.tuple(by(requestDraws.request), maybeTick).map(([r, t]) => [r, ...t]) },
         { weight: 1, arbitrary: fc.tuple(by(requestDraws.tick)) },
+        { weight: 2, arbitrary: fc.tuple(by(requestDraws.request), by(approveAs('mine')), by(requestDraws.keyForUser)) },
+        { weight: 1, arbitrary: fc.tuple(by(requestDraws.keyForUser)) },
         { weight: 1, arbitrary: fc.tuple(by(requestDraws.policy)) },
         { weight: 1, arbitrary: fc.tuple(by(write)) },
       ),
@@ -110,8 +115,27 @@ const breakGlassUsers = (m: Model, team: string): readonly string[] => m.auth.te
 /** The teams whose break-glass users name `user`. */
 const breakGlassTeams = (m: Model, user: string | undefined) => teamNames.filter((t) => user !== undefined && breakGlassUsers(m, t).includes(user));
 
-/** Among `keys`, the writers that make `w` worth trying (an approver of a pending request, a break-glass user), if any. */
+/** The users of Active requests, whose keys carry temporary access now; without any, the break-glass users, who may take it. */
+export async function usersOnCall(m: Model): Promise<string[]> {
+  const active = (await m.registry.accessrequests.list()).items.filter((r) => (r.status as { phase?: string } | undefined)?.phase === 'Active') as AccessRequest[];
+  const now = [...new Set(active.map((r) => r.spec.user).filter((u): u is string => u !== undefined))].sort();
+  return now.length > 0 ? now : [...new Set(teamNames.flatMap((t) => breakGlassUsers(m, t)))].sort();
+}
+
+/** Among `keys`, the writers that make `w` worth trying (an approver of a pending request, a break-glass user, a keys admin short of management-admin), if any. */
 export async function preferredWriters(m: Model, w: RequestWrite | { op: string }, keys: string[]): Promise<string[]> {
+  if (w.op === 'createKey' && (w as { forRequester?: boolean }).forRequester) {
+    // Keys admins lacking a role an Active request gives (or a break-glass team would): those a key for its user would widen.
+    const active = (await m.registry.accessrequests.list()).items.filter((r) => (r.status as { phase?: string } | undefined)?.phase === 'Active') as AccessRequest[];
+    const teams = active.length > 0 ? active.map((r) => r.spec.team) : teamNames.filter((t) => breakGlassUsers(m, t).length > 0);
+    const given = new Set(teams.flatMap((t) => (m.auth.teams.get(t)?.spec?.clusterRoles ?? []).map((r) => r.name)));
+    const out: string[] = [];
+    for (const k of keys) {
+      const roles = (await identityOf(m, k))?.clusterRoles;
+      if (roles?.has('accesskeys-admin') && !roles.has('management-admin') && [...given].some((r) => !roles.has(r))) out.push(k);
+    }
+    return out;
+  }
   const breakGlass = w.op === 'requestAccess' && (w as { breakGlass?: boolean }).breakGlass === true;
   const which = w.op === 'approveRequest' ? (w as { which?: 'mine' | 'own' | 'again' }).which : undefined;
   if (!breakGlass && !which) return [];

@@ -3,7 +3,7 @@ import { keyValue, later, permissions, seed, settled, startModel, terminatingGra
 import { collect, reachViolations, resolveMeta, snapshot, type Stored } from './reach.js';
 import { disabledKeys, keySettingWrite, loginKeys, outlivingSignIn, serverAct, signInOf, type Written } from './sign-in.js';
 import { teamNames, type Scenario, type Write } from './world.js';
-import { outlivingExpiry, pendingRequests, preferredWriters, requestFindings, sendRequestWrite, type Approvals } from './requests.js';
+import { outlivingExpiry, pendingRequests, preferredWriters, requestFindings, sendRequestWrite, usersOnCall, type Approvals } from './requests.js';
 import type { Identity } from '../../../src/auth/identity.js';
 import { mintedBeyondWriter, seedRules, sendRuleWrite } from './federation.js';
 
@@ -45,7 +45,9 @@ async function send(m: Model, writer: string, w: Write, perms: Set<string>, n: n
       const value = keyValue(name, n);
       const own = w.forSelf ? await m.registry.ownedaccesskeys.get(writer).catch(() => undefined) : undefined;
       const self = (own?.spec as { user?: string } | undefined)?.user;
-      const spec = self ? { ...w.spec, user: self, team: undefined } : w.spec;
+      const onCall = w.forRequester ? await usersOnCall(m) : [];
+      const requester = onCall.length > 0 ? onCall[n % onCall.length] : undefined;
+      const spec = self ? { ...w.spec, user: self, team: undefined } : requester ? { ...w.spec, user: requester, team: undefined } : w.spec;
       const meta = w.meta ? resolveMeta(w.meta, live, perms) : {};
       const res = await m.request('POST', '/ownedaccesskeys', { metadata: { name, ...meta }, spec: { ...spec, key: value } }, as);
       if (res.status === 201) m.values.set(name, value);

@@ -131,7 +131,8 @@ export type Write =
   | { op: 'createTeam'; pick: number; spec: Spec; ownsItself: boolean; meta?: MetaDraw | undefined }
   | { op: 'patchTeam'; pick: number; patch: Spec }
   | { op: 'deleteTeam'; pick: number; policy: Policy }
-  | { op: 'createKey'; spec: Spec; forSelf: boolean; meta?: MetaDraw | undefined }
+  /** forRequester: the key is for the user of an Active AccessRequest, if any (model/requests.ts). */
+  | { op: 'createKey'; spec: Spec; forSelf: boolean; meta?: MetaDraw | undefined; forRequester?: boolean }
   | { op: 'patchKey'; pick: number; patch: Spec }
   | { op: 'deleteKey'; pick: number; policy: Policy }
   /** A merge patch of metadata only: ownerReferences and finalizers, on a team or a key. */
