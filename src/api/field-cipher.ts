@@ -17,6 +17,8 @@ const prefix = 'aesgcm:v1:';
 
 export class FieldCipher {
   private readonly byName: Map<string, Buffer>;
+  /** sealFixed's IV key, derived from the first key once. */
+  private fixedIvKey: Buffer | undefined;
 
   constructor(private readonly keys: CipherKey[]) {
     if (keys.length === 0) throw new Error('an encryption key list needs at least one key');
@@ -39,8 +41,22 @@ export class FieldCipher {
 
   /** `aesgcm:v1:<key name>:<iv>:<tag>:<ciphertext>` (base64), under the first key. */
   seal(plain: string, context: string): string {
+    return this.sealWith(randomBytes(12), plain, context);
+  }
+
+  /**
+   * `seal`, the same text in the same context always giving the same value (its IV an HMAC of
+   * both under a key derived from the secret, as SIV does): for values compared as bytes, such as
+   * a list page's continue token. An IV repeats only with its text and context, so nothing but
+   * that equality is told.
+   */
+  sealFixed(plain: string, context: string): string {
+    const ivKey = (this.fixedIvKey ??= createHmac('sha256', this.keys[0]!.secret).update('teamkeys fixed iv key v1').digest());
+    return this.sealWith(createHmac('sha256', ivKey).update(context).update('\0').update(plain).digest().subarray(0, 12), plain, context);
+  }
+
+  private sealWith(iv: Buffer, plain: string, context: string): string {
     const { name, secret } = this.keys[0]!;
-    const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', secret, iv);
     cipher.setAAD(Buffer.from(context));
     const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);

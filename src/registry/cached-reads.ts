@@ -83,7 +83,7 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   for (const [key, entry] of range.entries) {
     if (plan.limit > 0 && count >= plan.limit) {
       // More objects follow the page (matching or not, as the store path decides): a token to them.
-      token = encodeContinue(range.revision, lastKey);
+      token = encodeContinue(ctx.cipher, range.revision, lastKey);
       // Without a selector, kube counts what follows: the keys after the page, counted by the
       // cache's sorted keys (two binary searches), none of them visited.
       if (!match) remaining = range.countAfter(lastKey);
@@ -96,7 +96,7 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
     lastKey = key;
     // A reader who sees only some objects: a token whenever the page is full, whatever follows (list.ts).
     if (match && plan.limit > 0 && count >= plan.limit) {
-      token = encodeContinue(range.revision, lastKey);
+      token = encodeContinue(ctx.cipher, range.revision, lastKey);
       break;
     }
   }

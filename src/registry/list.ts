@@ -138,13 +138,13 @@ async function scan(ctx: RegistryContext, match: Matcher | undefined, limit: num
         // follows would tell it that objects it may not see sort after its own (a review spelled a
         // hidden key's name out that way). Its next page may be empty, as kube allows.
         const more = filtered || i < page.items.length - 1 || page.continueAfter !== undefined;
-        return more ? { items, revision, token: encodeContinue(revision, keyOf(ctx, obj.metadata.name!)) } : { items, revision };
+        return more ? { items, revision, token: encodeContinue(ctx.cipher, revision, keyOf(ctx, obj.metadata.name!)) } : { items, revision };
       }
     }
     if (page.continueAfter === undefined) return { items, revision };
     after = page.continueAfter;
     examined += page.items.length;
-    if (filtered && limit > 0 && examined >= maxExaminedPerPage) return { items, revision, token: encodeContinue(revision, after) };
+    if (filtered && limit > 0 && examined >= maxExaminedPerPage) return { items, revision, token: encodeContinue(ctx.cipher, revision, after) };
   }
 }
 
@@ -167,7 +167,7 @@ export async function planList(ctx: RegistryContext, opts: ListOptions = {}): Pr
     if (parseResourceVersion(opts.resourceVersion) !== undefined) {
       throw badRequest('specifying resource version is not allowed when using continue');
     }
-    return { selection, limit, ...decodeContinue(opts.continue, ctx.prefix), continued: true };
+    return { selection, limit, ...decodeContinue(ctx.cipher, opts.continue, ctx.prefix), continued: true };
   }
   return { selection, limit, revision: await readRevision(ctx, opts), after: '', continued: false };
 }
@@ -188,7 +188,7 @@ export async function readList<P>(ctx: RegistryContext, plan: ListPlan, read: ()
     return await read();
   } catch (err) {
     const apiErr = toApiError(err, ctx, '', (message) => (plan.continued ? inconsistentContinue : `The resourceVersion for the provided list is too old: ${message}`));
-    if (plan.continued && apiErr instanceof ApiError && apiErr.code === 410) apiErr.continueToken = encodeContinue(latest, plan.after);
+    if (plan.continued && apiErr instanceof ApiError && apiErr.code === 410) apiErr.continueToken = encodeContinue(ctx.cipher, latest, plan.after);
     throw apiErr;
   }
 }

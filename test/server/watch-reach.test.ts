@@ -222,10 +222,14 @@ describe('what a watch and a past revision show (points 4 and 6)', () => {
     // A reader of every object sees the past as it was.
     expect(names((await c.call('GET', `/ownedaccesskeys?resourceVersion=${rv}&resourceVersionMatch=Exact`)).body)).toContain('payments-ci');
 
+    // A token at that revision is one the server made for a page cleo was shown (she was shown
+    // none here: her first page at it is empty, with no token); one made by hand, as an old plain
+    // token could be, is refused since stop 64 (tokens are sealed, registry/continue-token.ts).
+    const firstPage = await c.call('GET', `/ownedaccesskeys?resourceVersion=${rv}&resourceVersionMatch=Exact&limit=1`, cleo);
+    expect(firstPage.status).toBe(200);
+    expect(firstPage.body.metadata?.continue).toBeUndefined();
     const crafted = Buffer.from(JSON.stringify({ v: 'teamkeys/v1', rv: Number(rv), start: '/ownedaccesskeys/' })).toString('base64url');
-    const continued = await c.call('GET', `/ownedaccesskeys?limit=50&continue=${crafted}`, cleo);
-    expect(continued.status).toBe(200);
-    expect(names(continued.body)).not.toContain('payments-ci');
+    expect((await c.call('GET', `/ownedaccesskeys?limit=50&continue=${crafted}`, cleo)).status).toBe(400);
 
     const w = tracked(await c.watch(`/ownedaccesskeys?watch=true&resourceVersion=1`, cleo));
     const mine = await w.next((e) => e.object.metadata?.name === 'cleo');

@@ -8,7 +8,7 @@
  */
 import { apiPlurals, kindOfPlural } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
-import type { Authorizer } from '../../auth/authorize.js';
+import { seesEverything, type Authorizer } from '../../auth/authorize.js';
 import type { Identity } from '../../auth/identity.js';
 import { allows, authorize, subresources } from '../../auth/decision.js';
 import { verbs as allVerbs, type Resource, type Verb } from '../../auth/roles.js';
@@ -126,8 +126,8 @@ export class AccessAdvisor {
         if (held.length > 0) rules.push(rule(this.group, `${resource}/${sub}`, held));
       }
       // Verbs held on particular objects beyond those held on all, grouped by identical verb sets.
-      const { items } = await this.registry.byPlural(resource)!.list({ limit: maxRulesReviewObjects });
-      if (items.length >= maxRulesReviewObjects) incomplete = true;
+      const { items, more } = await this.named(who, resource);
+      if (more) incomplete = true;
       const byVerbs = new Map<string, string[]>();
       for (const obj of items) {
         const name = obj.metadata.name!;
@@ -137,6 +137,27 @@ export class AccessAdvisor {
       for (const [verbs, names] of byVerbs) rules.push({ ...rule(this.group, resource, verbs.split(',') as Verb[]), resourceNames: names });
     }
     return { rules, incomplete };
+  }
+
+  /**
+   * The objects whose own verbs the review names, and whether there may be more. `incomplete` must
+   * not tell a caller how many objects it may not see (the first 500 of the kind, counted whatever
+   * it saw, did: found by a review): a caller who sees the whole kind reads its first 500; one whose
+   * objects an index finds, its own first 500; one whose role reaches an unindexed part of the kind
+   * (too costly to scan for a review), the first 500 of the kind, always said incomplete.
+   */
+  private async named(who: Identity, resource: Resource): Promise<{ items: KubeObject[]; more: boolean }> {
+    const kind = this.registry.byPlural(resource)!;
+    const visible = this.authorizer.visible(who, resource);
+    if (visible === seesEverything) {
+      const { items } = await kind.list({ limit: maxRulesReviewObjects });
+      return { items, more: items.length >= maxRulesReviewObjects };
+    }
+    if (visible.within?.() !== undefined) {
+      const { items, metadata } = await kind.list({ limit: maxRulesReviewObjects, filter: visible });
+      return { items, more: Boolean(metadata.continue) };
+    }
+    return { items: (await kind.list({ limit: maxRulesReviewObjects })).items, more: true };
   }
 
   private async heldVerbs(who: Identity, resource: Resource, obj: KubeObject | undefined): Promise<Verb[]> {
