@@ -25,7 +25,7 @@ const addedItems = <T>(next: T[] = [], old: T[] = []) => next.filter((x) => !old
 const quoted = (xs: string[]) => xs.map((x) => `"${x}"`).join(', ');
 
 /** Whether `who` may read team `name` as it is: a refusal names only such teams. */
-function mayRead(who: Identity, authz: Authorizer, world: TeamWorld, name: string): boolean {
+export function mayRead(who: Identity, authz: Authorizer, world: TeamWorld, name: string): boolean {
   return authz.teamVerbs(who, world.get(name)).has('get') && scopeDenial(who.scope, { verb: 'get', group: authz.group, resource: 'teams', name }) === undefined;
 }
 

@@ -8,7 +8,7 @@ import { bindingOf, durationRefusal, madeOf, owesReview } from '../../api/access
 import { invalid } from '../../api/errors.js';
 import type { AccessRequest } from '../../api/types.js';
 import { grantsAnything, lacking, membershipGrants, type Atom } from '../../auth/grants.js';
-import { mayNameFor } from '../../auth/escalation.js';
+import { mayNameFor, mayRead } from '../../auth/escalation.js';
 import { standingOf, standingRefusal } from '../../auth/temporary-access.js';
 import type { AdmissionPlugin } from './chain.js';
 
@@ -23,12 +23,19 @@ export const accessRequestsPlugin: AdmissionPlugin = {
     const team = ctx.teams.get(req.spec.team);
     const gk = { group: ctx.authorizer.group, kind: 'AccessRequest' };
     if (verb === 'create') {
+      // Asking names the team, so whether it exists is answered (as a name taken is), and what a
+      // request must fit (its maxDuration, the roles it grants) is told: the asker needs it. Whether
+      // the team has break-glass users at all is not the asker's unless it may read the team: it is
+      // refused alike (found by a review: the wording told a caller with no right to read it).
+      const reads = mayRead(who, ctx.authorizer, ctx.teams, req.spec.team);
       if (!grantsAnything(team)) return invalid(gk, req.metadata.name ?? '', [{ type: 'Invalid', field: 'spec.team', value: req.spec.team, detail: 'no such team' }]);
       if (req.spec.breakGlass) {
         const allowed = team.spec?.accessRequests?.breakGlass?.users;
+        const onlyNamed = `break-glass access to team "${req.spec.team}" is only for the users its spec.accessRequests.breakGlass.users names, each asking for themselves`;
+        if (!allowed && !reads) return onlyNamed;
         if (!allowed) return invalid(gk, req.metadata.name ?? '', [{ type: 'Forbidden', field: 'spec.breakGlass', detail: `team "${req.spec.team}" does not allow break-glass requests (spec.accessRequests.breakGlass)` }]);
         // Active without approval, so only for whom the Team names, each for themselves: no one hands it out.
-        if (who.user === undefined || req.spec.user !== who.user || !allowed.includes(who.user)) return `break-glass access to team "${req.spec.team}" is only for the users its spec.accessRequests.breakGlass.users names, each asking for themselves`;
+        if (who.user === undefined || req.spec.user !== who.user || !allowed.includes(who.user)) return onlyNamed;
       }
       const tooLong = durationRefusal(req, team);
       if (tooLong) return invalid(gk, req.metadata.name ?? '', [{ type: 'Invalid', field: 'spec.duration', value: req.spec.duration ?? '', detail: tooLong }]);
