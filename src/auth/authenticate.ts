@@ -12,7 +12,8 @@ import { jobOf, ruleAnnotation, ruleStamp } from '../api/federated-key.js';
 import { isLoginKey, loginKeyRefusal } from './login-keys.js';
 import { isFederatedKey } from '../api/key-types.js';
 import { identityFor, type Identity } from './identity.js';
-import { grantsOfUser, withTemporaryAccess } from './temporary-access.js';
+import { grantsCarried, grantsOfUser, withTemporaryAccess } from './temporary-access.js';
+import { Authorizer } from './authorize.js';
 import type { TeamIndex } from './team-index.js';
 import { ownerReferencesOf } from '../api/owner-references.js';
 import { teamBinding } from '../registry/team-binding.js';
@@ -67,7 +68,12 @@ export class Authenticator {
     private readonly now: () => Date,
     /** How long a Login key works while its identity cannot be refreshed (login-keys.ts has the default). */
     private readonly identityMaxStalenessMs?: number,
-  ) {}
+  ) {
+    this.authorizer = new Authorizer(teams, registry.teams.info.group);
+  }
+
+  /** Judges what a key's value setter holds (grantsCarried). */
+  private readonly authorizer: Authorizer;
 
   async authenticate(authorization: string | undefined): Promise<Identity> {
     const { hash, key, signIn, previous } = await this.verify(authorization);
@@ -77,7 +83,7 @@ export class Authenticator {
     this.recent.delete(hash);
     this.recent.set(hash, now.getTime());
     if (this.recent.size > maxRecent) this.recent.delete(this.recent.keys().next().value!);
-    return asPrevious(withSignIn(await this.withRequests(this.identityOf(key), now), signIn), key, previous);
+    return asPrevious(withSignIn(await this.withRequests(this.identityOf(key), now, key), signIn), key, previous);
   }
 
   /**
@@ -87,7 +93,7 @@ export class Authenticator {
    */
   async reauthenticate(authorization: string | undefined): Promise<{ identity: Identity; revision: number }> {
     const { key, revision, signIn, previous } = await this.verify(authorization);
-    return { identity: asPrevious(withSignIn(await this.withRequests(this.identityOf(key), this.now()), signIn), key, previous), revision };
+    return { identity: asPrevious(withSignIn(await this.withRequests(this.identityOf(key), this.now(), key), signIn), key, previous), revision };
   }
 
   /**
@@ -95,7 +101,7 @@ export class Authenticator {
    * read, so an approval through another replica counts at once, and judged on each request, so an
    * expired one grants nothing here whether or not its phase says Expired yet.
    */
-  private async withRequests(identity: Identity, now: Date): Promise<Identity> {
+  private async withRequests(identity: Identity, now: Date, key: OwnedAccessKey): Promise<Identity> {
     const user = identity.user;
     if (user === undefined) return identity;
     // Temporary access only adds: a store that cannot list requests now gives the identity its
@@ -103,7 +109,8 @@ export class Authenticator {
     // The user's Active requests by the watch cache's index: a lookup, not a list of every request
     // (nor of every request of the user: those that ended stay, and cost nothing here).
     const grants = await grantsOfUser(this.registry.accessrequests, user, now).catch(() => []);
-    return withTemporaryAccess(identity, grants, this.teams);
+    // Only what the key's value setter may hand on: the user, or someone holding the access.
+    return withTemporaryAccess(identity, grantsCarried(grants, key, user, this.teams, this.authorizer), this.teams);
   }
 
   /**

@@ -70,3 +70,16 @@ export function identityFor(spec: OwnedAccessKeySpec, world: Pick<TeamWorld, 'ge
   if (spec.scope) identity.scope = spec.scope;
   return identity;
 }
+
+/**
+ * How a key's value setter is recorded (api/key-types.ts valueSetByAnnotation): `user:<name>` only
+ * for a user acting as itself; whoever else set it is named for what it is, so no other setter
+ * reads as the user.
+ */
+export function valueSetterOf(who: Identity): string {
+  if (who.impersonation) return `impersonator:${who.impersonation.by.name}`;
+  if (who.job !== undefined) return `job:${who.name}`;
+  if (who.user !== undefined) return `user:${who.user}`;
+  if (who.team !== undefined) return `team:${who.team}`;
+  return `subject:${who.subject ?? who.name}`;
+}

@@ -57,7 +57,8 @@ export async function mintFederatedKey(
         },
         spec: { ...mintedKeySpec(rule), displayName: `${job} (via FederatedCredential ${name})`, ttl: ttlSeconds },
       },
-      { fieldManager: exchangeManager, requester, ...(admit ? { admit } : {}) },
+      // A job sets the value, not the user it acts for: the user's temporary access does not ride on it.
+      { fieldManager: exchangeManager, requester, valueSetBy: `job:${requester.username}`, ...(admit ? { admit } : {}) },
     ),
   );
   const created = object as OwnedAccessKey;

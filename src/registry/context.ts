@@ -76,6 +76,8 @@ export interface Writer {
   auditAnnotations?: Record<string, string>;
   /** The Login key the request's key is or is tied to: a key this write creates is tied to it (keys.ts). */
   signIn?: SignInTie;
+  /** Who sets a key's value with this write (api/key-types.ts valueSetByAnnotation), recorded on it by keys.ts. */
+  valueSetBy?: string;
 }
 
 export const managerOf = (w: Writer) => w.fieldManager || 'unknown';

@@ -9,7 +9,7 @@ import { isJsonMap } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import { recordUpdate, type Operation } from '../api/fields/managed.js';
 import { keyOf, managerOf, present, timestamp, type Admit, type RegistryContext, type Writer, type WriteResult } from './context.js';
-import { assertKeyUnused, tieToSignIn } from './keys.js';
+import { assertKeyUnused, recordValueSetter, tieToSignIn } from './keys.js';
 import { auditOf, fieldsTouched } from './observe.js';
 import { storeCall, storeCallUnless, toApiError } from './storage-errors.js';
 
@@ -64,6 +64,7 @@ export async function create(ctx: RegistryContext, body: unknown, opts: CreateOp
     timestamp(ctx.now()),
   );
   tieToSignIn(ctx, stored, opts.signIn);
+  recordValueSetter(ctx, stored, undefined, true, opts.valueSetBy);
   const prepared = (await ctx.prepareWrite?.(ctx, stored, undefined)) ?? [];
   await opts.admit?.({ verb: 'create', object: present(stored), setsKey: true, ...(opts.dryRun ? { dryRun: true } : {}) });
   if (prepared.length > 0) throw invalid(ctx.gk, meta.name ?? '', prepared);

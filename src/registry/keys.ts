@@ -14,6 +14,7 @@
  *   refresh interval. Chains tie to the first Login key, never to the intermediate key.
  */
 import { reEnables } from '../api/re-enable.js';
+import { valueSetByAnnotation } from '../api/key-types.js';
 import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import { keyOf, type RegistryContext, type SignInTie } from './context.js';
@@ -48,4 +49,20 @@ export function tieToSignIn(ctx: RegistryContext, stored: StoredApiObject, tie: 
   if (!tie || ctx.model.info.kind !== 'OwnedAccessKey' || stored.metadata.uid === tie.uid) return;
   const others = ownerReferencesOf(stored.metadata).filter((r) => r.uid !== tie.uid);
   stored.metadata.ownerReferences = [...others, signInReference(ctx.model.info.apiVersion, tie)];
+}
+
+/**
+ * Records who set a key's value, at every write of a key, as the server's own annotation: the
+ * setter on a write that sets the value (a create, a rotation, a PUT or patch of spec.key, a
+ * re-enable), else what the key had, whatever the client sent (a PUT from git without it keeps it,
+ * an edit claiming another setter is dropped, as kube drops status from a main-resource write). A
+ * write that names no setter (the server's own, a test's registry call) keeps what the key had.
+ */
+export function recordValueSetter(ctx: RegistryContext, stored: StoredApiObject, previous: StoredApiObject | undefined, setsKey: boolean, setter: string | undefined): void {
+  if (ctx.model.info.kind !== 'OwnedAccessKey') return;
+  const value = setsKey && setter !== undefined ? setter : previous?.metadata.annotations?.[valueSetByAnnotation];
+  const { [valueSetByAnnotation]: _sent, ...others } = stored.metadata.annotations ?? {};
+  if (value !== undefined) stored.metadata.annotations = { ...others, [valueSetByAnnotation]: value };
+  else if (Object.keys(others).length > 0) stored.metadata.annotations = others;
+  else delete stored.metadata.annotations;
 }

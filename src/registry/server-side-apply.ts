@@ -22,6 +22,8 @@ export interface ApplyOptions extends Decoding {
   requester?: Requester;
   /** A key that server-side apply creates is tied to this Login key (keys.ts). */
   signIn?: SignInTie;
+  /** Who sets a key's value with this apply (keys.ts markValueSetter). */
+  valueSetBy?: string;
   force?: boolean;
   dryRun?: boolean;
   admit?: Admit;

@@ -12,7 +12,7 @@ import { validateObject } from '../api/validate.js';
 import { recordUpdate } from '../api/fields/managed.js';
 import { keyOf, managerOf, present, timestamp, type Admit, type RegistryContext, type Writer, type WriteResult } from './context.js';
 import { isRemovable } from './delete.js';
-import { assertKeyUnused, isKeySetting, tieToSignIn } from './keys.js';
+import { assertKeyUnused, isKeySetting, recordValueSetter, tieToSignIn } from './keys.js';
 import { auditOf, describeDelete, fieldsTouched, scrubReplacedSecrets } from './observe.js';
 import { keyValueInUse, storeCall } from './storage-errors.js';
 import { Removal, type Preconditions } from '../store/types.js';
@@ -155,6 +155,7 @@ export async function runUpdate(
     revealedKey = result.revealedKey;
     const setsKey = !opts.subresource && isKeySetting(present(current), result.stored, revealedKey);
     if (setsKey) tieToSignIn(ctx, result.stored, opts.signIn);
+    if (!opts.subresource) recordValueSetter(ctx, result.stored, current, setsKey, opts.valueSetBy);
     const prepared = (!opts.subresource && (await ctx.prepareWrite?.(ctx, result.stored, current))) || [];
     await opts.admit?.({
       verb,

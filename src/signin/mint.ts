@@ -166,7 +166,8 @@ async function mintNow(registry: Registry, req: MintRequest, now: Date, admissio
           ttlAfterLastActivity: true,
         },
       },
-      { fieldManager: signInManager, requester: req.requester, ...(admission ? { admit: mintAdmission(admission, req, holds) } : {}) },
+      // The person signing in sets the value: their temporary access rides on it.
+      { fieldManager: signInManager, requester: req.requester, valueSetBy: `user:${req.username}`, ...(admission ? { admit: mintAdmission(admission, req, holds) } : {}) },
     ),
   );
   const created = object as OwnedAccessKey;

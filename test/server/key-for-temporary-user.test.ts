@@ -5,6 +5,11 @@
  * (authenticate.ts), and any key of a break-glass user may take that membership at will. So a
  * key-maker lacking what a user on call holds got it through a key for that user. A key for another
  * user now counts both (auth/escalation.ts reachOf); a user's own keys are unchanged.
+ *
+ * Found by the review of that fix: a key made for the user *before* the user went on call carried
+ * every later approval to its maker. The server records who set a key's value
+ * (management.service/value-set-by), and a user's temporary access rides only on keys whose value
+ * the user set, or whose setter holds that access (auth/temporary-access.ts grantsCarried).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
@@ -63,6 +68,36 @@ describe('a key made for a user with temporary access', () => {
     expect(key.body.message).toContain('its user "bella" has it from an Active AccessRequest or may take it by breaking the glass');
     // The administrator holds it all: the key is made.
     expect((await post('ownedaccesskeys', { metadata: { name: 'bella-by-admin' }, spec: { user: 'bella' } })).status).toBe(201);
+  });
+
+  it("made before the user goes on call, carries none of the user's later access to its maker; the user's own keys do", async () => {
+    // dan is not on call yet: keymaster makes him a key, and holds its value.
+    await made('ownedaccesskeys', { metadata: { name: 'dan-key' }, spec: { user: 'dan', key: keyOf('dan') } });
+    const early = await post('ownedaccesskeys', { metadata: { name: 'dan-by-keymaster' }, spec: { user: 'dan' } }, as('keymaster'));
+    expect(early.status).toBe(201);
+    const value = early.body.spec!.key!;
+    const read = async (path: string) => (await server.fetch(url(path))).json() as Promise<{ metadata: { annotations?: Record<string, string> } }>;
+    expect((await read('ownedaccesskeys/dan-by-keymaster')).metadata.annotations?.['management.service/value-set-by']).toBe('user:keymaster');
+    expect((await read('ownedaccesskeys/dan-key')).metadata.annotations?.['management.service/value-set-by']).toBe('user:admin');
+    expect((await post('accessrequests', accessRequest('dan-prod', { team: 'prod-admins', duration: '4h', reason: 'INC-2' }), as('dan'))).status).toBe(201);
+    const seen = (await (await server.fetch(url('accessrequests/dan-prod'))).json()) as { status?: { conditions?: unknown[] } };
+    const approval = { ...seen, status: { ...seen.status, conditions: [...(seen.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok' }] } };
+    expect((await server.fetch(url('accessrequests/dan-prod/approval'), { method: 'PUT', headers: json, body: JSON.stringify(approval) })).status).toBe(200);
+    // keymaster's key for dan: no management-admin (keymaster does not hold it).
+    const bearer = { ...json, Authorization: `Bearer ${value}` };
+    expect((await server.fetch(url('teams/prod-admins'), { method: 'DELETE', headers: bearer })).status).toBe(403);
+    // dan's key, its value set by the administrator (who holds it all): carries it.
+    expect((await server.fetch(url('teams/keyadmins'), { headers: as('dan') })).status).toBe(200);
+    // Nobody but the server writes who set a value: keymaster's claim that dan set it is dropped,
+    // and a PUT without the annotation (git's sync-strategy: replace) keeps it.
+    const claim = await server.fetch(url('ownedaccesskeys/dan-by-keymaster'), { method: 'PATCH', headers: { ...as('keymaster'), 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { annotations: { 'management.service/value-set-by': 'user:dan', note: 'x' } } }) });
+    expect(claim.status).toBe(200);
+    expect((await read('ownedaccesskeys/dan-by-keymaster')).metadata.annotations).toEqual({ note: 'x', 'management.service/value-set-by': 'user:keymaster' });
+    const current = (await read('ownedaccesskeys/dan-by-keymaster')) as { metadata: Record<string, unknown> };
+    const put = await server.fetch(url('ownedaccesskeys/dan-by-keymaster'), { method: 'PUT', headers: json, body: JSON.stringify({ ...current, metadata: { ...current.metadata, annotations: {} } }) });
+    expect(put.status).toBe(200);
+    expect((await read('ownedaccesskeys/dan-by-keymaster')).metadata.annotations).toEqual({ 'management.service/value-set-by': 'user:keymaster' });
+    expect((await server.fetch(url('teams/prod-admins'), { method: 'DELETE', headers: bearer })).status).toBe(403);
   });
 
   it("is made once the user's request has ended", async () => {

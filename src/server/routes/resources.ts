@@ -14,6 +14,7 @@ import { bodiesBeforeBody, subresourceServes, whyNotServed } from './resource-me
 import { isServerFieldManager } from '../../api/key-notices.js';
 import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
+import { valueSetterOf } from '../../auth/identity.js';
 import { authorizeBeforeBody } from '../auth/before-body.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
@@ -53,10 +54,13 @@ function writeOptions(req: Request, patch?: 'json' | 'merge') {
   return { ...w, fieldManager: w.fieldManager ?? agentOf(req), requester: requesterOf(req), ...signInOf(req) };
 }
 
-/** The Login key the caller's key is or is tied to: a key the request creates is tied to it. */
+/**
+ * Where a key the request writes comes from: the Login key (or minted key) the caller's key is or
+ * is tied to, which a key it sets is tied to; and who sets its value (api/key-types.ts).
+ */
 function signInOf(req: Request) {
-  const tie = identityOf(req).signIn;
-  return tie ? { signIn: tie } : {};
+  const who = identityOf(req);
+  return { ...(who.signIn ? { signIn: who.signIn } : {}), valueSetBy: valueSetterOf(who) };
 }
 
 const optionsKind = (method: string) => (method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : 'PatchOptions');
