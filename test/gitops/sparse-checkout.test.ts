@@ -6,6 +6,8 @@
  * reader (`--ref`), are unaffected.
  */
 import { execFileSync } from 'node:child_process';
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSource } from '../../src/gitops/source/load.js';
 import { teamkeys } from '../support/cli.js';
@@ -44,5 +46,30 @@ describe('a folder source in a sparse checkout', () => {
     const fromGit = await loadSource({ source: repo.dir, ref: 'HEAD', path: 'gitops' });
     expect(fromGit.errors).toEqual([]);
     expect(fromGit.manifests.map((m) => m.file).sort()).toEqual(['gitops/a/alpha.yaml', 'gitops/b/beta.yaml']);
+  });
+});
+
+// Found by the review of the change above: a folder reached through a link (to elsewhere in the
+// repository) was not checked, and its left-out manifests read as removed.
+describe('a folder source linking into a sparse part of the repository', () => {
+  let repo: Repo;
+  beforeAll(async () => {
+    repo = await newRepo({ withExamples: false });
+    repo.write('gitops/own.yaml', team('own'));
+    repo.write('common/a/alpha.yaml', team('alpha'));
+    repo.write('common/b/beta.yaml', team('beta'));
+    symlinkSync('../common', join(repo.dir, 'gitops/shared'));
+    await repo.commit('teams and a link');
+  });
+  afterAll(() => repo.cleanup());
+
+  it('refuses the manifests the sparse set leaves out behind the link', async () => {
+    const full = await loadSource({ source: repo.dir, path: 'gitops' });
+    expect(full.errors).toEqual([]);
+    expect(full.manifests.map((m) => (m.object.metadata as { name?: string } | undefined)?.name).sort()).toEqual(['alpha', 'beta', 'own']);
+    execFileSync('git', ['-C', repo.dir, 'sparse-checkout', 'set', 'gitops', 'common/a'], { stdio: 'pipe' });
+    const sparse = await loadSource({ source: repo.dir, path: 'gitops' });
+    expect(sparse.manifests).toEqual([]);
+    expect(sparse.errors.map((e) => `${e.file}:${e.line}:${e.column}: ${e.message.slice(0, refusal.length)}`)).toEqual([`common/b/beta.yaml:1:1: ${refusal}`]);
   });
 });

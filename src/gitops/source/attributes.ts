@@ -40,18 +40,21 @@ const isAttributes = (path: string) => path === '.gitattributes' || path.endsWit
 
 /**
  * The refusals a work tree's listing gives, from one `git ls-files`: its .gitattributes files that
- * re-encode (tracked or not), named from its top; and the manifests below `folder` (a path from
- * the top) that a sparse checkout left out. A folder source reads what is on disk, so a file the
- * sparse set excludes would read as removed and `--prune` would delete its objects: found by a
- * review. A skip-worktree file still on disk is read as any other.
+ * re-encode (tracked or not), named from its top; and the manifests below any of `folders` (paths
+ * from the top: the folders a folder source read, links' targets among them) that a sparse
+ * checkout left out. A folder source reads what is on disk, so a file the sparse set excludes would
+ * read as removed and `--prune` would delete its objects: found by a review (and, for a folder
+ * reached through a link, by the review of that fix). A skip-worktree file still on disk is read as
+ * any other.
  */
-export async function workTreeRefusals(top: string, folder: string): Promise<ManifestError[]> {
+export async function workTreeRefusals(top: string, folders: readonly string[]): Promise<ManifestError[]> {
   const listed = await simpleGit(top).raw(['ls-files', '-t', '-z', '--cached', '--others', '--exclude-standard']);
   const entries = listed.split('\0').filter((e) => e.length > 2).map((e) => ({ tag: e[0], path: e.slice(2) }));
   const paths = [...new Set(entries.map((e) => e.path).filter(isAttributes))].sort();
   const files = await Promise.all(paths.map(async (path) => ({ path, text: await readFile(join(top, path), 'utf8').catch(() => '') })));
-  const prefix = folder === '' || folder === '.' ? '' : `${folder.replace(/\/+$/, '')}/`;
-  const skipped = entries.filter((e) => e.tag === 'S' && e.path.startsWith(prefix) && isManifestPath(e.path.slice(prefix.length))).map((e) => e.path);
+  const prefixes = folders.map((f) => (f === '' || f === '.' ? '' : `${f.replace(/\/+$/, '')}/`));
+  const below = (path: string) => prefixes.some((prefix) => path.startsWith(prefix) && isManifestPath(path.slice(prefix.length)));
+  const skipped = entries.filter((e) => e.tag === 'S' && below(e.path)).map((e) => e.path);
   const absent = (await Promise.all(skipped.map(async (path) => ((await lstat(join(top, path)).then(() => true, () => false)) ? undefined : path)))).filter((p): p is string => p !== undefined).sort();
   return [...reEncodingErrors(files), ...absent.map((file) => ({ file, line: 1, column: 1, message: sparseMessage }))];
 }

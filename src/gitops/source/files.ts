@@ -20,7 +20,7 @@ export function isManifestPath(path: string): boolean {
   return manifestFile.test(path) && !path.split('/').some((part) => part.startsWith('.'));
 }
 
-type Loaded = { manifests: Manifest[]; errors: ManifestError[]; files: number };
+type Loaded = { manifests: Manifest[]; errors: ManifestError[]; files: number; folders?: string[] };
 
 /** Whether `path` is `root` or below it (both real paths). */
 export function within(root: string, path: string): boolean {
@@ -136,5 +136,6 @@ export async function readManifests(root: string, dir: string, names = root): Pr
   await walk(w, dir, realDir);
   w.files.sort();
   const parsed = parseFiles(await readAll(w.files, names));
-  return { ...parsed, errors: [...w.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)), ...parsed.errors] };
+  // The folders read (real paths), links' targets among them: what a sparse checkout must not have thinned.
+  return { ...parsed, errors: [...w.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)), ...parsed.errors], folders: [...w.seen].sort() };
 }

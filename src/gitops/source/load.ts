@@ -5,7 +5,7 @@
  */
 import { lstat, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, posix, resolve } from 'node:path';
+import { basename, dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { SourceError } from './errors.js';
 import type { Manifest, ManifestError } from './manifests.js';
@@ -74,11 +74,13 @@ async function openFolder(opts: SourceOptions): Promise<OpenedSource> {
     // Files are named from the repository root (as the git sources and CI annotations name them),
     // or from the folder outside git.
     const tree = await workTreeOf(root);
-    const [read, revision, refused] = await Promise.all([
+    const [read, revision] = await Promise.all([
       tree ? readManifests(tree.top, join(tree.top, tree.within, sub)) : readManifests(root, join(root, sub)),
       tree ? simpleGit(root).revparse(['HEAD']).then((r) => r.trim(), () => '') : '',
-      tree ? workTreeRefusals(tree.top, posix.join(tree.within, sub)) : [],
     ]);
+    // The folders the walk read, links' targets among them, as paths from the work tree's top.
+    const folders = tree ? (read.folders ?? [join(tree.top, tree.within, sub)]).map((f) => relative(tree.top, f).split(sep).join('/')) : [];
+    const refused = tree ? await workTreeRefusals(tree.top, folders) : [];
     const loaded = refused.length > 0 ? { manifests: [], files: read.files, errors: refused } : read;
     const byLocation = tree ? joinId(tree.repo, tree.within, sub) : joinId(root, sub);
     const id = opts.sourceId ?? byLocation;
