@@ -61,6 +61,27 @@ function loosenedRequestPolicy(old: Team | undefined, next: Team): string | unde
   return undefined;
 }
 
+/**
+ * What a Team write hands on, in words, or undefined: a member, group or break-glass user added, an
+ * access rule or cluster role added, the owner changed, or the request policy loosened. A key's
+ * previous value may not make such a write (server/auth/guard.ts): the access would outlive the
+ * value being retired (found by a review).
+ */
+export function teamHandsOn(stored: Team | undefined, next: Team): string | undefined {
+  const old = stored && authView(stored);
+  const is = authView(next);
+  const added = (field: string, a: unknown[] | undefined, b: unknown[] | undefined) => (addedItems(a, b).length > 0 ? field : undefined);
+  return (
+    added('spec.users', is.spec?.users, old?.spec?.users) ??
+    added('spec.groups', is.spec?.groups, old?.spec?.groups) ??
+    added('spec.accessRequests.breakGlass.users', is.spec?.accessRequests?.breakGlass?.users, old?.spec?.accessRequests?.breakGlass?.users) ??
+    added('spec.access', is.spec?.access, old?.spec?.access) ??
+    added('spec.clusterRoles', is.spec?.clusterRoles, old?.spec?.clusterRoles) ??
+    (is.spec?.owner !== undefined && !isDeepStrictEqual(is.spec.owner, old?.spec?.owner) ? 'spec.owner' : undefined) ??
+    (loosenedRequestPolicy(old, is) ? 'spec.accessRequests' : undefined)
+  );
+}
+
 /** Team create or update: roles, members, owner, access rules, and what membership confers. */
 export function teamEscalation(who: Identity, authz: Authorizer, world: TeamWorld, stored: Team | undefined, next: Team): string | undefined {
   // The stored Team as authorization reads it (team-view.ts): one of a shape the schema refuses,

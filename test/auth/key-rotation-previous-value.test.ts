@@ -126,6 +126,32 @@ describe('review: the previous value of a rotated key cannot undo the rotation',
     expect(patch.status).toBe(422);
   });
 
+  // Found by the review of stop 64's fixes: teams stayed open to the old value, which named another
+  // user a member, approver or break-glass user, whose own keys kept the access after the overlap.
+  it('the previous value writes teams, but hands no access on through one (members, approvers, break-glass users, access rules, roles, owner)', async () => {
+    const clock = new ManualClock(t0);
+    server = await startInProcess({ now: clock.now });
+    const s = server;
+    expect((await create(s, 'teams', { metadata: { name: 'ops' }, spec: { owner: { user: 'owen' }, accessRequests: { maxDuration: '1h' } } })).status).toBe(201);
+    const owen = ((await (await create(s, 'ownedaccesskeys', { metadata: { name: 'owen' }, spec: { user: 'owen' } })).json()) as Key).spec.key!;
+    expect((await rotate(s, 'owen', { overlapSeconds: 3600 })).status).toBe(201);
+    const patch = (spec: Record<string, unknown>) => s.fetch(`${s.api}/teams/ops`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json', Authorization: `Bearer ${owen}` }, body: JSON.stringify({ spec }) });
+    const handsOn = {
+      'spec.users': { users: ['mallory'] },
+      'spec.accessRequests.breakGlass.users': { accessRequests: { maxDuration: '1h', breakGlass: { users: ['mallory'] } } },
+      'spec.access': { access: [{ users: ['mallory'], verbs: ['get'] }] },
+      'spec.owner': { owner: { user: 'mallory' } },
+      'spec.accessRequests': { accessRequests: { maxDuration: '1h', approvers: ['mallory'] } },
+    };
+    for (const [field, spec] of Object.entries(handsOn)) {
+      const res = await patch(spec);
+      expect(res.status, field).toBe(403);
+      expect(((await res.json()) as { message: string }).message, field).toContain(`this access key's previous value (rotated at 2026-11-27T10:00:00Z) may not hand access on through a team (${field})`);
+    }
+    // What hands nothing on stays open: a description, a label.
+    expect((await patch({ description: 'on call this week' })).status).toBe(200);
+  });
+
   // Found by a review (stop 64): the old value wrote a FederatedCredential for its user trusting
   // the attacker's own issuer, and after the overlap traded job tokens for fresh keys of that user.
   it('the previous value may write no FederatedCredential and no AccessRequest, asked or approved: each would outlive it', async () => {

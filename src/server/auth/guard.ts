@@ -5,7 +5,7 @@
  * (server/admission/chain.ts), which every write meets.
  */
 import type { FastifyRequest } from 'fastify';
-import type { KubeObject } from '../../api/types.js';
+import type { KubeObject, Team } from '../../api/types.js';
 import type { Matcher } from '../../api/selectors.js';
 import type { Authenticator } from '../../auth/authenticate.js';
 import type { Authorizer } from '../../auth/authorize.js';
@@ -14,6 +14,7 @@ import type { Identity } from '../../auth/identity.js';
 import { allows, authorizeObject, authorizeScope, forbiddenBy, type ResourceAttributes } from '../../auth/decision.js';
 import { roleVerbs, type Resource, type Verb } from '../../auth/roles.js';
 import type { TemporaryGrant } from '../../auth/temporary-access.js';
+import { teamHandsOn } from '../../auth/escalation.js';
 import type { TeamIndex } from '../../auth/team-index.js';
 import { tooManyRequests } from '../../api/errors.js';
 import type { Admission, Admit } from '../../registry/context.js';
@@ -175,6 +176,9 @@ export class Guard {
     // approved: found by a review). Reads and teams stay open to it, so jobs not yet switched run.
     const previous = retiredValueKinds.has(this.resource) ? this.who.previousValue : undefined;
     if (previous) throw this.forbidden(verb, name, subresource, previousValueWrites(previous.rotatedAt));
+    // Teams stay writable to it (jobs not yet switched run on), but not what hands access on.
+    const handsOn = this.who.previousValue && this.resource === 'teams' && !subresource && object ? teamHandsOn(old as Team | undefined, object as Team) : undefined;
+    if (handsOn) throw this.forbidden(verb, name, subresource, `this access key's previous value (rotated at ${this.who.previousValue!.rotatedAt}) may not hand access on through a team (${handsOn}): it would outlive the value; use the current value`);
     // The route checked the scope for the verb it was asked (patch); a server-side apply that
     // creates is a create, and the scope must allow that too.
     if (verb === 'create') this.scope(verb, name, subresource);
