@@ -2,6 +2,7 @@
 import type { FieldError } from './field-errors.js';
 import { dns1123SubdomainErrors, generateNamePrefixErrors, labelValueErrors, qualifiedNameErrors } from './names.js';
 import { isJsonMap, type ObjectMeta } from './types.js';
+import { valueSetByAnnotation } from './key-types.js';
 
 export const maxAnnotationsBytes = 256 * 1024;
 
@@ -14,7 +15,9 @@ function annotationsSizeErrors(meta: ObjectMeta): FieldError[] {
   const annotations: Record<string, unknown> = isJsonMap(meta.annotations) ? meta.annotations : {};
   // for...in, not Object.entries: the loop may stop long before the last of 190,000 keys.
   for (const key in annotations) {
-    if (!Object.hasOwn(annotations, key)) continue;
+    // The server's own record of who set a key's value is not the client's to budget (its value
+    // is a name, bounded): a holder filling the annotations must not make a rotation fail.
+    if (!Object.hasOwn(annotations, key) || key === valueSetByAnnotation) continue;
     const value = annotations[key];
     bytes += Buffer.byteLength(key) + (typeof value === 'string' ? Buffer.byteLength(value) : 0);
     // Counted no further than the limit: the sum is the whole check, and its cost stays bounded.

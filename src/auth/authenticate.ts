@@ -13,7 +13,7 @@ import { isLoginKey, loginKeyRefusal } from './login-keys.js';
 import { isFederatedKey } from '../api/key-types.js';
 import { identityFor, type Identity } from './identity.js';
 import { grantsCarried, grantsOfUser, withTemporaryAccess } from './temporary-access.js';
-import { Authorizer } from './authorize.js';
+import { valueSetByAnnotation } from '../api/key-types.js';
 import type { TeamIndex } from './team-index.js';
 import { ownerReferencesOf } from '../api/owner-references.js';
 import { teamBinding } from '../registry/team-binding.js';
@@ -68,12 +68,7 @@ export class Authenticator {
     private readonly now: () => Date,
     /** How long a Login key works while its identity cannot be refreshed (login-keys.ts has the default). */
     private readonly identityMaxStalenessMs?: number,
-  ) {
-    this.authorizer = new Authorizer(teams, registry.teams.info.group);
-  }
-
-  /** Judges what a key's value setter holds (grantsCarried). */
-  private readonly authorizer: Authorizer;
+  ) {}
 
   async authenticate(authorization: string | undefined): Promise<Identity> {
     const { hash, key, signIn, previous } = await this.verify(authorization);
@@ -110,7 +105,7 @@ export class Authenticator {
     // (nor of every request of the user: those that ended stay, and cost nothing here).
     const grants = await grantsOfUser(this.registry.accessrequests, user, now).catch(() => []);
     // Only what the key's value setter may hand on: the user, or someone holding the access.
-    return withTemporaryAccess(identity, grantsCarried(grants, key, user, this.teams, this.authorizer), this.teams);
+    return withTemporaryAccess(identity, grantsCarried(grants, key, user), this.teams);
   }
 
   /**
@@ -281,7 +276,8 @@ export class Authenticator {
   private baseIdentity(key: OwnedAccessKey): Identity {
     const identity = identityFor(key.spec, this.teams, key.metadata.name!);
     const job = jobOf(key);
-    return job === undefined ? identity : { ...identity, job };
+    const setter = key.metadata.annotations?.[valueSetByAnnotation];
+    return { ...identity, ...(job === undefined ? {} : { job }), ...(setter === undefined ? {} : { valueSetBy: setter }) };
   }
 }
 

@@ -42,6 +42,8 @@ export interface Identity {
   impersonation?: { by: Pick<Identity, 'name' | 'keyName' | 'groups' | 'job'>; uid?: string; extra?: Record<string, string[]> };
   /** The CI job a Federated key was minted for (src/federation): requests are attributed to it. */
   job?: string;
+  /** Who set the value of the key that authenticated (api/key-types.ts valueSetByAnnotation); absent on keys written before it was recorded. */
+  valueSetBy?: string;
 }
 
 /** The fields of the key that say whom it acts for. */
@@ -72,14 +74,22 @@ export function identityFor(spec: OwnedAccessKeySpec, world: Pick<TeamWorld, 'ge
 }
 
 /**
- * How a key's value setter is recorded (api/key-types.ts valueSetByAnnotation): `user:<name>` only
- * for a user acting as itself; whoever else set it is named for what it is, so no other setter
- * reads as the user.
+ * How a key's value setter is recorded (api/key-types.ts valueSetByAnnotation). `admin:<name>` for a
+ * writer holding management-admin by standing rights (it could grant anything, so a user's temporary
+ * access may ride on what it sets); `user:<name>` for a user acting as itself with a key the user
+ * set (or an admin did, or one written before setters were recorded); a user acting with a key
+ * someone else set passes that setter on, so a key cannot launder its setter by setting a value
+ * for its own user (found by a review); else what wrote it. `standingRoles`: the writer's roles
+ * without temporary access (temporary-access.ts standingOf).
  */
-export function valueSetterOf(who: Identity): string {
+export function valueSetterOf(who: Identity, standingRoles: ReadonlySet<string>): string {
   if (who.impersonation) return `impersonator:${who.impersonation.by.name}`;
-  if (who.job !== undefined) return `job:${who.name}`;
-  if (who.user !== undefined) return `user:${who.user}`;
+  if (who.job !== undefined) return `job:${who.job}`;
+  if (standingRoles.has('management-admin')) return `admin:${who.name}`;
+  if (who.user !== undefined) {
+    const own = who.valueSetBy;
+    return own === undefined || own === `user:${who.user}` || own.startsWith('admin:') ? `user:${who.user}` : own;
+  }
   if (who.team !== undefined) return `team:${who.team}`;
   return `subject:${who.subject ?? who.name}`;
 }

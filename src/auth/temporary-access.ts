@@ -5,10 +5,9 @@
  */
 import { activeUntil, bindingOf, madeOf, type RequestBinding } from '../api/access-request.js';
 import type { AccessRequest, KubeObject } from '../api/types.js';
-import { grantsAnything, lacking, membershipGrants, type Atom, type TeamWorld } from './grants.js';
-import type { Authorizer } from './authorize.js';
+import { grantsAnything, type TeamWorld } from './grants.js';
 import { valueSetByAnnotation } from '../api/key-types.js';
-import { identityFor, type Identity } from './identity.js';
+import type { Identity } from './identity.js';
 
 /** One Active request behind an identity's membership. */
 export interface TemporaryGrant {
@@ -87,19 +86,14 @@ export const standingRefusal = (who: Identity, refusal: string | undefined): str
   refusal && who.standing ? `${refusal} (temporary access from an AccessRequest does not count towards what outlives it)` : refusal;
 
 /**
- * The grants a key of `user` carries: all of them on a key whose value the user set (or one written
- * before setters were recorded), else only those its setter holds by standing rights. An
- * accesskeys-admin who made a user a key before the user went on call held the key to every
- * later approval of the user's (found by a review): "no key does more than its writer holds",
- * judged when the grant is used, not only when the key is written.
+ * The grants a key of `user` carries: all of them on a key whose value the user set, an
+ * administrator set (`admin:`: it could grant anything), or one written before setters were
+ * recorded; none on any other. An accesskeys-admin who made a user a key before the user went on
+ * call held the key to every later approval of the user's (found by a review): "no key does more
+ * than its writer holds", judged when the grant is used, not only when the key is written.
  */
-export function grantsCarried(grants: readonly TemporaryGrant[], key: Pick<KubeObject, 'metadata'>, user: string, world: TeamWorld, authz: Authorizer): readonly TemporaryGrant[] {
+export function grantsCarried(grants: readonly TemporaryGrant[], key: Pick<KubeObject, 'metadata'>, user: string): readonly TemporaryGrant[] {
   const setter = key.metadata.annotations?.[valueSetByAnnotation];
-  if (grants.length === 0 || setter === undefined || setter === `user:${user}`) return grants;
-  if (!setter.startsWith('user:')) return [];
-  const by = identityFor({ user: setter.slice('user:'.length) }, world, '');
-  return grants.filter((g) => {
-    const atoms: Atom[] = g.roles ? g.roles.map((role) => ({ kind: 'role', role })) : membershipGrants(g.team, world, authz);
-    return lacking(by, atoms, world, authz, false) === undefined;
-  });
+  if (grants.length === 0 || setter === undefined || setter === `user:${user}` || setter.startsWith('admin:')) return grants;
+  return [];
 }

@@ -14,6 +14,9 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Who sets the values this client writes: the store's own operator, with every right (api/key-types.ts). */
+const embeddedSetter = 'admin:embedded-store';
+
 export class EmbeddedClient implements ApiClient {
   readonly apiVersion: string;
 
@@ -45,21 +48,21 @@ export class EmbeddedClient implements ApiClient {
   }
 
   create(plural: ApiPlural, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
-    return call(async () => (await this.r(plural).create(obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
+    return call(async () => (await this.r(plural).create(obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', valueSetBy: embeddedSetter, ...opts })).object);
   }
 
   replace(plural: ApiPlural, name: string, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
-    return call(async () => (await this.r(plural).update(name, obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
+    return call(async () => (await this.r(plural).update(name, obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', valueSetBy: embeddedSetter, ...opts })).object);
   }
 
   patch(plural: ApiPlural, name: string, ops: unknown[], opts: WriteOptions = {}): Promise<KubeObject> {
-    return call(async () => (await this.r(plural).patch(name, 'json', ops, { fieldManager: gitopsManager, fieldValidation: 'Strict', ...opts })).object);
+    return call(async () => (await this.r(plural).patch(name, 'json', ops, { fieldManager: gitopsManager, fieldValidation: 'Strict', valueSetBy: embeddedSetter, ...opts })).object);
   }
 
   rotate(name: string, spec: KeyRotationSpec, opts: RotateOptions = {}): Promise<KubeObject> {
     const { fieldManager, resourceVersion, ...rest } = opts;
     const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', ...(resourceVersion ? { metadata: { resourceVersion } } : {}), spec };
-    return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { fieldManager: fieldManager ?? gitopsManager, fieldValidation: 'Strict', ...rest })).object);
+    return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { fieldManager: fieldManager ?? gitopsManager, fieldValidation: 'Strict', valueSetBy: embeddedSetter, ...rest })).object);
   }
 
   async delete(plural: ApiPlural, name: string, opts: DeleteOptions = {}): Promise<void> {

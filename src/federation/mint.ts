@@ -58,7 +58,7 @@ export async function mintFederatedKey(
         spec: { ...mintedKeySpec(rule), displayName: `${job} (via FederatedCredential ${name})`, ttl: ttlSeconds },
       },
       // A job sets the value, not the user it acts for: the user's temporary access does not ride on it.
-      { fieldManager: exchangeManager, requester, valueSetBy: `job:${requester.username}`, ...(admit ? { admit } : {}) },
+      { fieldManager: exchangeManager, requester, valueSetBy: `job:${job}`, ...(admit ? { admit } : {}) },
     ),
   );
   const created = object as OwnedAccessKey;

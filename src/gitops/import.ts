@@ -4,6 +4,7 @@
  * timestamps, managedFields, status) and every secret (the key, connectorData, OIDC tokens), so
  * that applying the files adopts the objects without changing a field.
  */
+import { valueSetByAnnotation } from '../api/key-types.js';
 import { lastAppliedAnnotation } from '../api/last-applied.js';
 import { isFederatedKey, isLoginKey } from '../api/key-types.js';
 import { stringify } from 'yaml';
@@ -16,9 +17,9 @@ import { annotations } from './plan/annotations.js';
 /**
  * Client annotations that describe a previous writer, not the object; key-delivered is the
  * reconciler's record of a delivery (validate refuses it in git), which every key made by
- * `apply --key-dir` carries.
+ * `apply --key-dir` carries; value-set-by is the server's record of who set a key's value.
  */
-const droppedAnnotations = [annotations.source, annotations.keyDelivered, lastAppliedAnnotation];
+const droppedAnnotations = [annotations.source, annotations.keyDelivered, lastAppliedAnnotation, valueSetByAnnotation];
 const secretSpecFields = secretFieldPaths().filter((p) => p.startsWith('spec.')).map((p) => p.split('.').slice(1));
 
 export interface ImportedFile {

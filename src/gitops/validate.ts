@@ -4,6 +4,7 @@
  * checks what needs live state).
  * Every finding is `file:line:col: message` at the offending field; any finding means no write.
  */
+import { valueSetByAnnotation } from '../api/key-types.js';
 import { decodeObject } from '../api/decode.js';
 import { unknownGrants } from '../api/grant-vocabulary.js';
 import { ApiError } from '../api/errors.js';
@@ -128,6 +129,7 @@ function keySecretErrors(kind: string, obj: KubeObject): [field: string, message
   const field = (name: string) => `metadata.annotations[${name}]`;
   const errors: [string, string][] = [];
   if (a[annotations.keyDelivered] !== undefined) errors.push([field(annotations.keyDelivered), `${annotations.keyDelivered} is written by the reconciler once a key reached its secret; it does not belong in git`]);
+  if (a[valueSetByAnnotation] !== undefined) errors.push([field(valueSetByAnnotation), `${valueSetByAnnotation} is written by the server when a key's value is set; it does not belong in git`]);
   const target = a[annotations.keySecret];
   if (target === undefined) return errors;
   if (kind !== 'OwnedAccessKey') errors.push([field(annotations.keySecret), `${annotations.keySecret} applies only to OwnedAccessKeys`]);

@@ -155,7 +155,8 @@ export async function runUpdate(
     revealedKey = result.revealedKey;
     const setsKey = !opts.subresource && isKeySetting(present(current), result.stored, revealedKey);
     if (setsKey) tieToSignIn(ctx, result.stored, opts.signIn);
-    if (!opts.subresource) recordValueSetter(ctx, result.stored, current, setsKey, opts.valueSetBy);
+    // Only a new value has a new setter: a re-enable sets none (its writer never held the value).
+    if (!opts.subresource) recordValueSetter(ctx, result.stored, current, setsKey && revealedKey !== undefined, opts.valueSetBy);
     const prepared = (!opts.subresource && (await ctx.prepareWrite?.(ctx, result.stored, current))) || [];
     await opts.admit?.({
       verb,

@@ -78,7 +78,7 @@ describe('a key made for a user with temporary access', () => {
     const value = early.body.spec!.key!;
     const read = async (path: string) => (await server.fetch(url(path))).json() as Promise<{ metadata: { annotations?: Record<string, string> } }>;
     expect((await read('ownedaccesskeys/dan-by-keymaster')).metadata.annotations?.['management.service/value-set-by']).toBe('user:keymaster');
-    expect((await read('ownedaccesskeys/dan-key')).metadata.annotations?.['management.service/value-set-by']).toBe('user:admin');
+    expect((await read('ownedaccesskeys/dan-key')).metadata.annotations?.['management.service/value-set-by']).toBe('admin:admin');
     expect((await post('accessrequests', accessRequest('dan-prod', { team: 'prod-admins', duration: '4h', reason: 'INC-2' }), as('dan'))).status).toBe(201);
     const seen = (await (await server.fetch(url('accessrequests/dan-prod'))).json()) as { status?: { conditions?: unknown[] } };
     const approval = { ...seen, status: { ...seen.status, conditions: [...(seen.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok' }] } };

@@ -59,7 +59,7 @@ describe("kubectl's last-applied record of an access key", () => {
     const made = await server.fetch(`${server.api}/ownedaccesskeys`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 'k3', annotations: { [last]: `spec:\n  key: ${value}\n`, kept: 'yes' } }, spec: { user: 'cy' } }) });
     expect(made.status).toBe(201);
     const stored = (await (await server.fetch(`${server.api}/ownedaccesskeys/k3`)).json()) as { metadata: { annotations?: Record<string, string> } };
-    expect(stored.metadata.annotations).toEqual({ kept: 'yes' });
+    expect(stored.metadata.annotations).toEqual({ kept: 'yes', 'management.service/value-set-by': 'admin:admin' });
     const record = '{"metadata":{"name":"t1"},"spec":{"description":"key: not a secret here"}}\n';
     expect((await server.fetch(`${server.api}/teams`, { method: 'POST', headers: json, body: JSON.stringify({ metadata: { name: 't1', annotations: { [last]: record } }, spec: {} }) })).status).toBe(201);
     expect(((await (await server.fetch(`${server.api}/teams/t1`)).json()) as { metadata: { annotations: Record<string, string> } }).metadata.annotations[last]).toBe(record);

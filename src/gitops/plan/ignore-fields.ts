@@ -12,9 +12,11 @@ import type { KubeObject } from '../../api/types.js';
 import { disabledReasonAnnotation } from '../../api/key-notices.js';
 import { disabledField, serverDisablerOf } from '../../api/server-disabled.js';
 import { annotations } from './annotations.js';
+import { valueSetByAnnotation } from '../../api/key-types.js';
 
 const own = 'metadata.annotations.gitops.management.service/';
 const delivered = `metadata.annotations.${annotations.keyDelivered}`;
+const setBy = `metadata.annotations.${valueSetByAnnotation}`;
 
 /** The entries of an object's ignore-fields annotation. */
 export function ignoreFieldsList(obj: KubeObject | undefined): string[] {
@@ -31,12 +33,13 @@ const covers = (entry: string, dotted: string) => dotted === entry || dotted.sta
 /** Whether a dotted field path is left out of diff and write for this object. */
 export function ignoredFields(obj: KubeObject | undefined): (dotted: string) => boolean {
   const list = ignoreFieldsList(obj);
-  // The reconciler's own record of a delivered key is never in git, and never drift. It is matched
-  // exactly: unlike a user's ignore-fields entry, it must not hide the annotations around it.
+  // The reconciler's own record of a delivered key, and the server's of who set a key's value, are
+  // never in git, and never drift. They are matched exactly: unlike a user's ignore-fields entry,
+  // they must not hide the annotations around them.
   // The containers of the reconciler's annotations (metadata, metadata.annotations) are not ignored
   // whole either: their other members are, one by one.
   const reconcilers = (dotted: string) => dotted.startsWith(own) || own.startsWith(`${dotted}.`);
-  return (dotted) => dotted === delivered || (!reconcilers(dotted) && list.some((f) => covers(f, dotted)));
+  return (dotted) => dotted === delivered || dotted === setBy || (!reconcilers(dotted) && list.some((f) => covers(f, dotted)));
 }
 
 /** The settings whose change a plan shows on its own, beside the object's other changes. */

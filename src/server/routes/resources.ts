@@ -15,6 +15,7 @@ import { isServerFieldManager } from '../../api/key-notices.js';
 import { duplicateFields } from '../duplicate-fields.js';
 import { Guard, identityOf, type AuthContext } from '../auth/guard.js';
 import { valueSetterOf } from '../../auth/identity.js';
+import { standingOf } from '../../auth/temporary-access.js';
 import { authorizeBeforeBody } from '../auth/before-body.js';
 import { deleteOptions, readQuery, writeQuery, type Query } from '../query.js';
 import { send, sendReadable } from '../reply.js';
@@ -60,7 +61,7 @@ function writeOptions(req: Request, patch?: 'json' | 'merge') {
  */
 function signInOf(req: Request) {
   const who = identityOf(req);
-  return { ...(who.signIn ? { signIn: who.signIn } : {}), valueSetBy: valueSetterOf(who) };
+  return { ...(who.signIn ? { signIn: who.signIn } : {}), valueSetBy: valueSetterOf(who, standingOf(who).clusterRoles) };
 }
 
 const optionsKind = (method: string) => (method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : 'PatchOptions');
