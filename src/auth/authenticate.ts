@@ -78,7 +78,7 @@ export class Authenticator {
     this.recent.delete(hash);
     this.recent.set(hash, now.getTime());
     if (this.recent.size > maxRecent) this.recent.delete(this.recent.keys().next().value!);
-    return asPrevious(withSignIn(await this.withRequests(this.identityOf(key), now, key), signIn), key, previous);
+    return asPrevious(withSignIn(await this.withRequests(this.identityOf(key), now, key, previous), signIn), key, previous);
   }
 
   /**
@@ -88,7 +88,7 @@ export class Authenticator {
    */
   async reauthenticate(authorization: string | undefined): Promise<{ identity: Identity; revision: number }> {
     const { key, revision, signIn, previous } = await this.verify(authorization);
-    return { identity: asPrevious(withSignIn(await this.withRequests(this.identityOf(key), this.now(), key), signIn), key, previous), revision };
+    return { identity: asPrevious(withSignIn(await this.withRequests(this.identityOf(key), this.now(), key, previous), signIn), key, previous), revision };
   }
 
   /**
@@ -96,9 +96,11 @@ export class Authenticator {
    * read, so an approval through another replica counts at once, and judged on each request, so an
    * expired one grants nothing here whether or not its phase says Expired yet.
    */
-  private async withRequests(identity: Identity, now: Date, key: OwnedAccessKey): Promise<Identity> {
+  private async withRequests(identity: Identity, now: Date, key: OwnedAccessKey, previous: boolean): Promise<Identity> {
     const user = identity.user;
-    if (user === undefined) return identity;
+    // A rotation's previous value is being retired, and whoever knows it need not know the new one:
+    // the key's setter is the new value's, so the old value carries no temporary access (found by a review).
+    if (user === undefined || previous) return identity;
     // Temporary access only adds: a store that cannot list requests now gives the identity its
     // standing rights alone (fail closed), rather than taking every request down with it.
     // The user's Active requests by the watch cache's index: a lookup, not a list of every request

@@ -88,7 +88,11 @@ export function valueSetterOf(who: Identity, standingRoles: ReadonlySet<string>)
   if (standingRoles.has('management-admin')) return `admin:${who.name}`;
   if (who.user !== undefined) {
     const own = who.valueSetBy;
-    return own === undefined || own === `user:${who.user}` || own.startsWith('admin:') ? `user:${who.user}` : own;
+    if (own === undefined || own === `user:${who.user}` || own.startsWith('admin:')) return `user:${who.user}`;
+    // Whoever set the writing key may know the value it sets: recorded so that it never reads as
+    // anyone's own (passed on bare, `user:keymaster` made a key of keymaster's that another knew:
+    // found by a review), and no longer than two names.
+    return `user:${who.user} via ${own.split(' via ')[0]!}`;
   }
   if (who.team !== undefined) return `team:${who.team}`;
   return `subject:${who.subject ?? who.name}`;

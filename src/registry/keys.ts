@@ -53,8 +53,8 @@ export function tieToSignIn(ctx: RegistryContext, stored: StoredApiObject, tie: 
 
 /**
  * Records who set a key's value, at every write of a key, as the server's own annotation: the
- * setter on a write that sets the value (a create, a rotation, a PUT or patch of spec.key, a
- * re-enable), else what the key had, whatever the client sent (a PUT from git without it keeps it,
+ * setter on a write that sets a new value (a create, a rotation, a PUT or patch of spec.key to
+ * another value), else what the key had, whatever the client sent (a PUT from git without it keeps it,
  * an edit claiming another setter is dropped, as kube drops status from a main-resource write). A
  * write that names no setter (the server's own, a test's registry call) keeps what the key had.
  */

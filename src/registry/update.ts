@@ -155,8 +155,9 @@ export async function runUpdate(
     revealedKey = result.revealedKey;
     const setsKey = !opts.subresource && isKeySetting(present(current), result.stored, revealedKey);
     if (setsKey) tieToSignIn(ctx, result.stored, opts.signIn);
-    // Only a new value has a new setter: a re-enable sets none (its writer never held the value).
-    if (!opts.subresource) recordValueSetter(ctx, result.stored, current, setsKey && revealedKey !== undefined, opts.valueSetBy);
+    // Only a new value has a new setter: a re-enable, or the same value written again, sets none
+    // (its writer may never have held the value: found by a review).
+    if (!opts.subresource) recordValueSetter(ctx, result.stored, current, setsKey && result.rotated === true, opts.valueSetBy);
     const prepared = (!opts.subresource && (await ctx.prepareWrite?.(ctx, result.stored, current))) || [];
     await opts.admit?.({
       verb,

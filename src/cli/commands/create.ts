@@ -45,7 +45,7 @@ export function registerCreate(program: Command): void {
           try {
             const info = resolveResource(String(m.object.kind ?? ''));
             const registryOf = registry.byPlural(info.plural)!;
-            const { object, warnings } = await registryOf.create(m.object, { dryRun: opts.dryRun ?? false, fieldManager: 'teamkeys' });
+            const { object, warnings } = await registryOf.create(m.object, { dryRun: opts.dryRun ?? false, fieldManager: 'teamkeys', valueSetBy: 'admin:embedded-store' });
             for (const w of warnings) console.error(`${file}:${m.line}:${m.column}: warning: ${w}`);
             if (format) console.log(render([object], format, false));
             else console.log(`${info.singular}.${info.group}/${object.metadata.name} created${opts.dryRun ? ' (dry run)' : ''}`);
