@@ -49,7 +49,7 @@ async function create(registry: Registry, opts: { adminKey?: string; keyFile: st
       ...(opts.ttlSeconds ? { ttl: opts.ttlSeconds } : {}),
       ...(opts.adminKey ? { key: opts.adminKey } : {}),
     },
-  }, { fieldManager: 'teamkeys-bootstrap' });
+  }, { fieldManager: 'teamkeys-bootstrap', valueSetBy: 'admin:bootstrap' });
   if (opts.adminKey) return { created: true };
   const key = (object.spec as { key: string }).key;
   await mkdir(dirname(opts.keyFile), { recursive: true });

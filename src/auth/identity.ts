@@ -91,8 +91,8 @@ export function valueSetterOf(who: Identity, standingRoles: ReadonlySet<string>)
     if (own === undefined || own === `user:${who.user}` || own.startsWith('admin:')) return `user:${who.user}`;
     // Whoever set the writing key may know the value it sets: recorded so that it never reads as
     // anyone's own (passed on bare, `user:keymaster` made a key of keymaster's that another knew:
-    // found by a review), and no longer than two names.
-    return `user:${who.user} via ${own.split(' via ')[0]!}`;
+    // found by a review), and no longer than two names (the first setter of a chain kept).
+    return `indirect:${who.user} via ${own.startsWith('indirect:') ? own.slice('indirect:'.length).split(' via ').pop()! : own}`;
   }
   if (who.team !== undefined) return `team:${who.team}`;
   return `subject:${who.subject ?? who.name}`;

@@ -66,3 +66,17 @@ export function recordValueSetter(ctx: RegistryContext, stored: StoredApiObject,
   else if (Object.keys(others).length > 0) stored.metadata.annotations = others;
   else delete stored.metadata.annotations;
 }
+
+/**
+ * Whether a write gives a key another holder (spec.user, spec.team or spec.subject): the value
+ * stays, but whoever moved it may know it, so the move records its writer as the setter (a key an
+ * administrator set, moved to a user on call by someone holding its value, carried that user's
+ * approvals to them: found by a review).
+ */
+export function holderMoved(old: { spec?: unknown }, next: { spec?: unknown }): boolean {
+  const holder = (o: { spec?: unknown }) => {
+    const spec = (o.spec ?? {}) as { user?: unknown; team?: unknown; subject?: unknown };
+    return JSON.stringify([spec.user ?? null, spec.team ?? null, spec.subject ?? null]);
+  };
+  return holder(old) !== holder(next);
+}

@@ -12,7 +12,7 @@ import { validateObject } from '../api/validate.js';
 import { recordUpdate } from '../api/fields/managed.js';
 import { keyOf, managerOf, present, timestamp, type Admit, type RegistryContext, type Writer, type WriteResult } from './context.js';
 import { isRemovable } from './delete.js';
-import { assertKeyUnused, isKeySetting, recordValueSetter, tieToSignIn } from './keys.js';
+import { assertKeyUnused, holderMoved, isKeySetting, recordValueSetter, tieToSignIn } from './keys.js';
 import { auditOf, describeDelete, fieldsTouched, scrubReplacedSecrets } from './observe.js';
 import { keyValueInUse, storeCall } from './storage-errors.js';
 import { Removal, type Preconditions } from '../store/types.js';
@@ -155,9 +155,9 @@ export async function runUpdate(
     revealedKey = result.revealedKey;
     const setsKey = !opts.subresource && isKeySetting(present(current), result.stored, revealedKey);
     if (setsKey) tieToSignIn(ctx, result.stored, opts.signIn);
-    // Only a new value has a new setter: a re-enable, or the same value written again, sets none
-    // (its writer may never have held the value: found by a review).
-    if (!opts.subresource) recordValueSetter(ctx, result.stored, current, setsKey && result.rotated === true, opts.valueSetBy);
+    // Only a new value, or a new holder, has a new setter: a re-enable, or the same value written
+    // again, sets none (its writer may never have held the value: found by a review).
+    if (!opts.subresource) recordValueSetter(ctx, result.stored, current, (setsKey && result.rotated === true) || holderMoved(current, result.stored), opts.valueSetBy);
     const prepared = (!opts.subresource && (await ctx.prepareWrite?.(ctx, result.stored, current))) || [];
     await opts.admit?.({
       verb,

@@ -65,14 +65,14 @@ describe('laundering the value setter through the key itself', () => {
     const rotated = await post('ownedaccesskeys/dan-by-keymaster/rotation', { apiVersion: 'management.service/v1', kind: 'KeyRotation', spec: { overlapSeconds: 0 } }, bearer(byKeymaster));
     expect(rotated.status, rotated.body.message).toBe(201);
     const fresh = rotated.body.spec!.key!;
-    expect(await annotation('dan-by-keymaster')).toBe('user:dan via user:keymaster');
+    expect(await annotation('dan-by-keymaster')).toBe('indirect:dan via user:keymaster');
     // The value only keymaster holds now acts with dan's management-admin approval.
     expect(await readsProd(fresh)).toBe(403);
   });
 
   it('a key of dan made with the key sam made while impersonating dan passes sam on: it carries nothing', async () => {
     const second = await made('ownedaccesskeys', { metadata: { name: 'dan-second' }, spec: { user: 'dan', ttl: 3600 } }, bearer(bySam));
-    expect(second.metadata!.annotations![setBy]).toBe('user:dan via impersonator:sam');
+    expect(second.metadata!.annotations![setBy]).toBe('indirect:dan via impersonator:sam');
     expect(await readsProd(second.spec!.key!)).toBe(403);
   });
 
@@ -89,7 +89,7 @@ describe('laundering the value setter through the key itself', () => {
     expect(hop1.metadata!.annotations![setBy]).toMatch(/^job:/);
     expect(await readsProd(hop1.spec!.key!)).toBe(403);
     const hop2 = await made('ownedaccesskeys', { metadata: { name: 'hop2' }, spec: { user: 'dan', ttl: 3000 } }, bearer(hop1.spec!.key!));
-    expect(hop2.metadata!.annotations![setBy]).toMatch(/^user:dan via job:/);
+    expect(hop2.metadata!.annotations![setBy]).toMatch(/^indirect:dan via job:/);
     expect(await readsProd(hop2.spec!.key!)).toBe(403);
   });
 });

@@ -69,13 +69,13 @@ describe('values someone other than the user knows carry none of its grants', ()
     expect(await readsProd(v1)).toBe(403);
   });
 
-  it('kate, using a key keymaster set for her, makes keymaster a key: recorded `user:kate via user:keymaster`, keymaster\'s later grants do not reach kate', async () => {
+  it('kate, using a key keymaster set for her, makes keymaster a key: recorded `indirect:kate via user:keymaster`, keymaster\'s later grants do not reach kate', async () => {
     const forKate = (await made('ownedaccesskeys', { metadata: { name: 'kate-by-keymaster' }, spec: { user: 'kate' } }, as('keymaster'))).spec!.key!;
     expect(await setterOf('kate-by-keymaster')).toBe('user:keymaster');
     // kate (an accesskeys-admin by standing rights) makes keymaster a key with it; she holds its value.
     const forKeymaster = (await made('ownedaccesskeys', { metadata: { name: 'keymaster-by-kate' }, spec: { user: 'keymaster' } }, bearer(forKate))).spec!.key!;
     // Made with kate's own key it would be `user:kate` and carry nothing; made with forKate it reads as keymaster's own.
-    expect(await setterOf('keymaster-by-kate')).toBe('user:kate via user:keymaster');
+    expect(await setterOf('keymaster-by-kate')).toBe('indirect:kate via user:keymaster');
     await onCall('keymaster');
     expect(await readsProd(keyOf('keymaster'))).toBe(200);
     expect(await readsProd(forKeymaster)).toBe(403);
@@ -96,5 +96,19 @@ describe('values someone other than the user knows carry none of its grants', ()
     // The value keymaster chose and still holds now reads as dora's own, and carries her approval.
     expect(await setterOf('dora-chosen')).toBe('user:keymaster');
     expect(await readsProd(chosen)).toBe(403);
+  });
+
+  // Found by a read of the final design: a move kept the setter, so a key an administrator set
+  // (admin:), known to a keys admin, moved by them to eli while eli was not on call, carried eli's approvals.
+  it('a key moved to another user takes its mover as setter: moved to eli by a keys admin, it carries none of his approvals', async () => {
+    await made('ownedaccesskeys', { metadata: { name: 'eli-key' }, spec: { user: 'eli', key: keyOf('eli') } });
+    const known = (await made('ownedaccesskeys', { metadata: { name: 'for-keymaster' }, spec: { user: 'keymaster' } })).spec!.key!;
+    expect(await setterOf('for-keymaster')).toBe('admin:admin');
+    const moved = await send('PATCH', 'ownedaccesskeys/for-keymaster', { spec: { user: 'eli' } }, { ...as('keymaster'), 'Content-Type': 'application/merge-patch+json' });
+    expect(moved.status, moved.body.message).toBe(200);
+    expect(await setterOf('for-keymaster')).toBe('user:keymaster');
+    await onCall('eli');
+    expect(await readsProd(keyOf('eli'))).toBe(200);
+    expect(await readsProd(known)).toBe(403);
   });
 });

@@ -64,7 +64,7 @@ describe('review 4: value setter, sound paths', () => {
     const byKm = (await made('ownedaccesskeys', { metadata: { name: 'dan-km' }, spec: { user: 'dan' } }, as('keymaster'))).spec!.key!;
     const r = await send('PATCH', 'ownedaccesskeys/dan-km', [{ op: 'add', path: '/spec/key', value: `Fresh${'z'.repeat(45)}` }], { ...bearer(byKm), 'Content-Type': 'application/json-patch+json' });
     expect(r.status, r.body.message).toBe(200);
-    expect(await setterOf('dan-km')).toBe('user:dan via user:keymaster');
+    expect(await setterOf('dan-km')).toBe('indirect:dan via user:keymaster');
   });
 
   it('rotation confirm and dry runs change nothing', async () => {

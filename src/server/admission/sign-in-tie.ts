@@ -8,6 +8,7 @@ import { sameReference, signInTieDenial, signInTieOf } from '../owner-admission.
 import { ownersOf, type AdmissionPlugin } from './chain.js';
 import { ownerReferencesOf } from '../../api/owner-references.js';
 import { valueSetByAnnotation } from '../../api/key-types.js';
+import { holderMoved } from '../../registry/keys.js';
 
 export const signInTiePlugin: AdmissionPlugin = {
   name: 'sign-in-tie',
@@ -19,11 +20,11 @@ export const signInTiePlugin: AdmissionPlugin = {
     if (setsKey && tie && object.metadata.uid !== tie.uid && !ownerReferencesOf(object.metadata).some((r) => sameReference(r, tie))) {
       return 'a key written, rotated or enabled with a Login key must end with that sign-in, and this write would not tie it';
     }
-    // Who set the key's value is the server's record (registry/keys.ts markValueSetter): a write that
-    // sets no value may not change it, or a key-maker could claim the user set it (and ride on its
+    // Who set the key's value is the server's record (registry/keys.ts recordValueSetter): a write that
+    // sets no value and moves no key may not change it, or a key-maker could claim the user set it (and ride on its
     // temporary access: auth/temporary-access.ts grantsCarried).
     const setter = (o: typeof object | undefined) => o?.metadata.annotations?.[valueSetByAnnotation];
-    if (!setsKey && req.old && setter(req.old) !== setter(object)) return `the annotation ${valueSetByAnnotation} is written by the server, when a write sets the key's value`;
+    if (!setsKey && req.old && !holderMoved(req.old, object) && setter(req.old) !== setter(object)) return `the annotation ${valueSetByAnnotation} is written by the server, when a write sets the key's value`;
     return signInTieDenial(owners, req.old, object);
   },
 };
