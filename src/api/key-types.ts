@@ -19,10 +19,13 @@ export const isLoginKey = (key: { spec?: unknown } | undefined): boolean =>
   typeof key?.spec === 'object' && key.spec !== null && (key.spec as { type?: unknown }).type === loginKeyType;
 
 /**
- * Who set a key's current value, written by the server at every write that sets one (a create, a
- * rotation, a PUT or patch of spec.key, a re-enable): `user:<name>` for a user acting as itself,
- * else what wrote it (`impersonator:<name>`, `job:<name>`, `team:<name>`, `subject:<name>`). A user's
- * temporary access rides only on keys whose value the user set, or whose setter holds that access
- * (auth/temporary-access.ts grantsCarried). Absent on keys written before stop 64.
+ * Who set a key's current value, written by the server at every write that sets a new one (a
+ * create, a rotation, a PUT or patch of spec.key to another value) or gives the key another holder
+ * (registry/keys.ts recordValueSetter); how it is spelled is auth/identity.ts valueSetterOf's. A
+ * user's temporary access rides only on keys the user or an administrator set (auth/temporary-access.ts
+ * grantsCarried). Absent on keys written before stop 64.
  */
 export const valueSetByAnnotation = 'management.service/value-set-by';
+
+/** The setter of values written straight into the store (the embedded client, `teamkeys create`): its operator, with every right. */
+export const storeOperatorSetter = 'admin:embedded-store';

@@ -6,7 +6,7 @@ import { valueSetByAnnotation } from './key-types.js';
 
 export const maxAnnotationsBytes = 256 * 1024;
 
-/** The longest value-set-by the server writes: `user:<name> via user:<name>`, names up to 1,024 characters. */
+/** The longest value-set-by the server writes: `indirect:<name> via impersonator:<name>`, names up to 1,024 characters. */
 const maxSetterLength = 2 * (1024 + 16) + 5;
 
 const invalid = (field: string, value: unknown, messages: string[]): FieldError[] =>

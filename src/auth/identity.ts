@@ -77,10 +77,11 @@ export function identityFor(spec: OwnedAccessKeySpec, world: Pick<TeamWorld, 'ge
  * How a key's value setter is recorded (api/key-types.ts valueSetByAnnotation). `admin:<name>` for a
  * writer holding management-admin by standing rights (it could grant anything, so a user's temporary
  * access may ride on what it sets); `user:<name>` for a user acting as itself with a key the user
- * set (or an admin did, or one written before setters were recorded); a user acting with a key
- * someone else set passes that setter on, so a key cannot launder its setter by setting a value
- * for its own user (found by a review); else what wrote it. `standingRoles`: the writer's roles
- * without temporary access (temporary-access.ts standingOf).
+ * set (or an admin did, or one written before setters were recorded); `indirect:<name> via
+ * <setter>` for a user acting with a key someone else set, so a key cannot launder its setter by
+ * setting a value for its own user (found by a review; no user name makes `user:` of that prefix);
+ * else what wrote it (`impersonator:`, `job:`, `team:`, `subject:`). `standingRoles`: the writer's
+ * roles without temporary access (temporary-access.ts standingOf).
  */
 export function valueSetterOf(who: Identity, standingRoles: ReadonlySet<string>): string {
   if (who.impersonation) return `impersonator:${who.impersonation.by.name}`;

@@ -40,6 +40,9 @@ const approversOf = (team: Team | undefined): readonly string[] => team?.spec?.a
 /** The users a team (its view) lets break the glass into its membership. */
 const breakGlassUsersOf = (team: Team | undefined): readonly string[] => team?.spec?.accessRequests?.breakGlass?.users ?? [];
 
+/** TeamWorld.breakingGlass over one snapshot: the teams naming the user a break-glass user. */
+const breakingGlassIn = (snap: Snapshot, user: string): string[] => [...(snap.byBreakGlass.get(user) ?? [])].sort();
+
 /** TeamWorld.approving over one snapshot: the owner's teams (found by reference) and the named approvers. */
 function approvingIn(snap: Snapshot, referencing: Iterable<string>, user: string, teams: readonly string[]): Set<string> {
   const out = new Set<string>();
@@ -154,7 +157,7 @@ export class TeamIndex implements TeamWorld {
   }
 
   breakingGlass(user: string): Iterable<string> {
-    return [...(this.snap.byBreakGlass.get(user) ?? [])].sort();
+    return breakingGlassIn(this.snap, user);
   }
 
   /** Teams with the user in spec.users or one of the groups in spec.groups. */
@@ -256,7 +259,7 @@ export function teamWorldOf(teams: Iterable<Team>): TeamWorld & Required<Pick<Te
     return [...out].sort();
   };
   const approving = (user: string, principals: readonly string[]) => approvingIn(snap, referencing(user, principals), user, principals);
-  const breakingGlass = (user: string) => [...(snap.byBreakGlass.get(user) ?? [])].sort();
+  const breakingGlass = (user: string) => breakingGlassIn(snap, user);
   return { get: (name) => snap.teams.get(name), referencing, teamsOf, approving, breakingGlass, names: () => [...snap.teams.keys()].sort() };
 }
 

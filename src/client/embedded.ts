@@ -1,4 +1,5 @@
 /** The ApiClient over an in-process registry on the embedded store (no HTTP, no authentication). */
+import { storeOperatorSetter } from '../api/key-types.js';
 import type { AuditEvent, AuditFilter, AuditReader } from '../api/audit-event.js';
 import { ApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
@@ -14,8 +15,8 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Who sets the values this client writes: the store's own operator, with every right (api/key-types.ts). */
-const embeddedSetter = 'admin:embedded-store';
+/** What every write of this client is, unless told otherwise: the reconciler's, strictly decoded, by the store's operator. */
+const writeDefaults = { fieldManager: gitopsManager, fieldValidation: 'Strict' as const, valueSetBy: storeOperatorSetter };
 
 export class EmbeddedClient implements ApiClient {
   readonly apiVersion: string;
@@ -48,21 +49,21 @@ export class EmbeddedClient implements ApiClient {
   }
 
   create(plural: ApiPlural, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
-    return call(async () => (await this.r(plural).create(obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', valueSetBy: embeddedSetter, ...opts })).object);
+    return call(async () => (await this.r(plural).create(obj, { ...writeDefaults, ...opts })).object);
   }
 
   replace(plural: ApiPlural, name: string, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
-    return call(async () => (await this.r(plural).update(name, obj, { fieldManager: gitopsManager, fieldValidation: 'Strict', valueSetBy: embeddedSetter, ...opts })).object);
+    return call(async () => (await this.r(plural).update(name, obj, { ...writeDefaults, ...opts })).object);
   }
 
   patch(plural: ApiPlural, name: string, ops: unknown[], opts: WriteOptions = {}): Promise<KubeObject> {
-    return call(async () => (await this.r(plural).patch(name, 'json', ops, { fieldManager: gitopsManager, fieldValidation: 'Strict', valueSetBy: embeddedSetter, ...opts })).object);
+    return call(async () => (await this.r(plural).patch(name, 'json', ops, { ...writeDefaults, ...opts })).object);
   }
 
   rotate(name: string, spec: KeyRotationSpec, opts: RotateOptions = {}): Promise<KubeObject> {
     const { fieldManager, resourceVersion, ...rest } = opts;
     const body = { apiVersion: this.apiVersion, kind: 'KeyRotation', ...(resourceVersion ? { metadata: { resourceVersion } } : {}), spec };
-    return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { fieldManager: fieldManager ?? gitopsManager, fieldValidation: 'Strict', valueSetBy: embeddedSetter, ...rest })).object);
+    return call(async () => (await this.registry.ownedaccesskeys.rotate(name, body, { ...writeDefaults, fieldManager: fieldManager ?? gitopsManager, ...rest })).object);
   }
 
   async delete(plural: ApiPlural, name: string, opts: DeleteOptions = {}): Promise<void> {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { ApiError } from '../../api/errors.js';
+import { storeOperatorSetter } from '../../api/key-types.js';
 import { formatError, parseManifests } from '../../gitops/source/manifests.js';
 import { storeFlag, encryptionKeyFileFlag } from '../store-flags.js';
 import { flagOption, type OptionsOf } from '../flag-specs.js';
@@ -45,7 +46,7 @@ export function registerCreate(program: Command): void {
           try {
             const info = resolveResource(String(m.object.kind ?? ''));
             const registryOf = registry.byPlural(info.plural)!;
-            const { object, warnings } = await registryOf.create(m.object, { dryRun: opts.dryRun ?? false, fieldManager: 'teamkeys', valueSetBy: 'admin:embedded-store' });
+            const { object, warnings } = await registryOf.create(m.object, { dryRun: opts.dryRun ?? false, fieldManager: 'teamkeys', valueSetBy: storeOperatorSetter });
             for (const w of warnings) console.error(`${file}:${m.line}:${m.column}: warning: ${w}`);
             if (format) console.log(render([object], format, false));
             else console.log(`${info.singular}.${info.group}/${object.metadata.name} created${opts.dryRun ? ' (dry run)' : ''}`);

@@ -5,7 +5,7 @@
  */
 import { lstat, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, posix, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { SourceError } from './errors.js';
 import type { Manifest, ManifestError } from './manifests.js';
