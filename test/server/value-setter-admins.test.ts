@@ -8,31 +8,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
+import { as, bearer, keyOf, valueSetterHarness } from './value-setter-harness.js';
 
-const json = { 'Content-Type': 'application/json' };
-const keyOf = (who: string) => `${who[0]!.toUpperCase()}${who.slice(1).replace(/[^A-Za-z0-9]/g, '')}Key${'k'.repeat(40)}`;
-const bearer = (value: string) => ({ ...json, Authorization: `Bearer ${value}` });
-const as = (who: string) => bearer(keyOf(who));
-const setBy = 'management.service/value-set-by';
 
 describe("the value setter's standing rights", () => {
   let server: InProcess;
-  const url = (path: string) => `${server.api}/${path}`;
-  const post = async (path: string, body: unknown, headers: Record<string, string> = json) => {
-    const res = await server.fetch(url(path), { method: 'POST', headers, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as { message?: string; spec?: { key?: string }; metadata?: { annotations?: Record<string, string> } } };
-  };
-  const made = async (path: string, body: unknown, headers?: Record<string, string>) => {
-    const r = await post(path, body, headers);
-    expect(r.status, r.body.message).toBe(201);
-    return r.body;
-  };
-  const approve = async (name: string) => {
-    const seen = (await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status?: { conditions?: unknown[] } };
-    const approval = { ...seen, status: { ...seen.status, conditions: [...(seen.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok' }] } };
-    expect((await server.fetch(url(`accessrequests/${name}/approval`), { method: 'PUT', headers: json, body: JSON.stringify(approval) })).status).toBe(200);
-  };
-  const setterOf = async (name: string) => ((await (await server.fetch(url(`ownedaccesskeys/${name}`))).json()) as { metadata: { annotations?: Record<string, string> } }).metadata.annotations?.[setBy];
+  const { url, made, setterOf, onCall } = valueSetterHarness(() => server);
   const readsProd = async (value: string) => (await server.fetch(url('teams/prod-admins'), { headers: bearer(value) })).status;
 
   let byOlga = '';
@@ -53,8 +34,7 @@ describe("the value setter's standing rights", () => {
     byTeamKey = (await made('ownedaccesskeys', { metadata: { name: 'dan-by-gitops' }, spec: { user: 'dan' } }, as('gitops'))).spec!.key!;
     expect(await setterOf('dan-by-olga')).toBe('admin:olga');
     expect(await setterOf('dan-by-gitops')).toBe('admin:team:gitops');
-    expect((await post('accessrequests', { apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name: 'dan-prod' }, spec: { team: 'prod-admins', duration: '4h', reason: 'INC-9' } }, as('dan'))).status).toBe(201);
-    await approve('dan-prod');
+    await onCall('dan');
   });
   afterAll(() => server.close());
 
@@ -91,8 +71,7 @@ describe("the value setter's standing rights", () => {
     expect((await patch({ spec: { disabled: true } })).status).toBe(200);
     expect((await patch({ spec: { disabled: false } })).status).toBe(200);
     expect(await setterOf('eve-own')).toBe('user:eve');
-    expect((await post('accessrequests', { apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name: 'eve-prod' }, spec: { team: 'prod-admins', duration: '4h', reason: 'INC-10' } }, as('eve'))).status).toBe(201);
-    await approve('eve-prod');
+    await onCall('eve');
     expect(await readsProd(keyOf('eve'))).toBe(200);
     expect(await readsProd(own)).toBe(200);
   });

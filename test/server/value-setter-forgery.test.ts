@@ -1,11 +1,12 @@
 /**
- * Kept from a review of stop 64's value-setter change, which found it holding: no client write (POST, dry run, server-side apply, JSON patch, PUT, status) sets or removes management.service/value-set-by.
+ * Kept from a review of stop 64's value-setter change, which found it holding: no client write
+ * (POST, dry run, server-side apply, JSON patch, PUT, status) sets or removes
+ * management.service/value-set-by.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
+import { keyOf, setBy } from './value-setter-harness.js';
 
-const keyOf = (who: string) => `${who[0]!.toUpperCase()}${who.slice(1)}Key${'k'.repeat(40)}`;
-const setBy = 'management.service/value-set-by';
 
 describe('forging the value setter', () => {
   let server: InProcess;

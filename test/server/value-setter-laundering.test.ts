@@ -6,33 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
+import { as, bearer, json, keyOf, setBy, valueSetterHarness } from './value-setter-harness.js';
 import { mintFederatedKey } from '../../src/federation/mint.js';
 import type { FederatedCredential } from '../../src/api/types.js';
 
-const json = { 'Content-Type': 'application/json' };
-const keyOf = (who: string) => `${who[0]!.toUpperCase()}${who.slice(1)}Key${'k'.repeat(40)}`;
-const bearer = (value: string) => ({ ...json, Authorization: `Bearer ${value}` });
-const as = (who: string) => bearer(keyOf(who));
-const setBy = 'management.service/value-set-by';
 
 describe('laundering the value setter through the key itself', () => {
   let server: InProcess;
-  const url = (path: string) => `${server.api}/${path}`;
-  const post = async (path: string, body: unknown, headers: Record<string, string> = json) => {
-    const res = await server.fetch(url(path), { method: 'POST', headers, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as { message?: string; spec?: { key?: string }; metadata?: { annotations?: Record<string, string> } } };
-  };
-  const made = async (path: string, body: unknown, headers?: Record<string, string>) => {
-    const r = await post(path, body, headers);
-    expect(r.status, r.body.message).toBe(201);
-    return r.body;
-  };
-  const annotation = async (name: string) => ((await (await server.fetch(url(`ownedaccesskeys/${name}`))).json()) as { metadata: { annotations?: Record<string, string> } }).metadata.annotations?.[setBy];
-  const approve = async (name: string) => {
-    const seen = (await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status?: { conditions?: unknown[] } };
-    const approval = { ...seen, status: { ...seen.status, conditions: [...(seen.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok' }] } };
-    expect((await server.fetch(url(`accessrequests/${name}/approval`), { method: 'PUT', headers: json, body: JSON.stringify(approval) })).status).toBe(200);
-  };
+  const { url, post, made, setterOf: annotation, onCall } = valueSetterHarness(() => server);
   const readsProd = async (value: string) => (await server.fetch(url('teams/prod-admins'), { headers: bearer(value) })).status;
 
   let byKeymaster = '';
@@ -50,8 +31,7 @@ describe('laundering the value setter through the key itself', () => {
     expect(await annotation('dan-by-keymaster')).toBe('user:keymaster');
     expect(await annotation('dan-by-sam')).toBe('impersonator:sam');
     // dan goes on call.
-    expect((await post('accessrequests', { apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name: 'dan-prod' }, spec: { team: 'prod-admins', duration: '4h', reason: 'INC-9' } }, as('dan'))).status).toBe(201);
-    await approve('dan-prod');
+    await onCall('dan');
   });
   afterAll(() => server.close());
 

@@ -7,39 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
+import { as, bearer, json, keyOf, valueSetterHarness } from './value-setter-harness.js';
 
-const json = { 'Content-Type': 'application/json' };
-const keyOf = (who: string) => `${who[0]!.toUpperCase()}${who.slice(1)}Key${'k'.repeat(40)}`;
-const bearer = (value: string) => ({ ...json, Authorization: `Bearer ${value}` });
-const as = (who: string) => bearer(keyOf(who));
-const setBy = 'management.service/value-set-by';
-type Obj = { message?: string; spec?: { key?: string }; metadata?: { annotations?: Record<string, string>; resourceVersion?: string } };
 
 describe('values someone other than the user knows carry none of its grants', () => {
   let server: InProcess;
-  const url = (path: string) => `${server.api}/${path}`;
-  const send = async (method: string, path: string, body: unknown, headers: Record<string, string> = json) => {
-    const res = await server.fetch(url(path), { method, headers, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Obj };
-  };
-  const post = (path: string, body: unknown, headers?: Record<string, string>) => send('POST', path, body, headers);
-  const made = async (path: string, body: unknown, headers?: Record<string, string>) => {
-    const r = await post(path, body, headers);
-    expect(r.status, r.body.message).toBe(201);
-    return r.body;
-  };
-  const read = async (path: string) => (await (await server.fetch(url(path))).json()) as Obj;
-  const setterOf = async (name: string) => (await read(`ownedaccesskeys/${name}`)).metadata?.annotations?.[setBy];
-  const approve = async (name: string) => {
-    const seen = (await (await server.fetch(url(`accessrequests/${name}`))).json()) as { status?: { conditions?: unknown[] } };
-    const approval = { ...seen, status: { ...seen.status, conditions: [...(seen.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok' }] } };
-    expect((await server.fetch(url(`accessrequests/${name}/approval`), { method: 'PUT', headers: json, body: JSON.stringify(approval) })).status).toBe(200);
-  };
-  const onCall = async (who: string) => {
-    const r = await post('accessrequests', { apiVersion: 'management.service/v1', kind: 'AccessRequest', metadata: { name: `${who}-prod` }, spec: { team: 'prod-admins', duration: '4h', reason: 'INC-9' } }, as(who));
-    expect(r.status, r.body.message).toBe(201);
-    await approve(`${who}-prod`);
-  };
+  const { url, send, post, made, read, setterOf, onCall } = valueSetterHarness(() => server);
   // What management-admin (the grant) allows and teams-viewer (the key admins' standing role) does not: a write.
   const readsProd = async (value: string) => (await server.fetch(url('teams/prod-admins'), { method: 'PATCH', headers: { ...bearer(value), 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { labels: { probed: 'yes' } } }) })).status;
 

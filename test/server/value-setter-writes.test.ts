@@ -6,28 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcess } from '../support/in-process.js';
+import { as, bearer, json, keyOf, setBy, valueSetterHarness } from './value-setter-harness.js';
 
-const json = { 'Content-Type': 'application/json' };
-const keyOf = (who: string) => `${who[0]!.toUpperCase()}${who.slice(1)}Key${'k'.repeat(40)}`;
-const bearer = (value: string) => ({ ...json, Authorization: `Bearer ${value}` });
-const as = (who: string) => bearer(keyOf(who));
-const setBy = 'management.service/value-set-by';
-type Obj = { message?: string; spec?: { key?: string }; metadata?: { annotations?: Record<string, string>; resourceVersion?: string } };
 
-describe('review 4: value setter, sound paths', () => {
+describe('the value setter on every write path', () => {
   let server: InProcess;
-  const url = (path: string) => `${server.api}/${path}`;
-  const send = async (method: string, path: string, body: unknown, headers: Record<string, string> = json) => {
-    const res = await server.fetch(url(path), { method, headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Obj };
-  };
-  const made = async (path: string, body: unknown, headers?: Record<string, string>) => {
-    const r = await send('POST', path, body, headers);
-    expect(r.status, r.body.message).toBe(201);
-    return r.body;
-  };
-  const read = async (path: string) => (await (await server.fetch(url(path))).json()) as Obj;
-  const setterOf = async (name: string) => (await read(`ownedaccesskeys/${name}`)).metadata?.annotations?.[setBy];
+  const { send, made, read, setterOf } = valueSetterHarness(() => server);
 
   beforeAll(async () => {
     server = await startInProcess();
