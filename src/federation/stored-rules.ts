@@ -12,11 +12,15 @@ import { storedRuleRefusal } from './exchange.js';
 
 const pageSize = 500;
 
-/** The refused rules' names and reasons, read a page at a time from the watch cache. */
-export async function refusedStoredRules(registry: Registry): Promise<{ name: string; reason: string }[]> {
+/**
+ * The refused rules' names and reasons, read a page at a time from the watch cache; undefined when
+ * `cancelled` says so between pages (the lease was lost: a store of many rules is not read to the end for nothing).
+ */
+export async function refusedStoredRules(registry: Registry, cancelled: () => boolean = () => false): Promise<{ name: string; reason: string }[] | undefined> {
   const refused: { name: string; reason: string }[] = [];
   let token: string | undefined;
   do {
+    if (cancelled()) return undefined;
     const page = await registry.federatedcredentials.list({ limit: pageSize, ...(token ? { continue: token } : {}) });
     for (const rule of page.items as unknown as FederatedCredential[]) {
       const reason = storedRuleRefusal(rule);
@@ -28,21 +32,24 @@ export async function refusedStoredRules(registry: Registry): Promise<{ name: st
 }
 
 export function storedRulesCheck(registry: Registry, log: Logger): BackgroundWork {
-  let stopped = false;
+  // Each start is one check; a stop, or a later start, cancels the one before (a lease lost and
+  // taken again at once would otherwise log every rule twice).
+  let current = 0;
   return {
     name: 'stored-federation-rules',
     start: () => {
-      stopped = false;
-      void refusedStoredRules(registry).then(
+      const check = ++current;
+      const cancelled = () => check !== current;
+      void refusedStoredRules(registry, cancelled).then(
         (refused) => {
-          if (stopped) return;
+          if (!refused || cancelled()) return;
           for (const r of refused) log.warn({ federatedCredential: r.name, reason: r.reason }, 'a stored FederatedCredential is not used by the token exchange until it is changed');
         },
         (err: unknown) => log.warn({ err }, 'could not check the stored FederatedCredentials'),
       );
     },
     stop: () => {
-      stopped = true;
+      current++;
     },
   };
 }

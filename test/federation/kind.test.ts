@@ -9,7 +9,8 @@ import { create } from '../auth/fixture.js';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { storedRuleRefusal } from '../../src/federation/exchange.js';
-import { refusedStoredRules } from '../../src/federation/stored-rules.js';
+import { refusedStoredRules, storedRulesCheck } from '../../src/federation/stored-rules.js';
+import { createRegistry } from '../../src/registry/registry.js';
 import { CachedStore } from '../../src/store/cache/cached-store.js';
 import { MemoryStore } from '../../src/store/backends/memory.js';
 import { eventually } from '../support/eventually.js';
@@ -124,7 +125,7 @@ describe('FederatedCredential served as a kind', () => {
     expect(still.status).toBe(422);
     expect(((await still.json()) as { message: string }).message).toContain("GitHub Actions signs tokens for anyone's jobs");
     // The leader names it to the operator (stored-rules.ts) until it pins the jobs' owner.
-    expect((await refusedStoredRules(server.registry)).map((r) => r.name)).toEqual(['before-pins']);
+    expect((await refusedStoredRules(server.registry))?.map((r) => r.name)).toEqual(['before-pins']);
     expect((await patch({ spec: { claims: { repository_id: '1001' } } })).status).toBe(200);
     expect(await refusedStoredRules(server.registry)).toEqual([]);
     // Until then the exchange does not use it (its issuer is GitHub's, so this is judged without a token).
@@ -147,6 +148,31 @@ describe('FederatedCredential served as a kind', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('the check stops between pages when the lease is lost, and a lease lost and taken again at once logs each rule once', async () => {
+    const store = new CachedStore(new MemoryStore());
+    for (let i = 0; i < 501; i++) {
+      const name = `unpinned-${String(i).padStart(3, '0')}`;
+      await store.create(`/federatedcredentials/${name}`, { apiVersion: 'management.service/v1', kind: 'FederatedCredential', metadata: { name, uid: `uid-${name}`, creationTimestamp: '2026-11-01T00:00:00Z' }, spec: { issuer: 'https://gitlab.com', audiences: ['teamkeys'], claims: { ref: 'main' }, user: 'ana' } } as unknown as Parameters<typeof store.create>[1]);
+    }
+    const registry = createRegistry(store);
+    // Cancelled after the first page of 500: the second page is not read, and nothing is returned.
+    let pages = 0;
+    expect(await refusedStoredRules(registry, () => pages++ >= 1)).toBeUndefined();
+    expect(pages).toBe(2);
+    expect((await refusedStoredRules(registry))?.length).toBe(501);
+    const logged: { federatedCredential?: string }[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _e, done) => done(void logged.push(JSON.parse(chunk.toString()) as (typeof logged)[number])) });
+    const work = storedRulesCheck(registry, pino({ level: 'warn' }, sink));
+    work.start();
+    work.stop();
+    work.start();
+    await eventually('the second check logs the rules', () => logged.length >= 501);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(logged.filter((l) => l.federatedCredential === 'unpinned-000').length).toBe(1);
+    expect(logged.length).toBe(501);
+    work.stop();
   });
 
   it('a writer who may create the key it mints may write the rule; one who may not is refused (403)', async () => {
