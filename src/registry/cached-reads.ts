@@ -11,7 +11,7 @@ import type { KubeObject } from '../api/types.js';
 import { notFound } from '../api/errors.js';
 import { keyOf, present, type RegistryContext } from './context.js';
 import { encodeContinue } from './continue-token.js';
-import { listHead, planList, readList, type ListOptions } from './list.js';
+import { listHead, maxExaminedPerPage, planList, readList, type ListOptions } from './list.js';
 import { storeCall } from './storage-errors.js';
 import type { PageBodies } from './page-bodies.js';
 
@@ -80,6 +80,7 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
   let token: string | undefined;
   let remaining: number | undefined;
   let lastKey = '';
+  let examined = 0;
   for (const [key, entry] of range.entries) {
     if (plan.limit > 0 && count >= plan.limit) {
       // More objects follow the page (matching or not, as the store path decides): a token to them.
@@ -89,8 +90,18 @@ export async function listJson(ctx: RegistryContext, opts: ListOptions, seesAll:
       if (!match) remaining = range.countAfter(lastKey);
       break;
     }
+    // A filtered page examines at most as many objects as the store path does (list.ts): past that
+    // it ends, short, with a token after the last one examined, so no request walks a whole kind.
+    if (match && plan.limit > 0 && examined >= maxExaminedPerPage) {
+      token = encodeContinue(ctx.cipher, range.revision, lastKey);
+      break;
+    }
+    examined++;
     const json = presented(store, entry);
-    if (match && !match(parse(json))) continue;
+    if (match && !match(parse(json))) {
+      lastKey = key;
+      continue;
+    }
     if (count++ > 0) parts.push(comma);
     parts.push(json);
     lastKey = key;
