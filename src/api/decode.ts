@@ -85,8 +85,9 @@ export function decodeObject(model: ResourceModel, body: unknown, decoding: Deco
   const unknown = pruneUnknownFields(model.schema, obj).sort();
   const tooLong = decoding.update ? [] : listLengthErrors(model.schema, obj);
   if (tooLong.length > 0) throw invalid({ group: info.group, kind: info.kind }, typeof obj.metadata.name === 'string' ? obj.metadata.name : '', tooLong);
-  const problems = [...(decoding.duplicateFields ?? []), ...unknown.map((f) => `unknown field "${f}"`)];
-  if (problems.length > 0 && fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+  const problems = [...(decoding.duplicateFields ?? []), ...unknown.map((f) => `unknown field "${f.length > 256 ? `${f.slice(0, 256)}...` : f}"`)];
+  // The message names the first hundred: a client fixing its body needs the first, and the text stays bounded.
+  if (problems.length > 0 && fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.slice(0, 100).join(', ')}${problems.length > 100 ? `, and ${problems.length - 100} more` : ''}`);
   const warnings = fieldValidation === 'Warn' ? problems : [];
   return { obj: obj as KubeObject, warnings, resetManagedFields };
 }

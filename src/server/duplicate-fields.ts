@@ -7,6 +7,7 @@
 import { joinPath } from '../api/field-errors.js';
 import { yamlDuplicateKeys, type BodyType } from './content.js';
 import { stringEnd } from './json-scan.js';
+import { maxDuplicatesNamed } from './body-limit.js';
 
 export function duplicateFields(raw: Buffer | undefined, type: BodyType): string[] {
   if (!raw || raw.length === 0) return [];
@@ -30,8 +31,14 @@ function isJsonText(text: string): boolean {
   }
 }
 
+/** Paths are shown cut to this many characters, and at most maxDuplicatesNamed of them. */
+const maxShownPath = 256;
+const shown = (path: string) => (path.length > maxShownPath ? `${path.slice(0, maxShownPath)}...` : path);
+
 interface Frame {
   path: string;
+  /** The path as messages show it (cut once per object, not once per duplicate). */
+  shownPath: string;
   /** Keys seen so far in an object; undefined for an array. */
   keys?: Set<string>;
   index: number;
@@ -53,7 +60,13 @@ export function duplicateJsonFields(text: string): string[] {
       if (expectKey && top?.keys) {
         const quoted = text.slice(start + 1, i);
         const key = quoted.includes('\\') ? (JSON.parse(`"${quoted}"`) as string) : quoted;
-        if (top.keys.has(key)) found.push(`duplicate field "${joinPath(top.path, key)}"`);
+        if (top.keys.has(key)) {
+          if (found.length === maxDuplicatesNamed) {
+            found.push('more duplicate fields, not named');
+            return found;
+          }
+          found.push(`duplicate field "${shown(joinPath(top.shownPath, key))}"`);
+        }
         top.keys.add(key);
         top.child = joinPath(top.path, key);
         expectKey = false;
@@ -61,7 +74,8 @@ export function duplicateJsonFields(text: string): string[] {
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       const parent = stack[stack.length - 1];
       const path = parent ? (parent.keys ? parent.child : joinPath(parent.path, parent.index)) : '';
-      stack.push(c === 0x7b ? { path, keys: new Set(), index: 0, child: '' } : { path, index: 0, child: '' });
+      const shownPath = shown(path);
+      stack.push(c === 0x7b ? { path, shownPath, keys: new Set(), index: 0, child: '' } : { path, shownPath, index: 0, child: '' });
       expectKey = c === 0x7b;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       stack.pop();

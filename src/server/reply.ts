@@ -17,7 +17,8 @@ const header = (w: string) => `299 - "${w.replace(/["\\]/g, '\\$&')}"`;
  * unknown fields would otherwise send headers no client reads (Node's limit is 16 KiB).
  */
 export function warningHeader(warnings: string[]): string[] {
-  const unique = [...new Set(warnings)];
+  // Cut before anything hashes them: a text past 4 KiB is never sent whole.
+  const unique = [...new Set(warnings.map((w) => (w.length > warningTotalChars ? w.slice(0, warningTotalChars) : w)))];
   const all = unique.map(header);
   if (all.reduce((n, h) => n + h.length, 0) <= warningTotalChars) return all;
   const out: string[] = [];

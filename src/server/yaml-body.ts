@@ -4,7 +4,7 @@
  * (yaml-thread.ts) because even a linear pass of the parser takes about a second per megabyte.
  */
 import { LineCounter } from 'yaml';
-import { maxBodyBytes } from './body-limit.js';
+import { maxBodyBytes, maxDuplicatesNamed } from './body-limit.js';
 import { maxDepth, maxExpansion, maxNodes, readYamlDocuments, type YamlProblem } from '../api/yaml-reader.js';
 
 export { maxDepth } from '../api/yaml-reader.js';
@@ -46,5 +46,8 @@ export function decodeYaml(text: string, limitBytes = maxBodyBytes): YamlResult 
   if (documents.length > 1) return { error: 'the request body is not valid YAML: it holds more than one document' };
   const doc = documents[0];
   if (!doc) return { value: null, duplicates: [] };
-  return { value: doc.value, duplicates: doc.duplicates.map((d) => `line ${lines.linePos(d.offset).line}: key ${JSON.stringify(d.name)} already set in map`) };
+  // Named as duplicate-fields.ts names a JSON body's: the first hundred, each key cut.
+  const named = doc.duplicates.slice(0, maxDuplicatesNamed).map((d) => `line ${lines.linePos(d.offset).line}: key ${JSON.stringify(d.name.length > 256 ? `${d.name.slice(0, 256)}...` : d.name)} already set in map`);
+  if (doc.duplicates.length > maxDuplicatesNamed) named.push('more duplicate fields, not named');
+  return { value: doc.value, duplicates: named };
 }

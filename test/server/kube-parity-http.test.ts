@@ -198,6 +198,29 @@ describe('kube-apiserver parity over HTTP', () => {
       expect(ignored.res.status).toBe(201);
       expect(ignored.res.headers.get('warning')).toBeNull();
     });
+
+    it('names at most 100 duplicates, each path cut to 256 characters (a review: 400 duplicates under a 1 MB key made a 400 MB message)', async () => {
+      const long = 'k'.repeat(1_000_000);
+      const many = Array.from({ length: 400 }, () => '"a":1').join(',');
+      const body = `{"metadata":{"name":"dup-long"},"spec":{"${long}":{${many}}}}`;
+      const j = await call('/teams?fieldValidation=Strict&dryRun=All', { method: 'POST', headers: json, body });
+      expect(j.res.status).toBe(400);
+      // The 101st: more duplicates, not named; the 102nd: the long key is no field of a Team.
+      const named = `duplicate field "spec.${'k'.repeat(251)}..."`;
+      expect(j.body.message).toBe(`strict decoding error: ${Array.from({ length: 100 }, () => named).join(', ')}, and 2 more`);
+      const one = await call('/teams?fieldValidation=Strict&dryRun=All', { method: 'POST', headers: json, body: `{"metadata":{"name":"dup-long"},"spec":{"${long}":1}}` });
+      expect(one.body.message).toBe(`strict decoding error: unknown field "spec.${'k'.repeat(251)}..."`);
+      const y = await call('/teams?fieldValidation=Strict&dryRun=All', { method: 'POST', headers: yaml, body: `metadata:\n  name: dup-long\nspec:\n${Array.from({ length: 150 }, () => `  ${long.slice(0, 1000)}: 1\n`).join('')}` });
+      expect(y.res.status).toBe(400);
+      expect(y.body.message!.length).toBeLessThan(40_000);
+      expect(y.body.message).toMatch(/^strict decoding error: line 5: key "k{256}\.\.\." already set in map, .*, and 2 more$/);
+      expect(y.body.message!.match(/already set in map/g)).toHaveLength(100);
+      // Warn: the warnings are the same, cut to kube's 4 KiB of headers.
+      const w = await call('/teams?fieldValidation=Warn&dryRun=All', { method: 'POST', headers: json, body });
+      expect(w.res.status).toBe(201);
+      expect(w.res.headers.get('warning')!.length).toBeLessThanOrEqual(4 * 1024 + 64);
+      expect(w.res.headers.get('warning')).toContain(`299 - "duplicate field \\"spec.${'k'.repeat(100)}`);
+    });
   });
 
   describe('point 8: metadata-only reads (PartialObjectMetadata)', () => {
