@@ -16,7 +16,7 @@ export const maxJsonPatchOperations = 10_000;
 export const maxJsonPatchCopyBytes = 3 * 1024 * 1024;
 const copyExpansion = 4;
 
-const { applyOperation, getValueByPointer } = fastJsonPatch;
+const { applyOperation, getValueByPointer, validator, JsonPatchError } = fastJsonPatch;
 
 /** The bytes a `copy` operation adds to the document; 0 when it names nothing to copy (applyOperation reports that). */
 function copySize(doc: unknown, op: Record<string, unknown>): number {
@@ -37,7 +37,23 @@ export function jsonPatchFailed(): ApiError {
 }
 
 type Op = Record<string, unknown>;
-const apply = (document: unknown, op: Op, index: number) => applyOperation(document, op as unknown as fastJsonPatch.Operation, true, true, true, index);
+/**
+ * fast-json-patch's validator, but a `copy`'s `from` is looked up in place: its own check runs a
+ * `_get` on a deep clone of the whole document (its `validate`), for every copy, so a patch of 500
+ * copies of one label cost 500 clones of the object (found by a review: 2 s for a 0.9 MB key).
+ * The same errors: only a `from` that does not resolve refuses the copy there.
+ */
+export const validateInPlace: fastJsonPatch.Validator<unknown> = (op, index, document, existing) => {
+  if (document === undefined || op.op !== 'copy') return validator(op, index, document, existing);
+  validator(op, index, undefined, existing);
+  try {
+    applyOperation(document, { op: '_get', path: op.from, value: undefined } as unknown as fastJsonPatch.Operation, true, true, true, index);
+  } catch (err) {
+    if (!(err instanceof JsonPatchError)) throw err;
+    if (err.name === 'OPERATION_PATH_UNRESOLVABLE') throw new JsonPatchError('Cannot perform the operation from a path that does not exist', 'OPERATION_FROM_UNRESOLVABLE', index, op, document);
+  }
+};
+const apply = (document: unknown, op: Op, index: number) => applyOperation(document, op as unknown as fastJsonPatch.Operation, validateInPlace, true, true, index);
 
 /** One operation, its paths' indices read as kube reads them (json-patch-index.ts). */
 function applyOne(document: unknown, op: Op, index: number): unknown {
