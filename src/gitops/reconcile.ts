@@ -21,6 +21,7 @@ import { buildReport, type Report, type ReportInput } from './report/report.js';
 import { loadSource, type LoadedSource, type SourceOptions } from './source/load.js';
 import { checkTeamReferences, deletedTeamKeys, teamReferenceWarnings } from './team-references.js';
 import { validateManifests, type DesiredObject } from './validate.js';
+import { append } from './append.js';
 
 export interface ReconcileOptions extends Omit<PlanOptions, 'sourceId'> {
   mode: 'plan' | 'apply';
@@ -103,7 +104,7 @@ export async function loadCycleModules(opts: { policyDir?: unknown; keyDelivery?
 export async function validateSource(source: SourceOptions, apiVersion: string, policyDir?: PolicySource): Promise<Reconciled> {
   const loaded = await loadSource(source);
   const { desired, errors } = validateManifests(loaded.manifests, Object.values(modelsFor(apiVersion)));
-  if (policyDir && loaded.errors.length + errors.length === 0) errors.push(...(await (await import('./policy/evaluate.js')).checkPolicyDir(policyDir, desired)));
+  if (policyDir && loaded.errors.length + errors.length === 0) append(errors, await (await import('./policy/evaluate.js')).checkPolicyDir(policyDir, desired));
   const warnings = teamHolderNameWarnings(desired);
   const report = buildReport({ mode: 'validate', source: sourceInfo(loaded), target: '(none)', errors: [...loaded.errors, ...errors], ...(warnings.length ? { warnings } : {}) });
   return { report, loaded };

@@ -9,6 +9,7 @@ import { CliError } from '../errors.js';
 import { expandFiles } from '../files.js';
 import { parseOutputFormat, render } from '../output.js';
 import { resolveResource } from '../resource-names.js';
+import { append } from '../../gitops/append.js';
 
 type Options = OptionsOf<[typeof storeFlag, typeof encryptionKeyFileFlag]> & {
   filename: string[];
@@ -37,7 +38,7 @@ export function registerCreate(program: Command): void {
           const { manifests, errors } = parseManifests(await readFile(file, 'utf8'), file);
           for (const e of errors) console.error(formatError(e));
           failed += errors.length;
-          all.push(...manifests.map((m) => ({ ...m, file })));
+          append(all, manifests.map((m) => ({ ...m, file })));
         }
         // Teams first: a team key is refused until its team exists, whatever order the files list.
         const rank = (m: (typeof all)[number]) => (String(m.object.kind ?? '').toLowerCase().startsWith('team') ? 0 : 1);

@@ -14,6 +14,7 @@ import { keyDeliveryFromEnv } from '../../gitops/keys/github-secrets.js';
 import { approvePlan, githubApiFromEnv } from '../../gitops/approvals/plan-approvals.js';
 import { parsePullRequest, type PullRequestRef } from '../../gitops/approvals/reviews.js';
 import { teamHolderNameWarnings } from '../../gitops/team-holder-names.js';
+import { append } from '../../gitops/append.js';
 
 type Flags = GitopsFlags & WorkflowFlags & { pullRequest?: string };
 
@@ -47,9 +48,9 @@ async function validatePaths(paths: string[], f: Flags): Promise<Checked> {
     if ((await stat(path).catch(() => undefined))?.isDirectory()) {
       const { validateSource } = await import('../../gitops/reconcile.js');
       const { report, loaded } = await validateSource({ ...sourceOptions(f), source: path }, `${f.apiGroup}/v1`, f.policy);
-      errors = [...errors, ...report.errors];
-      dirWarnings.push(...(report.warnings ?? []));
-      kinds.push(...loaded.manifests.map((m) => String(m.object.kind)));
+      append(errors, report.errors);
+      append(dirWarnings, report.warnings ?? []);
+      append(kinds, loaded.manifests.map((m) => String(m.object.kind)));
       continue;
     }
     const text = await readFile(path, 'utf8').catch(() => undefined);
@@ -58,10 +59,10 @@ async function validatePaths(paths: string[], f: Flags): Promise<Checked> {
       continue;
     }
     const parsed = parseManifests(text, relative(process.cwd(), path) || path);
-    kinds.push(...parsed.manifests.map((m) => String(m.object.kind)));
+    append(kinds, parsed.manifests.map((m) => String(m.object.kind)));
     const checked = validateManifests(parsed.manifests, models);
-    desired.push(...checked.desired);
-    errors = [...errors, ...parsed.errors, ...checked.errors];
+    append(desired, checked.desired);
+    append(append(errors, parsed.errors), checked.errors);
   }
   if (f.policy && desired.length > 0 && errors.length === 0) errors = await (await import('../../gitops/policy/evaluate.js')).checkPolicyDir(f.policy, desired);
   const warnings = [...dirWarnings, ...teamHolderNameWarnings(desired)];

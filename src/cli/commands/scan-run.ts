@@ -11,6 +11,7 @@ import { hashKey } from '../../api/secrets.js';
 import { ClientError } from '../../client/types.js';
 import { CliError } from '../errors.js';
 import type { TargetFlags } from '../gitops-flags.js';
+import { append } from '../../gitops/append.js';
 
 export type ScanFlags = Pick<TargetFlags, 'server' | 'tokenFile' | 'caFile' | 'apiGroup'>;
 
@@ -34,7 +35,7 @@ async function filesOf(path: string): Promise<string[]> {
   for (const entry of (await readdir(path, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (entry.isDirectory() && skippedFolders.has(entry.name)) continue;
     const full = join(path, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesOf(full)));
+    if (entry.isDirectory()) append(out, await filesOf(full));
     else if (entry.isFile()) out.push(full);
   }
   return out;

@@ -17,6 +17,7 @@ import { annotations, keyDirSink } from '../plan/annotations.js';
 import type { PlanStep } from '../plan/plan.js';
 import { deliveryTarget, pendingDelivery, sinkRefusal, type Delivered, type Sinks } from '../keys/key-delivery.js';
 import { deliverAndRecord, recordDelivery, rotateAndDeliver, setAndDeliver } from './key-writes.js';
+import { append } from '../append.js';
 
 export type Result = 'Created' | 'Updated' | 'Replaced' | 'Deleted' | 'Unchanged' | 'Skipped' | 'Failed';
 
@@ -250,7 +251,7 @@ export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: Ap
       return entry;
     });
     stage.forEach((planned, i) => ran.push({ planned, entry: stageEntries[i]! }));
-    entries.push(...stageEntries);
+    append(entries, stageEntries);
   }
   return entries;
 }

@@ -8,6 +8,7 @@ import type { AccessChange, AccessEntry } from '../plan/access-change.js';
 import { rank } from '../plan/access-rank.js';
 import { verbs as allVerbs } from '../../auth/roles.js';
 import { codeValue, md, mdJoin, type Md } from './markdown-escape.js';
+import { append } from '../append.js';
 
 /** One line: an identity gains or loses these verbs on one object, by these ways. */
 export interface AccessLine {
@@ -122,7 +123,7 @@ export function accessChangeMarkdown(c: AccessChange | undefined): Md[] {
       left += g.lines.length;
       continue;
     }
-    into.push(...groupMarkdown(g, g.lines));
+    append(into, groupMarkdown(g, g.lines));
     count += g.lines.length;
   }
   const out: Md[] = [head, md``, md`${headWords(c)} Most powerful first; as the server will decide requests once this plan is applied.`, md``, ...open, md``];

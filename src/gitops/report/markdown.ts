@@ -11,6 +11,7 @@ import { approvalsMarkdown } from './approvals.js';
 import { settingPaths } from '../plan/ignore-fields.js';
 import type { Report, ReportObject } from './report.js';
 import { attributionUnavailableText, countsText, rotationText, whoText as byText, withheldText } from './who.js';
+import { append } from '../append.js';
 
 const drift = (c: ReportObject['changes'][number]) => md`${mdWithCode(c.description ?? `changed ${c.path}`)}: ${byText(c.lastChangedBy)}`;
 const at = (p: { file: string; line?: number; column?: number }) => codeText(`${p.file}:${p.line}:${p.column}`);
@@ -103,16 +104,16 @@ function renderLines(r: Report): Md[] {
   if (r.refused) lines.push(md`> **Refused:** ${r.refused}`, md``);
   lines.push(...approvalsMarkdown(r));
   if (r.attributionUnavailable) lines.push(md`> ${attributionUnavailableText(r.attributionUnavailable)}`, md``);
-  if (r.errors.length > 0) lines.push(md`### Errors`, md``, ...r.errors.map((e) => md`- ${at(e)}: ${e.message}`), md``);
-  if (r.warnings?.length) lines.push(md`### Warnings`, md``, ...r.warnings.map((w) => md`- ${at(w)}: ${w.message}`), md``);
-  lines.push(...accessChangeMarkdown(r.accessChange), ...settingsSection(r), ...objectsTable(r));
+  if (r.errors.length > 0) append(lines, [md`### Errors`, md``, ...r.errors.map((e) => md`- ${at(e)}: ${e.message}`), md``]);
+  if (r.warnings?.length) append(lines, [md`### Warnings`, md``, ...r.warnings.map((w) => md`- ${at(w)}: ${w.message}`), md``]);
+  append(append(append(lines, accessChangeMarkdown(r.accessChange)), settingsSection(r)), objectsTable(r));
   const notes = notesOf(r);
   if (notes.length > 0) lines.push(...notes, md``);
   const skipped = r.objects.filter((o) => o.action === 'skip' && !o.drift);
   if (skipped.length > 0) {
-    lines.push(md`<details><summary>Skipped (${skipped.length})</summary>`, md``, ...skipped.map((o) => md`- ${`${o.kind}/${o.name}`}: ${o.reason ?? ''}`), md``, md`</details>`, md``);
+    append(lines, [md`<details><summary>Skipped (${skipped.length})</summary>`, md``, ...skipped.map((o) => md`- ${`${o.kind}/${o.name}`}: ${o.reason ?? ''}`), md``, md`</details>`, md``]);
   }
-  lines.push(...keyHealthMarkdown(r.keyHealth, r.generatedAt));
+  append(lines, keyHealthMarkdown(r.keyHealth, r.generatedAt));
   if (r.mode !== 'validate') lines.push(md`${r.summary.unchanged} unchanged.`);
   return lines;
 }

@@ -5,6 +5,7 @@ import { keyHealthText } from './key-health.js';
 import type { Report } from './report.js';
 import { approvalsText } from './approvals.js';
 import { attributionUnavailableText, countsText, driftText, rotationText, withheldText } from './who.js';
+import { append } from '../append.js';
 
 const symbol: Record<string, string> = { create: '+', update: '~', replace: '±', delete: '-', rotate: '↻', skip: ' ' };
 
@@ -53,8 +54,8 @@ export function renderText(r: Report): string {
     if (o.keySecret && !o.rotation) lines.push(`    key delivered to ${o.keySecret}`);
     if (o.note) lines.push(`    note: ${o.note}`);
   }
-  lines.push(...accessChangeText(r.accessChange));
-  lines.push(...keyHealthText(r.keyHealth, r.generatedAt));
+  append(lines, accessChangeText(r.accessChange));
+  append(lines, keyHealthText(r.keyHealth, r.generatedAt));
   const s = r.summary;
   if (r.outcome === 'invalid') {
     const nothing = { validate: '', plan: ': nothing was planned', apply: ': nothing was written' }[r.mode];

@@ -8,6 +8,7 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { parseManifests, type Manifest, type ManifestError } from './manifests.js';
+import { append } from '../append.js';
 
 const manifestFile = /\.(ya?ml|json)$/i;
 
@@ -96,8 +97,8 @@ export function parseFiles(files: { path: string; text: string }[]): Loaded {
   const errors: ManifestError[] = [];
   for (const f of files) {
     const parsed = parseManifests(f.text, f.path);
-    manifests.push(...parsed.manifests.filter((m) => !isTeamkeysOutput(m.object)));
-    errors.push(...parsed.errors);
+    append(manifests, parsed.manifests.filter((m) => !isTeamkeysOutput(m.object)));
+    append(errors, parsed.errors);
   }
   return { manifests, errors, files: files.length };
 }
