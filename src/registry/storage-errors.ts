@@ -1,5 +1,5 @@
 /** The one place storage errors become API errors. */
-import { ApiError, conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout, tooLargeResourceVersion, type GroupKind } from '../api/errors.js';
+import { ApiError, conflict, alreadyExists, expired, gone, invalid, notFound, serviceUnavailable, timeout, tooLarge, tooLargeResourceVersion, type GroupKind } from '../api/errors.js';
 import { isStorageError, type StorageError, type StorageErrorCode } from '../store/errors.js';
 import type { RegistryContext } from './context.js';
 
@@ -30,6 +30,8 @@ export function toApiError(err: unknown, ctx: RegistryContext, name: string, exp
     case 'Unreachable':
     case 'Closed':
       return unavailable(err);
+    case 'TooLarge':
+      return tooLarge(err.message);
     case 'Fenced':
       // Only background work carries a fence, and it is logged there (server/leader.ts): no client sees it.
       return conflict(ctx.gr, name, err.message);

@@ -1,6 +1,42 @@
 /** Canonical encoding: sorted keys, no resourceVersion (the revision is stored beside the value). */
 import { canonicalJson } from '../api/canonical-json.js';
 import type { StoredObject } from './types.js';
+import { StorageError } from './errors.js';
+
+/**
+ * The most an object may take stored: the request body limit (kube-apiserver's 3 MiB), so that
+ * whatever is stored can be read and sent back whole in a PUT. The server's own additions count:
+ * managedFields above all, which grow with each field manager that applies (found by a review: 40
+ * managers applying the same 1,000 labels made a 13 MB key, and every write of it O(managers)).
+ * kube-apiserver's bound is etcd's request limit, 1.5 MiB.
+ */
+export const maxStoredObjectBytes = 3 * 1024 * 1024;
+
+/** Growth still allowed to an object stored over the bound before it existed: a disabling write, a finalizer removed. */
+const storedOverSlack = 4096;
+
+/**
+ * `value` (the encoded object), or the store's TooLarge error when it is over maxStoredObjectBytes.
+ * An object already stored over the bound (before there was one) may still shrink, or grow by a
+ * few kilobytes, so that it can still be disabled or deleted: `stored` is its encoded text.
+ */
+export function boundedSize(key: string, value: string, obj: StoredObject, stored?: string): string {
+  // Characters never outnumber UTF-8 bytes: only a long text is measured in bytes.
+  if (value.length * 3 <= maxStoredObjectBytes) return value;
+  const bytes = Buffer.byteLength(value);
+  if (bytes <= maxStoredObjectBytes) return value;
+  if (stored !== undefined && bytes <= Buffer.byteLength(stored) + storedOverSlack) return value;
+  const managed = Buffer.byteLength(JSON.stringify((obj.metadata as { managedFields?: unknown } | undefined)?.managedFields ?? []));
+  return tooLargeToStore(key, bytes, managed);
+}
+
+function tooLargeToStore(key: string, bytes: number, managed: number): never {
+  throw new StorageError(
+    'TooLarge',
+    key,
+    `the object would be stored as ${bytes} bytes, more than the limit of ${maxStoredObjectBytes}; its managedFields take ${managed} of them${managed > bytes / 4 ? ' (a PATCH setting metadata.managedFields to [{}] clears them)' : ''}`,
+  );
+}
 
 /**
  * Encodes an object so that equal objects give equal bytes, which is how an update that changes

@@ -12,6 +12,8 @@ export type StorageErrorCode =
   | 'WatchOverflow'
   | 'Unreachable'
   | 'Closed'
+  /** An object over the most the store keeps of one (encode.ts maxStoredObjectBytes). */
+  | 'TooLarge'
   /** A leader-only write whose fencing token is stale: another replica holds the background-work lease (fence.ts). */
   | 'Fenced';
 

@@ -1,5 +1,5 @@
 /** The Store every backend shares: preconditions, the update retry loop, listing and watching. */
-import { decodeObject, encodeObject } from '../encode.js';
+import { boundedSize, decodeObject, encodeObject } from '../encode.js';
 import { StorageError, expired, isStorageError, notFound } from '../errors.js';
 import { overdue, type Fence } from '../fence.js';
 import type { LogBackend, Row } from './log-backend.js';
@@ -63,7 +63,7 @@ export class LogStore implements Store {
 
   async create<T extends StoredObject>(key: string, obj: T, opts: WriteOptions<T> = {}): Promise<T> {
     this.assertOpen(key);
-    const value = encodeObject(obj);
+    const value = boundedSize(key, encodeObject(obj), obj);
     const event = opts.audit?.eventOf({ object: obj, removed: false });
     const revision = await this.fenced(key, opts.fence, (fence) => this.backend.create(key, value, indexValues(this.indexer(key, obj)), event, fence));
     this.written(opts.audit, event, revision);
@@ -153,6 +153,7 @@ export class LogStore implements Store {
       }
       const value = encodeObject(next);
       if (value === row.value) return decodeObject<T>(row.value, row.revision);
+      boundedSize(key, value, next, row.value);
       const event = opts.audit?.eventOf({ object: next, before: current, removed: false });
       const revision = await this.fenced(key, opts.fence, (fence) => this.backend.update(key, value, row.revision, indexValues(this.indexer(key, next)), event, fence));
       if (revision !== undefined) {

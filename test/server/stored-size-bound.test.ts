@@ -1,0 +1,55 @@
+/**
+ * No object is stored larger than a client may send back (store/encode.ts maxStoredObjectBytes,
+ * the 3 MiB body limit), managedFields included. Found by a review (stop 65): a key's holder
+ * applied the same 1,000 long labels under 40 field manager names, each adding its own copy of
+ * every label's path, and made a 13 MB key that every later write, GET, LIST and watch event paid for.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcess, type InProcess } from '../support/in-process.js';
+
+const userKey = `UrsulaKey${'v'.repeat(50)}`;
+const labels = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`${'p'.repeat(240)}.example.com/${`k${i}`.padEnd(60, 'k')}`, 'v']));
+
+describe('the stored size bound', () => {
+  let server: InProcess;
+  const url = (p: string) => `${server.api}/${p}`;
+  const applyAs = async (manager: string) => {
+    const body = { apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'ursula', labels }, spec: { user: 'ursula' } };
+    const res = await fetch(url(`ownedaccesskeys/ursula?fieldManager=${manager}&force=true`), { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml', Authorization: `Bearer ${userKey}` }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as { reason?: string; message?: string; metadata?: { managedFields?: unknown[] } } };
+  };
+
+  beforeAll(async () => {
+    server = await startInProcess({ garbageCollector: false });
+    const res = await server.fetch(url('ownedaccesskeys'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'ursula' }, spec: { user: 'ursula', key: userKey } }) });
+    expect(res.status).toBe(201);
+  }, 60_000);
+  afterAll(() => server?.close());
+
+  it('field managers pile up only until the object reaches 3 MiB; then a write that grows it is 413 and says what holds the bytes', async () => {
+    let refused: Awaited<ReturnType<typeof applyAs>> | undefined;
+    let managers = 0;
+    for (; managers < 20 && !refused; managers++) {
+      const r = await applyAs(`m${managers}`);
+      if (r.status !== 200) refused = r;
+    }
+    expect(refused?.status).toBe(413);
+    expect(refused?.body.reason).toBe('RequestEntityTooLarge');
+    expect(refused?.body.message).toMatch(/^Request entity too large: the object would be stored as \d+ bytes, more than the limit of 3145728; its managedFields take \d+ of them \(a PATCH setting metadata\.managedFields to \[\{\}\] clears them\)$/);
+    // Several managers fit (each adds about 320 KB of paths), not an unbounded number.
+    expect(managers).toBeGreaterThan(3);
+    expect(managers).toBeLessThan(12);
+    // What was stored is under the bound and whole; the refused write left nothing.
+    const got = await fetch(url('ownedaccesskeys/ursula'), { headers: { Authorization: `Bearer ${userKey}` } });
+    const text = await got.text();
+    expect(got.status).toBe(200);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(3 * 1024 * 1024);
+    // Every manager whose apply succeeded (managers - 1 of them), and the create's entries.
+    const entries = (JSON.parse(text) as { metadata: { managedFields: { manager: string }[] } }).metadata.managedFields;
+    expect(entries.filter((e) => /^m\d+$/.test(e.manager))).toHaveLength(managers - 1);
+    // Clearing the managers, as the message says, makes room again.
+    const reset = await fetch(url('ownedaccesskeys/ursula'), { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json', Authorization: `Bearer ${userKey}` }, body: JSON.stringify({ metadata: { managedFields: [{}] } }) });
+    expect(reset.status).toBe(200);
+    expect((await applyAs('after-reset')).status).toBe(200);
+  }, 120_000);
+});
