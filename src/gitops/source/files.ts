@@ -3,12 +3,15 @@
  * A source may come from a pull request, so reading never leaves the source's root: a symbolic
  * link (or a --path) that resolves outside it, or to nothing, is an error at the link, with the
  * same words either way, so that errors say nothing about what exists outside. A link that
- * resolves inside is followed, named where the link is; a folder reached twice is read once.
+ * resolves inside is followed, named where the link is; a folder or file reached twice is read
+ * once (under the name it is reached by first, entries taken in name order). Files are read within
+ * the budget of read-budget.ts.
  */
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { parseManifests, type Manifest, type ManifestError } from './manifests.js';
 import { append } from '../append.js';
+import { withinBudget } from './read-budget.js';
 
 const manifestFile = /\.(ya?ml|json)$/i;
 
@@ -34,6 +37,8 @@ interface Walk {
   names: string;
   /** Real paths of the folders read, so a link back to a folder already read ends there. */
   seen: Set<string>;
+  /** Real paths of the files found: a second name (a link) for one adds nothing, as git's reader does. */
+  seenFiles: Set<string>;
   files: string[];
   errors: ManifestError[];
 }
@@ -43,12 +48,19 @@ const errorAt = (w: Walk, path: string, message: string) => w.errors.push({ file
 async function walk(w: Walk, dir: string, realDir: string): Promise<void> {
   if (w.seen.has(realDir)) return;
   w.seen.add(realDir);
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
+  // In name order, so which name a file or folder reached twice is read under does not depend on the filesystem.
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const found = (path: string, real: string) => {
+    if (w.seenFiles.has(real)) return;
+    w.seenFiles.add(real);
+    w.files.push(path);
+  };
+  for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) await walk(w, path, join(realDir, entry.name));
     else if (entry.isFile()) {
-      if (manifestFile.test(entry.name)) w.files.push(path);
+      if (manifestFile.test(entry.name)) found(path, join(realDir, entry.name));
     } else if (entry.isSymbolicLink()) {
       const real = await realpath(path).catch(() => undefined);
       if (!real || !within(w.realRoot, real)) {
@@ -63,7 +75,7 @@ async function walk(w: Walk, dir: string, realDir: string): Promise<void> {
       }
       const info = await stat(real);
       if (info.isDirectory()) await walk(w, path, real);
-      else if (info.isFile() && manifestFile.test(entry.name)) w.files.push(path);
+      else if (info.isFile() && manifestFile.test(entry.name)) found(path, real);
     }
   }
 }
@@ -80,15 +92,25 @@ function isTeamkeysOutput(object: Record<string, unknown>): boolean {
 /** Files read at once at most: a source of thousands of files must not hit the open-file limit (EMFILE under ulimit -n 1024). */
 export const openFilesAtOnce = 32;
 
-/** Reads `files` in order, at most openFilesAtOnce open at a time, named relative to `names`. */
-async function readAll(files: string[], names: string): Promise<{ path: string; text: string }[]> {
-  const read: { path: string; text: string }[] = new Array(files.length);
+/** Runs `each` over `items`, at most openFilesAtOnce at a time. */
+async function fewAtOnce<T, R>(items: T[], each: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
-    for (let i = next++; i < files.length; i = next++) read[i] = { path: relative(names, files[i]!).split(sep).join('/'), text: await readFile(files[i]!, 'utf8') };
+    for (let i = next++; i < items.length; i = next++) out[i] = await each(items[i]!);
   };
-  await Promise.all(Array.from({ length: Math.min(openFilesAtOnce, files.length) }, worker));
-  return read;
+  await Promise.all(Array.from({ length: Math.min(openFilesAtOnce, items.length) }, worker));
+  return out;
+}
+
+/**
+ * Reads `files` in order, named relative to `names`, within the budget of read-budget.ts (sizes
+ * asked first: a file over it is never read); at most openFilesAtOnce open at a time.
+ */
+async function readAll(files: string[], names: string): Promise<{ files: { path: string; text: string }[]; errors: ManifestError[] }> {
+  const sized = await fewAtOnce(files, async (file) => ({ file, path: relative(names, file).split(sep).join('/'), size: (await stat(file)).size }));
+  const { read, errors } = withinBudget(sized);
+  return { files: await fewAtOnce(read, async (f) => ({ path: f.path, text: await readFile(f.file, 'utf8') })), errors };
 }
 
 /** Parses files already read, in the order given. */
@@ -133,10 +155,12 @@ export async function readManifests(root: string, dir: string, names = root): Pr
   if (!realDir && (await linkOnTheWay(root, dir))) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
   if (realDir && !within(realRoot, realDir)) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
   if (!realDir || !(await stat(realDir)).isDirectory()) return missingFolder(shown);
-  const w: Walk = { realRoot, names, seen: new Set(), files: [], errors: [] };
+  const w: Walk = { realRoot, names, seen: new Set(), seenFiles: new Set(), files: [], errors: [] };
   await walk(w, dir, realDir);
   w.files.sort();
-  const parsed = parseFiles(await readAll(w.files, names));
+  const all = await readAll(w.files, names);
+  append(w.errors, all.errors);
+  const parsed = parseFiles(all.files);
   // The folders read (real paths), links' targets among them: what a sparse checkout must not have thinned.
   return { ...parsed, errors: [...w.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)), ...parsed.errors], folders: [...w.seen].sort() };
 }

@@ -11,6 +11,7 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { normalizeGitUrl } from './git-url.js';
+import { maxManifestFileBytes } from './read-budget.js';
 
 /** The mirror's folder for a remote: readable name plus a hash of the normalized address. */
 export function mirrorPath(root: string, url: string): string {
@@ -65,36 +66,69 @@ export async function resolveOriginRevision(dir: string, ref: string): Promise<s
   return (await git.revparse(['--verify', '--end-of-options', 'FETCH_HEAD^{commit}'])).trim();
 }
 
-/** Reads many blobs through one `git cat-file --batch` process. */
-export function catBlobs(dir: string, shas: string[]): Promise<string[]> {
-  if (shas.length === 0) return Promise.resolve([]);
+/** Each blob's size, through one `git cat-file --batch-check` process (nothing of the blobs is read). */
+export async function blobSizes(dir: string, shas: string[]): Promise<number[]> {
+  if (shas.length === 0) return [];
+  const out = await catFile(dir, '--batch-check', shas, 64 * shas.length + 4096);
+  const lines = out.toString('utf8').split('\n');
+  return shas.map((sha, i) => {
+    const m = /^([0-9a-f]+) blob (\d+)$/.exec(lines[i] ?? '');
+    if (!m || m[1] !== sha) throw new Error(`git cat-file could not read ${sha} (${(lines[i] ?? '').trim() || 'no answer'}): the repository lacks the object (a partial or shallow clone?); clone it whole`);
+    return Number(m[2]);
+  });
+}
+
+/**
+ * `git cat-file <mode>` of the objects, its whole answer; at most `maxBytes` of it: past that the
+ * process is stopped and the read refused (a blob of 600 MB crashed the reader, found by a review).
+ */
+function catFile(dir: string, mode: string, shas: string[], maxBytes: number): Promise<Buffer> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('git', ['-C', dir, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('git', ['-C', dir, 'cat-file', mode], { stdio: ['pipe', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > maxBytes) {
+        over = true;
+        child.kill();
+      } else chunks.push(c);
+    });
+    child.stderr.on('data', (c: Buffer) => (stderr = `${stderr}${c.toString()}`.slice(-4096)));
     child.on('error', reject);
     child.on('close', (code) => {
+      if (over) return reject(new Error(`git cat-file answered more than ${maxBytes} bytes for ${shas.length} object(s): not read`));
       if (code !== 0) return reject(new Error(`git cat-file failed: ${stderr.trim()}`));
-      const out = Buffer.concat(chunks);
-      const texts: string[] = [];
-      let at = 0;
-      for (let i = 0; i < shas.length; i++) {
-        const nl = out.indexOf(0x0a, at);
-        const header = out.subarray(at, nl < 0 ? out.length : nl).toString('utf8');
-        // `<sha> blob <size>`, or `<sha> missing` for an object the repository lacks (a blobless
-        // partial clone's mirror): git still exits 0. Read as an empty file, its manifests were
-        // pruned without an error (found by a review), so anything but a blob header fails the read.
-        const m = /^([0-9a-f]+) blob (\d+)$/.exec(header);
-        if (nl < 0 || !m || m[1] !== shas[i]) return reject(new Error(`git cat-file could not read ${shas[i]} (${header.trim() || 'no answer'}): the repository lacks the object (a partial or shallow clone?); clone it whole`));
-        const size = Number(m[2]);
-        if (nl + 1 + size > out.length) return reject(new Error(`git cat-file answered ${shas[i]} short`));
-        texts.push(out.subarray(nl + 1, nl + 1 + size).toString('utf8'));
-        at = nl + 1 + size + 1;
-      }
-      resolvePromise(texts);
+      resolvePromise(Buffer.concat(chunks));
     });
+    child.stdin.on('error', () => {}); // a child stopped early closes its input
     child.stdin.end(`${shas.join('\n')}\n`);
   });
+}
+
+/**
+ * Reads many blobs through one `git cat-file --batch` process, at most `maxBytes` of them in all
+ * (default: one manifest file's bound; readTree asks their sizes first and passes their sum).
+ */
+export async function catBlobs(dir: string, shas: string[], maxBytes = maxManifestFileBytes): Promise<string[]> {
+  if (shas.length === 0) return [];
+  const out = await catFile(dir, '--batch', shas, maxBytes + 128 * shas.length);
+  const texts: string[] = [];
+  let at = 0;
+  for (let i = 0; i < shas.length; i++) {
+    const nl = out.indexOf(0x0a, at);
+    const header = out.subarray(at, nl < 0 ? out.length : nl).toString('utf8');
+    // `<sha> blob <size>`, or `<sha> missing` for an object the repository lacks (a blobless
+    // partial clone's mirror): git still exits 0. Read as an empty file, its manifests were
+    // pruned without an error (found by a review), so anything but a blob header fails the read.
+    const m = /^([0-9a-f]+) blob (\d+)$/.exec(header);
+    if (nl < 0 || !m || m[1] !== shas[i]) throw new Error(`git cat-file could not read ${shas[i]} (${header.trim() || 'no answer'}): the repository lacks the object (a partial or shallow clone?); clone it whole`);
+    const size = Number(m[2]);
+    if (nl + 1 + size > out.length) throw new Error(`git cat-file answered ${shas[i]} short`);
+    texts.push(out.subarray(nl + 1, nl + 1 + size).toString('utf8'));
+    at = nl + 1 + size + 1;
+  }
+  return texts;
 }

@@ -3,12 +3,16 @@
  * symbolic link as a blob holding its target: a link whose target leaves the repository is an
  * error at the link (`symbolic link outside the source`), one inside is followed as a checkout
  * would follow it (a file, or a folder), named where the link is. A --path that is a link is
- * followed the same way.
+ * followed the same way. A folder or file reached twice is read once, as the folder reader reads
+ * it (a review found a link to a folder the listing had covered read again: 156 manifests where
+ * the folder reader found 12); blobs are read within the budget of read-budget.ts.
  */
 import { posix } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { isManifestPath, outsideSource } from './files.js';
-import { catBlobs } from './git-mirror.js';
+import { blobSizes, catBlobs } from './git-mirror.js';
+import { withinBudget } from './read-budget.js';
+import { append } from '../append.js';
 import { isAttributes, reEncodingErrors } from './attributes.js';
 import type { ManifestError } from './manifests.js';
 
@@ -61,10 +65,23 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
   const root = await resolveEntry(dir, revision, start);
   if (root === 'outside') return { files: [], errors: [{ file: sub, line: 1, column: 1, message: outsideSource }] };
   if (root?.type !== 'tree') return 'missing';
+  // The folders listed (each listing is recursive: everything below one is read), and the files found, where git holds them.
   const seen = new Set<string>();
+  const seenFiles = new Set<string>();
+  const covered = (path: string) => {
+    for (let p = path; ; p = posix.dirname(p)) {
+      if (seen.has(p === '.' ? '' : p)) return true;
+      if (p === '.' || p === '' || p === '/') return false;
+    }
+  };
+  const foundFile = (path: string, from: string, sha: string) => {
+    if (seenFiles.has(from)) return;
+    seenFiles.add(from);
+    found.push({ path, sha });
+  };
   // `at` is where the files are shown, `from` where git holds them (they differ below a followed link).
   const visit = async (at: string, from: string, hops: number): Promise<void> => {
-    if (seen.has(from)) return;
+    if (covered(from)) return;
     seen.add(from);
     const below = (p: string) => (from === '' ? p : p.slice(from.length + 1));
     const shown = (p: string) => (at === '' ? below(p) : `${at}/${below(p)}`);
@@ -73,20 +90,23 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
       if (!isManifestPath(path) && e.mode !== '120000') continue;
       if (path.split('/').some((part) => part.startsWith('.'))) continue;
       if (e.mode !== '120000') {
-        if (e.type === 'blob') found.push({ path, sha: e.sha });
+        if (e.type === 'blob') foundFile(path, e.path, e.sha);
         continue;
       }
       const to = linkTarget(e.path, (await catBlobs(dir, [e.sha]))[0]!);
       const target = to === undefined || hops >= maxHops ? 'outside' : await resolveEntry(dir, revision, to, hops + 1);
       if (target === 'outside') errors.push({ file: path, line: 1, column: 1, message: outsideSource });
       else if (target?.type === 'tree') await visit(path, target.path, hops + 1);
-      else if (target?.type === 'blob' && isManifestPath(path)) found.push({ path, sha: target.sha });
+      else if (target?.type === 'blob' && isManifestPath(path)) foundFile(path, target.path, target.sha);
     }
   };
   await visit(start, root.path, 0);
   found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const texts = await catBlobs(dir, found.map((f) => f.sha));
-  return { files: found.map((f, i) => ({ path: f.path, text: texts[i]! })), errors };
+  const sizes = await blobSizes(dir, found.map((f) => f.sha));
+  const budget = withinBudget(found.map((f, i) => ({ ...f, size: sizes[i]! })));
+  append(errors, budget.errors);
+  const texts = await catBlobs(dir, budget.read.map((f) => f.sha), budget.read.reduce((n, f) => n + f.size, 0));
+  return { files: budget.read.map((f, i) => ({ path: f.path, text: texts[i]! })), errors };
 }
 
 /** The refusals for the .gitattributes files of `revision` (see attributes.ts). */

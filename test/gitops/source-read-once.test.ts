@@ -1,0 +1,64 @@
+/**
+ * What a source's readers spend is bounded by what it holds, not by how it links to itself (found by
+ * a review, stop 65): a folder or file reached twice (a link to it) is read once by both readers,
+ * which therefore agree; a file over 8 MiB, or past a source's 128 MiB, is an error at that file,
+ * unread (a sparse 600 MB file, or a blob of zeros that git stores in 3 MB, crashed the readers).
+ */
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newRepo, type Repo } from './git-repo.js';
+import { loadSource } from '../../src/gitops/source/load.js';
+
+const team = (name: string) => `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ${name}\nspec:\n  users: [ana]\n`;
+
+describe('links and sizes, read from the folder and from git alike', () => {
+  let repo: Repo;
+
+  beforeAll(async () => {
+    repo = await newRepo({ withExamples: false });
+    // Nested folders d0/d1/d2, a manifest in each, and a link to each folder from the top.
+    let dir = 'gitops';
+    for (let d = 0; d < 3; d++) {
+      dir = `${dir}/d${d}`;
+      repo.write(`${dir}/t${d}.yaml`, team(`t${d}`));
+    }
+    mkdirSync(join(repo.dir, 'gitops/links'));
+    for (let d = 0; d < 3; d++) symlinkSync(`../${['d0', 'd0/d1', 'd0/d1/d2'][d]}`, join(repo.dir, `gitops/links/to-d${d}`));
+    // A file reached under two names.
+    repo.write('gitops/one.yaml', team('one'));
+    symlinkSync('one.yaml', join(repo.dir, 'gitops/also-one.yaml'));
+    // Over one file's bound: a sparse file (no room on disk; git compresses its zeros to almost nothing).
+    writeFileSync(join(repo.dir, 'gitops/huge.yaml'), '');
+    truncateSync(join(repo.dir, 'gitops/huge.yaml'), 9 * 1024 * 1024);
+    await repo.commit('links and a huge file');
+  });
+  afterAll(() => repo.cleanup());
+
+  const names = (loaded: Awaited<ReturnType<typeof loadSource>>) => loaded.manifests.map((m) => `${m.file}:${String((m.object.metadata as { name: string }).name)}`).sort();
+
+  it('the folder reader reads each file once, under the first name in name order, and refuses the huge file unread', async () => {
+    const loaded = await loadSource({ source: join(repo.dir, 'gitops') });
+    expect(names(loaded)).toEqual(['gitops/also-one.yaml:one', 'gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0']);
+    expect(loaded.errors).toEqual([{ file: 'gitops/huge.yaml', line: 1, column: 1, message: 'the file is 9437184 bytes, more than the 8 MiB teamkeys reads of one manifest file: not read' }]);
+  });
+
+  it('the git reader finds the same, under the same names', async () => {
+    const loaded = await loadSource({ source: repo.dir, ref: 'HEAD', path: 'gitops' });
+    expect(names(loaded)).toEqual(['gitops/also-one.yaml:one', 'gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0']);
+    expect(loaded.errors).toEqual([{ file: 'gitops/huge.yaml', line: 1, column: 1, message: 'the file is 9437184 bytes, more than the 8 MiB teamkeys reads of one manifest file: not read' }]);
+  });
+});
+
+describe("a source's budget", () => {
+  it('reads files in order until 128 MiB, each at most 8 MiB; every file past it is an error, unread', async () => {
+    const { withinBudget, maxSourceBytes, maxManifestFileBytes } = await import('../../src/gitops/source/read-budget.js');
+    const files = Array.from({ length: 20 }, (_, i) => ({ path: `f${String(i).padStart(2, '0')}.yaml`, size: maxManifestFileBytes }));
+    files.splice(3, 0, { path: 'big.yaml', size: maxManifestFileBytes + 1 });
+    const { read, errors } = withinBudget(files);
+    expect(read.map((f) => f.path)).toEqual(files.filter((f) => f.path !== 'big.yaml').slice(0, maxSourceBytes / maxManifestFileBytes).map((f) => f.path));
+    expect(errors[0]).toEqual({ file: 'big.yaml', line: 1, column: 1, message: 'the file is 8388609 bytes, more than the 8 MiB teamkeys reads of one manifest file: not read' });
+    expect(errors.slice(1).map((e) => e.file)).toEqual(['f16.yaml', 'f17.yaml', 'f18.yaml', 'f19.yaml']);
+    expect(errors[1]!.message).toBe("the source's manifest files hold more than the 128 MiB teamkeys reads of one source: not read");
+  });
+});
