@@ -62,3 +62,15 @@ describe("a source's budget", () => {
     expect(errors[1]!.message).toBe("the source's manifest files hold more than the 128 MiB teamkeys reads of one source: not read");
   });
 });
+
+describe('an unknown field of a long name', () => {
+  it('is named cut to 256 characters, as the server names it', async () => {
+    const { parseManifests } = await import('../../src/gitops/source/manifests.js');
+    const { validateManifests } = await import('../../src/gitops/validate.js');
+    const { resourceModels } = await import('../../src/api/model.js');
+    const long = 'x'.repeat(1000);
+    const parsed = parseManifests(`apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: t\nspec:\n  ${long}: 1\n`, 'long.yaml');
+    const { errors } = validateManifests(parsed.manifests, Object.values(resourceModels('management.service')));
+    expect(errors.map((e) => e.message)).toEqual([`unknown field "spec.${'x'.repeat(251)}..."`]);
+  });
+});
