@@ -217,6 +217,12 @@ export interface FenceOption {
 
 export interface WriteOptions<T> extends FenceOption {
   audit?: WriteAudit<T> | undefined;
+  /**
+   * A write the server makes on its own account that must land on an object at the stored bound
+   * (encode.ts boundedSize): a leaked key's disabling, padded by whoever holds the value. Fenced
+   * writes (the leader's background work) are such writes too.
+   */
+  mayPassStoredBound?: boolean;
 }
 
 /** The first key after every key with this prefix, for range scans. */

@@ -25,9 +25,14 @@ describe('links and sizes, read from the folder and from git alike', () => {
     }
     mkdirSync(join(repo.dir, 'gitops/links'));
     for (let d = 0; d < 3; d++) symlinkSync(`../${['d0', 'd0/d1', 'd0/d1/d2'][d]}`, join(repo.dir, `gitops/links/to-d${d}`));
-    // A file reached under two names.
+    // A file reached under two names; a folder reached through a link named before it (the review's
+    // case: each reader named them differently), and a link into a hidden folder.
     repo.write('gitops/one.yaml', team('one'));
     symlinkSync('one.yaml', join(repo.dir, 'gitops/also-one.yaml'));
+    repo.write('gitops/z/f.yaml', team('f'));
+    symlinkSync('z', join(repo.dir, 'gitops/a-link'));
+    repo.write('gitops/.hidden/h.yaml', team('h'));
+    symlinkSync('.hidden', join(repo.dir, 'gitops/peek'));
     // Over one file's bound: a sparse file (no room on disk; git compresses its zeros to almost nothing).
     writeFileSync(join(repo.dir, 'gitops/huge.yaml'), '');
     truncateSync(join(repo.dir, 'gitops/huge.yaml'), 9 * 1024 * 1024);
@@ -37,16 +42,22 @@ describe('links and sizes, read from the folder and from git alike', () => {
 
   const names = (loaded: Awaited<ReturnType<typeof loadSource>>) => loaded.manifests.map((m) => `${m.file}:${String((m.object.metadata as { name: string }).name)}`).sort();
 
-  it('the folder reader reads each file once, under the first name in name order, and refuses the huge file unread', async () => {
+  it('the folder reader reads each file once, under its own name (links are followed after), and refuses the huge file unread', async () => {
     const loaded = await loadSource({ source: join(repo.dir, 'gitops') });
-    expect(names(loaded)).toEqual(['gitops/also-one.yaml:one', 'gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0']);
-    expect(loaded.errors).toEqual([{ file: 'gitops/huge.yaml', line: 1, column: 1, message: 'the file is 9437184 bytes, more than the 8 MiB teamkeys reads of one manifest file: not read' }]);
+    expect(names(loaded)).toEqual(['gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0', 'gitops/one.yaml:one', 'gitops/z/f.yaml:f']);
+    expect(loaded.errors).toEqual([
+      { file: 'gitops/huge.yaml', line: 1, column: 1, message: 'the file is 9437184 bytes, more than the 8 MiB teamkeys reads of one manifest file: not read' },
+      { file: 'gitops/peek', line: 1, column: 1, message: 'symbolic link into a hidden file or folder (such as .git): not read' },
+    ].sort((a, b) => (a.file < b.file ? -1 : 1)));
   });
 
   it('the git reader finds the same, under the same names', async () => {
     const loaded = await loadSource({ source: repo.dir, ref: 'HEAD', path: 'gitops' });
-    expect(names(loaded)).toEqual(['gitops/also-one.yaml:one', 'gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0']);
-    expect(loaded.errors).toEqual([{ file: 'gitops/huge.yaml', line: 1, column: 1, message: 'the file is 9437184 bytes, more than the 8 MiB teamkeys reads of one manifest file: not read' }]);
+    expect(names(loaded)).toEqual(['gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0', 'gitops/one.yaml:one', 'gitops/z/f.yaml:f']);
+    expect(loaded.errors).toEqual([
+      { file: 'gitops/huge.yaml', line: 1, column: 1, message: 'the file is 9437184 bytes, more than the 8 MiB teamkeys reads of one manifest file: not read' },
+      { file: 'gitops/peek', line: 1, column: 1, message: 'symbolic link into a hidden file or folder (such as .git): not read' },
+    ].sort((a, b) => (a.file < b.file ? -1 : 1)));
   });
 });
 
@@ -73,4 +84,26 @@ describe('an unknown field of a long name', () => {
     const { errors } = validateManifests(parsed.manifests, Object.values(resourceModels('management.service')));
     expect(errors.map((e) => e.message)).toEqual([`unknown field "spec.${'x'.repeat(251)}..."`]);
   });
+});
+
+describe('a SHA-256 repository', () => {
+  it('of 700 manifests is read from git whole (the size check budgets each object by its name, 64 characters here)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-sha256-'));
+    try {
+      const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], { stdio: 'pipe' });
+      git('init', '--quiet', '--object-format=sha256');
+      mkdirSync(join(dir, 'teams'));
+      for (let i = 0; i < 700; i++) writeFileSync(join(dir, `teams/t${i}.yaml`), team(`t${i}`));
+      git('add', '.');
+      git('commit', '--quiet', '-m', 'teams');
+      const loaded = await loadSource({ source: dir, ref: 'HEAD' });
+      expect(loaded.errors).toEqual([]);
+      expect(loaded.manifests).toHaveLength(700);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -52,4 +52,38 @@ describe('the stored size bound', () => {
     expect(reset.status).toBe(200);
     expect((await applyAs('after-reset')).status).toBe(200);
   }, 120_000);
+
+  it('a key padded to just under the bound: smaller and smaller steps never take it past the bound, and a leak report still disables it', async () => {
+    // Managers applying 1,000, then 100, 10 and 1 of the labels, each until refused: what is
+    // stored ends within a label's paths of the bound, and never past it.
+    const applied: number[] = [];
+    for (const count of [1000, 100, 10, 1]) {
+      const some = Object.fromEntries(Object.entries(labels).slice(0, count));
+      let n = 0;
+      for (; n < 40; n++) {
+        const res = await fetch(url(`ownedaccesskeys/ursula?fieldManager=pad-${count}-${n}&force=true`), { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml', Authorization: `Bearer ${userKey}` }, body: JSON.stringify({ apiVersion: 'management.service/v1', kind: 'OwnedAccessKey', metadata: { name: 'ursula', labels: some }, spec: { user: 'ursula' } }) });
+        if (res.status === 413) break;
+        expect(res.status).toBe(200);
+      }
+      expect(n).toBeLessThan(40);
+      applied.push(n);
+    }
+    // Then short labels (some 30 bytes each, managedFields included) by one manager, until refused.
+    let short = 0;
+    for (; short < 80; short++) {
+      const res = await fetch(url('ownedaccesskeys/ursula?fieldManager=pad-short'), { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json', Authorization: `Bearer ${userKey}` }, body: JSON.stringify({ metadata: { labels: { [`s${short}`]: 'v' } } }) });
+      if (res.status === 413) break;
+      expect(res.status).toBe(200);
+    }
+    expect(short).toBeLessThan(80);
+    const size = Buffer.byteLength(await (await fetch(url('ownedaccesskeys/ursula'), { headers: { Authorization: `Bearer ${userKey}` } })).text());
+    expect(size).toBeLessThanOrEqual(3 * 1024 * 1024);
+    expect(size).toBeGreaterThan(3 * 1024 * 1024 - 100);
+    // Whoever finds the value reports it: the server's disabling write lands however full the key is.
+    const revoked = await fetch(`${server.base}/auth/revoke`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: userKey }).toString() });
+    expect(revoked.status).toBe(200);
+    const used = await fetch(url('teams'), { headers: { Authorization: `Bearer ${userKey}` } });
+    expect(used.status).toBe(401);
+    expect(((await used.json()) as { message: string }).message).toBe('access key is disabled');
+  }, 120_000);
 });

@@ -4,8 +4,9 @@
  * link (or a --path) that resolves outside it, or to nothing, is an error at the link, with the
  * same words either way, so that errors say nothing about what exists outside. A link that
  * resolves inside is followed, named where the link is; a folder or file reached twice is read
- * once (under the name it is reached by first, entries taken in name order). Files are read within
- * the budget of read-budget.ts.
+ * once: under its own name when it is reached without a link, else under the first link's name,
+ * links followed after everything reached without them, in name order (git-tree.ts reads a
+ * revision by the same rule, so both readers agree). Files are read within the budget of read-budget.ts.
  */
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
@@ -41,6 +42,8 @@ interface Walk {
   seenFiles: Set<string>;
   files: string[];
   errors: ManifestError[];
+  /** Links found and not yet followed: followed once everything reached without them is read. */
+  links: { path: string; real: string; name: string }[];
 }
 
 const errorAt = (w: Walk, path: string, message: string) => w.errors.push({ file: relative(w.names, path).split(sep).join('/') || '.', line: 1, column: 1, message });
@@ -50,17 +53,12 @@ async function walk(w: Walk, dir: string, realDir: string): Promise<void> {
   w.seen.add(realDir);
   // In name order, so which name a file or folder reached twice is read under does not depend on the filesystem.
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const found = (path: string, real: string) => {
-    if (w.seenFiles.has(real)) return;
-    w.seenFiles.add(real);
-    w.files.push(path);
-  };
   for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) await walk(w, path, join(realDir, entry.name));
     else if (entry.isFile()) {
-      if (manifestFile.test(entry.name)) found(path, join(realDir, entry.name));
+      if (manifestFile.test(entry.name)) found(w, path, join(realDir, entry.name));
     } else if (entry.isSymbolicLink()) {
       const real = await realpath(path).catch(() => undefined);
       if (!real || !within(w.realRoot, real)) {
@@ -73,9 +71,26 @@ async function walk(w: Walk, dir: string, realDir: string): Promise<void> {
         errorAt(w, path, hiddenTarget);
         continue;
       }
-      const info = await stat(real);
-      if (info.isDirectory()) await walk(w, path, real);
-      else if (info.isFile() && manifestFile.test(entry.name)) found(path, real);
+      w.links.push({ path, real, name: entry.name });
+    }
+  }
+}
+
+function found(w: Walk, path: string, real: string): void {
+  if (w.seenFiles.has(real)) return;
+  w.seenFiles.add(real);
+  w.files.push(path);
+}
+
+/** Follows the links found, a round at a time in name order (the links a round's folders hold make the next round). */
+async function followLinks(w: Walk): Promise<void> {
+  while (w.links.length > 0) {
+    const round = w.links.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    w.links = [];
+    for (const link of round) {
+      const info = await stat(link.real);
+      if (info.isDirectory()) await walk(w, link.path, link.real);
+      else if (info.isFile() && manifestFile.test(link.name)) found(w, link.path, link.real);
     }
   }
 }
@@ -155,8 +170,9 @@ export async function readManifests(root: string, dir: string, names = root): Pr
   if (!realDir && (await linkOnTheWay(root, dir))) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
   if (realDir && !within(realRoot, realDir)) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
   if (!realDir || !(await stat(realDir)).isDirectory()) return missingFolder(shown);
-  const w: Walk = { realRoot, names, seen: new Set(), seenFiles: new Set(), files: [], errors: [] };
+  const w: Walk = { realRoot, names, seen: new Set(), seenFiles: new Set(), files: [], errors: [], links: [] };
   await walk(w, dir, realDir);
+  await followLinks(w);
   w.files.sort();
   const all = await readAll(w.files, names);
   append(w.errors, all.errors);

@@ -69,7 +69,8 @@ export async function resolveOriginRevision(dir: string, ref: string): Promise<s
 /** Each blob's size, through one `git cat-file --batch-check` process (nothing of the blobs is read). */
 export async function blobSizes(dir: string, shas: string[]): Promise<number[]> {
   if (shas.length === 0) return [];
-  const out = await catFile(dir, '--batch-check', shas, 64 * shas.length + 4096);
+  // A line per object: its name (40 or, in a SHA-256 repository, 64 characters), type and size.
+  const out = await catFile(dir, '--batch-check', shas, shas.reduce((n, sha) => n + sha.length + 40, 4096));
   const lines = out.toString('utf8').split('\n');
   return shas.map((sha, i) => {
     const m = /^([0-9a-f]+) blob (\d+)$/.exec(lines[i] ?? '');

@@ -3,13 +3,16 @@
  * symbolic link as a blob holding its target: a link whose target leaves the repository is an
  * error at the link (`symbolic link outside the source`), one inside is followed as a checkout
  * would follow it (a file, or a folder), named where the link is. A --path that is a link is
- * followed the same way. A folder or file reached twice is read once, as the folder reader reads
- * it (a review found a link to a folder the listing had covered read again: 156 manifests where
- * the folder reader found 12); blobs are read within the budget of read-budget.ts.
+ * followed the same way. A folder or file reached twice is read once, by the folder reader's rule
+ * (files.ts): under its own name when reached without a link, else under the first link's, links
+ * followed after everything reached without them, a round at a time in name order (a review found a
+ * link to a folder the listing had covered read again: 156 manifests where the folder reader found
+ * 12). A link into a hidden file or folder is refused, as there. Blobs are read within the budget
+ * of read-budget.ts.
  */
 import { posix } from 'node:path';
 import { simpleGit } from 'simple-git';
-import { isManifestPath, outsideSource } from './files.js';
+import { hiddenTarget, isManifestPath, outsideSource } from './files.js';
 import { blobSizes, catBlobs } from './git-mirror.js';
 import { withinBudget } from './read-budget.js';
 import { append } from '../append.js';
@@ -79,33 +82,47 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
     seenFiles.add(from);
     found.push({ path, sha });
   };
+  const hidden = (p: string) => p.split('/').some((part) => part.startsWith('.'));
+  let links: { path: string; entry: Entry; hops: number }[] = [];
   // `at` is where the files are shown, `from` where git holds them (they differ below a followed link).
   const visit = async (at: string, from: string, hops: number): Promise<void> => {
     if (covered(from)) return;
+    // Folders below another folder read already were read with it (the folder reader skips them too).
+    const before = [...seen];
     seen.add(from);
+    const readBefore = (p: string) => before.some((s) => s !== '' && p.startsWith(`${s}/`));
     const below = (p: string) => (from === '' ? p : p.slice(from.length + 1));
     const shown = (p: string) => (at === '' ? below(p) : `${at}/${below(p)}`);
     for (const e of await listTree(dir, revision, from, true)) {
       const path = shown(e.path);
       if (!isManifestPath(path) && e.mode !== '120000') continue;
-      if (path.split('/').some((part) => part.startsWith('.'))) continue;
+      if (hidden(path) || readBefore(e.path)) continue;
       if (e.mode !== '120000') {
         if (e.type === 'blob') foundFile(path, e.path, e.sha);
-        continue;
-      }
-      const to = linkTarget(e.path, (await catBlobs(dir, [e.sha]))[0]!);
-      const target = to === undefined || hops >= maxHops ? 'outside' : await resolveEntry(dir, revision, to, hops + 1);
-      if (target === 'outside') errors.push({ file: path, line: 1, column: 1, message: outsideSource });
-      else if (target?.type === 'tree') await visit(path, target.path, hops + 1);
-      else if (target?.type === 'blob' && isManifestPath(path)) foundFile(path, target.path, target.sha);
+      } else links.push({ path, entry: e, hops });
     }
   };
   await visit(start, root.path, 0);
+  // Links after everything reached without them, a round at a time in name order, as files.ts follows them.
+  while (links.length > 0) {
+    const round = links.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    links = [];
+    for (const { path, entry, hops } of round) {
+      const to = linkTarget(entry.path, (await catBlobs(dir, [entry.sha]))[0]!);
+      const target = to === undefined || hops >= maxHops ? 'outside' : await resolveEntry(dir, revision, to, hops + 1);
+      if (target === 'outside') errors.push({ file: path, line: 1, column: 1, message: outsideSource });
+      else if (target && hidden(target.path)) errors.push({ file: path, line: 1, column: 1, message: hiddenTarget });
+      else if (target?.type === 'tree') await visit(path, target.path, hops + 1);
+      else if (target?.type === 'blob' && isManifestPath(path)) foundFile(path, target.path, target.sha);
+    }
+  }
   found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const sizes = await blobSizes(dir, found.map((f) => f.sha));
   const budget = withinBudget(found.map((f, i) => ({ ...f, size: sizes[i]! })));
   append(errors, budget.errors);
   const texts = await catBlobs(dir, budget.read.map((f) => f.sha), budget.read.reduce((n, f) => n + f.size, 0));
+  // In file order, as the folder reader gives them.
+  errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return { files: budget.read.map((f, i) => ({ path: f.path, text: texts[i]! })), errors };
 }
 

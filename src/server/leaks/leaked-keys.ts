@@ -128,7 +128,7 @@ async function disableHolder(registry: Registry, hash: string, report: LeakRepor
   };
   // Its uid, no resourceVersion, as precondition: the key read is disabled whatever else changed meanwhile.
   const preconditions = { uid: stored.metadata.uid! };
-  const disable = (patch: object) => registry.ownedaccesskeys.patch(name, 'merge', patch, { fieldManager: leakReportManager, requester: { username: report.username, sourceIP: report.address }, auditAnnotations: audit, preconditions });
+  const disable = (patch: object) => registry.ownedaccesskeys.patch(name, 'merge', patch, { fieldManager: leakReportManager, requester: { username: report.username, sourceIP: report.address }, auditAnnotations: audit, preconditions, serverWrite: true });
   try {
     try {
       await disable({ metadata: { annotations: { [disabledReasonAnnotation]: reportedLeakedReason } }, spec: { disabled: true } });
