@@ -52,7 +52,8 @@ export function accessGroups(change: AccessChange): AccessGroup[] {
       g.lines.push(fresh);
     }
   }
-  const best = (g: AccessGroup) => Math.min(...g.lines.map((l) => l.rank));
+  // A reduce, not Math.min(...): a group of many lines must not pass them all as arguments.
+  const best = (g: AccessGroup) => g.lines.reduce((min, l) => Math.min(min, l.rank), Infinity);
   for (const l of lines.values()) l.verbs.sort((a, b) => verbOrder(a) - verbOrder(b));
   for (const g of groups.values()) g.lines.sort((a, b) => a.rank - b.rank || Number(b.gains) - Number(a.gains) || (a.object < b.object ? -1 : a.object > b.object ? 1 : 0));
   return [...groups.values()].sort((a, b) => best(a) - best(b) || (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0));
