@@ -106,7 +106,7 @@ export async function remove(ctx: RegistryContext, name: string, opts: DeleteOpt
     };
     const updated = opts.dryRun
       ? startDeletion(current)
-      : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), opts.preconditions, startDeletion, { audit: terminating }));
+      : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), opts.preconditions, startDeletion, { audit: terminating, mayPassStoredBound: true }));
     if (!isRemovable(updated, ctx.now())) return { object: present(updated), removed: false };
     if (opts.dryRun) return { object: present(updated), removed: true };
     const deleted = await removeExact(ctx, name, updated, removal);

@@ -25,7 +25,7 @@ import { teamOf } from './team-binding.js';
 import { PeriodicRunner } from '../background/periodic-runner.js';
 import { ownerReferencesOf } from '../api/owner-references.js';
 
-const manager = { fieldManager: 'teamkeys-garbage-collector' };
+const manager = { fieldManager: 'teamkeys-garbage-collector', serverWrite: true };
 
 export interface CollectionReport {
   deleted: string[];

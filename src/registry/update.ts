@@ -30,7 +30,11 @@ export interface UpdateOptions extends Writer, Decoding {
    * with the rotation's message.
    */
   rotation?: RotationPlan | 'confirm';
-  /** The server's own write that must land on an object at the stored bound (store/encode.ts): a leaked key's disabling. */
+  /**
+   * The server's own write that must land on an object at the stored bound (store/encode.ts): a
+   * leaked key's disabling, the sweep's, the collector's. Status written by the server and the
+   * rotation subresource's writes count as such too.
+   */
   serverWrite?: boolean;
   /** The subresource the audit trail names for the write, when not `subresource` (the rotation subresource writes the main resource). */
   observedAs?: 'rotation' | 'approval';
@@ -187,7 +191,7 @@ export async function runUpdate(
   });
   const decided = opts.dryRun
     ? await tryUpdate(await storeCall(ctx, name, () => ctx.store.get<StoredApiObject>(keyOf(ctx, name))))
-    : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), opts.preconditions, tryUpdate, { audit, ...(opts.serverWrite ? { mayPassStoredBound: true } : {}) }));
+    : await storeCall(ctx, name, () => ctx.store.guaranteedUpdate<StoredApiObject>(keyOf(ctx, name), opts.preconditions, tryUpdate, { audit, ...(opts.serverWrite || opts.serverStatus || opts.rotation !== undefined ? { mayPassStoredBound: true } : {}) }));
   const object = decided instanceof Removal ? decided.object : decided;
   // Removed, it is gone as by a delete: its secrets leave the history too (delete.ts does the same).
   if (!opts.dryRun) await scrubReplacedSecrets(ctx, name, removed ? object : before, removed ? undefined : object);

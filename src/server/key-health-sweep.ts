@@ -277,7 +277,7 @@ export class KeyHealthSweep {
         name,
         'merge',
         { metadata: { resourceVersion: key.metadata.resourceVersion, annotations: { [disabledReasonAnnotation]: reason } }, spec: { disabled: true } },
-        { fieldManager: unusedKeysManager, auditAnnotations: { [disabledReasonAnnotation]: reason } },
+        { fieldManager: unusedKeysManager, auditAnnotations: { [disabledReasonAnnotation]: reason }, serverWrite: true },
       );
       this.metrics.keysAutoDisabled.inc();
       this.log.warn({ keyName: name, owner: h.owner, ...(h.type ? { type: h.type } : {}), lastUse: isoSeconds(h.lastUse), neverUsed: h.neverUsed }, `disabled access key "${name}" of ${h.owner}: ${reason}`);

@@ -12,16 +12,18 @@ import { StorageError } from './errors.js';
  */
 export const maxStoredObjectBytes = 3 * 1024 * 1024;
 
-/** How far past the bound (or past an object already over it) the server's own writes may go. */
+/** How far past the bound the server's own writes may go. */
 const serverSlack = 4096;
 
 /**
  * `value` (the encoded object), or the store's TooLarge error when it is over maxStoredObjectBytes.
- * Over it, a write of an object stored (`stored`, its encoded text) may still keep or shrink its
- * size, so one stored over the bound before there was one can be edited and emptied; and a write
- * the server makes on its own account (`serverWrite`: disabling a leaked key, whoever holds it
- * having padded it to the bound) may go 4 KiB past the bound or the stored size. A client's write
- * never grows an object past the bound, in one step or many (a review found 4 KiB steps did).
+ * Past the bound only: the server's own writes (`serverWrite`: a leaked key's disabling, whoever
+ * holds it having padded it to the bound; status, a deletion starting, a rotation, the collector's
+ * and the sweeps'), up to 4 KiB past it, a fixed ceiling, so that no client write can build on what
+ * they add (the next client write must come back under the bound); and an object stored over the
+ * bound and that ceiling before the bound existed (`stored`, its encoded text), which a client
+ * write may keep or shrink and a server write grow by 4 KiB. Two reviews found writes that stepped
+ * past the bound a few kilobytes at a time.
  */
 export function boundedSize(key: string, value: string, obj: StoredObject, stored?: string, serverWrite = false): string {
   // Characters never outnumber UTF-8 bytes: only a long text is measured in bytes.
@@ -29,8 +31,9 @@ export function boundedSize(key: string, value: string, obj: StoredObject, store
   const bytes = Buffer.byteLength(value);
   if (bytes <= maxStoredObjectBytes) return value;
   const storedBytes = stored === undefined ? 0 : Buffer.byteLength(stored);
-  if (stored !== undefined && bytes <= storedBytes) return value;
-  if (serverWrite && bytes <= Math.max(storedBytes, maxStoredObjectBytes) + serverSlack) return value;
+  const before = storedBytes > maxStoredObjectBytes + serverSlack;
+  if (serverWrite && bytes <= (before ? storedBytes : maxStoredObjectBytes) + serverSlack) return value;
+  if (before && bytes <= storedBytes) return value;
   const managed = Buffer.byteLength(JSON.stringify((obj.metadata as { managedFields?: unknown } | undefined)?.managedFields ?? []));
   return tooLargeToStore(key, bytes, managed);
 }

@@ -219,8 +219,9 @@ export interface WriteOptions<T> extends FenceOption {
   audit?: WriteAudit<T> | undefined;
   /**
    * A write the server makes on its own account that must land on an object at the stored bound
-   * (encode.ts boundedSize): a leaked key's disabling, padded by whoever holds the value. Fenced
-   * writes (the leader's background work) are such writes too.
+   * (encode.ts boundedSize): a leaked key's disabling, padded by whoever holds the value; status; a
+   * deletion starting. Never inferred from a fence: the GitOps sidecar's writes are fenced and carry
+   * what Git says.
    */
   mayPassStoredBound?: boolean;
 }

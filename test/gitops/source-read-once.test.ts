@@ -33,6 +33,15 @@ describe('links and sizes, read from the folder and from git alike', () => {
     symlinkSync('z', join(repo.dir, 'gitops/a-link'));
     repo.write('gitops/.hidden/h.yaml', team('h'));
     symlinkSync('.hidden', join(repo.dir, 'gitops/peek'));
+    // A link to nothing (the git reader skipped it without a word), and folders linking on 20 deep
+    // (the git reader counted hops across folders and stopped at 16).
+    symlinkSync('nowhere.yaml', join(repo.dir, 'gitops/dangling.yaml'));
+    // Outside the source folder, reached only through the links.
+    for (let i = 0; i < 20; i++) {
+      repo.write(`chain/c${i}/m${i}.yaml`, team(`m${i}`));
+      if (i > 0) symlinkSync(`../c${i}`, join(repo.dir, `chain/c${i - 1}/next`));
+    }
+    symlinkSync('../chain/c0', join(repo.dir, 'gitops/start'));
     // Over one file's bound: a sparse file (no room on disk; git compresses its zeros to almost nothing).
     writeFileSync(join(repo.dir, 'gitops/huge.yaml'), '');
     truncateSync(join(repo.dir, 'gitops/huge.yaml'), 9 * 1024 * 1024);
@@ -44,19 +53,21 @@ describe('links and sizes, read from the folder and from git alike', () => {
 
   it('the folder reader reads each file once, under its own name (links are followed after), and refuses the huge file unread', async () => {
     const loaded = await loadSource({ source: join(repo.dir, 'gitops') });
-    expect(names(loaded)).toEqual(['gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0', 'gitops/one.yaml:one', 'gitops/z/f.yaml:f']);
+    expect(names(loaded)).toEqual([...Array.from({ length: 20 }, (_, i) => `gitops/start/${'next/'.repeat(i)}m${i}.yaml:m${i}`), 'gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0', 'gitops/one.yaml:one', 'gitops/z/f.yaml:f'].sort());
     expect(loaded.errors).toEqual([
       { file: 'gitops/huge.yaml', line: 1, column: 1, message: 'the file is 9437184 bytes, more than the 8 MiB teamkeys reads of one manifest file: not read' },
       { file: 'gitops/peek', line: 1, column: 1, message: 'symbolic link into a hidden file or folder (such as .git): not read' },
+      { file: 'gitops/dangling.yaml', line: 1, column: 1, message: 'symbolic link outside the source' },
     ].sort((a, b) => (a.file < b.file ? -1 : 1)));
   });
 
   it('the git reader finds the same, under the same names', async () => {
     const loaded = await loadSource({ source: repo.dir, ref: 'HEAD', path: 'gitops' });
-    expect(names(loaded)).toEqual(['gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0', 'gitops/one.yaml:one', 'gitops/z/f.yaml:f']);
+    expect(names(loaded)).toEqual([...Array.from({ length: 20 }, (_, i) => `gitops/start/${'next/'.repeat(i)}m${i}.yaml:m${i}`), 'gitops/d0/d1/d2/t2.yaml:t2', 'gitops/d0/d1/t1.yaml:t1', 'gitops/d0/t0.yaml:t0', 'gitops/one.yaml:one', 'gitops/z/f.yaml:f'].sort());
     expect(loaded.errors).toEqual([
       { file: 'gitops/huge.yaml', line: 1, column: 1, message: 'the file is 9437184 bytes, more than the 8 MiB teamkeys reads of one manifest file: not read' },
       { file: 'gitops/peek', line: 1, column: 1, message: 'symbolic link into a hidden file or folder (such as .git): not read' },
+      { file: 'gitops/dangling.yaml', line: 1, column: 1, message: 'symbolic link outside the source' },
     ].sort((a, b) => (a.file < b.file ? -1 : 1)));
   });
 });

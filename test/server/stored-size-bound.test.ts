@@ -85,5 +85,14 @@ describe('the stored size bound', () => {
     const used = await fetch(url('teams'), { headers: { Authorization: `Bearer ${userKey}` } });
     expect(used.status).toBe(401);
     expect(((await used.json()) as { message: string }).message).toBe('access key is disabled');
+    // The disabling took it past the bound (the server's own write may); no client write builds on
+    // that: the next must come back under the bound (a review: 110 bytes a cycle of report and refill).
+    const sizeNow = async () => Buffer.byteLength(await (await server.fetch(url('ownedaccesskeys/ursula'))).text());
+    expect(await sizeNow()).toBeGreaterThan(3 * 1024 * 1024);
+    const admin = (body: unknown) => server.fetch(url('ownedaccesskeys/ursula'), { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify(body) });
+    expect((await admin({ metadata: { annotations: { 'management.service/disabled-reason': null } }, spec: { disabled: false } })).status).toBe(413);
+    const trimmed = await admin({ metadata: { annotations: { 'management.service/disabled-reason': null }, labels: { s0: null, s1: null, s2: null, s3: null, s4: null, s5: null } } });
+    expect(trimmed.status).toBe(200);
+    expect(await sizeNow()).toBeLessThanOrEqual(3 * 1024 * 1024);
   }, 120_000);
 });

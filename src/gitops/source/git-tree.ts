@@ -83,9 +83,9 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
     found.push({ path, sha });
   };
   const hidden = (p: string) => p.split('/').some((part) => part.startsWith('.'));
-  let links: { path: string; entry: Entry; hops: number }[] = [];
+  let links: { path: string; entry: Entry }[] = [];
   // `at` is where the files are shown, `from` where git holds them (they differ below a followed link).
-  const visit = async (at: string, from: string, hops: number): Promise<void> => {
+  const visit = async (at: string, from: string): Promise<void> => {
     if (covered(from)) return;
     // Folders below another folder read already were read with it (the folder reader skips them too).
     const before = [...seen];
@@ -99,21 +99,24 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
       if (hidden(path) || readBefore(e.path)) continue;
       if (e.mode !== '120000') {
         if (e.type === 'blob') foundFile(path, e.path, e.sha);
-      } else links.push({ path, entry: e, hops });
+      } else links.push({ path, entry: e });
     }
   };
-  await visit(start, root.path, 0);
+  await visit(start, root.path);
   // Links after everything reached without them, a round at a time in name order, as files.ts follows them.
   while (links.length > 0) {
     const round = links.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     links = [];
-    for (const { path, entry, hops } of round) {
+    for (const { path, entry } of round) {
+      // Hops are counted within one link's resolution, as the system counts them for the folder
+      // reader; folders read through links nest without a bound but their own (each is read once).
       const to = linkTarget(entry.path, (await catBlobs(dir, [entry.sha]))[0]!);
-      const target = to === undefined || hops >= maxHops ? 'outside' : await resolveEntry(dir, revision, to, hops + 1);
-      if (target === 'outside') errors.push({ file: path, line: 1, column: 1, message: outsideSource });
+      const target = to === undefined ? 'outside' : await resolveEntry(dir, revision, to, 1);
+      // A link to nothing answers as one to outside does (files.ts): which one it is would tell what exists there.
+      if (target === 'outside' || target === undefined) errors.push({ file: path, line: 1, column: 1, message: outsideSource });
       else if (target && hidden(target.path)) errors.push({ file: path, line: 1, column: 1, message: hiddenTarget });
-      else if (target?.type === 'tree') await visit(path, target.path, hops + 1);
-      else if (target?.type === 'blob' && isManifestPath(path)) foundFile(path, target.path, target.sha);
+      else if (target.type === 'tree') await visit(path, target.path);
+      else if (target.type === 'blob' && isManifestPath(path)) foundFile(path, target.path, target.sha);
     }
   }
   found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -153,7 +153,7 @@ export class LogStore implements Store {
       }
       const value = encodeObject(next);
       if (value === row.value) return decodeObject<T>(row.value, row.revision);
-      boundedSize(key, value, next, row.value, opts.mayPassStoredBound === true || opts.fence !== undefined);
+      boundedSize(key, value, next, row.value, opts.mayPassStoredBound === true);
       const event = opts.audit?.eventOf({ object: next, before: current, removed: false });
       const revision = await this.fenced(key, opts.fence, (fence) => this.backend.update(key, value, row.revision, indexValues(this.indexer(key, next)), event, fence));
       if (revision !== undefined) {
