@@ -82,7 +82,7 @@ describe('the tie of the keys a CI job makes to its minted key', () => {
     const hop1 = (await first.json()) as { metadata: { ownerReferences?: { kind: string; name: string }[] }; spec: { key: string } };
     expect(hop1.metadata.ownerReferences?.map((r) => r.name)).toHaveLength(1);
 
-    const second = await server.fetch(url('ownedaccesskeys'), { method: 'POST', headers: bearer(hop1.spec.key), body: JSON.stringify({ metadata: { name: 'hop2' }, spec: { user: 'deployer', ttl: 3000 } }) });
+    const second = await server.fetch(url('ownedaccesskeys'), { method: 'POST', headers: bearer(hop1.spec.key), body: JSON.stringify({ metadata: { name: 'hop2' }, spec: { user: 'deployer', ttl: 2000 } }) });
     expect(second.status, await second.clone().text()).toBe(201);
     const hop2 = (await second.json()) as { metadata: { ownerReferences?: { kind: string; name: string }[] }; spec: { key: string } };
     // Tied to the minted key itself, as hop1 is.

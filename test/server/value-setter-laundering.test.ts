@@ -68,7 +68,9 @@ describe('laundering the value setter through the key itself', () => {
     const hop1 = await made('ownedaccesskeys', { metadata: { name: 'hop1' }, spec: { user: 'dan', ttl: 3000 } }, bearer(minted));
     expect(hop1.metadata!.annotations![setBy]).toMatch(/^job:/);
     expect(await readsProd(hop1.spec!.key!)).toBe(403);
-    const hop2 = await made('ownedaccesskeys', { metadata: { name: 'hop2' }, spec: { user: 'dan', ttl: 3000 } }, bearer(hop1.spec!.key!));
+    // Shorter than hop1's: a key made by a key that expires must expire no later, and hop1's 3000 s
+    // started a moment before (with the same ttl, a second's tick between the two made it a 403).
+    const hop2 = await made('ownedaccesskeys', { metadata: { name: 'hop2' }, spec: { user: 'dan', ttl: 2000 } }, bearer(hop1.spec!.key!));
     expect(hop2.metadata!.annotations![setBy]).toMatch(/^indirect:dan via job:/);
     expect(await readsProd(hop2.spec!.key!)).toBe(403);
   });
