@@ -118,3 +118,41 @@ describe('a SHA-256 repository', () => {
     }
   }, 60_000);
 });
+
+describe('git processes a source costs', () => {
+  it('a revision of 200 links to files reads with a handful of git processes, not two per link (a review: 1,600 links took 15 s)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { chmodSync, mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-links-'));
+    const shim = mkdtempSync(join(tmpdir(), 'teamkeys-git-shim-'));
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const log = join(shim, 'calls');
+    writeFileSync(join(shim, 'git'), `#!/bin/sh\necho "$@" >> '${log}'\nexec '${realGit}' "$@"\n`);
+    chmodSync(join(shim, 'git'), 0o755);
+    const path = process.env.PATH;
+    try {
+      const git = (...args: string[]) => execFileSync(realGit, ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], { stdio: 'pipe' });
+      git('init', '--quiet');
+      mkdirSync(join(dir, 't'));
+      mkdirSync(join(dir, 'l'));
+      for (let i = 0; i < 200; i++) {
+        writeFileSync(join(dir, `t/t${i}.yaml`), team(`t${i}`));
+        symlinkSync(`../t/t${i}.yaml`, join(dir, `l/l${i}.yaml`));
+      }
+      git('add', '.');
+      git('commit', '--quiet', '-m', 'links');
+      process.env.PATH = `${shim}:${path}`;
+      const loaded = await loadSource({ source: dir, ref: 'HEAD', path: 'l' });
+      process.env.PATH = path;
+      expect(loaded.errors).toEqual([]);
+      expect(loaded.manifests).toHaveLength(200);
+      const calls = readFileSync(log, 'utf8').trim().split('\n');
+      expect(calls.length, calls.join('\n')).toBeLessThan(20);
+    } finally {
+      process.env.PATH = path;
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(shim, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
