@@ -29,9 +29,9 @@ interface Entry {
 /** Links followed one after another at most: a loop of links ends here. */
 const maxHops = 16;
 
-async function listTree(dir: string, revision: string, path: string, recursive: boolean): Promise<Entry[]> {
-  const args = ['ls-tree', ...(recursive ? ['-r'] : []), '-z', '--full-tree', revision, '--', ...(path === '' ? [] : [path])];
-  const listing = await simpleGit(dir).raw(args);
+/** `git ls-tree -z --full-tree` of the revision, with `flags` (-r: recursive, -t: folders too). */
+async function listTree(dir: string, revision: string, flags: string[]): Promise<Entry[]> {
+  const listing = await simpleGit(dir).raw(['ls-tree', ...flags, '-z', '--full-tree', revision]);
   return listing
     .split('\0')
     .filter(Boolean)
@@ -66,16 +66,7 @@ class Tree {
   }
 
   static async of(dir: string, revision: string): Promise<Tree> {
-    const listing = await simpleGit(dir).raw(['ls-tree', '-r', '-t', '-z', '--full-tree', revision]);
-    const entries = listing
-      .split('\0')
-      .filter(Boolean)
-      .map((entry) => {
-        const tab = entry.indexOf('\t');
-        const [mode, type, sha] = entry.slice(0, tab).split(' ');
-        return { mode: mode!, type: type!, sha: sha!, path: entry.slice(tab + 1) };
-      });
-    return new Tree(dir, entries);
+    return new Tree(dir, await listTree(dir, revision, ['-r', '-t']));
   }
 
   /** Every entry below the folder `from` ('' for the root), folders left out: git lists a folder's entries right after it. */
@@ -188,7 +179,7 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
 
 /** The refusals for the .gitattributes files of `revision` (see attributes.ts). */
 export async function treeReEncoding(dir: string, revision: string): Promise<ManifestError[]> {
-  const found = (await listTree(dir, revision, '', true)).filter((e) => e.type === 'blob' && isAttributes(e.path)).sort((a, b) => (a.path < b.path ? -1 : 1));
+  const found = (await listTree(dir, revision, ['-r'])).filter((e) => e.type === 'blob' && isAttributes(e.path)).sort((a, b) => (a.path < b.path ? -1 : 1));
   if (found.length === 0) return [];
   const texts = await catBlobs(dir, found.map((e) => e.sha));
   return reEncodingErrors(found.map((e, i) => ({ path: e.path, text: texts[i]! })));
