@@ -65,6 +65,14 @@ describe('links and sizes, read from the folder and from git alike', () => {
     expectTheSource(loaded);
   });
 
+  it('a --path that is a link into a hidden folder is refused by both readers, nothing behind it read', async () => {
+    const refused = [{ file: 'gitops/peek', line: 1, column: 1, message: 'symbolic link into a hidden file or folder (such as .git): not read' }];
+    const folder = await loadSource({ source: join(repo.dir, 'gitops'), path: 'peek' });
+    expect([folder.manifests, folder.errors]).toEqual([[], refused]);
+    const git = await loadSource({ source: repo.dir, ref: 'HEAD', path: 'gitops/peek' });
+    expect([git.manifests, git.errors]).toEqual([[], refused]);
+  });
+
   it('the git reader finds the same, under the same names', async () => {
     const loaded = await loadSource({ source: repo.dir, ref: 'HEAD', path: 'gitops' });
     expectTheSource(loaded);

@@ -27,6 +27,9 @@ export function isManifestPath(path: string): boolean {
 
 type Loaded = { manifests: Manifest[]; errors: ManifestError[]; files: number; folders?: string[] };
 
+/** Whether a path (relative, either separator) has a hidden part: `.git`, `.github/x`. */
+const isHidden = (path: string) => path.split(/[\\/]/).some((part) => part.startsWith('.') && part !== '.' && part !== '..');
+
 /** Whether `path` is `root` or below it (both real paths). */
 export function within(root: string, path: string): boolean {
   const rel = relative(root, path);
@@ -169,6 +172,8 @@ export async function readManifests(root: string, dir: string, names = root): Pr
   // A link to nothing answers as one to outside does: which one it is would tell what exists there.
   if (!realDir && (await linkOnTheWay(root, dir))) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
   if (realDir && !within(realRoot, realDir)) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
+  // A --path that is (or passes through) a link into a hidden folder is refused as any such link is.
+  if (realDir && relative(realRoot, realDir) !== relative(root, dir) && isHidden(relative(realRoot, realDir))) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: hiddenTarget }], files: 0 };
   if (!realDir || !(await stat(realDir)).isDirectory()) return missingFolder(shown);
   const w: Walk = { realRoot, names, seen: new Set(), seenFiles: new Set(), files: [], errors: [], links: [] };
   await walk(w, dir, realDir);

@@ -115,6 +115,8 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
   const root = await tree.resolve(start);
   if (root === 'outside') return { files: [], errors: [{ file: sub, line: 1, column: 1, message: outsideSource }] };
   if (root?.type !== 'tree') return 'missing';
+  // A --path that is a link into a hidden folder is refused as any such link is (files.ts does the same).
+  if (root.path !== start && root.path.split('/').some((part) => part.startsWith('.'))) return { files: [], errors: [{ file: sub, line: 1, column: 1, message: hiddenTarget }] };
   // The folders listed (each listing is recursive: everything below one is read), and the files found, where git holds them.
   const seen = new Set<string>();
   const seenFiles = new Set<string>();
