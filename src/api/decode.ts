@@ -1,5 +1,6 @@
 /** Turns a request body into an object of the endpoint's kind, pruning or refusing unknown fields. */
 import { badRequest, invalid } from './errors.js';
+import { shownName } from './field-errors.js';
 import type { ResourceModel } from './model.js';
 import { listLengthErrors, pruneUnknownFields } from './schema/walk.js';
 import { isJsonMap, type KubeObject } from './types.js';
@@ -85,7 +86,7 @@ export function decodeObject(model: ResourceModel, body: unknown, decoding: Deco
   const unknown = pruneUnknownFields(model.schema, obj).sort();
   const tooLong = decoding.update ? [] : listLengthErrors(model.schema, obj);
   if (tooLong.length > 0) throw invalid({ group: info.group, kind: info.kind }, typeof obj.metadata.name === 'string' ? obj.metadata.name : '', tooLong);
-  const problems = [...(decoding.duplicateFields ?? []), ...unknown.map((f) => `unknown field "${f.length > 256 ? `${f.slice(0, 256)}...` : f}"`)];
+  const problems = [...(decoding.duplicateFields ?? []), ...unknown.map((f) => `unknown field "${shownName(f)}"`)];
   // The message names the first hundred: a client fixing its body needs the first, and the text stays bounded.
   if (problems.length > 0 && fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.slice(0, 100).join(', ')}${problems.length > 100 ? `, and ${problems.length - 100} more` : ''}`);
   const warnings = fieldValidation === 'Warn' ? problems : [];

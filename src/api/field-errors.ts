@@ -40,6 +40,14 @@ const reasons: Record<FieldErrorType, string> = {
 
 const maxRenderedValue = 256;
 
+/**
+ * A field path or key as an error names it: cut to 256 characters and `...`, so a key of a
+ * megabyte in a body is never a megabyte of message (duplicate and unknown fields, server and CLI).
+ */
+export function shownName(name: string): string {
+  return name.length > maxRenderedValue ? `${name.slice(0, maxRenderedValue)}...` : name;
+}
+
 /** Renders a value as kube does (%q for strings), cut short so errors never echo huge input. */
 export function renderValue(value: unknown): string {
   let text: string;

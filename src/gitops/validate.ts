@@ -8,7 +8,7 @@ import { valueSetByAnnotation } from '../api/key-types.js';
 import { decodeObject } from '../api/decode.js';
 import { unknownGrants } from '../api/grant-vocabulary.js';
 import { ApiError } from '../api/errors.js';
-import { fieldErrorBody } from '../api/field-errors.js';
+import { fieldErrorBody, shownName } from '../api/field-errors.js';
 import type { DeclaredModel } from '../api/model.js';
 import { pruneUnknownFields } from '../api/schema/walk.js';
 import { secretFieldPaths } from '../api/secret-fields.js';
@@ -66,8 +66,7 @@ export function validateManifests(manifests: Manifest[], models: DeclaredModel[]
     if (model.info.kind === 'OwnedAccessKey' && isLoginKey(raw)) at(m, 'spec.type', 'spec.type Login is for keys made by signing in (teamkeys login); they are not kept in git');
     if (model.info.kind === 'OwnedAccessKey' && isFederatedKey(raw)) at(m, 'spec.type', 'spec.type Federated is for keys the token exchange mints for a CI job; declare a FederatedCredential in git instead');
     const copy = structuredClone(raw);
-    // A path is shown cut to 256 characters, as the server shows it (api/decode.ts): a key of a megabyte is no message.
-    for (const unknown of pruneUnknownFields(model.schema, copy)) at(m, unknown, `unknown field "${unknown.length > 256 ? `${unknown.slice(0, 256)}...` : unknown}"`);
+    for (const unknown of pruneUnknownFields(model.schema, copy)) at(m, unknown, `unknown field "${shownName(unknown)}"`);
     let obj: KubeObject;
     try {
       // Unknown fields are reported above; the rest is checked without them, so every finding shows.

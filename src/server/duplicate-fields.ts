@@ -4,7 +4,7 @@
  * words them: `duplicate field "spec.displayName"` for JSON, `line 5: key "displayName" already
  * set in map` for YAML. Runs on bodies already parsed, so it may assume they are well formed.
  */
-import { joinPath } from '../api/field-errors.js';
+import { joinPath, shownName } from '../api/field-errors.js';
 import { yamlDuplicateKeys, type BodyType } from './content.js';
 import { stringEnd } from './json-scan.js';
 import { maxDuplicatesNamed } from './body-limit.js';
@@ -31,9 +31,8 @@ function isJsonText(text: string): boolean {
   }
 }
 
-/** Paths are shown cut to this many characters, and at most maxDuplicatesNamed of them. */
-const maxShownPath = 256;
-const shown = (path: string) => (path.length > maxShownPath ? `${path.slice(0, maxShownPath)}...` : path);
+/** Keys are cut before they are joined (the join is cut again, shownName): a cut shows no more than 256 characters. */
+const maxShownKey = 257;
 
 /**
  * An open object or array. Its paths are kept as shown, cut, and built from cut parts only: cutting
@@ -63,7 +62,7 @@ export function duplicateJsonFields(text: string): string[] {
       if (expectKey && top?.keys) {
         const quoted = text.slice(start + 1, i);
         const key = quoted.includes('\\') ? (JSON.parse(`"${quoted}"`) as string) : quoted;
-        top.child = shown(joinPath(top.path, key.length > maxShownPath ? key.slice(0, maxShownPath + 1) : key));
+        top.child = shownName(joinPath(top.path, key.length > maxShownKey ? key.slice(0, maxShownKey) : key));
         if (top.keys.has(key)) {
           if (found.length === maxDuplicatesNamed) {
             found.push('more duplicate fields, not named');
@@ -76,7 +75,7 @@ export function duplicateJsonFields(text: string): string[] {
       }
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       const parent = stack[stack.length - 1];
-      const path = parent ? (parent.keys ? parent.child : shown(joinPath(parent.path, parent.index))) : '';
+      const path = parent ? (parent.keys ? parent.child : shownName(joinPath(parent.path, parent.index))) : '';
       stack.push(c === 0x7b ? { path, keys: new Set(), index: 0, child: '' } : { path, index: 0, child: '' });
       expectKey = c === 0x7b;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {

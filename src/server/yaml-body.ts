@@ -6,6 +6,7 @@
 import { LineCounter } from 'yaml';
 import { maxBodyBytes, maxDuplicatesNamed } from './body-limit.js';
 import { maxDepth, maxExpansion, maxNodes, readYamlDocuments, type YamlProblem } from '../api/yaml-reader.js';
+import { shownName } from '../api/field-errors.js';
 
 export { maxDepth } from '../api/yaml-reader.js';
 
@@ -47,7 +48,7 @@ export function decodeYaml(text: string, limitBytes = maxBodyBytes): YamlResult 
   const doc = documents[0];
   if (!doc) return { value: null, duplicates: [] };
   // Named as duplicate-fields.ts names a JSON body's: the first hundred, each key cut.
-  const named = doc.duplicates.slice(0, maxDuplicatesNamed).map((d) => `line ${lines.linePos(d.offset).line}: key ${JSON.stringify(d.name.length > 256 ? `${d.name.slice(0, 256)}...` : d.name)} already set in map`);
+  const named = doc.duplicates.slice(0, maxDuplicatesNamed).map((d) => `line ${lines.linePos(d.offset).line}: key ${JSON.stringify(shownName(d.name))} already set in map`);
   if (doc.duplicates.length > maxDuplicatesNamed) named.push('more duplicate fields, not named');
   return { value: doc.value, duplicates: named };
 }
