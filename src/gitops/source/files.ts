@@ -22,13 +22,24 @@ export const hiddenTarget = 'symbolic link into a hidden file or folder (such as
 
 /** Whether a file (path relative to the source, `/`-separated) holds manifests: the right extension, nothing hidden on the way. */
 export function isManifestPath(path: string): boolean {
-  return manifestFile.test(path) && !path.split('/').some((part) => part.startsWith('.'));
+  return manifestFile.test(path) && !hasHiddenPart(path);
 }
 
 type Loaded = { manifests: Manifest[]; errors: ManifestError[]; files: number; folders?: string[] };
 
-/** Whether a path (relative, either separator) has a hidden part: `.git`, `.github/x`. */
-const isHidden = (path: string) => path.split(/[\\/]/).some((part) => part.startsWith('.') && part !== '.' && part !== '..');
+/** Whether a relative path (parts split by `separator`) has a hidden part: `.git`, `.github/x`; never read, nor through a link. */
+export function hasHiddenPart(path: string, separator = '/'): boolean {
+  return path.split(separator).some((part) => part.startsWith('.'));
+}
+
+/** A comparator by a text of each item, in code-unit order (not the locale's): how both readers order names, files and errors. */
+export function byText<T>(text: (item: T) => string): (a: T, b: T) => number {
+  return (a, b) => {
+    const x = text(a);
+    const y = text(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+}
 
 /** Whether `path` is `root` or below it (both real paths). */
 export function within(root: string, path: string): boolean {
@@ -55,7 +66,7 @@ async function walk(w: Walk, dir: string, realDir: string): Promise<void> {
   if (w.seen.has(realDir)) return;
   w.seen.add(realDir);
   // In name order, so which name a file or folder reached twice is read under does not depend on the filesystem.
-  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const entries = (await readdir(dir, { withFileTypes: true })).sort(byText((e) => e.name));
   for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
@@ -70,7 +81,7 @@ async function walk(w: Walk, dir: string, realDir: string): Promise<void> {
       }
       // Hidden entries are never read (above); nor through a link: `.git/config` can hold a token
       // (a review had a pull request's link make the loader parse it).
-      if (relative(w.realRoot, real).split(sep).some((part) => part.startsWith('.'))) {
+      if (hasHiddenPart(relative(w.realRoot, real), sep)) {
         errorAt(w, path, hiddenTarget);
         continue;
       }
@@ -88,7 +99,7 @@ function found(w: Walk, path: string, real: string): void {
 /** Follows the links found, a round at a time in name order (the links a round's folders hold make the next round). */
 async function followLinks(w: Walk): Promise<void> {
   while (w.links.length > 0) {
-    const round = w.links.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const round = w.links.sort(byText((l) => l.path));
     w.links = [];
     for (const link of round) {
       const info = await stat(link.real);
@@ -173,7 +184,7 @@ export async function readManifests(root: string, dir: string, names = root): Pr
   if (!realDir && (await linkOnTheWay(root, dir))) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
   if (realDir && !within(realRoot, realDir)) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: outsideSource }], files: 0 };
   // A --path that is (or passes through) a link into a hidden folder is refused as any such link is.
-  if (realDir && relative(realRoot, realDir) !== relative(root, dir) && isHidden(relative(realRoot, realDir))) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: hiddenTarget }], files: 0 };
+  if (realDir && relative(realRoot, realDir) !== relative(root, dir) && hasHiddenPart(relative(realRoot, realDir), sep)) return { manifests: [], errors: [{ file: shown, line: 1, column: 1, message: hiddenTarget }], files: 0 };
   if (!realDir || !(await stat(realDir)).isDirectory()) return missingFolder(shown);
   const w: Walk = { realRoot, names, seen: new Set(), seenFiles: new Set(), files: [], errors: [], links: [] };
   await walk(w, dir, realDir);
@@ -183,5 +194,5 @@ export async function readManifests(root: string, dir: string, names = root): Pr
   append(w.errors, all.errors);
   const parsed = parseFiles(all.files);
   // The folders read (real paths), links' targets among them: what a sparse checkout must not have thinned.
-  return { ...parsed, errors: [...w.errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)), ...parsed.errors], folders: [...w.seen].sort() };
+  return { ...parsed, errors: [...w.errors.sort(byText((e) => e.file)), ...parsed.errors], folders: [...w.seen].sort() };
 }

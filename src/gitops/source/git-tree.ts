@@ -12,7 +12,7 @@
  */
 import { posix } from 'node:path';
 import { simpleGit } from 'simple-git';
-import { hiddenTarget, isManifestPath, outsideSource } from './files.js';
+import { byText, hasHiddenPart, hiddenTarget, isManifestPath, outsideSource } from './files.js';
 import { blobSizes, catBlobs } from './git-mirror.js';
 import { withinBudget } from './read-budget.js';
 import { append } from '../append.js';
@@ -92,8 +92,7 @@ class Tree {
     const i = this.at.get(path);
     const entry = i === undefined ? undefined : this.entries[i];
     if (!entry || entry.mode !== '120000') return entry;
-    if (!this.targets.has(entry.sha)) await this.readTargets([entry]);
-    const to = linkTarget(path, this.targets.get(entry.sha)!);
+    const to = await this.target(entry);
     if (to === undefined || hops >= maxHops) return 'outside';
     return this.resolve(to, hops + 1);
   }
@@ -116,7 +115,7 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
   if (root === 'outside') return { files: [], errors: [{ file: sub, line: 1, column: 1, message: outsideSource }] };
   if (root?.type !== 'tree') return 'missing';
   // A --path that is a link into a hidden folder is refused as any such link is (files.ts does the same).
-  if (root.path !== start && root.path.split('/').some((part) => part.startsWith('.'))) return { files: [], errors: [{ file: sub, line: 1, column: 1, message: hiddenTarget }] };
+  if (root.path !== start && hasHiddenPart(root.path)) return { files: [], errors: [{ file: sub, line: 1, column: 1, message: hiddenTarget }] };
   // The folders listed (each listing is recursive: everything below one is read), and the files found, where git holds them.
   const seen = new Set<string>();
   const seenFiles = new Set<string>();
@@ -131,7 +130,6 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
     seenFiles.add(from);
     found.push({ path, sha });
   };
-  const hidden = (p: string) => p.split('/').some((part) => part.startsWith('.'));
   let links: { path: string; entry: Entry }[] = [];
   // `at` is where the files are shown, `from` where git holds them (they differ below a followed link).
   const visit = async (at: string, from: string): Promise<void> => {
@@ -145,7 +143,7 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
     for (const e of tree.below(from)) {
       const path = shown(e.path);
       if (!isManifestPath(path) && e.mode !== '120000') continue;
-      if (hidden(path) || readBefore(e.path)) continue;
+      if (hasHiddenPart(path) || readBefore(e.path)) continue;
       if (e.mode !== '120000') {
         if (e.type === 'blob') foundFile(path, e.path, e.sha);
       } else links.push({ path, entry: e });
@@ -154,7 +152,7 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
   await visit(start, root.path);
   // Links after everything reached without them, a round at a time in name order, as files.ts follows them.
   while (links.length > 0) {
-    const round = links.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const round = links.sort(byText((l) => l.path));
     links = [];
     await tree.readTargets(round.map((l) => l.entry));
     for (const { path, entry } of round) {
@@ -164,18 +162,18 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
       const target = to === undefined ? 'outside' : await tree.resolve(to, 1);
       // A link to nothing answers as one to outside does (files.ts): which one it is would tell what exists there.
       if (target === 'outside' || target === undefined) errors.push({ file: path, line: 1, column: 1, message: outsideSource });
-      else if (target && hidden(target.path)) errors.push({ file: path, line: 1, column: 1, message: hiddenTarget });
+      else if (hasHiddenPart(target.path)) errors.push({ file: path, line: 1, column: 1, message: hiddenTarget });
       else if (target.type === 'tree') await visit(path, target.path);
       else if (target.type === 'blob' && isManifestPath(path)) foundFile(path, target.path, target.sha);
     }
   }
-  found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  found.sort(byText((f) => f.path));
   const sizes = await blobSizes(dir, found.map((f) => f.sha));
   const budget = withinBudget(found.map((f, i) => ({ ...f, size: sizes[i]! })));
   append(errors, budget.errors);
   const texts = await catBlobs(dir, budget.read.map((f) => f.sha), budget.read.reduce((n, f) => n + f.size, 0));
   // In file order, as the folder reader gives them.
-  errors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  errors.sort(byText((e) => e.file));
   return { files: budget.read.map((f, i) => ({ path: f.path, text: texts[i]! })), errors };
 }
 
