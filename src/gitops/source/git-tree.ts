@@ -26,8 +26,8 @@ interface Entry {
   path: string;
 }
 
-/** Links followed one after another at most: a loop of links ends here. */
-const maxHops = 16;
+/** Links followed in resolving one path at most, as the system (Linux's MAXSYMLINKS): a loop of links ends here. */
+const maxHops = 40;
 
 /** `git ls-tree -z --full-tree` of the revision, with `flags` (-r: recursive, -t: folders too). */
 async function listTree(dir: string, revision: string, flags: string[]): Promise<Entry[]> {
@@ -40,13 +40,6 @@ async function listTree(dir: string, revision: string, flags: string[]): Promise
       const [mode, type, sha] = entry.slice(0, tab).split(' ');
       return { mode: mode!, type: type!, sha: sha!, path: entry.slice(tab + 1) };
     });
-}
-
-/** Where a link at `path` with this target points, from the repository root; undefined when outside it. */
-function linkTarget(path: string, target: string): string | undefined {
-  if (posix.isAbsolute(target)) return undefined;
-  const to = posix.normalize(posix.join(posix.dirname(path), target));
-  return to === '..' || to.startsWith('../') ? undefined : to === '.' ? '' : to.replace(/\/+$/, '');
 }
 
 /**
@@ -86,21 +79,50 @@ class Tree {
     unread.forEach((sha, i) => this.targets.set(sha, texts[i]!));
   }
 
-  /** The entry at a path (after following links), or an error; undefined when nothing is there. */
-  async resolve(path: string, hops = 0): Promise<Entry | 'outside' | undefined> {
-    if (path === '') return { mode: '040000', type: 'tree', sha: '', path: '' };
-    const i = this.at.get(path);
-    const entry = i === undefined ? undefined : this.entries[i];
-    if (!entry || entry.mode !== '120000') return entry;
-    const to = await this.target(entry);
-    if (to === undefined || hops >= maxHops) return 'outside';
-    return this.resolve(to, hops + 1);
+  /**
+   * The entry at a path from the root, resolved one part at a time as the system resolves it: a
+   * link met on the way is replaced by its target, read from the folder holding it, and `..`
+   * climbs the folder reached so far, not the path's text (a review found `l/x` unread through a
+   * link `l` and `l/..` climbing from where the link is). `outside` when the path leaves the
+   * repository, meets an absolute link or a loop (more than the system's 40 links), or follows a
+   * link to nothing (the folder reader answers a link to nothing as one to outside); undefined
+   * when nothing is there and no link was followed.
+   */
+  async resolve(path: string): Promise<Entry | 'outside' | undefined> {
+    const rest = path.split('/');
+    const reached: string[] = [];
+    let hops = 0;
+    const nothing = () => (hops > 0 ? 'outside' : undefined);
+    while (rest.length > 0) {
+      const part = rest.shift()!;
+      if (part === '' || part === '.') continue;
+      if (part === '..') {
+        if (reached.length === 0) return 'outside';
+        reached.pop();
+        continue;
+      }
+      const i = this.at.get([...reached, part].join('/'));
+      const entry = i === undefined ? undefined : this.entries[i];
+      if (!entry) return nothing();
+      if (entry.mode === '120000') {
+        const target = await this.target(entry);
+        // The system holds a link's target under PATH_MAX; git holds any blob.
+        if (++hops > maxHops || target === '' || target.startsWith('/') || target.length >= 4096) return 'outside';
+        rest.unshift(...target.split('/'));
+        continue;
+      }
+      // A file with more path after it, even a `/`, is nothing (the system's ENOTDIR).
+      if (rest.length > 0 && entry.type !== 'tree') return nothing();
+      reached.push(part);
+    }
+    if (reached.length === 0) return { mode: '040000', type: 'tree', sha: '', path: '' };
+    return this.entries[this.at.get(reached.join('/'))!]!;
   }
 
-  /** Where a link points, from the repository root (its target read first). */
-  async target(link: Entry): Promise<string | undefined> {
+  /** A link's target as git holds it (read first when it was not). */
+  private async target(link: Entry): Promise<string> {
     if (!this.targets.has(link.sha)) await this.readTargets([link]);
-    return linkTarget(link.path, this.targets.get(link.sha)!);
+    return this.targets.get(link.sha)!;
   }
 }
 
@@ -156,10 +178,9 @@ export async function readTree(dir: string, revision: string, sub: string): Prom
     links = [];
     await tree.readTargets(round.map((l) => l.entry));
     for (const { path, entry } of round) {
-      // Hops are counted within one link's resolution, as the system counts them for the folder
+      // Links are counted within one link's resolution, as the system counts them for the folder
       // reader; folders read through links nest without a bound but their own (each is read once).
-      const to = await tree.target(entry);
-      const target = to === undefined ? 'outside' : await tree.resolve(to, 1);
+      const target = await tree.resolve(entry.path);
       // A link to nothing answers as one to outside does (files.ts): which one it is would tell what exists there.
       if (target === 'outside' || target === undefined) errors.push({ file: path, line: 1, column: 1, message: outsideSource });
       else if (hasHiddenPart(target.path)) errors.push({ file: path, line: 1, column: 1, message: hiddenTarget });

@@ -1,0 +1,129 @@
+/**
+ * The two source readers agree on generated layouts of folders, files and symbolic links: the
+ * folder reader (the system resolves each link) and the git reader (links resolved from git's
+ * objects, nothing checked out) find the same manifests under the same names and the same errors.
+ * A pull request is read by the git reader in CI and by the folder reader in a checkout; where they
+ * differ, one of them reads what the other refuses. Links point anywhere the generator can spell:
+ * through other links, `..` after a link, loops, absolute paths, hidden folders, nothing.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { loadSource } from '../../src/gitops/source/load.js';
+
+/** Every folder is made, each holding a file git keeps (git stores no empty folder; the system would follow a link into one). */
+const folders = ['a', 'b', 'a/c', 'b/d', '.h'];
+const names = ['f.yaml', 'g.yml', 'l', 'm.yaml', 'n'];
+const parts = ['..', '.', 'a', 'b', 'c', 'd', '.h', 'f.yaml', 'g.yml', 'l', 'm.yaml', 'n', 'x', ''];
+
+interface Planted {
+  dir: string;
+  name: string;
+  link?: string | null;
+}
+
+const planted = fc.record({
+  dir: fc.constantFrom('', ...folders),
+  name: fc.constantFrom(...names),
+  link: fc.option(
+    fc.tuple(fc.boolean(), fc.array(fc.constantFrom(...parts), { minLength: 1, maxLength: 4 })).map(([absolute, p]) => (absolute && p.length === 1 ? `/${p[0]}` : p.join('/'))),
+    { freq: 2 },
+  ),
+});
+
+/** Lays the entries out in a new repository (the first of each path wins) and commits them. */
+function layout(entries: Planted[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'teamkeys-readers-'));
+  for (const f of folders) {
+    mkdirSync(join(dir, f), { recursive: true });
+    writeFileSync(join(dir, f, 'keep'), '');
+  }
+  const made = new Set<string>();
+  entries.forEach((e, i) => {
+    const path = join(e.dir, e.name);
+    if (made.has(path) || e.link === '') return;
+    made.add(path);
+    if (e.link === undefined || e.link === null) writeFileSync(join(dir, path), `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: t${i}\nspec:\n  users: [ana]\n`);
+    else symlinkSync(e.link, join(dir, path));
+  });
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], { stdio: 'pipe' });
+  git('init', '--quiet');
+  git('add', '-A');
+  git('commit', '--quiet', '--allow-empty', '-m', 'layout');
+  return dir;
+}
+
+const found = (loaded: Awaited<ReturnType<typeof loadSource>>) => ({
+  manifests: loaded.manifests.map((m) => `${m.file}: ${String((m.object.metadata as { name: string }).name)}`),
+  errors: loaded.errors.map((e) => `${e.file}: ${e.message}`),
+});
+
+async function compare(entries: Planted[], path?: string): Promise<void> {
+  const dir = layout(entries);
+  try {
+    const folder = found(await loadSource({ source: dir, ...(path ? { path } : {}) }));
+    const git = found(await loadSource({ source: dir, ref: 'HEAD', ...(path ? { path } : {}) }));
+    expect(git).toEqual(folder);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the folder reader and the git reader', () => {
+  it('agree on generated layouts of links', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(planted, { minLength: 1, maxLength: 12 }), fc.option(fc.constantFrom('a', 'b', 'l', 'n', 'a/l', 'b/n'), { freq: 3 }), async (entries, path) => {
+        await compare(entries, path ?? undefined);
+      }),
+      { numRuns: Number(process.env.READERS_RUNS ?? 30), interruptAfterTimeLimit: Number(process.env.READERS_MS ?? 30_000), ...(process.env.TEAMKEYS_TEST_SEED ? { seed: Number(process.env.TEAMKEYS_TEST_SEED) } : {}) },
+    );
+  }, 600_000);
+
+  it('resolve a link through another link, and `..` after a link, as the system does (a review: git read them by their text)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-readers-'));
+    const team = (name: string) => `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ${name}\nspec:\n  users: [ana]\n`;
+    try {
+      for (const f of ['src', 'a', 'b']) mkdirSync(join(dir, f));
+      writeFileSync(join(dir, 'b/f.yaml'), team('b-f'));
+      writeFileSync(join(dir, 'c.yaml'), team('top-c'));
+      writeFileSync(join(dir, 'a/c.yaml'), team('a-c'));
+      symlinkSync('../b', join(dir, 'a/l'));
+      // Through the link a/l: git looked for the text a/l/f.yaml and found nothing.
+      symlinkSync('../a/l/f.yaml', join(dir, 'src/via.yaml'));
+      // `..` after the link climbs from b, to the top: git took a/l/.. for a, and read another file.
+      symlinkSync('../a/l/../c.yaml', join(dir, 'src/up.yaml'));
+      execFileSync('git', ['-C', dir, 'init', '--quiet']);
+      execFileSync('git', ['-C', dir, 'add', '-A']);
+      execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '-m', 'links']);
+      const expected = { manifests: ['src/up.yaml: top-c', 'src/via.yaml: b-f'], errors: [] };
+      expect(found(await loadSource({ source: dir, path: 'src' }))).toEqual(expected);
+      expect(found(await loadSource({ source: dir, ref: 'HEAD', path: 'src' }))).toEqual(expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('follow a chain of 40 links and refuse one of 41, as the system does (git stopped at 16)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-readers-'));
+    try {
+      mkdirSync(join(dir, 'src'));
+      mkdirSync(join(dir, 'c'));
+      writeFileSync(join(dir, 'c/end.yaml'), 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: end\nspec:\n  users: [ana]\n');
+      // c/l2 -> c/l3 -> ... -> c/l41 -> c/end.yaml; src/forty.yaml (itself a link) meets 40 links, src/forty-one.yaml 41.
+      for (let i = 2; i <= 41; i++) symlinkSync(i === 41 ? 'end.yaml' : `l${i + 1}`, join(dir, `c/l${i}`));
+      symlinkSync('../c/l3', join(dir, 'src/forty.yaml'));
+      symlinkSync('../c/l2', join(dir, 'src/forty-one.yaml'));
+      execFileSync('git', ['-C', dir, 'init', '--quiet']);
+      execFileSync('git', ['-C', dir, 'add', '-A']);
+      execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '-m', 'links']);
+      const expected = { manifests: ['src/forty.yaml: end'], errors: ['src/forty-one.yaml: symbolic link outside the source'] };
+      expect(found(await loadSource({ source: dir, path: 'src' }))).toEqual(expected);
+      expect(found(await loadSource({ source: dir, ref: 'HEAD', path: 'src' }))).toEqual(expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
