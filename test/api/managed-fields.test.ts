@@ -180,3 +180,22 @@ describe('ownership on server-side apply', () => {
     expect((kept.object.spec as { users: string[] }).users).toEqual(['x', 'y']);
   });
 });
+
+describe('entries kept as stored', () => {
+  it("another manager's entry a write leaves whole is kept as stored; the writer's, changed to as many fields, is written again", () => {
+    // a owns labels w, x and y (applied: stored as three paths), b owns spec.displayName and users (update).
+    const live = team({ displayName: 'T', users: ['ana'] }, { w: '1', x: '1', y: '1' });
+    const byA = recordApply(schema, team({}), team({}, { w: '1', x: '1', y: '1' }), live, [], apl('a'), false, v1, 't1').managedFields;
+    const both = recordUpdate(schema, team({}, { w: '1', x: '1', y: '1' }), live, byA, upd('b'), v1, 't2');
+    // a applies labels y and z: three paths again (the labels map's own, y, z), other ones.
+    const config = team({}, { y: '1', z: '1' });
+    const r = recordApply(schema, live, config, mergeApplied(schema, live, config) as Record<string, unknown>, both, apl('a'), false, v1, 't3');
+    expect(fieldsOf(r.managedFields, 'a')).toEqual({ 'f:metadata': { 'f:labels': { 'f:y': {}, 'f:z': {} } } });
+    // b's entry is the stored one, not a copy encoded again.
+    expect(fieldsOf(r.managedFields, 'b')).toBe(fieldsOf(both, 'b'));
+    // b loses a field: its entry is encoded again, without it.
+    const next = team({ users: ['ana'] }, { y: '1', z: '1' });
+    const dropped = recordUpdate(schema, r.object, next, r.managedFields, upd('c'), v1, 't4');
+    expect(fieldsOf(dropped, 'b')).toEqual({ 'f:spec': { 'f:users': { '.': {}, 'v:"ana"': {} } } });
+  });
+});
