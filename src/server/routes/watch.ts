@@ -20,6 +20,9 @@ import type { WatchHub } from '../watch/watch-hub.js';
  */
 const recentLines = new Map<WatchEventOut, Buffer>();
 const recentLinesKept = 256;
+/** And at most this many bytes of them: 256 lines of 3 MiB objects would hold 768 MiB after every watcher left (found by a review). */
+const recentLinesBytes = 16 * 1024 * 1024;
+let recentBytes = 0;
 
 function jsonLine(event: WatchEventOut): string | Buffer {
   // Only the registry's shared events, which it freezes, are kept: a watch's initial objects and
@@ -31,7 +34,12 @@ function jsonLine(event: WatchEventOut): string | Buffer {
     line = Buffer.allocUnsafeSlow(pooled.length);
     pooled.copy(line);
     recentLines.set(event, line);
-    if (recentLines.size > recentLinesKept) recentLines.delete(recentLines.keys().next().value!);
+    recentBytes += line.length;
+    while (recentLines.size > recentLinesKept || (recentBytes > recentLinesBytes && recentLines.size > 1)) {
+      const [oldest, dropped] = recentLines.entries().next().value!;
+      recentLines.delete(oldest);
+      recentBytes -= dropped.length;
+    }
   }
   return line;
 }

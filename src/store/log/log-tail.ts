@@ -16,6 +16,8 @@ export interface LogTailOptions {
   /** How often to look for writes made by other processes; 0 when this process is the only writer. */
   pollIntervalMs: number;
   windowSize?: number;
+  /** The characters of values the window keeps at most (log-span.ts defaultWindowChars). */
+  windowChars?: number;
   maxPendingPerWatcher?: number;
   log?: StoreLog;
 }
@@ -47,7 +49,7 @@ const warnEveryMs = 30_000;
 
 export class LogTail {
   private state: TailState = { name: 'Idle' };
-  private span: Span = { head: 0, windowStart: 0, window: [], checked: true };
+  private span: Span = { head: 0, windowStart: 0, window: [], chars: 0, checked: true };
   private readonly subs = new Set<Subscriber>();
   /** When a poll last asked whether the store's revision went back (wentBack). */
   private lastRewindCheck = 0;
@@ -257,7 +259,7 @@ export class LogTail {
   }
 
   private append(r: LogRecord): void {
-    if (!appendRecord(this.span, r, this.windowSize)) return;
+    if (!appendRecord(this.span, r, this.windowSize, this.opts.windowChars)) return;
     for (const sub of this.subs) if (sub.live) deliver(sub, r);
   }
 
