@@ -5,6 +5,7 @@
  * budget of the issuer and subject (spent by signed tokens only), signature/iss/aud/exp/nbf/iat (jose), the rule's claims, the
  * token's single use (token-uses.ts), then the mint (mint.ts). docs/federated.md.
  */
+import { createHash } from 'node:crypto';
 import { decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { ApiError } from '../api/errors.js';
 import type { FederatedCredential } from '../api/types.js';
@@ -62,8 +63,15 @@ interface Checked {
   guessed?: string;
 }
 
-/** The charged tokens remembered (firstGuess): about 1 MB of strings at most. */
+/** The charged tokens remembered (firstGuess), by hash: under 1 MB at most. */
 const maxGuessesKept = 10_000;
+/**
+ * What the exchange's memories (the failure budgets, the charged tokens) are keyed by: a hash of the
+ * claims, not the claims. A token's `sub` and `jti` are its issuer's to choose, and any user may
+ * write a FederatedCredential naming an issuer it runs: claims of 48 KB in 10,000 entries of each
+ * would have held about 1 GB (found by a review).
+ */
+const memoryKey = (...parts: string[]): string => createHash('sha256').update(parts.join('\0')).digest('base64url');
 /** The failure budget's window: a subject's budget refills in it, and a token charged in it is not charged again. */
 const budgetWindowMs = 600_000;
 
@@ -109,7 +117,7 @@ export class TokenExchange {
         ? invalidTarget(`no FederatedCredential named ${JSON.stringify(named)} trusts tokens of this issuer`)
         : invalidGrant(`no FederatedCredential trusts tokens of this issuer for an exchange naming none (a rule acting for a user answers only when named with ${credentialParameter})`);
     }
-    const budgetKey = `${unverified.iss}\0${typeof unverified.sub === 'string' ? unverified.sub : ''}`;
+    const budgetKey = memoryKey(unverified.iss, typeof unverified.sub === 'string' ? unverified.sub : '');
     const wait = this.failures.retryAfter(budgetKey);
     if (wait !== undefined) throw new OAuthError(429, 'slow_down', `too many failed exchanges for this issuer and subject; retry after ${wait} seconds`, wait);
     const checked: Checked = {};
@@ -122,7 +130,7 @@ export class TokenExchange {
       // hold one expired token of it (an old CI log) or one signed for another audience (AWS,
       // Vault): charging those, again at each replay, let a stranger lock the job out (found by
       // two reviews).
-      if (err instanceof OAuthError && checked.guessed !== undefined && this.firstGuess(`${unverified.iss}\0${checked.guessed}`)) this.failures.fail(budgetKey);
+      if (err instanceof OAuthError && checked.guessed !== undefined && this.firstGuess(memoryKey(unverified.iss, checked.guessed))) this.failures.fail(budgetKey);
       throw err;
     }
   }
