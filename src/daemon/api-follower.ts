@@ -32,9 +32,13 @@ export class ApiFollower {
 
   constructor(private readonly opts: ApiFollowerOptions) {}
 
+  /** Which start the loops belong to: a loop of an earlier one (waiting on a list when the follower stopped and started again) ends. */
+  private generation = 0;
+
   start(): void {
     this.stopped = false;
-    for (const plural of servedPlurals) void this.follow(plural);
+    const generation = ++this.generation;
+    for (const plural of servedPlurals) void this.follow(plural, generation);
   }
 
   stop(): void {
@@ -48,21 +52,29 @@ export class ApiFollower {
     return id !== undefined && this.opts.isManaged(id);
   }
 
-  private async follow(plural: Plural): Promise<void> {
-    for (let restarts = 0; !this.stopped; restarts++) {
+  private async follow(plural: Plural, generation: number): Promise<void> {
+    const current = () => !this.stopped && generation === this.generation;
+    for (let restarts = 0; current(); restarts++) {
       const watch = this.opts.client.watch(plural);
       this.watches.push(watch);
       try {
-        // What exists now is the baseline; the watch starts after it.
-        for (const obj of await this.opts.client.list(plural)) if (this.managed(obj)) this.seen.set(`${plural}/${obj.metadata.name}`, describedState(obj));
+        // What exists now is the baseline, from scratch (what was deleted while the watch was down
+        // is not kept); the watch starts after it.
+        const listed = await this.opts.client.list(plural);
+        if (!current()) break;
+        for (const key of this.seen.keys()) if (key.startsWith(`${plural}/`)) this.seen.delete(key);
+        for (const obj of listed) if (this.managed(obj)) this.seen.set(`${plural}/${obj.metadata.name}`, describedState(obj));
         // Events missed while the watch was down may have been changes.
         if (restarts > 0) this.opts.onChange(`the ${plural} watch restarted`);
         for await (const e of watch) this.consider(plural, e.type, e.object);
       } catch (err) {
         this.opts.log.debug({ err, plural }, 'API watch ended; restarting');
+      } finally {
+        // A watch whose list failed stays open otherwise, buffering until the server ends it (a review).
+        watch.stop();
+        this.watches = this.watches.filter((w) => w !== watch);
       }
-      this.watches = this.watches.filter((w) => w !== watch);
-      if (!this.stopped) await new Promise((r) => setTimeout(r, 1000));
+      if (current()) await new Promise((r) => setTimeout(r, 1000));
     }
   }
 

@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { normalizeGitUrl } from './git-url.js';
@@ -25,10 +25,13 @@ const refspecs = ['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'];
 /** Clones the mirror on first use, else fetches into it (branches, tags, deletions). Returns its folder. */
 export async function updateMirror(root: string, url: string): Promise<string> {
   const dir = mirrorPath(root, url);
+  await removeAbandonedClones(root, dir);
   if (await stat(join(dir, 'HEAD')).then(() => true, () => false)) {
     const git = simpleGit(dir);
-    // The address may carry a token that was rotated since the clone.
-    await git.remote(['set-url', 'origin', url]);
+    // The address may carry a token that was rotated since the clone. Written only when it changed:
+    // a config.lock left by a process killed while writing it failed every later run (a review).
+    const current = await git.raw(['config', '--get', 'remote.origin.url']).then((u) => u.trim(), () => undefined);
+    if (current !== url) await git.remote(['set-url', 'origin', url]);
     await git.fetch(['--prune', '--quiet', 'origin', ...refspecs]);
     return dir;
   }
@@ -43,6 +46,32 @@ export async function updateMirror(root: string, url: string): Promise<string> {
     await rm(partial, { recursive: true, force: true });
   }
   return dir;
+}
+
+/**
+ * Removes the clones of this mirror that a process no longer running left half done (killed
+ * mid-clone): each was a full-size copy, left for good, one per restart in a crash loop (found by a
+ * review). A clone whose process still runs is its own. Asked at every run (one folder read), as a
+ * run after the crash loop may find the mirror cloned.
+ */
+async function removeAbandonedClones(root: string, dir: string): Promise<void> {
+  const prefix = `${basename(dir)}.partial-`;
+  for (const name of await readdir(root).catch(() => [] as string[])) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || running(pid)) continue;
+    await rm(join(root, name), { recursive: true, force: true });
+  }
+}
+
+/** Whether a process with this id runs (one we may not signal runs too). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** The commit a branch, tag, commit or HEAD names; a ref the mirror does not hold (a pull request's, a commit on no branch) is fetched. */
