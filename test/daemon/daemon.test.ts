@@ -166,6 +166,9 @@ describe('teamkeys watch: the daemon beside the API', () => {
       expect(byResult('Created')).toEqual([...created].sort());
       expect(byResult('Skipped')).toHaveLength(total - created.length);
       expect(last.objects.find((o) => o.result === 'Skipped')).toMatchObject({ note: 'not started: the run was stopped' });
+      // The run did not finish: the report says so (it said `applied` until a review).
+      expect(last.outcome).toBe('failed');
+      expect(last.summary.failed).toBe(total - created.length);
       await new Promise((r) => setTimeout(r, 500));
       expect(await bulk()).toHaveLength(created.length); // and nothing is written after the exit
     } finally {

@@ -32,6 +32,8 @@ export interface ChangeSetEntry {
   /** A scheduled rotation: when the previous value stops working (as the server set it on confirmation). */
   previousValidUntil?: string;
   note?: string;
+  /** A step the run was stopped before (SIGTERM): nothing was written for it, and the run did not finish. */
+  notStarted?: true;
 }
 
 export interface ApplyOptions {
@@ -243,7 +245,7 @@ export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: Ap
     const stageEntries = await pool(stage, opts.concurrency, async (a) => {
       const holder = held.get(a.name) ?? held.get(anyTeam);
       const entry: ChangeSetEntry = opts.signal?.aborted
-        ? { action: a, result: 'Skipped', note: 'not started: the run was stopped' }
+        ? { action: a, result: 'Skipped', note: 'not started: the run was stopped', notStarted: true }
         : holder
           ? { action: a, result: 'Failed', error: `${a.kind}/${a.name}: not deleted: ${holder} was not deleted by this run, and the server would delete it with its team` }
           : await run(client, a, opts);

@@ -120,7 +120,9 @@ export function buildReport(input: ReportInput): Report {
     if (!rotateOnly) summary[a.type === 'unchanged' ? 'unchanged' : a.type]++;
     if (a.drift) summary.drifted++;
     const entry = entries.get(`${a.plural}/${a.name}`);
-    if (entry?.result === 'Failed') summary.failed++;
+    // A step the run was stopped before is not done: the run failed, whatever else it wrote (a
+    // review found a stopped run reported as applied, `create: 5`, with nothing written).
+    if (entry?.result === 'Failed' || entry?.notStarted) summary.failed++;
     if (a.type === 'unchanged') continue;
     const o: ReportObject = {
       kind: a.kind,
