@@ -78,7 +78,7 @@ describe('the folder reader and the git reader', () => {
       fc.asyncProperty(fc.array(planted, { minLength: 1, maxLength: 12 }), fc.option(fc.constantFrom('a', 'b', 'l', 'n', 'a/l', 'b/n'), { freq: 3 }), async (entries, path) => {
         await compare(entries, path ?? undefined);
       }),
-      { numRuns: Number(process.env.READERS_RUNS ?? 30), interruptAfterTimeLimit: Number(process.env.READERS_MS ?? 30_000), ...(process.env.TEAMKEYS_TEST_SEED ? { seed: Number(process.env.TEAMKEYS_TEST_SEED) } : {}) },
+      { numRuns: Number(process.env.READERS_RUNS ?? 20), interruptAfterTimeLimit: Number(process.env.READERS_MS ?? 30_000), ...(process.env.TEAMKEYS_TEST_SEED ? { seed: Number(process.env.TEAMKEYS_TEST_SEED) } : {}) },
     );
   }, 600_000);
 
