@@ -4,21 +4,11 @@
  * HTTP client's (client/http.ts), so the client needs nothing of the store.
  */
 
-/** The error a queue too far behind fails with (`what`: "10000 events"), unless its owner words its own. */
-const behind = (what: string): Error => new Error(`watcher fell more than ${what} behind`);
-
-/** How far behind a queue overflowed: past its count, or past its weight (the characters its events were decoded from). */
-export function overflowedBy(maxPending: number, maxWeight: number, byWeight: boolean): string {
-  return byWeight ? `${maxWeight} characters of events` : `${maxPending} events`;
-}
+/** The error a queue `maxPending` events behind fails with, unless its owner words its own. */
+const behind = (maxPending: number): Error => new Error(`watcher fell more than ${maxPending} events behind`);
 
 export class BoundedQueue<T> implements AsyncIterable<T> {
   private items: T[] = [];
-  /** Each waiting item's weight, and their sum. */
-  private weights: number[] = [];
-  private weight = 0;
-  /** What the queue overflowed past, once it did ("10000 events"). */
-  overflowed: string | undefined;
   private waiter: ((r: IteratorResult<T>) => void) | undefined;
   private rejecter: ((err: unknown) => void) | undefined;
   private failure: unknown;
@@ -31,16 +21,11 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
     /** How many items may wait before the queue fails (overflows). */
     readonly maxPending: number,
     private readonly onClose: () => void = () => {},
-    private readonly overflow: (what: string) => unknown = behind,
-    /**
-     * And how much weight (an event's characters) may wait: a count alone let one watcher that
-     * stopped reading pin 10,000 versions of a 3 MiB object (found by a review).
-     */
-    readonly maxWeight = Infinity,
+    private readonly overflow: (maxPending: number) => unknown = behind,
   ) {}
 
-  /** Queues an item of this weight; false when it was refused (the queue is closed, or full and now failed). */
-  push(item: T, weight = 0): boolean {
+  /** Queues an item; false when it was refused (the queue is closed, or full and now failed). */
+  push(item: T): boolean {
     if (this.done) return false;
     if (this.waiter) {
       const resolve = this.waiter;
@@ -48,15 +33,11 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
       resolve({ value: item, done: false });
       return true;
     }
-    const byWeight = this.items.length > 0 && this.weight + weight > this.maxWeight;
-    if (this.items.length >= this.maxPending || byWeight) {
-      this.overflowed = overflowedBy(this.maxPending, this.maxWeight, byWeight);
-      this.fail(this.overflow(this.overflowed));
+    if (this.items.length >= this.maxPending) {
+      this.fail(this.overflow(this.maxPending));
       return false;
     }
     this.items.push(item);
-    this.weights.push(weight);
-    this.weight += weight;
     return true;
   }
 
@@ -117,7 +98,6 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
   private next(): Promise<IteratorResult<T>> {
     const item = this.items.shift();
     if (item !== undefined) {
-      this.weight -= this.weights.shift()!;
       this.wakeProducer();
       return Promise.resolve({ value: item, done: false });
     }
@@ -141,8 +121,6 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
       return: () => {
         this.end();
         this.items = [];
-        this.weights = [];
-        this.weight = 0;
         return Promise.resolve({ value: undefined, done: true });
       },
     };

@@ -193,7 +193,7 @@ class ApiWatch implements RegistryWatch {
         const event = translate(e, this.match);
         if (!event) continue;
         if (past && e.revision <= past.until && !(await past.live.readable(e.prevObject && e.type !== 'ADDED' ? e.prevObject : e.object))) continue;
-        this.send(event, e.chars);
+        this.send(event);
       }
       this.out.end();
     } catch (err) {
@@ -242,10 +242,10 @@ class ApiWatch implements RegistryWatch {
     streaming.bookmarks.unref();
   }
 
-  /** Queues an event (weighing the characters it was decoded from); an open queue that refuses it overflowed (the queue fails itself), which is said at once. */
-  private send(event: WatchEvent<KubeObject | Status>, chars = 0): void {
-    if (this.out.closed || this.out.push(event, chars)) return;
-    const status = toApiError(new StorageError('WatchOverflow', '', `watcher fell more than ${this.out.overflowed ?? `${maxPendingEvents} events`} behind`), this.ctx, '');
+  /** Queues an event; an open queue that refuses it overflowed (the queue fails itself), which is said at once. */
+  private send(event: WatchEvent<KubeObject | Status>): void {
+    if (this.out.closed || this.out.push(event)) return;
+    const status = toApiError(new StorageError('WatchOverflow', '', `watcher fell more than ${maxPendingEvents} events behind`), this.ctx, '');
     if (!(status instanceof ApiError) || this.overflowStatus) return;
     this.overflowStatus = status.toStatus();
     this.onOverflow(this.overflowStatus);

@@ -54,8 +54,6 @@ export interface StoreEvent<T = StoredObject> {
   object: T;
   /** The object before this event (MODIFIED and DELETED), when history still holds it. */
   prevObject?: T;
-  /** The characters of stored JSON the event was decoded from (object and previous object): what a queue holding it weighs. */
-  chars?: number;
 }
 
 /** A running watch: iterate it for events; stop() ends the iteration. */

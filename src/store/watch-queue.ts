@@ -5,12 +5,9 @@
 import { BoundedQueue } from '../api/bounded-queue.js';
 import { StorageError } from './errors.js';
 
-/** The characters of events (what they were decoded from) one watcher may have waiting, besides their count. */
-export const maxPendingChars = 32 * 1024 * 1024;
-
 export class WatchQueue<T> extends BoundedQueue<T> {
-  /** @param maxPending a watcher this far behind (or maxPendingChars) is cut off rather than buffered without bound. */
+  /** @param maxPending a watcher this far behind is cut off rather than buffered without bound. */
   constructor(maxPending: number, onClose: () => void = () => {}) {
-    super(maxPending, onClose, (what) => new StorageError('WatchOverflow', '', `watcher fell more than ${what} behind`), maxPendingChars);
+    super(maxPending, onClose, (n) => new StorageError('WatchOverflow', '', `watcher fell more than ${n} events behind`));
   }
 }

@@ -42,10 +42,7 @@ export function deliver(sub: Subscriber, r: LogRecord): void {
   if (r.revision <= sub.cursor || sub.queue.closed) return;
   // The cursor (the watch's progress) moves only past what was handed over: an event the queue
   // refused (overflow) is not "examined", or an informer could count it as seen.
-  if (r.key.startsWith(sub.prefix)) {
-    const event = eventOf(r);
-    if (!sub.queue.push(event, event.chars)) return;
-  }
+  if (r.key.startsWith(sub.prefix) && !sub.queue.push(eventOf(r))) return;
   sub.cursor = r.revision;
 }
 

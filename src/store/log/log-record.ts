@@ -16,7 +16,7 @@ export function eventOf(r: LogRecord): StoreEvent {
 /** Decodes a log record into a store event; the resourceVersion is the record's revision. */
 export function toEvent(r: LogRecord): StoreEvent {
   const object = withRevision(JSON.parse(r.value) as StoredObject, r.revision);
-  const event: StoreEvent = { type: r.type, key: r.key, revision: r.revision, object, chars: r.value.length + (r.prevValue?.length ?? 0) };
+  const event: StoreEvent = { type: r.type, key: r.key, revision: r.revision, object };
   if (r.prevValue !== undefined && r.prevRevision !== undefined) {
     event.prevObject = withRevision(JSON.parse(r.prevValue) as StoredObject, r.prevRevision);
   }
