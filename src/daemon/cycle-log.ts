@@ -5,6 +5,7 @@
  * changes and applied are info. A log that says `"outcome":"invalid","msg":"reconciled"` at info
  * hides the one thing an operator must fix.
  */
+import { notStartedNote } from '../gitops/apply/apply.js';
 import type { Report } from '../gitops/report/report.js';
 import { attributionUnavailableText, driftText } from '../gitops/report/who.js';
 
@@ -26,8 +27,12 @@ export function cycleLog(report: Report): CycleLog {
   }
   if (report.outcome === 'refused') return { level: 'error', fields: { ...base, refused: report.refused }, msg: `the sync was refused: ${report.refused}` };
   if (report.outcome === 'failed') {
+    // Steps a stop (SIGTERM) came before count as failed in the summary, but nothing went wrong in them.
+    const stopped = report.objects.filter((o) => o.result === 'Skipped' && o.note === notStartedNote).length;
     const failed = report.objects.filter((o) => o.result === 'Failed').slice(0, maxDetails).map((o) => `${o.kind}/${o.name}: ${o.error ?? 'failed'}`);
-    return { level: 'error', fields: { ...base, failed }, msg: `${report.summary.failed} write(s) failed: ${failed[0] ?? ''}` };
+    const notStarted = stopped > 0 ? `the run was stopped before ${stopped} write(s); the next run makes them` : '';
+    if (failed.length === 0 && stopped > 0) return { level: 'warn', fields: { ...base, notStarted: stopped }, msg: notStarted };
+    return { level: 'error', fields: { ...base, failed, ...(stopped > 0 ? { notStarted: stopped } : {}) }, msg: `${report.summary.failed - stopped} write(s) failed: ${failed[0] ?? ''}${notStarted ? ` (and ${notStarted})` : ''}` };
   }
   const drift = report.objects
     .filter((o) => o.drift)

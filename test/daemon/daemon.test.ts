@@ -169,6 +169,9 @@ describe('teamkeys watch: the daemon beside the API', () => {
       // The run did not finish: the report says so (it said `applied` until a review).
       expect(last.outcome).toBe('failed');
       expect(last.summary.failed).toBe(total - created.length);
+      // Logged as a stop, not as failed writes.
+      expect(w.stderr()).toContain(`the run was stopped before ${total - created.length} write(s); the next run makes them`);
+      expect(w.stderr()).not.toContain('write(s) failed');
       await new Promise((r) => setTimeout(r, 500));
       expect(await bulk()).toHaveLength(created.length); // and nothing is written after the exit
     } finally {

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mirrorPath, updateMirror } from '../../src/gitops/source/git-mirror.js';
@@ -26,21 +26,23 @@ describe('git mirrors kept between runs', () => {
 
   it("a clone left by a process no longer running is removed when the mirror is cloned; one whose process runs is kept", async () => {
     const dir = mirrorPath(root, repo.dir);
-    // A process that has exited, and one that runs (this test's parent).
+    const host = hostname().replace(/[^A-Za-z0-9.]/g, '_');
+    // A process that has exited, one that runs (this test's parent), and a clone of another host
+    // (another container sharing the state folder: its process ids are not this host's).
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
-    for (const pid of [gone, process.ppid]) {
-      mkdirSync(`${dir}.partial-${pid}/objects`, { recursive: true });
-      writeFileSync(`${dir}.partial-${pid}/objects/pack`, 'x'.repeat(1000));
+    const names = [`${host}-${gone}`, `${host}-${process.ppid}`, `other-host-${gone}`].map((n) => `${dir}.partial-${n}`);
+    for (const name of names) {
+      mkdirSync(`${name}/objects`, { recursive: true });
+      writeFileSync(`${name}/objects/pack`, 'x'.repeat(1000));
     }
     expect(await updateMirror(root, repo.dir)).toBe(dir);
-    expect(existsSync(`${dir}.partial-${gone}`)).toBe(false);
-    expect(existsSync(`${dir}.partial-${process.ppid}`)).toBe(true);
-    expect(readdirSync(root).sort()).toEqual([dir.slice(root.length + 1), `${dir.slice(root.length + 1)}.partial-${process.ppid}`].sort());
+    expect(names.map((n) => existsSync(n))).toEqual([false, true, true]);
+    expect(readdirSync(root).length).toBe(3);
     // One found once the mirror is there goes at the next fetch.
-    mkdirSync(`${dir}.partial-${gone}`);
+    mkdirSync(names[0]!);
     await updateMirror(root, repo.dir);
-    expect(existsSync(`${dir}.partial-${gone}`)).toBe(false);
-    rmSync(`${dir}.partial-${process.ppid}`, { recursive: true });
+    expect(existsSync(names[0]!)).toBe(false);
+    for (const name of names) rmSync(name, { recursive: true, force: true });
   });
 
   it('a stale config.lock does not fail the next fetch of the same address', async () => {

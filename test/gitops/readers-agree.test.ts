@@ -126,4 +126,27 @@ describe('the folder reader and the git reader', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('count the links a folder is reached through, as the system does: 40 folders linking on, not 45', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-readers-'));
+    try {
+      // s/n -> f1, f1/n -> f2, ... f44/n -> f45: f40 is reached through 40 links, f41 through 41.
+      mkdirSync(join(dir, 's'));
+      symlinkSync('../f1', join(dir, 's/n'));
+      for (let i = 1; i <= 45; i++) {
+        mkdirSync(join(dir, `f${i}`));
+        writeFileSync(join(dir, `f${i}/t.yaml`), `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: f${i}\nspec:\n  users: [ana]\n`);
+        if (i < 45) symlinkSync(`../f${i + 1}`, join(dir, `f${i}/n`));
+      }
+      execFileSync('git', ['-C', dir, 'init', '--quiet']);
+      execFileSync('git', ['-C', dir, 'add', '-A']);
+      execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '-m', 'links']);
+      const folder = found(await loadSource({ source: dir, path: 's' }));
+      expect(folder.manifests).toHaveLength(40);
+      expect(folder.errors).toEqual([`s/${'n/'.repeat(40)}n: symbolic link outside the source`]);
+      expect(found(await loadSource({ source: dir, ref: 'HEAD', path: 's' }))).toEqual(folder);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -36,6 +36,9 @@ export interface ChangeSetEntry {
   notStarted?: true;
 }
 
+/** The note of a step the run was stopped before. */
+export const notStartedNote = 'not started: the run was stopped';
+
 export interface ApplyOptions {
   concurrency: number;
   /** Where keys the server generates for new OwnedAccessKeys are written, one 0600 file each. */
@@ -245,7 +248,7 @@ export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: Ap
     const stageEntries = await pool(stage, opts.concurrency, async (a) => {
       const holder = held.get(a.name) ?? held.get(anyTeam);
       const entry: ChangeSetEntry = opts.signal?.aborted
-        ? { action: a, result: 'Skipped', note: 'not started: the run was stopped', notStarted: true }
+        ? { action: a, result: 'Skipped', note: notStartedNote, notStarted: true }
         : holder
           ? { action: a, result: 'Failed', error: `${a.kind}/${a.name}: not deleted: ${holder} was not deleted by this run, and the server would delete it with its team` }
           : await run(client, a, opts);

@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { normalizeGitUrl } from './git-url.js';
@@ -36,7 +37,7 @@ export async function updateMirror(root: string, url: string): Promise<string> {
     return dir;
   }
   await mkdir(root, { recursive: true, mode: 0o700 });
-  const partial = `${dir}.partial-${process.pid}`;
+  const partial = `${dir}.partial-${thisHost()}-${process.pid}`;
   await rm(partial, { recursive: true, force: true });
   try {
     await simpleGit().clone(url, partial, ['--bare', '--quiet']);
@@ -51,11 +52,13 @@ export async function updateMirror(root: string, url: string): Promise<string> {
 /**
  * Removes the clones of this mirror that a process no longer running left half done (killed
  * mid-clone): each was a full-size copy, left for good, one per restart in a crash loop (found by a
- * review). A clone whose process still runs is its own. Asked at every run (one folder read), as a
+ * review). A clone whose process still runs is its own, as is one of another host. Asked at every run (one folder read), as a
  * run after the crash loop may find the mirror cloned.
  */
 async function removeAbandonedClones(root: string, dir: string): Promise<void> {
-  const prefix = `${basename(dir)}.partial-`;
+  // Only this host's: a process id means nothing in another container sharing the state folder
+  // (found by the next review: another's clone under way looked abandoned).
+  const prefix = `${basename(dir)}.partial-${thisHost()}-`;
   for (const name of await readdir(root).catch(() => [] as string[])) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length));
@@ -63,6 +66,9 @@ async function removeAbandonedClones(root: string, dir: string): Promise<void> {
     await rm(join(root, name), { recursive: true, force: true });
   }
 }
+
+/** This machine's name as a clone's name carries it (its process ids are this host's). */
+const thisHost = (): string => hostname().replace(/[^A-Za-z0-9.]/g, '_') || 'host';
 
 /** Whether a process with this id runs (one we may not signal runs too). */
 function running(pid: number): boolean {

@@ -20,8 +20,14 @@ import type { WatchHub } from '../watch/watch-hub.js';
  */
 const recentLines = new Map<WatchEventOut, Buffer>();
 const recentLinesKept = 256;
-/** And at most this many bytes of them: 256 lines of 3 MiB objects would hold 768 MiB after every watcher left (found by a review). */
-const recentLinesBytes = 16 * 1024 * 1024;
+/**
+ * And past the last few, at most this many bytes of them: 256 lines of 3 MiB objects would hold
+ * 768 MiB after every watcher left (found by a review). The last lines are kept whatever their
+ * size, so a burst of large writes is still encoded once for all its watchers (a bound by bytes
+ * alone made each slower watcher encode every event again: found by the next review).
+ */
+const recentLinesBytes = 64 * 1024 * 1024;
+const recentLinesAlways = 16;
 let recentBytes = 0;
 
 function jsonLine(event: WatchEventOut): string | Buffer {
@@ -35,7 +41,7 @@ function jsonLine(event: WatchEventOut): string | Buffer {
     pooled.copy(line);
     recentLines.set(event, line);
     recentBytes += line.length;
-    while (recentLines.size > recentLinesKept || (recentBytes > recentLinesBytes && recentLines.size > 1)) {
+    while (recentLines.size > recentLinesKept || (recentBytes > recentLinesBytes && recentLines.size > recentLinesAlways)) {
       const [oldest, dropped] = recentLines.entries().next().value!;
       recentLines.delete(oldest);
       recentBytes -= dropped.length;
