@@ -12,10 +12,10 @@
 import { describe, expect, it } from 'vitest';
 import { assertNoEscalation, assertRequestsBounded, assertRulesBounded, assertSignInEnds } from './model/property.js';
 
-const modelRuns = Number(process.env.ESCALATION_MODEL_RUNS ?? 120);
-const signInRuns = Number(process.env.ESCALATION_SIGNIN_RUNS ?? 60);
-const requestRuns = Number(process.env.ESCALATION_REQUEST_RUNS ?? 60);
-const ruleRuns = Number(process.env.ESCALATION_RULE_RUNS ?? 50);
+const modelRuns = Number(process.env.ESCALATION_MODEL_RUNS ?? 80);
+const signInRuns = Number(process.env.ESCALATION_SIGNIN_RUNS ?? 40);
+const requestRuns = Number(process.env.ESCALATION_REQUEST_RUNS ?? 40);
+const ruleRuns = Number(process.env.ESCALATION_RULE_RUNS ?? 40);
 
 describe('no key ever holds more than its maker (model-based)', () => {
   it(`holds over ${modelRuns} random worlds and write sequences`, async () => {
