@@ -5,7 +5,7 @@
  * changes and applied are info. A log that says `"outcome":"invalid","msg":"reconciled"` at info
  * hides the one thing an operator must fix.
  */
-import { notStartedNote } from '../gitops/apply/apply.js';
+import { notStartedNote } from '../gitops/apply/not-started.js';
 import type { Report } from '../gitops/report/report.js';
 import { attributionUnavailableText, driftText } from '../gitops/report/who.js';
 

@@ -4,6 +4,7 @@
  * (the object changed since it was planned: 409 Conflict) re-reads the object and re-plans it, a few times at most.
  * Failures are results, not exceptions.
  */
+import { notStartedNote } from './not-started.js';
 import { servedPlurals } from '../../api/resources.js';
 import type { KubeObject } from '../../api/types.js';
 import { pool } from '../pool.js';
@@ -32,12 +33,7 @@ export interface ChangeSetEntry {
   /** A scheduled rotation: when the previous value stops working (as the server set it on confirmation). */
   previousValidUntil?: string;
   note?: string;
-  /** A step the run was stopped before (SIGTERM): nothing was written for it, and the run did not finish. */
-  notStarted?: true;
 }
-
-/** The note of a step the run was stopped before. */
-export const notStartedNote = 'not started: the run was stopped';
 
 export interface ApplyOptions {
   concurrency: number;
@@ -248,7 +244,7 @@ export async function applyPlan(client: ApiClient, actions: PlanStep[], opts: Ap
     const stageEntries = await pool(stage, opts.concurrency, async (a) => {
       const holder = held.get(a.name) ?? held.get(anyTeam);
       const entry: ChangeSetEntry = opts.signal?.aborted
-        ? { action: a, result: 'Skipped', note: notStartedNote, notStarted: true }
+        ? { action: a, result: 'Skipped', note: notStartedNote }
         : holder
           ? { action: a, result: 'Failed', error: `${a.kind}/${a.name}: not deleted: ${holder} was not deleted by this run, and the server would delete it with its team` }
           : await run(client, a, opts);

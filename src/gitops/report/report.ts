@@ -1,6 +1,7 @@
 /** The report of a run, as data: built from the plan and what applying it did. */
 import { secretFieldNames } from '../../api/secret-fields.js';
 import type { ChangeSetEntry } from '../apply/apply.js';
+import { notStartedNote } from '../apply/not-started.js';
 import type { AccessChange } from '../plan/access-change.js';
 import type { Attribution } from '../plan/attribution.js';
 import type { PlanStep, Plan } from '../plan/plan.js';
@@ -122,7 +123,7 @@ export function buildReport(input: ReportInput): Report {
     const entry = entries.get(`${a.plural}/${a.name}`);
     // A step the run was stopped before is not done: the run failed, whatever else it wrote (a
     // review found a stopped run reported as applied, `create: 5`, with nothing written).
-    if (entry?.result === 'Failed' || entry?.notStarted) summary.failed++;
+    if (entry?.result === 'Failed' || entry?.note === notStartedNote) summary.failed++;
     if (a.type === 'unchanged') continue;
     const o: ReportObject = {
       kind: a.kind,

@@ -37,7 +37,7 @@ export async function updateMirror(root: string, url: string): Promise<string> {
     return dir;
   }
   await mkdir(root, { recursive: true, mode: 0o700 });
-  const partial = `${dir}.partial-${thisHost()}-${process.pid}`;
+  const partial = `${partialOf(dir)}${process.pid}`;
   await rm(partial, { recursive: true, force: true });
   try {
     await simpleGit().clone(url, partial, ['--bare', '--quiet']);
@@ -58,7 +58,7 @@ export async function updateMirror(root: string, url: string): Promise<string> {
 async function removeAbandonedClones(root: string, dir: string): Promise<void> {
   // Only this host's: a process id means nothing in another container sharing the state folder
   // (found by the next review: another's clone under way looked abandoned).
-  const prefix = `${basename(dir)}.partial-${thisHost()}-`;
+  const prefix = basename(partialOf(dir));
   for (const name of await readdir(root).catch(() => [] as string[])) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length));
@@ -67,8 +67,8 @@ async function removeAbandonedClones(root: string, dir: string): Promise<void> {
   }
 }
 
-/** This machine's name as a clone's name carries it (its process ids are this host's). */
-const thisHost = (): string => hostname().replace(/[^A-Za-z0-9.]/g, '_') || 'host';
+/** A clone under way of the mirror `dir`, but for its process id: it carries this host's name, whose process ids they are. */
+const partialOf = (dir: string): string => `${dir}.partial-${hostname().replace(/[^A-Za-z0-9.]/g, '_') || 'host'}-`;
 
 /** Whether a process with this id runs (one we may not signal runs too). */
 function running(pid: number): boolean {

@@ -16,8 +16,6 @@ export interface LogTailOptions {
   /** How often to look for writes made by other processes; 0 when this process is the only writer. */
   pollIntervalMs: number;
   windowSize?: number;
-  /** The characters of values the window keeps at most (log-span.ts defaultWindowChars). */
-  windowChars?: number;
   maxPendingPerWatcher?: number;
   log?: StoreLog;
 }
@@ -259,7 +257,7 @@ export class LogTail {
   }
 
   private append(r: LogRecord): void {
-    if (!appendRecord(this.span, r, this.windowSize, this.opts.windowChars)) return;
+    if (!appendRecord(this.span, r, this.windowSize)) return;
     for (const sub of this.subs) if (sub.live) deliver(sub, r);
   }
 
