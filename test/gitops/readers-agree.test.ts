@@ -34,9 +34,10 @@ const planted = fc.record({
   ),
 });
 
-/** Lays the entries out in a new repository (the first of each path wins) and commits them. */
-function layout(entries: Planted[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'teamkeys-readers-'));
+const team = (name: string) => `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ${name}\nspec:\n  users: [ana]\n`;
+
+/** Lays the entries out in `dir` (the first of each path wins). */
+function layout(dir: string, entries: Planted[]): void {
   for (const f of folders) {
     mkdirSync(join(dir, f), { recursive: true });
     writeFileSync(join(dir, f, 'keep'), '');
@@ -46,14 +47,9 @@ function layout(entries: Planted[]): string {
     const path = join(e.dir, e.name);
     if (made.has(path) || e.link === '') return;
     made.add(path);
-    if (e.link === undefined || e.link === null) writeFileSync(join(dir, path), `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: t${i}\nspec:\n  users: [ana]\n`);
+    if (e.link === undefined || e.link === null) writeFileSync(join(dir, path), team(`t${i}`));
     else symlinkSync(e.link, join(dir, path));
   });
-  const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], { stdio: 'pipe' });
-  git('init', '--quiet');
-  git('add', '-A');
-  git('commit', '--quiet', '--allow-empty', '-m', 'layout');
-  return dir;
 }
 
 const found = (loaded: Awaited<ReturnType<typeof loadSource>>) => ({
@@ -61,12 +57,17 @@ const found = (loaded: Awaited<ReturnType<typeof loadSource>>) => ({
   errors: loaded.errors.map((e) => `${e.file}: ${e.message}`),
 });
 
-async function compare(entries: Planted[], path?: string): Promise<void> {
-  const dir = layout(entries);
+/** Builds a repository with `build`, commits it, and reads it below `path` with both readers: what each found. */
+async function readBoth(build: (dir: string) => void, path?: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'teamkeys-readers-'));
   try {
-    const folder = found(await loadSource({ source: dir, ...(path ? { path } : {}) }));
-    const git = found(await loadSource({ source: dir, ref: 'HEAD', ...(path ? { path } : {}) }));
-    expect(git).toEqual(folder);
+    build(dir);
+    const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], { stdio: 'pipe' });
+    git('init', '--quiet');
+    git('add', '-A');
+    git('commit', '--quiet', '--allow-empty', '-m', 'layout');
+    const at = path ? { path } : {};
+    return { folder: found(await loadSource({ source: dir, ...at })), git: found(await loadSource({ source: dir, ref: 'HEAD', ...at })) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -76,16 +77,15 @@ describe('the folder reader and the git reader', () => {
   it('agree on generated layouts of links', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(planted, { minLength: 1, maxLength: 12 }), fc.option(fc.constantFrom('a', 'b', 'l', 'n', 'a/l', 'b/n'), { freq: 3 }), async (entries, path) => {
-        await compare(entries, path ?? undefined);
+        const read = await readBoth((dir) => layout(dir, entries), path ?? undefined);
+        expect(read.git).toEqual(read.folder);
       }),
       { numRuns: Number(process.env.READERS_RUNS ?? 20), interruptAfterTimeLimit: Number(process.env.READERS_MS ?? 30_000), ...(process.env.TEAMKEYS_TEST_SEED ? { seed: Number(process.env.TEAMKEYS_TEST_SEED) } : {}) },
     );
   }, 600_000);
 
   it('resolve a link through another link, and `..` after a link, as the system does (a review: git read them by their text)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-readers-'));
-    const team = (name: string) => `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: ${name}\nspec:\n  users: [ana]\n`;
-    try {
+    const read = await readBoth((dir) => {
       for (const f of ['src', 'a', 'b']) mkdirSync(join(dir, f));
       writeFileSync(join(dir, 'b/f.yaml'), team('b-f'));
       writeFileSync(join(dir, 'c.yaml'), team('top-c'));
@@ -95,58 +95,38 @@ describe('the folder reader and the git reader', () => {
       symlinkSync('../a/l/f.yaml', join(dir, 'src/via.yaml'));
       // `..` after the link climbs from b, to the top: git took a/l/.. for a, and read another file.
       symlinkSync('../a/l/../c.yaml', join(dir, 'src/up.yaml'));
-      execFileSync('git', ['-C', dir, 'init', '--quiet']);
-      execFileSync('git', ['-C', dir, 'add', '-A']);
-      execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '-m', 'links']);
-      const expected = { manifests: ['src/up.yaml: top-c', 'src/via.yaml: b-f'], errors: [] };
-      expect(found(await loadSource({ source: dir, path: 'src' }))).toEqual(expected);
-      expect(found(await loadSource({ source: dir, ref: 'HEAD', path: 'src' }))).toEqual(expected);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    }, 'src');
+    const expected = { manifests: ['src/up.yaml: top-c', 'src/via.yaml: b-f'], errors: [] };
+    expect(read).toEqual({ folder: expected, git: expected });
   });
 
   it('follow a chain of 40 links and refuse one of 41, as the system does (git stopped at 16)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-readers-'));
-    try {
+    const read = await readBoth((dir) => {
       mkdirSync(join(dir, 'src'));
       mkdirSync(join(dir, 'c'));
-      writeFileSync(join(dir, 'c/end.yaml'), 'apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: end\nspec:\n  users: [ana]\n');
+      writeFileSync(join(dir, 'c/end.yaml'), team('end'));
       // c/l2 -> c/l3 -> ... -> c/l41 -> c/end.yaml; src/forty.yaml (itself a link) meets 40 links, src/forty-one.yaml 41.
       for (let i = 2; i <= 41; i++) symlinkSync(i === 41 ? 'end.yaml' : `l${i + 1}`, join(dir, `c/l${i}`));
       symlinkSync('../c/l3', join(dir, 'src/forty.yaml'));
       symlinkSync('../c/l2', join(dir, 'src/forty-one.yaml'));
-      execFileSync('git', ['-C', dir, 'init', '--quiet']);
-      execFileSync('git', ['-C', dir, 'add', '-A']);
-      execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '-m', 'links']);
-      const expected = { manifests: ['src/forty.yaml: end'], errors: ['src/forty-one.yaml: symbolic link outside the source'] };
-      expect(found(await loadSource({ source: dir, path: 'src' }))).toEqual(expected);
-      expect(found(await loadSource({ source: dir, ref: 'HEAD', path: 'src' }))).toEqual(expected);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    }, 'src');
+    const expected = { manifests: ['src/forty.yaml: end'], errors: ['src/forty-one.yaml: symbolic link outside the source'] };
+    expect(read).toEqual({ folder: expected, git: expected });
   });
 
   it('count the links a folder is reached through, as the system does: 40 folders linking on, not 45', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'teamkeys-readers-'));
-    try {
+    const read = await readBoth((dir) => {
       // s/n -> f1, f1/n -> f2, ... f44/n -> f45: f40 is reached through 40 links, f41 through 41.
       mkdirSync(join(dir, 's'));
       symlinkSync('../f1', join(dir, 's/n'));
       for (let i = 1; i <= 45; i++) {
         mkdirSync(join(dir, `f${i}`));
-        writeFileSync(join(dir, `f${i}/t.yaml`), `apiVersion: management.service/v1\nkind: Team\nmetadata:\n  name: f${i}\nspec:\n  users: [ana]\n`);
+        writeFileSync(join(dir, `f${i}/t.yaml`), team(`f${i}`));
         if (i < 45) symlinkSync(`../f${i + 1}`, join(dir, `f${i}/n`));
       }
-      execFileSync('git', ['-C', dir, 'init', '--quiet']);
-      execFileSync('git', ['-C', dir, 'add', '-A']);
-      execFileSync('git', ['-C', dir, '-c', 'user.email=t@teamkeys.dev', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '-m', 'links']);
-      const folder = found(await loadSource({ source: dir, path: 's' }));
-      expect(folder.manifests).toHaveLength(40);
-      expect(folder.errors).toEqual([`s/${'n/'.repeat(40)}n: symbolic link outside the source`]);
-      expect(found(await loadSource({ source: dir, ref: 'HEAD', path: 's' }))).toEqual(folder);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    }, 's');
+    expect(read.folder.manifests).toHaveLength(40);
+    expect(read.folder.errors).toEqual([`s/${'n/'.repeat(40)}n: symbolic link outside the source`]);
+    expect(read.git).toEqual(read.folder);
   });
 });
