@@ -4,28 +4,52 @@
  * HTTP client's (client/http.ts), so the client needs nothing of the store.
  */
 
-/** The error a queue `maxPending` events behind fails with, unless its owner words its own. */
-const behind = (maxPending: number): Error => new Error(`watcher fell more than ${maxPending} events behind`);
+/** The error a queue too far behind fails with (`what`: "more than 10000 events behind"), unless its owner words its own. */
+const behind = (what: string): Error => new Error(`watcher fell ${what}`);
+
+/**
+ * A bound on what waits by weight (an event's characters) besides count. A count alone let one
+ * watcher that stopped reading pin 10,000 versions of a 3 MiB object (found by a review). Weight
+ * alone cut off watchers that read: the log hands a page of up to 1,000 records to every watcher
+ * in one turn, more than any sensible bound when the objects are large (the first attempt, stop
+ * 66, reverted). So a queue overflows by weight only while it is both heavy and stale: past `max`,
+ * with its oldest item waiting longer than `graceMs`. A reader that keeps up takes a burst within
+ * moments whatever it weighs; one that stopped, or reads slower than the writes come, lets its
+ * oldest item age and is cut off at the next push past the weight.
+ */
+export interface WeightBound {
+  max: number;
+  graceMs: number;
+  /** A monotonic clock in milliseconds (performance.now; tests move their own). */
+  now?: () => number;
+}
 
 export class BoundedQueue<T> implements AsyncIterable<T> {
   private items: T[] = [];
+  /** Each waiting item's weight and when it was queued (kept only under a weight bound), and the sum of weights. */
+  private weights: number[] = [];
+  private since: number[] = [];
+  private heavy = 0;
+  /** How far behind the queue was when it overflowed ("more than 10000 events behind"), once it did. */
+  overflowed: string | undefined;
   private waiter: ((r: IteratorResult<T>) => void) | undefined;
   private rejecter: ((err: unknown) => void) | undefined;
   private failure: unknown;
   private done = false;
   /** A producer waiting for the consumer to take items (see `room`). */
-  private roomWaiter: { level: number; resolve: () => void } | undefined;
+  private roomWaiter: { level: number; weightLevel: number; resolve: () => void } | undefined;
 
   /** @param maxPending a watcher this far behind is cut off rather than buffered without bound. */
   constructor(
     /** How many items may wait before the queue fails (overflows). */
     readonly maxPending: number,
     private readonly onClose: () => void = () => {},
-    private readonly overflow: (maxPending: number) => unknown = behind,
+    private readonly overflow: (what: string) => unknown = behind,
+    private readonly bound?: WeightBound,
   ) {}
 
-  /** Queues an item; false when it was refused (the queue is closed, or full and now failed). */
-  push(item: T): boolean {
+  /** Queues an item of this weight; false when it was refused (the queue is closed, or full and now failed). */
+  push(item: T, weight = 0): boolean {
     if (this.done) return false;
     if (this.waiter) {
       const resolve = this.waiter;
@@ -33,12 +57,26 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
       resolve({ value: item, done: false });
       return true;
     }
-    if (this.items.length >= this.maxPending) {
-      this.fail(this.overflow(this.maxPending));
+    const what = this.items.length >= this.maxPending ? `more than ${this.maxPending} events behind` : this.staleAndHeavy(weight);
+    if (what !== undefined) {
+      this.overflowed = what;
+      this.fail(this.overflow(what));
       return false;
     }
     this.items.push(item);
+    if (this.bound) {
+      this.weights.push(weight);
+      this.since.push((this.bound.now?.() ?? performance.now()));
+      this.heavy += weight;
+    }
     return true;
+  }
+
+  /** How far behind the queue is when taking `weight` more would overflow the weight bound (see WeightBound), else undefined. */
+  private staleAndHeavy(weight: number): string | undefined {
+    const b = this.bound;
+    if (!b || this.items.length === 0 || this.heavy + weight <= b.max) return undefined;
+    return (b.now?.() ?? performance.now()) - this.since[0]! > b.graceMs ? `more than ${b.max} characters of events behind for over ${b.graceMs / 1000} s` : undefined;
   }
 
   /** Ends the stream with an error, delivered after the events already queued. */
@@ -62,21 +100,31 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
     return this.items.length;
   }
 
+  /** What the waiting items weigh (0 without a weight bound). */
+  get weight(): number {
+    return this.heavy;
+  }
+
   /**
-   * Resolves once at most `level` items wait for the consumer, or the queue is closed: a producer
-   * with a large batch (a watch's initial list) feeds it as the consumer takes it, instead of
-   * overflowing the queue. One producer waits at a time.
+   * Resolves once at most `level` items weighing at most `weightLevel` wait for the consumer, or
+   * the queue is closed: a producer with a large batch (a watch's initial list, history from the
+   * log) feeds it as the consumer takes it, instead of overflowing the queue. One producer waits at a time.
    */
-  room(level: number): Promise<void> {
-    if (this.done || this.items.length <= level) return Promise.resolve();
+  room(level: number, weightLevel = Infinity): Promise<void> {
+    if (this.hasRoom(level, weightLevel)) return Promise.resolve();
     return new Promise((resolve) => {
-      this.roomWaiter = { level, resolve };
+      this.roomWaiter = { level, weightLevel, resolve };
     });
+  }
+
+  /** Whether a producer waiting for `level` items and `weightLevel` weight may go on (a closed queue lets it, to see the end). */
+  hasRoom(level: number, weightLevel = Infinity): boolean {
+    return this.done || (this.items.length <= level && this.heavy <= weightLevel);
   }
 
   private wakeProducer(): void {
     const w = this.roomWaiter;
-    if (w && (this.done || this.items.length <= w.level)) {
+    if (w && this.hasRoom(w.level, w.weightLevel)) {
       this.roomWaiter = undefined;
       w.resolve();
     }
@@ -98,6 +146,10 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
   private next(): Promise<IteratorResult<T>> {
     const item = this.items.shift();
     if (item !== undefined) {
+      if (this.bound) {
+        this.heavy -= this.weights.shift()!;
+        this.since.shift();
+      }
       this.wakeProducer();
       return Promise.resolve({ value: item, done: false });
     }
@@ -121,6 +173,9 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
       return: () => {
         this.end();
         this.items = [];
+        this.weights = [];
+        this.since = [];
+        this.heavy = 0;
         return Promise.resolve({ value: undefined, done: true });
       },
     };

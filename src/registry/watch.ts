@@ -5,7 +5,7 @@ import type { StoredApiObject } from '../api/secrets.js';
 import type { KubeObject, WatchEvent } from '../api/types.js';
 import { StorageError } from '../store/errors.js';
 import type { StoreEvent, StoreWatch } from '../store/types.js';
-import { WatchQueue } from '../store/watch-queue.js';
+import { pendingWeight, WatchQueue } from '../store/watch-queue.js';
 import { present, type RegistryContext } from './context.js';
 import { list, parseResourceVersion, parseSelection } from './list.js';
 import { LiveObjects } from './past-revisions.js';
@@ -38,7 +38,7 @@ export interface RegistryWatch extends AsyncIterable<WatchEvent<KubeObject | Sta
   started: Promise<void>;
   /**
    * Calls `end`, with the 410 Status the watch ends on, once its reader fell more than 10,000
-   * events behind (its queue overflowed): synchronously, in the push that overflowed, so whoever
+   * events behind, or more than 64 Mi characters for over 5 s (its queue overflowed: store/watch-queue.ts): synchronously, in the push that overflowed, so whoever
    * orders end reasons sees it when it happened. The events still queued are moot then: the
    * reader lists again. The iteration ends on the same error after them, for a reader that does not look here.
    */
@@ -189,11 +189,11 @@ class ApiWatch implements RegistryWatch {
       for await (const e of sw) {
         // History (a resourceVersion far back) is fed as the client takes it, as the initial list
         // is: however long, it is no client falling behind. Changes made since overflow as ever.
-        if (until !== undefined && e.revision <= until && this.out.pending >= initialBatch) await this.out.room(initialBatch / 2);
+        if (until !== undefined && e.revision <= until && !this.out.hasRoom(initialBatch - 1, pendingWeight.max / 2)) await this.out.room(initialBatch / 2, pendingWeight.max / 4);
         const event = translate(e, this.match);
         if (!event) continue;
         if (past && e.revision <= past.until && !(await past.live.readable(e.prevObject && e.type !== 'ADDED' ? e.prevObject : e.object))) continue;
-        this.send(event);
+        this.send(event, e.chars);
       }
       this.out.end();
     } catch (err) {
@@ -242,10 +242,10 @@ class ApiWatch implements RegistryWatch {
     streaming.bookmarks.unref();
   }
 
-  /** Queues an event; an open queue that refuses it overflowed (the queue fails itself), which is said at once. */
-  private send(event: WatchEvent<KubeObject | Status>): void {
-    if (this.out.closed || this.out.push(event)) return;
-    const status = toApiError(new StorageError('WatchOverflow', '', `watcher fell more than ${maxPendingEvents} events behind`), this.ctx, '');
+  /** Queues an event of this weight (store/watch-queue.ts); an open queue that refuses it overflowed (the queue fails itself), which is said at once. */
+  private send(event: WatchEvent<KubeObject | Status>, weight = 0): void {
+    if (this.out.closed || this.out.push(event, weight)) return;
+    const status = toApiError(new StorageError('WatchOverflow', '', `watcher fell ${this.out.overflowed ?? `more than ${maxPendingEvents} events behind`}`), this.ctx, '');
     if (!(status instanceof ApiError) || this.overflowStatus) return;
     this.overflowStatus = status.toStatus();
     this.onOverflow(this.overflowStatus);

@@ -54,6 +54,8 @@ export interface StoreEvent<T = StoredObject> {
   object: T;
   /** The object before this event (MODIFIED and DELETED), when history still holds it. */
   prevObject?: T;
+  /** The characters of stored JSON it was decoded from (object and previous version): what it weighs in a watcher's queue. */
+  chars?: number;
 }
 
 /** A running watch: iterate it for events; stop() ends the iteration. */

@@ -160,29 +160,86 @@ describe('a watch whose client stops reading while its queue overflows', () => {
   });
   afterAll(() => server.close());
 
-  it('ends with an ERROR event carrying a 410 Status after what was written, then the stream ends; nothing is logged as an error', async () => {
+  /**
+   * A watch that reads nothing while `write` runs, then reads to its end: it ends with an ERROR
+   * event carrying a 410 Status, after a prefix of the Teams `prefix`0.. in order (fewer than `n`);
+   * nothing is logged as an error. Its last event.
+   */
+  async function overflowed(prefix: string, n: number, write: () => Promise<void>) {
     const w = await rawWatch(server, `teams?watch=true&resourceVersion=${await server.registry.currentRevision()}`);
     expect(w.head).toMatch(/^HTTP\/1\.1 200/);
-    // 2 KB events: a few MB fill the sockets' buffers, then the watch's queue of 10,000 overflows.
-    await createTeams(server.registry, 'o', 13_000, 2048);
+    await write();
     const body = await w.readToEnd(30_000);
     expect(w.complete).toBe(true);
     const lines = body.split('\n').filter((l) => l.trim());
-    const events = lines.map((l) => JSON.parse(l) as { type: string; object: { code?: number; reason?: string; metadata?: { name?: string } } });
+    const events = lines.map((l) => JSON.parse(l) as { type: string; object: { code?: number; reason?: string; message?: string; metadata?: { name?: string } } });
     const last = events[events.length - 1]!;
-    expect(last.type).toBe('ERROR');
-    expect(last.object.code).toBe(410);
+    expect([last.type, last.object.code]).toEqual(['ERROR', 410]);
     // What came before it is a prefix of the changes, in order.
     const added = events.slice(0, -1);
-    expect(added.every((e, i) => e.type === 'ADDED' && e.object.metadata?.name === `o${i}`)).toBe(true);
-    expect(added.length).toBeLessThan(13_000);
+    expect(added.every((e, i) => e.type === 'ADDED' && e.object.metadata?.name === `${prefix}${i}`)).toBe(true);
+    expect(added.length).toBeLessThan(n);
     expect(server.logs.filter((l) => l.level >= 50)).toEqual([]);
+    w.socket.destroy();
+    return last;
+  }
 
+  it('ends with an ERROR event carrying a 410 Status after what was written, then the stream ends; nothing is logged as an error', async () => {
+    // 2 KB events: a few MB fill the sockets' buffers, then the watch's queue of 10,000 overflows.
+    const last = await overflowed('o', 13_000, () => createTeams(server.registry, 'o', 13_000, 2048));
+    expect(last.object.message).toContain('watcher fell more than 10000 events behind');
     // The place was given back, and watches still work.
     const again = await fetchWatch(server, 'watch=true');
     expect(again.status).toBe(200);
     again.close();
-    w.socket.destroy();
+  }, 120_000);
+
+  it('ends with a 410 once 64 Mi characters of events waited over 5 s, long before 10,000 events (a review: 10,000 versions of a 3 MiB object)', async () => {
+    // 200 KB events: 400 are 80 M characters, past the sockets' buffers and the bound; the
+    // next write after the oldest waited 5 s is refused.
+    const last = await overflowed('b', 410, async () => {
+      await createTeams(server.registry, 'b', 400, 200_000);
+      await new Promise((r) => setTimeout(r, 5_500));
+      for (let i = 400; i < 410; i++) await server.registry.teams.create({ metadata: { name: `b${i}` } });
+    });
+    expect(last.object.message).toContain('watcher fell more than 67108864 characters of events behind for over 5 s');
+    expect(server.logs.filter((l) => l.level === 40 && /characters of events behind for over 5 s; ending its watch with 410/.test(l.msg ?? ''))).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('a watch whose client reads while a burst heavier than the bound arrives', () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await start({});
+  });
+  afterAll(() => server.close());
+
+  it('takes every event, and the watch cache keeps following: weight alone cuts off no reader (the first bound of stop 66 did)', async () => {
+    const filler = 'y'.repeat(250_000);
+    await Promise.all(Array.from({ length: 480 }, (_, i) => server.registry.teams.create({ metadata: { name: `h${i}` } })));
+    const from = await server.registry.currentRevision();
+    // 480 updates at once, each event weighing its 250 KB: 120 M characters, more
+    // than the replay window holds (32 Mi), so the watch below catches up from the log, a page (88 M)
+    // handed over in one turn; and the watch cache followed them live.
+    await Promise.all(Array.from({ length: 480 }, (_, i) => server.registry.teams.patch(`h${i}`, 'merge', { metadata: { annotations: { filler } } })));
+    const res = await fetchWith(`${server.api}/teams?watch=true&resourceVersion=${from}`, { headers: { Authorization: `Bearer ${adminKey}` }, dispatcher: server.agent });
+    expect(res.status).toBe(200);
+    const names = new Set<string>();
+    const decoder = new TextDecoder();
+    let text = '';
+    for await (const chunk of res.body!) {
+      text += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = text.indexOf('\n')) >= 0) {
+        const e = JSON.parse(text.slice(0, nl)) as { type: string; object: { metadata?: { name?: string } } };
+        text = text.slice(nl + 1);
+        expect(e.type).toBe('MODIFIED');
+        names.add(e.object.metadata!.name!);
+      }
+      if (names.size === 480) break;
+    }
+    expect(names.size).toBe(480);
+    expect(server.logs.filter((l) => /watch cache|ending its watch/.test(l.msg ?? ''))).toEqual([]);
   }, 120_000);
 });
 

@@ -105,7 +105,7 @@ export class WatchConnection {
     if (name !== 'Starting' && name !== 'Streaming') return;
     this.state = { name: 'Ending', reason };
     if (reason.why === 'overflow') {
-      this.req.log.warn({ resource: this.spec.resource, user: identityOf(this.req).name }, 'watch client fell more than 10,000 events behind; ending its watch with 410');
+      this.req.log.warn({ resource: this.spec.resource, user: identityOf(this.req).name }, `${reason.status.message ?? 'watch client fell too far behind'}; ending its watch with 410`);
     }
     clearTimeout(this.timer);
     this.source?.stop();

@@ -5,8 +5,9 @@
  */
 import { isStorageError } from '../errors.js';
 import type { LogRecord, StoreEvent } from '../types.js';
-import type { WatchQueue } from '../watch-queue.js';
+import { pendingWeight, type WatchQueue } from '../watch-queue.js';
 import { eventOf } from './log-record.js';
+import { charsOf } from './log-span.js';
 import { pageSize, readComplete, type LogSource } from './log-source.js';
 
 /**
@@ -25,7 +26,7 @@ export interface Subscriber {
 export interface CatchUpTail {
   source: LogSource;
   /** Every record above `windowStart` is in `window` (LogTail's Span, which a restart replaces). */
-  span(): { windowStart: number; window: LogRecord[] };
+  span(): { windowStart: number; window: LogRecord[]; chars: number };
   /** Whether the tail still follows the log (Following or Failing). */
   following(): boolean;
   /** A read failed with Unreachable: the tail enters Failing (and warns). */
@@ -42,7 +43,7 @@ export function deliver(sub: Subscriber, r: LogRecord): void {
   if (r.revision <= sub.cursor || sub.queue.closed) return;
   // The cursor (the watch's progress) moves only past what was handed over: an event the queue
   // refused (overflow) is not "examined", or an informer could count it as seen.
-  if (r.key.startsWith(sub.prefix) && !sub.queue.push(eventOf(r))) return;
+  if (r.key.startsWith(sub.prefix) && !sub.queue.push(eventOf(r), charsOf(r))) return;
   sub.cursor = r.revision;
 }
 
@@ -60,7 +61,8 @@ export async function catchUp(sub: Subscriber, tail: CatchUpTail): Promise<void>
       for (;;) {
         if (queue.closed) return;
         if (sub.cursor < tail.span().windowStart) {
-          await queue.room(Math.max(0, queue.maxPending - pageSize));
+          // By weight too: a page is up to 1,000 records of any size, taken by a reader in one turn.
+          await queue.room(Math.max(0, queue.maxPending - pageSize), pendingWeight.max / 2);
           if (queue.closed) return;
           const records = await readComplete(tail.source, sub.prefix, sub.cursor);
           if (records.length > 0) {
@@ -69,10 +71,11 @@ export async function catchUp(sub: Subscriber, tail: CatchUpTail): Promise<void>
           }
         }
         // The window goes out in one turn with the switch to live; wait until the queue holds it.
-        const { window } = tail.span();
+        const { window, chars } = tail.span();
         const level = Math.max(0, queue.maxPending - window.length);
-        if (queue.pending > level) {
-          await queue.room(level);
+        const weightLevel = Math.max(0, pendingWeight.max - chars);
+        if (!queue.hasRoom(level, weightLevel)) {
+          await queue.room(level, weightLevel);
           continue;
         }
         break;

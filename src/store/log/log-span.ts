@@ -38,7 +38,8 @@ export function spanFrom(revision: number): Span {
  */
 export const defaultWindowChars = 32 * 1024 * 1024;
 
-const charsOf = (r: LogRecord) => r.value.length + (r.prevValue?.length ?? 0);
+/** What a record weighs in the window and in a watcher's queue: the characters of its stored JSON. */
+export const charsOf = (r: LogRecord): number => r.value.length + (r.prevValue?.length ?? 0);
 
 /**
  * Appends a record read after `head` to the window, dropping the oldest past `windowSize` records
